@@ -1,0 +1,82 @@
+import { hostname } from 'node:os';
+import { z } from 'zod';
+
+const seconds = (fallback: number) => z.coerce.number().positive().default(fallback);
+const optionalText = z
+  .string()
+  .trim()
+  .transform((v) => (v === '' ? undefined : v))
+  .optional();
+
+const slackUserList = z
+  .string()
+  .default('')
+  .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean))
+  .pipe(z.array(z.string().regex(/^[UW][A-Z0-9]+$/, 'Slack user ids look like U0123ABCD')));
+
+export const envSchema = z.object({
+  DATABASE_URL: optionalText.pipe(z.url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// URL' }).optional()),
+  DATA_DIR: z.string().trim().min(1).default('./.data'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().trim().min(1).default('0.0.0.0'),
+  PUBLIC_URL: optionalText.pipe(z.url().optional()),
+  WORKFLOWS_FILE: optionalText,
+  PLATFORM_CHANNEL: optionalText,
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  POLL_INTERVAL_SECONDS: seconds(30),
+  ESCALATION_INTERVAL_SECONDS: seconds(60),
+  TICK_INTERVAL_SECONDS: seconds(1),
+  API_TOKEN: optionalText.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
+  LAUNCHER_SECRET: optionalText,
+  SLACK_BOT_TOKEN: optionalText.pipe(z.string().startsWith('xoxb-', 'must start with xoxb-').optional()),
+  SLACK_SIGNING_SECRET: optionalText,
+  SLACK_APP_TOKEN: optionalText.pipe(z.string().startsWith('xapp-', 'must start with xapp-').optional()),
+  SLACK_API_URL: optionalText.pipe(z.url().optional()),
+  ADMIN_USERS: slackUserList,
+  SMTP_URL: optionalText.pipe(z.url({ protocol: /^smtps?$/, error: 'must be an smtp:// or smtps:// URL' }).optional()),
+  SMTP_FROM: z.string().trim().min(3).default('scheduler-bot <scheduler-bot@localhost>'),
+  REPLICA_ID: z.string().trim().min(1).default(`${hostname()}:${process.pid}`),
+});
+
+export type Env = z.infer<typeof envSchema>;
+export type Config = Readonly<Env>;
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const SECRET = /TOKEN|SECRET|PASSWORD|SMTP_URL|DATABASE_URL/;
+
+/** Every bad variable at once, each by name and (unless secret) value. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => {
+      const name = String(issue.path[0] ?? '(environment)');
+      const raw = env[name];
+      const shown = raw === undefined ? '(unset)' : SECRET.test(name) ? '(hidden)' : JSON.stringify(raw);
+      return `${name}=${shown}: ${issue.message}`;
+    });
+    throw new ConfigError(problems);
+  }
+  const config = parsed.data;
+  const slackProblems: string[] = [];
+  if (config.SLACK_BOT_TOKEN && !config.SLACK_APP_TOKEN && !config.SLACK_SIGNING_SECRET) {
+    slackProblems.push('SLACK_SIGNING_SECRET=(unset): required with SLACK_BOT_TOKEN in HTTP mode (or set SLACK_APP_TOKEN for Socket Mode)');
+  }
+  if ((config.SLACK_SIGNING_SECRET || config.SLACK_APP_TOKEN) && !config.SLACK_BOT_TOKEN) {
+    slackProblems.push('SLACK_BOT_TOKEN=(unset): required when SLACK_SIGNING_SECRET or SLACK_APP_TOKEN is set');
+  }
+  if (slackProblems.length) throw new ConfigError(slackProblems);
+  return Object.freeze(config);
+}
+
+export type SlackMode = 'http' | 'socket' | 'console';
+
+export function slackMode(config: Config): SlackMode {
+  if (!config.SLACK_BOT_TOKEN) return 'console';
+  return config.SLACK_APP_TOKEN ? 'socket' : 'http';
+}

@@ -1,0 +1,201 @@
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+/** Columns with a database default: optional on insert. */
+type Defaulted<T> = ColumnType<T, T | undefined, T>;
+/** Timestamps come back as Date and may be written as Date or ISO text. */
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+type DefaultedTimestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+type Json<T> = ColumnType<T, string | T, string | T>;
+type DefaultedJson<T> = ColumnType<T, string | T | undefined, string | T>;
+
+export type RunTrigger = 'schedule' | 'manual' | 'retry' | 'external';
+export type RunStatus = 'running' | 'pending_retry' | 'succeeded' | 'failed' | 'missed' | 'skipped';
+export type AttemptStatus = 'succeeded' | 'failed' | 'missed';
+export type WorkflowMode = 'managed' | 'observed';
+export type AlertStatus = 'open' | 'resolved';
+export type Severity = 'warning' | 'critical';
+export type OwnerTeam = 'engineering' | 'customer';
+export type NotificationStatus = 'pending' | 'held' | 'sending' | 'sent' | 'dead' | 'skipped';
+
+/** Per-workflow overrides of the cadence profile; every field optional. */
+export interface PolicyOverrides {
+  retries?: number;
+  alertAfter?: number;
+  firstSeverity?: Severity;
+  escalationMultiplier?: number;
+  recoverAfter?: number;
+  graceSeconds?: number;
+  timeoutSeconds?: number;
+  minRows?: number;
+}
+
+export type LauncherConfig =
+  | { kind: 'command'; command: string; cwd?: string; env?: Record<string, string> }
+  | { kind: 'http'; url: string; mode: 'sync' | 'callback'; headers?: Record<string, string>; secret?: string };
+
+export type DestinationConfig = Record<string, unknown> & { kind: string };
+
+export interface TenantsTable {
+  id: string;
+  name: string;
+  channel: string | null;
+  apiTokenHash: string | null;
+  destinations: DefaultedJson<DestinationConfig[]>;
+  source: Defaulted<'file' | 'api'>;
+  enabled: Defaulted<boolean>;
+  createdAt: DefaultedTimestamp;
+  updatedAt: DefaultedTimestamp;
+}
+
+export interface WorkflowsTable {
+  id: Generated<number>;
+  tenantId: string;
+  name: string;
+  cron: string;
+  timezone: Defaulted<string>;
+  enabled: Defaulted<boolean>;
+  monitoring: Defaulted<boolean>;
+  paused: Defaulted<boolean>;
+  mode: WorkflowMode;
+  launcher: Json<LauncherConfig | null> | null;
+  policy: DefaultedJson<PolicyOverrides>;
+  pingKey: string;
+  nextTickAt: Timestamp | null;
+  source: Defaulted<'file' | 'api'>;
+  createdAt: DefaultedTimestamp;
+  updatedAt: DefaultedTimestamp;
+}
+
+export interface RunsTable {
+  id: Generated<number>;
+  workflowId: number;
+  tick: Timestamp | null;
+  trigger: RunTrigger;
+  attempt: Defaulted<number>;
+  originalRunId: number | null;
+  status: RunStatus;
+  attemptStatus: AttemptStatus | null;
+  attemptError: string | null;
+  startedAt: Timestamp | null;
+  finishedAt: Timestamp | null;
+  deadlineAt: Timestamp | null;
+  error: string | null;
+  errorGroup: string | null;
+  stage: string | null;
+  rows: number | null;
+  exitCode: number | null;
+  logExcerpt: string | null;
+  logUrl: string | null;
+  outcomeNote: string | null;
+  requestedBy: string | null;
+  externalId: string | null;
+  processedAt: Timestamp | null;
+  leaseOwner: string | null;
+  leaseExpiresAt: Timestamp | null;
+  createdAt: DefaultedTimestamp;
+}
+
+export interface AlertsTable {
+  id: Generated<number>;
+  workflowId: number;
+  generation: number;
+  status: AlertStatus;
+  severity: Severity;
+  openedAt: Timestamp;
+  escalatedAt: Timestamp | null;
+  escalateAt: Timestamp | null;
+  resolvedAt: Timestamp | null;
+  cadenceSeconds: number;
+  policy: Json<Record<string, unknown>>;
+  consecutiveFailures: number;
+  lastError: string | null;
+  errorGroup: string | null;
+  errorGroupFirstAt: Timestamp | null;
+  errorGroupLastAt: Timestamp | null;
+  errorGroupCount: Defaulted<number>;
+  stage: string | null;
+  firstRunId: number | null;
+  lastRunId: number | null;
+  ownerTeam: Defaulted<OwnerTeam>;
+  ownerUser: string | null;
+  ownerNote: string | null;
+  acknowledgedBy: string | null;
+  acknowledgedAt: Timestamp | null;
+  silencedUntil: Timestamp | null;
+  silencedBy: string | null;
+  silenceReason: string | null;
+  healthyStreak: Defaulted<number>;
+  resolvedByRunId: number | null;
+  updatedAt: Timestamp;
+}
+
+export interface AlertEventsTable {
+  id: Generated<number>;
+  alertId: number;
+  at: Timestamp;
+  kind: string;
+  actor: string | null;
+  data: DefaultedJson<Record<string, unknown>>;
+}
+
+export interface NotificationsTable {
+  id: Generated<number>;
+  alertId: number;
+  eventId: number;
+  destination: string;
+  idempotencyKey: string;
+  status: Defaulted<NotificationStatus>;
+  attempts: Defaulted<number>;
+  nextAttemptAt: Timestamp;
+  leaseOwner: string | null;
+  leaseExpiresAt: Timestamp | null;
+  result: Json<Record<string, unknown>> | null;
+  lastError: string | null;
+  createdAt: Timestamp;
+  sentAt: Timestamp | null;
+}
+
+export interface AlertThreadsTable {
+  alertId: number;
+  destination: string;
+  channel: string;
+  rootTs: string;
+  renderedEventId: number | null;
+  createdAt: DefaultedTimestamp;
+}
+
+export interface MonitorUptimeTable {
+  id: Generated<number>;
+  replicaId: string;
+  startedAt: Timestamp;
+  lastSeenAt: Timestamp;
+}
+
+export interface SlackHomeViewsTable {
+  userId: string;
+  openedAt: Timestamp;
+}
+
+export interface Database {
+  tenants: TenantsTable;
+  workflows: WorkflowsTable;
+  runs: RunsTable;
+  alerts: AlertsTable;
+  alertEvents: AlertEventsTable;
+  notifications: NotificationsTable;
+  alertThreads: AlertThreadsTable;
+  monitorUptime: MonitorUptimeTable;
+  slackHomeViews: SlackHomeViewsTable;
+}
+
+export type Tenant = Selectable<TenantsTable>;
+export type Workflow = Selectable<WorkflowsTable>;
+export type NewWorkflow = Insertable<WorkflowsTable>;
+export type WorkflowUpdate = Updateable<WorkflowsTable>;
+export type Run = Selectable<RunsTable>;
+export type NewRun = Insertable<RunsTable>;
+export type RunUpdate = Updateable<RunsTable>;
+export type Alert = Selectable<AlertsTable>;
+export type AlertEvent = Selectable<AlertEventsTable>;
+export type Notification = Selectable<NotificationsTable>;
+export type AlertThread = Selectable<AlertThreadsTable>;

@@ -1,0 +1,44 @@
+/**
+ * The alert events the engine records (one `alert_events` row each) and that
+ * notifiers render. The notifier knows nothing about why an event happened:
+ * it gets the alert's current state plus one of these.
+ */
+export const NOTIFIED_EVENT_KINDS = [
+  'opened',
+  'escalated',
+  'error_group_changed',
+  'owner_changed',
+  'silenced',
+  'unsilenced',
+  'run_requested',
+  'run_finished',
+  'resolved',
+] as const;
+export type NotifiedEventKind = (typeof NOTIFIED_EVENT_KINDS)[number];
+
+/**
+ * Recorded for the audit trail; Slack re-renders the root for it (the count in
+ * the header) without posting a reply; other destinations ignore it.
+ */
+export const QUIET_EVENT_KINDS = ['failure_recorded', 'healthy_streak'] as const;
+export type QuietEventKind = (typeof QUIET_EVENT_KINDS)[number];
+
+export type AlertEventKind = NotifiedEventKind | QuietEventKind;
+
+export function isNotifiedKind(kind: string): kind is NotifiedEventKind {
+  return (NOTIFIED_EVENT_KINDS as readonly string[]).includes(kind);
+}
+
+/**
+ * One outbox row per (alert, event, destination); the key is what makes a send
+ * idempotent across retries, replicas and unknown outcomes.
+ */
+export function notificationKey(alertId: number, eventId: number, destination: string): string {
+  return `alert:${alertId}:event:${eventId}:${destination}`;
+}
+
+/** `slack:C0123` → { kind: 'slack', target: 'C0123' } */
+export function parseDestination(destination: string): { kind: string; target: string } {
+  const i = destination.indexOf(':');
+  return i < 0 ? { kind: destination, target: '' } : { kind: destination.slice(0, i), target: destination.slice(i + 1) };
+}

@@ -1,0 +1,74 @@
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { startApp } from './app.js';
+import { ConfigError, loadConfig, slackMode } from './config/env.js';
+import { readWorkflowsFile, WorkflowsFileError } from './config/workflows-file.js';
+import { migrateToLatest } from './db/migrate.js';
+import { openDatabase } from './db/open.js';
+import { createLogger } from './log.js';
+import { systemClock } from './clock.js';
+import { syncWorkflowsFile } from './services/sync-workflows.js';
+
+const EXAMPLE_WORKFLOWS = fileURLToPath(new URL('../examples/workflows.json', import.meta.url));
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(error.message);
+      process.exit(2);
+    }
+    throw error;
+  }
+  const logger = createLogger(config.LOG_LEVEL);
+
+  // Validate the workflows file before anything is started or written.
+  const workflowsPath = config.WORKFLOWS_FILE ?? EXAMPLE_WORKFLOWS;
+  let file;
+  try {
+    file = await readWorkflowsFile(workflowsPath);
+  } catch (error) {
+    if (error instanceof WorkflowsFileError) {
+      console.error(error.message);
+      process.exit(2);
+    }
+    throw error;
+  }
+  if (!config.WORKFLOWS_FILE) logger.info({ file: workflowsPath }, 'no WORKFLOWS_FILE: using the bundled example');
+
+  const database = await openDatabase(config, logger);
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    await app?.stop().catch((error) => logger.error({ err: error }, 'stop failed'));
+    await database.close().catch((error) => logger.error({ err: error }, 'database close failed'));
+    process.exit(0);
+  };
+  let app: Awaited<ReturnType<typeof startApp>> | undefined;
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+
+  try {
+    const migrated = await migrateToLatest(database.db);
+    const applied = migrated.results?.filter((r) => r.status === 'Success').map((r) => r.migrationName) ?? [];
+    if (applied.length) logger.info({ applied }, 'migrations applied');
+    const sync = await syncWorkflowsFile(database.db, file, systemClock.now());
+    logger.info({ file: workflowsPath, ...sync }, 'workflows synced');
+    app = await startApp({ config, db: database.db, logger });
+  } catch (error) {
+    logger.fatal({ err: error }, 'start-up failed');
+    await database.close().catch(() => {});
+    process.exit(1);
+  }
+  logger.info(
+    { port: app.port, database: database.embedded ? 'embedded' : 'DATABASE_URL', slack: slackMode(config) },
+    `ready on http://localhost:${app.port}`,
+  );
+}
+
+if (!existsSync(EXAMPLE_WORKFLOWS)) throw new Error(`missing ${EXAMPLE_WORKFLOWS}`);
+await main();

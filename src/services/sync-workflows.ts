@@ -1,0 +1,111 @@
+import { sql } from 'kysely';
+import type { Db } from '../db/connect.js';
+import type { WorkflowsFile, WorkflowSpec } from '../config/workflows-file.js';
+import { nextFireAfter } from '../domain/schedule.js';
+import { hashToken, newPingKey } from '../secrets.js';
+import type { LauncherConfig } from '../db/schema.js';
+
+export interface SyncResult {
+  tenants: { upserted: number; disabled: number };
+  workflows: { created: number; updated: number; disabled: number };
+}
+
+export function modeOf(spec: Pick<WorkflowSpec, 'mode' | 'launcher'>): 'managed' | 'observed' {
+  return spec.mode ?? (spec.launcher ? 'managed' : 'observed');
+}
+
+/**
+ * Makes the database say what the file says, in one transaction: tenants and
+ * workflows are upserted; those that came from the file and are gone from it
+ * are disabled, never deleted, so their history stays. Workflows managed over
+ * the API are left alone. An advisory lock serialises replicas starting at once.
+ */
+export async function syncWorkflowsFile(
+  db: Db,
+  file: WorkflowsFile,
+  now: Date,
+  env: Record<string, string | undefined> = process.env,
+): Promise<SyncResult> {
+  return db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(hashtext('scheduler-bot:sync-workflows'))`.execute(trx);
+    const result: SyncResult = { tenants: { upserted: 0, disabled: 0 }, workflows: { created: 0, updated: 0, disabled: 0 } };
+
+    const fileTenantIds = file.tenants.map((t) => t.id);
+    const fileChannels = file.tenants.map((t) => t.channel).filter((c): c is string => !!c);
+    // Channels moving between tenants: release them first so the unique index holds mid-sync.
+    if (fileChannels.length) {
+      await trx.updateTable('tenants').set({ channel: null }).where('channel', 'in', fileChannels).where('id', 'not in', fileTenantIds).execute();
+    }
+    for (const t of file.tenants) {
+      const token = t.apiTokenEnv ? env[t.apiTokenEnv] : undefined;
+      const values = {
+        name: t.name,
+        channel: t.channel ?? null,
+        destinations: JSON.stringify(t.destinations ?? []),
+        source: 'file' as const,
+        enabled: true,
+        updatedAt: now,
+        ...(token ? { apiTokenHash: hashToken(token) } : {}),
+      };
+      await trx
+        .insertInto('tenants')
+        .values({ id: t.id, apiTokenHash: null, createdAt: now, ...values })
+        .onConflict((oc) => oc.column('id').doUpdateSet(values))
+        .execute();
+      result.tenants.upserted++;
+    }
+    const disabledTenants = await trx
+      .updateTable('tenants')
+      .set({ enabled: false, updatedAt: now })
+      .where('source', '=', 'file')
+      .where('enabled', '=', true)
+      .$if(fileTenantIds.length > 0, (q) => q.where('id', 'not in', fileTenantIds))
+      .executeTakeFirst();
+    result.tenants.disabled = Number(disabledTenants.numUpdatedRows);
+
+    const existing = await trx.selectFrom('workflows').selectAll().forUpdate().execute();
+    const byKey = new Map(existing.map((w) => [`${w.tenantId}/${w.name}`, w]));
+    const seen = new Set<number>();
+    for (const spec of file.workflows) {
+      const current = byKey.get(`${spec.tenant}/${spec.name}`);
+      const mode = modeOf(spec);
+      const scheduleChanged = !current || current.cron !== spec.cron || current.timezone !== spec.timezone || current.mode !== mode || !current.enabled;
+      const values = {
+        cron: spec.cron,
+        timezone: spec.timezone,
+        mode,
+        launcher: spec.launcher ? JSON.stringify(spec.launcher as LauncherConfig) : null,
+        policy: JSON.stringify(spec.policy ?? {}),
+        monitoring: spec.monitoring,
+        paused: spec.paused,
+        enabled: true,
+        source: 'file' as const,
+        updatedAt: now,
+        // Managed and observed workflows both keep next_tick_at: the scheduler fires
+        // managed ones, the freshness detector uses it for observed ones.
+        nextTickAt: scheduleChanged ? nextFireAfter(spec.cron, spec.timezone, now) : current!.nextTickAt,
+      };
+      if (current) {
+        await trx
+          .updateTable('workflows')
+          .set({ ...values, ...(spec.pingKey ? { pingKey: spec.pingKey } : {}) })
+          .where('id', '=', current.id)
+          .execute();
+        seen.add(current.id);
+        result.workflows.updated++;
+      } else {
+        await trx
+          .insertInto('workflows')
+          .values({ tenantId: spec.tenant, name: spec.name, pingKey: spec.pingKey ?? newPingKey(), createdAt: now, ...values })
+          .execute();
+        result.workflows.created++;
+      }
+    }
+    const gone = existing.filter((w) => w.source === 'file' && w.enabled && !seen.has(w.id)).map((w) => w.id);
+    if (gone.length) {
+      await trx.updateTable('workflows').set({ enabled: false, updatedAt: now }).where('id', 'in', gone).execute();
+    }
+    result.workflows.disabled = gone.length;
+    return result;
+  });
+}

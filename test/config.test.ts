@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, slackMode } from '../src/config/env.js';
+
+describe('loadConfig', () => {
+  it('gives working defaults for an empty environment', () => {
+    const config = loadConfig({});
+    expect(config.PORT).toBe(3000);
+    expect(config.DATA_DIR).toBe('./.data');
+    expect(config.DATABASE_URL).toBeUndefined();
+    expect(config.POLL_INTERVAL_SECONDS).toBe(30);
+    expect(slackMode(config)).toBe('console');
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('reports every bad variable at once, by name and value', () => {
+    let caught: unknown;
+    try {
+      loadConfig({ PORT: 'eighty', LOG_LEVEL: 'loud', DATABASE_URL: 'mysql://x', ADMIN_USERS: 'U123,bob', POLL_INTERVAL_SECONDS: '-1' });
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(ConfigError);
+    const problems = (caught as ConfigError).problems;
+    expect(problems).toHaveLength(5);
+    expect(problems.find((p) => p.startsWith('PORT='))).toContain('"eighty"');
+    expect(problems.find((p) => p.startsWith('LOG_LEVEL='))).toContain('"loud"');
+    expect(problems.find((p) => p.startsWith('ADMIN_USERS='))).toContain('"U123,bob"');
+    expect(problems.find((p) => p.startsWith('POLL_INTERVAL_SECONDS='))).toContain('"-1"');
+    // URLs may carry passwords: named, never echoed.
+    expect(problems.find((p) => p.startsWith('DATABASE_URL='))).toContain('(hidden)');
+  });
+
+  it('needs a signing secret or an app token with a bot token', () => {
+    expect(() => loadConfig({ SLACK_BOT_TOKEN: 'xoxb-1' })).toThrow(/SLACK_SIGNING_SECRET/);
+    expect(slackMode(loadConfig({ SLACK_BOT_TOKEN: 'xoxb-1', SLACK_SIGNING_SECRET: 's' }))).toBe('http');
+    expect(slackMode(loadConfig({ SLACK_BOT_TOKEN: 'xoxb-1', SLACK_APP_TOKEN: 'xapp-1' }))).toBe('socket');
+    expect(() => loadConfig({ SLACK_APP_TOKEN: 'xapp-1' })).toThrow(/SLACK_BOT_TOKEN/);
+  });
+
+  it('parses ADMIN_USERS into a list', () => {
+    expect(loadConfig({ ADMIN_USERS: 'U01, W02 ,' }).ADMIN_USERS).toEqual(['U01', 'W02']);
+  });
+});

@@ -1,0 +1,99 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createDb, createPool } from '../src/db/connect.js';
+import { freePort } from '../src/db/embedded.js';
+import { createTestDatabase, type TestDatabase } from './helpers/db.js';
+import { startBot } from './helpers/process.js';
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'scheduler-bot-start-'));
+});
+afterAll(async () => rm(dir, { recursive: true, force: true }));
+
+describe('npm start', () => {
+  it('refuses an invalid workflows file with one line per problem and writes nothing', async () => {
+    const file = join(dir, 'bad.json');
+    await writeFile(
+      file,
+      JSON.stringify({
+        tenants: [{ id: 'acme', name: 'Acme' }],
+        workflows: [
+          { tenant: 'acme', name: 'a', cron: 'every day' },
+          { tenant: 'acme', name: 'b', cron: '0 * * * *', timezone: 'Nowhere/Land' },
+          { tenant: 'ghost', name: 'c', cron: '0 * * * *' },
+          { tenant: 'acme', name: 'a', cron: '0 * * * *' },
+        ],
+      }),
+    );
+    const dataDir = join(dir, 'never-created');
+    const bot = startBot({ WORKFLOWS_FILE: file, DATA_DIR: dataDir, PORT: '0' });
+    expect(await bot.exited).not.toBe(0);
+    const problems = bot.output().split('\n').filter((l) => l.startsWith(`  ${file}`));
+    expect(problems).toHaveLength(4);
+    expect(problems.join('\n')).toMatch(/workflows\[0\]\.cron: invalid cron.*\(got "every day"\)/);
+    expect(problems.join('\n')).toMatch(/workflows\[1\]\.timezone: .*"Nowhere\/Land"/);
+    expect(problems.join('\n')).toMatch(/workflows\[2\]\.tenant: unknown tenant \(got "ghost"\)/);
+    expect(problems.join('\n')).toMatch(/workflows\[3\]\.name: duplicate workflow name/);
+    expect(existsSync(dataDir)).toBe(false);
+  });
+
+  it('names every bad environment variable and exits non-zero', async () => {
+    const bot = startBot({ PORT: 'many', LOG_LEVEL: 'chatty' });
+    expect(await bot.exited).toBe(2);
+    expect(bot.output()).toContain('PORT="many"');
+    expect(bot.output()).toContain('LOG_LEVEL="chatty"');
+  });
+
+  describe('against DATABASE_URL', () => {
+    let t: TestDatabase;
+    beforeAll(async () => {
+      t = await createTestDatabase(2);
+    });
+    afterAll(async () => t.drop());
+
+    it('syncs the bundled example, says ready and serves /healthz and /readyz', async () => {
+      const port = await freePort();
+      const bot = startBot({ DATABASE_URL: t.url, PORT: String(port) });
+      try {
+        await bot.waitFor(/ready on http:\/\/localhost:\d+/);
+        const health = await fetch(`http://127.0.0.1:${port}/healthz`);
+        expect(health.status).toBe(200);
+        const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
+        expect(ready.status).toBe(200);
+        expect(await ready.json()).toMatchObject({ ready: true, database: 'ok' });
+        const names = await t.db.selectFrom('workflows').select('name').orderBy('name').execute();
+        expect(names.map((n) => n.name)).toEqual(['hourly-export', 'nightly-pipeline', 'quality-check']);
+      } finally {
+        expect(await bot.stop()).toBe(0);
+      }
+    });
+  });
+
+  it('starts an embedded PostgreSQL under DATA_DIR and keeps its data across restarts', async () => {
+    const dataDir = join(dir, 'data');
+    const port = await freePort();
+    const first = startBot({ DATA_DIR: dataDir, PORT: String(port) });
+    await first.waitFor(/ready on/, 60_000);
+    expect(first.output()).toContain('embedded');
+    expect(await first.stop()).toBe(0);
+
+    // Something written between the two runs must survive the second start.
+    const second = startBot({ DATA_DIR: dataDir, PORT: String(port) });
+    await second.waitFor(/ready on/, 60_000);
+    const portFile = await readFile(join(dataDir, 'postgres', 'pg.port'), 'utf8');
+    const db = createDb(createPool(`postgres://postgres:scheduler-bot@127.0.0.1:${portFile.trim()}/scheduler_bot`, 1));
+    try {
+      const workflows = await db.selectFrom('workflows').select(['id', 'createdAt']).execute();
+      expect(workflows).toHaveLength(3);
+      const migrations = await db.selectFrom('kysely_migration' as never).selectAll().execute();
+      expect(migrations).toHaveLength(1);
+    } finally {
+      await db.destroy();
+      expect(await second.stop()).toBe(0);
+    }
+  }, 120_000);
+});

@@ -1,0 +1,126 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFile } from 'node:fs/promises';
+import { parseWorkflowsFile, workflowsFileJsonSchema, WorkflowsFileError } from '../src/config/workflows-file.js';
+import { syncWorkflowsFile } from '../src/services/sync-workflows.js';
+import { createTestDatabase, type TestDatabase } from './helpers/db.js';
+import { T0 } from './helpers/factories.js';
+
+function problemsOf(text: string): string[] {
+  try {
+    parseWorkflowsFile(text, 'wf.json');
+  } catch (error) {
+    if (error instanceof WorkflowsFileError) return error.problems;
+    throw error;
+  }
+  throw new Error('expected the file to be rejected');
+}
+
+const valid = {
+  tenants: [
+    { id: 'acme', name: 'Acme', channel: 'CACME' },
+    { id: 'globex', name: 'Globex', channel: 'CGLOBEX' },
+  ],
+  workflows: [
+    { tenant: 'acme', name: 'nightly-pipeline', cron: '0 2 * * *', timezone: 'UTC', launcher: { kind: 'command', command: 'true' } },
+    { tenant: 'acme', name: 'quality-check', cron: '*/5 * * * *' },
+    { tenant: 'globex', name: 'quality-check', cron: '0 9 * * 1-5', timezone: 'America/New_York', policy: { retries: 1, minRows: 10 } },
+  ],
+};
+
+describe('workflows file validation', () => {
+  it('accepts the bundled example and a valid file, with defaults filled in', async () => {
+    parseWorkflowsFile(await readFile('examples/workflows.json', 'utf8'));
+    const file = parseWorkflowsFile(JSON.stringify(valid));
+    expect(file.workflows[1]).toMatchObject({ timezone: 'UTC', monitoring: true, paused: false });
+  });
+
+  it('names the path, the line and the value of every problem at once', () => {
+    const bad = {
+      tenants: [{ id: 'acme', name: 'Acme' }],
+      workflows: [
+        { tenant: 'acme', name: 'a', cron: '61 * * * *' },
+        { tenant: 'acme', name: 'b', cron: '0 * * * *', timezone: 'Mars/Olympus' },
+        { tenant: 'nobody', name: 'c', cron: '0 * * * *' },
+        { tenant: 'acme', name: 'a', cron: '0 * * * *' },
+      ],
+    };
+    const text = JSON.stringify(bad, null, 2);
+    const problems = problemsOf(text);
+    expect(problems).toHaveLength(4);
+    const line = (needle: string) => text.split('\n').findIndex((l) => l.includes(needle)) + 1;
+    expect(problems).toContain(`wf.json:${line('61 * * * *')}: workflows[0].cron: invalid cron: Constraint error, got value 61 expected range 0-59 (got "61 * * * *")`);
+    expect(problems.find((p) => p.includes('workflows[1].timezone'))).toMatch(new RegExp(`^wf.json:${line('Mars')}: .*IANA.*"Mars/Olympus"`));
+    expect(problems.find((p) => p.includes('workflows[2].tenant'))).toContain('unknown tenant (got "nobody")');
+    expect(problems.find((p) => p.includes('workflows[3].name'))).toContain('duplicate workflow name in tenant "acme" (got "a")');
+  });
+
+  it('rejects unknown fields, wrong types and a managed workflow without a launcher', () => {
+    const problems = problemsOf(
+      JSON.stringify({
+        tenants: [{ id: 'acme', name: 'Acme', colour: 'red' }],
+        workflows: [{ tenant: 'acme', name: 'x', cron: '* * * * *', mode: 'managed', policy: { retries: 'three' } }],
+      }),
+    );
+    expect(problems.some((p) => p.includes('tenants[0]') && p.includes('unknown field "colour"'))).toBe(true);
+    expect(problems.some((p) => p.includes('workflows[0].policy.retries') && p.includes('"three"'))).toBe(true);
+    const managed = problemsOf(JSON.stringify({ tenants: [{ id: 'acme', name: 'Acme' }], workflows: [{ tenant: 'acme', name: 'x', cron: '* * * * *', mode: 'managed' }] }));
+    expect(managed).toEqual([expect.stringMatching(/workflows\[0\]\.mode: a managed workflow needs a launcher \(got "managed"\)$/)]);
+  });
+
+  it('explains a file that is not JSON', () => {
+    expect(problemsOf('{"tenants": [')[0]).toMatch(/^wf.json: not valid JSON/);
+  });
+
+  it('publishes a JSON Schema generated from the same rules', async () => {
+    const schema = workflowsFileJsonSchema() as { properties: Record<string, unknown> };
+    expect(Object.keys(schema.properties)).toEqual(expect.arrayContaining(['tenants', 'workflows']));
+    const shipped = JSON.parse(await readFile('examples/workflows.schema.json', 'utf8'));
+    expect(shipped).toEqual(JSON.parse(JSON.stringify(schema)));
+  });
+});
+
+describe('syncing the file into the database', () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+  });
+  afterAll(async () => t.drop());
+
+  it('upserts, keeps ping keys, disables what was removed and keeps its history', async () => {
+    const first = await syncWorkflowsFile(t.db, parseWorkflowsFile(JSON.stringify(valid)), T0, { });
+    expect(first.workflows).toEqual({ created: 3, updated: 0, disabled: 0 });
+    const before = await t.db.selectFrom('workflows').selectAll().orderBy('id').execute();
+    expect(before.map((w) => w.mode)).toEqual(['managed', 'observed', 'observed']);
+    expect(before[0]!.nextTickAt).toEqual(new Date('2026-03-11T02:00:00Z'));
+    // 09:00 New York on a weekday, after T0 (Tue 10 March 2026, EDT from 8 March).
+    expect(before[2]!.nextTickAt).toEqual(new Date('2026-03-10T13:00:00Z'));
+
+    await t.db.insertInto('runs').values({ workflowId: before[1]!.id, tick: T0, trigger: 'schedule', status: 'failed', attemptStatus: null, attemptError: null, startedAt: T0, finishedAt: T0, deadlineAt: null, originalRunId: null, error: 'x', errorGroup: null, stage: null, rows: null, exitCode: null, logExcerpt: null, logUrl: null, outcomeNote: null, requestedBy: null, externalId: null, processedAt: null, leaseOwner: null, leaseExpiresAt: null }).execute();
+
+    const edited = structuredClone(valid);
+    edited.workflows = [edited.workflows[0]!, { ...edited.workflows[2]!, cron: '0 10 * * 1-5' }];
+    const second = await syncWorkflowsFile(t.db, parseWorkflowsFile(JSON.stringify(edited)), T0, {});
+    expect(second.workflows).toEqual({ created: 0, updated: 2, disabled: 1 });
+    const after = await t.db.selectFrom('workflows').selectAll().orderBy('id').execute();
+    expect(after.map((w) => w.enabled)).toEqual([true, false, true]);
+    expect(after.map((w) => w.pingKey)).toEqual(before.map((w) => w.pingKey));
+    expect(after[2]!.cron).toBe('0 10 * * 1-5');
+    expect(after[2]!.nextTickAt).toEqual(new Date('2026-03-10T14:00:00Z'));
+    const runs = await t.db.selectFrom('runs').select('id').where('workflowId', '=', before[1]!.id).execute();
+    expect(runs).toHaveLength(1);
+
+    // Putting it back re-enables the same row.
+    await syncWorkflowsFile(t.db, parseWorkflowsFile(JSON.stringify(valid)), T0, {});
+    const again = await t.db.selectFrom('workflows').select(['id', 'enabled']).orderBy('id').execute();
+    expect(again).toEqual(before.map((w) => ({ id: w.id, enabled: true })));
+  });
+
+  it('stores tenant API tokens only as hashes', async () => {
+    const file = structuredClone(valid) as typeof valid & { tenants: { apiTokenEnv?: string }[] };
+    file.tenants[0]!.apiTokenEnv = 'ACME_TOKEN';
+    await syncWorkflowsFile(t.db, parseWorkflowsFile(JSON.stringify(file)), T0, { ACME_TOKEN: 'sbt_secret_value_123' });
+    const tenant = await t.db.selectFrom('tenants').selectAll().where('id', '=', 'acme').executeTakeFirstOrThrow();
+    expect(tenant.apiTokenHash).toMatch(/^[0-9a-f]{64}$/);
+    expect(tenant.apiTokenHash).not.toContain('secret');
+  });
+});
