@@ -4,14 +4,21 @@ import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config/env.js';
 import type { Db } from './db/connect.js';
 import type { Deps } from './deps.js';
-import { runLoop, type LoopSpec, type RunningLoop } from './engine/runner.js';
+import { engineLoops } from './engine/index.js';
+import { runLoop, type RunningLoop } from './engine/runner.js';
+import { listenForWakeups } from './engine/wakeups.js';
 import { healthRouter } from './http/health.js';
-import type { Logger } from './log.js';
+import { apiRoutes } from './http/routes.js';
+import { createLaunchers, runLoops } from './launch/index.js';
 import type { LauncherResolver } from './launch/types.js';
+import type { Logger } from './log.js';
+import { startSlack } from './slack/index.js';
 
 export interface AppOptions {
   config: Config;
   db: Db;
+  /** The database URL, for the LISTEN connection that wakes loops early. */
+  databaseUrl?: string;
   logger: Logger;
   clock?: Clock;
   /** Listen on this port instead of config.PORT (0 picks a free one). */
@@ -30,21 +37,14 @@ export interface RunningApp {
   stop(): Promise<void>;
 }
 
-/** The loops every replica runs. Each area adds its own here. */
-function loopSpecs(_deps: Deps): LoopSpec[] {
-  return [];
-}
-
+/**
+ * One replica: the HTTP server (Slack, API, pings, health) and every loop.
+ * Any number of these may run against one database.
+ */
 export async function startApp(options: AppOptions): Promise<RunningApp> {
   const clock = options.clock ?? systemClock;
-  const deps: Deps = {
-    db: options.db,
-    clock,
-    config: options.config,
-    logger: options.logger,
-    replicaId: options.config.REPLICA_ID,
-    launchers: options.launchers ?? (() => undefined),
-  };
+  const base = { db: options.db, clock, config: options.config, logger: options.logger, replicaId: options.config.REPLICA_ID };
+  const deps: Deps = { ...base, launchers: options.launchers ?? createLaunchers(base) };
   const startedAt = clock.now();
   const abort = new AbortController();
   const loops: RunningLoop[] = [];
@@ -52,6 +52,8 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   const http = express();
   http.disable('x-powered-by');
   http.use(healthRouter(deps, () => loops.map((l) => l.status), startedAt));
+  const slack = await startSlack(http, deps);
+  http.use(apiRoutes(deps));
 
   const server = await new Promise<Server>((resolve, reject) => {
     const s = http.listen(options.port ?? options.config.PORT, options.config.HOST, () => resolve(s));
@@ -60,8 +62,20 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
 
+  let listening: Promise<void> = Promise.resolve();
   if (options.loops !== false) {
-    for (const spec of loopSpecs(deps)) loops.push(runLoop(spec, { clock, logger: options.logger, signal: abort.signal }));
+    const specs = [...runLoops(deps), ...engineLoops(deps), ...slack.loops];
+    for (const spec of specs) loops.push(runLoop(spec, { clock, logger: options.logger, signal: abort.signal }));
+    if (options.databaseUrl) {
+      const channels = specs.flatMap((s) => s.wakeOn ?? []);
+      listening = listenForWakeups(
+        options.databaseUrl,
+        channels,
+        (channel) => specs.forEach((s, i) => s.wakeOn?.includes(channel) && loops[i]!.wake()),
+        options.logger,
+        abort.signal,
+      );
+    }
   }
 
   let stopping: Promise<void> | undefined;
@@ -73,7 +87,8 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
     stop() {
       stopping ??= (async () => {
         abort.abort();
-        await Promise.allSettled(loops.map((l) => l.done));
+        await Promise.allSettled([...loops.map((l) => l.done), listening]);
+        await slack.stop();
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
       })();

@@ -58,7 +58,7 @@ async function main(): Promise<void> {
     if (applied.length) logger.info({ applied }, 'migrations applied');
     const sync = await syncWorkflowsFile(database.db, file, systemClock.now());
     logger.info({ file: workflowsPath, ...sync }, 'workflows synced');
-    app = await startApp({ config, db: database.db, logger });
+    app = await startApp({ config, db: database.db, databaseUrl: database.url, logger });
   } catch (error) {
     logger.fatal({ err: error }, 'start-up failed');
     await database.close().catch(() => {});

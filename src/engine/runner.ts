@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
+import { metrics } from '../metrics.js';
 
 /**
  * One unit of work; resolves true when it found work (the runner then goes
@@ -11,6 +12,8 @@ export interface LoopSpec {
   name: string;
   intervalMs: number;
   tick: LoopTick;
+  /** Postgres NOTIFY channels that wake this loop early (the interval stays the fallback). */
+  wakeOn?: string[];
 }
 
 export interface LoopStatus {
@@ -58,10 +61,12 @@ export function runLoop(spec: LoopSpec, deps: { clock: Clock; logger: Logger; si
         failures++;
         status.lastErrorAt = deps.clock.now();
         status.lastError = error instanceof Error ? error.message : String(error);
+        metrics.loopErrors.inc({ loop: spec.name });
         log.error({ err: error, failures }, `${spec.name} tick failed`);
       } finally {
         status.ticks++;
         status.lastDurationMs = performance.now() - started;
+        metrics.loopTickSeconds.observe(status.lastDurationMs / 1000, { loop: spec.name });
         deps.onTick?.(status);
       }
       if (deps.signal.aborted) break;

@@ -1,0 +1,140 @@
+import { sql, type Transaction } from 'kysely';
+import type { Database, Run, RunTrigger, Tenant, Workflow } from '../db/schema.js';
+import type { Deps } from '../deps.js';
+import type { LaunchContext } from '../launch/types.js';
+
+/** The ledger's two primitives: a run begins (a `running` row), and a run ends. */
+
+export const RUNS_FINISHED_CHANNEL = 'scheduler_runs_finished';
+
+/** How long a replica's hold on a running attempt lasts unless renewed. */
+export const RUN_LEASE_MS = 60_000;
+
+export interface NewRunningRun {
+  workflow: Workflow;
+  tick: Date | null;
+  trigger: RunTrigger;
+  attempt?: number;
+  originalRunId?: number | null;
+  requestedBy?: string | null;
+  externalId?: string | null;
+  timeoutSeconds: number;
+  /** The replica that will launch it holds its lease; null for runs reported from outside. */
+  leaseOwner: string | null;
+}
+
+/**
+ * Inserts a `running` row inside the caller's transaction. For an original
+ * row the unique index on (workflow, tick) makes a second insert for the same
+ * tick a no-op: the result is undefined and the caller fires nothing.
+ */
+export async function insertRunningRun(trx: Transaction<Database>, spec: NewRunningRun, now: Date): Promise<Run | undefined> {
+  const deadline = new Date(now.getTime() + spec.timeoutSeconds * 1000);
+  const row = await trx
+    .insertInto('runs')
+    .values({
+      workflowId: spec.workflow.id,
+      tick: spec.tick,
+      trigger: spec.trigger,
+      attempt: spec.attempt ?? 1,
+      originalRunId: spec.originalRunId ?? null,
+      status: 'running',
+      attemptStatus: null,
+      attemptError: null,
+      startedAt: now,
+      finishedAt: null,
+      deadlineAt: deadline,
+      error: null,
+      errorGroup: null,
+      stage: null,
+      rows: null,
+      exitCode: null,
+      logExcerpt: null,
+      logUrl: null,
+      outcomeNote: null,
+      requestedBy: spec.requestedBy ?? null,
+      externalId: spec.externalId ?? null,
+      processedAt: null,
+      leaseOwner: spec.leaseOwner,
+      leaseExpiresAt: spec.leaseOwner ? new Date(now.getTime() + RUN_LEASE_MS) : null,
+    })
+    .onConflict((oc) => oc.columns(['workflowId', 'tick']).where('originalRunId', 'is', null).where('tick', 'is not', null).doNothing())
+    .returningAll()
+    .executeTakeFirst();
+  return row;
+}
+
+/**
+ * Hands a committed `running` row to the workflow's launcher. Never call it
+ * inside a transaction. When there is no launcher or the launch is refused, the
+ * run ends at once as failed with the reason, so the engine sees it.
+ */
+export async function launchRun(deps: Deps, run: Run, workflow: Workflow, tenant: Pick<Tenant, 'id' | 'name'>, timeoutSeconds: number): Promise<void> {
+  const launcher = deps.launchers(workflow);
+  if (!launcher) {
+    await finishRun(deps, run.id, { status: 'failed', error: 'no launcher configured for this workflow' });
+    return;
+  }
+  const ctx: LaunchContext = { runId: run.id, workflow, tenant, tick: run.tick, attempt: run.attempt, trigger: run.trigger, timeoutSeconds };
+  let outcome;
+  try {
+    outcome = await launcher.launch(ctx);
+  } catch (error) {
+    outcome = { started: false as const, error: error instanceof Error ? error.message : String(error) };
+  }
+  if (!outcome.started) await finishRun(deps, run.id, { status: 'failed', error: `launch failed: ${outcome.error}` });
+}
+
+export interface RunOutcome {
+  status: 'succeeded' | 'failed';
+  error?: string | null;
+  stage?: string | null;
+  rows?: number | null;
+  exitCode?: number | null;
+  logExcerpt?: string | null;
+  logUrl?: string | null;
+}
+
+export type FinishResult =
+  | { kind: 'finished'; run: Run }
+  | { kind: 'already_finished'; run: Run; same: boolean }
+  | { kind: 'not_found' };
+
+/**
+ * Ends a `running` run with its outcome (a conditional update: only a running
+ * row changes) and wakes the pollers on every replica. Finishing twice with
+ * the same outcome is harmless; with a different one it is reported, not applied.
+ */
+export async function finishRun(deps: Pick<Deps, 'db' | 'clock'>, runId: number, outcome: RunOutcome): Promise<FinishResult> {
+  const now = deps.clock.now();
+  return deps.db.transaction().execute(async (trx) => {
+    const updated = await trx
+      .updateTable('runs')
+      .set({
+        status: outcome.status,
+        attemptStatus: outcome.status,
+        attemptError: outcome.error ?? null,
+        finishedAt: now,
+        error: outcome.error ?? null,
+        stage: outcome.stage ?? null,
+        rows: outcome.rows ?? null,
+        exitCode: outcome.exitCode ?? null,
+        logExcerpt: outcome.logExcerpt ?? null,
+        logUrl: outcome.logUrl ?? null,
+        leaseOwner: null,
+        leaseExpiresAt: null,
+      })
+      .where('id', '=', runId)
+      .where('status', '=', 'running')
+      .returningAll()
+      .executeTakeFirst();
+    if (updated) {
+      await sql`select pg_notify(${RUNS_FINISHED_CHANNEL}, ${String(runId)})`.execute(trx);
+      return { kind: 'finished', run: updated };
+    }
+    const existing = await trx.selectFrom('runs').selectAll().where('id', '=', runId).executeTakeFirst();
+    if (!existing) return { kind: 'not_found' };
+    const same = (existing.attemptStatus ?? existing.status) === outcome.status;
+    return { kind: 'already_finished', run: existing, same };
+  });
+}
