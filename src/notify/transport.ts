@@ -1,0 +1,60 @@
+import type { Alert, AlertEvent, Notification, Tenant, Workflow } from '../db/schema.js';
+
+/**
+ * What the outbox sender hands a transport: one claimed notification row and
+ * the alert as it is now (rendering is always from current state; the event
+ * says what just happened). The sender loads it; the transport never needs to
+ * know why the event happened.
+ */
+export interface DeliveryInput {
+  notification: Notification;
+  /** The part of `notification.destination` after `kind:` (`slack:C0123` → `C0123`). */
+  target: string;
+  event: AlertEvent;
+  alert: Alert;
+  workflow: Workflow;
+  tenant: Tenant;
+  /** Pending rows for the same alert and destination queued behind this one (lets a transport coalesce). */
+  queuedBehind: number;
+  /** The sender's clock reading for this unit of work. */
+  now: Date;
+}
+
+/**
+ * The outcome of one delivery attempt, classified once by the transport:
+ * - sent: delivered; `ref` is the transport's id for it (Slack: the message ts).
+ * - rate_limited: refused before anything was delivered; wait `retryAfterMs` for this pacing key only.
+ * - permanent: will never work as configured (channel gone, token revoked…); the row goes dead.
+ * - transient: refused or failed before delivery; retry with backoff.
+ * - unknown: the request may have been accepted (timeout, connection lost after sending);
+ *   before sending again the sender asks `findDelivered`.
+ */
+export type DeliveryResult =
+  | { kind: 'sent'; ref: string; result?: Record<string, unknown> }
+  | { kind: 'rate_limited'; retryAfterMs: number; error?: string }
+  | { kind: 'permanent'; error: string }
+  | { kind: 'transient'; error: string }
+  | { kind: 'unknown'; error: string };
+
+export type FindDeliveredResult =
+  | { kind: 'found'; ref: string; result?: Record<string, unknown> }
+  | { kind: 'not_found' }
+  /** The lookup itself failed: try again later, and do not send meanwhile. */
+  | { kind: 'failed'; error: string; retryAfterMs?: number };
+
+export interface Transport {
+  /** The destination prefix this transport handles (`slack` for `slack:C0123`). */
+  readonly kind: string;
+  deliver(input: DeliveryInput): Promise<DeliveryResult>;
+  /**
+   * Looks for an earlier delivery of `input.notification.idempotencyKey` whose
+   * outcome was unknown. Without it, an unknown outcome is resent (at-least-once).
+   */
+  findDelivered?(input: DeliveryInput): Promise<FindDeliveredResult>;
+  /**
+   * Destinations sharing a pacing key share one pace: at most one delivery per
+   * `minIntervalMs`, and a rate limit on one holds back only that key.
+   * The key depends on the destination alone (Slack: the channel).
+   */
+  pacing?: { key(destination: string): string; minIntervalMs: number };
+}
