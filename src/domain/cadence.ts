@@ -1,0 +1,124 @@
+import { fireTimesAfter } from './schedule.js';
+
+/**
+ * Cadence decides patience (DESIGN.md, core idea 2). The typical gap between
+ * fire times, not the shortest or the longest, picks the defaults, so
+ * `0 9 * * 1-5` reads as daily and a DST night's 23 h or 25 h gap does not
+ * move anything.
+ */
+
+export type Severity = 'warning' | 'critical';
+
+export interface Policy {
+  /** Extra attempts per tick after the first one fails. */
+  retries: number;
+  /** Consecutive confirmed failures before an alert opens. */
+  alertAfter: number;
+  firstSeverity: Severity;
+  /** An unowned warning becomes critical at opened_at + multiplier × cadence. */
+  escalationMultiplier: number;
+  /** Consecutive successes before an open alert resolves. */
+  recoverAfter: number;
+  /** How long after its tick a run may start before the tick counts as missed. */
+  graceSeconds: number;
+  /** A run still running this long after it started is failed as timed out. */
+  timeoutSeconds: number;
+  /** A success with fewer rows than this counts as a failure ("empty output"); null: no check. */
+  minRows: number | null;
+}
+
+/** Per-workflow overrides, every field optional (the shape of workflows.policy). */
+export type PolicyOverrides = Partial<Policy>;
+
+export interface CadenceProfile extends Policy {
+  /** Median gap between upcoming fire times. */
+  cadenceSeconds: number;
+  /**
+   * "Kept failing since it opened": an unowned warning also escalates once the
+   * workflow has failed this many consecutive ticks (alertAfter more than it
+   * took to open). Derived, not overridable.
+   */
+  escalateAfterFailures: number;
+  /** What the cadence alone gives, before overrides (the API shows both). */
+  derived: Policy;
+  /** The workflow's own overrides, as stored. */
+  overrides: PolicyOverrides;
+}
+
+const MINUTES_10 = 600;
+const HOUR = 3600;
+const DAY = 86_400;
+
+/** Fire times sampled for the median; enough to see a whole week of a weekday cron. */
+const SAMPLE = 64;
+
+/** The median gap, in seconds, between the fire times following `at`. */
+export function typicalGapSeconds(cron: string, tz: string, at: Date): number {
+  const times = fireTimesAfter(cron, tz, at, SAMPLE + 1);
+  const gaps = times.slice(1).map((t, i) => (t.getTime() - times[i]!.getTime()) / 1000);
+  gaps.sort((a, b) => a - b);
+  const mid = Math.floor(gaps.length / 2);
+  const median = gaps.length % 2 ? gaps[mid]! : (gaps[mid - 1]! + gaps[mid]!) / 2;
+  return Math.max(1, Math.round(median));
+}
+
+/**
+ * Interpolates on log(gap) between the anchors (10 min, 1 h, 24 h), which hold
+ * exactly; outside them the nearest anchor applies. Every value moves one way
+ * only as the gap grows: rarer means more retries, fewer failures before
+ * alerting, sooner escalation.
+ */
+function along(gap: number, at10m: number, at1h: number, at24h: number): number {
+  if (gap <= MINUTES_10) return at10m;
+  if (gap >= DAY) return at24h;
+  if (gap <= HOUR) {
+    const t = (Math.log(gap) - Math.log(MINUTES_10)) / (Math.log(HOUR) - Math.log(MINUTES_10));
+    return at10m + t * (at1h - at10m);
+  }
+  const t = (Math.log(gap) - Math.log(HOUR)) / (Math.log(DAY) - Math.log(HOUR));
+  return at1h + t * (at24h - at1h);
+}
+
+const clamp = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v));
+
+/** The defaults a cadence alone gives. */
+export function derivePolicy(cadenceSeconds: number): Policy {
+  const gap = cadenceSeconds;
+  return {
+    retries: Math.round(along(gap, 0, 2, 3)),
+    alertAfter: Math.round(along(gap, 3, 2, 1)),
+    // Critical from the first alert once a tick is at least half a day apart: by the next one the day is lost.
+    firstSeverity: gap >= 12 * HOUR ? 'critical' : 'warning',
+    escalationMultiplier: Math.round(along(gap, 6, 3, 1) * 10) / 10,
+    recoverAfter: 1,
+    // A tenth of the cadence, at least a minute (clock skew, slow starts), at most half an hour.
+    graceSeconds: Math.round(clamp(gap * 0.1, 60, 1800)),
+    // Most of the cadence: a run still going when the next tick fires is overlapping itself. At most 6 h.
+    timeoutSeconds: Math.round(clamp(gap * 0.9, 60, 6 * HOUR)),
+    minRows: null,
+  };
+}
+
+/** Overrides win field by field; an absent override keeps the derived value. */
+export function applyOverrides(derived: Policy, overrides: PolicyOverrides): Policy {
+  const pick = <K extends keyof Policy>(k: K): Policy[K] => (overrides[k] ?? derived[k]) as Policy[K];
+  return {
+    retries: pick('retries'),
+    alertAfter: pick('alertAfter'),
+    firstSeverity: pick('firstSeverity'),
+    escalationMultiplier: pick('escalationMultiplier'),
+    recoverAfter: pick('recoverAfter'),
+    graceSeconds: pick('graceSeconds'),
+    timeoutSeconds: pick('timeoutSeconds'),
+    minRows: pick('minRows'),
+  };
+}
+
+/** The policy in force for a workflow at `at`: derived from its cadence, then its overrides. */
+export function profileFor(cron: string, tz: string, overrides: PolicyOverrides | null | undefined, at: Date): CadenceProfile {
+  const cadenceSeconds = typicalGapSeconds(cron, tz, at);
+  const derived = derivePolicy(cadenceSeconds);
+  const own = overrides ?? {};
+  const effective = applyOverrides(derived, own);
+  return { ...effective, cadenceSeconds, escalateAfterFailures: effective.alertAfter * 2, derived, overrides: own };
+}

@@ -1,0 +1,34 @@
+/** The alert fields silence depends on (structurally the alerts row). */
+export interface SilenceFields {
+  status: string;
+  silencedBy: string | null;
+  silencedUntil: Date | null;
+  silenceReason: string | null;
+}
+
+/**
+ * Silence is stored as `silenced_by` (who) and `silenced_until` (when it ends;
+ * null means "until resolved"). `silenced_by` null means not silenced.
+ */
+export type SilenceState = { silenced: false } | { silenced: true; until: Date | 'resolved'; by: string; reason: string | null };
+
+export function silenceState(alert: SilenceFields, now: Date): SilenceState {
+  if (alert.status !== 'open' || !alert.silencedBy) return { silenced: false };
+  if (alert.silencedUntil && alert.silencedUntil.getTime() <= now.getTime()) return { silenced: false };
+  return { silenced: true, until: alert.silencedUntil ?? 'resolved', by: alert.silencedBy, reason: alert.silenceReason };
+}
+
+/** What was held while an alert was silenced, told in one event when the silence ends. */
+export interface HeldSummary {
+  /** Held events by kind (one per event, not per destination). */
+  counts: Record<string, number>;
+  escalated: boolean;
+  consecutiveFailures: number;
+  severity: string;
+}
+
+export function summariseHeld(heldKinds: string[], alert: { consecutiveFailures: number; severity: string }): HeldSummary {
+  const counts: Record<string, number> = {};
+  for (const k of heldKinds) counts[k] = (counts[k] ?? 0) + 1;
+  return { counts, escalated: (counts.escalated ?? 0) > 0, consecutiveFailures: alert.consecutiveFailures, severity: alert.severity };
+}

@@ -1,0 +1,200 @@
+import type { Transaction, Updateable } from 'kysely';
+import type { Alert, AlertsTable, Database, OwnerTeam, Tenant, Workflow } from '../db/schema.js';
+import type { Deps } from '../deps.js';
+import { silenceState } from '../domain/silence.js';
+import { recordAlertEvent, releaseHeldNotifications } from './alert-events.js';
+import type { Scope } from './alert-queries.js';
+
+export type { Scope } from './alert-queries.js';
+
+/**
+ * The human actions on an alert (Slack buttons, slash commands, the API).
+ * Each is one transaction: lock the alert, check scope and state, change it,
+ * record an alert_event with its outbox rows.
+ */
+
+export interface Actor {
+  /** A Slack user id like U123, or 'api:<tenant>' / 'replay'. */
+  user: string;
+  channel?: string;
+}
+
+export type ActionResult =
+  | { kind: 'ok'; alert: Alert }
+  /** No such alert, or outside the scope: existence is never leaked across tenants. */
+  | { kind: 'not_found' }
+  | { kind: 'not_open'; alert: Alert }
+  | { kind: 'already_owned'; alert: Alert; by: string };
+
+export class InvalidActionInput extends Error {
+  constructor(
+    readonly field: string,
+    readonly value: unknown,
+    reason: string,
+  ) {
+    super(`${field}=${JSON.stringify(value)}: ${reason}`);
+    this.name = 'InvalidActionInput';
+  }
+}
+
+interface Locked {
+  alert: Alert;
+  workflow: Workflow;
+  tenant: Tenant;
+}
+
+/** Locks the alert row; undefined when it does not exist or is outside the scope. */
+async function lockAlert(trx: Transaction<Database>, alertId: number, scope: Scope): Promise<Locked | undefined> {
+  const alert = await trx.selectFrom('alerts').selectAll().where('id', '=', alertId).forUpdate().executeTakeFirst();
+  if (!alert) return undefined;
+  const workflow = await trx.selectFrom('workflows').selectAll().where('id', '=', alert.workflowId).executeTakeFirstOrThrow();
+  if (scope.tenantId !== undefined && workflow.tenantId !== scope.tenantId) return undefined;
+  const tenant = await trx.selectFrom('tenants').selectAll().where('id', '=', workflow.tenantId).executeTakeFirstOrThrow();
+  return { alert, workflow, tenant };
+}
+
+async function saveAlert(trx: Transaction<Database>, id: number, changes: Updateable<AlertsTable>): Promise<Alert> {
+  return trx.updateTable('alerts').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+}
+
+type Action<I, R> = (trx: Transaction<Database>, locked: Locked, input: I, now: Date) => Promise<R>;
+
+function alertAction<I extends { alertId: number; actor: Actor; scope: Scope }, R>(act: Action<I, R>) {
+  return (deps: Pick<Deps, 'db' | 'clock' | 'config'>, input: I): Promise<R | { kind: 'not_found' }> => {
+    const now = deps.clock.now();
+    return deps.db.transaction().execute(async (trx) => {
+      const locked = await lockAlert(trx, input.alertId, input.scope);
+      if (!locked) return { kind: 'not_found' as const };
+      return act(trx, locked, input, now);
+    });
+  };
+}
+
+function ownerData(before: Alert, after: Alert, note: string | null) {
+  return {
+    fromTeam: before.ownerTeam,
+    fromUser: before.ownerUser,
+    toTeam: after.ownerTeam,
+    toUser: after.ownerUser,
+    note,
+    acknowledged: after.acknowledgedAt !== null,
+  };
+}
+
+/** Acknowledges the alert for the actor: they own it now, and it no longer escalates on its own. */
+export const takeOwnership = (deps: Pick<Deps, 'db' | 'clock' | 'config'>, input: { alertId: number; actor: Actor; scope: Scope }) =>
+  alertAction<typeof input, ActionResult>(async (trx, { alert, tenant }, { actor }, now) => {
+    if (alert.status !== 'open') return { kind: 'not_open', alert };
+    if (alert.acknowledgedAt && alert.ownerUser && alert.ownerUser !== actor.user) return { kind: 'already_owned', alert, by: alert.ownerUser };
+    if (alert.acknowledgedAt && alert.ownerUser === actor.user) return { kind: 'ok', alert };
+    const next = await saveAlert(trx, alert.id, { ownerUser: actor.user, acknowledgedBy: actor.user, acknowledgedAt: now, updatedAt: now });
+    await recordAlertEvent(trx, { alert: next, tenant, kind: 'owner_changed', actor: actor.user, data: ownerData(alert, next, next.ownerNote), now, config: deps.config });
+    return { kind: 'ok', alert: next };
+  })(deps, input);
+
+/** Gives the alert back: no owner user, not acknowledged, so the escalation clock sees it again. */
+export const releaseOwnership = (deps: Pick<Deps, 'db' | 'clock' | 'config'>, input: { alertId: number; actor: Actor; scope: Scope }) =>
+  alertAction<typeof input, ActionResult>(async (trx, { alert, tenant }, { actor }, now) => {
+    if (alert.status !== 'open') return { kind: 'not_open', alert };
+    if (!alert.ownerUser && !alert.acknowledgedAt) return { kind: 'ok', alert };
+    const next = await saveAlert(trx, alert.id, { ownerUser: null, acknowledgedBy: null, acknowledgedAt: null, updatedAt: now });
+    await recordAlertEvent(trx, { alert: next, tenant, kind: 'owner_changed', actor: actor.user, data: ownerData(alert, next, next.ownerNote), now, config: deps.config });
+    return { kind: 'ok', alert: next };
+  })(deps, input);
+
+/**
+ * Hands the alert to a team, optionally a named user, with a note (required
+ * when handing to the customer: they need to know what to do). A named user
+ * counts as an acknowledged owner; a team without a user does not, so an
+ * unowned warning can still escalate.
+ */
+export const reassign = (
+  deps: Pick<Deps, 'db' | 'clock' | 'config'>,
+  input: { alertId: number; actor: Actor; scope: Scope; team: OwnerTeam; user?: string | null; note?: string | null },
+) =>
+  alertAction<typeof input, ActionResult | { kind: 'invalid'; reason: string }>(async (trx, { alert, tenant }, { actor, team, user, note }, now) => {
+    if (team !== 'engineering' && team !== 'customer') return { kind: 'invalid', reason: `team must be "engineering" or "customer", got ${JSON.stringify(team)}` };
+    const trimmedNote = note?.trim() || null;
+    if (team === 'customer' && !trimmedNote) return { kind: 'invalid', reason: 'a note is required when handing an alert to the customer' };
+    if (alert.status !== 'open') return { kind: 'not_open', alert };
+    const owner = user?.trim() || null;
+    const next = await saveAlert(trx, alert.id, {
+      ownerTeam: team,
+      ownerUser: owner,
+      ownerNote: trimmedNote,
+      acknowledgedBy: owner ? actor.user : null,
+      acknowledgedAt: owner ? now : null,
+      updatedAt: now,
+    });
+    await recordAlertEvent(trx, { alert: next, tenant, kind: 'owner_changed', actor: actor.user, data: ownerData(alert, next, trimmedNote), now, config: deps.config });
+    return { kind: 'ok', alert: next };
+  })(deps, input);
+
+/**
+ * Silences the alert until a time or until it resolves. Events keep being
+ * recorded; their notifications are held and told as one summary when the
+ * silence ends. The `silenced` event itself is delivered.
+ */
+export const silence = (
+  deps: Pick<Deps, 'db' | 'clock' | 'config'>,
+  input: { alertId: number; actor: Actor; scope: Scope; until: Date | 'resolved'; reason?: string | null },
+) =>
+  alertAction<typeof input, ActionResult>(async (trx, { alert, tenant }, { actor, until, reason }, now) => {
+    if (until !== 'resolved' && !(until instanceof Date && until.getTime() > now.getTime())) {
+      throw new InvalidActionInput('until', until instanceof Date ? until.toISOString() : until, `must be "resolved" or a time after ${now.toISOString()}`);
+    }
+    if (alert.status !== 'open') return { kind: 'not_open', alert };
+    const next = await saveAlert(trx, alert.id, {
+      silencedUntil: until === 'resolved' ? null : until,
+      silencedBy: actor.user,
+      silenceReason: reason?.trim() || null,
+      updatedAt: now,
+    });
+    await recordAlertEvent(trx, {
+      alert: next,
+      tenant,
+      kind: 'silenced',
+      actor: actor.user,
+      data: { until: until === 'resolved' ? null : until.toISOString(), reason: next.silenceReason },
+      now,
+      config: deps.config,
+    });
+    return { kind: 'ok', alert: next };
+  })(deps, input);
+
+/** Ends a silence now; the held notifications become one `unsilenced` event with their summary. */
+export const unsilence = (deps: Pick<Deps, 'db' | 'clock' | 'config'>, input: { alertId: number; actor: Actor; scope: Scope }) =>
+  alertAction<typeof input, ActionResult>(async (trx, { alert, tenant }, { actor }, now) => {
+    if (alert.status !== 'open') return { kind: 'not_open', alert };
+    if (!silenceState(alert, now).silenced) return { kind: 'ok', alert };
+    const next = await endSilence(trx, alert, tenant, actor.user, 'unsilenced', now, deps.config);
+    return { kind: 'ok', alert: next };
+  })(deps, input);
+
+/**
+ * Clears the silence columns, turns held rows into skipped ones and records
+ * one `unsilenced` event carrying what they said. Shared with the escalation
+ * clock, which ends silences whose time has passed.
+ */
+export async function endSilence(
+  trx: Transaction<Database>,
+  alert: Alert,
+  tenant: Pick<Tenant, 'channel'>,
+  actor: string | null,
+  why: 'unsilenced' | 'expired',
+  now: Date,
+  config: Deps['config'],
+): Promise<Alert> {
+  const next = await saveAlert(trx, alert.id, { silencedUntil: null, silencedBy: null, silenceReason: null, updatedAt: now });
+  const summary = await releaseHeldNotifications(trx, next);
+  await recordAlertEvent(trx, {
+    alert: next,
+    tenant,
+    kind: 'unsilenced',
+    actor,
+    data: { why, silencedBy: alert.silencedBy, silencedUntil: alert.silencedUntil?.toISOString() ?? null, summary },
+    now,
+    config,
+  });
+  return next;
+}

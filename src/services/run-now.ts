@@ -1,0 +1,52 @@
+import type { Run, Workflow } from '../db/schema.js';
+import type { Deps } from '../deps.js';
+import { profileFor } from '../domain/cadence.js';
+import { recordAlertEvent } from './alert-events.js';
+import type { Actor, Scope } from './alert-actions.js';
+import { insertRunningRun, launchRun } from './runs.js';
+
+export type RunNowResult =
+  | { kind: 'started'; run: Run }
+  | { kind: 'no_launcher'; workflow: Workflow }
+  | { kind: 'already_running'; run: Run }
+  | { kind: 'not_found' };
+
+/**
+ * Starts a manual run of a workflow for a person (or the API). One
+ * transaction locks the workflow (so two clicks start one run), inserts the
+ * `running` row with who asked, and tells the open alert's thread; the
+ * launcher is called only after commit. When the run ends the poller records
+ * `run_finished` on the alert, and a success resolves it the normal way.
+ */
+export async function requestRunNow(deps: Deps, input: { workflowId: number; actor: Actor; scope: Scope }): Promise<RunNowResult> {
+  const now = deps.clock.now();
+  const decided = await deps.db.transaction().execute(async (trx) => {
+    const workflow = await trx.selectFrom('workflows').selectAll().where('id', '=', input.workflowId).forUpdate().executeTakeFirst();
+    if (!workflow || (input.scope.tenantId !== undefined && workflow.tenantId !== input.scope.tenantId)) return { kind: 'not_found' as const };
+    if (!deps.launchers(workflow)) return { kind: 'no_launcher' as const, workflow };
+    const running = await trx
+      .selectFrom('runs')
+      .selectAll()
+      .where('workflowId', '=', workflow.id)
+      .where('status', '=', 'running')
+      .orderBy('id', 'desc')
+      .executeTakeFirst();
+    if (running) return { kind: 'already_running' as const, run: running };
+    const tenant = await trx.selectFrom('tenants').selectAll().where('id', '=', workflow.tenantId).executeTakeFirstOrThrow();
+    const profile = profileFor(workflow.cron, workflow.timezone, workflow.policy, now);
+    const run = await insertRunningRun(
+      trx,
+      { workflow, tick: null, trigger: 'manual', requestedBy: input.actor.user, timeoutSeconds: profile.timeoutSeconds, leaseOwner: deps.replicaId },
+      now,
+    );
+    if (!run) throw new Error(`run now for workflow ${workflow.id}: the manual run row was not inserted`);
+    const alert = await trx.selectFrom('alerts').selectAll().where('workflowId', '=', workflow.id).where('status', '=', 'open').forUpdate().executeTakeFirst();
+    if (alert) {
+      await recordAlertEvent(trx, { alert, tenant, kind: 'run_requested', actor: input.actor.user, data: { runId: run.id, by: input.actor.user }, now, config: deps.config });
+    }
+    return { kind: 'started' as const, run, workflow, tenant, timeoutSeconds: profile.timeoutSeconds };
+  });
+  if (decided.kind !== 'started') return decided;
+  await launchRun(deps, decided.run, decided.workflow, decided.tenant, decided.timeoutSeconds);
+  return { kind: 'started', run: decided.run };
+}
