@@ -1,0 +1,62 @@
+import { formatDuration, slackDate, userMention } from './format.js';
+import { capBlocks, LIMITS, mrkdwn, plain, safeText } from './limits.js';
+import type { Block } from './types.js';
+
+export interface HomeAlert {
+  id: number;
+  workflowName: string;
+  severity: string;
+  openedAt: Date;
+  consecutiveFailures: number;
+  ownerTeam: string;
+  ownerUser: string | null;
+  silenced: { until: Date | 'resolved' } | null;
+}
+
+export interface HomeDeadNotification {
+  id: number;
+  destination: string;
+  tenantId: string;
+  workflowName: string;
+  lastError: string | null;
+  createdAt: Date;
+}
+
+export interface HomeModel {
+  tenants: { id: string; name: string; alerts: HomeAlert[] }[];
+  dead: HomeDeadNotification[];
+}
+
+/** The App Home tab: the cross-tenant dashboard. */
+export function renderHome(model: HomeModel, now: Date): { type: 'home'; blocks: Block[] } {
+  const open = model.tenants.reduce((n, t) => n + t.alerts.length, 0);
+  const blocks: Block[] = [
+    { type: 'header', text: plain('Scheduled workflows: open alerts', LIMITS.headerText) },
+    {
+      type: 'context',
+      elements: [mrkdwn(`${open} open alert${open === 1 ? '' : 's'} across ${model.tenants.filter((t) => t.alerts.length).length} tenant(s) · updated ${slackDate(now)}`)],
+    },
+  ];
+  if (open === 0) blocks.push({ type: 'section', text: mrkdwn(':white_check_mark: Nothing is broken right now.') });
+  for (const tenant of model.tenants) {
+    if (tenant.alerts.length === 0) continue;
+    blocks.push({ type: 'divider' });
+    blocks.push({ type: 'section', text: mrkdwn(`*${safeText(tenant.name, 150)}* (\`${safeText(tenant.id, 64)}\`): ${tenant.alerts.length} open`) });
+    const lines = tenant.alerts.map((a) => {
+      const icon = a.severity === 'critical' ? ':rotating_light:' : ':warning:';
+      const owner = a.ownerUser ? userMention(a.ownerUser) : `unowned (${a.ownerTeam})`;
+      const silence = a.silenced ? ` · :mute: ${a.silenced.until === 'resolved' ? 'until resolved' : `until ${slackDate(a.silenced.until)}`}` : '';
+      return `${icon} *${safeText(a.workflowName, 100)}* · ${a.severity} · open ${formatDuration(now.getTime() - a.openedAt.getTime())} · ${a.consecutiveFailures} failures · ${owner}${silence}`;
+    });
+    for (let i = 0; i < lines.length; i += 10) blocks.push({ type: 'section', text: mrkdwn(lines.slice(i, i + 10).join('\n')) });
+  }
+  if (model.dead.length) {
+    blocks.push({ type: 'divider' });
+    blocks.push({ type: 'section', text: mrkdwn(`*:skull: Undeliverable notifications* (${model.dead.length})`) });
+    const lines = model.dead.map(
+      (d) => `• ${safeText(d.destination, 100)} · ${safeText(d.tenantId, 64)} / ${safeText(d.workflowName, 100)} · ${slackDate(d.createdAt)}: \`${safeText(d.lastError ?? 'unknown error', 200)}\``,
+    );
+    for (let i = 0; i < lines.length; i += 10) blocks.push({ type: 'section', text: mrkdwn(lines.slice(i, i + 10).join('\n')) });
+  }
+  return { type: 'home', blocks: capBlocks(blocks, LIMITS.surfaceBlocks, (k) => ({ type: 'context', elements: [mrkdwn(`… ${k} more not shown`)] })) };
+}

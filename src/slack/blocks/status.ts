@@ -1,0 +1,77 @@
+import type { AlertCard } from './alert-card.js';
+import { cadenceInWords, slackDate, userMention } from './format.js';
+import { historyLine, type HistoryRow } from './history.js';
+import { capBlocks, LIMITS, mrkdwn, safeText } from './limits.js';
+import type { Block, SlackMessage } from './types.js';
+
+export interface WorkflowStatusRow {
+  tenantId: string;
+  name: string;
+  cron: string;
+  timezone: string;
+  paused: boolean;
+  monitoring: boolean;
+  mode: string;
+  nextTickAt: Date | null;
+  lastRun: { status: string; finishedAt: Date | null } | null;
+  openAlert: { id: number; severity: string; ownerUser: string | null; silenced: boolean; consecutiveFailures: number } | null;
+}
+
+function health(row: WorkflowStatusRow): string {
+  if (row.paused) return ':double_vertical_bar: paused';
+  if (row.openAlert) return `${row.openAlert.severity === 'critical' ? ':rotating_light:' : ':warning:'} ${row.openAlert.severity}`;
+  if (!row.lastRun) return ':grey_question: no runs yet';
+  if (row.lastRun.status === 'succeeded') return ':large_green_circle: healthy';
+  if (row.lastRun.status === 'running') return ':hourglass_flowing_sand: running';
+  return `:large_orange_circle: last run ${safeText(row.lastRun.status, 20)}`;
+}
+
+/** `/scheduler status` without a name: every workflow in scope, grouped by tenant when there are several. */
+export function renderStatusList(rows: WorkflowStatusRow[], scopeLabel: string): SlackMessage {
+  const blocks: Block[] = [{ type: 'section', text: mrkdwn(`*Workflows of ${safeText(scopeLabel, 200)}* (${rows.length})`) }];
+  if (rows.length === 0) blocks.push({ type: 'section', text: mrkdwn('No workflows configured.') });
+  const lines = rows.map((r) => {
+    const alert = r.openAlert
+      ? ` · alert #${r.openAlert.id}, ${r.openAlert.consecutiveFailures} failures${r.openAlert.ownerUser ? `, owner ${userMention(r.openAlert.ownerUser)}` : ', unowned'}${r.openAlert.silenced ? ', silenced' : ''}`
+      : '';
+    const next = r.nextTickAt ? ` · next ${slackDate(r.nextTickAt)}` : r.mode === 'observed' ? ' · observed' : '';
+    return `${health(r)} *${safeText(r.name, 100)}*${rows.some((o) => o.tenantId !== r.tenantId) ? ` (${safeText(r.tenantId, 64)})` : ''} \`${safeText(r.cron, 60)}\`${next}${alert}`;
+  });
+  for (let i = 0; i < lines.length; i += 10) blocks.push({ type: 'section', text: mrkdwn(lines.slice(i, i + 10).join('\n')) });
+  const text = `Workflows of ${scopeLabel}: ${rows.map((r) => `${r.name}${r.openAlert ? ` (${r.openAlert.severity})` : ''}`).join(', ') || 'none'}`;
+  return { text: safeText(text, LIMITS.fallbackText), blocks: capBlocks(blocks, LIMITS.messageBlocks, (k) => ({ type: 'context', elements: [mrkdwn(`… ${k} more not shown`)] })) };
+}
+
+export interface WorkflowDetail {
+  row: WorkflowStatusRow;
+  tenantName: string;
+  cadenceSeconds: number;
+  policy: { retries: number; alertAfter: number; firstSeverity: string } | null;
+  runs: HistoryRow[];
+  alert: AlertCard | null;
+}
+
+/** `/scheduler status <workflow>`: its profile, last runs and alert. */
+export function renderWorkflowStatus(d: WorkflowDetail): SlackMessage {
+  const r = d.row;
+  const profile = [
+    `*${safeText(r.name, 100)}* of ${safeText(d.tenantName, 100)}: ${health(r)}`,
+    `Runs ${cadenceInWords(d.cadenceSeconds)} (\`${safeText(r.cron, 60)}\`, ${safeText(r.timezone, 64)}), ${r.mode}${r.nextTickAt ? `, next tick ${slackDate(r.nextTickAt)}` : ''}`,
+    d.policy ? `Policy: ${d.policy.retries} retries per tick, alert after ${d.policy.alertAfter} confirmed failure${d.policy.alertAfter === 1 ? '' : 's'}, opens as ${d.policy.firstSeverity}` : '',
+  ].filter(Boolean);
+  const blocks: Block[] = [{ type: 'section', text: mrkdwn(profile.join('\n')) }];
+  if (d.alert) {
+    const a = d.alert.alert;
+    blocks.push({
+      type: 'section',
+      text: mrkdwn(
+        `*Open alert #${a.id}*: ${a.severity}, ${a.consecutiveFailures} consecutive failures since ${slackDate(a.openedAt)}; owner ${a.ownerTeam}${a.ownerUser ? ` (${userMention(a.ownerUser)})` : ''}${a.lastError ? `\nLast error: \`${safeText(a.lastError.replace(/\s+/g, ' '), 500)}\`` : ''}`,
+      ),
+    });
+  } else {
+    blocks.push({ type: 'section', text: mrkdwn('No open alert.') });
+  }
+  blocks.push({ type: 'section', text: mrkdwn(`*Last runs*\n${d.runs.length ? d.runs.slice(0, 10).map(historyLine).join('\n') : 'none yet'}`) });
+  const text = `${r.name}: ${d.alert ? `open ${d.alert.alert.severity} alert` : 'no open alert'}; last runs ${d.runs.map((x) => x.status).join(', ') || 'none'}`;
+  return { text: safeText(text, LIMITS.fallbackText), blocks };
+}

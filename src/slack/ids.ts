@@ -1,0 +1,32 @@
+/** Action, callback and block ids: the contract between builders and listeners. */
+export const ACTION = {
+  takeOwnership: 'alert_take_ownership',
+  release: 'alert_release',
+  reassign: 'alert_reassign',
+  silence: 'alert_silence',
+  unsilence: 'alert_unsilence',
+  runNow: 'alert_run_now',
+  history: 'alert_history',
+} as const;
+
+export const VIEW = {
+  reassign: 'alert_reassign_modal',
+} as const;
+
+/** Block and action ids inside the reassign modal (state.values[block][action]). */
+export const REASSIGN_FIELD = {
+  team: { block: 'team', action: 'team' },
+  user: { block: 'user', action: 'user' },
+  note: { block: 'note', action: 'note' },
+} as const;
+
+/** Silence choices on the root's select; the value is `<alertId>:<choice>`. */
+export const SILENCE_CHOICES = [
+  { choice: '1h', label: '1 hour', ms: 3_600_000 },
+  { choice: '4h', label: '4 hours', ms: 4 * 3_600_000 },
+  { choice: '24h', label: '24 hours', ms: 24 * 3_600_000 },
+  { choice: 'resolved', label: 'Until resolved', ms: null },
+] as const;
+export type SilenceChoice = (typeof SILENCE_CHOICES)[number]['choice'];
+
+export const METADATA_EVENT_TYPE = 'scheduler_alert_event';

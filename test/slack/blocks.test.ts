@@ -1,0 +1,231 @@
+import { describe, expect, it } from 'vitest';
+import { renderAlertReply, renderAlertRoot, type AlertCard } from '../../src/slack/blocks/alert-card.js';
+import { cadenceInWords, formatDuration, parseDuration } from '../../src/slack/blocks/format.js';
+import { renderHistory, type HistoryRow } from '../../src/slack/blocks/history.js';
+import { renderHome } from '../../src/slack/blocks/home.js';
+import { escapeMrkdwn, LIMITS, safeText, TRUNCATION_MARKER } from '../../src/slack/blocks/limits.js';
+import { renderReassignModal } from '../../src/slack/blocks/reassign-modal.js';
+import { renderStatusList, renderWorkflowStatus, type WorkflowStatusRow } from '../../src/slack/blocks/status.js';
+import type { Block } from '../../src/slack/blocks/types.js';
+import { ACTION, VIEW } from '../../src/slack/ids.js';
+
+const NOW = new Date('2026-03-10T09:05:00Z');
+const OPENED = new Date('2026-03-10T02:03:00Z');
+
+function card(overrides: Partial<AlertCard['alert']> = {}, rest: Partial<Omit<AlertCard, 'alert'>> = {}): AlertCard {
+  return {
+    alert: {
+      id: 42,
+      status: 'open',
+      severity: 'warning',
+      openedAt: OPENED,
+      escalateAt: new Date('2026-03-10T03:03:00Z'),
+      escalatedAt: null,
+      resolvedAt: null,
+      cadenceSeconds: 300,
+      consecutiveFailures: 3,
+      lastError: 'connection refused to warehouse:5432',
+      errorGroup: 'e3b0c442',
+      errorGroupCount: 3,
+      stage: 'load',
+      ownerTeam: 'engineering',
+      ownerUser: null,
+      ownerNote: null,
+      acknowledgedBy: null,
+      silencedUntil: null,
+      silencedBy: null,
+      silenceReason: null,
+      ...overrides,
+    },
+    workflow: { id: 7, name: 'quality-check', cron: '*/5 * * * *', timezone: 'Europe/Berlin' },
+    tenant: { id: 'acme', name: 'Acme Analytics' },
+    lastRun: { id: 981, logExcerpt: 'step 3/4: load\nERROR connection refused', logUrl: null, stage: 'load' },
+    hasLauncher: true,
+    ...rest,
+  };
+}
+
+/** Every mrkdwn/plain text in a surface, for "nothing unsafe anywhere" assertions. */
+function texts(node: unknown): string[] {
+  if (Array.isArray(node)) return node.flatMap(texts);
+  if (node && typeof node === 'object') {
+    const o = node as Record<string, unknown>;
+    const own = typeof o.text === 'string' ? [o.text] : [];
+    return [...own, ...Object.entries(o).filter(([k]) => k !== 'text' || typeof o.text !== 'string').flatMap(([, v]) => texts(v))];
+  }
+  return [];
+}
+
+function actionIds(blocks: Block[]): string[] {
+  return blocks.filter((b) => b.type === 'actions').flatMap((b) => (b.elements as { action_id: string }[]).map((e) => e.action_id));
+}
+
+describe('alert root', () => {
+  it('open warning, unowned: header, fields and the full button row', () => {
+    const m = renderAlertRoot(card(), NOW);
+    expect(m).toMatchSnapshot();
+    expect(m.blocks[0]).toMatchObject({ type: 'header', text: { text: '⚠️ Warning (open): Acme Analytics / quality-check, 3 failures' } });
+    expect(actionIds(m.blocks)).toEqual([ACTION.takeOwnership, ACTION.reassign, ACTION.silence, ACTION.runNow, ACTION.history]);
+    const actions = m.blocks.find((b) => b.type === 'actions') as { elements: { value?: string; options?: { value: string }[] }[] };
+    expect(actions.elements[0]!.value).toBe('42');
+    expect(actions.elements[2]!.options!.map((o) => o.value)).toEqual(['42:1h', '42:4h', '42:24h', '42:resolved']);
+    expect(m.text).toContain('connection refused');
+    expect(JSON.stringify(m.blocks)).toContain('every 5 minutes');
+    expect(JSON.stringify(m.blocks)).toContain('Europe/Berlin');
+  });
+
+  it('critical, owned and silenced until a time: Release and Unsilence replace their buttons', () => {
+    const m = renderAlertRoot(
+      card({ severity: 'critical', escalatedAt: new Date('2026-03-10T03:03:00Z'), ownerUser: 'U0ALICE', acknowledgedBy: 'U0ALICE', silencedBy: 'U0ALICE', silencedUntil: new Date('2026-03-10T13:05:00Z'), silenceReason: 'vendor outage' }),
+      NOW,
+    );
+    expect(m).toMatchSnapshot();
+    expect(m.blocks[0]).toMatchObject({ text: { text: '🚨 Critical (silenced): Acme Analytics / quality-check, 3 failures' } });
+    expect(actionIds(m.blocks)).toEqual([ACTION.release, ACTION.reassign, ACTION.unsilence, ACTION.runNow, ACTION.history]);
+    expect(JSON.stringify(m.blocks)).toContain('<@U0ALICE>');
+  });
+
+  it('silenced until resolved, handed to the customer with a note', () => {
+    const m = renderAlertRoot(card({ ownerTeam: 'customer', ownerUser: 'U0CUST', ownerNote: 'credentials expired on your side', silencedBy: 'U0BOB', silencedUntil: null }), NOW);
+    expect(m).toMatchSnapshot();
+    expect(JSON.stringify(m.blocks)).toContain('until resolved');
+    expect(JSON.stringify(m.blocks)).toContain('customer · <@U0CUST>');
+  });
+
+  it('an expired silence is not shown as silenced', () => {
+    const m = renderAlertRoot(card({ silencedBy: 'U0BOB', silencedUntil: new Date('2026-03-10T09:00:00Z') }), NOW);
+    expect(actionIds(m.blocks)).toContain(ACTION.silence);
+    expect(m.blocks[0]).toMatchObject({ text: { text: expect.stringContaining('(open)') } });
+  });
+
+  it('resolved: the root ends "resolved after …" and only History remains', () => {
+    const m = renderAlertRoot(card({ status: 'resolved', resolvedAt: new Date('2026-03-10T09:05:00Z'), ownerUser: 'U0ALICE' }), NOW);
+    expect(m).toMatchSnapshot();
+    const last = m.blocks[m.blocks.length - 2] as { elements: { text: string }[] };
+    expect(last.elements[0]!.text).toBe(':white_check_mark: Resolved after 7h 02m');
+    expect(m.text).toMatch(/Resolved after 7h 02m$/);
+    expect(actionIds(m.blocks)).toEqual([ACTION.history]);
+  });
+
+  it('a 10,000-character error with <!channel>, mentions and links renders safely within limits', () => {
+    const evil = `<!channel> <!here> <@U0EVIL> <https://evil.example|click me> & ${'x'.repeat(4000)} \`\`\` escape ${'<!channel>'.repeat(500)}`.slice(0, 10_000).padEnd(10_000, 'y');
+    const m = renderAlertRoot(card({ lastError: evil, stage: '<!channel> stage' }, { lastRun: { id: 1, logExcerpt: evil, logUrl: 'javascript:<!channel>', stage: null } }), NOW);
+    const all = texts(m.blocks).concat(m.text);
+    for (const t of all) {
+      expect(t).not.toMatch(/<!channel>|<!here>|<@U0EVIL>|<https:\/\/evil/);
+    }
+    expect(m.blocks.length).toBeLessThanOrEqual(LIMITS.messageBlocks);
+    for (const b of m.blocks) {
+      const text = (b as { text?: { text: string } }).text?.text;
+      if (text) expect(text.length).toBeLessThanOrEqual(b.type === 'header' ? LIMITS.headerText : LIMITS.sectionText);
+    }
+    expect(m.text.length).toBeLessThanOrEqual(LIMITS.fallbackText);
+    const errorBlock = m.blocks.find((b) => JSON.stringify(b).includes('*Last error*')) as { text: { text: string } };
+    expect(errorBlock.text.text).toContain(TRUNCATION_MARKER);
+    expect(errorBlock.text.text).toContain('&lt;!channel&gt;');
+    // The fence cannot be closed early by the error text.
+    expect(errorBlock.text.text.match(/```/g)).toHaveLength(2);
+  });
+});
+
+describe('replies', () => {
+  const base = { at: NOW, actor: 'U0ALICE' as string | null };
+  const cases: [string, Record<string, unknown>, Partial<AlertCard['alert']>][] = [
+    ['opened', {}, {}],
+    ['escalated', {}, { severity: 'critical' }],
+    ['error_group_changed', { errorGroup: 'f00d', previous: 'e3b0c442', error: 'disk full <!channel>' }, {}],
+    ['owner_changed', { action: 'take', toUser: 'U0ALICE' }, { ownerUser: 'U0ALICE' }],
+    ['owner_changed', { fromTeam: 'engineering', fromUser: 'U0ALICE', toTeam: 'customer', toUser: 'U0CUST', note: 'your <@U0X> creds' }, { ownerTeam: 'customer', ownerUser: 'U0CUST' }],
+    ['silenced', { until: '2026-03-10T13:05:00.000Z', reason: 'vendor' }, {}],
+    ['silenced', { until: null }, {}],
+    ['unsilenced', { counts: { failure_recorded: 4, escalated: 1 } }, {}],
+    ['run_requested', { runId: 77 }, {}],
+    ['run_finished', { runId: 77, status: 'failed', error: 'exit 1' }, {}],
+    ['run_finished', { runId: 78, status: 'succeeded' }, {}],
+    ['resolved', { runId: 78 }, { status: 'resolved', resolvedAt: new Date('2026-03-10T09:05:00Z') }],
+  ];
+  it.each(cases)('%s %j', (kind, data, alert) => {
+    const m = renderAlertReply({ ...base, kind, data }, card(alert), NOW);
+    expect(m).toMatchSnapshot();
+    expect(m.text.length).toBeGreaterThan(0);
+    for (const t of texts(m.blocks)) expect(t).not.toMatch(/<!channel>|<@U0X>/);
+  });
+
+  it('names the people in ownership and silence replies', () => {
+    expect(renderAlertReply({ ...base, kind: 'owner_changed', data: { action: 'take', toUser: 'U0ALICE' } }, card(), NOW).text).toContain('<@U0ALICE> took ownership');
+    expect(renderAlertReply({ ...base, kind: 'silenced', data: { until: null } }, card(), NOW).text).toContain('until resolved');
+    expect(renderAlertReply({ ...base, kind: 'run_requested', data: { runId: 77 } }, card(), NOW).text).toBe('Run #77 started by <@U0ALICE>.');
+  });
+});
+
+describe('status, history, home and the reassign modal', () => {
+  const row = (over: Partial<WorkflowStatusRow>): WorkflowStatusRow => ({
+    tenantId: 'acme',
+    name: 'nightly',
+    cron: '0 2 * * *',
+    timezone: 'UTC',
+    paused: false,
+    monitoring: true,
+    mode: 'managed',
+    nextTickAt: new Date('2026-03-11T02:00:00Z'),
+    lastRun: { status: 'succeeded', finishedAt: OPENED },
+    openAlert: null,
+    ...over,
+  });
+  const history: HistoryRow[] = [
+    { runId: 3, tick: new Date('2026-03-10T02:00:00Z'), trigger: 'schedule', status: 'failed', attempts: 4, startedAt: OPENED, finishedAt: new Date(OPENED.getTime() + 90_000), error: 'boom <!channel>', outcomeNote: null },
+    { runId: 2, tick: new Date('2026-03-09T02:00:00Z'), trigger: 'schedule', status: 'succeeded', attempts: 2, startedAt: OPENED, finishedAt: OPENED, error: null, outcomeNote: 'recovered on attempt 2' },
+  ];
+
+  it('status list', () => {
+    const m = renderStatusList([row({}), row({ name: 'check', cron: '*/5 * * * *', openAlert: { id: 42, severity: 'critical', ownerUser: null, silenced: false, consecutiveFailures: 9 } })], 'Acme');
+    expect(m).toMatchSnapshot();
+  });
+
+  it('workflow detail', () => {
+    const m = renderWorkflowStatus({ row: row({}), tenantName: 'Acme', cadenceSeconds: 86_400, policy: { retries: 3, alertAfter: 1, firstSeverity: 'critical' }, runs: history, alert: card() });
+    expect(m).toMatchSnapshot();
+  });
+
+  it('history escapes errors and shows attempts', () => {
+    const m = renderHistory('nightly', history);
+    expect(m).toMatchSnapshot();
+    expect(JSON.stringify(m)).not.toContain('<!channel>');
+    expect(JSON.stringify(m.blocks)).toContain('4 attempts');
+  });
+
+  it('home groups alerts by tenant and lists dead notifications; stays within 100 blocks', () => {
+    const alerts = Array.from({ length: 3 }, (_, i) => ({ id: i, workflowName: `wf-${i}`, severity: i ? 'warning' : 'critical', openedAt: OPENED, consecutiveFailures: 3, ownerTeam: 'engineering', ownerUser: i === 1 ? 'U0ALICE' : null, silenced: i === 2 ? { until: 'resolved' as const } : null }));
+    const home = renderHome({ tenants: [{ id: 'acme', name: 'Acme', alerts }, { id: 'globex', name: 'Globex', alerts: [] }], dead: [{ id: 9, destination: 'slack:CGONE', tenantId: 'acme', workflowName: 'wf-0', lastError: 'channel_not_found', createdAt: OPENED }] }, NOW);
+    expect(home).toMatchSnapshot();
+    const big = renderHome({ tenants: Array.from({ length: 150 }, (_, i) => ({ id: `t${i}`, name: `T${i}`, alerts })), dead: [] }, NOW);
+    expect(big.blocks.length).toBe(LIMITS.surfaceBlocks);
+    expect(JSON.stringify(big.blocks[big.blocks.length - 1])).toMatch(/more not shown/);
+  });
+
+  it('reassign modal', () => {
+    const v = renderReassignModal({ alertId: 42, workflowName: 'nightly', tenantName: 'Acme', ownerTeam: 'engineering', ownerUser: null, channel: 'CACME' });
+    expect(v).toMatchSnapshot();
+    expect(v.callback_id).toBe(VIEW.reassign);
+    expect(JSON.parse(v.private_metadata as string)).toEqual({ alertId: 42, channel: 'CACME' });
+  });
+});
+
+describe('text helpers', () => {
+  it('escapes the three characters mrkdwn gives meaning to', () => {
+    expect(escapeMrkdwn('<!channel> & <@U1|x>')).toBe('&lt;!channel&gt; &amp; &lt;@U1|x&gt;');
+  });
+  it('never splits an entity when cutting', () => {
+    const out = safeText('&'.repeat(100), 40);
+    expect(out.length).toBeLessThanOrEqual(40);
+    expect(out.replace(TRUNCATION_MARKER, '')).toMatch(/^(&amp;)+$/);
+  });
+  it('words for durations and cadences', () => {
+    expect(formatDuration(25_320_000)).toBe('7h 02m');
+    expect(cadenceInWords(300)).toBe('every 5 minutes');
+    expect(cadenceInWords(86_400)).toBe('daily');
+    expect(parseDuration('30m')).toBe(1_800_000);
+    expect(parseDuration('1d')).toBe(86_400_000);
+    expect(parseDuration('soon')).toBeUndefined();
+  });
+});
