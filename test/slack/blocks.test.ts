@@ -66,7 +66,7 @@ describe('alert root', () => {
     expect(m).toMatchSnapshot();
     expect(m.blocks[0]).toMatchObject({ type: 'header', text: { text: '⚠️ Warning (open): Acme Analytics / quality-check, 3 failures' } });
     expect(actionIds(m.blocks)).toEqual([ACTION.takeOwnership, ACTION.reassign, ACTION.silence, ACTION.runNow, ACTION.history]);
-    const actions = m.blocks.find((b) => b.type === 'actions') as { elements: { value?: string; options?: { value: string }[] }[] };
+    const actions = m.blocks.find((b) => b.type === 'actions') as unknown as { elements: { value?: string; options?: { value: string }[] }[] };
     expect(actions.elements[0]!.value).toBe('42');
     expect(actions.elements[2]!.options!.map((o) => o.value)).toEqual(['42:1h', '42:4h', '42:24h', '42:resolved']);
     expect(m.text).toContain('connection refused');
@@ -101,7 +101,7 @@ describe('alert root', () => {
   it('resolved: the root ends "resolved after …" and only History remains', () => {
     const m = renderAlertRoot(card({ status: 'resolved', resolvedAt: new Date('2026-03-10T09:05:00Z'), ownerUser: 'U0ALICE' }), NOW);
     expect(m).toMatchSnapshot();
-    const last = m.blocks[m.blocks.length - 2] as { elements: { text: string }[] };
+    const last = m.blocks[m.blocks.length - 2] as unknown as { elements: { text: string }[] };
     expect(last.elements[0]!.text).toBe(':white_check_mark: Resolved after 7h 02m');
     expect(m.text).toMatch(/Resolved after 7h 02m$/);
     expect(actionIds(m.blocks)).toEqual([ACTION.history]);
@@ -120,7 +120,7 @@ describe('alert root', () => {
       if (text) expect(text.length).toBeLessThanOrEqual(b.type === 'header' ? LIMITS.headerText : LIMITS.sectionText);
     }
     expect(m.text.length).toBeLessThanOrEqual(LIMITS.fallbackText);
-    const errorBlock = m.blocks.find((b) => JSON.stringify(b).includes('*Last error*')) as { text: { text: string } };
+    const errorBlock = m.blocks.find((b) => JSON.stringify(b).includes('*Last error*')) as unknown as { text: { text: string } };
     expect(errorBlock.text.text).toContain(TRUNCATION_MARKER);
     expect(errorBlock.text.text).toContain('&lt;!channel&gt;');
     // The fence cannot be closed early by the error text.
