@@ -1,7 +1,45 @@
 import type { Deps } from '../deps.js';
+import { RUNS_FINISHED_CHANNEL } from '../services/runs.js';
+import { runEscalationClock } from './escalation.js';
+import { checkFreshness } from './freshness.js';
+import { pollFinishedRuns } from './poller.js';
 import type { LoopSpec } from './runner.js';
+import { createUptimeHeartbeat, UPTIME_BEAT_MS } from './uptime.js';
 
-/** The monitoring engine's loops (poller, retry, escalation, freshness…). Issue 3 fills this. */
-export function engineLoops(_deps: Deps): LoopSpec[] {
-  return [];
+/** How often the freshness detector looks for overdue runs and missed ticks. */
+export const FRESHNESS_INTERVAL_MS = 10_000;
+
+/** The monitoring engine's loops: poller (woken by finished runs), escalation clock, freshness detector, uptime heartbeat. */
+export function engineLoops(deps: Deps): LoopSpec[] {
+  const heartbeat = createUptimeHeartbeat(deps);
+  return [
+    {
+      name: 'monitor-uptime',
+      intervalMs: UPTIME_BEAT_MS,
+      tick: async () => {
+        await heartbeat.beat(deps.clock.now());
+        return false;
+      },
+    },
+    {
+      name: 'run-poller',
+      intervalMs: deps.config.POLL_INTERVAL_SECONDS * 1000,
+      wakeOn: [RUNS_FINISHED_CHANNEL],
+      tick: () => pollFinishedRuns(deps),
+    },
+    {
+      name: 'escalation-clock',
+      intervalMs: deps.config.ESCALATION_INTERVAL_SECONDS * 1000,
+      tick: () => runEscalationClock(deps),
+    },
+    {
+      name: 'freshness',
+      intervalMs: FRESHNESS_INTERVAL_MS,
+      tick: async () => {
+        // Beat first: a replica that just started must count itself as up before judging ticks.
+        await heartbeat.beat(deps.clock.now());
+        return checkFreshness(deps);
+      },
+    },
+  ];
 }

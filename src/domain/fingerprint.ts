@@ -1,0 +1,34 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * Error groups (DESIGN.md, core idea 9): the same failure with a different
+ * row id, timestamp or temp path is the same group. Order matters: the most
+ * specific shapes are replaced first, so a UUID is not eaten digit by digit.
+ */
+const RULES: [RegExp, string][] = [
+  [/\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?\b/g, '<ts>'],
+  [/\b\d{4}-\d{2}-\d{2}\b/g, '<date>'],
+  [/\b\d{2}:\d{2}:\d{2}(\.\d+)?\b/g, '<time>'],
+  [/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi, '<uuid>'],
+  [/\b0x[0-9a-f]+\b/gi, '<hex>'],
+  // Hex ids (commit shas, object ids): at least 8 hex characters with a digit in them.
+  [/\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{8,}\b/gi, '<hex>'],
+  [/"(?:[^"\\]|\\.)*"/g, '"<q>"'],
+  [/'(?:[^'\\]|\\.)*'/g, "'<q>'"],
+  [/`[^`]*`/g, '`<q>`'],
+  [/(?:[A-Za-z]:)?(?:[\\/][\w.@~+-]+){2,}[\\/]?/g, '<path>'],
+  [/\b\d+(\.\d+)?\b/g, '<n>'],
+];
+
+/** The error text with its variable parts replaced by placeholders. */
+export function normaliseError(text: string): string {
+  let out = text.trim().toLowerCase();
+  for (const [re, to] of RULES) out = out.replace(re, to);
+  return out.replace(/\s+/g, ' ');
+}
+
+/** A stable short id for an error's group: 12 hex of the SHA-1 of its normalised text. */
+export function fingerprintError(text: string | null | undefined): string | null {
+  if (!text || !text.trim()) return null;
+  return createHash('sha1').update(normaliseError(text), 'utf8').digest('hex').slice(0, 12);
+}

@@ -1,0 +1,78 @@
+import { sql } from 'kysely';
+import type { Alert } from '../db/schema.js';
+import type { Deps } from '../deps.js';
+import { endSilence } from '../services/alert-actions.js';
+import { recordAlertEvent } from '../services/alert-events.js';
+
+/**
+ * The escalation clock (DESIGN.md, core idea 6). An open warning nobody has
+ * taken ownership of becomes critical when the workflow has kept failing
+ * since it opened (consecutive failures reach the snapshotted
+ * escalateAfterFailures) or when escalate_at (opened_at + multiplier ×
+ * cadence captured at opening) passes. The UPDATE is the claim: its WHERE is
+ * re-checked on the locked row, so of two replicas exactly one escalates.
+ * It also ends silences whose time has passed.
+ */
+export async function runEscalationClock(deps: Pick<Deps, 'db' | 'clock' | 'config'>): Promise<boolean> {
+  const now = deps.clock.now();
+  const ended = await endExpiredSilences(deps, now);
+  const escalated = await escalateDueWarnings(deps, now);
+  return ended + escalated > 0;
+}
+
+export async function escalateDueWarnings(deps: Pick<Deps, 'db' | 'config'>, now: Date): Promise<number> {
+  return deps.db.transaction().execute(async (trx) => {
+    const { rows } = await sql<Alert>`
+      update alerts set severity = 'critical', escalated_at = ${now}, updated_at = ${now}
+      where status = 'open' and severity = 'warning' and acknowledged_at is null
+        and ((escalate_at is not null and escalate_at <= ${now})
+          or consecutive_failures >= coalesce((policy->>'escalateAfterFailures')::int, 2147483647))
+      returning *
+    `.execute(trx);
+    for (const alert of rows) {
+      const tenant = await trx
+        .selectFrom('workflows')
+        .innerJoin('tenants', 'tenants.id', 'workflows.tenantId')
+        .select(['tenants.channel'])
+        .where('workflows.id', '=', alert.workflowId)
+        .executeTakeFirstOrThrow();
+      const threshold = Number((alert.policy as { escalateAfterFailures?: number }).escalateAfterFailures ?? Infinity);
+      const reason = alert.consecutiveFailures >= threshold ? 'kept_failing' : 'deadline';
+      await recordAlertEvent(trx, {
+        alert,
+        tenant,
+        kind: 'escalated',
+        data: { from: 'warning', to: 'critical', reason, consecutiveFailures: alert.consecutiveFailures, escalateAt: alert.escalateAt?.toISOString() ?? null },
+        now,
+        config: deps.config,
+      });
+    }
+    return rows.length;
+  });
+}
+
+export async function endExpiredSilences(deps: Pick<Deps, 'db' | 'config'>, now: Date): Promise<number> {
+  return deps.db.transaction().execute(async (trx) => {
+    // skip locked: a replica (or a person unsilencing) already holding one finishes it; the rest are ours.
+    const due = await trx
+      .selectFrom('alerts')
+      .selectAll()
+      .where('status', '=', 'open')
+      .where('silencedBy', 'is not', null)
+      .where('silencedUntil', 'is not', null)
+      .where('silencedUntil', '<=', now)
+      .forUpdate()
+      .skipLocked()
+      .execute();
+    for (const alert of due) {
+      const tenant = await trx
+        .selectFrom('workflows')
+        .innerJoin('tenants', 'tenants.id', 'workflows.tenantId')
+        .select(['tenants.channel'])
+        .where('workflows.id', '=', alert.workflowId)
+        .executeTakeFirstOrThrow();
+      await endSilence(trx, alert, tenant, null, 'expired', now, deps.config);
+    }
+    return due.length;
+  });
+}

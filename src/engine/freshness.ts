@@ -1,0 +1,144 @@
+import { sql } from 'kysely';
+import type { Deps } from '../deps.js';
+import { profileFor } from '../domain/cadence.js';
+import { fingerprintError } from '../domain/fingerprint.js';
+import { nextFireAfter } from '../domain/schedule.js';
+import { RUNS_FINISHED_CHANNEL } from '../services/runs.js';
+import { monitorWasUp } from './uptime.js';
+
+/**
+ * Silence is data (DESIGN.md, core idea 8). Three things turn into ledger
+ * rows the poller then processes like any finished run:
+ * - a `running` row past its deadline → failed "timed out";
+ * - a `running` row whose lease expired (the replica supervising it died) → failed "worker lost";
+ * - an observed workflow's tick with no run by tick + grace → a `missed`
+ *   original row; or `skipped` when no replica of the monitor was alive at
+ *   the tick (the report may have been sent to nobody), which never pages.
+ *
+ * Managed workflows' ticks are the tick scheduler's (it fires each one or
+ * records it skipped, and advances their next_tick_at). For observed ones
+ * next_tick_at is this detector's cursor: the next tick not yet accounted for.
+ */
+
+export const TIMED_OUT = 'timed out';
+export const WORKER_LOST = 'worker lost';
+
+/** At most this many ticks of one workflow per pass: a long outage is worked through over several passes. */
+const MAX_TICKS_PER_PASS = 500;
+const WORKFLOWS_PER_PASS = 200;
+
+export async function checkFreshness(deps: Pick<Deps, 'db' | 'clock'>): Promise<boolean> {
+  const now = deps.clock.now();
+  const failed = await failOverdueRuns(deps, now);
+  const ticks = await recordMissedTicks(deps, now);
+  return failed + ticks > 0;
+}
+
+/** Conditional updates like finishRun's: only a row still `running` changes, so replicas fail each run once. */
+export async function failOverdueRuns(deps: Pick<Deps, 'db'>, now: Date): Promise<number> {
+  return deps.db.transaction().execute(async (trx) => {
+    const fail = (error: string) => ({
+      status: 'failed' as const,
+      attemptStatus: 'failed' as const,
+      error,
+      attemptError: error,
+      errorGroup: fingerprintError(error),
+      finishedAt: now,
+      leaseOwner: null,
+      leaseExpiresAt: null,
+    });
+    const timedOut = await trx
+      .updateTable('runs')
+      .set(fail(TIMED_OUT))
+      .where('status', '=', 'running')
+      .where('deadlineAt', '<=', now)
+      .returning('id')
+      .execute();
+    const lost = await trx
+      .updateTable('runs')
+      .set(fail(WORKER_LOST))
+      .where('status', '=', 'running')
+      .where('leaseExpiresAt', '<=', now)
+      .returning('id')
+      .execute();
+    const n = timedOut.length + lost.length;
+    if (n > 0) await sql`select pg_notify(${RUNS_FINISHED_CHANNEL}, 'freshness')`.execute(trx);
+    return n;
+  });
+}
+
+export async function recordMissedTicks(deps: Pick<Deps, 'db'>, now: Date): Promise<number> {
+  return deps.db.transaction().execute(async (trx) => {
+    const due = await trx
+      .selectFrom('workflows')
+      .selectAll()
+      .where('mode', '=', 'observed')
+      .where('enabled', '=', true)
+      .where('monitoring', '=', true)
+      .where('paused', '=', false)
+      .where('nextTickAt', 'is not', null)
+      .where('nextTickAt', '<=', now)
+      .orderBy('nextTickAt')
+      .limit(WORKFLOWS_PER_PASS)
+      .forUpdate()
+      .skipLocked()
+      .execute();
+    let recorded = 0;
+    for (const workflow of due) {
+      const profile = profileFor(workflow.cron, workflow.timezone, workflow.policy, now);
+      const graceMs = profile.graceSeconds * 1000;
+      let tick = workflow.nextTickAt!;
+      for (let i = 0; i < MAX_TICKS_PER_PASS && tick.getTime() + graceMs <= now.getTime(); i++) {
+        const windowEnd = new Date(tick.getTime() + graceMs);
+        const seen = await trx
+          .selectFrom('runs')
+          .select('id')
+          .where('workflowId', '=', workflow.id)
+          .where('originalRunId', 'is', null)
+          .where((eb) => eb.or([eb('tick', '=', tick), eb.and([eb('tick', 'is', null), eb('startedAt', '>=', tick), eb('startedAt', '<=', windowEnd)])]))
+          .limit(1)
+          .executeTakeFirst();
+        if (!seen) {
+          const up = await monitorWasUp(trx, tick);
+          const error = up ? `missed: no run started by ${windowEnd.toISOString()}` : null;
+          const inserted = await trx
+            .insertInto('runs')
+            .values({
+              workflowId: workflow.id,
+              tick,
+              trigger: 'schedule',
+              status: up ? 'missed' : 'skipped',
+              attemptStatus: up ? 'missed' : null,
+              attemptError: error,
+              error,
+              errorGroup: up ? fingerprintError('missed') : null,
+              outcomeNote: up ? null : 'the monitor was not running at this tick',
+              originalRunId: null,
+              startedAt: null,
+              finishedAt: now,
+              deadlineAt: null,
+              stage: null,
+              rows: null,
+              exitCode: null,
+              logExcerpt: null,
+              logUrl: null,
+              requestedBy: null,
+              externalId: null,
+              // A skipped tick is never evaluated; a missed one goes through the poller.
+              processedAt: up ? null : now,
+              leaseOwner: null,
+              leaseExpiresAt: null,
+            })
+            .onConflict((oc) => oc.columns(['workflowId', 'tick']).where('originalRunId', 'is', null).where('tick', 'is not', null).doNothing())
+            .returning('id')
+            .executeTakeFirst();
+          if (inserted) recorded++;
+        }
+        tick = nextFireAfter(workflow.cron, workflow.timezone, tick);
+      }
+      await trx.updateTable('workflows').set({ nextTickAt: tick }).where('id', '=', workflow.id).execute();
+    }
+    if (recorded > 0) await sql`select pg_notify(${RUNS_FINISHED_CHANNEL}, 'missed')`.execute(trx);
+    return recorded;
+  });
+}

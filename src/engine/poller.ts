@@ -1,0 +1,161 @@
+import { sql, type Transaction } from 'kysely';
+import type { Database, Run, Tenant, Workflow } from '../db/schema.js';
+import type { Deps } from '../deps.js';
+import { profileFor, type CadenceProfile } from '../domain/cadence.js';
+import { fingerprintError } from '../domain/fingerprint.js';
+import { launchRun } from '../services/runs.js';
+import { evaluateWorkflows, type EvaluationTarget } from './evaluator.js';
+import { handleFailedOriginal, handleFinishedAttempt, type Launch } from './retry.js';
+
+/**
+ * The poller (DESIGN.md, core idea 1): the run ledger is the queue. One tick
+ * claims a batch of finished, unprocessed runs and routes each one: failed
+ * attempts with budget to the retry engine, tick verdicts and manual runs to
+ * the evaluator. Claim, routing and evaluation share one transaction, so
+ * another replica never sees a claimed run half-routed (a failure about to
+ * become `pending_retry` is never counted as confirmed). If the batch throws,
+ * its runs are taken again one at a time, and a run that still throws is
+ * marked processed with the error logged: a fault is never re-processed forever.
+ */
+
+export const DEFAULT_POLL_BATCH = 100;
+
+export async function pollFinishedRuns(deps: Deps, batch = DEFAULT_POLL_BATCH): Promise<boolean> {
+  const now = deps.clock.now();
+  let outcome: BatchOutcome;
+  try {
+    outcome = await deps.db.transaction().execute((trx) => processClaimed(trx, deps, now, batch));
+  } catch (error) {
+    deps.logger.warn({ err: error }, 'poller batch failed; processing its runs one at a time');
+    return pollOneByOne(deps, now, batch);
+  }
+  await launchAll(deps, outcome.launches);
+  return outcome.claimed > 0;
+}
+
+interface BatchOutcome {
+  claimed: number;
+  launches: Launch[];
+}
+
+/** Claims with one statement: select … for update skip locked, then mark processed, returning the rows. */
+export async function claimFinishedRuns(trx: Transaction<Database>, now: Date, limit: number): Promise<Run[]> {
+  const { rows } = await sql<Run>`
+    with claimed as (
+      select id from runs
+      where processed_at is null and status in ('succeeded', 'failed', 'missed')
+      order by id
+      limit ${limit}
+      for update skip locked
+    )
+    update runs set processed_at = ${now}
+    from claimed where runs.id = claimed.id
+    returning runs.*
+  `.execute(trx);
+  return rows.sort((a, b) => a.id - b.id);
+}
+
+async function processClaimed(trx: Transaction<Database>, deps: Deps, now: Date, limit: number, onClaim?: (ids: number[]) => void): Promise<BatchOutcome> {
+  const runs = await claimFinishedRuns(trx, now, limit);
+  onClaim?.(runs.map((r) => r.id));
+  if (runs.length === 0) return { claimed: 0, launches: [] };
+  const workflowIds = [...new Set(runs.map((r) => r.workflowId))].sort((a, b) => a - b);
+  // Workflow rows are locked in id order: two replicas with overlapping batches cannot deadlock.
+  const workflows = await trx.selectFrom('workflows').selectAll().where('id', 'in', workflowIds).orderBy('id').forUpdate().execute();
+  const tenants = await trx
+    .selectFrom('tenants')
+    .selectAll()
+    .where(
+      'id',
+      'in',
+      [...new Set(workflows.map((w) => w.tenantId))],
+    )
+    .execute();
+  const tenantBy = new Map(tenants.map((t) => [t.id, t]));
+  const contexts = new Map<number, { workflow: Workflow; tenant: Tenant; profile: CadenceProfile }>();
+  for (const w of workflows) contexts.set(w.id, { workflow: w, tenant: tenantBy.get(w.tenantId)!, profile: profileFor(w.cron, w.timezone, w.policy, now) });
+
+  const launches: Launch[] = [];
+  const targets = new Map<number, EvaluationTarget>();
+  const target = (workflowId: number) => {
+    let t = targets.get(workflowId);
+    if (!t) targets.set(workflowId, (t = { ...contexts.get(workflowId)!, finishedManualRuns: [] }));
+    return t;
+  };
+
+  for (const claimed of runs) {
+    const ctx = contexts.get(claimed.workflowId)!;
+    if (!ctx.workflow.monitoring) continue;
+    const run = await applyOutputCheck(trx, claimed, ctx.profile);
+    if (run.originalRunId !== null) {
+      const result = await handleFinishedAttempt(trx, deps, { run, ...ctx }, now);
+      if (result.kind === 'retrying') launches.push(result.launch);
+      else target(run.workflowId);
+    } else if (run.tick !== null && run.status === 'failed') {
+      const result = await handleFailedOriginal(trx, deps, { run, ...ctx }, now);
+      if (result.kind === 'retrying') launches.push(result.launch);
+      else target(run.workflowId);
+    } else {
+      const t = target(run.workflowId);
+      if (run.tick === null && run.trigger === 'manual') t.finishedManualRuns.push(run);
+    }
+  }
+  await evaluateWorkflows(trx, deps, [...targets.values()], now);
+  return { claimed: runs.length, launches };
+}
+
+/**
+ * Silence is data (core idea 8): a success with fewer rows than minRows is a
+ * failure, "empty output". The row itself says so, so history and the
+ * evaluator agree. Failures get their error group here, once.
+ */
+async function applyOutputCheck(trx: Transaction<Database>, run: Run, profile: CadenceProfile): Promise<Run> {
+  if (run.status === 'succeeded' && profile.minRows !== null && (run.rows ?? 0) < profile.minRows) {
+    const error = `empty output: ${run.rows ?? 0} rows, expected at least ${profile.minRows}`;
+    return trx
+      .updateTable('runs')
+      .set({ status: 'failed', attemptStatus: 'failed', attemptError: error, error, errorGroup: fingerprintError('empty output') })
+      .where('id', '=', run.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+  }
+  if (run.status !== 'succeeded' && run.errorGroup === null) {
+    const error = run.error ?? (run.status === 'missed' ? 'missed' : 'failed without an error message');
+    return trx.updateTable('runs').set({ errorGroup: fingerprintError(error) }).where('id', '=', run.id).returningAll().executeTakeFirstOrThrow();
+  }
+  return run;
+}
+
+async function pollOneByOne(deps: Deps, now: Date, limit: number): Promise<boolean> {
+  let found = false;
+  for (let i = 0; i < limit; i++) {
+    let runId: number | undefined;
+    let outcome: BatchOutcome;
+    try {
+      outcome = await deps.db.transaction().execute(async (trx) => {
+        return processClaimed(trx, deps, now, 1, (ids) => (runId = ids[0]));
+      });
+    } catch (error) {
+      if (runId === undefined) throw error;
+      deps.logger.error({ err: error, runId }, 'run could not be processed; marked processed so it is not retried forever');
+      await deps.db.updateTable('runs').set({ processedAt: now }).where('id', '=', runId).where('processedAt', 'is', null).execute();
+      found = true;
+      continue;
+    }
+    if (outcome.claimed === 0) break;
+    found = true;
+    await launchAll(deps, outcome.launches);
+  }
+  return found;
+}
+
+async function launchAll(deps: Deps, launches: Launch[]): Promise<void> {
+  for (const l of launches) {
+    try {
+      await launchRun(deps, l.run, l.workflow, l.tenant, l.timeoutSeconds);
+    } catch (error) {
+      // launchRun fails the run itself when the launcher refuses; this is the database failing under it.
+      deps.logger.error({ err: error, runId: l.run.id, workflowId: l.workflow.id }, 'retry launch failed');
+    }
+  }
+}

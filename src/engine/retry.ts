@@ -1,0 +1,107 @@
+import type { Transaction } from 'kysely';
+import type { Database, Run, Tenant, Workflow } from '../db/schema.js';
+import type { Deps } from '../deps.js';
+import type { CadenceProfile } from '../domain/cadence.js';
+import { fingerprintError } from '../domain/fingerprint.js';
+import { insertRunningRun } from '../services/runs.js';
+
+/**
+ * The retry engine (DESIGN.md, core idea 3). Budget is per tick: a tick gets
+ * 1 + retries attempts in all. Attempts after the first are rows of their own
+ * (trigger 'retry', same tick, original_run_id → the tick's original row),
+ * which carries the tick's verdict once the last attempt ends.
+ */
+
+export interface Launch {
+  run: Run;
+  workflow: Workflow;
+  tenant: Tenant;
+  timeoutSeconds: number;
+}
+
+export type RetryOutcome =
+  /** A new attempt was inserted; launch it after commit. The tick has no verdict yet. */
+  | { kind: 'retrying'; launch: Launch }
+  /** The tick's verdict is final and written on its original row. */
+  | { kind: 'verdict'; original: Run };
+
+function attemptsAllowed(profile: CadenceProfile, hasLauncher: boolean): number {
+  return 1 + (hasLauncher ? profile.retries : 0);
+}
+
+/**
+ * A tick's original row failed. With budget (and a launcher) it becomes
+ * `pending_retry` and attempt 2 is inserted; otherwise its failure is the verdict.
+ */
+export async function handleFailedOriginal(
+  trx: Transaction<Database>,
+  deps: Pick<Deps, 'launchers' | 'replicaId'>,
+  ctx: { run: Run; workflow: Workflow; tenant: Tenant; profile: CadenceProfile },
+  now: Date,
+): Promise<RetryOutcome> {
+  const { run, workflow, tenant, profile } = ctx;
+  if (attemptsAllowed(profile, !!deps.launchers(workflow)) <= 1) return { kind: 'verdict', original: run };
+  const original = await trx.updateTable('runs').set({ status: 'pending_retry' }).where('id', '=', run.id).returningAll().executeTakeFirstOrThrow();
+  const next = await insertAttempt(trx, deps, original, workflow, profile, 2, now);
+  return { kind: 'retrying', launch: { run: next, workflow, tenant, timeoutSeconds: profile.timeoutSeconds } };
+}
+
+/**
+ * A retry attempt ended. Success: the tick recovered. Failure with budget: one
+ * more attempt. Failure without: the tick failed with this attempt's error.
+ */
+export async function handleFinishedAttempt(
+  trx: Transaction<Database>,
+  deps: Pick<Deps, 'launchers' | 'replicaId'>,
+  ctx: { run: Run; workflow: Workflow; tenant: Tenant; profile: CadenceProfile },
+  now: Date,
+): Promise<RetryOutcome> {
+  const { run, workflow, tenant, profile } = ctx;
+  const original = await trx.selectFrom('runs').selectAll().where('id', '=', run.originalRunId!).forUpdate().executeTakeFirstOrThrow();
+  if (original.status !== 'pending_retry') {
+    // Already has a verdict (written by hand, or an attempt from an older budget): nothing to add.
+    return { kind: 'verdict', original };
+  }
+  const failed = run.status !== 'succeeded';
+  if (failed && run.attempt < attemptsAllowed(profile, !!deps.launchers(workflow))) {
+    const next = await insertAttempt(trx, deps, original, workflow, profile, run.attempt + 1, now);
+    return { kind: 'retrying', launch: { run: next, workflow, tenant, timeoutSeconds: profile.timeoutSeconds } };
+  }
+  const verdict = await trx
+    .updateTable('runs')
+    .set({
+      status: failed ? 'failed' : 'succeeded',
+      error: failed ? run.error : null,
+      errorGroup: failed ? (run.errorGroup ?? fingerprintError(run.error)) : null,
+      outcomeNote: failed ? `failed on all ${run.attempt} attempts` : `recovered on attempt ${run.attempt}`,
+      // The tick's verdict carries the deciding attempt's details; the original's own attempt stays in attempt_status/attempt_error.
+      stage: run.stage,
+      rows: run.rows,
+      exitCode: run.exitCode,
+      logExcerpt: run.logExcerpt,
+      logUrl: run.logUrl,
+      finishedAt: run.finishedAt ?? now,
+    })
+    .where('id', '=', original.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return { kind: 'verdict', original: verdict };
+}
+
+async function insertAttempt(
+  trx: Transaction<Database>,
+  deps: Pick<Deps, 'replicaId'>,
+  original: Run,
+  workflow: Workflow,
+  profile: CadenceProfile,
+  attempt: number,
+  now: Date,
+): Promise<Run> {
+  const run = await insertRunningRun(
+    trx,
+    { workflow, tick: original.tick, trigger: 'retry', attempt, originalRunId: original.id, timeoutSeconds: profile.timeoutSeconds, leaseOwner: deps.replicaId },
+    now,
+  );
+  if (!run) throw new Error(`retry attempt ${attempt} of run ${original.id} was not inserted`);
+  return run;
+}
