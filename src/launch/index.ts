@@ -1,13 +1,34 @@
 import type { Deps } from '../deps.js';
 import type { LoopSpec } from '../engine/runner.js';
+import { createCommandLauncher } from './command-launcher.js';
+import { createHttpLauncher } from './http-launcher.js';
+import { HeldRuns, heldRunsOf, leaseRenewalLoop, registerHeldRuns } from './run-leases.js';
+import { tickSchedulerLoop } from './tick-scheduler.js';
 import type { LauncherResolver } from './types.js';
 
-/** The real launchers (command, http). Issue 4 fills this. */
-export function createLaunchers(_deps: Omit<Deps, 'launchers'>): LauncherResolver {
-  return () => undefined;
+/** The real launchers: one of each kind per replica, chosen by the workflow's `launcher.kind`. */
+export function createLaunchers(deps: Omit<Deps, 'launchers'>): LauncherResolver {
+  const held = new HeldRuns();
+  const command = createCommandLauncher(deps, held);
+  const http = createHttpLauncher(deps, held);
+  const resolve: LauncherResolver = (workflow) => {
+    switch (workflow.launcher?.kind) {
+      case 'command':
+        return command;
+      case 'http':
+        return http;
+      default:
+        return undefined;
+    }
+  };
+  registerHeldRuns(resolve, held);
+  return resolve;
 }
 
-/** Loops that bring runs in (tick scheduler, lease renewal). Issue 4 fills this. */
-export function runLoops(_deps: Deps): LoopSpec[] {
-  return [];
+/** Loops that bring runs in: the tick scheduler, and lease renewal of the attempts this replica supervises. */
+export function runLoops(deps: Deps): LoopSpec[] {
+  const loops = [tickSchedulerLoop(deps)];
+  const held = heldRunsOf(deps.launchers);
+  if (held) loops.push(leaseRenewalLoop(deps, held));
+  return loops;
 }

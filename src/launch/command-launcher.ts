@@ -1,0 +1,174 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { Deps } from '../deps.js';
+import type { LauncherConfig } from '../db/schema.js';
+import type { LaunchContext, LaunchOutcome, Launcher } from './types.js';
+import { OutputTail } from './output-tail.js';
+import { renewRunLeases, type HeldRuns } from './run-leases.js';
+import { reportOutcome } from './report-outcome.js';
+
+type CommandConfig = Extract<LauncherConfig, { kind: 'command' }>;
+type CommandDeps = Pick<Deps, 'db' | 'clock' | 'logger' | 'replicaId'>;
+
+export interface CommandLauncherOptions {
+  /** Between TERM and KILL when the watchdog ends a run. */
+  killGraceMs?: number;
+  /** How much of the end of stdout+stderr becomes the run's log excerpt. */
+  tailBytes?: number;
+  /** After the shell exits, how long to wait for background children still holding its output pipes. */
+  drainMs?: number;
+}
+
+export const DEFAULT_KILL_GRACE_MS = 5_000;
+export const DEFAULT_TAIL_BYTES = 8 * 1024;
+
+// The bot's own credentials stay out of jobs' environments; a job that needs a
+// secret gets it through `launcher.env` or its own configuration.
+const BOT_SECRET = /TOKEN|SECRET|PASSWORD|SMTP_URL|DATABASE_URL/i;
+
+export function commandEnvironment(config: CommandConfig, ctx: LaunchContext, base: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(base)) if (v !== undefined && !BOT_SECRET.test(k)) env[k] = v;
+  return {
+    ...env,
+    ...config.env,
+    RUN_ID: String(ctx.runId),
+    WORKFLOW: ctx.workflow.name,
+    TENANT: ctx.tenant.id,
+    TICK: ctx.tick ? ctx.tick.toISOString() : '',
+    ATTEMPT: String(ctx.attempt),
+    TRIGGER: ctx.trigger,
+  };
+}
+
+interface Watched {
+  tail: OutputTail;
+  closed: Promise<void>;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/**
+ * Signals a whole process group; false when no process of it is left. Never
+ * throws: it runs from timers, where a throw would take the replica down.
+ */
+function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch (error) {
+    // EPERM: a member changed its credentials; it exists, and only its owner can end it.
+    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+}
+
+/**
+ * Runs `launcher.command` with /bin/sh as the leader of its own process group,
+ * so the watchdog's TERM (and KILL after the grace) reaches everything the
+ * command started, not just the shell. The watchdog and lease use real time:
+ * they supervise a real process. What is written to the ledger uses the clock.
+ */
+export function createCommandLauncher(deps: CommandDeps, held: HeldRuns, options: CommandLauncherOptions = {}): Launcher {
+  const killGraceMs = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
+  const tailBytes = options.tailBytes ?? DEFAULT_TAIL_BYTES;
+  const drainMs = options.drainMs ?? 1_000;
+
+  return {
+    kind: 'command',
+    async launch(ctx: LaunchContext): Promise<LaunchOutcome> {
+      const config = ctx.workflow.launcher;
+      if (!config || config.kind !== 'command') return { started: false, error: 'workflow has no command launcher' };
+      const log = deps.logger.child({ runId: ctx.runId, workflow: ctx.workflow.name, tenant: ctx.tenant.id });
+
+      const child = spawn('/bin/sh', ['-c', config.command], {
+        cwd: config.cwd,
+        env: commandEnvironment(config, ctx),
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      // Listen before any await: a quick command can exit before the next line runs.
+      const watched = watch(child);
+      const spawned = await new Promise<{ ok: true } | { ok: false; error: string }>((resolve) => {
+        child.once('spawn', () => resolve({ ok: true }));
+        child.once('error', (error) => resolve({ ok: false, error: error.message }));
+      });
+      if (!spawned.ok) return { started: false, error: spawned.error };
+
+      held.add(ctx.runId);
+      void supervise(child, watched, ctx, config, log).finally(() => held.release(ctx.runId));
+      // Take the lease at once: the row may have been inserted without one.
+      await renewRunLeases(deps, [ctx.runId], deps.clock.now()).catch((error) => log.warn({ err: error }, 'could not take the run lease'));
+      return { started: true };
+    },
+  };
+
+  function watch(child: ChildProcess): Watched {
+    const tail = new OutputTail(tailBytes);
+    child.stdout!.on('data', (c: Buffer) => tail.write(c));
+    child.stderr!.on('data', (c: Buffer) => tail.write(c));
+    const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.once('exit', (code, signal) => resolve({ code, signal })),
+    );
+    return { tail, closed, exited };
+  }
+
+  async function supervise(child: ChildProcess, watched: Watched, ctx: LaunchContext, config: CommandConfig, log: CommandDeps['logger']): Promise<void> {
+    const pgid = child.pid!;
+    const { tail, closed, exited } = watched;
+
+    let termSentAt: number | undefined;
+    let killTimer: NodeJS.Timeout | undefined;
+    const watchdog = setTimeout(() => {
+      termSentAt = Date.now();
+      log.warn({ timeoutSeconds: ctx.timeoutSeconds }, 'run timed out: terminating its process group');
+      signalGroup(pgid, 'SIGTERM');
+      // A leader that traps TERM never exits on its own.
+      killTimer = setTimeout(() => signalGroup(pgid, 'SIGKILL'), killGraceMs);
+    }, ctx.timeoutSeconds * 1000);
+
+    const { code, signal } = await exited;
+    clearTimeout(watchdog);
+    const timedOut = termSentAt !== undefined;
+    if (timedOut) {
+      await reapGroup(pgid, termSentAt! + killGraceMs);
+      clearTimeout(killTimer);
+    }
+    // Background children may still hold the pipes; do not wait on them for ever.
+    await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, drainMs))]);
+    child.stdout!.destroy();
+    child.stderr!.destroy();
+
+    const logExcerpt = tail.text() || null;
+    if (timedOut) {
+      await reportOutcome(deps, ctx.runId, { status: 'failed', error: `timed out after ${ctx.timeoutSeconds}s (process group terminated)`, exitCode: code, logExcerpt });
+    } else if (code === 0) {
+      await reportOutcome(deps, ctx.runId, { status: 'succeeded', exitCode: 0, logExcerpt });
+    } else {
+      const error = code !== null ? `exited with code ${code}` : `killed by ${signal}`;
+      await reportOutcome(deps, ctx.runId, { status: 'failed', error: lastLineOr(logExcerpt, error), exitCode: code, logExcerpt });
+    }
+    log.debug({ code, signal, timedOut, command: config.command }, 'command finished');
+  }
+}
+
+/**
+ * After TERM: give the group its grace, then KILL whatever is left (members
+ * that trap or ignore TERM). Polls the group rather than trusting the leader's
+ * exit, because the leader often dies first and leaves children behind.
+ */
+async function reapGroup(pgid: number, until: number): Promise<void> {
+  while (Date.now() < until) {
+    if (!signalGroup(pgid, 0)) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  signalGroup(pgid, 'SIGKILL');
+}
+
+/** The error of a failed command: its exit status, with the last line it printed when there is one. */
+function lastLineOr(output: string | null, status: string): string {
+  const last = output
+    ?.split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .pop();
+  return last ? `${status}: ${last.slice(0, 500)}` : status;
+}

@@ -1,0 +1,158 @@
+import type { Deps } from '../deps.js';
+import type { LauncherConfig } from '../db/schema.js';
+import type { RunOutcome } from '../services/runs.js';
+import type { LaunchContext, LaunchOutcome, Launcher } from './types.js';
+import { callbackTokenFor, signLaunchRequest, SIGNATURE_HEADER, TIMESTAMP_HEADER } from './signature.js';
+import { releaseRunLease, renewRunLeases, type HeldRuns } from './run-leases.js';
+import { reportOutcome } from './report-outcome.js';
+
+type HttpConfig = Extract<LauncherConfig, { kind: 'http' }>;
+type HttpDeps = Pick<Deps, 'db' | 'clock' | 'logger' | 'replicaId' | 'config'>;
+
+export interface HttpLauncherOptions {
+  /** How much of the answer's body is kept as the run's log excerpt. */
+  excerptBytes?: number;
+  /** A callback target must accept (answer 2xx) within this, whatever the run's own timeout. */
+  acceptTimeoutMs?: number;
+}
+
+/** What the far side receives, signed; the README documents it field by field. */
+export interface LaunchRequestBody {
+  runId: number;
+  tenant: string;
+  workflow: string;
+  tick: string | null;
+  attempt: number;
+  trigger: string;
+  mode: 'sync' | 'callback';
+  timeoutSeconds: number;
+  callbackUrl: string;
+  callbackToken: string;
+}
+
+export function publicBaseUrl(config: HttpDeps['config']): string {
+  return (config.PUBLIC_URL ?? `http://localhost:${config.PORT}`).replace(/\/+$/, '');
+}
+
+/**
+ * POSTs a signed launch request. `sync`: the answer is the outcome (2xx
+ * succeeded, anything else failed with the answer's excerpt). `callback`: a
+ * 2xx means accepted; the far side then reports the end to `callbackUrl`, and
+ * the run's lease is dropped so only its deadline (the freshness detector) can
+ * fail it as timed out, whichever replica is alive by then.
+ */
+export function createHttpLauncher(deps: HttpDeps, held: HeldRuns, options: HttpLauncherOptions = {}): Launcher {
+  const excerptBytes = options.excerptBytes ?? 8 * 1024;
+  const acceptTimeoutMs = options.acceptTimeoutMs ?? 30_000;
+
+  return {
+    kind: 'http',
+    async launch(ctx: LaunchContext): Promise<LaunchOutcome> {
+      const config = ctx.workflow.launcher;
+      if (!config || config.kind !== 'http') return { started: false, error: 'workflow has no http launcher' };
+      const secret = config.secret ?? deps.config.LAUNCHER_SECRET;
+      if (!secret) return { started: false, error: 'no signing secret: set LAUNCHER_SECRET or the launcher\'s "secret"' };
+      const mode = config.mode ?? 'sync';
+      const payload: LaunchRequestBody = {
+        runId: ctx.runId,
+        tenant: ctx.tenant.id,
+        workflow: ctx.workflow.name,
+        tick: ctx.tick ? ctx.tick.toISOString() : null,
+        attempt: ctx.attempt,
+        trigger: ctx.trigger,
+        mode,
+        timeoutSeconds: ctx.timeoutSeconds,
+        callbackUrl: `${publicBaseUrl(deps.config)}/api/v1/runs/${ctx.runId}`,
+        callbackToken: callbackTokenFor(secret, ctx.runId),
+      };
+      const body = JSON.stringify(payload);
+      const timestamp = Math.floor(deps.clock.now().getTime() / 1000);
+      const headers: Record<string, string> = {
+        ...config.headers,
+        'content-type': 'application/json',
+        [TIMESTAMP_HEADER]: String(timestamp),
+        [SIGNATURE_HEADER]: signLaunchRequest(secret, timestamp, body),
+      };
+
+      held.add(ctx.runId);
+      const log = deps.logger.child({ runId: ctx.runId, workflow: ctx.workflow.name, tenant: ctx.tenant.id });
+      await renewRunLeases(deps, [ctx.runId], deps.clock.now()).catch((error) => log.warn({ err: error }, 'could not take the run lease'));
+      // The request runs on after launch() returns: a slow target must not hold up the tick loop.
+      void deliver(ctx, config, mode, headers, body, log).finally(() => held.release(ctx.runId));
+      return { started: true };
+    },
+  };
+
+  async function deliver(ctx: LaunchContext, config: HttpConfig, mode: 'sync' | 'callback', headers: Record<string, string>, body: string, log: Deps['logger']) {
+    const timeoutMs = mode === 'sync' ? ctx.timeoutSeconds * 1000 : Math.min(acceptTimeoutMs, ctx.timeoutSeconds * 1000);
+    let status: number;
+    let text: string;
+    try {
+      const response = await fetch(config.url, { method: 'POST', headers, body, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
+      status = response.status;
+      text = await readExcerpt(response, excerptBytes);
+    } catch (error) {
+      const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
+      const reason = timedOut ? `timed out after ${Math.round(timeoutMs / 1000)}s` : `request failed: ${describeFetchError(error)}`;
+      log.warn({ url: config.url, reason }, 'http launch failed');
+      await reportOutcome(deps, ctx.runId, { status: 'failed', error: reason });
+      return;
+    }
+    const ok = status >= 200 && status < 300;
+    if (!ok) {
+      await reportOutcome(deps, ctx.runId, { status: 'failed', error: `HTTP ${status}${firstLine(text)}`, logExcerpt: text || null });
+    } else if (mode === 'sync') {
+      await reportOutcome(deps, ctx.runId, { status: 'succeeded', logExcerpt: text || null, ...reportedDetails(text) });
+    } else {
+      await releaseRunLease(deps, ctx.runId).catch((error) => log.warn({ err: error }, 'could not release the lease of an accepted callback run'));
+    }
+  }
+}
+
+/** Reads at most `limit` bytes of the body and drops the rest unread. */
+async function readExcerpt(response: Response, limit: number): Promise<string> {
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  let truncated = false;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    size += value.length;
+    if (size >= limit) {
+      truncated = true;
+      await reader.cancel().catch(() => {});
+      break;
+    }
+  }
+  const text = Buffer.concat(chunks).subarray(0, limit).toString('utf8');
+  return truncated ? `${text}\n[… truncated]` : text;
+}
+
+/** A sync target may answer JSON with what it knows about the run. */
+function reportedDetails(text: string): Pick<RunOutcome, 'rows' | 'stage' | 'logUrl'> {
+  try {
+    const parsed = JSON.parse(text) as Record<string, unknown>;
+    if (!parsed || typeof parsed !== 'object') return {};
+    return {
+      rows: Number.isSafeInteger(parsed.rows) ? (parsed.rows as number) : null,
+      stage: typeof parsed.stage === 'string' ? parsed.stage.slice(0, 200) : null,
+      logUrl: typeof parsed.logUrl === 'string' ? parsed.logUrl.slice(0, 2000) : null,
+    };
+  } catch {
+    return {};
+  }
+}
+
+function firstLine(text: string): string {
+  const line = text.split('\n').map((l) => l.trim()).find(Boolean);
+  return line ? `: ${line.slice(0, 300)}` : '';
+}
+
+function describeFetchError(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = (error as Error & { cause?: unknown }).cause;
+  return cause instanceof Error ? `${error.message} (${cause.message})` : error.message;
+}

@@ -1,0 +1,73 @@
+import { readFileSync } from 'node:fs';
+import { ManualClock } from '../../src/clock.js';
+import { loadConfig } from '../../src/config/env.js';
+import type { Deps } from '../../src/deps.js';
+import type { Db } from '../../src/db/connect.js';
+import { createLaunchers } from '../../src/launch/index.js';
+import { silentLogger } from '../../src/log.js';
+
+/**
+ * Polls `probe` until it returns something truthy: for effects that land
+ * asynchronously (a child process exiting, a request arriving). Bounded, and
+ * never used to wait out a business deadline: those move on the ManualClock.
+ */
+export async function eventually<T>(probe: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 10_000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value) return value;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > until) throw new Error(`condition not met within ${timeoutMs} ms${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/**
+ * A ManualClock that knows how many loops are asleep on it, so a test moves
+ * time only once every loop is waiting (otherwise a loop still busy with its
+ * previous tick would start its sleep after the jump and miss it).
+ */
+export class CountingClock extends ManualClock {
+  sleeping = 0;
+  override sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    this.sleeping++;
+    return super.sleep(ms, signal).finally(() => this.sleeping--);
+  }
+}
+
+/** A replica's dependencies without its HTTP server: what loops and launchers are given. */
+export function replicaDeps(db: Db, clock: ManualClock, env: Record<string, string> = {}): Deps {
+  const config = loadConfig({ LOG_LEVEL: 'silent', REPLICA_ID: `replica-${Math.random().toString(36).slice(2, 8)}`, ...env });
+  const base = { db, clock, config, logger: silentLogger, replicaId: config.REPLICA_ID };
+  return { ...base, launchers: createLaunchers(base) };
+}
+
+/** Alive means running or sleeping; a killed orphan nobody has reaped yet (a zombie) is dead. */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+export async function finishedRun(db: Db, runId: number) {
+  return eventually(() =>
+    db
+      .selectFrom('runs')
+      .selectAll()
+      .where('id', '=', runId)
+      .where('status', '!=', 'running')
+      .executeTakeFirst(),
+  );
+}
