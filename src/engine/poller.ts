@@ -21,6 +21,11 @@ import { handleFailedOriginal, handleFinishedAttempt, type Launch } from './retr
 export const DEFAULT_POLL_BATCH = 100;
 
 export async function pollFinishedRuns(deps: Deps, batch = DEFAULT_POLL_BATCH): Promise<boolean> {
+  return (await pollFinishedRunsDetailed(deps, batch)).length > 0;
+}
+
+/** One poller tick; returns the ids of the runs this call claimed (the replica test checks no run is taken twice). */
+export async function pollFinishedRunsDetailed(deps: Deps, batch = DEFAULT_POLL_BATCH): Promise<number[]> {
   const now = deps.clock.now();
   let outcome: BatchOutcome;
   try {
@@ -30,11 +35,11 @@ export async function pollFinishedRuns(deps: Deps, batch = DEFAULT_POLL_BATCH): 
     return pollOneByOne(deps, now, batch);
   }
   await launchAll(deps, outcome.launches);
-  return outcome.claimed > 0;
+  return outcome.claimed;
 }
 
 interface BatchOutcome {
-  claimed: number;
+  claimed: number[];
   launches: Launch[];
 }
 
@@ -58,7 +63,7 @@ export async function claimFinishedRuns(trx: Transaction<Database>, now: Date, l
 async function processClaimed(trx: Transaction<Database>, deps: Deps, now: Date, limit: number, onClaim?: (ids: number[]) => void): Promise<BatchOutcome> {
   const runs = await claimFinishedRuns(trx, now, limit);
   onClaim?.(runs.map((r) => r.id));
-  if (runs.length === 0) return { claimed: 0, launches: [] };
+  if (runs.length === 0) return { claimed: [], launches: [] };
   const workflowIds = [...new Set(runs.map((r) => r.workflowId))].sort((a, b) => a - b);
   // Workflow rows are locked in id order: two replicas with overlapping batches cannot deadlock.
   const workflows = await trx.selectFrom('workflows').selectAll().where('id', 'in', workflowIds).orderBy('id').forUpdate().execute();
@@ -101,7 +106,7 @@ async function processClaimed(trx: Transaction<Database>, deps: Deps, now: Date,
     }
   }
   await evaluateWorkflows(trx, deps, [...targets.values()], now);
-  return { claimed: runs.length, launches };
+  return { claimed: runs.map((r) => r.id), launches };
 }
 
 /**
@@ -126,8 +131,8 @@ async function applyOutputCheck(trx: Transaction<Database>, run: Run, profile: C
   return run;
 }
 
-async function pollOneByOne(deps: Deps, now: Date, limit: number): Promise<boolean> {
-  let found = false;
+async function pollOneByOne(deps: Deps, now: Date, limit: number): Promise<number[]> {
+  const found: number[] = [];
   for (let i = 0; i < limit; i++) {
     let runId: number | undefined;
     let outcome: BatchOutcome;
@@ -139,11 +144,11 @@ async function pollOneByOne(deps: Deps, now: Date, limit: number): Promise<boole
       if (runId === undefined) throw error;
       deps.logger.error({ err: error, runId }, 'run could not be processed; marked processed so it is not retried forever');
       await deps.db.updateTable('runs').set({ processedAt: now }).where('id', '=', runId).where('processedAt', 'is', null).execute();
-      found = true;
+      found.push(runId);
       continue;
     }
-    if (outcome.claimed === 0) break;
-    found = true;
+    if (outcome.claimed.length === 0) break;
+    found.push(...outcome.claimed);
     await launchAll(deps, outcome.launches);
   }
   return found;

@@ -1,0 +1,114 @@
+import { ManualClock } from '../../src/clock.js';
+import { loadConfig } from '../../src/config/env.js';
+import type { Db } from '../../src/db/connect.js';
+import type { Run, Workflow } from '../../src/db/schema.js';
+import type { Deps } from '../../src/deps.js';
+import { profileFor } from '../../src/domain/cadence.js';
+import { runEscalationClock } from '../../src/engine/escalation.js';
+import { checkFreshness } from '../../src/engine/freshness.js';
+import { pollFinishedRuns } from '../../src/engine/poller.js';
+import { createUptimeHeartbeat, type UptimeHeartbeat } from '../../src/engine/uptime.js';
+import { silentLogger } from '../../src/log.js';
+import { insertRunningRun, launchRun } from '../../src/services/runs.js';
+import { ScriptedLauncher, type ScriptedOutcome } from './engine-launcher.js';
+
+export const PLATFORM = 'CPLATFORM';
+
+export interface Engine {
+  deps: Deps;
+  clock: ManualClock;
+  launcher: ScriptedLauncher;
+  heartbeat: UptimeHeartbeat;
+  /** Finishes due scripted runs and polls until the ledger is quiet. */
+  drain(): Promise<void>;
+  /** One engine step at the clock's current time: heartbeat, freshness, drain, escalation clock. */
+  step(): Promise<void>;
+}
+
+/** The real engine's loop bodies, driven by hand on a ManualClock. */
+export function createEngine(db: Db, start: Date | string, env: Record<string, string> = {}, replicaId = 'engine-a', clock = new ManualClock(start)): Engine {
+  const config = loadConfig({ LOG_LEVEL: 'silent', PLATFORM_CHANNEL: PLATFORM, REPLICA_ID: replicaId, ...env });
+  const base = { db, clock, config, logger: silentLogger, replicaId };
+  const launcher = new ScriptedLauncher(base);
+  const deps: Deps = { ...base, launchers: launcher.resolver };
+  const heartbeat = createUptimeHeartbeat(deps);
+  const drain = async () => {
+    for (let i = 0; i < 1000; i++) {
+      const finished = await launcher.finishDue();
+      const found = await pollFinishedRuns(deps);
+      if (!found && finished === 0) return;
+    }
+    throw new Error('engine did not settle');
+  };
+  return {
+    deps,
+    clock,
+    launcher,
+    heartbeat,
+    drain,
+    async step() {
+      await heartbeat.beat(clock.now());
+      await launcher.renewLeases();
+      await checkFreshness(deps);
+      await drain();
+      await runEscalationClock(deps);
+    },
+  };
+}
+
+/** What the tick scheduler does for a managed workflow: insert the tick's original row, then launch it. */
+export async function fireTick(engine: Engine, workflow: Workflow, tick: Date, outcome?: ScriptedOutcome): Promise<Run> {
+  if (outcome) engine.launcher.script(workflow.id, outcome);
+  const now = engine.clock.now();
+  const profile = profileFor(workflow.cron, workflow.timezone, workflow.policy, now);
+  const run = await engine.deps.db.transaction().execute((trx) =>
+    insertRunningRun(trx, { workflow, tick, trigger: 'schedule', timeoutSeconds: profile.timeoutSeconds, leaseOwner: engine.deps.replicaId }, now),
+  );
+  if (!run) throw new Error(`tick ${tick.toISOString()} of ${workflow.name} already fired`);
+  const tenant = await engine.deps.db.selectFrom('tenants').selectAll().where('id', '=', workflow.tenantId).executeTakeFirstOrThrow();
+  await launchRun(engine.deps, run, workflow, tenant, profile.timeoutSeconds);
+  return run;
+}
+
+/** An observed workflow's report of a finished tick, as the ingest API would write it. */
+export async function reportRun(db: Db, workflow: Workflow, tick: Date | null, outcome: { status: 'succeeded' | 'failed'; error?: string; rows?: number; trigger?: Run['trigger'] }, now: Date): Promise<Run> {
+  return db
+    .insertInto('runs')
+    .values({
+      workflowId: workflow.id,
+      tick,
+      trigger: outcome.trigger ?? (tick ? 'external' : 'manual'),
+      status: outcome.status,
+      attemptStatus: outcome.status,
+      attemptError: outcome.error ?? null,
+      error: outcome.error ?? null,
+      rows: outcome.rows ?? null,
+      startedAt: tick ?? now,
+      finishedAt: now,
+      originalRunId: null,
+      deadlineAt: null,
+      errorGroup: null,
+      stage: null,
+      exitCode: null,
+      logExcerpt: null,
+      logUrl: null,
+      outcomeNote: null,
+      requestedBy: null,
+      externalId: null,
+      processedAt: null,
+      leaseOwner: null,
+      leaseExpiresAt: null,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function notificationStory(db: Db, alertId: number) {
+  return db
+    .selectFrom('notifications')
+    .innerJoin('alertEvents', 'alertEvents.id', 'notifications.eventId')
+    .select(['notifications.destination', 'notifications.status', 'alertEvents.kind', 'alertEvents.data'])
+    .where('notifications.alertId', '=', alertId)
+    .orderBy('notifications.id')
+    .execute();
+}
