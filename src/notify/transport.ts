@@ -40,7 +40,7 @@ export type FindDeliveredResult =
   | { kind: 'found'; ref: string; result?: Record<string, unknown> }
   | { kind: 'not_found' }
   /** The lookup itself failed: try again later, and do not send meanwhile. */
-  | { kind: 'failed'; error: string; retryAfterMs?: number };
+  | { kind: 'failed'; error: string; retryAfterMs?: number; permanent?: boolean };
 
 export interface Transport {
   /** The destination prefix this transport handles (`slack` for `slack:C0123`). */

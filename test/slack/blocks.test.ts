@@ -134,11 +134,13 @@ describe('replies', () => {
     ['opened', {}, {}],
     ['escalated', {}, { severity: 'critical' }],
     ['error_group_changed', { errorGroup: 'f00d', previous: 'e3b0c442', error: 'disk full <!channel>' }, {}],
-    ['owner_changed', { action: 'take', toUser: 'U0ALICE' }, { ownerUser: 'U0ALICE' }],
+    ['owner_changed', { fromTeam: 'engineering', fromUser: null, toTeam: 'engineering', toUser: 'U0ALICE' }, { ownerUser: 'U0ALICE' }],
+    ['owner_changed', { fromTeam: 'engineering', fromUser: 'U0ALICE', toTeam: 'engineering', toUser: null }, {}],
     ['owner_changed', { fromTeam: 'engineering', fromUser: 'U0ALICE', toTeam: 'customer', toUser: 'U0CUST', note: 'your <@U0X> creds' }, { ownerTeam: 'customer', ownerUser: 'U0CUST' }],
     ['silenced', { until: '2026-03-10T13:05:00.000Z', reason: 'vendor' }, {}],
     ['silenced', { until: null }, {}],
-    ['unsilenced', { counts: { failure_recorded: 4, escalated: 1 } }, {}],
+    ['unsilenced', { why: 'unsilenced', summary: { counts: { failure_recorded: 4, escalated: 1 } } }, {}],
+    ['unsilenced', { why: 'expired', summary: { counts: {} } }, {}],
     ['run_requested', { runId: 77 }, {}],
     ['run_finished', { runId: 77, status: 'failed', error: 'exit 1' }, {}],
     ['run_finished', { runId: 78, status: 'succeeded' }, {}],
@@ -152,7 +154,7 @@ describe('replies', () => {
   });
 
   it('names the people in ownership and silence replies', () => {
-    expect(renderAlertReply({ ...base, kind: 'owner_changed', data: { action: 'take', toUser: 'U0ALICE' } }, card(), NOW).text).toContain('<@U0ALICE> took ownership');
+    expect(renderAlertReply({ ...base, kind: 'owner_changed', data: { fromTeam: 'engineering', fromUser: null, toTeam: 'engineering', toUser: 'U0ALICE' } }, card(), NOW).text).toContain('<@U0ALICE> took ownership');
     expect(renderAlertReply({ ...base, kind: 'silenced', data: { until: null } }, card(), NOW).text).toContain('until resolved');
     expect(renderAlertReply({ ...base, kind: 'run_requested', data: { runId: 77 } }, card(), NOW).text).toBe('Run #77 started by <@U0ALICE>.');
   });

@@ -190,10 +190,10 @@ export function renderAlertReply(event: Pick<AlertEvent, 'kind' | 'actor' | 'at'
       const toTeam = s(d, 'toTeam') ?? s(d, 'team') ?? a.ownerTeam;
       const fromUser = s(d, 'fromUser');
       const fromTeam = s(d, 'fromTeam');
-      const action = s(d, 'action');
-      if (action === 'take' || (!fromTeam && !fromUser && toUser && toUser === event.actor && action !== 'release')) {
+      const sameTeam = !fromTeam || fromTeam === toTeam;
+      if (s(d, 'action') === 'take' || (sameTeam && toUser && toUser === event.actor && fromUser !== toUser)) {
         line = `:raising_hand: ${who(toUser)} took ownership. Escalation stopped.`;
-      } else if (action === 'release' || (!toUser && fromUser && event.actor === fromUser)) {
+      } else if (s(d, 'action') === 'release' || (sameTeam && !toUser && fromUser)) {
         line = `:wave: ${who(event.actor)} released ownership; the alert is unowned again.`;
       } else {
         const from = `${fromTeam ?? 'engineering'}${fromUser ? ` (${who(fromUser)})` : ''}`;
@@ -212,9 +212,9 @@ export function renderAlertReply(event: Pick<AlertEvent, 'kind' | 'actor' | 'at'
       break;
     }
     case 'unsilenced': {
-      const counts = (d.counts ?? (d.held as Data | undefined)?.counts) as Record<string, number> | undefined;
+      const counts = (d.counts ?? (d.summary as Data | undefined)?.counts) as Record<string, number> | undefined;
       const held = counts ? Object.entries(counts).filter(([, c]) => c > 0) : [];
-      line = `:loud_sound: ${event.actor ? `Unsilenced by ${who(event.actor)}` : 'Silence ended'}.${held.length ? ` While silenced: ${held.map(([k, c]) => `${c} ${k.replace(/_/g, ' ')}`).join(', ')}.` : ''} Now ${a.severity}, ${a.consecutiveFailures} consecutive failures.`;
+      line = `:loud_sound: ${event.actor && s(d, 'why') !== 'expired' ? `Unsilenced by ${who(event.actor)}` : 'Silence ended'}.${held.length ? ` While silenced: ${held.map(([k, c]) => `${c} ${k.replace(/_/g, ' ')}`).join(', ')}.` : ''} Now ${a.severity}, ${a.consecutiveFailures} consecutive failures.`;
       break;
     }
     case 'run_requested':

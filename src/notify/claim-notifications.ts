@@ -1,0 +1,69 @@
+import { sql } from 'kysely';
+import type { Db } from '../db/connect.js';
+import type { NotificationStatus } from '../db/schema.js';
+
+export interface ClaimedNotification {
+  id: number;
+  /** `sending` means an earlier attempt may have been delivered: its outcome is unknown. */
+  previousStatus: NotificationStatus;
+}
+
+export interface ClaimOptions {
+  now: Date;
+  owner: string;
+  leaseMs: number;
+  limit: number;
+  /** Destination kinds this process has a transport for (`slack`…); other rows wait for their sender. */
+  kinds: string[];
+  /** Destinations held back by pacing or a rate limit right now. */
+  exclude: string[];
+}
+
+/**
+ * Claims due notifications: at most one per destination per call (pacing is
+ * per destination, so a second one could not go out before the next call
+ * anyway), and only the head of each (alert, destination) queue, so a thread's
+ * messages go out in event order. Rows are marked `sending` under a lease;
+ * a replica that dies mid-send leaves a `sending` row whose lease runs out,
+ * and the next claimer treats its outcome as unknown.
+ *
+ * DISTINCT ON cannot be combined with FOR UPDATE, so the heads are picked
+ * first and then locked with SKIP LOCKED, rechecking what may have changed.
+ */
+export async function claimNotifications(db: Db, o: ClaimOptions): Promise<ClaimedNotification[]> {
+  if (o.kinds.length === 0) return [];
+  const leaseUntil = new Date(o.now.getTime() + o.leaseMs);
+  const result = await sql<{ id: number; previous_status: NotificationStatus }>`
+    with heads as (
+      select distinct on (n.destination) n.id
+      from notifications n
+      where n.status in ('pending', 'sending')
+        and n.next_attempt_at <= ${o.now}
+        and (n.lease_expires_at is null or n.lease_expires_at <= ${o.now})
+        and split_part(n.destination, ':', 1) = any(${o.kinds}::text[])
+        and n.destination <> all(${o.exclude}::text[])
+        and not exists (
+          select 1 from notifications p
+          where p.alert_id = n.alert_id and p.destination = n.destination and p.id < n.id
+            and p.status in ('pending', 'sending')
+        )
+      order by n.destination, n.next_attempt_at, n.id
+    ),
+    locked as (
+      select n.id, n.status as previous_status
+      from notifications n
+      join heads using (id)
+      where n.status in ('pending', 'sending')
+        and (n.lease_expires_at is null or n.lease_expires_at <= ${o.now})
+      order by n.next_attempt_at, n.id
+      limit ${o.limit}
+      for update of n skip locked
+    )
+    update notifications
+    set status = 'sending', lease_owner = ${o.owner}, lease_expires_at = ${leaseUntil}
+    from locked
+    where notifications.id = locked.id
+    returning notifications.id, locked.previous_status
+  `.execute(db);
+  return result.rows.map((r) => ({ id: Number(r.id), previousStatus: (r as unknown as { previousStatus?: NotificationStatus }).previousStatus ?? r.previous_status }));
+}

@@ -1,0 +1,64 @@
+import { webApi } from '@slack/bolt';
+
+const { ErrorCode } = webApi;
+
+/**
+ * Slack errors, classified once. "Unknown" is only possible for calls that
+ * change something (a post): the request went out and the answer did not
+ * come back, so it may or may not have been applied.
+ */
+export type SlackFailure =
+  | { kind: 'rate_limited'; retryAfterMs: number; error: string }
+  | { kind: 'permanent'; error: string }
+  | { kind: 'transient'; error: string }
+  | { kind: 'unknown'; error: string };
+
+/** Errors that will not go away by retrying the same call. */
+export const PERMANENT_ERRORS = new Set([
+  'channel_not_found',
+  'is_archived',
+  'not_in_channel',
+  'invalid_auth',
+  'not_authed',
+  'token_revoked',
+  'token_expired',
+  'account_inactive',
+  'no_permission',
+  'missing_scope',
+  'restricted_action',
+  'ekm_access_denied',
+  'team_access_not_granted',
+  'invalid_blocks',
+  'invalid_blocks_format',
+  'invalid_metadata_format',
+  'invalid_metadata_schema',
+  'msg_too_long',
+  'no_text',
+  'too_many_attachments',
+  'message_not_found',
+  'cant_update_message',
+  'edit_window_closed',
+  'thread_not_found',
+]);
+
+const DEFAULT_RETRY_MS = 1000;
+
+export function classifySlackError(error: unknown, mutating: boolean): SlackFailure {
+  const e = error as { code?: string; retryAfter?: number; data?: { error?: string }; statusCode?: number; message?: string; original?: { message?: string } };
+  switch (e?.code) {
+    case ErrorCode.RateLimitedError:
+      return { kind: 'rate_limited', retryAfterMs: Math.max(1, e.retryAfter ?? 1) * 1000, error: 'ratelimited' };
+    case ErrorCode.PlatformError: {
+      const code = e.data?.error ?? 'unknown_error';
+      if (code === 'ratelimited' || code === 'rate_limited') return { kind: 'rate_limited', retryAfterMs: DEFAULT_RETRY_MS, error: code };
+      return PERMANENT_ERRORS.has(code) ? { kind: 'permanent', error: code } : { kind: 'transient', error: code };
+    }
+    case ErrorCode.HTTPError:
+      // A 5xx after the request reached Slack may still have been applied.
+      return { kind: mutating && (e.statusCode ?? 500) >= 500 ? 'unknown' : 'transient', error: `HTTP ${e.statusCode}` };
+    case ErrorCode.RequestError:
+      return { kind: mutating ? 'unknown' : 'transient', error: `request failed: ${e.original?.message ?? e.message}` };
+    default:
+      return { kind: mutating ? 'unknown' : 'transient', error: e?.message ?? String(error) };
+  }
+}

@@ -1,0 +1,118 @@
+import type { Insertable } from 'kysely';
+import { ManualClock } from '../../src/clock.js';
+import type { Db } from '../../src/db/connect.js';
+import type { Alert, AlertsTable } from '../../src/db/schema.js';
+import type { AlertEventKind } from '../../src/domain/events.js';
+import { silentLogger } from '../../src/log.js';
+import { createOutboxSender, type SenderOptions } from '../../src/notify/sender.js';
+import { recordAlertEvent } from '../../src/services/alert-events.js';
+import { createRootRefresher } from '../../src/slack/root-refresher.js';
+import { createWebClient, webOutboxApi, type SlackOutboxApi } from '../../src/slack/slack-api.js';
+import { slackTransport } from '../../src/slack/slack-transport.js';
+import { RecordingSlackApi, type RecordingSlackApiOptions } from '../../src/slack/recording-slack-api.js';
+import { T0 } from './factories.js';
+
+/** An alert row as the engine would have opened it. */
+export async function insertAlert(db: Db, workflowId: number, overrides: Partial<Insertable<AlertsTable>> = {}): Promise<Alert> {
+  const generation = await db
+    .selectFrom('alerts')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('workflowId', '=', workflowId)
+    .executeTakeFirstOrThrow();
+  return db
+    .insertInto('alerts')
+    .values({
+      workflowId,
+      generation: Number(generation.n) + 1,
+      status: 'open',
+      severity: 'warning',
+      openedAt: T0,
+      escalateAt: new Date(T0.getTime() + 3 * 300_000),
+      cadenceSeconds: 300,
+      policy: JSON.stringify({}),
+      consecutiveFailures: 3,
+      lastError: 'connection refused',
+      errorGroup: 'g1',
+      updatedAt: T0,
+      ...overrides,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** Records an event (and its outbox rows) the way the engine does, after applying `changes` to the alert. */
+export async function addEvent(
+  db: Db,
+  alertId: number,
+  kind: AlertEventKind,
+  options: { now: Date; platformChannel?: string; changes?: Partial<Insertable<AlertsTable>>; data?: Record<string, unknown>; actor?: string },
+) {
+  return db.transaction().execute(async (trx) => {
+    const alert = options.changes
+      ? await trx.updateTable('alerts').set(options.changes).where('id', '=', alertId).returningAll().executeTakeFirstOrThrow()
+      : await trx.selectFrom('alerts').selectAll().where('id', '=', alertId).executeTakeFirstOrThrow();
+    const wf = await trx.selectFrom('workflows').select('tenantId').where('id', '=', alert.workflowId).executeTakeFirstOrThrow();
+    const tenant = await trx.selectFrom('tenants').select('channel').where('id', '=', wf.tenantId).executeTakeFirstOrThrow();
+    return recordAlertEvent(trx, {
+      alert,
+      tenant,
+      kind,
+      actor: options.actor ?? null,
+      data: options.data ?? {},
+      now: options.now,
+      config: { PLATFORM_CHANNEL: options.platformChannel },
+    });
+  });
+}
+
+export interface OutboxRig {
+  clock: ManualClock;
+  slack: RecordingSlackApi;
+  api: SlackOutboxApi;
+  sender: ReturnType<typeof createOutboxSender>;
+  refresher: ReturnType<typeof createRootRefresher>;
+  /** Ticks sender and refresher until nothing is left to do, moving the clock when both are idle. */
+  drain(options?: { maxClockMs?: number; stepMs?: number }): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startOutboxRig(
+  db: Db,
+  options: { server?: Partial<RecordingSlackApiOptions>; sender?: SenderOptions; timeoutMs?: number; start?: Date } = {},
+): Promise<OutboxRig> {
+  const clock = new ManualClock(options.start ?? T0);
+  const slack = await RecordingSlackApi.start({ clock, ...options.server });
+  const client = createWebClient('xoxb-test-token', { apiUrl: slack.url, timeoutMs: options.timeoutMs ?? 2000, logger: silentLogger });
+  const api = webOutboxApi(client);
+  const deps = { db, clock, logger: silentLogger, replicaId: 'test-replica', launchers: () => undefined };
+  const sender = createOutboxSender(deps, [slackTransport(deps, api)], options.sender);
+  const refresher = createRootRefresher(deps, api);
+  async function drain({ maxClockMs = 30 * 60_000, stepMs = 250 } = {}) {
+    const start = clock.now().getTime();
+    for (;;) {
+      const a = await sender.tick();
+      const b = await refresher.tick();
+      if (a || b) continue;
+      const open = await db
+        .selectFrom('notifications')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('status', 'in', ['pending', 'sending'])
+        .executeTakeFirstOrThrow();
+      const stale = await db
+        .selectFrom('alertThreads as t')
+        .select('t.alertId')
+        .where((eb) =>
+          eb(
+            eb.selectFrom('notifications as n').select((e) => e.fn.max('n.eventId').as('m')).whereRef('n.alertId', '=', 't.alertId').whereRef('n.destination', '=', 't.destination').where('n.status', '=', 'sent'),
+            '>',
+            eb.fn.coalesce('t.renderedEventId', eb.lit(0)),
+          ),
+        )
+        .execute();
+      if (Number(open.n) === 0 && stale.length === 0) return;
+      if (clock.now().getTime() - start > maxClockMs) throw new Error(`outbox not drained after ${maxClockMs} ms of clock time: ${open.n} open rows, ${stale.length} stale roots`);
+      clock.advance(stepMs);
+    }
+  }
+  return { clock, slack, api, sender, refresher, drain, close: () => slack.close() };
+}
