@@ -20,15 +20,20 @@ export function silenceState(alert: SilenceFields, now: Date): SilenceState {
 
 /** What was held while an alert was silenced, told in one event when the silence ends. */
 export interface HeldSummary {
-  /** Held events by kind (one per event, not per destination). */
-  counts: Record<string, number>;
+  /**
+   * Held events by kind (one per event, not per destination), as a list: the
+   * kinds are snake_case and event data is read through a camelCasing layer,
+   * so they are values, never keys.
+   */
+  counts: { kind: string; count: number }[];
   escalated: boolean;
   consecutiveFailures: number;
   severity: string;
 }
 
 export function summariseHeld(heldKinds: string[], alert: { consecutiveFailures: number; severity: string }): HeldSummary {
-  const counts: Record<string, number> = {};
-  for (const k of heldKinds) counts[k] = (counts[k] ?? 0) + 1;
-  return { counts, escalated: (counts.escalated ?? 0) > 0, consecutiveFailures: alert.consecutiveFailures, severity: alert.severity };
+  const byKind = new Map<string, number>();
+  for (const k of heldKinds) byKind.set(k, (byKind.get(k) ?? 0) + 1);
+  const counts = [...byKind].map(([kind, count]) => ({ kind, count })).sort((a, b) => a.kind.localeCompare(b.kind));
+  return { counts, escalated: byKind.has('escalated'), consecutiveFailures: alert.consecutiveFailures, severity: alert.severity };
 }
