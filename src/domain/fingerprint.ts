@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
  * specific shapes are replaced first, so a UUID is not eaten digit by digit.
  */
 const RULES: [RegExp, string][] = [
-  [/\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?\b/g, '<ts>'],
+  [/\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?/gi, '<ts>'],
   [/\b\d{4}-\d{2}-\d{2}\b/g, '<date>'],
   [/\b\d{2}:\d{2}:\d{2}(\.\d+)?\b/g, '<time>'],
   [/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi, '<uuid>'],
@@ -17,7 +17,7 @@ const RULES: [RegExp, string][] = [
   [/'(?:[^'\\]|\\.)*'/g, "'<q>'"],
   [/`[^`]*`/g, '`<q>`'],
   [/(?:[A-Za-z]:)?(?:[\\/][\w.@~+-]+){2,}[\\/]?/g, '<path>'],
-  [/\b\d+(\.\d+)?\b/g, '<n>'],
+  [/\d+(?:\.\d+)?/g, '<n>'],
 ];
 
 /** The error text with its variable parts replaced by placeholders. */
