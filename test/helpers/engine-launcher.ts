@@ -20,8 +20,13 @@ export class ScriptedLauncher implements Launcher {
 
   constructor(
     private readonly deps: Pick<Deps, 'db' | 'clock'>,
-    private readonly fallback: ScriptedOutcome = { status: 'succeeded' },
+    private fallback: ScriptedOutcome = { status: 'succeeded' },
   ) {}
+
+  /** What a launch with nothing scripted does. */
+  otherwise(outcome: ScriptedOutcome): void {
+    this.fallback = outcome;
+  }
 
   readonly resolver: LauncherResolver = (workflow: Workflow) => (workflow.launcher ? this : undefined);
 
