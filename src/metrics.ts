@@ -67,10 +67,21 @@ export const metrics = {
   deliveries: new Counter('scheduler_deliveries_total', 'Outbox deliveries by destination kind and result'),
   loopTickSeconds: new Histogram('scheduler_loop_tick_seconds', 'Duration of one loop tick'),
   loopErrors: new Counter('scheduler_loop_errors_total', 'Loop ticks that threw'),
+  pings: new Counter('scheduler_pings_total', 'Pings received by signal and result'),
 };
 
 export function renderRegistry(): string {
   return Object.values(metrics)
     .map((m) => m.render())
     .join('\n');
+}
+
+/** A gauge read at scrape time (figures that live in the database), rendered in the text format. */
+export function renderGauge(name: string, help: string, samples: { labels?: Labels; value: number }[]): string {
+  const lines = [`# HELP ${name} ${help}`, `# TYPE ${name} gauge`];
+  for (const s of samples) {
+    const k = key(s.labels ?? {});
+    lines.push(`${name}${k ? `{${k}}` : ''} ${s.value}`);
+  }
+  return lines.join('\n');
 }

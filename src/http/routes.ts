@@ -1,7 +1,40 @@
-import { Router } from 'express';
+import express, { Router } from 'express';
 import type { Deps } from '../deps.js';
+import { apiErrorHandler, notFound } from './api-error.js';
+import { requireAuth } from './auth.js';
+import { metricsHandler } from './metrics-route.js';
+import { pingRoutes } from './ping-routes.js';
+import { runsRoutes } from './runs-routes.js';
+import { tenantsRoutes } from './tenants-routes.js';
+import { workflowsRoutes } from './workflows-routes.js';
 
-/** The ingest API, pings and metrics. Issue 4 fills this. */
-export function apiRoutes(_deps: Deps): Router {
-  return Router();
+/** Largest JSON body the API reads (a run report with a 100 KB log fits). */
+export const API_BODY_LIMIT = '256kb';
+
+/**
+ * The ingest API, pings and metrics. Body parsers are mounted under these
+ * paths only: the Slack receiver on the same server needs the raw body of
+ * its own requests to check their signatures.
+ */
+export function apiRoutes(deps: Deps): Router {
+  const router = Router();
+
+  const api = Router();
+  // Authenticate before reading a body: an unknown caller does not get to make the server parse 256 KB.
+  api.use(requireAuth(deps));
+  // Any content type: `curl -d '{…}'` sends form encoding by default, and its JSON should still be read.
+  api.use(express.json({ limit: API_BODY_LIMIT, type: () => true }));
+  api.use(runsRoutes(deps), workflowsRoutes(deps), tenantsRoutes(deps));
+  api.use((req) => {
+    throw notFound(`no endpoint ${req.method} ${req.originalUrl.split('?')[0]}`);
+  });
+  api.use(apiErrorHandler(deps.logger));
+  router.use('/api/v1', api);
+
+  const pings = pingRoutes(deps);
+  pings.use(apiErrorHandler(deps.logger));
+  router.use('/ping', pings);
+
+  router.get('/metrics', metricsHandler(deps));
+  return router;
 }

@@ -1,0 +1,69 @@
+import type { ErrorRequestHandler } from 'express';
+import type { z } from 'zod';
+import type { Logger } from '../log.js';
+import { describeIssues } from '../config/workflows-file.js';
+
+/**
+ * The one shape every API failure has:
+ *   { "error": "<code>", "message": "<what went wrong, naming the field and value>", "issues"?: [...] }
+ * Services throw these (or return unions the routes map to them); the handler
+ * below turns them, and body-parser's own failures, into JSON responses.
+ */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly extra: Record<string, unknown> = {},
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+export const badRequest = (message: string, extra?: Record<string, unknown>) => new ApiError(400, 'invalid_request', message, extra);
+export const unauthorized = (message: string) => new ApiError(401, 'unauthorized', message);
+export const forbidden = (message: string) => new ApiError(403, 'forbidden', message);
+export const notFound = (message: string) => new ApiError(404, 'not_found', message);
+export const conflict = (code: string, message: string, extra?: Record<string, unknown>) => new ApiError(409, code, message, extra);
+
+/** Parses with zod; a failure is a 400 whose lines name each field and the value it got. */
+export function parseInput<S extends z.ZodType>(schema: S, input: unknown, source = 'body'): z.output<S> {
+  const parsed = schema.safeParse(input);
+  if (parsed.success) return parsed.data;
+  const issues = describeIssues(source, undefined, input, parsed.error.issues);
+  throw badRequest(issues.join('; '), { issues });
+}
+
+interface BodyParserError {
+  type?: string;
+  status?: number;
+  limit?: number;
+}
+
+export function apiErrorHandler(logger: Logger): ErrorRequestHandler {
+  return (error, req, res, next) => {
+    if (res.headersSent) return next(error);
+    if (error instanceof ApiError) {
+      res.status(error.status).json({ error: error.code, message: error.message, ...error.extra });
+      return;
+    }
+    const parser = error as BodyParserError;
+    switch (parser.type) {
+      case 'entity.too.large':
+        res.status(413).json({ error: 'body_too_large', message: `request body is larger than ${parser.limit} bytes` });
+        return;
+      case 'entity.parse.failed':
+        res.status(400).json({ error: 'invalid_json', message: `request body is not valid JSON: ${(error as Error).message}` });
+        return;
+      case 'encoding.unsupported':
+      case 'charset.unsupported':
+        res.status(415).json({ error: 'unsupported_encoding', message: (error as Error).message });
+        return;
+      case 'request.aborted':
+        return;
+    }
+    logger.error({ err: error, method: req.method, path: req.path }, 'API request failed');
+    res.status(500).json({ error: 'internal', message: 'internal error; the server log has the details' });
+  };
+}

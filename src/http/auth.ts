@@ -1,0 +1,71 @@
+import type { RequestHandler, Response } from 'express';
+import type { Deps } from '../deps.js';
+import type { Scope } from '../services/alert-queries.js';
+import { callbackTokenFor, runIdOfCallbackToken } from '../launch/signature.js';
+import { hashToken, sameSecret } from '../secrets.js';
+import { forbidden, notFound, unauthorized } from './api-error.js';
+
+/**
+ * Who is calling: the admin (API_TOKEN, every tenant), a tenant (its own
+ * token, its own rows only), or the far side of one callback launch (a
+ * per-run token that may finish that run and nothing else).
+ */
+export type Principal = { kind: 'admin' } | { kind: 'tenant'; tenantId: string } | { kind: 'run'; runId: number };
+
+export async function authenticate(deps: Pick<Deps, 'db' | 'config'>, header: string | undefined): Promise<Principal> {
+  const m = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+  if (!m) throw unauthorized('missing "Authorization: Bearer <token>" header');
+  const token = m[1]!;
+  const given = hashToken(token);
+  // Compare digests, not the tokens: equal length always, so the comparison is constant-time.
+  if (deps.config.API_TOKEN && sameSecret(given, hashToken(deps.config.API_TOKEN))) return { kind: 'admin' };
+
+  const runId = runIdOfCallbackToken(token);
+  if (runId !== undefined) {
+    const run = await deps.db
+      .selectFrom('runs')
+      .innerJoin('workflows', 'workflows.id', 'runs.workflowId')
+      .select('workflows.launcher')
+      .where('runs.id', '=', runId)
+      .executeTakeFirst();
+    const secret = run?.launcher?.kind === 'http' ? (run.launcher.secret ?? deps.config.LAUNCHER_SECRET) : undefined;
+    if (secret && sameSecret(callbackTokenFor(secret, runId), token)) return { kind: 'run', runId };
+    throw unauthorized('invalid token');
+  }
+
+  // The stored form is the digest, so looking it up leaks nothing the digest would not.
+  const tenant = await deps.db.selectFrom('tenants').select(['id', 'apiTokenHash']).where('apiTokenHash', '=', given).where('enabled', '=', true).executeTakeFirst();
+  if (tenant?.apiTokenHash && sameSecret(tenant.apiTokenHash, given)) return { kind: 'tenant', tenantId: tenant.id };
+  throw unauthorized('invalid token');
+}
+
+export function requireAuth(deps: Pick<Deps, 'db' | 'config'>): RequestHandler {
+  return async (req, res, next) => {
+    res.locals.principal = await authenticate(deps, req.get('authorization'));
+    next();
+  };
+}
+
+export function principalOf(res: Response): Principal {
+  const p = res.locals.principal as Principal | undefined;
+  if (!p) throw new Error('route mounted without requireAuth');
+  return p;
+}
+
+/** The tenant rows a principal may see. A run token sees no workflow or tenant at all. */
+export function scopeOf(principal: Principal): Scope {
+  if (principal.kind === 'admin') return {};
+  if (principal.kind === 'tenant') return { tenantId: principal.tenantId };
+  throw notFound('not found');
+}
+
+export function requireAdmin(principal: Principal): void {
+  if (principal.kind !== 'admin') throw forbidden('this endpoint needs the admin token (API_TOKEN)');
+}
+
+/** Who did it, for the ledger and alert history. */
+export function actorName(principal: Principal): string {
+  if (principal.kind === 'admin') return 'api:admin';
+  if (principal.kind === 'tenant') return `api:${principal.tenantId}`;
+  return `api:run-${principal.runId}`;
+}

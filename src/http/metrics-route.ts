@@ -1,0 +1,47 @@
+import type { RequestHandler } from 'express';
+import type { Deps } from '../deps.js';
+import { renderGauge, renderRegistry } from '../metrics.js';
+
+import type { RunStatus, Severity } from '../db/schema.js';
+
+const RUN_STATUSES: RunStatus[] = ['running', 'pending_retry', 'succeeded', 'failed', 'missed', 'skipped'];
+const SEVERITIES: Severity[] = ['warning', 'critical'];
+
+/**
+ * The database's figures, read at scrape time so every replica reports the
+ * same truth; then this process's own counters and histograms.
+ */
+export async function renderMetrics(deps: Pick<Deps, 'db' | 'clock'>): Promise<string> {
+  const now = deps.clock.now();
+  const age = (oldest: Date | string | null | undefined) => (oldest ? Math.max(0, (now.getTime() - new Date(oldest).getTime()) / 1000) : 0);
+
+  const runs = await deps.db.selectFrom('runs').select(['status', (eb) => eb.fn.countAll<number>().as('n')]).groupBy('status').execute();
+  const lag = await deps.db
+    .selectFrom('runs')
+    .select((eb) => eb.fn.min('finishedAt').as('oldest'))
+    .where('processedAt', 'is', null)
+    .where('status', 'in', ['succeeded', 'failed', 'missed'])
+    .executeTakeFirst();
+  const alerts = await deps.db.selectFrom('alerts').select(['severity', (eb) => eb.fn.countAll<number>().as('n')]).where('status', '=', 'open').groupBy('severity').execute();
+  const outbox = await deps.db
+    .selectFrom('notifications')
+    .select([(eb) => eb.fn.countAll<number>().as('n'), (eb) => eb.fn.min('createdAt').as('oldest')])
+    .where('status', 'in', ['pending', 'sending'])
+    .executeTakeFirst();
+  const runsBy = new Map(runs.map((r) => [r.status, Number(r.n)]));
+  const alertsBy = new Map(alerts.map((a) => [a.severity, Number(a.n)]));
+  return [
+    renderGauge('scheduler_runs', 'Runs in the ledger by status', RUN_STATUSES.map((status) => ({ labels: { status }, value: runsBy.get(status) ?? 0 }))),
+    renderGauge('scheduler_poll_lag_seconds', 'Age of the oldest finished run not yet processed by a poller', [{ value: age(lag?.oldest) }]),
+    renderGauge('scheduler_open_alerts', 'Open alerts by severity', SEVERITIES.map((severity) => ({ labels: { severity }, value: alertsBy.get(severity) ?? 0 }))),
+    renderGauge('scheduler_outbox_depth', 'Notifications waiting to be delivered (pending or being sent)', [{ value: Number(outbox?.n ?? 0) }]),
+    renderGauge('scheduler_outbox_oldest_pending_seconds', 'Age of the oldest notification waiting to be delivered', [{ value: age(outbox?.oldest) }]),
+    renderRegistry(),
+  ].join('\n') + '\n';
+}
+
+export function metricsHandler(deps: Pick<Deps, 'db' | 'clock'>): RequestHandler {
+  return async (_req, res) => {
+    res.type('text/plain; version=0.0.4').send(await renderMetrics(deps));
+  };
+}

@@ -1,0 +1,85 @@
+import type { Request } from 'express';
+import { Router } from 'express';
+import type { Deps } from '../deps.js';
+import { metrics } from '../metrics.js';
+import { recordPing, type PingSignal } from '../services/pings.js';
+
+/** A ping's body becomes the run's log excerpt; beyond this it is cut, never refused. */
+export const PING_BODY_LIMIT = 100 * 1024;
+/** Past this the request is read no further and refused (a stuck client, or abuse of a leaked key). */
+const PING_BODY_HARD_LIMIT = 10 * 1024 * 1024;
+
+/**
+ * Keeps the first PING_BODY_LIMIT bytes of the body and drains the rest, so
+ * `curl --data-binary @big.log` records the start of the log instead of failing.
+ */
+function readPingBody(req: Request): Promise<{ body: string; tooLarge: boolean }> {
+  return new Promise((resolve, reject) => {
+    const kept: Buffer[] = [];
+    let keptBytes = 0;
+    let total = 0;
+    req.on('data', (chunk: Buffer) => {
+      total += chunk.length;
+      if (total > PING_BODY_HARD_LIMIT) {
+        req.pause();
+        resolve({ body: '', tooLarge: true });
+        return;
+      }
+      if (keptBytes < PING_BODY_LIMIT) {
+        const part = chunk.subarray(0, PING_BODY_LIMIT - keptBytes);
+        kept.push(part);
+        keptBytes += part.length;
+      }
+    });
+    req.on('end', () => {
+      let body = Buffer.concat(kept).toString('utf8');
+      if (total > PING_BODY_LIMIT) body = `${body.replace(/\uFFFD$/, '')}\n[… truncated: ${total} bytes sent, the first ${PING_BODY_LIMIT} kept]`;
+      resolve({ body, tooLarge: false });
+    });
+    req.on('error', reject);
+  });
+}
+
+function parseSignal(raw: string | undefined): PingSignal | undefined {
+  if (raw === undefined) return { kind: 'success' };
+  if (raw === 'start') return { kind: 'start' };
+  if (raw === 'fail') return { kind: 'fail' };
+  if (/^\d{1,3}$/.test(raw) && Number(raw) <= 255) return { kind: 'exit', code: Number(raw) };
+  return undefined;
+}
+
+/**
+ * GET|POST /ping/<key>[/start|/fail|/<exit code>][?rid=…]. Plain-text answers,
+ * like Healthchecks, so `curl -fsS` fails loudly only when something is wrong.
+ * The key is the credential and is never logged.
+ */
+export function pingRoutes(deps: Deps): Router {
+  const router = Router();
+  const handle = async (req: Request, res: import('express').Response) => {
+    const { key, signal: rawSignal } = req.params as { key: string; signal?: string };
+    const signal = parseSignal(rawSignal);
+    if (!signal) {
+      res.status(400).type('text/plain').send('unknown ping: use /start, /fail, or an exit code 0-255\n');
+      return;
+    }
+    const rid = typeof req.query.rid === 'string' ? req.query.rid : undefined;
+    if (rid !== undefined && !/^[A-Za-z0-9._:-]{1,100}$/.test(rid)) {
+      res.status(400).type('text/plain').send('rid: use up to 100 letters, digits, dot, dash, underscore or colon\n');
+      return;
+    }
+    const { body, tooLarge } = req.method === 'POST' ? await readPingBody(req) : { body: '', tooLarge: false };
+    if (tooLarge) {
+      res.status(413).set('connection', 'close').type('text/plain').send(`body larger than ${PING_BODY_HARD_LIMIT} bytes\n`);
+      return;
+    }
+    const result = await recordPing(deps, { key, signal, rid, body: body || undefined });
+    metrics.pings.inc({ signal: signal.kind, result: result.kind });
+    if (result.kind === 'not_found') {
+      res.status(404).type('text/plain').send('not found\n');
+      return;
+    }
+    res.status(200).type('text/plain').send('OK\n');
+  };
+  for (const path of ['/:key', '/:key/:signal']) router.route(path).get(handle).post(handle);
+  return router;
+}

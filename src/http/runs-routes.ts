@@ -1,0 +1,112 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import type { Run } from '../db/schema.js';
+import type { Deps } from '../deps.js';
+import { finishReportedRun, reportRun } from '../services/ingest.js';
+import { badRequest, conflict, notFound, parseInput } from './api-error.js';
+import { principalOf, scopeOf } from './auth.js';
+
+const LOG_LIMIT = 100_000;
+
+const detail = {
+  error: z.string().max(10_000).optional(),
+  stage: z.string().max(200).optional(),
+  rows: z.number().int().min(0).optional(),
+  logUrl: z.url().max(2_000).optional(),
+  /** The run's output (its tail is what helps): kept as the log excerpt. */
+  log: z.string().max(LOG_LIMIT).optional(),
+};
+
+export const runReportSchema = z
+  .object({
+    tenant: z.string().min(1).max(63),
+    workflow: z.string().min(1).max(100),
+    status: z.enum(['running', 'succeeded', 'failed']),
+    tick: z.iso
+      .datetime({ offset: true })
+      .transform((s) => new Date(s))
+      .optional(),
+    externalId: z.string().min(1).max(200).optional(),
+    ...detail,
+  })
+  .strict();
+
+export const runFinishSchema = z
+  .object({
+    status: z.enum(['succeeded', 'failed']),
+    exitCode: z.number().int().optional(),
+    ...detail,
+  })
+  .strict();
+
+const runView = (run: Run) => ({ id: run.id, tick: run.tick, status: run.status, trigger: run.trigger });
+
+function runIdParam(raw: string): number {
+  if (!/^\d{1,15}$/.test(raw)) throw badRequest(`run id must be a positive integer (got ${JSON.stringify(raw)})`);
+  return Number(raw);
+}
+
+/** POST /api/v1/runs (report a run) and POST /api/v1/runs/:id (finish one). */
+export function runsRoutes(deps: Deps): Router {
+  const router = Router();
+
+  router.post('/runs', async (req, res) => {
+    const principal = principalOf(res);
+    const report = parseInput(runReportSchema, req.body);
+    const result = await reportRun(deps, report, scopeOf(principal));
+    switch (result.kind) {
+      case 'created':
+        res.status(201).json(runView(result.run));
+        return;
+      case 'existing':
+        res.status(200).json({ ...runView(result.run), duplicate: true });
+        return;
+      case 'not_found':
+        throw notFound(`workflow ${report.tenant}/${report.workflow} not found`);
+      case 'not_a_fire_time':
+        throw badRequest(
+          `body.tick: ${report.tick!.toISOString()} is not a fire time of this workflow's schedule${result.previous ? ` (the one before it is ${result.previous.toISOString()})` : ''}`,
+        );
+      case 'tick_taken':
+        throw conflict('tick_taken', `tick ${report.tick!.toISOString()} already has run ${result.run.id} (${result.run.status})`, { run: runView(result.run) });
+      case 'conflict':
+        throw conflict('conflicting_report', `externalId ${JSON.stringify(report.externalId)} is run ${result.run.id}, already ${result.run.status}`, { run: runView(result.run) });
+    }
+  });
+
+  router.post('/runs/:id', async (req, res) => {
+    const principal = principalOf(res);
+    const runId = runIdParam(req.params.id!);
+    const body = parseInput(runFinishSchema, req.body);
+    const visible = principal.kind === 'run' ? { runId: principal.runId } : scopeOf(principal);
+    const result = await finishReportedRun(
+      deps,
+      runId,
+      {
+        status: body.status,
+        error: body.status === 'failed' ? (body.error ?? 'failed (reported over the API)') : (body.error ?? null),
+        stage: body.stage ?? null,
+        rows: body.rows ?? null,
+        exitCode: body.exitCode ?? null,
+        logUrl: body.logUrl ?? null,
+        logExcerpt: body.log ?? null,
+      },
+      visible,
+    );
+    switch (result.kind) {
+      case 'finished':
+        res.status(200).json(runView(result.run));
+        return;
+      case 'already_finished':
+        if (result.same) {
+          res.status(200).json({ ...runView(result.run), duplicate: true });
+          return;
+        }
+        throw conflict('already_finished', `run ${runId} already finished as ${result.run.attemptStatus ?? result.run.status}`, { run: runView(result.run) });
+      case 'not_found':
+        throw notFound(`run ${runId} not found`);
+    }
+  });
+
+  return router;
+}

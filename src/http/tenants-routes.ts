@@ -1,0 +1,38 @@
+import { Router } from 'express';
+import { tenantSchema } from '../config/workflows-file.js';
+import type { Deps } from '../deps.js';
+import { listTenants, mintTenantToken, putTenant } from '../services/tenants-api.js';
+import { badRequest, conflict, notFound, parseInput } from './api-error.js';
+import { principalOf, requireAdmin, scopeOf } from './auth.js';
+
+const tenantInput = tenantSchema.pick({ id: true, name: true, channel: true });
+
+/** Tenants: a tenant sees itself; the admin lists, creates and mints tokens. */
+export function tenantsRoutes(deps: Deps): Router {
+  const router = Router();
+
+  router.get('/tenants', async (_req, res) => {
+    res.json({ tenants: await listTenants(deps.db, scopeOf(principalOf(res))) });
+  });
+
+  router.put('/tenants/:id', async (req, res) => {
+    requireAdmin(principalOf(res));
+    const body: unknown = req.body;
+    if (!body || typeof body !== 'object' || Array.isArray(body)) throw badRequest('body: expected a JSON object like {"name": "Acme", "channel": "C0123ABCD"}');
+    const input = parseInput(tenantInput, { ...body, id: req.params.id });
+    const result = await putTenant(deps, input);
+    if (result.kind === 'owned_by_file') throw conflict('owned_by_file', `tenant ${input.id} is declared in the workflows file; change it there`);
+    if (result.kind === 'channel_taken') throw conflict('channel_taken', `body.channel: ${input.channel} already belongs to tenant ${result.by}`);
+    res.status(result.kind === 'created' ? 201 : 200).json(result.tenant);
+  });
+
+  router.post('/tenants/:id/token', async (req, res) => {
+    requireAdmin(principalOf(res));
+    const result = await mintTenantToken(deps, req.params.id!);
+    if (result.kind === 'not_found') throw notFound(`tenant ${req.params.id} not found`);
+    // Shown once: only its hash is kept.
+    res.status(201).json({ tenant: req.params.id, token: result.token });
+  });
+
+  return router;
+}

@@ -1,0 +1,80 @@
+import { Router } from 'express';
+import { workflowSchema } from '../config/workflows-file.js';
+import type { Deps } from '../deps.js';
+import { requestRunNow } from '../services/run-now.js';
+import { deleteWorkflow, findWorkflow, listWorkflows, putWorkflow, workflowView } from '../services/workflows-api.js';
+import { badRequest, conflict, notFound, parseInput } from './api-error.js';
+import { actorName, principalOf, scopeOf } from './auth.js';
+
+/** Workflows: list, view, create/replace, delete (disable), and run now. */
+export function workflowsRoutes(deps: Deps): Router {
+  const router = Router();
+  const missing = (tenant: string, name: string) => notFound(`workflow ${tenant}/${name} not found`);
+
+  router.get('/workflows', async (_req, res) => {
+    res.json({ workflows: await listWorkflows(deps.db, scopeOf(principalOf(res))) });
+  });
+
+  router.get('/workflows/:tenant/:name', async (req, res) => {
+    const { tenant, name } = req.params as { tenant: string; name: string };
+    const workflow = await findWorkflow(deps.db, tenant, name, scopeOf(principalOf(res)));
+    if (!workflow) throw missing(tenant, name);
+    res.json(await workflowView(deps, workflow));
+  });
+
+  router.put('/workflows/:tenant/:name', async (req, res) => {
+    const { tenant, name } = req.params as { tenant: string; name: string };
+    const scope = scopeOf(principalOf(res));
+    const body: unknown = req.body;
+    if (!body || typeof body !== 'object' || Array.isArray(body)) throw badRequest('body: expected a JSON object describing the workflow (the same fields as in the workflows file)');
+    for (const field of ['tenant', 'name'] as const) {
+      const given = (body as Record<string, unknown>)[field];
+      const path = field === 'tenant' ? tenant : name;
+      if (given !== undefined && given !== path) throw badRequest(`body.${field}: ${JSON.stringify(given)} differs from the URL's ${JSON.stringify(path)}`);
+    }
+    const spec = parseInput(workflowSchema, { ...body, tenant, name });
+    const result = await putWorkflow(deps, spec, scope);
+    switch (result.kind) {
+      case 'created':
+      case 'updated':
+        res.status(result.kind === 'created' ? 201 : 200).json(await workflowView(deps, result.workflow));
+        return;
+      case 'tenant_not_found':
+        throw notFound(`tenant ${tenant} not found`);
+      case 'owned_by_file':
+        throw conflict('owned_by_file', `workflow ${tenant}/${name} is declared in the workflows file; change it there`);
+      case 'ping_key_taken':
+        throw conflict('ping_key_taken', 'body.pingKey: another workflow already uses this ping key');
+    }
+  });
+
+  router.delete('/workflows/:tenant/:name', async (req, res) => {
+    const { tenant, name } = req.params as { tenant: string; name: string };
+    const result = await deleteWorkflow(deps, tenant, name, scopeOf(principalOf(res)));
+    if (result.kind === 'not_found') throw missing(tenant, name);
+    if (result.kind === 'owned_by_file') throw conflict('owned_by_file', `workflow ${tenant}/${name} is declared in the workflows file; remove it there`);
+    res.json({ deleted: true, tenant, name });
+  });
+
+  router.post('/workflows/:tenant/:name/run', async (req, res) => {
+    const { tenant, name } = req.params as { tenant: string; name: string };
+    const principal = principalOf(res);
+    const scope = scopeOf(principal);
+    const workflow = await findWorkflow(deps.db, tenant, name, scope);
+    if (!workflow) throw missing(tenant, name);
+    const result = await requestRunNow(deps, { workflowId: workflow.id, actor: { user: actorName(principal) }, scope });
+    switch (result.kind) {
+      case 'started':
+        res.status(202).json({ id: result.run.id, status: result.run.status, trigger: result.run.trigger, requestedBy: result.run.requestedBy });
+        return;
+      case 'no_launcher':
+        throw conflict('no_launcher', `workflow ${tenant}/${name} has no launcher: only its own scheduler can run it`);
+      case 'already_running':
+        throw conflict('already_running', `workflow ${tenant}/${name} is already running (run ${result.run.id})`, { run: { id: result.run.id } });
+      case 'not_found':
+        throw missing(tenant, name);
+    }
+  });
+
+  return router;
+}

@@ -1,0 +1,109 @@
+import type { Run } from '../db/schema.js';
+import type { Deps } from '../deps.js';
+import { latestFireAtOrBefore } from '../domain/schedule.js';
+import type { Scope } from './alert-queries.js';
+import { insertReportedFinished, insertReportedRunning, lockWorkflow, matchTick, tickRow, type TickMatch } from './reported-runs.js';
+import { finishRun, type FinishResult, type RunOutcome } from './runs.js';
+
+/** The ingest API's use cases: a job run elsewhere reports its start and end. */
+
+export interface RunReport {
+  tenant: string;
+  workflow: string;
+  status: 'running' | 'succeeded' | 'failed';
+  tick?: Date;
+  error?: string;
+  stage?: string;
+  rows?: number;
+  logUrl?: string;
+  log?: string;
+  externalId?: string;
+}
+
+export type ReportResult =
+  | { kind: 'created'; run: Run }
+  /** The externalId was seen before and this report says nothing new (or finished that run). */
+  | { kind: 'existing'; run: Run }
+  | { kind: 'not_found' }
+  | { kind: 'not_a_fire_time'; tick: Date; previous: Date | undefined }
+  | { kind: 'tick_taken'; run: Run }
+  | { kind: 'conflict'; run: Run };
+
+const outcomeOf = (r: RunReport): RunOutcome => ({
+  status: r.status as RunOutcome['status'],
+  error: r.status === 'failed' ? (r.error ?? 'failed (reported over the API)') : (r.error ?? null),
+  stage: r.stage ?? null,
+  rows: r.rows ?? null,
+  logUrl: r.logUrl ?? null,
+  logExcerpt: r.log ?? null,
+});
+
+/**
+ * Records a reported run. The same externalId twice is one run: a repeat
+ * with nothing new is acknowledged, a terminal status for a run still
+ * running finishes it, and a different end for a finished one is a conflict.
+ */
+export async function reportRun(deps: Pick<Deps, 'db' | 'clock'>, report: RunReport, scope: Scope): Promise<ReportResult> {
+  if (scope.tenantId !== undefined && scope.tenantId !== report.tenant) return { kind: 'not_found' };
+  const now = deps.clock.now();
+  const decided = await deps.db.transaction().execute(async (trx): Promise<ReportResult | { kind: 'finish'; run: Run }> => {
+    const found = await trx
+      .selectFrom('workflows')
+      .innerJoin('tenants', 'tenants.id', 'workflows.tenantId')
+      .select('workflows.id')
+      .where('workflows.tenantId', '=', report.tenant)
+      .where('workflows.name', '=', report.workflow)
+      .where('workflows.enabled', '=', true)
+      .where('tenants.enabled', '=', true)
+      .executeTakeFirst();
+    const workflow = found && (await lockWorkflow(trx, found.id));
+    if (!workflow) return { kind: 'not_found' };
+
+    if (report.externalId !== undefined) {
+      const seen = await trx.selectFrom('runs').selectAll().where('workflowId', '=', workflow.id).where('externalId', '=', report.externalId).executeTakeFirst();
+      if (seen) {
+        if (report.status === 'running') return seen.status === 'running' ? { kind: 'existing', run: seen } : { kind: 'conflict', run: seen };
+        return seen.status === 'running' ? { kind: 'finish', run: seen } : (seen.attemptStatus ?? seen.status) === report.status ? { kind: 'existing', run: seen } : { kind: 'conflict', run: seen };
+      }
+    }
+
+    let match: TickMatch;
+    if (report.tick) {
+      const previous = latestFireAtOrBefore(workflow.cron, workflow.timezone, report.tick);
+      if (!previous || previous.getTime() !== report.tick.getTime()) return { kind: 'not_a_fire_time', tick: report.tick, previous };
+      const taken = await tickRow(trx, workflow.id, report.tick);
+      if (taken) return { kind: 'tick_taken', run: taken };
+      match = { tick: report.tick, trigger: 'schedule' };
+    } else {
+      match = await matchTick(trx, workflow, now);
+    }
+    const start = { workflow, match, externalId: report.externalId ?? null };
+    const run = report.status === 'running' ? await insertReportedRunning(trx, start, now) : await insertReportedFinished(trx, start, outcomeOf(report), now);
+    if (!run) throw new Error(`run for ${report.tenant}/${report.workflow} at ${match.tick?.toISOString()} was not inserted although its tick was free`);
+    return { kind: 'created', run };
+  });
+  if (decided.kind !== 'finish') return decided;
+  const finished = await finishRun(deps, decided.run.id, outcomeOf(report));
+  if (finished.kind === 'finished') return { kind: 'existing', run: finished.run };
+  if (finished.kind === 'already_finished') return finished.same ? { kind: 'existing', run: finished.run } : { kind: 'conflict', run: finished.run };
+  return { kind: 'not_found' };
+}
+
+/** Finishes a running run by id, within what the caller may see. */
+export async function finishReportedRun(
+  deps: Pick<Deps, 'db' | 'clock'>,
+  runId: number,
+  outcome: RunOutcome,
+  visible: { tenantId?: string; runId?: number },
+): Promise<FinishResult> {
+  const run = await deps.db
+    .selectFrom('runs')
+    .innerJoin('workflows', 'workflows.id', 'runs.workflowId')
+    .select(['runs.id', 'workflows.tenantId'])
+    .where('runs.id', '=', runId)
+    .executeTakeFirst();
+  if (!run) return { kind: 'not_found' };
+  if (visible.tenantId !== undefined && run.tenantId !== visible.tenantId) return { kind: 'not_found' };
+  if (visible.runId !== undefined && run.id !== visible.runId) return { kind: 'not_found' };
+  return finishRun(deps, runId, outcome);
+}

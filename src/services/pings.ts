@@ -1,0 +1,94 @@
+import type { Run } from '../db/schema.js';
+import type { Deps } from '../deps.js';
+import { insertReportedFinished, insertReportedRunning, lockWorkflow, matchTick } from './reported-runs.js';
+import { finishRun, type RunOutcome } from './runs.js';
+
+/**
+ * Healthchecks-style pings: `/ping/<key>/start`, then `/ping/<key>` (success),
+ * `/ping/<key>/fail` or `/ping/<key>/<exit code>`. The workflow's ping key is
+ * the credential. An end pairs with the start of the same `rid`, or without
+ * one with the newest start that had none; an end with no start is recorded
+ * as a finished run on its own.
+ */
+
+export type PingSignal = { kind: 'start' } | { kind: 'success' } | { kind: 'fail' } | { kind: 'exit'; code: number };
+
+export interface Ping {
+  key: string;
+  signal: PingSignal;
+  rid?: string;
+  /** The request body, already cut to the excerpt limit. */
+  body?: string;
+}
+
+export type PingResult = { kind: 'recorded'; run: Run } | { kind: 'not_found' };
+
+const ridKey = (rid: string) => `ping:${rid}`;
+
+export function outcomeOfPing(signal: Exclude<PingSignal, { kind: 'start' }>, body: string | undefined): RunOutcome {
+  const succeeded = signal.kind === 'success' || (signal.kind === 'exit' && signal.code === 0);
+  const exitCode = signal.kind === 'exit' ? signal.code : null;
+  const logExcerpt = body ? body : null;
+  if (succeeded) return { status: 'succeeded', exitCode, logExcerpt };
+  // The last line a job printed is usually its error; it is also what error groups are made from.
+  const last = body
+    ?.split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .pop()
+    ?.slice(0, 500);
+  const status = exitCode !== null ? `exited with code ${exitCode}` : 'reported failed';
+  return { status: 'failed', exitCode, logExcerpt, error: last ? `${status}: ${last}` : status };
+}
+
+export async function recordPing(deps: Pick<Deps, 'db' | 'clock'>, ping: Ping): Promise<PingResult> {
+  const now = deps.clock.now();
+  const externalId = ping.rid ? ridKey(ping.rid) : null;
+  const decided = await deps.db.transaction().execute(async (trx): Promise<PingResult | { kind: 'finish'; run: Run }> => {
+    const found = await trx
+      .selectFrom('workflows')
+      .innerJoin('tenants', 'tenants.id', 'workflows.tenantId')
+      .select('workflows.id')
+      .where('workflows.pingKey', '=', ping.key)
+      .where('workflows.enabled', '=', true)
+      .where('tenants.enabled', '=', true)
+      .executeTakeFirst();
+    const workflow = found && (await lockWorkflow(trx, found.id));
+    if (!workflow) return { kind: 'not_found' };
+
+    const sameRid = externalId
+      ? await trx.selectFrom('runs').selectAll().where('workflowId', '=', workflow.id).where('externalId', '=', externalId).executeTakeFirst()
+      : undefined;
+
+    if (ping.signal.kind === 'start') {
+      // A repeated start (curl --retry) is the same run.
+      if (sameRid) return { kind: 'recorded', run: sameRid };
+      const run = await insertReportedRunning(trx, { workflow, match: await matchTick(trx, workflow, now), externalId }, now);
+      if (!run) throw new Error(`ping start for workflow ${workflow.id}: the run row was not inserted`);
+      return { kind: 'recorded', run };
+    }
+
+    const started = externalId
+      ? sameRid
+      : await trx
+          .selectFrom('runs')
+          .selectAll()
+          .where('workflowId', '=', workflow.id)
+          .where('status', '=', 'running')
+          // Reported runs only: a run the bot launched itself is ended by its launcher, not by a ping.
+          .where('leaseOwner', 'is', null)
+          .where('externalId', 'is', null)
+          .orderBy('startedAt', 'desc')
+          .orderBy('id', 'desc')
+          .limit(1)
+          .executeTakeFirst();
+    if (started?.status === 'running') return { kind: 'finish', run: started };
+    // A repeated end of a finished rid run is the same report, not a new run.
+    if (started) return { kind: 'recorded', run: started };
+    const run = await insertReportedFinished(trx, { workflow, match: await matchTick(trx, workflow, now), externalId }, outcomeOfPing(ping.signal, ping.body), now);
+    return { kind: 'recorded', run };
+  });
+  if (decided.kind !== 'finish') return decided;
+  const finished = await finishRun(deps, decided.run.id, outcomeOfPing(ping.signal as Exclude<PingSignal, { kind: 'start' }>, ping.body));
+  return finished.kind === 'not_found' ? { kind: 'not_found' } : { kind: 'recorded', run: finished.run };
+}

@@ -1,0 +1,93 @@
+import { sql, type Transaction } from 'kysely';
+import type { Database, Run, RunTrigger, Workflow } from '../db/schema.js';
+import { profileFor } from '../domain/cadence.js';
+import { latestFireAtOrBefore } from '../domain/schedule.js';
+import { insertRunningRun, RUNS_FINISHED_CHANNEL, type RunOutcome } from './runs.js';
+
+/**
+ * Runs reported from outside (the ingest API and pings): the job ran
+ * somewhere else and tells the ledger. Shared by both edges so a ping and an
+ * API call for the same workflow are matched to ticks the same way.
+ */
+
+export interface TickMatch {
+  tick: Date | null;
+  trigger: RunTrigger;
+}
+
+/**
+ * A run reported without a tick belongs to the latest fire time at or before
+ * its start when that is within the grace and the tick has no row yet;
+ * otherwise it is an external run outside any tick (it still counts as a
+ * success for resolution, and never as a second row for a tick).
+ */
+export async function matchTick(trx: Transaction<Database>, workflow: Workflow, startedAt: Date): Promise<TickMatch> {
+  const profile = profileFor(workflow.cron, workflow.timezone, workflow.policy, startedAt);
+  const latest = latestFireAtOrBefore(workflow.cron, workflow.timezone, startedAt);
+  if (!latest || startedAt.getTime() - latest.getTime() > profile.graceSeconds * 1000) return { tick: null, trigger: 'external' };
+  const taken = await tickRow(trx, workflow.id, latest);
+  return taken ? { tick: null, trigger: 'external' } : { tick: latest, trigger: 'schedule' };
+}
+
+export async function tickRow(trx: Transaction<Database>, workflowId: number, tick: Date): Promise<Run | undefined> {
+  return trx.selectFrom('runs').selectAll().where('workflowId', '=', workflowId).where('tick', '=', tick).where('originalRunId', 'is', null).executeTakeFirst();
+}
+
+/** Locks the workflow so two reports with one externalId (or one ping rid) cannot both insert. */
+export async function lockWorkflow(trx: Transaction<Database>, workflowId: number): Promise<Workflow | undefined> {
+  return trx.selectFrom('workflows').selectAll().where('id', '=', workflowId).forUpdate().executeTakeFirst();
+}
+
+export interface ReportedStart {
+  workflow: Workflow;
+  match: TickMatch;
+  externalId: string | null;
+}
+
+export async function insertReportedRunning(trx: Transaction<Database>, start: ReportedStart, now: Date): Promise<Run | undefined> {
+  const profile = profileFor(start.workflow.cron, start.workflow.timezone, start.workflow.policy, now);
+  return insertRunningRun(
+    trx,
+    { workflow: start.workflow, tick: start.match.tick, trigger: start.match.trigger, externalId: start.externalId, timeoutSeconds: profile.timeoutSeconds, leaseOwner: null },
+    now,
+  );
+}
+
+/**
+ * A run reported only by its end (no start was sent): inserted finished, for
+ * the poller to pick up like any other, and the pollers are woken.
+ */
+export async function insertReportedFinished(trx: Transaction<Database>, start: ReportedStart, outcome: RunOutcome, now: Date): Promise<Run> {
+  const run = await trx
+    .insertInto('runs')
+    .values({
+      workflowId: start.workflow.id,
+      tick: start.match.tick,
+      trigger: start.match.trigger,
+      attempt: 1,
+      originalRunId: null,
+      status: outcome.status,
+      attemptStatus: outcome.status,
+      attemptError: outcome.error ?? null,
+      startedAt: now,
+      finishedAt: now,
+      deadlineAt: null,
+      error: outcome.error ?? null,
+      errorGroup: null,
+      stage: outcome.stage ?? null,
+      rows: outcome.rows ?? null,
+      exitCode: outcome.exitCode ?? null,
+      logExcerpt: outcome.logExcerpt ?? null,
+      logUrl: outcome.logUrl ?? null,
+      outcomeNote: null,
+      requestedBy: null,
+      externalId: start.externalId,
+      processedAt: null,
+      leaseOwner: null,
+      leaseExpiresAt: null,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  await sql`select pg_notify(${RUNS_FINISHED_CHANNEL}, ${String(run.id)})`.execute(trx);
+  return run;
+}

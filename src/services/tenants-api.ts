@@ -1,0 +1,66 @@
+import type { Db } from '../db/connect.js';
+import type { Deps } from '../deps.js';
+import { hashToken, newToken } from '../secrets.js';
+import type { Scope } from './alert-queries.js';
+
+/** Tenants over the API: the admin creates them and mints their tokens; a tenant sees only itself. */
+
+export interface TenantInput {
+  id: string;
+  name: string;
+  channel?: string;
+}
+
+const tenantView = (t: { id: string; name: string; channel: string | null; source: string; apiTokenHash: string | null }) => ({
+  id: t.id,
+  name: t.name,
+  channel: t.channel,
+  source: t.source,
+  hasToken: t.apiTokenHash !== null,
+});
+
+export async function listTenants(db: Db, scope: Scope) {
+  const rows = await db
+    .selectFrom('tenants')
+    .selectAll()
+    .where('enabled', '=', true)
+    .$if(scope.tenantId !== undefined, (q) => q.where('id', '=', scope.tenantId!))
+    .orderBy('id')
+    .execute();
+  return rows.map(tenantView);
+}
+
+export type PutTenantResult = { kind: 'created' | 'updated'; tenant: ReturnType<typeof tenantView> } | { kind: 'owned_by_file' } | { kind: 'channel_taken'; by: string };
+
+export async function putTenant(deps: Pick<Deps, 'db' | 'clock'>, input: TenantInput): Promise<PutTenantResult> {
+  const now = deps.clock.now();
+  return deps.db.transaction().execute(async (trx): Promise<PutTenantResult> => {
+    const current = await trx.selectFrom('tenants').selectAll().where('id', '=', input.id).forUpdate().executeTakeFirst();
+    if (current?.source === 'file' && current.enabled) return { kind: 'owned_by_file' };
+    if (input.channel) {
+      const holder = await trx.selectFrom('tenants').select('id').where('channel', '=', input.channel).where('enabled', '=', true).where('id', '!=', input.id).executeTakeFirst();
+      if (holder) return { kind: 'channel_taken', by: holder.id };
+    }
+    const values = { name: input.name, channel: input.channel ?? null, source: 'api' as const, enabled: true, updatedAt: now };
+    const tenant = current
+      ? await trx.updateTable('tenants').set(values).where('id', '=', input.id).returningAll().executeTakeFirstOrThrow()
+      : await trx.insertInto('tenants').values({ id: input.id, apiTokenHash: null, createdAt: now, ...values }).returningAll().executeTakeFirstOrThrow();
+    return { kind: current ? 'updated' : 'created', tenant: tenantView(tenant) };
+  });
+}
+
+/**
+ * A new API token for a tenant, returned once: only its hash is stored, and
+ * minting replaces (revokes) the previous one. A tenant whose token comes
+ * from the workflows file (`apiTokenEnv`) gets that one back at the next start.
+ */
+export async function mintTenantToken(deps: Pick<Deps, 'db' | 'clock'>, tenantId: string): Promise<{ kind: 'minted'; token: string } | { kind: 'not_found' }> {
+  const token = newToken();
+  const result = await deps.db
+    .updateTable('tenants')
+    .set({ apiTokenHash: hashToken(token), updatedAt: deps.clock.now() })
+    .where('id', '=', tenantId)
+    .where('enabled', '=', true)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1 ? { kind: 'minted', token } : { kind: 'not_found' };
+}

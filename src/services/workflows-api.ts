@@ -1,0 +1,203 @@
+import type { Config } from '../config/env.js';
+import type { WorkflowSpec } from '../config/workflows-file.js';
+import type { Db } from '../db/connect.js';
+import type { Alert, LauncherConfig, Workflow } from '../db/schema.js';
+import type { Deps } from '../deps.js';
+import { profileFor } from '../domain/cadence.js';
+import { fireTimesAfter, nextFireAfter } from '../domain/schedule.js';
+import { newPingKey } from '../secrets.js';
+import { findOpenAlertForWorkflow, workflowHistory, type Scope } from './alert-queries.js';
+import { modeOf } from './sync-workflows.js';
+
+/** Workflows over the API: the read model, and the same upsert the file sync does, for workflows the API owns. */
+
+const workflowQuery = (db: Db, scope: Scope) =>
+  db
+    .selectFrom('workflows')
+    .selectAll('workflows')
+    .innerJoin('tenants', 'tenants.id', 'workflows.tenantId')
+    .where('workflows.enabled', '=', true)
+    .where('tenants.enabled', '=', true)
+    .$if(scope.tenantId !== undefined, (q) => q.where('workflows.tenantId', '=', scope.tenantId!));
+
+export async function findWorkflow(db: Db, tenant: string, name: string, scope: Scope): Promise<Workflow | undefined> {
+  if (scope.tenantId !== undefined && scope.tenantId !== tenant) return undefined;
+  return workflowQuery(db, scope).where('workflows.tenantId', '=', tenant).where('workflows.name', '=', name).executeTakeFirst();
+}
+
+export function pingUrl(config: Pick<Config, 'PUBLIC_URL' | 'PORT'>, key: string): string {
+  return `${(config.PUBLIC_URL ?? `http://localhost:${config.PORT}`).replace(/\/+$/, '')}/ping/${key}`;
+}
+
+/**
+ * A line to paste into a crontab: report the start, run the job keeping its
+ * output, report the end with the exit code and the output's tail as the body.
+ * `rc=$?` right after `m=$(…)` is the job's own exit status; the body goes
+ * through stdin (no argument-length limit), and there is no `%`, which cron
+ * would turn into a newline.
+ */
+export function crontabLine(config: Pick<Config, 'PUBLIC_URL' | 'PORT'>, workflow: Pick<Workflow, 'cron' | 'timezone' | 'pingKey'>, command = '/path/to/your-job'): string {
+  const url = pingUrl(config, workflow.pingKey);
+  const zone = workflow.timezone === 'UTC' ? '' : `CRON_TZ=${workflow.timezone}\n`;
+  const curl = 'curl -fsS -m 10 --retry 3 -o /dev/null';
+  return `${zone}${workflow.cron} ${curl} ${url}/start; m=$(${command} 2>&1); rc=$?; echo "$m" | tail -c 100000 | ${curl} --data-binary @- ${url}/$rc`;
+}
+
+/** Secrets in a launcher (its signing secret, header values) never leave through the API. */
+function launcherView(launcher: LauncherConfig | null) {
+  if (!launcher) return null;
+  if (launcher.kind === 'command') return { kind: 'command', command: launcher.command, cwd: launcher.cwd ?? null, env: Object.keys(launcher.env ?? {}) };
+  return { kind: 'http', url: launcher.url, mode: launcher.mode, headers: Object.keys(launcher.headers ?? {}), ownSecret: !!launcher.secret };
+}
+
+function alertView(alert: Alert | undefined) {
+  if (!alert) return null;
+  return {
+    id: alert.id,
+    severity: alert.severity,
+    openedAt: alert.openedAt,
+    consecutiveFailures: alert.consecutiveFailures,
+    lastError: alert.lastError,
+    ownerTeam: alert.ownerTeam,
+    ownerUser: alert.ownerUser,
+    acknowledged: alert.acknowledgedAt !== null,
+    silencedUntil: alert.silencedUntil,
+  };
+}
+
+export async function listWorkflows(db: Db, scope: Scope) {
+  const workflows = await workflowQuery(db, scope).orderBy('workflows.tenantId').orderBy('workflows.name').execute();
+  const ids = workflows.map((w) => w.id);
+  const alerts = ids.length ? await db.selectFrom('alerts').selectAll().where('workflowId', 'in', ids).where('status', '=', 'open').execute() : [];
+  const last = ids.length
+    ? await db
+        .selectFrom('runs')
+        .distinctOn('workflowId')
+        .select(['workflowId', 'id', 'tick', 'status', 'startedAt', 'finishedAt'])
+        .where('workflowId', 'in', ids)
+        .where('originalRunId', 'is', null)
+        .where('status', '!=', 'skipped')
+        .orderBy('workflowId')
+        .orderBy('id', 'desc')
+        .execute()
+    : [];
+  return workflows.map((w) => {
+    const lastRun = last.find((r) => r.workflowId === w.id);
+    return {
+      tenant: w.tenantId,
+      name: w.name,
+      mode: w.mode,
+      cron: w.cron,
+      timezone: w.timezone,
+      paused: w.paused,
+      monitoring: w.monitoring,
+      nextTickAt: w.nextTickAt,
+      lastRun: lastRun ? { id: lastRun.id, tick: lastRun.tick, status: lastRun.status, startedAt: lastRun.startedAt, finishedAt: lastRun.finishedAt } : null,
+      openAlert: alertView(alerts.find((a) => a.workflowId === w.id)),
+    };
+  });
+}
+
+export async function workflowView(deps: Pick<Deps, 'db' | 'clock' | 'config'>, workflow: Workflow, runs = 10) {
+  const now = deps.clock.now();
+  const profile = profileFor(workflow.cron, workflow.timezone, workflow.policy, now);
+  const { derived, overrides, cadenceSeconds, escalateAfterFailures, ...effective } = profile;
+  const history = await workflowHistory(deps.db, workflow.id, runs);
+  return {
+    tenant: workflow.tenantId,
+    name: workflow.name,
+    mode: workflow.mode,
+    source: workflow.source,
+    paused: workflow.paused,
+    monitoring: workflow.monitoring,
+    schedule: {
+      cron: workflow.cron,
+      timezone: workflow.timezone,
+      nextTickAt: workflow.nextTickAt,
+      upcoming: fireTimesAfter(workflow.cron, workflow.timezone, now, 3),
+    },
+    launcher: launcherView(workflow.launcher),
+    profile: { cadenceSeconds, escalateAfterFailures, derived, overrides, effective },
+    lastRuns: history.map((h) => ({
+      id: h.run.id,
+      tick: h.run.tick,
+      trigger: h.run.trigger,
+      status: h.status,
+      error: h.error,
+      outcomeNote: h.outcomeNote,
+      startedAt: h.run.startedAt,
+      finishedAt: h.run.finishedAt,
+      attempts: h.attempts,
+    })),
+    openAlert: alertView(await findOpenAlertForWorkflow(deps.db, workflow.id)),
+    ping: {
+      url: pingUrl(deps.config, workflow.pingKey),
+      ...(workflow.mode === 'observed' ? { crontab: crontabLine(deps.config, workflow) } : {}),
+    },
+  };
+}
+
+export type PutResult =
+  | { kind: 'created' | 'updated'; workflow: Workflow }
+  | { kind: 'tenant_not_found' }
+  | { kind: 'owned_by_file' }
+  | { kind: 'ping_key_taken' };
+
+/**
+ * Creates or replaces an API-owned workflow (validated by the caller with the
+ * file's own schema). A workflow the file declares is refused: the next start
+ * would overwrite the change. next_tick_at is recomputed whenever the
+ * schedule changes or the workflow starts firing again, so an unpaused
+ * workflow does not fire a tick that fell while it was paused.
+ */
+export async function putWorkflow(deps: Pick<Deps, 'db' | 'clock'>, spec: WorkflowSpec, scope: Scope): Promise<PutResult> {
+  if (scope.tenantId !== undefined && scope.tenantId !== spec.tenant) return { kind: 'tenant_not_found' };
+  const now = deps.clock.now();
+  return deps.db.transaction().execute(async (trx): Promise<PutResult> => {
+    const tenant = await trx.selectFrom('tenants').select('id').where('id', '=', spec.tenant).where('enabled', '=', true).executeTakeFirst();
+    if (!tenant) return { kind: 'tenant_not_found' };
+    const current = await trx.selectFrom('workflows').selectAll().where('tenantId', '=', spec.tenant).where('name', '=', spec.name).forUpdate().executeTakeFirst();
+    if (current?.source === 'file' && current.enabled) return { kind: 'owned_by_file' };
+    const pingKey = spec.pingKey ?? current?.pingKey ?? newPingKey();
+    const keyOwner = await trx.selectFrom('workflows').select('id').where('pingKey', '=', pingKey).executeTakeFirst();
+    if (keyOwner && keyOwner.id !== current?.id) return { kind: 'ping_key_taken' };
+    const mode = modeOf(spec);
+    const restarts =
+      !current || !current.enabled || current.cron !== spec.cron || current.timezone !== spec.timezone || current.mode !== mode || (current.paused && !spec.paused);
+    const values = {
+      cron: spec.cron,
+      timezone: spec.timezone,
+      mode,
+      launcher: spec.launcher ? JSON.stringify(spec.launcher as LauncherConfig) : null,
+      policy: JSON.stringify(spec.policy ?? {}),
+      monitoring: spec.monitoring,
+      paused: spec.paused,
+      enabled: true,
+      source: 'api' as const,
+      pingKey,
+      updatedAt: now,
+      nextTickAt: restarts ? nextFireAfter(spec.cron, spec.timezone, now) : current!.nextTickAt,
+    };
+    if (current) {
+      const workflow = await trx.updateTable('workflows').set(values).where('id', '=', current.id).returningAll().executeTakeFirstOrThrow();
+      return { kind: 'updated', workflow };
+    }
+    const workflow = await trx
+      .insertInto('workflows')
+      .values({ tenantId: spec.tenant, name: spec.name, createdAt: now, ...values })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return { kind: 'created', workflow };
+  });
+}
+
+export type DeleteResult = { kind: 'deleted' } | { kind: 'not_found' } | { kind: 'owned_by_file' };
+
+/** Disables rather than deletes, like removing it from the file: its history stays, nothing fires or alerts. */
+export async function deleteWorkflow(deps: Pick<Deps, 'db' | 'clock'>, tenant: string, name: string, scope: Scope): Promise<DeleteResult> {
+  const workflow = await findWorkflow(deps.db, tenant, name, scope);
+  if (!workflow) return { kind: 'not_found' };
+  if (workflow.source === 'file') return { kind: 'owned_by_file' };
+  await deps.db.updateTable('workflows').set({ enabled: false, updatedAt: deps.clock.now() }).where('id', '=', workflow.id).where('enabled', '=', true).execute();
+  return { kind: 'deleted' };
+}
