@@ -1,0 +1,123 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/clock.js';
+import type { Workflow } from '../../src/db/schema.js';
+import { createCommandLauncher } from '../../src/launch/command-launcher.js';
+import { HeldRuns, renewRunLeases } from '../../src/launch/run-leases.js';
+import { fireDueTicks } from '../../src/launch/tick-scheduler.js';
+import { RUN_LEASE_MS } from '../../src/services/runs.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { at, makeRun, makeTenant, makeWorkflow } from '../helpers/factories.js';
+import { eventually, finishedRun, isAlive, replicaDeps } from './support.js';
+
+let t: TestDatabase;
+let dir: string;
+const clock = new ManualClock('2026-03-10T02:00:00Z');
+beforeAll(async () => {
+  t = await createTestDatabase();
+  dir = await mkdtemp(join(tmpdir(), 'sb-command-'));
+  await makeTenant(t.db);
+});
+afterAll(async () => {
+  await t.drop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function launch(command: string, options: { timeoutSeconds?: number; killGraceMs?: number; tailBytes?: number; env?: Record<string, string> } = {}) {
+  const deps = replicaDeps(t.db, clock);
+  const held = new HeldRuns();
+  const launcher = createCommandLauncher(deps, held, { killGraceMs: options.killGraceMs, tailBytes: options.tailBytes });
+  const workflow: Workflow = await makeWorkflow(t.db, { mode: 'managed', launcher: JSON.stringify({ kind: 'command', command, env: options.env }) });
+  const run = await makeRun(t.db, { workflowId: workflow.id, tick: at('2026-03-10T02:00:00Z'), status: 'running', finishedAt: null, attempt: 2, trigger: 'retry' });
+  const outcome = await launcher.launch({ runId: run.id, workflow, tenant: { id: 'acme', name: 'Acme' }, tick: run.tick, attempt: 2, trigger: 'retry', timeoutSeconds: options.timeoutSeconds ?? 30 });
+  return { outcome, run, held, deps, workflow };
+}
+
+describe('command launcher', () => {
+  it('runs the command with the run in its environment and records success with the output', async () => {
+    const { outcome, run } = await launch('echo "$RUN_ID $WORKFLOW $TENANT $TICK $ATTEMPT $TRIGGER $EXTRA"; echo "token:${API_TOKEN:-unset}" >&2', {
+      env: { EXTRA: 'from-config' },
+    });
+    expect(outcome).toEqual({ started: true });
+    const done = await finishedRun(t.db, run.id);
+    const wf = await t.db.selectFrom('workflows').select('name').where('id', '=', run.workflowId).executeTakeFirstOrThrow();
+    expect(done).toMatchObject({ status: 'succeeded', attemptStatus: 'succeeded', exitCode: 0, leaseOwner: null });
+    expect(done.logExcerpt).toBe(`${run.id} ${wf.name} acme 2026-03-10T02:00:00.000Z 2 retry from-config\ntoken:unset\n`);
+  });
+
+  it('fails on a non-zero exit with the code and the last line printed', async () => {
+    const { run } = await launch('echo starting; echo "psql: connection refused" >&2; exit 3');
+    const done = await finishedRun(t.db, run.id);
+    expect(done).toMatchObject({ status: 'failed', exitCode: 3, error: 'exited with code 3: psql: connection refused' });
+  });
+
+  it('keeps only the tail of a command that prints megabytes', async () => {
+    const { run } = await launch('head -c 5000000 /dev/zero | tr "\\0" "x"; echo; echo THE-END', { tailBytes: 4096 });
+    const done = await finishedRun(t.db, run.id);
+    expect(done.status).toBe('succeeded');
+    expect(done.logExcerpt!.endsWith('x\nTHE-END\n')).toBe(true);
+    expect(done.logExcerpt).toMatch(/^\[… \d+ earlier bytes not kept\]\n/);
+    expect(done.logExcerpt!.length).toBeLessThan(4096 + 64);
+  });
+
+  it('kills the whole process group at the timeout, including children that ignore TERM, and fails the run', async () => {
+    const pids = join(dir, 'pids');
+    // A background child that ignores TERM (only KILL ends it), and a foreground sleep.
+    const { run } = await launch(`sh -c 'trap "" TERM; sleep 300' & echo $! > ${pids}; echo "$$" >> ${pids}; sleep 300`, {
+      timeoutSeconds: 0.3,
+      killGraceMs: 300,
+    });
+    const written = await eventually(async () => {
+      const text = await readFile(pids, 'utf8').catch(() => '');
+      return text.trim().split('\n').length === 2 && text;
+    });
+    const [child, shell] = written.trim().split('\n').map(Number);
+    const done = await finishedRun(t.db, run.id);
+    expect(done).toMatchObject({ status: 'failed', error: 'timed out after 0.3s (process group terminated)' });
+    expect(isAlive(shell!)).toBe(false);
+    expect(isAlive(child!)).toBe(false);
+  });
+
+  it('refuses to start when the command cannot be spawned (a missing working directory)', async () => {
+    const deps = replicaDeps(t.db, clock);
+    const launcher = createCommandLauncher(deps, new HeldRuns());
+    const workflow = await makeWorkflow(t.db, { mode: 'managed', launcher: JSON.stringify({ kind: 'command', command: 'true', cwd: join(dir, 'nope') }) });
+    const outcome = await launcher.launch({ runId: 1, workflow, tenant: { id: 'acme', name: 'Acme' }, tick: null, attempt: 1, trigger: 'manual', timeoutSeconds: 5 });
+    expect(outcome).toMatchObject({ started: false, error: expect.stringContaining('ENOENT') });
+  });
+
+  it('holds the lease of a run it supervises while the command runs, and lets it go when it ends', async () => {
+    const gate = join(dir, 'gate');
+    const { run, held, deps } = await launch(`while [ ! -e ${gate} ]; do sleep 0.05; done`);
+    await eventually(() => held.list().includes(run.id));
+    const leased = await t.db.selectFrom('runs').select(['leaseOwner', 'leaseExpiresAt']).where('id', '=', run.id).executeTakeFirstOrThrow();
+    expect(leased).toEqual({ leaseOwner: deps.replicaId, leaseExpiresAt: new Date(clock.now().getTime() + RUN_LEASE_MS) });
+    // Renewal extends it from the clock's now; another replica's renewal does not touch it.
+    const later = new Date(clock.now().getTime() + 30_000);
+    expect(await renewRunLeases(deps, held.list(), later)).toBe(1);
+    expect(await renewRunLeases({ ...deps, replicaId: 'someone-else' }, [run.id], later)).toBe(0);
+    const renewed = await t.db.selectFrom('runs').select(['leaseOwner', 'leaseExpiresAt']).where('id', '=', run.id).executeTakeFirstOrThrow();
+    expect(renewed).toEqual({ leaseOwner: deps.replicaId, leaseExpiresAt: new Date(later.getTime() + RUN_LEASE_MS) });
+    await (await import('node:fs/promises')).writeFile(gate, '');
+    await finishedRun(t.db, run.id);
+    await eventually(() => !held.list().includes(run.id));
+  });
+
+  it('through the scheduler: a command outliving its profile timeout is failed as timed out', async () => {
+    const c = new ManualClock('2026-03-10T03:00:00Z');
+    const wf = await makeWorkflow(t.db, {
+      cron: '0 * * * *',
+      mode: 'managed',
+      launcher: JSON.stringify({ kind: 'command', command: 'sleep 30' }),
+      policy: JSON.stringify({ timeoutSeconds: 1 }),
+      nextTickAt: at('2026-03-10T03:00:00Z'),
+    });
+    await fireDueTicks(replicaDeps(t.db, c));
+    const [row] = await t.db.selectFrom('runs').selectAll().where('workflowId', '=', wf.id).execute();
+    expect(row!.deadlineAt).toEqual(at('2026-03-10T03:00:01Z'));
+    const done = await finishedRun(t.db, row!.id);
+    expect(done).toMatchObject({ status: 'failed', error: 'timed out after 1s (process group terminated)' });
+  });
+});
