@@ -1,6 +1,15 @@
-import type { Express } from 'express';
+import { App, ExpressReceiver } from '@slack/bolt';
+import { Router, type Express } from 'express';
+import { slackMode } from '../config/env.js';
 import type { Deps } from '../deps.js';
 import type { LoopSpec } from '../engine/runner.js';
+import { createOutboxSender, type SenderOptions } from '../notify/sender.js';
+import { consoleOutboxApi } from './console-sink.js';
+import { createHomeRefresher } from './home.js';
+import { registerListeners } from './listeners/index.js';
+import { createRootRefresher } from './root-refresher.js';
+import { createWebClient, slackLogger, webOutboxApi, type SlackOutboxApi } from './slack-api.js';
+import { slackTransport } from './slack-transport.js';
 
 export interface SlackRuntime {
   /** Loops that deliver the outbox (Slack and other destinations). */
@@ -8,7 +17,60 @@ export interface SlackRuntime {
   stop(): Promise<void>;
 }
 
-/** Bolt app, listeners and outbox delivery. Issue 5 fills this. */
-export async function startSlack(_http: Express, _deps: Deps): Promise<SlackRuntime> {
-  return { loops: [], stop: async () => {} };
+export interface SlackOptions {
+  /** Where the console sink prints (default stdout). */
+  consoleWrite?: (line: string) => void;
+  sender?: SenderOptions;
+  /** Web API client timeout for outbox calls. */
+  timeoutMs?: number;
+}
+
+/**
+ * Slack for one replica. HTTP mode mounts Bolt on the app's express server at
+ * POST /slack/events (Bolt verifies each request's signature and age; a bad
+ * or stale one gets 401 before any listener runs). Socket Mode connects out
+ * with the app token. Without credentials, messages go to the console.
+ * Either way the outbox loops are returned for the app to run.
+ */
+export async function startSlack(http: Express, deps: Deps, options: SlackOptions = {}): Promise<SlackRuntime> {
+  const { config, logger } = deps;
+  const mode = slackMode(config);
+  let api: SlackOutboxApi;
+  let bolt: App | undefined;
+
+  if (mode === 'console') {
+    logger.info('no Slack credentials (SLACK_BOT_TOKEN): alert messages are printed to the console instead of posted');
+    api = consoleOutboxApi(options.consoleWrite);
+  } else {
+    const token = config.SLACK_BOT_TOKEN!;
+    api = webOutboxApi(createWebClient(token, { apiUrl: config.SLACK_API_URL, timeoutMs: options.timeoutMs, logger }));
+    const clientOptions = { ...(config.SLACK_API_URL ? { slackApiUrl: config.SLACK_API_URL } : {}), retryConfig: { retries: 1 } };
+    const boltLogger = slackLogger(logger);
+    if (mode === 'http') {
+      const router = Router();
+      const receiver = new ExpressReceiver({ signingSecret: config.SLACK_SIGNING_SECRET!, endpoints: '/slack/events', router, logger: boltLogger });
+      bolt = new App({ token, receiver, clientOptions, logger: boltLogger });
+      http.use(router);
+    } else {
+      bolt = new App({ token, appToken: config.SLACK_APP_TOKEN!, socketMode: true, clientOptions, logger: boltLogger });
+    }
+    bolt.error(async (error) => {
+      logger.error({ err: error }, 'Slack listener failed');
+    });
+    registerListeners(bolt, { deps, api });
+    if (mode === 'socket') await bolt.start();
+    logger.info({ mode }, 'Slack connected');
+  }
+
+  const transport = slackTransport(deps, api);
+  const sender = createOutboxSender(deps, [transport], options.sender);
+  const roots = createRootRefresher(deps, api);
+  const home = createHomeRefresher(deps, api);
+  const loops = [sender.loop, roots.loop, ...(mode === 'console' ? [] : [home.loop])];
+  return {
+    loops,
+    async stop() {
+      if (mode === 'socket') await bolt?.stop();
+    },
+  };
 }

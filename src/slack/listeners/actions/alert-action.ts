@@ -1,0 +1,36 @@
+import type { AllMiddlewareArgs, BlockAction, SlackActionMiddlewareArgs } from '@slack/bolt';
+import type { Scope } from '../../../services/alert-queries.js';
+import { scopeForChannel, UNLINKED_TEXT } from '../../tenancy.js';
+import type { SlackContext } from '../context.js';
+import { parseAlertAction, type ParsedAlertAction } from '../payloads.js';
+
+export type ActionArgs = SlackActionMiddlewareArgs<BlockAction> & AllMiddlewareArgs;
+
+/**
+ * The shape every alert button shares: ack at once, validate the payload,
+ * work out the scope from the channel, run one service call, and answer the
+ * clicker privately when there is something to say.
+ */
+export function alertAction(ctx: SlackContext, name: string, handle: (a: ParsedAlertAction & { scope: Scope }, args: ActionArgs) => Promise<string | undefined>) {
+  return async (args: ActionArgs): Promise<void> => {
+    await args.ack();
+    const parsed = parseAlertAction(args.body);
+    const log = ctx.deps.logger.child({ action: name });
+    if (!parsed.ok) {
+      log.warn({ error: parsed.error }, 'refused malformed action payload');
+      await ephemeral(args, `Sorry, I couldn't read that click (${parsed.error}).`);
+      return;
+    }
+    const where = await scopeForChannel(ctx.deps.db, ctx.deps.config, parsed.value.channel);
+    if (where.kind === 'unlinked') {
+      await ephemeral(args, UNLINKED_TEXT);
+      return;
+    }
+    const answer = await handle({ ...parsed.value, scope: where.scope }, args);
+    if (answer) await ephemeral(args, answer);
+  };
+}
+
+export async function ephemeral(args: Pick<ActionArgs, 'respond'>, text: string): Promise<void> {
+  await args.respond({ response_type: 'ephemeral', replace_original: false, text });
+}

@@ -1,0 +1,37 @@
+import type { ActionResult } from '../../services/alert-actions.js';
+import type { RunNowResult } from '../../services/run-now.js';
+import { userMention } from '../blocks/format.js';
+import { escapeMrkdwn } from '../blocks/limits.js';
+
+/** Service outcomes as words for the person who asked. Success needs none: the thread shows it. */
+
+export const NOT_FOUND_TEXT = "I can't find that alert here. Alerts can only be changed from their tenant's channel, the platform channel or the App Home.";
+
+export function actionRefusal(result: ActionResult | { kind: 'invalid'; reason: string }): string | undefined {
+  switch (result.kind) {
+    case 'ok':
+      return undefined;
+    case 'not_found':
+      return NOT_FOUND_TEXT;
+    case 'not_open':
+      return 'This alert is already resolved; nothing to change.';
+    case 'already_owned':
+      return `${userMention(result.by)} already owns this alert. Use *Reassign…* to take it over.`;
+    case 'invalid':
+      return escapeMrkdwn(result.reason);
+  }
+}
+
+export function runNowText(result: RunNowResult, workflowName: string): { text: string; public: boolean } {
+  const name = escapeMrkdwn(workflowName);
+  switch (result.kind) {
+    case 'started':
+      return { text: `Run #${result.run.id} of *${name}* started. Its outcome will be posted in the alert's thread, if one is open.`, public: true };
+    case 'no_launcher':
+      return { text: `*${name}* has no launcher, so I can't start it: it runs on an outside scheduler that reports in. Re-run it there.`, public: false };
+    case 'already_running':
+      return { text: `*${name}* is already running (run #${result.run.id}); wait for it to finish.`, public: false };
+    case 'not_found':
+      return { text: NOT_FOUND_TEXT, public: false };
+  }
+}

@@ -1,0 +1,13 @@
+import type { App } from '@slack/bolt';
+import { registerActions } from './actions/index.js';
+import { registerSchedulerCommand } from './commands/scheduler.js';
+import type { SlackContext } from './context.js';
+import { registerAppHomeOpened } from './events/app-home-opened.js';
+import { registerReassignSubmit } from './views/reassign-submit.js';
+
+export function registerListeners(app: App, ctx: SlackContext): void {
+  registerActions(app, ctx);
+  registerReassignSubmit(app, ctx);
+  registerSchedulerCommand(app, ctx);
+  registerAppHomeOpened(app, ctx);
+}

@@ -1,0 +1,62 @@
+import { z } from 'zod';
+
+/** The parts of Slack's payloads the listeners rely on, validated before use. */
+
+export const alertActionBody = z.object({
+  user: z.object({ id: z.string().min(1) }),
+  channel: z.object({ id: z.string().min(1) }).optional(),
+  trigger_id: z.string().optional(),
+  actions: z
+    .array(
+      z.object({
+        action_id: z.string(),
+        value: z.string().optional(),
+        selected_option: z.object({ value: z.string() }).optional(),
+      }),
+    )
+    .min(1),
+});
+
+const alertId = z.coerce.number().int().positive();
+
+export type ParsedAlertAction = { alertId: number; user: string; channel: string | undefined; triggerId: string | undefined; choice: string | undefined };
+
+/** Button values are `<alertId>`; select options are `<alertId>:<choice>`. */
+export function parseAlertAction(body: unknown): { ok: true; value: ParsedAlertAction } | { ok: false; error: string } {
+  const parsed = alertActionBody.safeParse(body);
+  if (!parsed.success) return { ok: false, error: `unexpected action payload: ${parsed.error.issues[0]?.path.join('.')}: ${parsed.error.issues[0]?.message}` };
+  const action = parsed.data.actions[0]!;
+  const raw = action.selected_option?.value ?? action.value ?? '';
+  const [idText, choice] = raw.split(':');
+  const id = alertId.safeParse(idText);
+  if (!id.success) return { ok: false, error: `action value ${JSON.stringify(raw)} does not name an alert` };
+  return { ok: true, value: { alertId: id.data, user: parsed.data.user.id, channel: parsed.data.channel?.id, triggerId: parsed.data.trigger_id, choice } };
+}
+
+export const reassignSubmission = z.object({
+  user: z.object({ id: z.string().min(1) }),
+  view: z.object({
+    private_metadata: z.string().transform((s, ctx) => {
+      try {
+        return z.object({ alertId: alertId, channel: z.string().nullable() }).parse(JSON.parse(s));
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'private_metadata is not what the modal was opened with' });
+        return z.NEVER;
+      }
+    }),
+    state: z.object({
+      values: z.object({
+        team: z.object({ team: z.object({ selected_option: z.object({ value: z.enum(['engineering', 'customer']) }).nullable().optional() }) }),
+        user: z.object({ user: z.object({ selected_user: z.string().nullable().optional() }) }),
+        note: z.object({ note: z.object({ value: z.string().nullable().optional() }) }),
+      }),
+    }),
+  }),
+});
+
+export const commandBody = z.object({
+  text: z.string().default(''),
+  user_id: z.string().min(1),
+  channel_id: z.string().min(1),
+  command: z.string(),
+});

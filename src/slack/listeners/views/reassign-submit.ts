@@ -1,0 +1,39 @@
+import type { App } from '@slack/bolt';
+import { reassign } from '../../../services/alert-actions.js';
+import { VIEW } from '../../ids.js';
+import { mayReassignOrSilence, NOT_ADMIN_TEXT, scopeForChannel, UNLINKED_TEXT } from '../../tenancy.js';
+import { actionRefusal } from '../answers.js';
+import type { SlackContext } from '../context.js';
+import { reassignSubmission } from '../payloads.js';
+
+/**
+ * The form is checked before the ack so a missing note shows inline in the
+ * modal (that is the only way to show it); the change itself runs after.
+ */
+export function registerReassignSubmit(app: App, ctx: SlackContext): void {
+  app.view(VIEW.reassign, async ({ ack, body, client }) => {
+    const parsed = reassignSubmission.safeParse(body);
+    if (!parsed.success) {
+      await ack({ response_action: 'errors', errors: { team: `Could not read the form: ${parsed.error.issues[0]?.message ?? 'invalid'}` } });
+      return;
+    }
+    const { user, view } = parsed.data;
+    const team = view.state.values.team.team.selected_option?.value ?? 'engineering';
+    const note = view.state.values.note.note.value?.trim() || null;
+    const owner = view.state.values.user.user.selected_user || null;
+    if (team === 'customer' && !note) {
+      await ack({ response_action: 'errors', errors: { note: 'Say what the customer should do: a note is required when handing an alert to the customer.' } });
+      return;
+    }
+    await ack();
+    const { alertId, channel } = view.private_metadata;
+    const tell = (text: string) => (channel ? client.chat.postEphemeral({ channel, user: user.id, text }) : client.chat.postMessage({ channel: user.id, text }));
+    if (!mayReassignOrSilence(ctx.deps.config, user.id)) return void (await tell(NOT_ADMIN_TEXT));
+    const where = channel ? await scopeForChannel(ctx.deps.db, ctx.deps.config, channel) : ({ kind: 'platform', scope: {} } as const);
+    if (where.kind === 'unlinked') return void (await tell(UNLINKED_TEXT));
+    const result = await reassign(ctx.deps, { alertId, actor: { user: user.id, channel: channel ?? undefined }, scope: where.scope, team, user: owner, note });
+    if (result.kind === 'not_found') ctx.deps.logger.warn({ alertId, user: user.id, channel }, 'refused reassign: alert not in scope');
+    const refusal = actionRefusal(result);
+    if (refusal) await tell(refusal);
+  });
+}

@@ -1,0 +1,285 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Launcher } from '../../src/launch/types.js';
+import { ACTION, REASSIGN_FIELD, VIEW } from '../../src/slack/ids.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { makeRun, makeTenant, makeWorkflow, T0 } from '../helpers/factories.js';
+import { eventually, startSlackRig, type SlackRig } from '../helpers/slack-bolt.js';
+import { addEvent, insertAlert } from '../helpers/slack-outbox.js';
+
+let t: TestDatabase;
+let rig: SlackRig;
+let acmeWf: { id: number; name: string };
+let globexWf: { id: number; name: string };
+const launched: number[] = [];
+const launcher: Launcher = { kind: 'test', launch: async (ctx) => (launched.push(ctx.runId), { started: true }) };
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  await makeTenant(t.db, { id: 'acme', name: 'Acme', channel: 'CACME' });
+  await makeTenant(t.db, { id: 'globex', name: 'Globex', channel: 'CGLOBEX' });
+  acmeWf = await makeWorkflow(t.db, { tenantId: 'acme', name: 'nightly-pipeline', cron: '0 2 * * *' });
+  await makeWorkflow(t.db, { tenantId: 'acme', name: 'quality-check' });
+  globexWf = await makeWorkflow(t.db, { tenantId: 'globex', name: 'globex-import', cron: '0 * * * *', mode: 'managed', launcher: JSON.stringify({ kind: 'command', command: 'true' }) });
+  await makeRun(t.db, { workflowId: acmeWf.id, status: 'failed', error: 'connection refused <!channel>' });
+});
+afterAll(() => t.drop());
+
+beforeEach(async () => {
+  rig = await startSlackRig(t.db, { launchers: (w) => (w.launcher ? launcher : undefined) });
+});
+afterEach(async () => {
+  await rig.close();
+  await t.db.deleteFrom('notifications').execute();
+  await t.db.deleteFrom('alertThreads').execute();
+  await t.db.deleteFrom('alertEvents').execute();
+  await t.db.deleteFrom('runs').where('trigger', '=', 'manual').execute();
+  await t.db.deleteFrom('alerts').execute();
+});
+
+async function openAlert(workflowId: number) {
+  const alert = await insertAlert(t.db, workflowId);
+  await addEvent(t.db, alert.id, 'opened', { now: T0, platformChannel: 'CPLAT' });
+  await rig.drain();
+  return alert;
+}
+
+const alertRow = (id: number) => t.db.selectFrom('alerts').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+const nthResponse = (i: number) =>
+  eventually(() => {
+    const r = rig.slack.responses[i];
+    if (!r) throw new Error(`no response #${i} yet`);
+    return r;
+  });
+const lastResponse = () => nthResponse(0).then(() => rig.slack.responses.at(-1)!);
+
+describe('request signing', () => {
+  it('a bad signature gets 401 and changes nothing', async () => {
+    const alert = await openAlert(acmeWf.id);
+    const res = await rig.command('ack nightly-pipeline', { channel: 'CACME' }, { secret: 'not-the-secret' });
+    expect(res.status).toBe(401);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(rig.slack.responses).toHaveLength(0);
+    expect((await alertRow(alert.id)).ownerUser).toBeNull();
+  });
+
+  it('a stale signature (older than 5 minutes) gets 401 and changes nothing', async () => {
+    const alert = await openAlert(acmeWf.id);
+    const res = await rig.command('ack nightly-pipeline', { channel: 'CACME' }, { ageSeconds: 6 * 60 });
+    expect(res.status).toBe(401);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(rig.slack.responses).toHaveLength(0);
+    expect((await alertRow(alert.id)).ownerUser).toBeNull();
+  });
+});
+
+describe('/scheduler', () => {
+  it('status in a tenant channel lists that tenant\'s workflows and nothing of others', async () => {
+    const res = await rig.command('status', { channel: 'CACME' });
+    expect(res.status).toBe(200);
+    const r = await lastResponse();
+    expect(r.body.response_type).toBe('ephemeral');
+    const all = JSON.stringify(r.body);
+    expect(all).toContain('nightly-pipeline');
+    expect(all).toContain('quality-check');
+    expect(all).not.toContain('globex');
+  });
+
+  it('status in the platform channel lists every tenant', async () => {
+    await rig.command('status', { channel: 'CPLAT' });
+    const all = JSON.stringify((await lastResponse()).body);
+    expect(all).toContain('nightly-pipeline');
+    expect(all).toContain('globex-import');
+  });
+
+  it('status <workflow> shows its profile, last runs (escaped) and alert', async () => {
+    await openAlert(acmeWf.id);
+    await rig.command('status nightly-pipeline', { channel: 'CACME' });
+    const all = JSON.stringify((await lastResponse()).body);
+    expect(all).toContain('Open alert');
+    expect(all).toContain('daily');
+    expect(all).toContain('&lt;!channel&gt;');
+    expect(all).not.toContain('<!channel>');
+  });
+
+  it('another tenant\'s workflow is unknown in a tenant channel; close names are suggested', async () => {
+    await rig.command('history globex-import', { channel: 'CACME' });
+    expect((await lastResponse()).body.text).toMatch(/No workflow called `globex-import` in Acme/);
+    await rig.command('history nightly-pipelin', { channel: 'CACME' });
+    expect((await nthResponse(1)).body.text).toContain('Did you mean `nightly-pipeline`');
+  });
+
+  it('wrong usage gets the usage line; help lists the commands', async () => {
+    await rig.command('silence nightly-pipeline soon', { channel: 'CACME' });
+    expect((await lastResponse()).body.text).toContain('Usage: `/scheduler silence <workflow> <duration');
+    await rig.command('help', { channel: 'CACME' });
+    expect((await nthResponse(1)).body.text).toContain('/scheduler history <workflow>');
+  });
+
+  it('an unlinked channel is refused politely', async () => {
+    await rig.command('status', { channel: 'CRANDOM' });
+    expect((await lastResponse()).body.text).toContain("isn't linked to a tenant");
+  });
+
+  it('ack takes ownership and answers in the channel; the thread gets the reply', async () => {
+    const alert = await openAlert(acmeWf.id);
+    await rig.command('ack nightly-pipeline', { channel: 'CACME', user: 'U0BOB' });
+    const r = await lastResponse();
+    expect(r.body.response_type).toBe('in_channel');
+    expect((await alertRow(alert.id)).ownerUser).toBe('U0BOB');
+    await rig.drain();
+    const [root] = rig.slack.roots('CACME');
+    expect(rig.slack.replies('CACME', root!.ts).map((m) => m.text)).toEqual(['<@U0BOB> took ownership. Escalation stopped.']);
+  });
+
+  it('silence <workflow> 4h reason silences until then; run on a workflow without launcher is refused', async () => {
+    const alert = await openAlert(acmeWf.id);
+    await rig.command('silence nightly-pipeline 4h vendor outage', { channel: 'CACME' });
+    await lastResponse();
+    const row = await alertRow(alert.id);
+    expect(row.silencedUntil).toEqual(new Date(T0.getTime() + 4 * 3_600_000));
+    expect(row.silenceReason).toBe('vendor outage');
+    await rig.command('run nightly-pipeline', { channel: 'CACME' });
+    expect((await nthResponse(1)).body.text).toContain('has no launcher');
+  });
+
+  it('ADMIN_USERS limits silence', async () => {
+    await rig.close();
+    rig = await startSlackRig(t.db, { env: { ADMIN_USERS: 'U0ADMIN' } });
+    const alert = await openAlert(acmeWf.id);
+    await rig.command('silence nightly-pipeline 1h', { channel: 'CACME', user: 'U0ALICE' });
+    expect((await lastResponse()).body.text).toContain('Only the admins');
+    expect((await alertRow(alert.id)).silencedBy).toBeNull();
+  });
+});
+
+describe('buttons', () => {
+  it('Take ownership: the clicker owns it, escalation stops, one reply, root re-rendered with Release', async () => {
+    const alert = await openAlert(acmeWf.id);
+    const res = await rig.click({ actionId: ACTION.takeOwnership, value: String(alert.id), channel: 'CACME', user: 'U0ALICE' });
+    expect(res.status).toBe(200);
+    const row = await eventually(async () => {
+      const a = await alertRow(alert.id);
+      if (!a.acknowledgedAt) throw new Error('not yet');
+      return a;
+    });
+    expect(row).toMatchObject({ ownerUser: 'U0ALICE', acknowledgedBy: 'U0ALICE' });
+    await rig.drain();
+    for (const channel of ['CACME', 'CPLAT']) {
+      const [root] = rig.slack.roots(channel);
+      const replies = rig.slack.replies(channel, root!.ts);
+      expect(replies).toHaveLength(1);
+      expect(replies[0]!.text).toContain('<@U0ALICE> took ownership');
+      expect(root!.updates).toBe(1);
+      expect(JSON.stringify(root!.blocks)).toContain(ACTION.release);
+      expect(JSON.stringify(root!.blocks)).not.toContain(ACTION.takeOwnership);
+    }
+    expect(rig.slack.responses).toHaveLength(0);
+  });
+
+  it('a payload naming another tenant\'s alert is refused and changes nothing', async () => {
+    const theirs = await openAlert(globexWf.id);
+    await rig.click({ actionId: ACTION.takeOwnership, value: String(theirs.id), channel: 'CACME' });
+    expect((await lastResponse()).body).toMatchObject({ response_type: 'ephemeral', text: expect.stringContaining("can't find that alert") });
+    expect((await alertRow(theirs.id)).ownerUser).toBeNull();
+    expect(await t.db.selectFrom('alertEvents').select('kind').where('alertId', '=', theirs.id).execute()).toEqual([{ kind: 'opened' }]);
+  });
+
+  it('a malformed value is refused with a reason', async () => {
+    await rig.click({ actionId: ACTION.takeOwnership, value: 'drop table', channel: 'CACME' });
+    expect((await lastResponse()).body.text).toContain('does not name an alert');
+  });
+
+  it('Silence 1h then Unsilence', async () => {
+    const alert = await openAlert(acmeWf.id);
+    await rig.click({ actionId: ACTION.silence, selected: `${alert.id}:1h`, channel: 'CACME' });
+    await eventually(async () => expect((await alertRow(alert.id)).silencedUntil).toEqual(new Date(T0.getTime() + 3_600_000)));
+    await rig.click({ actionId: ACTION.unsilence, value: String(alert.id), channel: 'CACME' });
+    await eventually(async () => expect((await alertRow(alert.id)).silencedBy).toBeNull());
+    await rig.drain();
+    const [root] = rig.slack.roots('CACME');
+    const texts = rig.slack.replies('CACME', root!.ts).map((m) => m.text);
+    expect(texts[0]).toMatch(/^Silenced by <@U0ALICE> until/);
+    expect(texts[1]).toMatch(/^Unsilenced by <@U0ALICE>/);
+  });
+
+  it('Run now starts a manual run through the launcher; without one it is refused', async () => {
+    const theirs = await openAlert(globexWf.id);
+    await rig.click({ actionId: ACTION.runNow, value: String(theirs.id), channel: 'CGLOBEX', user: 'U0CAROL' });
+    const run = await eventually(async () => t.db.selectFrom('runs').selectAll().where('trigger', '=', 'manual').executeTakeFirstOrThrow());
+    expect(run.requestedBy).toBe('U0CAROL');
+    await eventually(() => expect(launched).toContain(run.id));
+    await rig.drain();
+    const [root] = rig.slack.roots('CGLOBEX');
+    expect(rig.slack.replies('CGLOBEX', root!.ts).map((m) => m.text)).toEqual([`Run #${run.id} started by <@U0CAROL>.`]);
+
+    const ours = await openAlert(acmeWf.id);
+    await rig.click({ actionId: ACTION.runNow, value: String(ours.id), channel: 'CACME' });
+    expect((await lastResponse()).body.text).toContain('has no launcher');
+  });
+
+  it('History answers privately with the last ticks', async () => {
+    const alert = await openAlert(acmeWf.id);
+    await rig.click({ actionId: ACTION.history, value: String(alert.id), channel: 'CACME' });
+    const r = await lastResponse();
+    expect(r.body.response_type).toBe('ephemeral');
+    expect(r.body.text).toContain('History of nightly-pipeline');
+    expect(JSON.stringify(r.body.blocks)).toContain('failed');
+  });
+
+  it('Reassign… opens the modal; handing to the customer needs a note; the submission reassigns', async () => {
+    const alert = await openAlert(acmeWf.id);
+    await rig.click({ actionId: ACTION.reassign, value: String(alert.id), channel: 'CACME' });
+    const opened = await eventually(() => rig.slack.openedViews[0] ?? Promise.reject(new Error('no modal yet')));
+    const view = opened.view as { callback_id: string; private_metadata: string };
+    expect(view.callback_id).toBe(VIEW.reassign);
+
+    const submit = (team: string, note: string | null) =>
+      rig.interact({
+        type: 'view_submission',
+        team: { id: 'T0TEST' },
+        user: { id: 'U0ALICE' },
+        api_app_id: 'A0TEST',
+        view: {
+          id: 'V1',
+          callback_id: VIEW.reassign,
+          private_metadata: view.private_metadata,
+          state: {
+            values: {
+              [REASSIGN_FIELD.team.block]: { [REASSIGN_FIELD.team.action]: { type: 'static_select', selected_option: { value: team } } },
+              [REASSIGN_FIELD.user.block]: { [REASSIGN_FIELD.user.action]: { type: 'users_select', selected_user: 'U0CUST' } },
+              [REASSIGN_FIELD.note.block]: { [REASSIGN_FIELD.note.action]: { type: 'plain_text_input', value: note } },
+            },
+          },
+        },
+      });
+    const refused = await submit('customer', null);
+    expect(refused.status).toBe(200);
+    expect(JSON.parse(refused.text)).toMatchObject({ response_action: 'errors', errors: { note: expect.stringContaining('note is required') } });
+    expect((await alertRow(alert.id)).ownerTeam).toBe('engineering');
+
+    const ok = await submit('customer', 'Your API key expired; rotate it.');
+    expect(ok.status).toBe(200);
+    await eventually(async () => expect((await alertRow(alert.id)).ownerTeam).toBe('customer'));
+    await rig.drain();
+    const [root] = rig.slack.roots('CACME');
+    expect(rig.slack.replies('CACME', root!.ts)[0]!.text).toBe('Reassigned by <@U0ALICE>: engineering → customer (<@U0CUST>).\n> Your API key expired; rotate it.');
+  });
+});
+
+describe('App Home', () => {
+  it('publishes the cross-tenant dashboard when opened, and again for that user when alert state changes', async () => {
+    const alert = await openAlert(acmeWf.id);
+    await rig.event({ type: 'app_home_opened', user: 'U0ALICE', channel: 'D0ALICE', tab: 'home' });
+    await eventually(() => expect(rig.slack.homeViews.get('U0ALICE')).toBeDefined());
+    expect(JSON.stringify(rig.slack.homeViews.get('U0ALICE'))).toContain('nightly-pipeline');
+    expect(await t.db.selectFrom('slackHomeViews').selectAll().execute()).toEqual([{ userId: 'U0ALICE', openedAt: T0 }]);
+
+    const publishes = () => rig.slack.callsTo('views.publish').length;
+    await rig.drain(); // the refresher's first look
+    const before = publishes();
+    await addEvent(t.db, alert.id, 'escalated', { now: T0, platformChannel: 'CPLAT', changes: { severity: 'critical' } });
+    await rig.drain();
+    expect(publishes()).toBe(before + 1);
+    expect(JSON.stringify(rig.slack.homeViews.get('U0ALICE'))).toContain('critical');
+  });
+});
