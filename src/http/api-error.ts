@@ -63,7 +63,8 @@ export function apiErrorHandler(logger: Logger): ErrorRequestHandler {
       case 'request.aborted':
         return;
     }
-    logger.error({ err: error, method: req.method, path: req.path }, 'API request failed');
+    // The route pattern, never the path: a ping's path is its key.
+    logger.error({ err: error, method: req.method, route: `${req.baseUrl}${(req.route as { path?: string } | undefined)?.path ?? ''}` }, 'API request failed');
     res.status(500).json({ error: 'internal', message: 'internal error; the server log has the details' });
   };
 }
