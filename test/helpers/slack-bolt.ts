@@ -37,8 +37,8 @@ export interface SlackRig {
 }
 
 /** The real Bolt receiver on a local express server, Slack's Web API played by the recording server. */
-export async function startSlackRig(db: Db, options: { env?: Record<string, string>; launchers?: LauncherResolver; start?: Date } = {}): Promise<SlackRig> {
-  const clock = new ManualClock(options.start ?? T0);
+export async function startSlackRig(db: Db, options: { env?: Record<string, string>; launchers?: LauncherResolver; start?: Date; clock?: ManualClock } = {}): Promise<SlackRig> {
+  const clock = options.clock ?? new ManualClock(options.start ?? T0);
   const slack = await RecordingSlackApi.start({ clock });
   const config = loadConfig({
     LOG_LEVEL: 'silent',

@@ -168,6 +168,12 @@ const s = (d: Data, k: string): string | undefined => (typeof d[k] === 'string' 
 const n = (d: Data, k: string): number | undefined => (typeof d[k] === 'number' ? (d[k] as number) : undefined);
 const who = (v: string | undefined | null): string => (v ? userMention(v) : 'someone');
 
+function escalationReason(reason: string | undefined): string {
+  if (reason === 'kept_failing') return 'it kept failing and nobody has taken ownership';
+  if (reason === 'deadline' || !reason) return 'and nobody took ownership before the deadline';
+  return safeText(reason, 300);
+}
+
 /** One reply in the thread for a notified event. */
 export function renderAlertReply(event: Pick<AlertEvent, 'kind' | 'actor' | 'at' | 'data'>, card: AlertCard, _now: Date): SlackMessage {
   const d = (event.data ?? {}) as Data;
@@ -179,7 +185,7 @@ export function renderAlertReply(event: Pick<AlertEvent, 'kind' | 'actor' | 'at'
       line = `:warning: Alert opened: ${a.consecutiveFailures} consecutive failures of *${safeText(card.workflow.name, 200)}*.`;
       break;
     case 'escalated':
-      line = `:rotating_light: Escalated to *critical*${event.actor ? ` by ${who(event.actor)}` : ''}: ${a.consecutiveFailures} consecutive failures${s(d, 'reason') ? ` (${safeText(s(d, 'reason')!, 300)})` : ', and nobody has taken ownership'}.`;
+      line = `:rotating_light: Escalated to *critical*${event.actor ? ` by ${who(event.actor)}` : ''}: ${a.consecutiveFailures} consecutive failures, ${escalationReason(s(d, 'reason'))}.`;
       break;
     case 'error_group_changed':
       line = `:twisted_rightwards_arrows: A different error appeared: group \`${safeText(s(d, 'errorGroup') ?? s(d, 'to') ?? a.errorGroup ?? '?', 100)}\`${s(d, 'previous') ?? s(d, 'from') ? ` (was \`${safeText((s(d, 'previous') ?? s(d, 'from'))!, 100)}\`)` : ''}.`;
