@@ -87,6 +87,21 @@ describe('pings', () => {
     expect(row!.logExcerpt!.length).toBeLessThan(100 * 1024 + 100);
   });
 
+  it('the crontab line from the workflow view works as pasted: start, then the exit code with the output', async () => {
+    const wf = await observed();
+    const { workflowView } = await import('../../src/services/workflows-api.js');
+    const view = await workflowView(app.deps, wf);
+    const line = view.ping.crontab!;
+    expect(line.startsWith('*/5 * * * * ')).toBe(true);
+    const command = line
+      .slice('*/5 * * * * '.length)
+      .replaceAll('http://localhost:3000', app.url)
+      .replace('/path/to/your-job', `sh -c 'echo "loading"; echo "boom: disk full"; exit 4'`);
+    await run('sh', ['-c', command]);
+    const rows = await runsOf(wf.id);
+    expect(rows).toEqual([expect.objectContaining({ status: 'failed', exitCode: 4, logExcerpt: 'loading\nboom: disk full\n', error: 'exited with code 4: boom: disk full' })]);
+  });
+
   it('answers 404 to an unknown key and 400 to an unknown signal, recording nothing', async () => {
     const wf = await observed();
     expect((await fetch(`${app.url}/ping/not-a-real-key-at-all`)).status).toBe(404);
