@@ -67,6 +67,8 @@ export function runsRoutes(deps: Deps): Router {
         throw badRequest(
           `body.tick: ${report.tick!.toISOString()} is not a fire time of this workflow's schedule${result.previous ? ` (the one before it is ${result.previous.toISOString()})` : ''}`,
         );
+      case 'future_tick':
+        throw badRequest(`body.tick: ${report.tick!.toISOString()} has not come yet`);
       case 'tick_taken':
         throw conflict('tick_taken', `tick ${report.tick!.toISOString()} already has run ${result.run.id} (${result.run.status})`, { run: runView(result.run) });
       case 'conflict':

@@ -26,6 +26,8 @@ export type ReportResult =
   | { kind: 'existing'; run: Run }
   | { kind: 'not_found' }
   | { kind: 'not_a_fire_time'; tick: Date; previous: Date | undefined }
+  /** A tick still to come: reporting it now would stop the scheduler (or the freshness detector) from ever seeing it. */
+  | { kind: 'future_tick'; tick: Date }
   | { kind: 'tick_taken'; run: Run }
   | { kind: 'conflict'; run: Run };
 
@@ -71,6 +73,7 @@ export async function reportRun(deps: Pick<Deps, 'db' | 'clock'>, report: RunRep
     if (report.tick) {
       const previous = latestFireAtOrBefore(workflow.cron, workflow.timezone, report.tick);
       if (!previous || previous.getTime() !== report.tick.getTime()) return { kind: 'not_a_fire_time', tick: report.tick, previous };
+      if (report.tick > now) return { kind: 'future_tick', tick: report.tick };
       const taken = await tickRow(trx, workflow.id, report.tick);
       if (taken) return { kind: 'tick_taken', run: taken };
       match = { tick: report.tick, trigger: 'schedule' };

@@ -110,6 +110,9 @@ describe('POST /api/v1/runs and /api/v1/runs/{id}', () => {
     const odd = await acme('POST', '/api/v1/runs', { tenant: 'acme', workflow: wf.name, status: 'failed', tick: '2026-03-10T01:57:00Z' });
     expect(odd.status).toBe(400);
     expect(odd.body.message).toMatch(/body\.tick: 2026-03-10T01:57:00.000Z is not a fire time.*01:55:00/);
+    const future = await acme('POST', '/api/v1/runs', { tenant: 'acme', workflow: wf.name, status: 'running', tick: '2026-03-10T02:10:00Z' });
+    expect(future.status).toBe(400);
+    expect(future.body.message).toBe('body.tick: 2026-03-10T02:10:00.000Z has not come yet');
   });
 
   it('creates one run for the same externalId sent twice, and finishes a running one with a later terminal report', async () => {
