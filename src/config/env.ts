@@ -1,5 +1,7 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
+import { formatPath } from './json-locate.js';
+import { destinationListSchema, type DestinationSpec } from './workflows-file.js';
 
 const seconds = (fallback: number) => z.coerce.number().positive().default(fallback);
 const optionalText = z
@@ -13,6 +15,29 @@ const slackUserList = z
   .default('')
   .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean))
   .pipe(z.array(z.string().regex(/^[UW][A-Z0-9]+$/, 'Slack user ids look like U0123ABCD')));
+
+/**
+ * Platform destinations as a JSON list of the workflows file's destination
+ * shapes; each problem names its place in the list (values of secret fields hidden).
+ */
+const platformDestinations = z
+  .string()
+  .trim()
+  .default('')
+  .transform((text, ctx): DestinationSpec[] => {
+    if (text === '') return [];
+    let raw: unknown;
+    try {
+      raw = JSON.parse(text);
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', message: `not valid JSON: ${error instanceof Error ? error.message : String(error)}` });
+      return z.NEVER;
+    }
+    const parsed = destinationListSchema.safeParse(raw);
+    if (parsed.success) return parsed.data;
+    for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', message: `${formatPath(issue.path) || '(list)'}: ${issue.message}` });
+    return z.NEVER;
+  });
 
 export const envSchema = z.object({
   DATABASE_URL: optionalText.pipe(z.url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// URL' }).optional()),
@@ -35,6 +60,10 @@ export const envSchema = z.object({
   ADMIN_USERS: slackUserList,
   SMTP_URL: optionalText.pipe(z.url({ protocol: /^smtps?$/, error: 'must be an smtp:// or smtps:// URL' }).optional()),
   SMTP_FROM: z.string().trim().min(3).default('scheduler-bot <scheduler-bot@localhost>'),
+  /** Destinations (email, webhook, pagerduty, slack) told about every tenant's alerts. */
+  PLATFORM_DESTINATIONS: platformDestinations,
+  /** PagerDuty Events API v2 endpoint; overridable for tests and EU service regions. */
+  EVENTS_API_URL: z.url({ protocol: /^https?$/ }).default('https://events.pagerduty.com/v2/enqueue'),
   REPLICA_ID: z.string().trim().min(1).default(`${hostname()}:${process.pid}`),
 });
 
@@ -48,7 +77,7 @@ export class ConfigError extends Error {
   }
 }
 
-const SECRET = /TOKEN|SECRET|PASSWORD|SMTP_URL|DATABASE_URL/;
+const SECRET = /TOKEN|SECRET|PASSWORD|SMTP_URL|DATABASE_URL|PLATFORM_DESTINATIONS/;
 
 /** Every bad variable at once, each by name and (unless secret) value. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {

@@ -1,5 +1,7 @@
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
+import { NOTIFIED_EVENT_KINDS } from '../domain/events.js';
 import { checkCron, isTimeZone } from '../domain/schedule.js';
 import { formatPath, locateJsonPaths, valueAt } from './json-locate.js';
 
@@ -48,14 +50,90 @@ export const launcherSchema = z.discriminatedUnion('kind', [
     .strict(),
 ]);
 
-/** A destination beyond the tenant's Slack channel; each kind refines its own fields. */
-export const destinationSchema = z
-  .object({
-    kind: z.string().min(1),
-    events: z.array(z.string()).optional(),
-    minSeverity: z.enum(['warning', 'critical']).optional(),
-  })
-  .passthrough();
+export const DESTINATION_KINDS = ['slack', 'email', 'webhook', 'pagerduty'] as const;
+
+const routingFields = {
+  /** Which events to deliver after the opening; the opening and `resolved` always go (a thread needs its start and end). */
+  events: z.array(z.enum(NOTIFIED_EVENT_KINDS)).min(1).optional(),
+  /** Lowest alert severity this destination hears about (pagerduty defaults to critical, the rest to warning). */
+  minSeverity: z.enum(['warning', 'critical']).optional(),
+};
+
+const secretText = (what: string) => z.string().min(16, `${what} must be at least 16 characters`).max(512);
+
+/**
+ * Where an alert's events go besides the tenant's own channel and the
+ * platform channel. One shape per kind; the engine routes by `events` and
+ * `minSeverity`, the sender delivers by `kind`.
+ */
+export const destinationSchema = z.discriminatedUnion(
+  'kind',
+  [
+    z
+      .object({
+        kind: z.literal('slack'),
+        channel: z.string().regex(/^[CG][A-Z0-9]{2,}$/, 'a Slack channel id such as C0123ABCD'),
+        ...routingFields,
+      })
+      .strict(),
+    z
+      .object({
+        kind: z.literal('email'),
+        to: z.array(z.email('an email address such as ops@example.com')).min(1).max(50),
+        ...routingFields,
+      })
+      .strict(),
+    z
+      .object({
+        kind: z.literal('webhook'),
+        url: z.url({ protocol: /^https?$/, error: 'an http(s) URL' }),
+        /** HMAC-SHA256 key for the X-Scheduler-Signature header; share it with the receiver. */
+        secret: secretText('secret'),
+        headers: z.record(z.string(), z.string()).optional(),
+        ...routingFields,
+      })
+      .strict(),
+    z
+      .object({
+        kind: z.literal('pagerduty'),
+        /** The Events API v2 integration key of a PagerDuty service. */
+        routingKey: z.string().regex(/^[A-Za-z0-9]{20,64}$/, 'a PagerDuty Events API v2 integration key (20 to 64 letters and digits)'),
+        ...routingFields,
+      })
+      .strict(),
+  ],
+  { error: (issue) => (issue.code === 'invalid_union' ? `kind must be one of ${DESTINATION_KINDS.map((k) => `"${k}"`).join(', ')}` : undefined) },
+);
+
+export const destinationListSchema = z
+  .array(destinationSchema)
+  .max(20)
+  .superRefine((list, ctx) => {
+    const seen = new Set<string>();
+    list.forEach((d, i) => {
+      const id = destinationId(d);
+      if (seen.has(id)) ctx.addIssue({ code: 'custom', path: [i], message: `duplicate destination "${id}"` });
+      seen.add(id);
+    });
+  });
+
+/**
+ * The destination's identity in the outbox (`notifications.destination`, and
+ * so in every idempotency key): `kind:target`. Secrets never appear in it; a
+ * PagerDuty destination is named by a digest of its routing key.
+ */
+export function destinationId(d: DestinationSpec): string {
+  switch (d.kind) {
+    case 'slack':
+      return `slack:${d.channel}`;
+    case 'email':
+      return `email:${[...d.to].map((a) => a.toLowerCase()).sort().join(',')}`;
+    case 'webhook':
+      return `webhook:${d.url}`;
+    case 'pagerduty':
+      return `pagerduty:${createHash('sha256').update(d.routingKey).digest('hex').slice(0, 12)}`;
+  }
+}
 
 export const tenantSchema = z
   .object({
@@ -64,7 +142,7 @@ export const tenantSchema = z
     channel: z.string().regex(/^[CG][A-Z0-9]{2,}$/, 'a Slack channel id such as C0123ABCD').optional(),
     /** Name of an environment variable holding this tenant's API token. */
     apiTokenEnv: z.string().regex(/^[A-Z_][A-Z0-9_]*$/).optional(),
-    destinations: z.array(destinationSchema).optional(),
+    destinations: destinationListSchema.optional(),
   })
   .strict();
 
@@ -124,6 +202,7 @@ export type WorkflowSpec = z.infer<typeof workflowSchema>;
 export type TenantSpec = z.infer<typeof tenantSchema>;
 export type PolicySpec = z.infer<typeof policySchema>;
 export type LauncherSpec = z.infer<typeof launcherSchema>;
+export type DestinationSpec = z.infer<typeof destinationSchema>;
 
 export class WorkflowsFileError extends Error {
   constructor(
@@ -135,6 +214,9 @@ export class WorkflowsFileError extends Error {
   }
 }
 
+/** Fields whose values an error message must not repeat. */
+const SECRET_FIELDS = new Set(['secret', 'routingKey']);
+
 /** One line per problem: `file:line: path: message (got value)`. */
 export function describeIssues(source: string, text: string | undefined, root: unknown, issues: readonly z.core.$ZodIssue[]): string[] {
   const lines = text ? locateJsonPaths(text) : new Map<string, number>();
@@ -143,7 +225,7 @@ export function describeIssues(source: string, text: string | undefined, root: u
     let line = lines.get(path);
     for (let p = [...issue.path]; line === undefined && p.length > 0; p = p.slice(0, -1)) line = lines.get(formatPath(p.slice(0, -1)));
     const where = `${source}${line ? `:${line}` : ''}`;
-    const value = valueAt(root, issue.path);
+    const value = SECRET_FIELDS.has(String(issue.path[issue.path.length - 1])) ? '(hidden)' : valueAt(root, issue.path);
     const got = value === undefined ? '' : ` (got ${truncate(JSON.stringify(value), 120)})`;
     let message = issue.message;
     if (issue.code === 'unrecognized_keys') message = `unknown field ${issue.keys.map((k) => `"${k}"`).join(', ')}`;

@@ -1,15 +1,100 @@
 import type { Config } from '../config/env.js';
-import type { Tenant } from '../db/schema.js';
+import { destinationId, destinationSchema, type DestinationSpec } from '../config/workflows-file.js';
+import type { Severity, Tenant } from '../db/schema.js';
+import { isNotifiedKind, QUIET_EVENT_KINDS, type AlertEventKind, type NotifiedEventKind } from '../domain/events.js';
+
+/** One place an alert's events may go, with its routing rules. */
+export interface Route {
+  /** `kind:target`, as written in `notifications.destination`. */
+  id: string;
+  kind: string;
+  minSeverity: Severity;
+  /** Events delivered after the opening; undefined means all of them. */
+  events?: readonly NotifiedEventKind[];
+  /** The configuration the transport needs; undefined for the implicit Slack channels. */
+  spec?: DestinationSpec;
+  /** The tenant's channel and the platform channel hear every event, as they did before routing rules existed. */
+  everything?: true;
+}
+
+export type RoutingConfig = Pick<Config, 'PLATFORM_CHANNEL'> & Partial<Pick<Config, 'PLATFORM_DESTINATIONS'>>;
+type RoutingTenant = Pick<Tenant, 'channel'> & { destinations?: unknown };
+
+const SEVERITY_RANK: Record<Severity, number> = { warning: 0, critical: 1 };
+
+/** PagerDuty pages people: by default only critical alerts reach it, and only the events it has an action for. */
+const KIND_DEFAULTS: Record<string, { minSeverity: Severity; events?: readonly NotifiedEventKind[] }> = {
+  pagerduty: { minSeverity: 'critical', events: ['opened', 'escalated', 'owner_changed', 'resolved'] },
+};
+
+/** Events that can be a destination's first message: the alert opening, or reaching its severity. */
+const OPENINGS: readonly string[] = ['opened', 'escalated'];
 
 /**
- * Where an alert's notifications go. The one place that decides it: the
- * tenant's channel, plus the platform channel when it is set and different.
- * (Email, webhook and PagerDuty destinations join here later.)
+ * Where an alert's notifications may go: the tenant's channel, the platform
+ * channel when it is set and different (both hear everything, as they always
+ * have), then the tenant's configured destinations and the platform's. A
+ * destination listed twice is routed once, by its first listing.
  */
-export function destinationsFor(tenant: Pick<Tenant, 'channel'>, config: Pick<Config, 'PLATFORM_CHANNEL'>): string[] {
-  const out: string[] = [];
-  if (tenant.channel) out.push(`slack:${tenant.channel}`);
+export function routesFor(tenant: RoutingTenant, config: RoutingConfig): Route[] {
+  const out: Route[] = [];
+  const add = (route: Route) => {
+    if (!out.some((r) => r.id === route.id)) out.push(route);
+  };
+  if (tenant.channel) add({ id: `slack:${tenant.channel}`, kind: 'slack', minSeverity: 'warning', everything: true });
   const platform = config.PLATFORM_CHANNEL;
-  if (platform && platform !== tenant.channel) out.push(`slack:${platform}`);
+  if (platform && platform !== tenant.channel) add({ id: `slack:${platform}`, kind: 'slack', minSeverity: 'warning', everything: true });
+  for (const spec of [...storedDestinations(tenant.destinations), ...(config.PLATFORM_DESTINATIONS ?? [])]) add(routeOf(spec));
   return out;
+}
+
+export function routeOf(spec: DestinationSpec): Route {
+  const defaults = KIND_DEFAULTS[spec.kind];
+  return { id: destinationId(spec), kind: spec.kind, minSeverity: spec.minSeverity ?? defaults?.minSeverity ?? 'warning', events: spec.events ?? defaults?.events, spec };
+}
+
+/**
+ * The tenant's destinations as stored by the workflows-file sync. They were
+ * validated on the way in; an entry that no longer parses (hand-edited row)
+ * is left out rather than guessed at.
+ */
+function storedDestinations(stored: unknown): DestinationSpec[] {
+  if (!Array.isArray(stored)) return [];
+  return stored.flatMap((d) => {
+    const parsed = destinationSchema.safeParse(d);
+    return parsed.success ? [parsed.data] : [];
+  });
+}
+
+/** Every destination id for the tenant (Slack channels first), before routing rules. */
+export function destinationsFor(tenant: RoutingTenant, config: RoutingConfig): string[] {
+  return routesFor(tenant, config).map((r) => r.id);
+}
+
+/**
+ * The routing rule, per destination, for one event of an alert whose
+ * severity is `severity` after the event:
+ * - the tenant's and platform channels get everything;
+ * - a destination that has heard this alert (it has a row that was not
+ *   skipped) gets the events it asked for, and always `resolved`;
+ * - one that has not gets its first row when the alert is at or above its
+ *   minimum severity and the event opens the alert for it (`opened`, or
+ *   `escalated` for a critical-only destination: its thread starts there).
+ *   A destination added mid-incident starts with the next event it asked for.
+ * Quiet events (a failure count, for Slack to re-render its root) go only to
+ * Slack destinations already in the thread.
+ */
+export function shouldRoute(route: Route, kind: AlertEventKind, severity: Severity, heard: boolean): boolean {
+  if (route.everything) return true;
+  if ((QUIET_EVENT_KINDS as readonly string[]).includes(kind)) return route.kind === 'slack' && heard;
+  if (!isNotifiedKind(kind)) return false;
+  const wanted = route.events === undefined || route.events.includes(kind);
+  if (heard) return wanted || kind === 'resolved';
+  // Not told it opened, so not told it closed.
+  if (kind === 'resolved' || !meets(route, severity)) return false;
+  return wanted || OPENINGS.includes(kind);
+}
+
+function meets(route: Route, severity: Severity): boolean {
+  return SEVERITY_RANK[severity] >= SEVERITY_RANK[route.minSeverity];
 }

@@ -1,9 +1,8 @@
 import { sql, type Transaction } from 'kysely';
-import type { Config } from '../config/env.js';
 import type { Alert, AlertEvent, Database, Tenant } from '../db/schema.js';
 import { isNotifiedKind, notificationKey, QUIET_EVENT_KINDS, type AlertEventKind } from '../domain/events.js';
 import { silenceState, summariseHeld, type HeldSummary } from '../domain/silence.js';
-import { destinationsFor } from '../engine/destinations.js';
+import { routesFor, shouldRoute, type RoutingConfig } from '../engine/destinations.js';
 
 export const NOTIFICATIONS_CHANNEL = 'scheduler_notifications';
 
@@ -18,7 +17,8 @@ export interface EventInput {
   actor?: string | null;
   data: Record<string, unknown>;
   now: Date;
-  config: Pick<Config, 'PLATFORM_CHANNEL'>;
+  /** PLATFORM_DESTINATIONS is optional so callers that only know the platform channel keep working. */
+  config: RoutingConfig;
 }
 
 /**
@@ -37,7 +37,7 @@ export async function recordAlertEvent(trx: Transaction<Database>, input: EventI
     .returningAll()
     .executeTakeFirstOrThrow();
   if (!quiet && !isNotifiedKind(input.kind)) return event;
-  const destinations = destinationsFor(input.tenant, input.config);
+  const destinations = await routeEvent(trx, input);
   if (destinations.length === 0) return event;
   const held = silenceState(input.alert, input.now).silenced && !NEVER_HELD.includes(input.kind);
   await trx
@@ -61,6 +61,33 @@ export async function recordAlertEvent(trx: Transaction<Database>, input: EventI
     .execute();
   if (!held) await sql`select pg_notify(${NOTIFICATIONS_CHANNEL}, ${String(input.alert.id)})`.execute(trx);
   return event;
+}
+
+/**
+ * The destinations this event goes to under each one's routing rules. The
+ * tenant's configured destinations are read here, in the event's transaction,
+ * so every caller routes the same way whatever part of the tenant it loaded.
+ * "Heard" is decided from the outbox itself: a destination with a row for
+ * this alert that was not skipped has been told the alert exists.
+ */
+async function routeEvent(trx: Transaction<Database>, input: EventInput): Promise<string[]> {
+  const stored = await trx
+    .selectFrom('workflows')
+    .innerJoin('tenants', 'tenants.id', 'workflows.tenantId')
+    .select(['tenants.destinations'])
+    .where('workflows.id', '=', input.alert.workflowId)
+    .executeTakeFirst();
+  const routes = routesFor({ channel: input.tenant.channel, destinations: stored?.destinations }, input.config);
+  if (routes.length === 0) return [];
+  const heardRows = await trx
+    .selectFrom('notifications')
+    .select('destination')
+    .distinct()
+    .where('alertId', '=', input.alert.id)
+    .where('status', '!=', 'skipped')
+    .execute();
+  const heard = new Set(heardRows.map((r) => r.destination));
+  return routes.filter((r) => shouldRoute(r, input.kind, input.alert.severity, heard.has(r.id))).map((r) => r.id);
 }
 
 /**
