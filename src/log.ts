@@ -2,17 +2,21 @@ import pino, { type Logger } from 'pino';
 
 export type { Logger };
 
-/** JSON lines in production; pretty when a person is watching a terminal. */
-export function createLogger(level: string = process.env.LOG_LEVEL ?? 'info'): Logger {
-  const pretty = process.stdout.isTTY && !process.env.CI;
-  return pino({
+/**
+ * JSON lines in production; pretty when a person is watching a terminal.
+ * `destination` (tests) receives the same redacted lines instead of stdout.
+ */
+export function createLogger(level: string = process.env.LOG_LEVEL ?? 'info', destination?: pino.DestinationStream): Logger {
+  const pretty = !destination && process.stdout.isTTY && !process.env.CI;
+  const options: pino.LoggerOptions = {
     level,
     redact: {
       paths: ['token', '*.token', 'apiToken', '*.apiToken', 'pingKey', '*.pingKey', 'authorization', '*.authorization', 'headers.authorization', 'req.headers.authorization'],
       censor: '[redacted]',
     },
     ...(pretty ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } } : {}),
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 /** For tests and tools that must stay quiet unless LOG_LEVEL says otherwise. */

@@ -2,7 +2,7 @@ import { sql, type Transaction } from 'kysely';
 import type { Database, Run, RunTrigger, Workflow } from '../db/schema.js';
 import { profileFor } from '../domain/cadence.js';
 import { latestFireAtOrBefore } from '../domain/schedule.js';
-import { insertRunningRun, RUNS_FINISHED_CHANNEL, type RunOutcome } from './runs.js';
+import { insertRunningRun, RUNS_FINISHED_CHANNEL, storableOutcome, type RunOutcome } from './runs.js';
 
 /**
  * Runs reported from outside (the ingest API and pings): the job ran
@@ -57,7 +57,8 @@ export async function insertReportedRunning(trx: Transaction<Database>, start: R
  * A run reported only by its end (no start was sent): inserted finished, for
  * the poller to pick up like any other, and the pollers are woken.
  */
-export async function insertReportedFinished(trx: Transaction<Database>, start: ReportedStart, outcome: RunOutcome, now: Date): Promise<Run> {
+export async function insertReportedFinished(trx: Transaction<Database>, start: ReportedStart, reported: RunOutcome, now: Date): Promise<Run> {
+  const outcome = storableOutcome(reported);
   const run = await trx
     .insertInto('runs')
     .values({

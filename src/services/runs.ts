@@ -95,6 +95,17 @@ export interface RunOutcome {
   logUrl?: string | null;
 }
 
+/**
+ * PostgreSQL text cannot hold NUL, and run output is untrusted (binary output,
+ * a hostile error text): without this one stray \0 turns a report into a 500
+ * and a launcher's outcome into a lost run. Everything else is kept as sent;
+ * escaping for Slack happens when rendering.
+ */
+export function storableOutcome<T extends RunOutcome>(outcome: T): T {
+  const clean = (v: string | null | undefined) => (typeof v === 'string' ? v.replace(/\u0000/g, '\uFFFD') : v);
+  return { ...outcome, error: clean(outcome.error), stage: clean(outcome.stage), logExcerpt: clean(outcome.logExcerpt), logUrl: clean(outcome.logUrl) };
+}
+
 export type FinishResult =
   | { kind: 'finished'; run: Run }
   | { kind: 'already_finished'; run: Run; same: boolean }
@@ -105,8 +116,9 @@ export type FinishResult =
  * row changes) and wakes the pollers on every replica. Finishing twice with
  * the same outcome is harmless; with a different one it is reported, not applied.
  */
-export async function finishRun(deps: Pick<Deps, 'db' | 'clock'>, runId: number, outcome: RunOutcome): Promise<FinishResult> {
+export async function finishRun(deps: Pick<Deps, 'db' | 'clock'>, runId: number, reported: RunOutcome): Promise<FinishResult> {
   const now = deps.clock.now();
+  const outcome = storableOutcome(reported);
   return deps.db.transaction().execute(async (trx) => {
     const updated = await trx
       .updateTable('runs')

@@ -38,7 +38,9 @@ export const reassignSubmission = z.object({
   view: z.object({
     private_metadata: z.string().transform((s, ctx) => {
       try {
-        return z.object({ alertId: alertId, channel: z.string().nullable() }).parse(JSON.parse(s));
+        // The modal is only opened from a click in a channel; a missing channel must not
+        // fall back to the platform's everything-scope.
+        return z.object({ alertId: alertId, channel: z.string().min(1) }).parse(JSON.parse(s));
       } catch {
         ctx.addIssue({ code: 'custom', message: 'private_metadata is not what the modal was opened with' });
         return z.NEVER;

@@ -27,11 +27,11 @@ export function registerReassignSubmit(app: App, ctx: SlackContext): void {
     }
     await ack();
     const { alertId, channel } = view.private_metadata;
-    const tell = (text: string) => (channel ? client.chat.postEphemeral({ channel, user: user.id, text }) : client.chat.postMessage({ channel: user.id, text }));
+    const tell = (text: string) => client.chat.postEphemeral({ channel, user: user.id, text });
     if (!mayReassignOrSilence(ctx.deps.config, user.id)) return void (await tell(NOT_ADMIN_TEXT));
-    const where = channel ? await scopeForChannel(ctx.deps.db, ctx.deps.config, channel) : ({ kind: 'platform', scope: {} } as const);
+    const where = await scopeForChannel(ctx.deps.db, ctx.deps.config, channel);
     if (where.kind === 'unlinked') return void (await tell(UNLINKED_TEXT));
-    const result = await reassign(ctx.deps, { alertId, actor: { user: user.id, channel: channel ?? undefined }, scope: where.scope, team, user: owner, note });
+    const result = await reassign(ctx.deps, { alertId, actor: { user: user.id, channel }, scope: where.scope, team, user: owner, note });
     if (result.kind === 'not_found') ctx.deps.logger.warn({ alertId, user: user.id, channel }, 'refused reassign: alert not in scope');
     const refusal = actionRefusal(result);
     if (refusal) await tell(refusal);

@@ -1,0 +1,471 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock, systemClock } from '../../src/clock.js';
+import { parseWorkflowsFile, WorkflowsFileError } from '../../src/config/workflows-file.js';
+import { createDb, createPool } from '../../src/db/connect.js';
+import { pollFinishedRuns } from '../../src/engine/poller.js';
+import { createLogger } from '../../src/log.js';
+import { createOutboxSender } from '../../src/notify/sender.js';
+import { hashToken } from '../../src/secrets.js';
+import { syncWorkflowsFile } from '../../src/services/sync-workflows.js';
+import { LIMITS } from '../../src/slack/blocks/limits.js';
+import { ACTION, REASSIGN_FIELD, VIEW } from '../../src/slack/ids.js';
+import { RecordingSlackApi } from '../../src/slack/recording-slack-api.js';
+import { createWebClient, webOutboxApi } from '../../src/slack/slack-api.js';
+import { slackTransport } from '../../src/slack/slack-transport.js';
+import { startTestApp } from '../helpers/app.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { makeTenant, makeWorkflow, T0 } from '../helpers/factories.js';
+import { apiClient } from '../helpers/http-api.js';
+import { startBot } from '../helpers/process.js';
+import { slackSignature } from '../helpers/slack-bolt.js';
+import { addEvent, insertAlert } from '../helpers/slack-outbox.js';
+import { eventually, fingerprint, settle } from './support.js';
+
+/**
+ * The bad-input catalogue: hostile or broken requests to every edge. Each
+ * case asserts the answer (status and words) and that neither the database
+ * nor the Slack server changed. Error texts from runs are the exception: they
+ * are recorded, and the case asserts they reach Slack defused and cut to fit.
+ */
+
+const SECRET = 'bad-input-signing-secret-0123456789';
+const ADMIN = 'admin-token-0123456789abcdef';
+const ACME_TOKEN = 'sbt_acme-token-0123456789abcdef';
+const GLOBEX_TOKEN = 'sbt_globex-token-0123456789abcdef';
+const ACME_PING = 'acme-ping-key-0123456789';
+
+let t: TestDatabase;
+let slack: RecordingSlackApi;
+let app: Awaited<ReturnType<typeof startTestApp>>;
+const clock = new ManualClock(T0);
+const lines: string[] = [];
+let acmeAlert: number;
+let globexAlert: number;
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  slack = await RecordingSlackApi.start({ clock });
+  await makeTenant(t.db, { id: 'acme', name: 'Acme', channel: 'CACME', apiTokenHash: hashToken(ACME_TOKEN) });
+  await makeTenant(t.db, { id: 'globex', name: 'Globex', channel: 'CGLOBEX', apiTokenHash: hashToken(GLOBEX_TOKEN) });
+  const acme = await makeWorkflow(t.db, { tenantId: 'acme', name: 'nightly', cron: '0 2 * * *', pingKey: ACME_PING });
+  const globex = await makeWorkflow(t.db, { tenantId: 'globex', name: 'import', cron: '0 2 * * *' });
+  // Every log line at trace level, through the production logger's redaction.
+  const sink = new Writable({
+    write(chunk, _enc, done) {
+      lines.push(String(chunk));
+      done();
+    },
+  });
+  app = await startTestApp(
+    t,
+    { API_TOKEN: ADMIN, SLACK_BOT_TOKEN: 'xoxb-bad-input-token', SLACK_SIGNING_SECRET: SECRET, SLACK_API_URL: slack.url, PLATFORM_CHANNEL: 'CPLAT' },
+    { clock, logger: createLogger('trace', sink) },
+  );
+  acmeAlert = (await insertAlert(t.db, acme.id)).id;
+  globexAlert = (await insertAlert(t.db, globex.id)).id;
+  await addEvent(t.db, acmeAlert, 'opened', { now: T0, platformChannel: 'CPLAT' });
+  await addEvent(t.db, globexAlert, 'opened', { now: T0, platformChannel: 'CPLAT' });
+  await deliverAll();
+});
+afterAll(async () => {
+  await app?.stop();
+  await slack?.close();
+  await t?.drop();
+});
+
+async function deliverAll() {
+  const client = createWebClient('xoxb-bad-input-token', { apiUrl: slack.url, timeoutMs: 2000, logger: app.deps.logger });
+  const sender = createOutboxSender(app.deps, [slackTransport(app.deps, webOutboxApi(client))]);
+  for (let i = 0; i < 200; i++) {
+    if (!(await sender.tick())) {
+      const left = await t.db.selectFrom('notifications').select('id').where('status', 'in', ['pending', 'sending']).execute();
+      if (left.length === 0) return;
+      clock.advance(1000);
+    }
+  }
+  throw new Error('outbox did not drain');
+}
+
+/** Posts to /slack/events, signed as Slack signs unless told otherwise. */
+async function toSlack(body: string, contentType: string, sign: { secret?: string; ageSeconds?: number; omit?: boolean } = {}) {
+  const ts = Math.floor(systemClock.now().getTime() / 1000) - (sign.ageSeconds ?? 0);
+  const headers: Record<string, string> = { 'content-type': contentType };
+  if (!sign.omit) {
+    headers['x-slack-request-timestamp'] = String(ts);
+    headers['x-slack-signature'] = slackSignature(sign.secret ?? SECRET, ts, body);
+  }
+  const res = await fetch(`${app.url}/slack/events`, { method: 'POST', headers, body });
+  return { status: res.status, text: await res.text(), headers: { ts: headers['x-slack-request-timestamp'], sig: headers['x-slack-signature'] } };
+}
+
+let seq = 0;
+function clickBody(actionId: string, value: string, channel: string, user = 'U0MALLORY') {
+  const n = ++seq;
+  const payload = {
+    type: 'block_actions',
+    team: { id: 'T0TEST', domain: 'example' },
+    user: { id: user, username: 'mallory', team_id: 'T0TEST' },
+    api_app_id: 'A0TEST',
+    token: 'legacy',
+    container: { type: 'message', message_ts: '1.0', channel_id: channel, is_ephemeral: false },
+    trigger_id: `trigger-${n}`,
+    channel: { id: channel, name: 'alerts' },
+    message: { type: 'message', ts: '1.0', text: 'root' },
+    response_url: slack.responseUrl(`bad${n}`),
+    actions: [{ action_id: actionId, block_id: 'alert_actions', action_ts: `${n}.0`, type: 'button', value }],
+  };
+  return { id: `bad${n}`, body: new URLSearchParams({ payload: JSON.stringify(payload) }).toString() };
+}
+
+function reassignSubmission(privateMetadata: string, team = 'engineering', note: string | null = 'taking this') {
+  const payload = {
+    type: 'view_submission',
+    team: { id: 'T0TEST' },
+    user: { id: 'U0MALLORY' },
+    api_app_id: 'A0TEST',
+    view: {
+      id: 'V1',
+      callback_id: VIEW.reassign,
+      private_metadata: privateMetadata,
+      state: {
+        values: {
+          [REASSIGN_FIELD.team.block]: { [REASSIGN_FIELD.team.action]: { type: 'static_select', selected_option: { value: team } } },
+          [REASSIGN_FIELD.user.block]: { [REASSIGN_FIELD.user.action]: { type: 'users_select', selected_user: 'U0MALLORY' } },
+          [REASSIGN_FIELD.note.block]: { [REASSIGN_FIELD.note.action]: { type: 'plain_text_input', value: note } },
+        },
+      },
+    },
+  };
+  return new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
+}
+
+const responseFor = (id: string) =>
+  eventually(() => {
+    const r = slack.responses.find((x) => x.id === id);
+    if (!r) throw new Error(`no response ${id} yet`);
+    return r.body;
+  });
+
+/** Runs `act`, then asserts the database and the Slack server are exactly as before. */
+async function unchanged<T>(act: () => Promise<T>): Promise<T> {
+  const before = await fingerprint(t.db, slack);
+  const result = await act();
+  await settle();
+  expect(await fingerprint(t.db, slack)).toEqual(before);
+  return result;
+}
+
+describe('Slack requests', () => {
+  const command = () =>
+    new URLSearchParams({ team_id: 'T0TEST', channel_id: 'CACME', user_id: 'U0MALLORY', command: '/scheduler', text: 'ack nightly', response_url: slack.responseUrl('cmd'), trigger_id: 't' }).toString();
+  const form = 'application/x-www-form-urlencoded';
+
+  it('no signature: 401, nothing changed', async () => {
+    const res = await unchanged(() => toSlack(command(), form, { omit: true }));
+    expect(res.status).toBe(401);
+    expect(slack.responses.filter((r) => r.id === 'cmd')).toHaveLength(0);
+  });
+
+  it('a signature made with the wrong secret: 401, nothing changed', async () => {
+    const res = await unchanged(() => toSlack(command(), form, { secret: 'not-the-secret-at-all-0000' }));
+    expect(res.status).toBe(401);
+  });
+
+  it('a stale signature (6 minutes old, replayed later): 401, nothing changed', async () => {
+    const res = await unchanged(() => toSlack(command(), form, { ageSeconds: 6 * 60 }));
+    expect(res.status).toBe(401);
+  });
+
+  it('a body altered after signing: 401, nothing changed', async () => {
+    const ts = Math.floor(Date.now() / 1000);
+    const res = await unchanged(async () => {
+      const r = await fetch(`${app.url}/slack/events`, {
+        method: 'POST',
+        headers: { 'content-type': form, 'x-slack-request-timestamp': String(ts), 'x-slack-signature': slackSignature(SECRET, ts, command()) },
+        body: command().replace('ack', 'run'),
+      });
+      return r.status;
+    });
+    expect(res).toBe(401);
+  });
+
+  it('a replayed take-ownership click changes nothing the second time', async () => {
+    const click = clickBody(ACTION.takeOwnership, String(acmeAlert), 'CACME', 'U0ALICE');
+    const first = await toSlack(click.body, form);
+    expect(first.status).toBe(200);
+    await eventually(async () => expect((await t.db.selectFrom('alerts').select('ownerUser').where('id', '=', acmeAlert).executeTakeFirstOrThrow()).ownerUser).toBe('U0ALICE'));
+    await deliverAll();
+    // The very same bytes, signature and timestamp again, inside the 5-minute window.
+    const replay = await unchanged(async () => {
+      const r = await fetch(`${app.url}/slack/events`, {
+        method: 'POST',
+        headers: { 'content-type': form, 'x-slack-request-timestamp': first.headers.ts!, 'x-slack-signature': first.headers.sig! },
+        body: click.body,
+      });
+      await settle();
+      await deliverAll();
+      return r.status;
+    });
+    expect(replay).toBe(200);
+    const events = await t.db.selectFrom('alertEvents').select('kind').where('alertId', '=', acmeAlert).where('kind', '=', 'owner_changed').execute();
+    expect(events).toHaveLength(1);
+  });
+
+  it("block_actions naming another tenant's alert: refused with words, nothing changed", async () => {
+    const click = clickBody(ACTION.takeOwnership, String(globexAlert), 'CACME');
+    const res = await unchanged(async () => {
+      const r = await toSlack(click.body, form);
+      await responseFor(click.id);
+      return r;
+    });
+    expect(res.status).toBe(200);
+    expect(await responseFor(click.id)).toMatchObject({ response_type: 'ephemeral', text: expect.stringContaining("can't find that alert") });
+  });
+
+  it('block_actions whose value is not an alert id: refused with words, nothing changed', async () => {
+    const click = clickBody(ACTION.silence, "1; drop table alerts; --", 'CACME');
+    await unchanged(async () => {
+      expect((await toSlack(click.body, form)).status).toBe(200);
+      await responseFor(click.id);
+    });
+    expect((await responseFor(click.id)).text).toContain('does not name an alert');
+  });
+
+  it('forged private_metadata that is not JSON: the modal shows an error, nothing changed', async () => {
+    const res = await unchanged(() => toSlack(reassignSubmission('{"alertId":'), form));
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.text)).toMatchObject({ response_action: 'errors', errors: { team: expect.stringContaining('private_metadata is not what the modal was opened with') } });
+  });
+
+  it("forged private_metadata naming another tenant's alert from a tenant channel: refused, nothing changed", async () => {
+    const res = await unchanged(() => toSlack(reassignSubmission(JSON.stringify({ alertId: globexAlert, channel: 'CACME' }), 'customer', 'mine now'), form));
+    expect(res.status).toBe(200);
+    const told = await eventually(() => {
+      const call = slack.callsTo('chat.postEphemeral').at(-1);
+      if (!call) throw new Error('no answer yet');
+      return call;
+    });
+    expect(told.text).toContain("can't find that alert");
+  });
+
+  it('forged private_metadata that drops the channel (as if opened from the App Home): refused, nothing changed', async () => {
+    const res = await unchanged(() => toSlack(reassignSubmission(JSON.stringify({ alertId: globexAlert, channel: null }), 'customer', 'mine now'), form));
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.text)).toMatchObject({ response_action: 'errors', errors: { team: expect.stringContaining('private_metadata is not what the modal was opened with') } });
+  });
+
+  it('a malformed payload (not JSON): 400, nothing changed', async () => {
+    const res = await unchanged(() => toSlack('payload=%7Bnot-json', form));
+    expect(res.status).toBe(400);
+  });
+
+  it('an oversized payload (2 MB of action value): acknowledged, refused with words, nothing changed', async () => {
+    const click = clickBody(ACTION.takeOwnership, `${acmeAlert}${'9'.repeat(2 * 1024 * 1024)}`, 'CACME');
+    const res = await unchanged(async () => {
+      const r = await toSlack(click.body, form);
+      await responseFor(click.id);
+      return r;
+    });
+    expect(res.status).toBe(200);
+    expect(await responseFor(click.id)).toMatchObject({ response_type: 'ephemeral', text: expect.stringContaining('does not name an alert') });
+  });
+});
+
+describe('API requests', () => {
+  const report = { tenant: 'acme', workflow: 'nightly', status: 'failed', error: 'boom' };
+
+  it('no token: 401 naming the header, nothing changed', async () => {
+    const res = await unchanged(() => apiClient(app.url)('POST', '/api/v1/runs', report));
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ error: 'unauthorized', message: 'missing "Authorization: Bearer <token>" header' });
+  });
+
+  it('a wrong token: 401, nothing changed', async () => {
+    const res = await unchanged(() => apiClient(app.url, 'sbt_not-a-real-token-000000')('POST', '/api/v1/runs', report));
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ error: 'unauthorized', message: 'invalid token' });
+  });
+
+  it("another tenant's token: 404 exactly as if the workflow did not exist, nothing changed", async () => {
+    const res = await unchanged(() => apiClient(app.url, GLOBEX_TOKEN)('POST', '/api/v1/runs', report));
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ error: 'not_found', message: 'workflow acme/nightly not found' });
+    const runs = await unchanged(() => apiClient(app.url, GLOBEX_TOKEN)('POST', '/api/v1/workflows/acme/nightly/run', {}));
+    expect(runs.status).toBe(404);
+  });
+
+  it('invalid JSON: 400 invalid_json, nothing changed', async () => {
+    const res = await unchanged(() => apiClient(app.url, ACME_TOKEN)('POST', '/api/v1/runs', '{"tenant": "acme",', { 'content-type': 'application/json' }));
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_json');
+    expect(res.body.message).toMatch(/^request body is not valid JSON: /);
+  });
+
+  it('wrong types: 400 naming each field and the value it got, nothing changed', async () => {
+    const res = await unchanged(() => apiClient(app.url, ACME_TOKEN)('POST', '/api/v1/runs', { ...report, rows: 'many', status: 'exploded' }));
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_request');
+    expect(res.body.message).toMatch(/body: status: Invalid option: .* \(got "exploded"\)/);
+    expect(res.body.message).toMatch(/body: rows: Invalid input: expected number, received string \(got "many"\)/);
+    expect(res.body.issues).toHaveLength(2);
+  });
+
+  it('unknown fields: 400 naming them, nothing changed', async () => {
+    const res = await unchanged(() => apiClient(app.url, ACME_TOKEN)('POST', '/api/v1/runs', { ...report, severity: 'critical', channel: '<!channel>' }));
+    expect(res.status).toBe(400);
+    expect(res.body.message).toContain('unknown field "severity", "channel"');
+  });
+
+  it('a 10 MB body: 413, nothing changed', async () => {
+    const res = await unchanged(() => apiClient(app.url, ACME_TOKEN)('POST', '/api/v1/runs', { ...report, log: 'x'.repeat(10 * 1024 * 1024) }));
+    expect(res.status).toBe(413);
+    expect(res.body).toEqual({ error: 'body_too_large', message: 'request body is larger than 262144 bytes' });
+  });
+
+  it('a 10 MB body without a valid token is refused before it is read: 401', async () => {
+    const res = await unchanged(() => apiClient(app.url, 'sbt_wrong-000000000000000')('POST', '/api/v1/runs', { ...report, log: 'x'.repeat(10 * 1024 * 1024) }));
+    expect(res.status).toBe(401);
+  });
+
+  it('a ping with an unknown key: 404, a ping body over 10 MB: 413; nothing changed', async () => {
+    const unknown = await unchanged(() => fetch(`${app.url}/ping/no-such-key-0000000000/fail`, { method: 'POST', body: 'x' }));
+    expect(unknown.status).toBe(404);
+    expect(await unknown.text()).toBe('not found\n');
+    const huge = await unchanged(() => fetch(`${app.url}/ping/${ACME_PING}/fail`, { method: 'POST', body: 'x'.repeat(11 * 1024 * 1024) }).catch((e: Error) => e));
+    if (huge instanceof Response) {
+      expect(huge.status).toBe(413);
+      expect(await huge.text()).toBe('body larger than 10485760 bytes\n');
+    } else {
+      // The server may close the connection on an upload it will not read to the end.
+      expect(huge.message).toMatch(/fetch failed|socket|closed/i);
+    }
+  });
+});
+
+describe('error texts from runs', () => {
+  it('mentions, links and control characters reach Slack defused; the run is recorded without NULs', async () => {
+    const hostile = 'load failed <!channel> <@U0BOSS> <https://evil.example/login|click to fix> *bold* ```\u0000\u0007\u001b[31mred\u001b[0m end';
+    const wf = await makeWorkflow(t.db, { tenantId: 'acme', name: 'hostile-error', cron: '0 2 * * *' });
+    const res = await apiClient(app.url, ACME_TOKEN)('POST', '/api/v1/runs', { tenant: 'acme', workflow: wf.name, status: 'failed', tick: T0.toISOString(), error: hostile, log: `line one\n${hostile}` });
+    expect(res.status).toBe(201);
+    const run = await t.db.selectFrom('runs').selectAll().where('workflowId', '=', wf.id).executeTakeFirstOrThrow();
+    expect(run.error).not.toContain('\u0000');
+    expect(run.error).toContain('<!channel>');
+    await pollFinishedRuns(app.deps);
+    await deliverAll();
+    const root = slack.roots('CACME').find((m) => m.metadata?.event_payload.workflow === wf.name);
+    expect(root).toBeDefined();
+    const rendered = `${root!.text}\n${JSON.stringify(root!.blocks)}`;
+    expect(rendered).not.toContain('<!channel>');
+    expect(rendered).not.toContain('<@U0BOSS>');
+    expect(rendered).not.toContain('<https://evil.example');
+    expect(rendered).toContain('&lt;!channel&gt;');
+    expect(rendered).not.toMatch(/\\u0000/);
+  });
+
+  it('1 MB of error text: refused over the API (413); over a ping, kept cut and rendered within Block Kit limits', async () => {
+    const wf = await makeWorkflow(t.db, { tenantId: 'acme', name: 'huge-error', cron: '0 2 * * *', pingKey: 'huge-error-ping-key-000000' });
+    const mb = `${'E'.repeat(1024 * 1024)}\nfinal line <!here>`;
+    const api = await unchanged(() => apiClient(app.url, ACME_TOKEN)('POST', '/api/v1/runs', { tenant: 'acme', workflow: wf.name, status: 'failed', error: mb }));
+    expect(api.status).toBe(413);
+
+    const ping = await fetch(`${app.url}/ping/huge-error-ping-key-000000/fail`, { method: 'POST', body: mb });
+    expect(ping.status).toBe(200);
+    const run = await t.db.selectFrom('runs').selectAll().where('workflowId', '=', wf.id).executeTakeFirstOrThrow();
+    expect(run.logExcerpt!.length).toBeLessThan(110 * 1024);
+    expect(run.logExcerpt).toContain('[… truncated:');
+    expect(run.error!.length).toBeLessThanOrEqual(600);
+    await pollFinishedRuns(app.deps);
+    await deliverAll();
+    for (const m of slack.messages().filter((x) => x.metadata?.event_payload.workflow === wf.name)) {
+      expect(m.text.length).toBeLessThanOrEqual(LIMITS.fallbackText);
+      expect(m.blocks!.length).toBeLessThanOrEqual(LIMITS.messageBlocks);
+      for (const b of m.blocks as { text?: { text: string } }[]) if (b.text) expect(b.text.text.length).toBeLessThanOrEqual(LIMITS.sectionText);
+      expect(JSON.stringify(m.blocks)).not.toContain('<!here>');
+    }
+  });
+});
+
+describe('workflows files', () => {
+  const file = (workflows: unknown[]) =>
+    JSON.stringify({ tenants: [{ id: 'acme', name: 'Acme', channel: 'CACME' }], workflows }, null, 2);
+
+  it('invalid cron, unknown time zone and a duplicate name: every problem named with its line and value; the bot refuses to start and writes nothing', async () => {
+    const text = file([
+      { tenant: 'acme', name: 'a', cron: '61 * * * *' },
+      { tenant: 'acme', name: 'b', cron: '0 2 * * *', timezone: 'Mars/Olympus_Mons' },
+      { tenant: 'acme', name: 'a', cron: '0 3 * * *' },
+    ]);
+    let error: WorkflowsFileError | undefined;
+    try {
+      parseWorkflowsFile(text, 'bad.json');
+    } catch (e) {
+      error = e as WorkflowsFileError;
+    }
+    expect(error).toBeInstanceOf(WorkflowsFileError);
+    const line = (needle: string) => text.split('\n').findIndex((l) => l.includes(needle)) + 1;
+    expect(error!.problems).toEqual([
+      expect.stringMatching(new RegExp(`^bad\\.json:${line('61 * * * *')}: workflows\\[0\\]\\.cron: invalid cron: .* \\(got "61 \\* \\* \\* \\*"\\)$`)),
+      `bad.json:${line('Mars/Olympus_Mons')}: workflows[1].timezone: not an IANA time zone (such as "Europe/Berlin" or "UTC") (got "Mars/Olympus_Mons")`,
+      expect.stringMatching(/^bad\.json:\d+: workflows\[2\]\.name: duplicate workflow name in tenant "acme" \(got "a"\)$/),
+    ]);
+
+    const dir = await mkdtemp(join(tmpdir(), 'sb-bad-file-'));
+    try {
+      await writeFile(join(dir, 'workflows.json'), text);
+      const before = await fingerprint(t.db, slack);
+      const bot = startBot({ DATABASE_URL: t.url, WORKFLOWS_FILE: join(dir, 'workflows.json'), PORT: '0', LOG_LEVEL: 'info' });
+      expect(await bot.exited).toBe(2);
+      expect(bot.output()).toContain('workflows[1].timezone: not an IANA time zone');
+      expect(await fingerprint(t.db, slack)).toEqual(before);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('10,000 workflows are validated and synced, and a second sync changes none of them', async () => {
+    const db = await createTestDatabase(2);
+    try {
+      const workflows = Array.from({ length: 10_000 }, (_, i) => ({ tenant: 'acme', name: `job-${i}`, cron: `${i % 60} ${i % 24} * * *`, timezone: i % 2 ? 'Europe/Berlin' : 'UTC' }));
+      const parsed = parseWorkflowsFile(file(workflows));
+      expect(parsed.workflows).toHaveLength(10_000);
+      const first = await syncWorkflowsFile(db.db, parsed, T0);
+      expect(first.workflows).toEqual({ created: 10_000, updated: 0, disabled: 0 });
+      const keys = await db.db.selectFrom('workflows').select(['pingKey', 'nextTickAt']).orderBy('id').execute();
+      const second = await syncWorkflowsFile(db.db, parsed, T0);
+      expect(second.workflows).toEqual({ created: 0, updated: 10_000, disabled: 0 });
+      expect(await db.db.selectFrom('workflows').select(['pingKey', 'nextTickAt']).orderBy('id').execute()).toEqual(keys);
+    } finally {
+      await db.drop();
+    }
+  }, 120_000);
+});
+
+describe('logs', () => {
+  it('never contain an API token, a tenant token, a ping key or the Slack token, even when a request fails inside', async () => {
+    // A replica whose database is unreachable: every ping and API call fails inside and is logged.
+    const broken = createDb(createPool('postgres://nobody@127.0.0.1:1/nothing', 1));
+    const down = await startTestApp({ db: broken, url: 'postgres://nobody@127.0.0.1:1/nothing' }, { API_TOKEN: ADMIN }, { clock, logger: createLogger('trace', new Writable({ write: (c, _e, d) => (lines.push(String(c)), d()) })) });
+    try {
+      for (const base of [app.url, down.url]) {
+        await fetch(`${base}/ping/${ACME_PING}/fail`, { method: 'POST', body: 'oops' });
+        await fetch(`${base}/ping/${ACME_PING}/start?rid=r1`);
+        await apiClient(base, ACME_TOKEN)('POST', '/api/v1/runs', { tenant: 'acme', workflow: 'nightly', status: 'running' });
+        await apiClient(base, ADMIN)('GET', '/api/v1/workflows');
+        await apiClient(base, GLOBEX_TOKEN)('GET', '/api/v1/workflows/acme/nightly');
+      }
+    } finally {
+      await down.stop();
+      await broken.destroy();
+    }
+    const text = lines.join('');
+    expect(text.length).toBeGreaterThan(0);
+    expect(text).toContain('API request failed'); // the failures were logged, pings' included…
+    expect(text).toContain('ping-routes');
+    for (const secret of [ADMIN, ACME_TOKEN, GLOBEX_TOKEN, ACME_PING, 'xoxb-bad-input-token', SECRET]) expect(text).not.toContain(secret); // …without the secrets
+  });
+});

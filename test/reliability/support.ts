@@ -1,0 +1,42 @@
+import { sql } from 'kysely';
+import type { Db } from '../../src/db/connect.js';
+import type { RecordingSlackApi } from '../../src/slack/recording-slack-api.js';
+
+/** The tables whose content a refused request must leave exactly as it was. */
+const LEDGER_TABLES = ['tenants', 'workflows', 'runs', 'alerts', 'alert_events', 'notifications', 'alert_threads'] as const;
+
+/**
+ * A fingerprint of everything a request could have changed: every row of the
+ * ledger tables (as text, so any column counts) and every message Slack holds.
+ * Two equal fingerprints mean nothing was written anywhere.
+ */
+export async function fingerprint(db: Db, slack?: RecordingSlackApi): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const table of LEDGER_TABLES) {
+    const { rows } = await sql<{ n: number; digest: string }>`
+      select count(*)::int as n, md5(coalesce(string_agg(x::text, '|' order by x::text), '')) as digest from ${sql.table(table)} x
+    `.execute(db);
+    out[table] = `${rows[0]!.n}:${rows[0]!.digest}`;
+  }
+  if (slack) {
+    out.slackMessages = JSON.stringify(slack.messages());
+    out.slackViews = String(slack.openedViews.length);
+  }
+  return out;
+}
+
+/** Polls `check` until it stops throwing: for effects that land after an ack. Bounded, real time. */
+export async function eventually<T>(check: () => T | Promise<T>, ms = 5000): Promise<T> {
+  const until = Date.now() + ms;
+  for (;;) {
+    try {
+      return await check();
+    } catch (error) {
+      if (Date.now() > until) throw error;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+}
+
+/** Waits a moment for work a listener might still do after its ack, so "nothing changed" is not checked too early. */
+export const settle = (ms = 150) => new Promise((r) => setTimeout(r, ms));
