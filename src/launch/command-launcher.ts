@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import type { Deps } from '../deps.js';
 import type { LauncherConfig } from '../db/schema.js';
 import type { LaunchContext, LaunchOutcome, Launcher } from './types.js';
@@ -66,13 +67,33 @@ function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
  * command started, not just the shell. The watchdog and lease use real time:
  * they supervise a real process. What is written to the ledger uses the clock.
  */
-export function createCommandLauncher(deps: CommandDeps, held: HeldRuns, options: CommandLauncherOptions = {}): Launcher {
+export interface CommandLauncher extends Launcher {
+  /**
+   * For a replica shutting down: waits up to `graceMs` for the commands it
+   * supervises, then ends their process groups (TERM, KILL after the kill
+   * grace) and records them failed as interrupted. Nothing is left running
+   * unsupervised, and another replica's retry engine sees an honest failure.
+   */
+  shutdown(graceMs: number): Promise<void>;
+}
+
+export function createCommandLauncher(deps: CommandDeps, held: HeldRuns, options: CommandLauncherOptions = {}): CommandLauncher {
   const killGraceMs = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
   const tailBytes = options.tailBytes ?? DEFAULT_TAIL_BYTES;
   const drainMs = options.drainMs ?? 1_000;
+  const live = new Map<number, { interrupt: () => void; done: Promise<void> }>();
 
   return {
     kind: 'command',
+    async shutdown(graceMs: number): Promise<void> {
+      const running = [...live.values()];
+      if (running.length === 0) return;
+      const all = Promise.allSettled(running.map((r) => r.done));
+      const waited = await Promise.race([all.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), graceMs))]);
+      if (waited) return;
+      for (const r of live.values()) r.interrupt();
+      await Promise.allSettled([...live.values()].map((r) => r.done));
+    },
     async launch(ctx: LaunchContext): Promise<LaunchOutcome> {
       const config = ctx.workflow.launcher;
       if (!config || config.kind !== 'command') return { started: false, error: 'workflow has no command launcher' };
@@ -93,7 +114,19 @@ export function createCommandLauncher(deps: CommandDeps, held: HeldRuns, options
       if (!spawned.ok) return { started: false, error: spawned.error };
 
       held.add(ctx.runId);
-      void supervise(child, watched, ctx, config, log).finally(() => held.release(ctx.runId));
+      const control = { interrupted: false };
+      const done = supervise(child, watched, ctx, config, log, control).finally(() => {
+        held.release(ctx.runId);
+        live.delete(ctx.runId);
+      });
+      live.set(ctx.runId, {
+        done,
+        interrupt: () => {
+          control.interrupted = true;
+          signalGroup(child.pid!, 'SIGTERM');
+          setTimeout(() => signalGroup(child.pid!, 'SIGKILL'), killGraceMs).unref();
+        },
+      });
       // Take the lease at once: the row may have been inserted without one.
       await renewRunLeases(deps, [ctx.runId], deps.clock.now()).catch((error) => log.warn({ err: error }, 'could not take the run lease'));
       return { started: true };
@@ -111,7 +144,14 @@ export function createCommandLauncher(deps: CommandDeps, held: HeldRuns, options
     return { tail, closed, exited };
   }
 
-  async function supervise(child: ChildProcess, watched: Watched, ctx: LaunchContext, config: CommandConfig, log: CommandDeps['logger']): Promise<void> {
+  async function supervise(
+    child: ChildProcess,
+    watched: Watched,
+    ctx: LaunchContext,
+    config: CommandConfig,
+    log: CommandDeps['logger'],
+    control: { interrupted: boolean },
+  ): Promise<void> {
     const pgid = child.pid!;
     const { tail, closed, exited } = watched;
 
@@ -128,9 +168,17 @@ export function createCommandLauncher(deps: CommandDeps, held: HeldRuns, options
     const { code, signal } = await exited;
     clearTimeout(watchdog);
     const timedOut = termSentAt !== undefined;
+    let leftRunning = false;
     if (timedOut) {
       await reapGroup(pgid, termSentAt! + killGraceMs);
       clearTimeout(killTimer);
+    } else if (groupHasLiveMembers(pgid)) {
+      // The shell is done but something it started still runs: nobody would
+      // supervise it any more, and "succeeded" would be a claim about work still going on.
+      leftRunning = true;
+      log.warn({ code }, 'command exited but left processes in its group: terminating them');
+      signalGroup(pgid, 'SIGTERM');
+      await reapGroup(pgid, Date.now() + killGraceMs);
     }
     // Background children may still hold the pipes; do not wait on them for ever.
     await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, drainMs))]);
@@ -138,8 +186,13 @@ export function createCommandLauncher(deps: CommandDeps, held: HeldRuns, options
     child.stderr!.destroy();
 
     const logExcerpt = tail.text() || null;
-    if (timedOut) {
+    if (control.interrupted) {
+      await reportOutcome(deps, ctx.runId, { status: 'failed', error: 'interrupted: the scheduler-bot replica running it shut down', exitCode: code, logExcerpt });
+    } else if (timedOut) {
       await reportOutcome(deps, ctx.runId, { status: 'failed', error: `timed out after ${ctx.timeoutSeconds}s (process group terminated)`, exitCode: code, logExcerpt });
+    } else if (leftRunning) {
+      const status = code !== null ? `exited with code ${code}` : `was killed by ${signal}`;
+      await reportOutcome(deps, ctx.runId, { status: 'failed', error: `${status} but left processes running in its group; they were terminated`, exitCode: code, logExcerpt });
     } else if (code === 0) {
       await reportOutcome(deps, ctx.runId, { status: 'succeeded', exitCode: 0, logExcerpt });
     } else {
@@ -157,10 +210,36 @@ export function createCommandLauncher(deps: CommandDeps, held: HeldRuns, options
  */
 async function reapGroup(pgid: number, until: number): Promise<void> {
   while (Date.now() < until) {
-    if (!signalGroup(pgid, 0)) return;
+    if (!groupHasLiveMembers(pgid)) return;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   signalGroup(pgid, 'SIGKILL');
+}
+
+/**
+ * Whether any process of the group is still running. Zombies do not count:
+ * an orphan that exited waits for init to reap it, and where init does not
+ * reap (some containers) it would otherwise look alive for ever.
+ */
+function groupHasLiveMembers(pgid: number): boolean {
+  if (!signalGroup(pgid, 0)) return false;
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return true; // no /proc: trust the signal
+  }
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      // After the command name: state, ppid, pgrp, …
+      const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(pgrp) === pgid && state !== 'Z') return true;
+    } catch {
+      // exited while we looked
+    }
+  }
+  return false;
 }
 
 /** The error of a failed command: its exit status, with the last line it printed when there is one. */

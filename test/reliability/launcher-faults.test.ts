@@ -1,0 +1,157 @@
+import { readFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/clock.js';
+import { checkFreshness } from '../../src/engine/freshness.js';
+import { createCommandLauncher } from '../../src/launch/command-launcher.js';
+import { createHttpLauncher } from '../../src/launch/http-launcher.js';
+import { HeldRuns } from '../../src/launch/run-leases.js';
+import type { Launcher } from '../../src/launch/types.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { at, makeRun, makeTenant, makeWorkflow } from '../helpers/factories.js';
+import { startHttpTarget } from '../helpers/http-target.js';
+import { eventually, finishedRun, isAlive, replicaDeps } from '../runs/support.js';
+
+/**
+ * Launcher faults: whatever the job or the target does, the run ends failed
+ * with an error that says what happened, within its timeout, and nothing it
+ * started is left running.
+ */
+
+let t: TestDatabase;
+let dir: string;
+let target: Awaited<ReturnType<typeof startHttpTarget>>;
+const clock = new ManualClock('2026-03-10T02:00:00Z');
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  dir = await mkdtemp(join(tmpdir(), 'sb-launcher-faults-'));
+  target = await startHttpTarget();
+  await makeTenant(t.db);
+});
+afterAll(async () => {
+  await target.stop();
+  await t.drop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** Every process of a group gone (zombies waiting for a reaper count as gone). */
+function groupGone(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+  } catch {
+    return true;
+  }
+  return !isAlive(pgid);
+}
+
+async function start(launcher: Launcher, launcherConfig: Record<string, unknown>, timeoutSeconds: number) {
+  const workflow = await makeWorkflow(t.db, { mode: 'managed', launcher: JSON.stringify(launcherConfig) });
+  const run = await makeRun(t.db, { workflowId: workflow.id, tick: at('2026-03-10T02:00:00Z'), status: 'running', finishedAt: null, deadlineAt: new Date(clock.now().getTime() + timeoutSeconds * 1000) });
+  const outcome = await launcher.launch({ runId: run.id, workflow, tenant: { id: 'acme', name: 'Acme' }, tick: run.tick, attempt: 1, trigger: 'schedule', timeoutSeconds });
+  return { run, outcome };
+}
+
+/** Pids a command wrote to its pid file: the shell's own first, then what it started. */
+async function pidsOf(file: string, count: number): Promise<number[]> {
+  const text = await eventually(async () => {
+    const t = await readFile(file, 'utf8').catch(() => '');
+    return t.trim().split('\n').filter(Boolean).length >= count && t;
+  });
+  return text.trim().split('\n').map(Number);
+}
+
+describe('command launcher faults', () => {
+  const command = (held = new HeldRuns()) => createCommandLauncher(replicaDeps(t.db, clock), held, { killGraceMs: 300, drainMs: 200 });
+
+  it('a command that hangs is failed at its timeout and its whole group is gone', async () => {
+    const pids = join(dir, 'hang');
+    const { run } = await start(command(), { kind: 'command', command: `echo $$ > ${pids}; sleep 300 & echo $! >> ${pids}; trap '' TERM; wait` }, 0.5);
+    const [shell, child] = await pidsOf(pids, 2);
+    const done = await finishedRun(t.db, run.id);
+    expect(done).toMatchObject({ status: 'failed', error: 'timed out after 0.5s (process group terminated)' });
+    expect(done.finishedAt).not.toBeNull();
+    await eventually(() => groupGone(shell!), 2000);
+    expect(isAlive(child!)).toBe(false);
+  });
+
+  it('a command that exits but leaves children running is failed, and the children are ended', async () => {
+    const pids = join(dir, 'strays');
+    const { run } = await start(
+      command(),
+      { kind: 'command', command: `echo $$ > ${pids}; sh -c 'trap "" TERM; sleep 300' >/dev/null 2>&1 & echo $! >> ${pids}; sleep 300 & echo $! >> ${pids}; echo done` },
+      30,
+    );
+    const [shell, stubborn, plain] = await pidsOf(pids, 3);
+    const done = await finishedRun(t.db, run.id);
+    expect(done).toMatchObject({ status: 'failed', exitCode: 0 });
+    expect(done.error).toBe('exited with code 0 but left processes running in its group; they were terminated');
+    await eventually(() => groupGone(shell!), 2000);
+    expect(isAlive(stubborn!)).toBe(false);
+    expect(isAlive(plain!)).toBe(false);
+  });
+
+  it('a command printing megabytes of binary (NULs included) keeps a storable tail and fails with its exit code', async () => {
+    const { run } = await start(command(), { kind: 'command', command: 'head -c 6000000 /dev/zero; printf "\\0\\0\\nlast words\\n" >&2; exit 4' }, 30);
+    const done = await finishedRun(t.db, run.id);
+    expect(done).toMatchObject({ status: 'failed', exitCode: 4 });
+    expect(done.error).toBe('exited with code 4: last words');
+    expect(done.logExcerpt!.length).toBeLessThan(9 * 1024);
+    expect(done.logExcerpt).toMatch(/^\[… \d+ earlier bytes not kept\]/);
+    expect(done.logExcerpt).not.toContain('\u0000');
+  });
+
+  it('a command killed by a signal is failed naming the signal', async () => {
+    const { run } = await start(command(), { kind: 'command', command: 'echo about to go; kill -KILL $$' }, 30);
+    const done = await finishedRun(t.db, run.id);
+    expect(done).toMatchObject({ status: 'failed', exitCode: null, error: 'killed by SIGKILL: about to go' });
+    const segv = await start(command(), { kind: 'command', command: 'kill -SEGV $$' }, 30);
+    expect(await finishedRun(t.db, segv.run.id)).toMatchObject({ status: 'failed', error: 'killed by SIGSEGV' });
+  });
+});
+
+describe('http launcher faults', () => {
+  const http = (acceptTimeoutMs?: number) =>
+    createHttpLauncher(replicaDeps(t.db, clock, { LAUNCHER_SECRET: 'launcher-faults-secret-0123', PUBLIC_URL: 'https://bot.example.com' }), new HeldRuns(), { acceptTimeoutMs });
+
+  it('a sync target that hangs: failed at the run timeout', async () => {
+    target.respondWith(() => ({ status: 200, delayMs: 5_000 }));
+    const { run } = await start(http(), { kind: 'http', url: `${target.url}/hang`, mode: 'sync' }, 1);
+    expect(await finishedRun(t.db, run.id)).toMatchObject({ status: 'failed', error: 'timed out after 1s' });
+  });
+
+  it('a target answering 500: failed with the status and the first line of its answer', async () => {
+    target.respondWith(() => ({ status: 500, body: 'upstream exploded\nstack…' }));
+    const { run } = await start(http(), { kind: 'http', url: `${target.url}/boom`, mode: 'sync' }, 10);
+    expect(await finishedRun(t.db, run.id)).toMatchObject({ status: 'failed', error: 'HTTP 500: upstream exploded', logExcerpt: 'upstream exploded\nstack…' });
+  });
+
+  it('a target nobody listens on: failed with the connection error', async () => {
+    const closed = await startHttpTarget();
+    await closed.stop();
+    const { run } = await start(http(), { kind: 'http', url: `${closed.url}/nothing`, mode: 'sync' }, 10);
+    const done = await finishedRun(t.db, run.id);
+    expect(done.status).toBe('failed');
+    expect(done.error).toMatch(/^request failed: fetch failed \(.*ECONNREFUSED.*\)$/);
+  });
+
+  it('a callback target that never accepts: failed at the accept timeout', async () => {
+    target.respondWith(() => ({ status: 202, delayMs: 5_000 }));
+    const { run } = await start(http(1000), { kind: 'http', url: `${target.url}/slow-accept`, mode: 'callback' }, 60);
+    expect(await finishedRun(t.db, run.id)).toMatchObject({ status: 'failed', error: 'timed out after 1s' });
+  });
+
+  it('a callback target that accepts and never calls back: failed "timed out" at the deadline, by whichever replica looks', async () => {
+    target.respondWith(() => ({ status: 202 }));
+    const { run } = await start(http(), { kind: 'http', url: `${target.url}/accept`, mode: 'callback' }, 120);
+    // Accepted: the lease is handed back, so only the deadline can end it.
+    await eventually(async () => (await t.db.selectFrom('runs').select('leaseOwner').where('id', '=', run.id).executeTakeFirstOrThrow()).leaseOwner === null);
+    await checkFreshness({ db: t.db, clock });
+    expect((await t.db.selectFrom('runs').select('status').where('id', '=', run.id).executeTakeFirstOrThrow()).status).toBe('running');
+    clock.advance(120_000);
+    await checkFreshness({ db: t.db, clock: new ManualClock(clock.now()) });
+    expect(await t.db.selectFrom('runs').selectAll().where('id', '=', run.id).executeTakeFirstOrThrow()).toMatchObject({ status: 'failed', error: 'timed out' });
+  });
+});
