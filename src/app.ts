@@ -9,7 +9,7 @@ import { runLoop, type RunningLoop } from './engine/runner.js';
 import { listenForWakeups } from './engine/wakeups.js';
 import { healthRouter } from './http/health.js';
 import { apiRoutes } from './http/routes.js';
-import { createLaunchers, runLoops } from './launch/index.js';
+import { createLaunchers, runLoops, shutdownLaunchers } from './launch/index.js';
 import type { LauncherResolver } from './launch/types.js';
 import type { Logger } from './log.js';
 import { startSlack } from './slack/index.js';
@@ -88,6 +88,7 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
       stopping ??= (async () => {
         abort.abort();
         await Promise.allSettled([...loops.map((l) => l.done), listening]);
+        await shutdownLaunchers(deps.launchers, options.config.SHUTDOWN_GRACE_SECONDS * 1000);
         await slack.stop();
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));

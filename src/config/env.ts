@@ -51,6 +51,7 @@ export const envSchema = z.object({
   POLL_INTERVAL_SECONDS: seconds(30),
   ESCALATION_INTERVAL_SECONDS: seconds(60),
   TICK_INTERVAL_SECONDS: seconds(1),
+  SHUTDOWN_GRACE_SECONDS: z.coerce.number().min(0).default(10),
   API_TOKEN: optionalText.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
   LAUNCHER_SECRET: optionalText,
   SLACK_BOT_TOKEN: optionalText.pipe(z.string().startsWith('xoxb-', 'must start with xoxb-').optional()),

@@ -22,7 +22,15 @@ export function createLaunchers(deps: Omit<Deps, 'launchers'>): LauncherResolver
     }
   };
   registerHeldRuns(resolve, held);
+  shutdowns.set(resolve, (graceMs) => command.shutdown(graceMs));
   return resolve;
+}
+
+const shutdowns = new WeakMap<LauncherResolver, (graceMs: number) => Promise<void>>();
+
+/** Ends what this replica's launchers still supervise (see CommandLauncher.shutdown). */
+export async function shutdownLaunchers(resolver: LauncherResolver, graceMs: number): Promise<void> {
+  await shutdowns.get(resolver)?.(graceMs);
 }
 
 /** Loops that bring runs in: the tick scheduler, and lease renewal of the attempts this replica supervises. */
