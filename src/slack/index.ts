@@ -4,6 +4,7 @@ import { slackMode } from '../config/env.js';
 import type { Deps } from '../deps.js';
 import type { LoopSpec } from '../engine/runner.js';
 import { createOutboxSender, type SenderOptions } from '../notify/sender.js';
+import { destinationTransports } from '../notify/transports/index.js';
 import { consoleOutboxApi } from './console-sink.js';
 import { createHomeRefresher } from './home.js';
 import { registerListeners } from './listeners/index.js';
@@ -63,7 +64,7 @@ export async function startSlack(http: Express, deps: Deps, options: SlackOption
   }
 
   const transport = slackTransport(deps, api);
-  const sender = createOutboxSender(deps, [transport], options.sender);
+  const sender = createOutboxSender(deps, [transport, ...destinationTransports(deps)], options.sender);
   const roots = createRootRefresher(deps, api);
   const home = createHomeRefresher(deps, api);
   const loops = [sender.loop, roots.loop, ...(mode === 'console' ? [] : [home.loop])];

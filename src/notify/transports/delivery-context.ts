@@ -1,0 +1,58 @@
+import type { DestinationSpec } from '../../config/workflows-file.js';
+import type { Db } from '../../db/connect.js';
+import type { Alert, Run } from '../../db/schema.js';
+import { routesFor, type RoutingConfig } from '../../engine/destinations.js';
+import type { DeliveryInput, DeliveryResult } from '../transport.js';
+
+/**
+ * The configuration of the destination a row was written for, looked up by
+ * its id among the tenant's and the platform's destinations as they are now.
+ * Secrets live only in configuration, never in the outbox row.
+ */
+export function destinationSpecFor<K extends DestinationSpec['kind']>(
+  input: Pick<DeliveryInput, 'notification' | 'tenant'>,
+  config: RoutingConfig,
+  kind: K,
+): Extract<DestinationSpec, { kind: K }> | DeliveryResult {
+  const route = routesFor({ channel: null, destinations: input.tenant.destinations }, config).find((r) => r.id === input.notification.destination);
+  if (!route?.spec || route.spec.kind !== kind) {
+    // Removed from the configuration after the row was written: nothing to deliver with, and retrying will not change that.
+    return { kind: 'permanent', error: `destination ${input.notification.destination} is no longer configured for tenant ${input.tenant.id}` };
+  }
+  return route.spec as Extract<DestinationSpec, { kind: K }>;
+}
+
+export function isResult(v: unknown): v is DeliveryResult {
+  return typeof v === 'object' && v !== null && 'kind' in v && ['sent', 'rate_limited', 'permanent', 'transient', 'unknown'].includes((v as { kind: string }).kind);
+}
+
+export interface ThreadRoot {
+  notificationId: number;
+  idempotencyKey: string;
+  eventId: number;
+  eventAt: Date;
+}
+
+/**
+ * The first row this destination got for this alert (skipped ones never went
+ * out). Rows of one (alert, destination) are delivered strictly in id order,
+ * so when a later row is being delivered its root has already been tried.
+ */
+export async function threadRootOf(db: Db, alertId: number, destination: string): Promise<ThreadRoot | undefined> {
+  const row = await db
+    .selectFrom('notifications as n')
+    .innerJoin('alertEvents as e', 'e.id', 'n.eventId')
+    .select(['n.id', 'n.idempotencyKey', 'n.eventId', 'e.at'])
+    .where('n.alertId', '=', alertId)
+    .where('n.destination', '=', destination)
+    .where('n.status', '!=', 'skipped')
+    .orderBy('n.id')
+    .limit(1)
+    .executeTakeFirst();
+  return row ? { notificationId: row.id, idempotencyKey: row.idempotencyKey, eventId: row.eventId, eventAt: row.at } : undefined;
+}
+
+export async function lastRunOf(db: Db, alert: Pick<Alert, 'lastRunId'>): Promise<Pick<Run, 'id' | 'logExcerpt' | 'logUrl' | 'stage'> | null> {
+  if (!alert.lastRunId) return null;
+  return (await db.selectFrom('runs').select(['id', 'logExcerpt', 'logUrl', 'stage']).where('id', '=', alert.lastRunId).executeTakeFirst()) ?? null;
+}

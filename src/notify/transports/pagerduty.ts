@@ -1,0 +1,100 @@
+import type { Config } from '../../config/env.js';
+import type { Db } from '../../db/connect.js';
+import type { RoutingConfig } from '../../engine/destinations.js';
+import type { DeliveryInput, DeliveryResult, Transport } from '../transport.js';
+import { alertFacts } from './alert-facts.js';
+import { destinationSpecFor, isResult, lastRunOf } from './delivery-context.js';
+import { classifyFetchError, classifyHttpResponse } from './http-outcome.js';
+
+export type PagerDutyAction = 'trigger' | 'acknowledge' | 'resolve';
+
+/** One incident per alert: every event of the alert names the same dedup_key. */
+export function dedupKeyFor(alertId: number): string {
+  return `scheduler-bot:alert:${alertId}`;
+}
+
+/**
+ * The Events API v2 action for an alert event, or none: opened and escalated
+ * trigger (a trigger on an open incident updates it), taking ownership
+ * acknowledges, resolved resolves. Other events have no PagerDuty meaning.
+ */
+export function pagerDutyAction(event: Pick<DeliveryInput['event'], 'kind' | 'data'>): PagerDutyAction | undefined {
+  switch (event.kind) {
+    case 'opened':
+    case 'escalated':
+      return 'trigger';
+    case 'owner_changed':
+      return (event.data as { acknowledged?: unknown }).acknowledged === true ? 'acknowledge' : undefined;
+    case 'resolved':
+      return 'resolve';
+    default:
+      return undefined;
+  }
+}
+
+export function pagerDutyEvent(input: DeliveryInput, routingKey: string, action: PagerDutyAction, lastRun: Awaited<ReturnType<typeof lastRunOf>>, publicUrl?: string) {
+  const base = { routing_key: routingKey, event_action: action, dedup_key: dedupKeyFor(input.alert.id) };
+  if (action !== 'trigger') return base;
+  const { alert: a, workflow: w, tenant: t } = input;
+  const facts = alertFacts({ alert: a, workflow: w, tenant: t, event: input.event, lastRun }, input.now);
+  return {
+    ...base,
+    payload: {
+      summary: `${facts.headline}${a.lastError ? `: ${a.lastError}` : ''}`.slice(0, 1024),
+      source: `scheduler-bot/${t.id}`,
+      severity: a.severity === 'critical' ? 'critical' : 'warning',
+      timestamp: input.event.at.toISOString(),
+      component: w.name,
+      group: t.id,
+      ...(a.errorGroup ? { class: a.errorGroup } : {}),
+      custom_details: {
+        ...Object.fromEntries(facts.fields.map((f) => [f.label, f.value])),
+        ...(a.lastError ? { 'Last error': a.lastError.slice(0, 2000) } : {}),
+        alert_id: a.id,
+        generation: a.generation,
+        event: input.event.kind,
+      },
+    },
+    client: 'scheduler-bot',
+    ...(publicUrl ? { client_url: publicUrl } : {}),
+    ...(facts.logUrl ? { links: [{ href: facts.logUrl, text: 'Full log' }] } : {}),
+  };
+}
+
+/**
+ * PagerDuty Events API v2. Exactly once in effect comes from PagerDuty's own
+ * dedup_key: a trigger, acknowledge or resolve sent twice for one alert
+ * lands on the same incident, so a resend after an unknown outcome is safe.
+ */
+export function pagerDutyTransport(deps: { db: Db; config: RoutingConfig & Pick<Config, 'EVENTS_API_URL' | 'PUBLIC_URL'> }, options: { timeoutMs?: number; minIntervalMs?: number } = {}): Transport {
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  return {
+    kind: 'pagerduty',
+    // PagerDuty limits events per routing key (about 120 a minute); the destination id is per routing key.
+    pacing: { key: (destination) => destination, minIntervalMs: options.minIntervalMs ?? 500 },
+
+    async deliver(input: DeliveryInput): Promise<DeliveryResult> {
+      const spec = destinationSpecFor(input, deps.config, 'pagerduty');
+      if (isResult(spec)) return spec;
+      const action = pagerDutyAction(input.event);
+      if (!action) return { kind: 'sent', ref: 'none', result: { skipped: `no PagerDuty action for ${input.event.kind}` } };
+      const body = JSON.stringify(pagerDutyEvent(input, spec.routingKey, action, action === 'trigger' ? await lastRunOf(deps.db, input.alert) : null, deps.config.PUBLIC_URL));
+      let response: Response;
+      try {
+        response = await fetch(deps.config.EVENTS_API_URL, {
+          method: 'POST',
+          redirect: 'manual',
+          headers: { 'Content-Type': 'application/json', 'User-Agent': 'scheduler-bot' },
+          body,
+          signal: AbortSignal.timeout(timeoutMs),
+        });
+      } catch (error) {
+        return classifyFetchError(error);
+      }
+      const text = await response.text().catch(() => '');
+      const outcome = classifyHttpResponse(response.status, response.headers.get('retry-after'), input.now, text);
+      if (outcome.kind !== 'ok') return outcome;
+      return { kind: 'sent', ref: dedupKeyFor(input.alert.id), result: { action, dedupKey: dedupKeyFor(input.alert.id), status: response.status } };
+    },
+  };
+}

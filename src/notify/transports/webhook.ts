@@ -1,0 +1,112 @@
+import type { Config } from '../../config/env.js';
+import type { Db } from '../../db/connect.js';
+import type { RoutingConfig } from '../../engine/destinations.js';
+import { SIGNATURE_HEADER, signLaunchRequest, TIMESTAMP_HEADER } from '../../launch/signature.js';
+import type { DeliveryInput, DeliveryResult, Transport } from '../transport.js';
+import { alertFacts } from './alert-facts.js';
+import { destinationSpecFor, isResult, lastRunOf } from './delivery-context.js';
+import { classifyFetchError, classifyHttpResponse } from './http-outcome.js';
+
+export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
+export const EVENT_HEADER = 'X-Scheduler-Event';
+
+export interface WebhookOptions {
+  timeoutMs?: number;
+  minIntervalMs?: number;
+}
+
+/**
+ * The JSON body of one webhook delivery: the event and the alert as it is now.
+ * A stable, documented shape (README, "Webhook receivers"); add fields, never rename.
+ */
+export function webhookPayload(input: DeliveryInput, lastRun: Awaited<ReturnType<typeof lastRunOf>>, publicUrl: string | undefined) {
+  const { alert: a, workflow: w, tenant: t, event: e, notification: n } = input;
+  const facts = alertFacts({ alert: a, workflow: w, tenant: t, event: e, lastRun }, input.now);
+  const base = publicUrl?.replace(/\/+$/, '');
+  return {
+    idempotencyKey: n.idempotencyKey,
+    event: e.kind,
+    eventId: e.id,
+    at: e.at.toISOString(),
+    actor: e.actor,
+    summary: `${facts.headline}. ${facts.eventLine}`,
+    alert: {
+      id: a.id,
+      generation: a.generation,
+      status: a.status,
+      severity: a.severity,
+      openedAt: a.openedAt.toISOString(),
+      escalatedAt: a.escalatedAt?.toISOString() ?? null,
+      resolvedAt: a.resolvedAt?.toISOString() ?? null,
+      consecutiveFailures: a.consecutiveFailures,
+      lastError: a.lastError,
+      stage: a.stage ?? lastRun?.stage ?? null,
+      errorGroup: a.errorGroup
+        ? { id: a.errorGroup, count: a.errorGroupCount, firstAt: a.errorGroupFirstAt?.toISOString() ?? null, lastAt: a.errorGroupLastAt?.toISOString() ?? null }
+        : null,
+      owner: { team: a.ownerTeam, user: a.ownerUser, note: a.ownerNote, acknowledgedAt: a.acknowledgedAt?.toISOString() ?? null },
+      silencedUntil: a.silencedBy ? (a.silencedUntil?.toISOString() ?? 'resolved') : null,
+    },
+    tenant: { id: t.id, name: t.name },
+    workflow: { id: w.id, name: w.name, cron: w.cron, timezone: w.timezone },
+    data: e.data,
+    links: {
+      log: facts.logUrl ?? null,
+      workflow: base ? `${base}/api/v1/workflows/${encodeURIComponent(t.id)}/${encodeURIComponent(w.name)}` : null,
+    },
+  };
+}
+
+/**
+ * Signed JSON POSTs. The signature is the launcher's scheme (HMAC-SHA256 of
+ * `timestamp.body` with the destination's secret), so one verification
+ * snippet serves both. Every attempt of a row carries the same
+ * Idempotency-Key; the timestamp is the attempt's, so a retry is not stale.
+ */
+export function webhookTransport(deps: { db: Db; config: RoutingConfig & Pick<Config, 'PUBLIC_URL'> }, options: WebhookOptions = {}): Transport {
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  return {
+    kind: 'webhook',
+    // Paced per receiving host: one slow or rate-limiting receiver holds back only itself.
+    pacing: { key: (destination) => `webhook:${originOf(destination.slice('webhook:'.length))}`, minIntervalMs: options.minIntervalMs ?? 100 },
+
+    async deliver(input: DeliveryInput): Promise<DeliveryResult> {
+      const spec = destinationSpecFor(input, deps.config, 'webhook');
+      if (isResult(spec)) return spec;
+      const body = JSON.stringify(webhookPayload(input, await lastRunOf(deps.db, input.alert), deps.config.PUBLIC_URL));
+      const timestamp = Math.floor(input.now.getTime() / 1000);
+      let response: Response;
+      try {
+        response = await fetch(spec.url, {
+          method: 'POST',
+          redirect: 'manual',
+          headers: {
+            ...spec.headers,
+            'Content-Type': 'application/json',
+            'User-Agent': 'scheduler-bot',
+            [IDEMPOTENCY_KEY_HEADER]: input.notification.idempotencyKey,
+            [EVENT_HEADER]: input.event.kind,
+            [TIMESTAMP_HEADER]: String(timestamp),
+            [SIGNATURE_HEADER]: signLaunchRequest(spec.secret, timestamp, body),
+          },
+          body,
+          signal: AbortSignal.timeout(timeoutMs),
+        });
+      } catch (error) {
+        return classifyFetchError(error);
+      }
+      const text = await response.text().catch(() => '');
+      const outcome = classifyHttpResponse(response.status, response.headers.get('retry-after'), input.now, text);
+      if (outcome.kind !== 'ok') return outcome;
+      return { kind: 'sent', ref: `HTTP ${response.status}`, result: { status: response.status } };
+    },
+  };
+}
+
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return url;
+  }
+}
