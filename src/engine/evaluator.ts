@@ -1,10 +1,9 @@
-import type { Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { Alert, Database, Run, Tenant, Workflow } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import type { CadenceProfile } from '../domain/cadence.js';
 import { evaluateHistory, type Effect } from '../domain/evaluate.js';
-import { recordAlertEvent } from '../services/alert-events.js';
-import { releaseHeldNotifications } from '../services/alert-events.js';
+import { recordAlertEvents, releaseHeldNotifications, type EventInput } from '../services/alert-events.js';
 import { loadHistoryFacts } from './history-facts.js';
 
 export interface EvaluationTarget {
@@ -21,70 +20,108 @@ const LOG_EXCERPT_IN_EVENT = 4000;
  * Evaluates workflows whose rows the caller has already locked (`for update`
  * on the workflow row serialises evaluations of one workflow across replicas,
  * which is what keeps "one open alert per workflow" true without leaning on
- * the unique index). Facts for all of them come from one query.
+ * the unique index).
+ *
+ * Set-based: however many workflows the batch holds, it costs a fixed number
+ * of statements: open alerts (locked), history facts, one insert of the
+ * alerts that open, one update of the alerts that change, and the events with
+ * their outbox rows. Only a silenced alert that resolves adds one of its own
+ * (its held rows are summarised into the recovery).
  */
 export async function evaluateWorkflows(trx: Transaction<Database>, deps: Pick<Deps, 'config' | 'launchers'>, targets: EvaluationTarget[], now: Date): Promise<void> {
   if (targets.length === 0) return;
   const ids = targets.map((t) => t.workflow.id);
-  const facts = await loadHistoryFacts(trx, ids);
   const open = await trx.selectFrom('alerts').selectAll().where('workflowId', 'in', ids).where('status', '=', 'open').forUpdate().execute();
   const openBy = new Map(open.map((a) => [a.workflowId, a]));
-  for (const target of targets) {
-    const { workflow, tenant, profile } = target;
-    let alert = openBy.get(workflow.id) ?? null;
-    const record = (a: Alert, kind: Parameters<typeof recordAlertEvent>[1]['kind'], data: Record<string, unknown>, actor: string | null = null) =>
-      recordAlertEvent(trx, { alert: a, tenant, kind, actor, data, now, config: deps.config });
+  const facts = await loadHistoryFacts(trx, ids, [...openBy.keys()]);
 
+  const decided = targets.map((target) => {
+    const alert = openBy.get(target.workflow.id) ?? null;
+    const effects = evaluateHistory({ facts: facts.get(target.workflow.id)!, alert, policy: target.profile, cadenceSeconds: target.profile.cadenceSeconds, now });
+    return { target, alert, effect: effects[0] as Effect | undefined };
+  });
+
+  const opened = await openAlerts(trx, deps, decided.flatMap((d) => (d.effect?.type === 'open' ? [{ target: d.target, effect: d.effect }] : [])), now);
+  const changed = await updateAlerts(trx, decided.flatMap((d) => (d.alert && d.effect && d.effect.type !== 'open' ? [nextState(d.alert, d.effect, now)] : [])));
+
+  const events: EventInput[] = [];
+  for (const { target, alert, effect } of decided) {
+    const { tenant } = target;
+    const event = (a: Alert, kind: EventInput['kind'], data: Record<string, unknown>, actor: string | null = null) => events.push({ alert: a, tenant, kind, actor, data, now, config: deps.config });
     if (alert) {
-      for (const run of target.finishedManualRuns) {
-        await record(alert, 'run_finished', { runId: run.id, status: run.status, error: run.error, requestedBy: run.requestedBy }, run.requestedBy);
+      for (const run of target.finishedManualRuns) event(alert, 'run_finished', { runId: run.id, status: run.status, error: run.error, requestedBy: run.requestedBy }, run.requestedBy);
+    }
+    if (!effect) continue;
+    switch (effect.type) {
+      case 'open': {
+        const { failure } = effect;
+        const noLauncher = !deps.launchers(target.workflow);
+        event(opened.get(target.workflow.id)!, 'opened', {
+          severity: effect.severity,
+          consecutiveFailures: effect.failures,
+          errorGroup: failure.errorGroup,
+          error: failure.error,
+          stage: failure.stage,
+          runId: failure.runId,
+          missed: failure.status === 'missed',
+          tick: failure.tick?.toISOString() ?? null,
+          logExcerpt: failure.logExcerpt ? failure.logExcerpt.slice(-LOG_EXCERPT_IN_EVENT) : null,
+          logUrl: failure.logUrl,
+          retries: noLauncher ? 0 : target.profile.retries,
+          noLauncher,
+          escalateAt: effect.escalateAt?.toISOString() ?? null,
+        });
+        break;
+      }
+      case 'failure_recorded': {
+        const next = changed.get(alert!.id)!;
+        const { failure, groupChanged } = effect;
+        if (groupChanged) event(next, 'error_group_changed', { from: groupChanged.from, to: groupChanged.to, error: failure.error, stage: failure.stage, runId: failure.runId });
+        event(next, 'failure_recorded', { consecutiveFailures: effect.failures, error: failure.error, errorGroup: failure.errorGroup, runId: failure.runId, missed: failure.status === 'missed' });
+        break;
+      }
+      case 'healthy_streak':
+        event(changed.get(alert!.id)!, 'healthy_streak', { streak: effect.streak, of: effect.of });
+        break;
+      case 'streak_reset':
+        break;
+      case 'resolve': {
+        const next = changed.get(alert!.id)!;
+        // A silence ends with the alert: what it held is summarised in the recovery itself.
+        const held = alert!.silencedBy ? await releaseHeldNotifications(trx, next) : null;
+        event(next, 'resolved', { runId: effect.runId, durationSeconds: effect.durationSeconds, trigger: effect.trigger, heldWhileSilenced: held });
+        break;
       }
     }
-    const effects = evaluateHistory({
-      facts: facts.get(workflow.id)!,
-      alert,
-      policy: profile,
-      cadenceSeconds: profile.cadenceSeconds,
-      now,
-    });
-    for (const effect of effects) alert = await apply(trx, deps, target, alert, effect, now, record);
   }
+  await recordAlertEvents(trx, events);
 }
 
-type Recorder = (a: Alert, kind: Parameters<typeof recordAlertEvent>[1]['kind'], data: Record<string, unknown>, actor?: string | null) => Promise<unknown>;
-
-async function apply(
+/** Inserts every alert that opens in this batch with one statement; by workflow id. */
+async function openAlerts(
   trx: Transaction<Database>,
-  deps: Pick<Deps, 'config' | 'launchers'>,
-  target: EvaluationTarget,
-  alert: Alert | null,
-  effect: Effect,
+  deps: Pick<Deps, 'launchers'>,
+  opening: { target: EvaluationTarget; effect: Extract<Effect, { type: 'open' }> }[],
   now: Date,
-  record: Recorder,
-): Promise<Alert | null> {
-  const { workflow, profile } = target;
-  switch (effect.type) {
-    case 'open': {
-      const { failure } = effect;
-      const last = await trx
-        .selectFrom('alerts')
-        .select((eb) => eb.fn.max('generation').as('g'))
-        .where('workflowId', '=', workflow.id)
-        .executeTakeFirst();
-      const noLauncher = !deps.launchers(workflow);
-      const opened = await trx
-        .insertInto('alerts')
-        .values({
+): Promise<Map<number, Alert>> {
+  if (opening.length === 0) return new Map();
+  const rows = await trx
+    .insertInto('alerts')
+    .values(
+      opening.map(({ target: { workflow, profile }, effect }) => {
+        const { failure } = effect;
+        return {
           workflowId: workflow.id,
-          generation: (last?.g ?? 0) + 1,
-          status: 'open',
+          // The workflow row is locked, so no other generation of it can be inserted meanwhile.
+          generation: sql<number>`(select coalesce(max(generation), 0) + 1 from alerts where workflow_id = ${workflow.id})`,
+          status: 'open' as const,
           severity: effect.severity,
           openedAt: now,
           escalatedAt: null,
           escalateAt: effect.escalateAt,
           resolvedAt: null,
           cadenceSeconds: profile.cadenceSeconds,
-          policy: JSON.stringify(snapshotPolicy(profile, noLauncher)),
+          policy: JSON.stringify(snapshotPolicy(profile, !deps.launchers(workflow))),
           consecutiveFailures: effect.failures,
           lastError: failure.error,
           errorGroup: failure.errorGroup,
@@ -104,72 +141,62 @@ async function apply(
           healthyStreak: 0,
           resolvedByRunId: null,
           updatedAt: now,
-        })
-        .returningAll()
-        .executeTakeFirstOrThrow();
-      await record(opened, 'opened', {
-        severity: effect.severity,
-        consecutiveFailures: effect.failures,
-        errorGroup: failure.errorGroup,
-        error: failure.error,
-        stage: failure.stage,
-        runId: failure.runId,
-        missed: failure.status === 'missed',
-        tick: failure.tick?.toISOString() ?? null,
-        logExcerpt: failure.logExcerpt ? failure.logExcerpt.slice(-LOG_EXCERPT_IN_EVENT) : null,
-        logUrl: failure.logUrl,
-        retries: noLauncher ? 0 : profile.retries,
-        noLauncher,
-        escalateAt: effect.escalateAt?.toISOString() ?? null,
-      });
-      return opened;
-    }
+        };
+      }),
+    )
+    .returningAll()
+    .execute();
+  return new Map(rows.map((a) => [a.workflowId, a]));
+}
+
+/** The alert after an effect other than opening (pure; written by updateAlerts). */
+function nextState(current: Alert, effect: Exclude<Effect, { type: 'open' }>, now: Date): Alert {
+  switch (effect.type) {
     case 'failure_recorded': {
-      const current = alert!;
       const { failure, groupChanged } = effect;
-      const next = await trx
-        .updateTable('alerts')
-        .set({
-          consecutiveFailures: effect.failures,
-          lastError: failure.error,
-          stage: failure.stage,
-          lastRunId: failure.runId,
-          healthyStreak: 0,
-          errorGroup: failure.errorGroup,
-          ...(groupChanged
-            ? { errorGroupFirstAt: now, errorGroupLastAt: now, errorGroupCount: 1 }
-            : { errorGroupLastAt: now, errorGroupCount: current.errorGroupCount + 1 }),
-          updatedAt: now,
-        })
-        .where('id', '=', current.id)
-        .returningAll()
-        .executeTakeFirstOrThrow();
-      if (groupChanged) await record(next, 'error_group_changed', { from: groupChanged.from, to: groupChanged.to, error: failure.error, stage: failure.stage, runId: failure.runId });
-      await record(next, 'failure_recorded', { consecutiveFailures: effect.failures, error: failure.error, errorGroup: failure.errorGroup, runId: failure.runId, missed: failure.status === 'missed' });
-      return next;
+      return {
+        ...current,
+        consecutiveFailures: effect.failures,
+        lastError: failure.error,
+        stage: failure.stage,
+        lastRunId: failure.runId,
+        healthyStreak: 0,
+        errorGroup: failure.errorGroup,
+        ...(groupChanged
+          ? { errorGroupFirstAt: now, errorGroupLastAt: now, errorGroupCount: 1 }
+          : { errorGroupLastAt: now, errorGroupCount: current.errorGroupCount + 1 }),
+        updatedAt: now,
+      };
     }
-    case 'healthy_streak': {
-      const next = await trx.updateTable('alerts').set({ healthyStreak: effect.streak, updatedAt: now }).where('id', '=', alert!.id).returningAll().executeTakeFirstOrThrow();
-      await record(next, 'healthy_streak', { streak: effect.streak, of: effect.of });
-      return next;
-    }
-    case 'streak_reset': {
-      return trx.updateTable('alerts').set({ healthyStreak: 0, updatedAt: now }).where('id', '=', alert!.id).returningAll().executeTakeFirstOrThrow();
-    }
-    case 'resolve': {
-      const current = alert!;
-      const next = await trx
-        .updateTable('alerts')
-        .set({ status: 'resolved', resolvedAt: now, resolvedByRunId: effect.runId, healthyStreak: 0, updatedAt: now })
-        .where('id', '=', current.id)
-        .returningAll()
-        .executeTakeFirstOrThrow();
-      // A silence ends with the alert: what it held is summarised in the recovery itself.
-      const held = current.silencedBy ? await releaseHeldNotifications(trx, next) : null;
-      await record(next, 'resolved', { runId: effect.runId, durationSeconds: effect.durationSeconds, trigger: effect.trigger, heldWhileSilenced: held });
-      return null;
-    }
+    case 'healthy_streak':
+      return { ...current, healthyStreak: effect.streak, updatedAt: now };
+    case 'streak_reset':
+      return { ...current, healthyStreak: 0, updatedAt: now };
+    case 'resolve':
+      return { ...current, status: 'resolved', resolvedAt: now, resolvedByRunId: effect.runId, healthyStreak: 0, updatedAt: now };
   }
+}
+
+/** Writes the changed columns of every alert in one statement; the new states by alert id. */
+async function updateAlerts(trx: Transaction<Database>, next: Alert[]): Promise<Map<number, Alert>> {
+  if (next.length === 0) return new Map();
+  const col = <T>(pick: (a: Alert) => T) => next.map(pick);
+  await sql`
+    update alerts a set
+      status = v.status, consecutive_failures = v.consecutive_failures, last_error = v.last_error, stage = v.stage,
+      last_run_id = v.last_run_id, healthy_streak = v.healthy_streak, error_group = v.error_group,
+      error_group_first_at = v.error_group_first_at, error_group_last_at = v.error_group_last_at, error_group_count = v.error_group_count,
+      resolved_at = v.resolved_at, resolved_by_run_id = v.resolved_by_run_id, updated_at = v.updated_at
+    from unnest(
+      ${col((a) => a.id)}::bigint[], ${col((a) => a.status)}::text[], ${col((a) => a.consecutiveFailures)}::int[], ${col((a) => a.lastError)}::text[],
+      ${col((a) => a.stage)}::text[], ${col((a) => a.lastRunId)}::bigint[], ${col((a) => a.healthyStreak)}::int[], ${col((a) => a.errorGroup)}::text[],
+      ${col((a) => a.errorGroupFirstAt)}::timestamptz[], ${col((a) => a.errorGroupLastAt)}::timestamptz[], ${col((a) => a.errorGroupCount)}::int[],
+      ${col((a) => a.resolvedAt)}::timestamptz[], ${col((a) => a.resolvedByRunId)}::bigint[], ${col((a) => a.updatedAt)}::timestamptz[]
+    ) as v(id, status, consecutive_failures, last_error, stage, last_run_id, healthy_streak, error_group,
+           error_group_first_at, error_group_last_at, error_group_count, resolved_at, resolved_by_run_id, updated_at)
+    where a.id = v.id
+  `.execute(trx);
+  return new Map(next.map((a) => [a.id, a]));
 }
 
 /** The policy in force when the alert opened, kept on the alert (editing the workflow mid-incident changes nothing). */

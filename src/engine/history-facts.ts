@@ -3,6 +3,15 @@ import type { Database } from '../db/schema.js';
 import type { HistoryFacts } from '../domain/evaluate.js';
 
 /**
+ * The healthy streak is read from at most this many newest ticks. Its only
+ * uses are "has it reached recoverAfter" (at most 100, see the workflows file
+ * schema) and the streak shown while it has not, so a longer streak counted
+ * as this many changes no decision; a healthy workflow's years of history are
+ * never read.
+ */
+export const HEALTHY_WINDOW = 200;
+
+/**
  * The evaluator's facts for many workflows in one statement. Only settled
  * rows count: original rows whose verdict is final (succeeded, failed,
  * missed) and that the poller has processed. A row another replica has
@@ -11,8 +20,16 @@ import type { HistoryFacts } from '../domain/evaluate.js';
  *
  * A row's place in the timeline is its tick, or for a run outside any tick
  * (manual) its start.
+ *
+ * Bounded reads (every scan walks runs_history, newest tick first):
+ * - the newest success stops the walk that counts failures, so the cost is
+ *   the current failure streak, not the history;
+ * - the healthy streak and the newest success are read only for `withStreak`
+ *   (workflows with an open alert: nothing else looks at them), from the
+ *   newest HEALTHY_WINDOW ticks;
+ * - runs outside any tick (manual, rare) are read from that index's null entries.
  */
-export async function loadHistoryFacts(trx: Transaction<Database>, workflowIds: number[]): Promise<Map<number, HistoryFacts>> {
+export async function loadHistoryFacts(trx: Transaction<Database>, workflowIds: number[], withStreak: number[] = workflowIds): Promise<Map<number, HistoryFacts>> {
   const out = new Map<number, HistoryFacts>();
   if (workflowIds.length === 0) return out;
   const { rows } = await sql<{
@@ -31,44 +48,85 @@ export async function loadHistoryFacts(trx: Transaction<Database>, workflowIds: 
     okTrigger: string | null;
     okTick: Date | null;
   }>`
-    with h as (
-      select r.workflow_id, r.id, r.status, r.tick, r.trigger, coalesce(r.tick, r.started_at, r.finished_at) as pos
-      from runs r
-      where r.workflow_id = any(${workflowIds}::int[])
-        and r.original_run_id is null
-        and r.processed_at is not null
-        and r.status in ('succeeded', 'failed', 'missed')
-    ),
-    edges as (
-      select workflow_id,
-        max(pos) filter (where status = 'succeeded') as last_ok,
-        max(pos) filter (where status <> 'succeeded') as last_bad
-      from h group by workflow_id
+    with w as (
+      select id as workflow_id, id = any(${withStreak}::int[]) as streak from unnest(${workflowIds}::int[]) as id group by id
     )
-    select e.workflow_id,
-      (select count(*) from h where h.workflow_id = e.workflow_id and h.tick is not null and h.status <> 'succeeded'
-         and (e.last_ok is null or h.pos > e.last_ok))::int as failures,
-      (select count(*) from h where h.workflow_id = e.workflow_id and h.status = 'succeeded'
-         and (e.last_bad is null or h.pos > e.last_bad))::int as healthy,
+    select w.workflow_id, fc.n as failures, coalesce(hs.n, 0) + coalesce(hm.n, 0) as healthy,
       f.id as fail_run_id, f.error as fail_error, f.error_group as fail_group, f.stage as fail_stage, f.status as fail_status,
       f.tick as fail_tick, f.log_excerpt as fail_log_excerpt, f.log_url as fail_log_url,
       s.id as ok_run_id, s.trigger as ok_trigger, s.tick as ok_tick
-    from edges e
+    from w
+    -- newest settled success with a tick: the walk stops at it
     left join lateral (
-      select r.* from h join runs r on r.id = h.id
-      where h.workflow_id = e.workflow_id and h.tick is not null and h.status <> 'succeeded' and (e.last_ok is null or h.pos > e.last_ok)
-      order by h.pos desc, h.id desc limit 1
+      select r.id, r.trigger, r.tick as pos from runs r
+      where r.workflow_id = w.workflow_id and r.original_run_id is null and r.tick is not null
+        and r.status = 'succeeded' and r.processed_at is not null
+      order by r.tick desc, r.id desc limit 1
+    ) okt on true
+    -- runs outside any tick: newest success and newest failure
+    left join lateral (
+      select r.id, r.trigger, coalesce(r.started_at, r.finished_at) as pos from runs r
+      where r.workflow_id = w.workflow_id and r.original_run_id is null and r.tick is null
+        and r.status = 'succeeded' and r.processed_at is not null
+      order by 3 desc, r.id desc limit 1
+    ) okm on true
+    left join lateral (
+      select max(coalesce(r.started_at, r.finished_at)) as pos from runs r
+      where r.workflow_id = w.workflow_id and r.original_run_id is null and r.tick is null
+        and r.status in ('failed', 'missed') and r.processed_at is not null
+    ) badm on w.streak
+    left join lateral (
+      select max(t.tick) filter (where t.status <> 'succeeded') as pos from (
+        select r.tick, r.status from runs r
+        where r.workflow_id = w.workflow_id and r.original_run_id is null and r.tick is not null
+          and r.status in ('succeeded', 'failed', 'missed') and r.processed_at is not null
+        order by r.tick desc limit ${HEALTHY_WINDOW}
+      ) t
+    ) badt on w.streak
+    cross join lateral (select greatest(okt.pos, okm.pos) as last_ok, greatest(badt.pos, badm.pos) as last_bad) e
+    cross join lateral (
+      select count(*)::int as n from runs r
+      where r.workflow_id = w.workflow_id and r.original_run_id is null and r.tick is not null
+        and (e.last_ok is null or r.tick > e.last_ok)
+        and r.status in ('failed', 'missed') and r.processed_at is not null
+    ) fc
+    left join lateral (
+      select r.* from runs r
+      where r.workflow_id = w.workflow_id and r.original_run_id is null and r.tick is not null
+        and (e.last_ok is null or r.tick > e.last_ok)
+        and r.status in ('failed', 'missed') and r.processed_at is not null
+      order by r.tick desc, r.id desc limit 1
     ) f on true
     left join lateral (
-      select h.id, h.trigger, h.tick from h
-      where h.workflow_id = e.workflow_id and h.status = 'succeeded' and (e.last_bad is null or h.pos > e.last_bad)
-      order by h.pos desc, h.id desc limit 1
-    ) s on true
+      select count(*)::int as n from (
+        select 1 from runs r
+        where r.workflow_id = w.workflow_id and r.original_run_id is null and r.tick is not null
+          and (e.last_bad is null or r.tick > e.last_bad)
+          and r.status = 'succeeded' and r.processed_at is not null
+        order by r.tick desc limit ${HEALTHY_WINDOW}
+      ) x
+    ) hs on w.streak
+    left join lateral (
+      select count(*)::int as n from runs r
+      where r.workflow_id = w.workflow_id and r.original_run_id is null and r.tick is null
+        and (e.last_bad is null or coalesce(r.started_at, r.finished_at) > e.last_bad)
+        and r.status = 'succeeded' and r.processed_at is not null
+    ) hm on w.streak
+    -- the newest success, if it is newer than every failure
+    left join lateral (
+      select c.id, c.trigger, c.tick from (
+        select okt.id, okt.trigger, okt.pos as tick, okt.pos
+        union all
+        select okm.id, okm.trigger, null::timestamptz, okm.pos
+      ) c
+      where c.id is not null and (e.last_bad is null or c.pos > e.last_bad)
+      order by c.pos desc, c.id desc limit 1
+    ) s on w.streak
   `.execute(trx);
   for (const r of rows) {
     out.set(r.workflowId, {
       failures: r.failures,
-      healthyStreak: r.healthy,
+      healthyStreak: Number(r.healthy),
       newestFailure:
         r.failRunId !== null
           ? {

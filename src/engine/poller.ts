@@ -1,10 +1,11 @@
 import { sql, type Transaction } from 'kysely';
 import type { Database, Run, Tenant, Workflow } from '../db/schema.js';
 import type { Deps } from '../deps.js';
-import { profileFor, type CadenceProfile } from '../domain/cadence.js';
+import type { CadenceProfile } from '../domain/cadence.js';
 import { fingerprintError } from '../domain/fingerprint.js';
 import { launchRun } from '../services/runs.js';
 import { evaluateWorkflows, type EvaluationTarget } from './evaluator.js';
+import { createProfileCache } from './profiles.js';
 import { handleFailedOriginal, handleFinishedAttempt, type Launch } from './retry.js';
 
 /**
@@ -19,6 +20,8 @@ import { handleFailedOriginal, handleFinishedAttempt, type Launch } from './retr
  */
 
 export const DEFAULT_POLL_BATCH = 100;
+
+const profileOf = createProfileCache();
 
 export async function pollFinishedRuns(deps: Deps, batch = DEFAULT_POLL_BATCH): Promise<boolean> {
   return (await pollFinishedRunsDetailed(deps, batch)).length > 0;
@@ -78,7 +81,12 @@ async function processClaimed(trx: Transaction<Database>, deps: Deps, now: Date,
     .execute();
   const tenantBy = new Map(tenants.map((t) => [t.id, t]));
   const contexts = new Map<number, { workflow: Workflow; tenant: Tenant; profile: CadenceProfile }>();
-  for (const w of workflows) contexts.set(w.id, { workflow: w, tenant: tenantBy.get(w.tenantId)!, profile: profileFor(w.cron, w.timezone, w.policy, now) });
+  for (const w of workflows) contexts.set(w.id, { workflow: w, tenant: tenantBy.get(w.tenantId)!, profile: profileOf(w, now) });
+  const checked = await applyOutputChecks(
+    trx,
+    runs.filter((r) => contexts.get(r.workflowId)!.workflow.monitoring),
+    contexts,
+  );
 
   const launches: Launch[] = [];
   const targets = new Map<number, EvaluationTarget>();
@@ -88,10 +96,8 @@ async function processClaimed(trx: Transaction<Database>, deps: Deps, now: Date,
     return t;
   };
 
-  for (const claimed of runs) {
-    const ctx = contexts.get(claimed.workflowId)!;
-    if (!ctx.workflow.monitoring) continue;
-    const run = await applyOutputCheck(trx, claimed, ctx.profile);
+  for (const run of checked) {
+    const ctx = contexts.get(run.workflowId)!;
     if (run.originalRunId !== null) {
       const result = await handleFinishedAttempt(trx, deps, { run, ...ctx }, now);
       if (result.kind === 'retrying') launches.push(result.launch);
@@ -112,23 +118,35 @@ async function processClaimed(trx: Transaction<Database>, deps: Deps, now: Date,
 /**
  * Silence is data (core idea 8): a success with fewer rows than minRows is a
  * failure, "empty output". The row itself says so, so history and the
- * evaluator agree. Failures get their error group here, once.
+ * evaluator agree. Failures get their error group here, once. Every row that
+ * changes is written by one statement; the runs come back in claim order.
  */
-async function applyOutputCheck(trx: Transaction<Database>, run: Run, profile: CadenceProfile): Promise<Run> {
-  if (run.status === 'succeeded' && profile.minRows !== null && (run.rows ?? 0) < profile.minRows) {
-    const error = `empty output: ${run.rows ?? 0} rows, expected at least ${profile.minRows}`;
-    return trx
-      .updateTable('runs')
-      .set({ status: 'failed', attemptStatus: 'failed', attemptError: error, error, errorGroup: fingerprintError('empty output') })
-      .where('id', '=', run.id)
-      .returningAll()
-      .executeTakeFirstOrThrow();
+async function applyOutputChecks(trx: Transaction<Database>, runs: Run[], contexts: Map<number, { profile: CadenceProfile }>): Promise<Run[]> {
+  const changed: Run[] = [];
+  const out = runs.map((run) => {
+    const { minRows } = contexts.get(run.workflowId)!.profile;
+    let next: Run | undefined;
+    if (run.status === 'succeeded' && minRows !== null && (run.rows ?? 0) < minRows) {
+      const error = `empty output: ${run.rows ?? 0} rows, expected at least ${minRows}`;
+      next = { ...run, status: 'failed', attemptStatus: 'failed', attemptError: error, error, errorGroup: fingerprintError('empty output') };
+    } else if (run.status !== 'succeeded' && run.errorGroup === null) {
+      const error = run.error ?? (run.status === 'missed' ? 'missed' : 'failed without an error message');
+      next = { ...run, errorGroup: fingerprintError(error) };
+    }
+    if (next) changed.push(next);
+    return next ?? run;
+  });
+  if (changed.length > 0) {
+    const col = <T>(pick: (r: Run) => T) => changed.map(pick);
+    await sql`
+      update runs r set status = v.status, attempt_status = v.attempt_status, attempt_error = v.attempt_error, error = v.error, error_group = v.error_group
+      from unnest(${col((r) => r.id)}::bigint[], ${col((r) => r.status)}::text[], ${col((r) => r.attemptStatus)}::text[],
+                  ${col((r) => r.attemptError)}::text[], ${col((r) => r.error)}::text[], ${col((r) => r.errorGroup)}::text[])
+        as v(id, status, attempt_status, attempt_error, error, error_group)
+      where r.id = v.id
+    `.execute(trx);
   }
-  if (run.status !== 'succeeded' && run.errorGroup === null) {
-    const error = run.error ?? (run.status === 'missed' ? 'missed' : 'failed without an error message');
-    return trx.updateTable('runs').set({ errorGroup: fingerprintError(error) }).where('id', '=', run.id).returningAll().executeTakeFirstOrThrow();
-  }
-  return run;
+  return out;
 }
 
 async function pollOneByOne(deps: Deps, now: Date, limit: number): Promise<number[]> {

@@ -1,5 +1,6 @@
 import { sql, type Transaction } from 'kysely';
-import type { Alert, AlertEvent, Database, Tenant } from '../db/schema.js';
+import type { Insertable } from 'kysely';
+import type { Alert, AlertEvent, Database, NotificationsTable, Tenant } from '../db/schema.js';
 import { isNotifiedKind, notificationKey, QUIET_EVENT_KINDS, type AlertEventKind } from '../domain/events.js';
 import { silenceState, summariseHeld, type HeldSummary } from '../domain/silence.js';
 import { routesFor, shouldRoute, type RoutingConfig } from '../engine/destinations.js';
@@ -29,26 +30,47 @@ export interface EventInput {
  * which Postgres delivers only at commit.
  */
 export async function recordAlertEvent(trx: Transaction<Database>, input: EventInput): Promise<AlertEvent> {
-  const quiet = (QUIET_EVENT_KINDS as readonly string[]).includes(input.kind);
-  const data = quiet ? { ...input.data, quiet: true } : input.data;
-  const event = await trx
+  return (await recordAlertEvents(trx, [input]))[0]!;
+}
+
+/**
+ * recordAlertEvent for many events at once, in a fixed number of statements
+ * (the evaluator records a whole poller batch's events this way). Events are
+ * recorded in the given order, so their ids, and each thread's delivery
+ * order, follow it; an earlier event's rows count as "heard" for a later
+ * event of the same alert, exactly as if they had been recorded one by one.
+ */
+export async function recordAlertEvents(trx: Transaction<Database>, inputs: EventInput[]): Promise<AlertEvent[]> {
+  if (inputs.length === 0) return [];
+  const quiet = (i: EventInput) => (QUIET_EVENT_KINDS as readonly string[]).includes(i.kind);
+  const inserted = await trx
     .insertInto('alertEvents')
-    .values({ alertId: input.alert.id, at: input.now, kind: input.kind, actor: input.actor ?? null, data: JSON.stringify(data) })
+    .values(inputs.map((i) => ({ alertId: i.alert.id, at: i.now, kind: i.kind, actor: i.actor ?? null, data: JSON.stringify(quiet(i) ? { ...i.data, quiet: true } : i.data) })))
     .returningAll()
-    .executeTakeFirstOrThrow();
-  if (!quiet && !isNotifiedKind(input.kind)) return event;
-  const destinations = await routeEvent(trx, input);
-  if (destinations.length === 0) return event;
-  const held = silenceState(input.alert, input.now).silenced && !NEVER_HELD.includes(input.kind);
-  await trx
-    .insertInto('notifications')
-    .values(
-      destinations.map((destination) => ({
+    .execute();
+  // One row per input, ids increasing in input order (one multi-row insert takes its ids in order).
+  const events = inserted.sort((a, b) => a.id - b.id);
+  const routed = inputs.map((input, i) => ({ input, event: events[i]! })).filter(({ input }) => quiet(input) || isNotifiedKind(input.kind));
+  if (routed.length === 0) return events;
+  const router = await loadRouting(
+    trx,
+    routed.map((r) => r.input.alert),
+  );
+  const rows: Insertable<NotificationsTable>[] = [];
+  let wake = false;
+  for (const { input, event } of routed) {
+    const destinations = router.route(input);
+    if (destinations.length === 0) continue;
+    const held = silenceState(input.alert, input.now).silenced && !NEVER_HELD.includes(input.kind);
+    wake ||= !held;
+    for (const destination of destinations) {
+      router.heard(input.alert.id, destination);
+      rows.push({
         alertId: input.alert.id,
         eventId: event.id,
         destination,
         idempotencyKey: notificationKey(input.alert.id, event.id, destination),
-        status: held ? ('held' as const) : ('pending' as const),
+        status: held ? 'held' : 'pending',
         nextAttemptAt: input.now,
         leaseOwner: null,
         leaseExpiresAt: null,
@@ -56,38 +78,48 @@ export async function recordAlertEvent(trx: Transaction<Database>, input: EventI
         lastError: null,
         createdAt: input.now,
         sentAt: null,
-      })),
-    )
-    .execute();
-  if (!held) await sql`select pg_notify(${NOTIFICATIONS_CHANNEL}, ${String(input.alert.id)})`.execute(trx);
-  return event;
+      });
+    }
+  }
+  if (rows.length > 0) await trx.insertInto('notifications').values(rows).execute();
+  if (wake) await sql`select pg_notify(${NOTIFICATIONS_CHANNEL}, ${String(routed[0]!.input.alert.id)})`.execute(trx);
+  return events;
 }
 
 /**
- * The destinations this event goes to under each one's routing rules. The
+ * The destinations each event goes to under each one's routing rules. The
  * tenant's configured destinations are read here, in the event's transaction,
  * so every caller routes the same way whatever part of the tenant it loaded.
  * "Heard" is decided from the outbox itself: a destination with a row for
  * this alert that was not skipped has been told the alert exists.
  */
-async function routeEvent(trx: Transaction<Database>, input: EventInput): Promise<string[]> {
+async function loadRouting(trx: Transaction<Database>, alerts: Pick<Alert, 'id' | 'workflowId'>[]) {
+  const workflowIds = [...new Set(alerts.map((a) => a.workflowId))];
+  const alertIds = [...new Set(alerts.map((a) => a.id))];
   const stored = await trx
     .selectFrom('workflows')
     .innerJoin('tenants', 'tenants.id', 'workflows.tenantId')
-    .select(['tenants.destinations'])
-    .where('workflows.id', '=', input.alert.workflowId)
-    .executeTakeFirst();
-  const routes = routesFor({ channel: input.tenant.channel, destinations: stored?.destinations }, input.config);
-  if (routes.length === 0) return [];
+    .select(['workflows.id', 'tenants.destinations'])
+    .where('workflows.id', 'in', workflowIds)
+    .execute();
+  const destinationsOf = new Map(stored.map((s) => [s.id, s.destinations]));
   const heardRows = await trx
     .selectFrom('notifications')
-    .select('destination')
+    .select(['alertId', 'destination'])
     .distinct()
-    .where('alertId', '=', input.alert.id)
+    .where('alertId', 'in', alertIds)
     .where('status', '!=', 'skipped')
     .execute();
-  const heard = new Set(heardRows.map((r) => r.destination));
-  return routes.filter((r) => shouldRoute(r, input.kind, input.alert.severity, heard.has(r.id))).map((r) => r.id);
+  const heard = new Set(heardRows.map((r) => `${r.alertId}\u0000${r.destination}`));
+  return {
+    route(input: EventInput): string[] {
+      const routes = routesFor({ channel: input.tenant.channel, destinations: destinationsOf.get(input.alert.workflowId) }, input.config);
+      return routes.filter((r) => shouldRoute(r, input.kind, input.alert.severity, heard.has(`${input.alert.id}\u0000${r.id}`))).map((r) => r.id);
+    },
+    heard(alertId: number, destination: string) {
+      heard.add(`${alertId}\u0000${destination}`);
+    },
+  };
 }
 
 /**
