@@ -1,0 +1,57 @@
+import { writeFile } from 'node:fs/promises';
+import { cpus, totalmem } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { evaluationThroughput } from './evaluation-throughput.js';
+import type { Benchmark, BenchSize, Figure } from './lib/figures.js';
+import { startBenchServer } from './lib/postgres.js';
+
+/**
+ * `npm run bench` (quick) or `npm run bench -- --full`: every benchmark, each
+ * on a fresh database, then a table and bench/results.json.
+ * `--only <name>` runs the benchmarks whose key contains <name>.
+ */
+const BENCHMARKS: Record<string, Benchmark> = {
+  throughput: evaluationThroughput,
+};
+
+const args = process.argv.slice(2);
+const size: BenchSize = args.includes('--full') ? 'full' : args.includes('--smoke') ? 'smoke' : 'quick';
+const only = args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined;
+const repeats = args.includes('--repeats') ? Number(args[args.indexOf('--repeats') + 1]) : undefined;
+const RESULTS = fileURLToPath(new URL('./results.json', import.meta.url));
+
+const started = performance.now();
+const server = await startBenchServer();
+const log = (m: string) => process.stderr.write(`${m}\n`);
+const figures: Figure[] = [];
+const failures: { benchmark: string; error: string }[] = [];
+try {
+  for (const [key, bench] of Object.entries(BENCHMARKS)) {
+    if (only && !key.includes(only)) continue;
+    log(`${key}…`);
+    const t0 = performance.now();
+    try {
+      figures.push(...(await bench({ adminUrl: server.adminUrl, size, repeats, log })));
+    } catch (error) {
+      failures.push({ benchmark: key, error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+      log(`  ${key} failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    log(`  ${key} took ${Math.round((performance.now() - t0) / 1000)} s`);
+  }
+} finally {
+  await server.stop();
+}
+
+const machine = { cores: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', memoryMb: Math.round(totalmem() / 2 ** 20), node: process.version, database: server.embedded ? 'embedded PostgreSQL 18 (fsync off)' : 'DATABASE_URL' };
+const result = { mode: size, at: new Date().toISOString(), wallSeconds: Math.round((performance.now() - started) / 1000), machine, figures, failures };
+if (!only) await writeFile(RESULTS, `${JSON.stringify(result, null, 2)}\n`);
+else await writeFile(RESULTS.replace(/results\.json$/, `results-${only}.json`), `${JSON.stringify(result, null, 2)}\n`);
+console.log(renderTable(figures));
+console.log(`\n${size} mode, ${result.wallSeconds} s, ${machine.cores} cores, ${machine.memoryMb} MB${failures.length ? `; FAILED: ${failures.map((f) => f.benchmark).join(', ')}` : ''}`);
+process.exit(failures.length ? 1 : 0);
+
+function renderTable(rows: Figure[]): string {
+  const lines = ['| benchmark | figure | value | target | met |', '|---|---|---|---|---|'];
+  for (const f of rows) lines.push(`| ${f.benchmark} | ${f.figure} | ${f.value} ${f.unit} | ${f.target ?? ''} | ${f.met === undefined ? '' : f.met ? 'yes' : '**no**'} |`);
+  return lines.join('\n');
+}

@@ -1,0 +1,83 @@
+import { createInterface } from 'node:readline';
+import { startApp, type RunningApp } from '../src/app.js';
+import { systemClock } from '../src/clock.js';
+import { loadConfig } from '../src/config/env.js';
+import { createDb, createPool } from '../src/db/connect.js';
+import type { Deps } from '../src/deps.js';
+import { engineLoops } from '../src/engine/index.js';
+import { runLoop, type RunningLoop } from '../src/engine/runner.js';
+import { listenForWakeups } from '../src/engine/wakeups.js';
+import { createLogger } from '../src/log.js';
+
+/**
+ * One replica for the benchmarks, as a process of its own. BENCH_MODE says what it runs:
+ * - engine: the monitoring engine's loops only (poller, escalation, freshness, uptime) with LISTEN wake-ups; starts on `go`;
+ * - app: the whole replica (startApp: HTTP, tick scheduler, engine, Slack outbox); starts at once;
+ * - graphile: a graphile-worker with default settings and one no-op task; starts on `go`.
+ * It speaks JSON lines on stdout (`ready`, `stopped` with peak RSS) and reads `go` / `stop` on stdin.
+ */
+const mode = process.env.BENCH_MODE ?? 'engine';
+const url = process.env.DATABASE_URL;
+if (!url) throw new Error('DATABASE_URL is required');
+
+const say = (message: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(message)}\n`);
+let rssPeak = process.memoryUsage.rss();
+const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsage.rss())), 100);
+
+const config = loadConfig(process.env);
+const logger = createLogger(config.LOG_LEVEL, process.stderr as never);
+let start: () => Promise<void> = async () => {};
+let stop: () => Promise<void> = async () => {};
+
+if (mode === 'engine') {
+  const db = createDb(createPool(url, 10));
+  const deps: Deps = { db, clock: systemClock, config, logger, replicaId: config.REPLICA_ID, launchers: () => undefined };
+  const abort = new AbortController();
+  let loops: RunningLoop[] = [];
+  let listening: Promise<void> = Promise.resolve();
+  start = async () => {
+    const specs = engineLoops(deps);
+    loops = specs.map((spec) => runLoop(spec, { clock: systemClock, logger, signal: abort.signal }));
+    const channels = specs.flatMap((s) => s.wakeOn ?? []);
+    listening = listenForWakeups(url, channels, (channel) => specs.forEach((s, i) => s.wakeOn?.includes(channel) && loops[i]!.wake()), logger, abort.signal);
+  };
+  stop = async () => {
+    abort.abort();
+    await Promise.allSettled([...loops.map((l) => l.done), listening]);
+    await db.destroy();
+  };
+} else if (mode === 'app') {
+  const db = createDb(createPool(url, 10));
+  const app: RunningApp = await startApp({ config, db, databaseUrl: url, logger, port: 0 });
+  stop = async () => {
+    await app.stop();
+    await db.destroy();
+  };
+} else if (mode === 'graphile') {
+  const { run, Logger } = await import('graphile-worker');
+  let runner: Awaited<ReturnType<typeof run>> | undefined;
+  start = async () => {
+    // Default settings on purpose (concurrency 1, its own pool): the peer as it comes.
+    runner = await run({ connectionString: url, taskList: { noop: async () => {} }, noHandleSignals: true, logger: new Logger(() => () => {}) });
+  };
+  stop = async () => {
+    await runner?.stop();
+  };
+} else {
+  throw new Error(`unknown BENCH_MODE ${mode}`);
+}
+
+say({ type: 'ready', pid: process.pid });
+const input = createInterface({ input: process.stdin });
+for await (const line of input) {
+  if (line === 'go') {
+    await start();
+    say({ type: 'started' });
+  } else if (line === 'stop') {
+    await stop();
+    clearInterval(sampler);
+    say({ type: 'stopped', rssPeakBytes: Math.max(rssPeak, process.memoryUsage.rss()) });
+    break;
+  }
+}
+process.exit(0);
