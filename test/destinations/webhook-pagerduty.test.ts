@@ -1,0 +1,184 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { verifyLaunchSignature } from '../../src/launch/signature.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { makeTenant, makeWorkflow, T0 } from '../helpers/factories.js';
+import { insertAlert } from '../helpers/slack-outbox.js';
+import { recordEvent, ROUTING_KEY, startDestinationRig, WEBHOOK_SECRET, type DestinationRig } from './rig.js';
+
+let t: TestDatabase;
+let rig: DestinationRig | undefined;
+const at = (m: number) => new Date(T0.getTime() + m * 60_000);
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+});
+afterAll(() => t.drop());
+afterEach(async () => {
+  await rig?.close();
+  rig = undefined;
+  await t.db.deleteFrom('notifications').execute();
+  await t.db.deleteFrom('alertEvents').execute();
+  await t.db.deleteFrom('alerts').execute();
+  await t.db.deleteFrom('workflows').execute();
+  await t.db.deleteFrom('tenants').execute();
+});
+
+async function setup(kind: 'webhook' | 'pagerduty', severity: 'warning' | 'critical' = 'critical') {
+  rig = await startDestinationRig(t.db);
+  const destinations = rig.destinations().filter((d) => d.kind === kind);
+  await makeTenant(t.db, { id: 'acme', name: 'Acme', channel: null, destinations: JSON.stringify(destinations) });
+  const wf = await makeWorkflow(t.db, { tenantId: 'acme', name: 'nightly-pipeline', cron: '0 2 * * *' });
+  const alert = await insertAlert(t.db, wf.id, { severity, openedAt: at(0), escalateAt: null, errorGroupCount: 4, lastError: 'relation "orders" does not exist' });
+  return { rig, alert };
+}
+
+const body = (r: { body: string }) => JSON.parse(r.body) as Record<string, any>;
+
+describe('webhook destination', () => {
+  it('posts each event once as signed JSON with an Idempotency-Key; the signature verifies with the README snippet’s check', async () => {
+    const { rig, alert } = await setup('webhook');
+    await recordEvent(t.db, rig.config, alert.id, 'opened', { now: at(0), data: { severity: 'critical' } });
+    await rig.drain();
+    await recordEvent(t.db, rig.config, alert.id, 'owner_changed', {
+      now: at(5),
+      actor: 'U0ALICE',
+      changes: { ownerUser: 'U0ALICE', acknowledgedBy: 'U0ALICE', acknowledgedAt: at(5) },
+      data: { fromTeam: 'engineering', toTeam: 'engineering', toUser: 'U0ALICE', acknowledged: true },
+    });
+    await recordEvent(t.db, rig.config, alert.id, 'resolved', { now: at(30), changes: { status: 'resolved', resolvedAt: at(30) }, data: { runId: 9 } });
+    await rig.drain();
+
+    const got = rig.webhook.requests;
+    expect(got.map((r) => body(r).event)).toEqual(['opened', 'owner_changed', 'resolved']);
+    const rows = await t.db.selectFrom('notifications').select(['idempotencyKey', 'status']).orderBy('id').execute();
+    expect(got.map((r) => r.headers['idempotency-key'])).toEqual(rows.map((r) => r.idempotencyKey));
+    expect(rows.every((r) => r.status === 'sent')).toBe(true);
+    for (const r of got) {
+      expect(r.path).toBe('/hooks/scheduler');
+      expect(r.headers['content-type']).toBe('application/json');
+      const signed = { body: r.body, timestamp: r.headers['x-scheduler-timestamp'] as string, signature: r.headers['x-scheduler-signature'] as string };
+      // The receiver's clock when it arrived is the sender's when it left.
+      const arrived = new Date(Number(signed.timestamp) * 1000);
+      expect(verifyLaunchSignature(WEBHOOK_SECRET, signed, arrived)).toEqual({ ok: true });
+      expect(verifyLaunchSignature('another-secret-0123456789', signed, arrived)).toEqual({ ok: false, reason: 'bad_signature' });
+      expect(verifyLaunchSignature(WEBHOOK_SECRET, { ...signed, body: signed.body.replace('acme', 'evil') }, arrived)).toEqual({ ok: false, reason: 'bad_signature' });
+    }
+    expect(body(got[0]!)).toMatchObject({
+      idempotencyKey: rows[0]!.idempotencyKey,
+      event: 'opened',
+      alert: { id: alert.id, generation: 1, severity: 'critical', status: 'open', consecutiveFailures: 3, errorGroup: { id: 'g1', count: 4 }, owner: { team: 'engineering', user: null } },
+      tenant: { id: 'acme', name: 'Acme' },
+      workflow: { name: 'nightly-pipeline', cron: '0 2 * * *' },
+      links: { workflow: 'https://scheduler.example.com/api/v1/workflows/acme/nightly-pipeline' },
+    });
+    expect(body(got[1]!).alert.owner).toMatchObject({ user: 'U0ALICE' });
+    expect(body(got[2]!)).toMatchObject({ event: 'resolved', alert: { status: 'resolved' }, data: { runId: 9 } });
+  });
+
+  it('500 then 200: retried with backoff under the same key, delivered once; a 429 waits Retry-After; a 404 goes dead', async () => {
+    const { rig, alert } = await setup('webhook');
+    rig.webhook.answer({ status: 500, body: 'oops' }, { status: 429, headers: { 'Retry-After': '7' } });
+    await recordEvent(t.db, rig.config, alert.id, 'opened', { now: at(0) });
+    const start = rig.clock.now().getTime();
+    await rig.drain();
+    const got = rig.webhook.requests;
+    expect(got.map((r) => r.status)).toEqual([500, 429, 200]);
+    expect(new Set(got.map((r) => r.headers['idempotency-key'])).size).toBe(1);
+    expect(rig.webhook.accepted()).toHaveLength(1);
+    // The third attempt came no sooner than Retry-After after the second.
+    expect(rig.clock.now().getTime() - start).toBeGreaterThanOrEqual(1000 + 7000);
+    const row = await t.db.selectFrom('notifications').selectAll().executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ status: 'sent', attempts: 1 });
+
+    rig.webhook.answer({ status: 404, body: 'no such hook' });
+    await recordEvent(t.db, rig.config, alert.id, 'resolved', { now: at(10), changes: { status: 'resolved', resolvedAt: at(10) } });
+    await rig.drain();
+    const dead = await t.db.selectFrom('notifications').selectAll().where('status', '=', 'dead').executeTakeFirstOrThrow();
+    expect(dead.lastError).toBe('HTTP 404: no such hook');
+  });
+
+  it('connection cut after the request arrived: resent with the same key; the receiver can drop the repeat', async () => {
+    const { rig, alert } = await setup('webhook');
+    rig.webhook.answer({ status: 200, drop: true });
+    await recordEvent(t.db, rig.config, alert.id, 'opened', { now: at(0) });
+    await rig.drain();
+    const keys = rig.webhook.requests.map((r) => r.headers['idempotency-key']);
+    expect(keys).toHaveLength(2);
+    expect(keys[0]).toBe(keys[1]);
+    expect(rig.webhook.accepted()).toHaveLength(1);
+  });
+});
+
+describe('pagerduty destination', () => {
+  it('trigger on opened, acknowledge on take ownership, resolve on resolved, one dedup_key per alert; other events send nothing', async () => {
+    const { rig, alert } = await setup('pagerduty');
+    await recordEvent(t.db, rig.config, alert.id, 'opened', { now: at(0), data: { severity: 'critical' } });
+    await recordEvent(t.db, rig.config, alert.id, 'run_requested', { now: at(1), actor: 'U0ALICE', data: { runId: 5 } });
+    await recordEvent(t.db, rig.config, alert.id, 'owner_changed', {
+      now: at(2),
+      actor: 'U0ALICE',
+      changes: { ownerUser: 'U0ALICE', acknowledgedBy: 'U0ALICE', acknowledgedAt: at(2) },
+      data: { toUser: 'U0ALICE', acknowledged: true },
+    });
+    await recordEvent(t.db, rig.config, alert.id, 'resolved', { now: at(30), changes: { status: 'resolved', resolvedAt: at(30) } });
+    await rig.drain();
+
+    const events = rig.pagerduty.requests.map(body);
+    expect(events.map((e) => e.event_action)).toEqual(['trigger', 'acknowledge', 'resolve']);
+    expect(new Set(events.map((e) => e.dedup_key))).toEqual(new Set([`scheduler-bot:alert:${alert.id}`]));
+    expect(events.every((e) => e.routing_key === ROUTING_KEY)).toBe(true);
+    expect(rig.pagerduty.requests[0]!.path).toBe('/v2/enqueue');
+    expect(events[0]).toMatchObject({
+      payload: { severity: 'critical', source: 'scheduler-bot/acme', component: 'nightly-pipeline', group: 'acme', class: 'g1' },
+    });
+    expect(events[0]!.payload.summary).toContain('Acme / nightly-pipeline');
+    // run_requested is not one of the events pagerduty asks for: no row at all.
+    const kinds = await t.db.selectFrom('notifications').innerJoin('alertEvents', 'alertEvents.id', 'notifications.eventId').select('alertEvents.kind').execute();
+    expect(kinds.map((k) => k.kind)).toEqual(['opened', 'owner_changed', 'resolved']);
+  });
+
+  it('a warning never pages; once it escalates, trigger (critical) then resolve', async () => {
+    const { rig, alert } = await setup('pagerduty', 'warning');
+    await recordEvent(t.db, rig.config, alert.id, 'opened', { now: at(0), data: { severity: 'warning' } });
+    await rig.drain();
+    expect(rig.pagerduty.requests).toEqual([]);
+    await recordEvent(t.db, rig.config, alert.id, 'escalated', { now: at(15), changes: { severity: 'critical', escalatedAt: at(15) }, data: { from: 'warning', to: 'critical' } });
+    await recordEvent(t.db, rig.config, alert.id, 'resolved', { now: at(30), changes: { status: 'resolved', resolvedAt: at(30) } });
+    await rig.drain();
+    expect(rig.pagerduty.requests.map((r) => [body(r).event_action, body(r).payload?.severity])).toEqual([
+      ['trigger', 'critical'],
+      ['resolve', undefined],
+    ]);
+  });
+
+  it('429 from the Events API: waits Retry-After and sends again; nothing lost, each action accepted once', async () => {
+    const { rig, alert } = await setup('pagerduty');
+    rig.pagerduty.answer({ status: 429, headers: { 'Retry-After': '3' }, body: '{"status":"throttle event"}' });
+    await recordEvent(t.db, rig.config, alert.id, 'opened', { now: at(0) });
+    await recordEvent(t.db, rig.config, alert.id, 'resolved', { now: at(0), changes: { status: 'resolved', resolvedAt: at(0) } });
+    await rig.drain();
+    expect(rig.pagerduty.requests.map((r) => [r.status, body(r).event_action])).toEqual([
+      [429, 'trigger'],
+      [202, 'trigger'],
+      [202, 'resolve'],
+    ]);
+    const accepted = rig.pagerduty.accepted().map((r) => body(r).event_action);
+    expect(accepted).toEqual(['trigger', 'resolve']);
+    const rows = await t.db.selectFrom('notifications').select(['status', 'attempts']).orderBy('id').execute();
+    // A rate limit is not a failed attempt.
+    expect(rows).toEqual([
+      { status: 'sent', attempts: 0 },
+      { status: 'sent', attempts: 0 },
+    ]);
+  });
+
+  it('a 400 (bad routing key) goes dead with PagerDuty’s message', async () => {
+    const { rig, alert } = await setup('pagerduty');
+    rig.pagerduty.answer({ status: 400, body: '{"status":"invalid event","message":"Event object is invalid"}' });
+    await recordEvent(t.db, rig.config, alert.id, 'opened', { now: at(0) });
+    await rig.drain();
+    const row = await t.db.selectFrom('notifications').selectAll().executeTakeFirstOrThrow();
+    expect(row.status).toBe('dead');
+    expect(row.lastError).toContain('Event object is invalid');
+  });
+});
