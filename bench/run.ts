@@ -2,6 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { evaluationThroughput } from './evaluation-throughput.js';
+import { failureLatency } from './failure-latency.js';
 import type { Benchmark, BenchSize, Figure } from './lib/figures.js';
 import { startBenchServer } from './lib/postgres.js';
 
@@ -12,6 +13,7 @@ import { startBenchServer } from './lib/postgres.js';
  */
 const BENCHMARKS: Record<string, Benchmark> = {
   throughput: evaluationThroughput,
+  latency: failureLatency,
 };
 
 const args = process.argv.slice(2);
