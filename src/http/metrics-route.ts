@@ -1,4 +1,5 @@
 import type { RequestHandler } from 'express';
+import { sql } from 'kysely';
 import type { Deps } from '../deps.js';
 import { renderGauge, renderRegistry } from '../metrics.js';
 
@@ -28,6 +29,12 @@ export async function renderMetrics(deps: Pick<Deps, 'db' | 'clock'>): Promise<s
     .select([(eb) => eb.fn.countAll<number>().as('n'), (eb) => eb.fn.min('createdAt').as('oldest')])
     .where('status', 'in', ['pending', 'sending'])
     .executeTakeFirst();
+  const dead = await deps.db
+    .selectFrom('notifications')
+    .select([sql<string>`split_part(destination, ':', 1)`.as('kind'), (eb) => eb.fn.countAll<number>().as('n')])
+    .where('status', '=', 'dead')
+    .groupBy(sql`split_part(destination, ':', 1)`)
+    .execute();
   const runsBy = new Map(runs.map((r) => [r.status, Number(r.n)]));
   const alertsBy = new Map(alerts.map((a) => [a.severity, Number(a.n)]));
   return [
@@ -36,6 +43,7 @@ export async function renderMetrics(deps: Pick<Deps, 'db' | 'clock'>): Promise<s
     renderGauge('scheduler_open_alerts', 'Open alerts by severity', SEVERITIES.map((severity) => ({ labels: { severity }, value: alertsBy.get(severity) ?? 0 }))),
     renderGauge('scheduler_outbox_depth', 'Notifications waiting to be delivered (pending or being sent)', [{ value: Number(outbox?.n ?? 0) }]),
     renderGauge('scheduler_outbox_oldest_pending_seconds', 'Age of the oldest notification waiting to be delivered', [{ value: age(outbox?.oldest) }]),
+    renderGauge('scheduler_outbox_dead', 'Notifications that will not be delivered (shown on the App Home), by destination kind', dead.map((d) => ({ labels: { kind: d.kind }, value: Number(d.n) }))),
     renderRegistry(),
   ].join('\n') + '\n';
 }
