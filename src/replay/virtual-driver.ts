@@ -1,0 +1,248 @@
+import { sql } from 'kysely';
+import type { ManualClock } from '../clock.js';
+import type { Deps } from '../deps.js';
+import { profileFor } from '../domain/cadence.js';
+import { runEscalationClock } from '../engine/escalation.js';
+import { checkFreshness } from '../engine/freshness.js';
+import { pollFinishedRuns } from '../engine/poller.js';
+import type { UptimeHeartbeat } from '../engine/uptime.js';
+import { renewRunLeases } from '../launch/run-leases.js';
+import { fireDueTicks } from '../launch/tick-scheduler.js';
+import type { OutboxSender } from '../notify/sender.js';
+import { ROOT_UPDATE_INTERVAL_MS } from '../slack/root-refresher.js';
+import type { OutsideScheduler } from './outside-scheduler.js';
+import { performAction, type ActionRecord } from './scenario-actions.js';
+import type { ScenarioLauncher } from './scenario-launcher.js';
+import type { Scenario } from './scenario.js';
+
+export interface DriverParts {
+  deps: Deps;
+  clock: ManualClock;
+  scenario: Scenario;
+  launcher: ScenarioLauncher;
+  outside: OutsideScheduler;
+  heartbeat: UptimeHeartbeat;
+  sender: Pick<OutboxSender, 'tick' | 'pacer'>;
+  refresher: { tick(): Promise<boolean> };
+  workflowIdOf: (key: string) => number;
+}
+
+export interface DriveStats {
+  /** Virtual instants the clock stopped at. */
+  instants: number;
+  actions: ActionRecord[];
+  /** Wall time spent per phase (milliseconds), for finding where a slow replay goes. */
+  phaseMs: Record<string, number>;
+}
+
+/** A loop tick that keeps finding work this many times in one instant is a bug, not a busy night. */
+const MAX_ROUNDS = 10_000;
+/** After `until`, the outbox still gets this much virtual time to deliver what was queued. */
+const DRAIN_LIMIT_MS = 24 * 3_600_000;
+/** The root refresher's own window for re-rendering resolved alerts. */
+const RECENTLY_RESOLVED_MS = 24 * 3_600_000;
+
+/**
+ * Runs the real loops' tick functions on a ManualClock: at each instant, in
+ * a fixed order, until none of them finds work; then the clock jumps to the
+ * next instant anything can happen at (a tick, a scripted run's end, a
+ * deadline, an escalation check, an action, a silence's end, an outbox row
+ * coming due, a pacing slot opening). Between instants nothing in the
+ * engine can change, so skipping the time between is exact, not sampled.
+ */
+export class VirtualDriver {
+  private readonly actions: ActionRecord[] = [];
+  private nextAction = 0;
+  private instants = 0;
+  private refresherReadyAt = 0;
+  private readonly graceMs = new Map<number, number>();
+  private readonly escalationMs: number;
+  private readonly phaseMs: Record<string, number> = {};
+  /** When the tick scheduler and the freshness detector next have work, and when a silence next ends, as of the last look. */
+  private due = { tick: -Infinity, freshness: -Infinity, silenceEnd: NaN, anyOpen: true };
+
+  constructor(private readonly p: DriverParts) {
+    this.escalationMs = p.deps.config.ESCALATION_INTERVAL_SECONDS * 1000;
+  }
+
+  async run(): Promise<DriveStats> {
+    const { clock, scenario } = this.p;
+    const until = scenario.until.getTime();
+    for (let now: Date | undefined = clock.now(); now && now.getTime() <= until; now = await this.nextInstant(false)) {
+      clock.set(now);
+      await this.settle(now);
+    }
+    // What was queued before `until` is still delivered (paced, on the same clock).
+    const drainEnd = until + DRAIN_LIMIT_MS;
+    for (let now = await this.nextInstant(true); now; now = await this.nextInstant(true)) {
+      if (now.getTime() > drainEnd) throw new Error(`the outbox was still sending at ${now.toISOString()}, a day after the scenario ended`);
+      clock.set(now);
+      await this.time('outbox', () => this.deliver());
+    }
+    return { instants: this.instants, actions: this.actions, phaseMs: this.phaseMs };
+  }
+
+  /**
+   * One instant: every loop in a fixed order. The order follows the data
+   * (runs end → ticks fire → people act → overdue runs fail → finished runs
+   * are routed and evaluated → warnings escalate → the outbox delivers), so
+   * one pass settles the instant unless a run launched in it also ends in it
+   * (a zero-second duration), which takes another pass. The tick scheduler and
+   * the freshness detector are called only when the last look at the
+   * database says they have something due: nothing at this instant can make
+   * more of their work due now (new ticks, deadlines and leases are all later).
+   */
+  private async settle(now: Date): Promise<void> {
+    const { deps, launcher, outside, heartbeat } = this.p;
+    this.instants++;
+    await this.time('heartbeat', () => heartbeat.beat(now));
+    // The escalation clock runs on its own grid (every ESCALATION_INTERVAL_SECONDS from the start), and when a silence ends.
+    const onGrid = (now.getTime() - this.p.scenario.start.getTime()) % this.escalationMs === 0;
+    for (let pass = 0; pass < MAX_ROUNDS; pass++) {
+      // A run ends when its scripted time comes, when the freshness detector fails it, or at once when a launch
+      // (a tick's, or an action's run now) is refused; the poller is called after any of those, as NOTIFY would wake it.
+      let finished = (await this.time('runs-end', () => launcher.finishDue(now))) > 0;
+      await this.time('outside-scheduler', () => outside.reportDue(now));
+      if (pass === 0 && this.due.tick <= now.getTime()) finished = (await this.time('tick-scheduler', () => repeat(() => fireDueTicks(deps)))) || finished;
+      if (pass === 0) finished = (await this.time('actions', () => this.performActions(now))) || finished;
+      // Renewed before the freshness check: a supervised run is never "lost" between instants.
+      await this.time('lease-renewal', () => renewRunLeases(deps, launcher.heldRunIds(), now));
+      if (pass === 0 && this.due.freshness <= now.getTime()) finished = (await this.time('freshness', () => checkFreshness(deps))) || finished;
+      // Alerts open only in the poller, so with none open before and no run routed now, the escalation clock has nothing to look at.
+      const routed = finished && (await this.time('poller', () => repeat(() => pollFinishedRuns(deps))));
+      if ((onGrid && (this.due.anyOpen || routed)) || this.due.silenceEnd === now.getTime()) await this.time('escalation-clock', () => runEscalationClock(deps));
+      await this.time('outbox', () => this.deliver());
+      if ((launcher.nextEndAt()?.getTime() ?? Infinity) > now.getTime()) return;
+    }
+    throw new Error(`the engine did not settle at ${now.toISOString()}`);
+  }
+
+  private async time<T>(phase: string, work: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    try {
+      return await work();
+    } finally {
+      this.phaseMs[phase] = (this.phaseMs[phase] ?? 0) + performance.now() - started;
+    }
+  }
+
+  private async deliver(): Promise<boolean> {
+    const sent = await repeat(() => this.p.sender.tick());
+    let refreshed = false;
+    while (await this.p.refresher.tick()) {
+      refreshed = true;
+      this.refresherReadyAt = this.p.clock.now().getTime() + ROOT_UPDATE_INTERVAL_MS;
+    }
+    return sent || refreshed;
+  }
+
+  private async performActions(now: Date): Promise<boolean> {
+    const { scenario } = this.p;
+    let any = false;
+    while (this.nextAction < scenario.actions.length && scenario.actions[this.nextAction]!.at.getTime() <= now.getTime()) {
+      const action = scenario.actions[this.nextAction++]!;
+      this.actions.push(await performAction(this.p.deps, this.p.launcher, action, this.p.workflowIdOf(action.workflow)));
+      any = true;
+    }
+    return any;
+  }
+
+  /** The earliest instant after now at which anything can happen; `outboxOnly` after the scenario's end. */
+  private async nextInstant(outboxOnly: boolean): Promise<Date | undefined> {
+    const { deps, clock, launcher, outside, scenario, sender } = this.p;
+    const now = clock.now();
+    const t = now.getTime();
+    const candidates: number[] = [];
+    const add = (d: Date | number | null | undefined) => {
+      const ms = d instanceof Date ? d.getTime() : d;
+      if (ms !== null && ms !== undefined && Number.isFinite(ms) && ms > t) candidates.push(ms);
+    };
+
+    const { rows } = await sql<{
+      nextTick: Date | null;
+      nextDeadline: Date | null;
+      nextRunLease: Date | null;
+      anyOpen: boolean;
+      silenceEnd: Date | null;
+      nextSend: Date | null;
+      nextLease: Date | null;
+      waiting: string[] | null;
+      staleRoots: boolean;
+    }>`
+      select
+        (select min(w.next_tick_at) from workflows w join tenants tn on tn.id = w.tenant_id
+          where w.mode = 'managed' and w.enabled and not w.paused and tn.enabled) as next_tick,
+        (select min(deadline_at) from runs where status = 'running') as next_deadline,
+        (select min(lease_expires_at) from runs where status = 'running' and id <> all(${launcher.heldRunIds()}::int8[])) as next_run_lease,
+        exists (select 1 from alerts where status = 'open') as any_open,
+        (select min(silenced_until) from alerts where status = 'open' and silenced_by is not null and silenced_until > ${now}) as silence_end,
+        (select min(next_attempt_at) from notifications where status in ('pending', 'sending') and next_attempt_at > ${now}) as next_send,
+        (select min(lease_expires_at) from notifications where status = 'sending' and lease_expires_at > ${now}) as next_lease,
+        (select array_agg(distinct destination) from notifications where status in ('pending', 'sending') and next_attempt_at <= ${now}) as waiting,
+        exists (
+          select 1 from alert_threads th join alerts a on a.id = th.alert_id
+          where (a.status = 'open' or a.resolved_at > ${new Date(now.getTime() - RECENTLY_RESOLVED_MS)})
+            and (select max(n.event_id) from notifications n where n.alert_id = th.alert_id and n.destination = th.destination and n.status = 'sent')
+            > coalesce(th.rendered_event_id, 0)
+        ) as stale_roots
+    `.execute(deps.db);
+    const r = rows[0]!;
+
+    add(r.nextSend);
+    add(r.nextLease);
+    // Due rows the sender left alone are waiting for their channel's pacing slot.
+    for (const destination of r.waiting ?? []) add(sender.pacer.readyAt(destination));
+    // A refresher that is ready and still left a root stale had a failed update: it tries again a slot later.
+    if (r.staleRoots) add(this.refresherReadyAt > t ? this.refresherReadyAt : t + ROOT_UPDATE_INTERVAL_MS);
+
+    if (!outboxOnly) {
+      const missedChecks = await this.missedTickChecks();
+      // Held runs' leases are renewed at every instant; only a lease nobody renews can run out.
+      const freshness = Math.min(...[r.nextDeadline, r.nextRunLease].map((d) => d?.getTime() ?? Infinity), ...missedChecks);
+      this.due = { tick: r.nextTick?.getTime() ?? Infinity, freshness, silenceEnd: r.silenceEnd?.getTime() ?? NaN, anyOpen: r.anyOpen };
+      add(r.nextTick);
+      add(outside.nextTickAt());
+      add(launcher.nextEndAt());
+      add(freshness);
+      add(r.silenceEnd);
+      add(scenario.actions[this.nextAction]?.at);
+      if (r.anyOpen) {
+        const since = t - scenario.start.getTime();
+        add(scenario.start.getTime() + (Math.floor(since / this.escalationMs) + 1) * this.escalationMs);
+      }
+    }
+    return candidates.length ? new Date(Math.min(...candidates)) : undefined;
+  }
+
+  /** Observed workflows: the freshness detector records a tick missed at tick + grace. */
+  private async missedTickChecks(): Promise<number[]> {
+    if (!this.p.scenario.workflows.some((w) => w.mode === 'observed')) return [];
+    const observed = await this.p.deps.db
+      .selectFrom('workflows')
+      .select(['id', 'cron', 'timezone', 'policy', 'nextTickAt'])
+      .where('mode', '=', 'observed')
+      .where('enabled', '=', true)
+      .where('monitoring', '=', true)
+      .where('paused', '=', false)
+      .where('nextTickAt', 'is not', null)
+      .execute();
+    return observed.map((w) => {
+      let grace = this.graceMs.get(w.id);
+      if (grace === undefined) {
+        grace = profileFor(w.cron, w.timezone, w.policy, w.nextTickAt!).graceSeconds * 1000;
+        this.graceMs.set(w.id, grace);
+      }
+      return w.nextTickAt!.getTime() + grace;
+    });
+  }
+}
+
+/** Calls a loop tick until it finds nothing; true when it found something at least once. */
+async function repeat(tick: () => Promise<boolean>): Promise<boolean> {
+  let any = false;
+  for (let i = 0; i < MAX_ROUNDS; i++) {
+    if (!(await tick())) return any;
+    any = true;
+  }
+  throw new Error('a loop kept finding work without end');
+}
