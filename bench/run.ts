@@ -2,7 +2,9 @@ import { writeFile } from 'node:fs/promises';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { evaluationThroughput } from './evaluation-throughput.js';
+import { clockScale } from './clock-scale.js';
 import { failureLatency } from './failure-latency.js';
+import { slackDrain } from './slack-drain.js';
 import type { Benchmark, BenchSize, Figure } from './lib/figures.js';
 import { startBenchServer } from './lib/postgres.js';
 
@@ -14,6 +16,8 @@ import { startBenchServer } from './lib/postgres.js';
 const BENCHMARKS: Record<string, Benchmark> = {
   throughput: evaluationThroughput,
   latency: failureLatency,
+  clocks: clockScale,
+  drain: slackDrain,
 };
 
 const args = process.argv.slice(2);

@@ -99,6 +99,11 @@ export function createOutboxSender(deps: Pick<Deps, 'db' | 'clock' | 'logger' | 
         }
       }
       const result = await transport.deliver(input);
+      // Slack counts its pace from when a message arrives, which is after `now`:
+      // pacing from the answer keeps the next one from landing early and costing a 429's whole Retry-After.
+      if (result.kind === 'sent' && transport.pacing && transport.pacing.minIntervalMs > 0) {
+        pacer.hold(transport.pacing.key(n.destination), n.destination, new Date(deps.clock.now().getTime() + transport.pacing.minIntervalMs));
+      }
       await settle(transport, input, result, now);
     } catch (error) {
       // A bug or a database error mid-delivery: the outcome is unknown, so keep
