@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Alert } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { endSilence } from '../services/alert-actions.js';
-import { recordAlertEvent } from '../services/alert-events.js';
+import { recordAlertEvents } from '../services/alert-events.js';
 
 /**
  * The escalation clock (DESIGN.md, core idea 6). An open warning nobody has
@@ -29,24 +29,34 @@ export async function escalateDueWarnings(deps: Pick<Deps, 'db' | 'config'>, now
           or consecutive_failures >= coalesce((policy->>'escalateAfterFailures')::int, 2147483647))
       returning *
     `.execute(trx);
-    for (const alert of rows) {
-      const tenant = await trx
-        .selectFrom('workflows')
-        .innerJoin('tenants', 'tenants.id', 'workflows.tenantId')
-        .select(['tenants.channel'])
-        .where('workflows.id', '=', alert.workflowId)
-        .executeTakeFirstOrThrow();
-      const threshold = Number((alert.policy as { escalateAfterFailures?: number }).escalateAfterFailures ?? Infinity);
-      const reason = alert.consecutiveFailures >= threshold ? 'kept_failing' : 'deadline';
-      await recordAlertEvent(trx, {
-        alert,
-        tenant,
-        kind: 'escalated',
-        data: { from: 'warning', to: 'critical', reason, consecutiveFailures: alert.consecutiveFailures, escalateAt: alert.escalateAt?.toISOString() ?? null },
-        now,
-        config: deps.config,
-      });
-    }
+    if (rows.length === 0) return 0;
+    // Set-based: one lookup of the tenants' channels and one batch of events, however many escalate at once.
+    const channels = await trx
+      .selectFrom('workflows')
+      .innerJoin('tenants', 'tenants.id', 'workflows.tenantId')
+      .select(['workflows.id', 'tenants.channel'])
+      .where(
+        'workflows.id',
+        'in',
+        [...new Set(rows.map((a) => a.workflowId))],
+      )
+      .execute();
+    const channelOf = new Map(channels.map((c) => [c.id, c.channel]));
+    await recordAlertEvents(
+      trx,
+      rows.map((alert) => {
+        const threshold = Number((alert.policy as { escalateAfterFailures?: number }).escalateAfterFailures ?? Infinity);
+        const reason = alert.consecutiveFailures >= threshold ? 'kept_failing' : 'deadline';
+        return {
+          alert,
+          tenant: { channel: channelOf.get(alert.workflowId) ?? null },
+          kind: 'escalated' as const,
+          data: { from: 'warning', to: 'critical', reason, consecutiveFailures: alert.consecutiveFailures, escalateAt: alert.escalateAt?.toISOString() ?? null },
+          now,
+          config: deps.config,
+        };
+      }),
+    );
     return rows.length;
   });
 }
