@@ -9,16 +9,16 @@ export function consoleOutboxApi(write: (line: string) => void = (l) => process.
   let seq = 0;
   const roots = new Map<string, string>();
   const ts = () => `console.${String(++seq).padStart(6, '0')}`;
-  const firstLine = (text: string) => text.split('\n')[0]!.slice(0, 300);
+  const firstLine = (text: string) => plain(text).split('\n')[0]!.slice(0, 300);
   return {
     mode: 'console',
     async postMessage(a) {
       const id = ts();
       if (a.threadTs) {
-        write(`[slack #${a.channel}]   ↳ ${a.text.replace(/\n/g, '\n[slack #' + a.channel + ']     ')}`);
+        write(`[slack #${a.channel}]   ↳ ${plain(a.text).replace(/\n/g, '\n[slack #' + a.channel + ']     ')}`);
       } else {
         roots.set(id, a.text);
-        write(`[slack #${a.channel}] ● ${a.text}   (thread ${id}, key ${a.metadata.event_payload.key})`);
+        write(`[slack #${a.channel}] ● ${plain(a.text)}   (thread ${id}, key ${a.metadata.event_payload.key})`);
       }
       return { ok: true, ts: id };
     },
@@ -37,4 +37,17 @@ export function consoleOutboxApi(write: (line: string) => void = (l) => process.
       return { ok: true };
     },
   };
+}
+
+/**
+ * A terminal is not Slack: show the escaped text as a person would read it in
+ * the client (the entities decoded), with control characters made visible so
+ * untrusted run output cannot move the cursor or clear the screen.
+ */
+function plain(text: string): string {
+  return text
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&')
+    .replace(/[\u0000-\u0008\u000b-\u001f\u007f\u009b]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 }

@@ -243,3 +243,18 @@ describe('console sink', () => {
     expect(lines[2]).toMatch(/✎ root console\.000001 now reads: Critical/);
   });
 });
+
+describe('console sink with hostile run output', () => {
+  it('shows escaped text as Slack would display it, with terminal control characters made visible', async () => {
+    const lines: string[] = [];
+    const api = consoleOutboxApi((l) => lines.push(l));
+    await api.postMessage({
+      channel: 'CACME',
+      text: 'Warning: refused &lt;!channel&gt; \u001b[2J done',
+      blocks: [],
+      metadata: { event_type: 'scheduler_alert_event', event_payload: { key: 'k' } },
+    } as unknown as Parameters<typeof api.postMessage>[0]);
+    expect(lines[0]).toContain('Warning: refused <!channel> \\x1b[2J done');
+    expect(lines[0]).not.toContain('\u001b');
+  });
+});
