@@ -124,3 +124,22 @@ describe('syncing the file into the database', () => {
     expect(tenant.apiTokenHash).not.toContain('secret');
   });
 });
+
+describe('pausing through the file', () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+  });
+  afterAll(async () => t.drop());
+
+  it('resumes from the next tick to come, neither firing nor missing what fell while paused', async () => {
+    const file = (paused: boolean) =>
+      parseWorkflowsFile(JSON.stringify({ tenants: [{ id: 'acme', name: 'Acme' }], workflows: [{ tenant: 'acme', name: 'hourly', cron: '0 * * * *', paused }] }));
+    await syncWorkflowsFile(t.db, file(false), T0, {});
+    await syncWorkflowsFile(t.db, file(true), new Date('2026-03-10T02:30:00Z'), {});
+    await syncWorkflowsFile(t.db, file(false), new Date('2026-03-10T06:30:00Z'), {});
+    const wf = await t.db.selectFrom('workflows').selectAll().executeTakeFirstOrThrow();
+    expect(wf.paused).toBe(false);
+    expect(wf.nextTickAt).toEqual(new Date('2026-03-10T07:00:00Z'));
+  });
+});

@@ -69,7 +69,10 @@ export async function syncWorkflowsFile(
     for (const spec of file.workflows) {
       const current = byKey.get(`${spec.tenant}/${spec.name}`);
       const mode = modeOf(spec);
-      const scheduleChanged = !current || current.cron !== spec.cron || current.timezone !== spec.timezone || current.mode !== mode || !current.enabled;
+      // Resuming (re-enabled, or unpaused) starts from the next tick to come: what fell
+      // while it was off was never meant to run, so it is neither fired late nor missed.
+      const resumed = !!current && (!current.enabled || (current.paused && !spec.paused));
+      const scheduleChanged = !current || resumed || current.cron !== spec.cron || current.timezone !== spec.timezone || current.mode !== mode;
       const values = {
         cron: spec.cron,
         timezone: spec.timezone,
