@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { evaluationThroughput } from './evaluation-throughput.js';
 import { clockScale } from './clock-scale.js';
 import { failureLatency } from './failure-latency.js';
+import { replaySpeed } from './replay-speed.js';
 import { slackDrain } from './slack-drain.js';
 import type { Benchmark, BenchSize, Figure } from './lib/figures.js';
 import { startBenchServer } from './lib/postgres.js';
@@ -18,6 +19,7 @@ const BENCHMARKS: Record<string, Benchmark> = {
   latency: failureLatency,
   clocks: clockScale,
   drain: slackDrain,
+  replay: replaySpeed,
 };
 
 const args = process.argv.slice(2);
