@@ -304,7 +304,7 @@ export function signSlackRequest(secret: string, body: string, contentType = 'ap
 export async function terminateBotConnections(admin: Db, database: string): Promise<number> {
   const { rows } = await sql<{ n: number }>`
     select count(pg_terminate_backend(pid))::int as n from pg_stat_activity
-    where datname = ${database} and application_name = 'scheduler-bot' and pid <> pg_backend_pid()
+    where datname = ${database} and application_name like 'scheduler-bot%' and pid <> pg_backend_pid()
   `.execute(admin);
   return rows[0]?.n ?? 0;
 }

@@ -22,7 +22,9 @@ export function listenForWakeups(
     while (!signal.aborted) {
       const client = new pg.Client({ connectionString: url, application_name: 'scheduler-bot:listen' });
       const closed = new Promise<void>((resolve) => {
-        client.once('error', (error) => {
+        // `on`, not `once`: a terminated backend emits twice (the FATAL, then
+        // "Connection terminated unexpectedly"), and an unheard 'error' kills the process.
+        client.on('error', (error) => {
           logger.warn({ err: error }, 'wake-up connection lost');
           resolve();
         });
