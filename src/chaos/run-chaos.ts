@@ -105,6 +105,7 @@ class PostgresHandle {
 function driverDb(url: string): Db {
   const pool = new pg.Pool({ connectionString: url, max: 10, application_name: 'chaos-driver' });
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   return createDb(pool);
 }
 

@@ -17,6 +17,11 @@ export function createPool(url: string, max = 10): pg.Pool {
   // An idle client that loses its server (Postgres restart) must not crash the process;
   // the next query gets a fresh connection.
   pool.on('error', () => {});
+  // pg-pool drops its own listener while a client is checked out, so a backend
+  // terminated between two statements of a transaction would emit an unheard
+  // 'error' and kill the process. Heard here, the next query on that client
+  // fails instead, the transaction rolls back and the pool discards the client.
+  pool.on('connect', (client) => client.on('error', () => {}));
   return pool;
 }
 

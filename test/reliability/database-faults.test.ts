@@ -111,3 +111,16 @@ it('every connection terminated mid-run: /readyz reports the outage, loops recov
   // Every loop ticks again: ready without a restart.
   await eventually(async () => expect((await readyz()).status).toBe(200), 90_000);
 }, 240_000);
+
+it('a connection terminated while checked out between statements fails that transaction, not the process; the pool carries on', async () => {
+  const result = t.db.transaction().execute(async (trx) => {
+    const { rows } = await raw<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx);
+    await sql(`select pg_terminate_backend(${rows[0]!.pid})`);
+    // Give the FATAL time to arrive while nothing is running on this connection.
+    await new Promise((r) => setTimeout(r, 200));
+    await raw`select 1`.execute(trx);
+  });
+  await expect(result).rejects.toThrow();
+  const { rows } = await raw<{ ok: number }>`select 1 as ok`.execute(t.db);
+  expect(rows).toEqual([{ ok: 1 }]);
+});
