@@ -19,7 +19,7 @@ import { elapsedMs, median, round, waitUntil } from './lib/stats.js';
  */
 const NAME = 'evaluation throughput';
 const TICKS = 40;
-const SIZES = { smoke: { runs: 400, repeats: 1, replicas: [1, 2] }, quick: { runs: 10_000, repeats: 3, replicas: [1, 2, 4] }, full: { runs: 100_000, repeats: 5, replicas: [1, 2, 4] } };
+const SIZES = { smoke: { runs: 400, repeats: 1, replicas: [1, 2] }, quick: { runs: 6_000, repeats: 3, replicas: [1, 2, 4] }, full: { runs: 100_000, repeats: 5, replicas: [1, 2, 4] } };
 const BASE = new Date('2026-01-01T00:00:00Z');
 
 export async function evaluationThroughput(ctx: BenchContext): Promise<Figure[]> {
