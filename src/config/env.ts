@@ -1,7 +1,8 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
-import { formatPath } from './json-locate.js';
-import { destinationListSchema, type DestinationSpec } from './workflows-file.js';
+import { formatPath, valueAt } from './json-locate.js';
+import { resolveDestinations } from './secret-refs.js';
+import { destinationListSchema, type DestinationInput, type DestinationSpec } from './workflows-file.js';
 
 const seconds = (fallback: number) => z.coerce.number().positive().default(fallback);
 const optionalText = z
@@ -18,13 +19,15 @@ const slackUserList = z
 
 /**
  * Platform destinations as a JSON list of the workflows file's destination
- * shapes; each problem names its place in the list (values of secret fields hidden).
+ * shapes; each problem names its place in the list (values of secret fields
+ * hidden). Secrets given by variable name are resolved in loadConfig, which
+ * has the environment.
  */
 const platformDestinations = z
   .string()
   .trim()
   .default('')
-  .transform((text, ctx): DestinationSpec[] => {
+  .transform((text, ctx): DestinationInput[] => {
     if (text === '') return [];
     let raw: unknown;
     try {
@@ -69,7 +72,7 @@ export const envSchema = z.object({
 });
 
 export type Env = z.infer<typeof envSchema>;
-export type Config = Readonly<Env>;
+export type Config = Readonly<Omit<Env, 'PLATFORM_DESTINATIONS'> & { PLATFORM_DESTINATIONS: DestinationSpec[] }>;
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -101,7 +104,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     slackProblems.push('SLACK_BOT_TOKEN=(unset): required when SLACK_SIGNING_SECRET or SLACK_APP_TOKEN is set');
   }
   if (slackProblems.length) throw new ConfigError(slackProblems);
-  return Object.freeze(config);
+  const platform = resolveDestinations(config.PLATFORM_DESTINATIONS, env);
+  if (!platform.ok) {
+    throw new ConfigError(platform.issues.map((i) => `PLATFORM_DESTINATIONS=(hidden): ${formatPath(i.path)}: ${i.message} (got ${JSON.stringify(valueAt(config.PLATFORM_DESTINATIONS, i.path))})`));
+  }
+  return Object.freeze({ ...config, PLATFORM_DESTINATIONS: platform.value });
 }
 
 export type SlackMode = 'http' | 'socket' | 'console';

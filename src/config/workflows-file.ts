@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { NOTIFIED_EVENT_KINDS } from '../domain/events.js';
 import { checkCron, isTimeZone } from '../domain/schedule.js';
 import { formatPath, locateJsonPaths, valueAt } from './json-locate.js';
+import { envVarName, launcherSecret, pagerDutyRoutingKey, unresolvedSecretIssues, webhookSecret, type SecretEnv } from './secret-refs.js';
 
 const name = z
   .string()
@@ -45,9 +46,14 @@ export const launcherSchema = z.discriminatedUnion('kind', [
       mode: z.enum(['sync', 'callback']).default('sync'),
       headers: z.record(z.string(), z.string()).optional(),
       /** Overrides LAUNCHER_SECRET for this target. */
-      secret: z.string().min(16).optional(),
+      secret: launcherSecret.optional(),
+      /** Name of an environment variable holding `secret` (one or the other, not both). */
+      secretEnv: envVarName.optional(),
     })
-    .strict(),
+    .strict()
+    .superRefine((l, ctx) => {
+      if (l.secret !== undefined && l.secretEnv !== undefined) ctx.addIssue({ code: 'custom', path: ['secretEnv'], message: 'give "secret" or "secretEnv", not both' });
+    }),
 ]);
 
 export const DESTINATION_KINDS = ['slack', 'email', 'webhook', 'pagerduty'] as const;
@@ -59,50 +65,91 @@ const routingFields = {
   minSeverity: z.enum(['warning', 'critical']).optional(),
 };
 
-const secretText = (what: string) => z.string().min(16, `${what} must be at least 16 characters`).max(512);
+const slackDestination = z
+  .object({
+    kind: z.literal('slack'),
+    channel: z.string().regex(/^[CG][A-Z0-9]{2,}$/, 'a Slack channel id such as C0123ABCD'),
+    ...routingFields,
+  })
+  .strict();
+
+const emailDestination = z
+  .object({
+    kind: z.literal('email'),
+    to: z.array(z.email('an email address such as ops@example.com')).min(1).max(50),
+    ...routingFields,
+  })
+  .strict();
+
+const webhookFields = {
+  kind: z.literal('webhook'),
+  url: z.url({ protocol: /^https?$/, error: 'an http(s) URL' }),
+  headers: z.record(z.string(), z.string()).optional(),
+  ...routingFields,
+};
+
+const kindError = { error: (issue: { code: string }) => (issue.code === 'invalid_union' ? `kind must be one of ${DESTINATION_KINDS.map((k) => `"${k}"`).join(', ')}` : undefined) };
+
+/** A secret given inline or by the name of an environment variable: exactly one of the two. */
+function exactlyOne(inline: string, byEnv: string) {
+  return (value: Record<string, unknown>, ctx: z.core.$RefinementCtx) => {
+    const given = [inline, byEnv].filter((k) => value[k] !== undefined).length;
+    if (given === 0) ctx.addIssue({ code: 'custom', path: [inline], message: `give "${inline}" or "${byEnv}" (the name of an environment variable holding it)` });
+    if (given === 2) ctx.addIssue({ code: 'custom', path: [byEnv], message: `give "${inline}" or "${byEnv}", not both` });
+  };
+}
 
 /**
  * Where an alert's events go besides the tenant's own channel and the
- * platform channel. One shape per kind; the engine routes by `events` and
- * `minSeverity`, the sender delivers by `kind`.
+ * platform channel, as written in the workflows file, the tenants API and
+ * PLATFORM_DESTINATIONS: secrets inline or by environment variable. One shape
+ * per kind; the engine routes by `events` and `minSeverity`, the sender
+ * delivers by `kind`.
  */
 export const destinationSchema = z.discriminatedUnion(
   'kind',
   [
+    slackDestination,
+    emailDestination,
     z
       .object({
-        kind: z.literal('slack'),
-        channel: z.string().regex(/^[CG][A-Z0-9]{2,}$/, 'a Slack channel id such as C0123ABCD'),
-        ...routingFields,
-      })
-      .strict(),
-    z
-      .object({
-        kind: z.literal('email'),
-        to: z.array(z.email('an email address such as ops@example.com')).min(1).max(50),
-        ...routingFields,
-      })
-      .strict(),
-    z
-      .object({
-        kind: z.literal('webhook'),
-        url: z.url({ protocol: /^https?$/, error: 'an http(s) URL' }),
+        ...webhookFields,
         /** HMAC-SHA256 key for the X-Scheduler-Signature header; share it with the receiver. */
-        secret: secretText('secret'),
-        headers: z.record(z.string(), z.string()).optional(),
-        ...routingFields,
+        secret: webhookSecret.optional(),
+        /** Name of an environment variable holding `secret`. */
+        secretEnv: envVarName.optional(),
       })
-      .strict(),
+      .strict()
+      .superRefine(exactlyOne('secret', 'secretEnv')),
     z
       .object({
         kind: z.literal('pagerduty'),
         /** The Events API v2 integration key of a PagerDuty service. */
-        routingKey: z.string().regex(/^[A-Za-z0-9]{20,64}$/, 'a PagerDuty Events API v2 integration key (20 to 64 letters and digits)'),
+        routingKey: pagerDutyRoutingKey.optional(),
+        /** Name of an environment variable holding `routingKey`. */
+        routingKeyEnv: envVarName.optional(),
         ...routingFields,
       })
-      .strict(),
+      .strict()
+      .superRefine(exactlyOne('routingKey', 'routingKeyEnv')),
   ],
-  { error: (issue) => (issue.code === 'invalid_union' ? `kind must be one of ${DESTINATION_KINDS.map((k) => `"${k}"`).join(', ')}` : undefined) },
+  kindError,
+);
+
+/**
+ * A destination with its secrets resolved (src/config/secret-refs.ts): the
+ * form stored in `tenants.destinations` and held in PLATFORM_DESTINATIONS,
+ * the only one the engine and the transports see.
+ */
+export const resolvedDestinationSchema = z.discriminatedUnion(
+  'kind',
+  [
+    slackDestination,
+    emailDestination,
+    z.object({ ...webhookFields, secret: webhookSecret }).strict(),
+    z.object({ kind: z.literal('pagerduty'), routingKey: pagerDutyRoutingKey, ...routingFields }).strict(),
+  ],
+  kindError,
 );
 
 export const destinationListSchema = z
@@ -111,7 +158,8 @@ export const destinationListSchema = z
   .superRefine((list, ctx) => {
     const seen = new Set<string>();
     list.forEach((d, i) => {
-      const id = destinationId(d);
+      // Before resolution a routing key may be only a variable's name: list it under that name.
+      const id = d.kind === 'pagerduty' && d.routingKey === undefined ? `pagerduty:$${d.routingKeyEnv}` : destinationId(d as DestinationSpec);
       if (seen.has(id)) ctx.addIssue({ code: 'custom', path: [i], message: `duplicate destination "${id}"` });
       seen.add(id);
     });
@@ -120,7 +168,9 @@ export const destinationListSchema = z
 /**
  * The destination's identity in the outbox (`notifications.destination`, and
  * so in every idempotency key): `kind:target`. Secrets never appear in it; a
- * PagerDuty destination is named by a digest of its routing key.
+ * PagerDuty destination is named by a digest of its routing key, the resolved
+ * value whichever way it was given, so moving a key from the file into the
+ * environment keeps the identity an open incident's rows were written under.
  */
 export function destinationId(d: DestinationSpec): string {
   switch (d.kind) {
@@ -141,7 +191,7 @@ export const tenantSchema = z
     name: z.string().min(1).max(200),
     channel: z.string().regex(/^[CG][A-Z0-9]{2,}$/, 'a Slack channel id such as C0123ABCD').optional(),
     /** Name of an environment variable holding this tenant's API token. */
-    apiTokenEnv: z.string().regex(/^[A-Z_][A-Z0-9_]*$/).optional(),
+    apiTokenEnv: envVarName.optional(),
     destinations: destinationListSchema.optional(),
   })
   .strict();
@@ -202,7 +252,10 @@ export type WorkflowSpec = z.infer<typeof workflowSchema>;
 export type TenantSpec = z.infer<typeof tenantSchema>;
 export type PolicySpec = z.infer<typeof policySchema>;
 export type LauncherSpec = z.infer<typeof launcherSchema>;
-export type DestinationSpec = z.infer<typeof destinationSchema>;
+/** A destination as written (secrets inline or by environment variable). */
+export type DestinationInput = z.infer<typeof destinationSchema>;
+/** A destination with its secrets resolved: what is stored and delivered to. */
+export type DestinationSpec = z.infer<typeof resolvedDestinationSchema>;
 
 export class WorkflowsFileError extends Error {
   constructor(
@@ -237,7 +290,12 @@ function truncate(s: string, n: number): string {
   return s.length > n ? `${s.slice(0, n - 1)}…` : s;
 }
 
-export function parseWorkflowsFile(text: string, source = 'workflows file'): WorkflowsFile {
+/**
+ * Validates the file, including that every secret it names by environment
+ * variable is set in `env` (and holds a usable value), all problems at once.
+ * The values themselves are read again when the file is synced.
+ */
+export function parseWorkflowsFile(text: string, source = 'workflows file', env: SecretEnv = process.env): WorkflowsFile {
   let raw: unknown;
   try {
     raw = JSON.parse(text);
@@ -245,18 +303,19 @@ export function parseWorkflowsFile(text: string, source = 'workflows file'): Wor
     throw new WorkflowsFileError(source, [`${source}: not valid JSON: ${error instanceof Error ? error.message : String(error)}`]);
   }
   const parsed = workflowsFileSchema.safeParse(raw);
-  if (!parsed.success) throw new WorkflowsFileError(source, describeIssues(source, text, raw, parsed.error.issues));
+  const issues = [...(parsed.success ? [] : parsed.error.issues), ...unresolvedSecretIssues(raw, env)];
+  if (!parsed.success || issues.length) throw new WorkflowsFileError(source, describeIssues(source, text, raw, issues));
   return parsed.data;
 }
 
-export async function readWorkflowsFile(path: string): Promise<WorkflowsFile> {
+export async function readWorkflowsFile(path: string, env: SecretEnv = process.env): Promise<WorkflowsFile> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
     throw new WorkflowsFileError(path, [`${path}: cannot read: ${error instanceof Error ? error.message : String(error)}`]);
   }
-  return parseWorkflowsFile(text, path);
+  return parseWorkflowsFile(text, path, env);
 }
 
 /** JSON Schema of the file for editors, generated from the same zod schema. */

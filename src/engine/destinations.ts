@@ -1,5 +1,5 @@
 import type { Config } from '../config/env.js';
-import { destinationId, destinationSchema, type DestinationSpec } from '../config/workflows-file.js';
+import { destinationId, resolvedDestinationSchema, type DestinationSpec } from '../config/workflows-file.js';
 import type { Severity, Tenant } from '../db/schema.js';
 import { isNotifiedKind, QUIET_EVENT_KINDS, type AlertEventKind, type NotifiedEventKind } from '../domain/events.js';
 
@@ -54,14 +54,14 @@ export function routeOf(spec: DestinationSpec): Route {
 }
 
 /**
- * The tenant's destinations as stored by the workflows-file sync. They were
- * validated on the way in; an entry that no longer parses (hand-edited row)
- * is left out rather than guessed at.
+ * The tenant's destinations as stored by the workflows-file sync or the
+ * tenants API, secrets resolved. They were validated on the way in; an entry
+ * that no longer parses (hand-edited row) is left out rather than guessed at.
  */
 function storedDestinations(stored: unknown): DestinationSpec[] {
   if (!Array.isArray(stored)) return [];
   return stored.flatMap((d) => {
-    const parsed = destinationSchema.safeParse(d);
+    const parsed = resolvedDestinationSchema.safeParse(d);
     return parsed.success ? [parsed.data] : [];
   });
 }

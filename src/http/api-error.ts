@@ -31,8 +31,13 @@ export const conflict = (code: string, message: string, extra?: Record<string, u
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown, source = 'body'): z.output<S> {
   const parsed = schema.safeParse(input);
   if (parsed.success) return parsed.data;
-  const issues = describeIssues(source, undefined, input, parsed.error.issues);
-  throw badRequest(issues.join('; '), { issues });
+  throw invalidInput(parsed.error.issues, input, source);
+}
+
+/** The same 400 for problems found after parsing (a secret's environment variable unset), values of secret fields hidden. */
+export function invalidInput(zodIssues: readonly z.core.$ZodIssue[], input: unknown, source = 'body'): ApiError {
+  const issues = describeIssues(source, undefined, input, zodIssues);
+  return badRequest(issues.join('; '), { issues });
 }
 
 interface BodyParserError {

@@ -1,9 +1,10 @@
 import { Router } from 'express';
+import { resolveLauncher } from '../config/secret-refs.js';
 import { workflowSchema } from '../config/workflows-file.js';
 import type { Deps } from '../deps.js';
 import { requestRunNow } from '../services/run-now.js';
 import { deleteWorkflow, findWorkflow, listWorkflows, putWorkflow, workflowView } from '../services/workflows-api.js';
-import { badRequest, conflict, notFound, parseInput } from './api-error.js';
+import { badRequest, conflict, invalidInput, notFound, parseInput } from './api-error.js';
 import { actorName, principalOf, scopeOf } from './auth.js';
 
 /** Workflows: list, view, create/replace, delete (disable), and run now. */
@@ -32,8 +33,12 @@ export function workflowsRoutes(deps: Deps): Router {
       const path = field === 'tenant' ? tenant : name;
       if (given !== undefined && given !== path) throw badRequest(`body.${field}: ${JSON.stringify(given)} differs from the URL's ${JSON.stringify(path)}`);
     }
-    const spec = parseInput(workflowSchema, { ...body, tenant, name });
-    const result = await putWorkflow(deps, spec, scope);
+    const input = { ...body, tenant, name };
+    const spec = parseInput(workflowSchema, input);
+    // A launcher's `secretEnv` is resolved on the way in, as the file sync does (see sync-workflows.ts).
+    const launcher = spec.launcher ? resolveLauncher(spec.launcher, process.env, ['launcher']) : undefined;
+    if (launcher && !launcher.ok) throw invalidInput(launcher.issues, input);
+    const result = await putWorkflow(deps, { ...spec, launcher: launcher?.value }, scope);
     switch (result.kind) {
       case 'created':
       case 'updated':

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
-import type { WorkflowsFile, WorkflowSpec } from '../config/workflows-file.js';
+import { describeIssues, WorkflowsFileError, type DestinationSpec, type WorkflowsFile, type WorkflowSpec } from '../config/workflows-file.js';
+import { resolveDestinations, resolveLauncher, type SecretEnv, type SecretIssue } from '../config/secret-refs.js';
 import { nextFireAfter } from '../domain/schedule.js';
 import { hashToken, newPingKey } from '../secrets.js';
 import type { LauncherConfig } from '../db/schema.js';
@@ -24,8 +25,9 @@ export async function syncWorkflowsFile(
   db: Db,
   file: WorkflowsFile,
   now: Date,
-  env: Record<string, string | undefined> = process.env,
+  env: SecretEnv = process.env,
 ): Promise<SyncResult> {
+  const secrets = resolveFileSecrets(file, env);
   return db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(hashtext('scheduler-bot:sync-workflows'))`.execute(trx);
     const result: SyncResult = { tenants: { upserted: 0, disabled: 0 }, workflows: { created: 0, updated: 0, disabled: 0 } };
@@ -41,7 +43,7 @@ export async function syncWorkflowsFile(
       const values = {
         name: t.name,
         channel: t.channel ?? null,
-        destinations: JSON.stringify(t.destinations ?? []),
+        destinations: JSON.stringify(secrets.destinations.get(t.id) ?? []),
         source: 'file' as const,
         enabled: true,
         updatedAt: now,
@@ -77,7 +79,7 @@ export async function syncWorkflowsFile(
         cron: spec.cron,
         timezone: spec.timezone,
         mode,
-        launcher: spec.launcher ? JSON.stringify(spec.launcher as LauncherConfig) : null,
+        launcher: secrets.launchers.has(spec) ? JSON.stringify(secrets.launchers.get(spec)) : null,
         policy: JSON.stringify(spec.policy ?? {}),
         monitoring: spec.monitoring,
         paused: spec.paused,
@@ -111,4 +113,38 @@ export async function syncWorkflowsFile(
     result.workflows.disabled = gone.length;
     return result;
   });
+}
+
+/**
+ * Secrets named by environment variable (`secretEnv`, `routingKeyEnv`) are
+ * resolved here, at sync, not when a notification or launch is sent:
+ * - what is stored is exactly what an inline secret gives, so the engine's
+ *   routing, the outbox's destination ids and the transports have one shape
+ *   to handle; moving a PagerDuty key from the file into the environment
+ *   keeps its destinationId (a digest of the value), and an open incident
+ *   still gets its resolve;
+ * - every replica signs and pages with the secret the last sync wrote, not
+ *   with whatever its own environment holds mid-rollout;
+ * - an unset variable stops the start with the file's other problems
+ *   (parseWorkflowsFile checks the same), instead of dead notifications later.
+ * The cost: the value sits in tenants.destinations / workflows.launcher, as
+ * inline secrets always have; no API view returns it.
+ */
+function resolveFileSecrets(file: WorkflowsFile, env: SecretEnv) {
+  const destinations = new Map<string, DestinationSpec[]>();
+  const launchers = new Map<WorkflowSpec, LauncherConfig>();
+  const issues: SecretIssue[] = [];
+  file.tenants.forEach((t, i) => {
+    const r = resolveDestinations(t.destinations ?? [], env, ['tenants', i, 'destinations']);
+    if (r.ok) destinations.set(t.id, r.value);
+    else issues.push(...r.issues);
+  });
+  file.workflows.forEach((w, i) => {
+    if (!w.launcher) return;
+    const r = resolveLauncher(w.launcher, env, ['workflows', i, 'launcher']);
+    if (r.ok) launchers.set(w, r.value);
+    else issues.push(...r.issues);
+  });
+  if (issues.length) throw new WorkflowsFileError('workflows file', describeIssues('workflows file', undefined, file, issues));
+  return { destinations, launchers };
 }
