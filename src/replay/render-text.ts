@@ -29,9 +29,7 @@ export function renderReplayText(result: ReplayResult, title: string): string {
   out.push('');
 
   const lines = timeline(result);
-  if (lines.length === 0) {
-    out.push('  (no Slack messages)');
-  } else {
+  if (lines.length > 0) {
     const cw = Math.max(7, ...lines.map((l) => l.channel.length));
     const tw = Math.max(6, ...lines.map((l) => l.thread.length));
     out.push(`  ${'TIME'.padEnd(8)}  ${'CHANNEL'.padEnd(cw)}  ${'THREAD'.padEnd(tw)}  MESSAGE`);
@@ -44,6 +42,7 @@ export function renderReplayText(result: ReplayResult, title: string): string {
       out.push(`  ${hhmmss(l.at)}  ${l.channel.padEnd(cw)}  ${l.thread.padEnd(tw)}  ${l.text}`);
     }
   }
+  if (transcript.calls.length === 0) out.push('  (no Slack messages)');
   out.push('');
 
   const s = transcript.summary;
@@ -116,8 +115,22 @@ function timeline(result: ReplayResult): Line[] {
 }
 
 function oneLine(text: string): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
+  const flat = plainText(text).replace(/\s+/g, ' ').trim();
   return flat.length > MESSAGE_WIDTH ? `${flat.slice(0, MESSAGE_WIDTH - 1)}…` : flat;
+}
+
+/** Slack mrkdwn as a terminal shows it: dates by their fallback, mentions as @id, no bold or italics, entities decoded. */
+export function plainText(mrkdwn: string): string {
+  return mrkdwn
+    .replace(/<!date\^\d+\^[^|>]*\|([^>]*)>/g, '$1')
+    .replace(/<@([A-Z0-9_]+)>/g, '@$1')
+    .replace(/<!(channel|here|everyone)>/g, '@$1')
+    .replace(/<(https?:\/\/[^|>]+)\|([^>]+)>/g, '$2 ($1)')
+    .replace(/(^|[\s(])\*([^*\n]+)\*(?=[\s.,:;)!?]|$)/g, '$1$2')
+    .replace(/(^|[\s(])_([^_\n]+)_(?=[\s.,:;)!?]|$)/g, '$1$2')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 }
 
 function wrap(text: string, width: number): string[] {
