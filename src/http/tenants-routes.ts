@@ -1,11 +1,12 @@
 import { Router } from 'express';
+import { resolveDestinations } from '../config/secret-refs.js';
 import { tenantSchema } from '../config/workflows-file.js';
 import type { Deps } from '../deps.js';
 import { listTenants, mintTenantToken, putTenant } from '../services/tenants-api.js';
-import { badRequest, conflict, notFound, parseInput } from './api-error.js';
+import { badRequest, conflict, invalidInput, notFound, parseInput } from './api-error.js';
 import { principalOf, requireAdmin, scopeOf } from './auth.js';
 
-const tenantInput = tenantSchema.pick({ id: true, name: true, channel: true });
+const tenantInput = tenantSchema.pick({ id: true, name: true, channel: true, destinations: true });
 
 /** Tenants: a tenant sees itself; the admin lists, creates and mints tokens. */
 export function tenantsRoutes(deps: Deps): Router {
@@ -19,8 +20,12 @@ export function tenantsRoutes(deps: Deps): Router {
     requireAdmin(principalOf(res));
     const body: unknown = req.body;
     if (!body || typeof body !== 'object' || Array.isArray(body)) throw badRequest('body: expected a JSON object like {"name": "Acme", "channel": "C0123ABCD"}');
-    const input = parseInput(tenantInput, { ...body, id: req.params.id });
-    const result = await putTenant(deps, input);
+    const raw = { ...body, id: req.params.id };
+    const input = parseInput(tenantInput, raw);
+    // Secrets named by environment variable are resolved on the way in, as the file sync does (see sync-workflows.ts).
+    const destinations = resolveDestinations(input.destinations ?? [], process.env, ['destinations']);
+    if (!destinations.ok) throw invalidInput(destinations.issues, raw);
+    const result = await putTenant(deps, { ...input, destinations: destinations.value });
     if (result.kind === 'owned_by_file') throw conflict('owned_by_file', `tenant ${input.id} is declared in the workflows file; change it there`);
     if (result.kind === 'channel_taken') throw conflict('channel_taken', `body.channel: ${input.channel} already belongs to tenant ${result.by}`);
     res.status(result.kind === 'created' ? 201 : 200).json(result.tenant);

@@ -1,3 +1,4 @@
+import { destinationId, resolvedDestinationSchema, type DestinationSpec } from '../config/workflows-file.js';
 import type { Db } from '../db/connect.js';
 import type { Deps } from '../deps.js';
 import { hashToken, newToken } from '../secrets.js';
@@ -9,15 +10,42 @@ export interface TenantInput {
   id: string;
   name: string;
   channel?: string;
+  /** Secrets resolved (the route resolves `secretEnv` / `routingKeyEnv`); stored as the file sync stores them. */
+  destinations?: DestinationSpec[];
 }
 
-const tenantView = (t: { id: string; name: string; channel: string | null; source: string; apiTokenHash: string | null }) => ({
+/** A destination as the API shows it: its outbox id and routing, never its secret or header values. */
+function destinationView(d: DestinationSpec) {
+  const routing = { ...(d.events ? { events: d.events } : {}), ...(d.minSeverity ? { minSeverity: d.minSeverity } : {}) };
+  switch (d.kind) {
+    case 'slack':
+      return { id: destinationId(d), kind: d.kind, channel: d.channel, ...routing };
+    case 'email':
+      return { id: destinationId(d), kind: d.kind, to: d.to, ...routing };
+    case 'webhook':
+      return { id: destinationId(d), kind: d.kind, url: d.url, headers: Object.keys(d.headers ?? {}), hasSecret: true, ...routing };
+    case 'pagerduty':
+      return { id: destinationId(d), kind: d.kind, hasRoutingKey: true, ...routing };
+  }
+}
+
+const tenantView = (t: { id: string; name: string; channel: string | null; source: string; apiTokenHash: string | null; destinations: unknown }) => ({
   id: t.id,
   name: t.name,
   channel: t.channel,
   source: t.source,
   hasToken: t.apiTokenHash !== null,
+  destinations: storedDestinations(t.destinations).map(destinationView),
 });
+
+/** Rows are written validated; one that no longer parses (hand-edited) is left out of the view, as routing leaves it out. */
+function storedDestinations(stored: unknown): DestinationSpec[] {
+  if (!Array.isArray(stored)) return [];
+  return stored.flatMap((d) => {
+    const parsed = resolvedDestinationSchema.safeParse(d);
+    return parsed.success ? [parsed.data] : [];
+  });
+}
 
 export async function listTenants(db: Db, scope: Scope) {
   const rows = await db
@@ -41,7 +69,8 @@ export async function putTenant(deps: Pick<Deps, 'db' | 'clock'>, input: TenantI
       const holder = await trx.selectFrom('tenants').select('id').where('channel', '=', input.channel).where('enabled', '=', true).where('id', '!=', input.id).executeTakeFirst();
       if (holder) return { kind: 'channel_taken', by: holder.id };
     }
-    const values = { name: input.name, channel: input.channel ?? null, source: 'api' as const, enabled: true, updatedAt: now };
+    // PUT replaces: destinations left out of the body mean none, as a tenant in the file without them has none.
+    const values = { name: input.name, channel: input.channel ?? null, destinations: JSON.stringify(input.destinations ?? []), source: 'api' as const, enabled: true, updatedAt: now };
     const tenant = current
       ? await trx.updateTable('tenants').set(values).where('id', '=', input.id).returningAll().executeTakeFirstOrThrow()
       : await trx.insertInto('tenants').values({ id: input.id, apiTokenHash: null, createdAt: now, ...values }).returningAll().executeTakeFirstOrThrow();
