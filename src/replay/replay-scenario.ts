@@ -23,6 +23,8 @@ export interface ReplayOptions {
   logger?: Logger;
   /** Overrides ESCALATION_INTERVAL_SECONDS (default: the engine's 60). */
   escalationIntervalSeconds?: number;
+  /** Concurrent tick-scheduler claimers; default 1, or 2 from ten managed workflows on. */
+  tickClaimers?: number;
 }
 
 export interface ReplayResult {
@@ -38,6 +40,8 @@ export interface ReplayResult {
 }
 
 const REPLICA = 'replay';
+/** From this many managed workflows on, ticks are fired by two concurrent claimers (see VirtualDriver.fireTicks). */
+const MANY_WORKFLOWS = 10;
 
 /**
  * Runs a scenario through the real engine on a virtual clock: the tick
@@ -76,6 +80,7 @@ export async function replayScenario(scenario: Scenario, options: ReplayOptions)
       sender: createOutboxSender(deps, [slackTransport(deps, api)]),
       refresher: createRootRefresher(deps, api),
       workflowIdOf: (key) => ids.get(key)!,
+      tickClaimers: options.tickClaimers ?? (scenario.workflows.filter((w) => w.mode === 'managed').length >= MANY_WORKFLOWS ? 2 : 1),
     });
     const { instants, actions, phaseMs } = await driver.run();
 
