@@ -53,7 +53,13 @@ export async function startSlack(http: Express, deps: Deps, options: SlackOption
       bolt = new App({ token, receiver, clientOptions, logger: boltLogger });
       http.use(router);
     } else {
-      bolt = new App({ token, appToken: config.SLACK_APP_TOKEN!, socketMode: true, clientOptions, logger: boltLogger });
+      // The Socket Mode client has its own WebClient (apps.connections.open, with the app token),
+      // which Bolt gives the bot's clientOptions unless installerOptions.clientOptions says
+      // otherwise. It must not inherit `retries: 1` (meant for the outbox, which owns its retries):
+      // a Slack blip while it fetches a URL would then stop the replica from ever reconnecting.
+      // Only the URL is passed, so it keeps its own long retry chain.
+      const socketClientOptions = config.SLACK_API_URL ? { slackApiUrl: config.SLACK_API_URL } : {};
+      bolt = new App({ token, appToken: config.SLACK_APP_TOKEN!, socketMode: true, clientOptions, installerOptions: { clientOptions: socketClientOptions }, logger: boltLogger });
     }
     bolt.error(async (error) => {
       logger.error({ err: error }, 'Slack listener failed');

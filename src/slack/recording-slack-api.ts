@@ -84,6 +84,8 @@ export interface RecordingSlackApiOptions {
   postMessageMinIntervalMs?: number;
   botUserId?: string;
   teamId?: string;
+  /** The WebSocket URL `apps.connections.open` hands out (Socket Mode); without it the method is unknown. */
+  socketModeUrl?: string;
 }
 
 type QueuedFault = { fault: SlackFault; match: FaultMatch; left: number };
@@ -226,7 +228,9 @@ export class RecordingSlackApi {
       this.lastPost.set(call.channel, at.getTime());
     }
 
-    const answer = this.apply(call, at);
+    // Slack opens Socket Mode connections only for an app-level token; a bot token gets not_allowed_token_type.
+    const answer =
+      method === 'apps.connections.open' && !/^Bearer xapp-/.test(req.headers.authorization ?? '') ? { ok: false, error: 'not_allowed_token_type' } : this.apply(call, at);
     if (!answer.ok) call.outcome = String(answer.error);
     if (fault?.kind === 'lost') {
       call.outcome = 'lost';
@@ -307,6 +311,8 @@ export class RecordingSlackApi {
         this.homeViews.set(user, a.view);
         return { ok: true, view: { id: `V${call.seq}`, ...(a.view as object) } };
       }
+      case 'apps.connections.open':
+        return this.options.socketModeUrl ? { ok: true, url: this.options.socketModeUrl } : { ok: false, error: 'unknown_method' };
       case 'views.open': {
         const triggerId = str(a.trigger_id);
         if (!triggerId) return { ok: false, error: 'invalid_trigger_id' };
