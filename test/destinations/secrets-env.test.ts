@@ -4,7 +4,9 @@ import { destinationId, parseWorkflowsFile, WorkflowsFileError, type Destination
 import { verifyLaunchSignature } from '../../src/launch/signature.js';
 import { syncWorkflowsFile } from '../../src/services/sync-workflows.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { T0 } from '../helpers/factories.js';
+import { startTestApp } from '../helpers/app.js';
+import { makeTenant, T0 } from '../helpers/factories.js';
+import { apiClient } from '../helpers/http-api.js';
 import { insertAlert } from '../helpers/slack-outbox.js';
 import { recordEvent, ROUTING_KEY, startDestinationRig, WEBHOOK_SECRET, type DestinationRig } from './rig.js';
 
@@ -149,5 +151,32 @@ describe('delivery with secrets from the environment', () => {
     expect(verifyLaunchSignature(WEBHOOK_SECRET, signed, rig.clock.now())).toEqual({ ok: false, reason: 'bad_signature' });
     const [page] = rig.pagerduty.requests;
     expect(JSON.parse(page!.body)).toMatchObject({ routing_key: ROUTING_KEY, event_action: 'trigger' });
+  });
+});
+
+describe('an http launcher over the workflows API', () => {
+  it('resolves secretEnv on the way in, and refuses an unset one with 400 naming the path and the variable', async () => {
+    process.env.API_LAUNCH_SECRET = LAUNCHER_SECRET_VALUE;
+    const admin = 'admin-token-0123456789abcdef';
+    const app = await startTestApp(t, { API_TOKEN: admin });
+    try {
+      await makeTenant(t.db, { id: 'acme', name: 'Acme', channel: 'CACME' });
+      const call = apiClient(app.url, admin);
+      const launcher = (secretEnv: string) => ({ cron: '0 2 * * *', launcher: { kind: 'http', url: 'https://jobs.example.com/run', secretEnv } });
+      const bad = await call('PUT', '/api/v1/workflows/acme/nightly', launcher('API_LAUNCH_SECRET_UNSET'));
+      expect(bad.status).toBe(400);
+      expect(bad.body.issues).toEqual(['body: launcher.secretEnv: names an environment variable that is not set (got "API_LAUNCH_SECRET_UNSET")']);
+      expect(await t.db.selectFrom('workflows').select('id').execute()).toEqual([]);
+
+      const put = await call('PUT', '/api/v1/workflows/acme/nightly', launcher('API_LAUNCH_SECRET'));
+      expect(put.status).toBe(201);
+      expect(put.body.launcher).toMatchObject({ kind: 'http', ownSecret: true });
+      expect(put.text).not.toContain(LAUNCHER_SECRET_VALUE);
+      const row = await t.db.selectFrom('workflows').select('launcher').executeTakeFirstOrThrow();
+      expect(row.launcher).toEqual({ kind: 'http', url: 'https://jobs.example.com/run', mode: 'sync', secret: LAUNCHER_SECRET_VALUE });
+    } finally {
+      await app.stop();
+      delete process.env.API_LAUNCH_SECRET;
+    }
   });
 });
