@@ -1,4 +1,4 @@
-import { ManualClock } from '../clock.js';
+import { ManualClock, type Clock } from '../clock.js';
 import { loadConfig } from '../config/env.js';
 import type { Db } from '../db/connect.js';
 import type { Deps } from '../deps.js';
@@ -40,6 +40,18 @@ export interface ReplayResult {
 }
 
 const REPLICA = 'replay';
+
+/**
+ * The clock the engine is given: the virtual time, and no sleeping. Only the
+ * driver moves time, between instants; a loop body that waited on the clock
+ * inside an instant would wait forever, so it fails loudly instead.
+ */
+function instantClock(clock: ManualClock): Clock {
+  return {
+    now: () => clock.now(),
+    sleep: (ms) => Promise.reject(new Error(`a loop tried to sleep ${ms} ms inside replay instant ${clock.now().toISOString()}; only the replay driver moves its clock`)),
+  };
+}
 /** From this many managed workflows on, ticks are fired by two concurrent claimers (see VirtualDriver.fireTicks). */
 const MANY_WORKFLOWS = 10;
 
@@ -65,7 +77,7 @@ export async function replayScenario(scenario: Scenario, options: ReplayOptions)
     });
     const ids = await loadScenario(db, scenario);
     const keys = new Map([...ids].map(([key, id]) => [id, key]));
-    const base = { db, clock, config, logger, replicaId: REPLICA };
+    const base = { db, clock: instantClock(clock), config, logger, replicaId: REPLICA };
     const launcher = new ScenarioLauncher(base, scenario.outcomes, (id) => keys.get(id)!);
     const deps: Deps = { ...base, launchers: launcher.resolver };
 

@@ -61,7 +61,7 @@ export class VirtualDriver {
   private readonly escalationMs: number;
   private readonly phaseMs: Record<string, number> = {};
   /** When the tick scheduler and the freshness detector next have work, and when a silence next ends, as of the last look. */
-  private due = { tick: -Infinity, freshness: -Infinity, silenceEnd: NaN, anyOpen: true };
+  private due = { tick: Infinity, freshness: Infinity, silenceEnd: NaN, anyOpen: false };
 
   constructor(private readonly p: DriverParts) {
     this.escalationMs = p.deps.config.ESCALATION_INTERVAL_SECONDS * 1000;
@@ -70,6 +70,8 @@ export class VirtualDriver {
   async run(): Promise<DriveStats> {
     const { clock, scenario } = this.p;
     const until = scenario.until.getTime();
+    // A first look fills in what is due at the start itself.
+    await this.nextInstant(false);
     for (let now: Date | undefined = clock.now(); now && now.getTime() <= until; now = await this.nextInstant(false)) {
       clock.set(now);
       await this.settle(now);
@@ -169,6 +171,7 @@ export class VirtualDriver {
     const now = clock.now();
     const t = now.getTime();
     const candidates: number[] = [];
+    // Strictly later instants are candidates; what is due now was read into `due` for this instant's pass.
     const add = (d: Date | number | null | undefined) => {
       const ms = d instanceof Date ? d.getTime() : d;
       if (ms !== null && ms !== undefined && Number.isFinite(ms) && ms > t) candidates.push(ms);
