@@ -176,6 +176,13 @@ export interface SlackHomeViewsTable {
   openedAt: Timestamp;
 }
 
+/** When the next delivery under a pacing key may start, shared by every replica. */
+export interface PaceSlotsTable {
+  key: string;
+  nextAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
 export interface Database {
   tenants: TenantsTable;
   workflows: WorkflowsTable;
@@ -186,6 +193,7 @@ export interface Database {
   alertThreads: AlertThreadsTable;
   monitorUptime: MonitorUptimeTable;
   slackHomeViews: SlackHomeViewsTable;
+  paceSlots: PaceSlotsTable;
 }
 
 export type Tenant = Selectable<TenantsTable>;

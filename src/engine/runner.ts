@@ -5,8 +5,10 @@ import { metrics } from '../metrics.js';
 /**
  * One unit of work; resolves true when it found work (the runner then goes
  * again at once), false when idle (the runner sleeps its interval or until woken).
+ * `signal` aborts when the loop is stopping: a tick that can run for long
+ * (the outbox sender's paced pipelines) winds down on it.
  */
-export type LoopTick = () => Promise<boolean>;
+export type LoopTick = (signal?: AbortSignal) => Promise<boolean>;
 
 export interface LoopSpec {
   name: string;
@@ -54,7 +56,7 @@ export function runLoop(spec: LoopSpec, deps: { clock: Clock; logger: Logger; si
       const started = performance.now();
       let foundWork = false;
       try {
-        foundWork = await spec.tick();
+        foundWork = await spec.tick(deps.signal);
         failures = 0;
         status.lastTickAt = deps.clock.now();
       } catch (error) {

@@ -4,6 +4,7 @@ import type { NotificationStatus } from '../db/schema.js';
 
 export interface ClaimedNotification {
   id: number;
+  destination: string;
   /** `sending` means an earlier attempt may have been delivered: its outcome is unknown. */
   previousStatus: NotificationStatus;
 }
@@ -15,8 +16,10 @@ export interface ClaimOptions {
   limit: number;
   /** Destination kinds this process has a transport for (`slack`…); other rows wait for their sender. */
   kinds: string[];
-  /** Destinations held back by pacing or a rate limit right now. */
+  /** Destinations held back by pacing or a rate limit right now, or already being sent to by this replica. */
   exclude: string[];
+  /** Only these destinations (a destination's next row, claimed as soon as its previous one settled). */
+  only?: string[];
 }
 
 /**
@@ -33,7 +36,7 @@ export interface ClaimOptions {
 export async function claimNotifications(db: Db, o: ClaimOptions): Promise<ClaimedNotification[]> {
   if (o.kinds.length === 0) return [];
   const leaseUntil = new Date(o.now.getTime() + o.leaseMs);
-  const result = await sql<{ id: number; previous_status: NotificationStatus }>`
+  const result = await sql<{ id: number; destination: string; previous_status: NotificationStatus }>`
     with heads as (
       select distinct on (n.destination) n.id
       from notifications n
@@ -42,6 +45,7 @@ export async function claimNotifications(db: Db, o: ClaimOptions): Promise<Claim
         and (n.lease_expires_at is null or n.lease_expires_at <= ${o.now})
         and split_part(n.destination, ':', 1) = any(${o.kinds}::text[])
         and n.destination <> all(${o.exclude}::text[])
+        ${o.only ? sql`and n.destination = any(${o.only}::text[])` : sql``}
         and not exists (
           select 1 from notifications p
           where p.alert_id = n.alert_id and p.destination = n.destination and p.id < n.id
@@ -63,7 +67,7 @@ export async function claimNotifications(db: Db, o: ClaimOptions): Promise<Claim
     set status = 'sending', lease_owner = ${o.owner}, lease_expires_at = ${leaseUntil}
     from locked
     where notifications.id = locked.id
-    returning notifications.id, locked.previous_status
+    returning notifications.id, notifications.destination, locked.previous_status
   `.execute(db);
-  return result.rows.map((r) => ({ id: Number(r.id), previousStatus: (r as unknown as { previousStatus?: NotificationStatus }).previousStatus ?? r.previous_status }));
+  return result.rows.map((r) => ({ id: Number(r.id), destination: r.destination, previousStatus: (r as unknown as { previousStatus?: NotificationStatus }).previousStatus ?? r.previous_status }));
 }

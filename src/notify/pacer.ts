@@ -1,36 +1,99 @@
+import { sql } from 'kysely';
+import type { Db } from '../db/connect.js';
+
 /**
- * Per pacing key: when the next delivery may start. In process memory on
- * purpose: it is an optimisation over Slack's own limit, and a 429 that gets
- * through (a second replica, a restart) is handled by waiting Retry-After.
+ * A slot row written by a clock more than this far ahead of ours is ignored:
+ * our clock went back (a restored VM, a stepped clock) or the writer's is
+ * badly skewed, and honouring it could hold a channel for as long as the jump.
+ * Replicas whose clocks agree to NTP accuracy never come near it.
+ */
+const STALE_SLOT_AHEAD_MS = 5_000;
+
+export type SlotResult = { ok: true } | { ok: false; readyAt: Date };
+
+/**
+ * When the next delivery under a pacing key may start, shared by every
+ * replica through `pace_slots`, with an in-process mirror of what this
+ * replica has learnt (so a claim can skip paced destinations without asking
+ * the database, and the replay can find the next instant a slot opens).
+ *
+ * Why try-and-take rather than handing out future slots (`next_at =
+ * greatest(next_at, now) + interval`): Slack counts its pace from when a
+ * message arrives, which is after the sender's `now`, so slots handed out a
+ * whole interval ahead of the previous answer let a message land a few
+ * milliseconds early, and each such 429 costs a full Retry-After second
+ * (it did, 182 times per 1,000 messages, when the pace started at claim
+ * time). Here a slot is taken only once it is free, provisionally up to
+ * `now + interval`, and the answer moves it to `answered + interval`
+ * (`settle`). A send slower than the interval can still overlap another
+ * replica's next one; Slack then answers 429 and `hold` moves the key for
+ * every replica.
  */
 export class Pacer {
   private readonly notBefore = new Map<string, number>();
   private readonly destinations = new Map<string, Set<string>>();
 
-  /** Takes the slot for `key` if it is free at `now`; false when it must wait. */
-  take(key: string, destination: string, now: Date, minIntervalMs: number): boolean {
+  constructor(private readonly db: Db) {}
+
+  /**
+   * Takes the slot for `key` at `now` if it is free for every replica; else
+   * says when it is next free (that is remembered here too).
+   */
+  async take(key: string, destination: string, now: Date, minIntervalMs: number): Promise<SlotResult> {
     this.remember(key, destination);
-    const t = now.getTime();
-    if ((this.notBefore.get(key) ?? 0) > t) return false;
-    this.notBefore.set(key, t + minIntervalMs);
-    return true;
+    const local = this.notBefore.get(key) ?? 0;
+    if (local > now.getTime()) return { ok: false, readyAt: new Date(local) };
+    const next = new Date(now.getTime() + minIntervalMs);
+    const staleAfter = new Date(now.getTime() + STALE_SLOT_AHEAD_MS);
+    // In a CTE the outer select reads the snapshot from before the upsert: for
+    // a refused take that is the row that refused it.
+    const { rows } = await sql<{ taken: boolean; ready: Date | null }>`
+      with taken as (
+        insert into pace_slots (key, next_at, updated_at) values (${key}, ${next}, ${now})
+        on conflict (key) do update set next_at = excluded.next_at, updated_at = excluded.updated_at
+        where pace_slots.next_at <= ${now} or pace_slots.updated_at > ${staleAfter}
+        returning 1
+      )
+      select exists (select 1 from taken) as taken, (select next_at from pace_slots where key = ${key}) as ready
+    `.execute(this.db);
+    const row = rows[0]!;
+    if (row.taken) {
+      this.notBefore.set(key, next.getTime());
+      return { ok: true };
+    }
+    // A concurrent take committed between snapshot and upsert: it holds the slot for at least an instant more.
+    const readyAt = Math.max(row.ready ? new Date(row.ready).getTime() : 0, now.getTime() + 1);
+    this.notBefore.set(key, Math.max(local, readyAt));
+    return { ok: false, readyAt: new Date(readyAt) };
   }
 
-  /** A rate limit: nothing for `key` until `until`. */
-  hold(key: string, destination: string, until: Date): void {
+  /**
+   * Nothing under `key` before `until`, for every replica: after Slack's
+   * answer (`answered + interval`) and on a rate limit (`now + Retry-After`).
+   * Never moves a slot earlier, except a stale one (see STALE_SLOT_AHEAD_MS).
+   */
+  async hold(key: string, destination: string, until: Date, now: Date): Promise<void> {
     this.remember(key, destination);
     this.notBefore.set(key, Math.max(this.notBefore.get(key) ?? 0, until.getTime()));
+    const staleAfter = new Date(now.getTime() + STALE_SLOT_AHEAD_MS);
+    await sql`
+      insert into pace_slots (key, next_at, updated_at) values (${key}, ${until}, ${now})
+      on conflict (key) do update set
+        next_at = case when pace_slots.updated_at > ${staleAfter} then excluded.next_at else greatest(pace_slots.next_at, excluded.next_at) end,
+        updated_at = excluded.updated_at
+    `.execute(this.db);
   }
 
+  /** When this replica last knew `key` to be free next. */
   readyAt(key: string): Date | undefined {
     const t = this.notBefore.get(key);
     return t === undefined ? undefined : new Date(t);
   }
 
-  /** Destinations whose key is not free at `now` (for the claim to skip). */
-  blockedDestinations(now: Date): string[] {
+  /** Destinations whose key this replica knows to be taken at `at` (for a claim to skip). */
+  blockedDestinations(at: Date): string[] {
     const out: string[] = [];
-    for (const [key, t] of this.notBefore) if (t > now.getTime()) out.push(...(this.destinations.get(key) ?? []));
+    for (const [key, t] of this.notBefore) if (t > at.getTime()) out.push(...(this.destinations.get(key) ?? []));
     return out;
   }
 

@@ -37,6 +37,8 @@ export interface DestinationRig {
 
 export async function startDestinationRig(db: Db, options: { start?: Date; clock?: ManualClock; sender?: SenderOptions; env?: Record<string, string> } = {}): Promise<DestinationRig> {
   const clock = options.clock ?? new ManualClock(options.start ?? T0);
+  // Pacing slots are shared through the database; a rig's clock may start earlier than the last rig's ended.
+  await db.deleteFrom('paceSlots').execute();
   const slack = await RecordingSlackApi.start({ clock });
   const smtp = await SmtpSink.start();
   const webhook = await HttpReceiver.start();

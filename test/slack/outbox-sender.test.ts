@@ -28,6 +28,8 @@ afterEach(async () => {
   await t.db.deleteFrom('alertThreads').execute();
   await t.db.deleteFrom('alertEvents').execute();
   await t.db.deleteFrom('alerts').execute();
+  // Pacing slots are shared through the database, and every test's clock starts again at T0.
+  await t.db.deleteFrom('paceSlots').execute();
 });
 
 const key = (m: StoredMessage) => m.metadata?.event_payload.key as string | undefined;
@@ -222,6 +224,134 @@ describe('outbox sender over Slack', () => {
     expect(dueTimes).toEqual([1000, 2000, 4000]);
     await rig.sender.tick();
     expect(rig.slack.roots('CACME')).toHaveLength(1);
+  });
+});
+
+/** Waits (a bounded real-time poll) until the sender's loop is asleep on the clock or done. */
+async function quiet(sender: { busy(): boolean }, done: () => boolean) {
+  const deadline = Date.now() + 10_000;
+  do {
+    await new Promise((r) => setTimeout(r, 2));
+    if (Date.now() > deadline) throw new Error('the sender loop never went quiet');
+  } while (sender.busy() && !done());
+}
+
+/** Runs the sender's loop tick as the runner does, moving the manual clock to the next sleeper whenever it is quiet. */
+async function runLoopTick(r: OutboxRig, sender = r.sender, stop = new AbortController()) {
+  let done = false;
+  const tick = sender.loop.tick(stop.signal).finally(() => (done = true));
+  for (;;) {
+    await quiet(sender, () => done);
+    if (done) return tick;
+    const wake = r.clock.nextWake();
+    if (!wake) throw new Error('the sender loop is stuck: busy with nobody asleep on the clock');
+    r.clock.set(wake);
+  }
+}
+
+const postTimes = (r: OutboxRig, channel: string) =>
+  r.slack
+    .callsTo('chat.postMessage')
+    .filter((c) => c.channel === channel)
+    .map((c) => c.at.getTime() - T0.getTime());
+
+describe('outbox sender loop: a pipeline per destination', () => {
+  it('sends each channel\'s next message exactly one interval after the previous answer, every channel at once, no 429', async () => {
+    rig = await startOutboxRig(t.db, { server: { postMessageMinIntervalMs: 1000 } });
+    for (let i = 0; i < 4; i++) {
+      for (const tenantId of ['acme', 'globex']) {
+        const alert = await insertAlert(t.db, (await makeWorkflow(t.db, { tenantId })).id);
+        await addEvent(t.db, alert.id, 'opened', { now: T0, platformChannel: 'CPLAT' });
+      }
+    }
+    expect(await runLoopTick(rig)).toBe(true);
+
+    expect(rig.slack.callsTo('chat.postMessage').filter((c) => c.outcome !== 'ok')).toEqual([]);
+    expect(postTimes(rig, 'CACME')).toEqual([0, 1000, 2000, 3000]);
+    expect(postTimes(rig, 'CGLOBEX')).toEqual([0, 1000, 2000, 3000]);
+    expect(postTimes(rig, 'CPLAT')).toEqual([0, 1000, 2000, 3000, 4000, 5000, 6000, 7000]);
+    // The loop ended as soon as the last channel had nothing left, not an interval later.
+    expect(rig.clock.now().getTime() - T0.getTime()).toBeLessThanOrEqual(7000 + 100);
+    const rows = await notificationRows();
+    expect(rows.map((r) => r.status)).toEqual(rows.map(() => 'sent'));
+    expect(new Set(rig.slack.messages().map(key)).size).toBe(16);
+  });
+
+  it('two replicas share a channel\'s pace through the database: together still one message a second, each sent once', async () => {
+    rig = await startOutboxRig(t.db, { server: { postMessageMinIntervalMs: 1000 } });
+    const deps = { db: t.db, clock: rig.clock, logger: silentLogger, replicaId: 'second-replica', launchers: () => undefined };
+    const second = createOutboxSender(deps, [slackTransport(deps, rig.api)]);
+    for (let i = 0; i < 6; i++) {
+      const alert = await insertAlert(t.db, (await makeWorkflow(t.db, { tenantId: 'acme' })).id);
+      await addEvent(t.db, alert.id, 'opened', { now: T0 });
+    }
+    const stop = new AbortController();
+    let done = 0;
+    const loops = [rig.sender, second].map((s) => s.loop.tick(stop.signal).finally(() => done++));
+    while (done < 2) {
+      await quiet({ busy: () => rig!.sender.busy() || second.busy() }, () => done === 2);
+      if (done === 2) break;
+      rig.clock.set(rig.clock.nextWake()!);
+    }
+    await Promise.all(loops);
+
+    expect(rig.slack.callsTo('chat.postMessage').filter((c) => c.outcome !== 'ok')).toEqual([]);
+    expect(postTimes(rig, 'CACME')).toEqual([0, 1000, 2000, 3000, 4000, 5000]);
+    const rows = await notificationRows();
+    expect(rows.map((r) => r.status)).toEqual(rows.map(() => 'sent'));
+    expect(new Set(rig.slack.roots('CACME').map(key)).size).toBe(6);
+  });
+
+  it('a 429 one replica receives holds the channel for Retry-After on every replica', async () => {
+    rig = await startOutboxRig(t.db, { server: { postMessageMinIntervalMs: 1000 } });
+    const deps = { db: t.db, clock: rig.clock, logger: silentLogger, replicaId: 'second-replica', launchers: () => undefined };
+    const second = createOutboxSender(deps, [slackTransport(deps, rig.api)]);
+    rig.slack.failNext({ kind: 'http_429', retryAfterSeconds: 3 }, { channel: 'CACME' });
+    const first = await insertAlert(t.db, (await makeWorkflow(t.db, { tenantId: 'acme' })).id);
+    await addEvent(t.db, first.id, 'opened', { now: T0 });
+    await rig.sender.tick();
+    const other = await insertAlert(t.db, (await makeWorkflow(t.db, { tenantId: 'acme' })).id);
+    await addEvent(t.db, other.id, 'opened', { now: T0 });
+
+    rig.clock.advance(1000);
+    while (await second.tick());
+    expect(rig.slack.roots('CACME')).toHaveLength(0);
+    const waiting = await t.db.selectFrom('notifications').selectAll().where('alertId', '=', other.id).executeTakeFirstOrThrow();
+    expect(waiting).toMatchObject({ status: 'pending', leaseOwner: null, nextAttemptAt: new Date(T0.getTime() + 3000) });
+
+    rig.clock.set(new Date(T0.getTime() + 3000));
+    while (await second.tick());
+    expect(rig.slack.roots('CACME')).toHaveLength(1);
+    expect(postTimes(rig, 'CACME')).toEqual([0, 3000]);
+  });
+
+  it('on shutdown a row waiting for its slot is handed back as it was, due at the slot', async () => {
+    rig = await startOutboxRig(t.db, { server: { postMessageMinIntervalMs: 1000 } });
+    const alerts = [];
+    for (let i = 0; i < 2; i++) {
+      alerts.push(await insertAlert(t.db, (await makeWorkflow(t.db, { tenantId: 'acme' })).id));
+      await addEvent(t.db, alerts[i]!.id, 'opened', { now: T0 });
+    }
+    const stop = new AbortController();
+    let done = false;
+    const loop = rig.sender.loop.tick(stop.signal).finally(() => (done = true));
+    await quiet(rig.sender, () => done);
+    expect(rig.slack.roots('CACME')).toHaveLength(1);
+    // The second root is claimed and loaded, asleep until its slot at T0 + 1 s.
+    expect(await t.db.selectFrom('notifications').select(['status', 'leaseOwner']).where('alertId', '=', alerts[1]!.id).executeTakeFirstOrThrow()).toEqual({
+      status: 'sending',
+      leaseOwner: 'test-replica',
+    });
+    stop.abort();
+    expect(await loop).toBe(true);
+    expect(rig.clock.now()).toEqual(T0);
+    expect(await t.db.selectFrom('notifications').selectAll().where('alertId', '=', alerts[1]!.id).executeTakeFirstOrThrow()).toMatchObject({
+      status: 'pending',
+      leaseOwner: null,
+      leaseExpiresAt: null,
+      attempts: 0,
+      nextAttemptAt: new Date(T0.getTime() + 1000),
+    });
   });
 });
 
