@@ -1,14 +1,17 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { sql } from 'kysely';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { runLoop } from '../../src/engine/runner.js';
+import type { Deps } from '../../src/deps.js';
 import { runLoops } from '../../src/launch/index.js';
+import type { LaunchContext, Launcher } from '../../src/launch/types.js';
 import { fireDueTicks, tickSchedulerLoop } from '../../src/launch/tick-scheduler.js';
 import { silentLogger } from '../../src/log.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { at, makeTenant, makeWorkflow } from '../helpers/factories.js';
+import { at, makeRun, makeTenant, makeWorkflow } from '../helpers/factories.js';
 import { CountingClock, eventually, replicaDeps } from './support.js';
 
 let t: TestDatabase;
@@ -26,6 +29,29 @@ beforeEach(async () => {
   await t.db.deleteFrom('runs').execute();
   await t.db.deleteFrom('workflows').execute();
 });
+
+/** A replica whose launcher only records what it was asked to start (the launch boundary; the ledger is real). */
+function recordingReplica(clock: ManualClock) {
+  const launched: LaunchContext[] = [];
+  const launcher: Launcher = {
+    kind: 'recording',
+    async launch(ctx) {
+      launched.push(ctx);
+      return { started: true };
+    },
+  };
+  const deps: Deps = { ...replicaDeps(t.db, clock), launchers: () => launcher };
+  return { deps, launched };
+}
+
+/** `count` managed workflows of one cron, due at `due`, in one statement. */
+async function seedDue(count: number, cron: string, due: Date, prefix = 'bulk') {
+  await sql`
+    insert into workflows (tenant_id, name, cron, mode, launcher, ping_key, next_tick_at)
+    select 'acme', ${prefix} || '-' || g, ${cron}, 'managed', '{"kind":"command","command":"true"}'::jsonb, ${prefix} || '-pk-' || g, ${due}
+    from generate_series(1, ${count}) g
+  `.execute(t.db);
+}
 
 const originals = (workflowId: number) =>
   t.db.selectFrom('runs').selectAll().where('workflowId', '=', workflowId).where('originalRunId', 'is', null).orderBy('tick').execute();
@@ -146,6 +172,73 @@ describe('tick scheduler', () => {
     const orphan = await makeWorkflow(t.db, { ...due, tenantId: 'gone', mode: 'managed' });
     expect(await fireDueTicks(replicaDeps(t.db, clock))).toBe(false);
     for (const wf of [paused, disabled, observed, orphan]) expect(await originals(wf.id)).toHaveLength(0);
+  });
+
+  it('fires a crowded boundary (more due workflows than one batch) once each, with two replicas claiming at the same time', async () => {
+    const due = at('2026-03-10T12:00:00Z');
+    await seedDue(2_600, '* * * * *', due);
+    const clock = new ManualClock('2026-03-10T12:00:00.200Z');
+    const [a, b] = [recordingReplica(clock), recordingReplica(clock)];
+    const found = await Promise.all([fireDueTicks(a.deps), fireDueTicks(b.deps)]);
+    expect(found.some(Boolean)).toBe(true);
+
+    const { rows } = await sql<{ runs: number; workflows: number; running: number }>`
+      select count(*)::int as runs, count(distinct workflow_id)::int as workflows, count(*) filter (where status = 'running')::int as running
+      from runs where tick = ${due} and original_run_id is null
+    `.execute(t.db);
+    expect(rows[0]).toEqual({ runs: 2_600, workflows: 2_600, running: 2_600 });
+    // Every original row was handed to exactly one launcher, with its own run id and the tick it belongs to.
+    const launched = [...a.launched, ...b.launched];
+    expect(launched).toHaveLength(2_600);
+    expect(new Set(launched.map((c) => c.runId)).size).toBe(2_600);
+    expect(launched.every((c) => c.tick?.getTime() === due.getTime() && c.trigger === 'schedule' && c.attempt === 1)).toBe(true);
+    const stillDue = await t.db.selectFrom('workflows').select((eb) => eb.fn.countAll<number>().as('n')).where('nextTickAt', '!=', at('2026-03-10T12:01:00Z')).executeTakeFirstOrThrow();
+    expect(Number(stillDue.n)).toBe(0);
+    // Nothing is due until the next minute, on either replica.
+    expect(await fireDueTicks(a.deps)).toBe(false);
+    expect(await fireDueTicks(b.deps)).toBe(false);
+    expect(a.launched.length + b.launched.length).toBe(2_600);
+  });
+
+  it('in one batch, fires on-time workflows as they are and a workflow behind by a gap at its latest tick, skipping the rest', async () => {
+    const clock = new ManualClock('2026-03-10T02:05:10Z');
+    const launcher = JSON.stringify({ kind: 'command', command: 'true' });
+    const onTime = await makeWorkflow(t.db, { cron: '*/5 * * * *', mode: 'managed', launcher, nextTickAt: at('2026-03-10T02:05:00Z') });
+    const behind = await makeWorkflow(t.db, { cron: '* * * * *', mode: 'managed', launcher, nextTickAt: at('2026-03-10T02:02:00Z') });
+    const daily = await makeWorkflow(t.db, { cron: '0 2 * * *', timezone: 'Europe/Berlin', mode: 'managed', launcher, nextTickAt: at('2026-03-10T01:00:00Z') });
+    const { deps, launched } = recordingReplica(clock);
+    expect(await fireDueTicks(deps)).toBe(true);
+
+    const ticks = async (id: number) => (await originals(id)).map((r) => `${r.tick!.toISOString().slice(11, 16)} ${r.status}`);
+    expect(await ticks(onTime.id)).toEqual(['02:05 running']);
+    expect(await ticks(behind.id)).toEqual(['02:02 skipped', '02:03 skipped', '02:04 skipped', '02:05 running']);
+    // 02:00 in Berlin is 01:00 UTC, more than an hour ago: still the latest due tick, so it fires, nothing skipped.
+    expect(await ticks(daily.id)).toEqual(['01:00 running']);
+    expect(launched.map((c) => [c.workflow.id, c.tick!.toISOString().slice(11, 16)]).sort()).toEqual(
+      [[onTime.id, '02:05'], [behind.id, '02:05'], [daily.id, '01:00']].sort(),
+    );
+    const next = await t.db.selectFrom('workflows').select(['id', 'nextTickAt']).orderBy('id').execute();
+    expect(next.map((w) => w.nextTickAt!.toISOString())).toEqual(['2026-03-10T02:10:00.000Z', '2026-03-10T02:06:00.000Z', '2026-03-11T01:00:00.000Z']);
+    // Each launch is told its own run's deadline budget: the profile of its cadence (5 min, 1 min, daily).
+    const budget = Object.fromEntries(launched.map((c) => [c.workflow.id, c.timeoutSeconds]));
+    expect(budget[behind.id]).toBe(60);
+    expect(budget[onTime.id]).toBe(270);
+    expect(budget[daily.id]).toBe(21_600);
+  });
+
+  it('does not launch a tick whose original row is already there, and still moves the workflow on', async () => {
+    const clock = new ManualClock('2026-03-10T02:05:00Z');
+    const launcher = JSON.stringify({ kind: 'command', command: 'true' });
+    const taken = await makeWorkflow(t.db, { cron: '* * * * *', mode: 'managed', launcher, nextTickAt: at('2026-03-10T02:05:00Z') });
+    const free = await makeWorkflow(t.db, { cron: '* * * * *', mode: 'managed', launcher, nextTickAt: at('2026-03-10T02:05:00Z') });
+    // A replica that committed the tick's row and died before moving next_tick_at on (or a restored backup).
+    await makeRun(t.db, { workflowId: taken.id, tick: at('2026-03-10T02:05:00Z'), status: 'running', finishedAt: null });
+    const { deps, launched } = recordingReplica(clock);
+    expect(await fireDueTicks(deps)).toBe(true);
+    expect(launched.map((c) => c.workflow.id)).toEqual([free.id]);
+    expect(await originals(taken.id)).toHaveLength(1);
+    const after = await t.db.selectFrom('workflows').select('nextTickAt').where('id', '=', taken.id).executeTakeFirstOrThrow();
+    expect(after.nextTickAt?.toISOString()).toBe('2026-03-10T02:06:00.000Z');
   });
 
   it('gives the runs loops a lease renewal alongside the scheduler', () => {
