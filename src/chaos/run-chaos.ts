@@ -43,6 +43,8 @@ const API_TOKEN = 'chaos-admin-token-0123456789';
 const SIGNING_SECRET = 'chaos-signing-secret-0123456789';
 const BOT_TOKEN = 'xoxb-chaos-token';
 const SETTLE_TIMEOUT_MS = 180_000;
+/** How long faults are injected in each scenario, at least. */
+const MIN_CHAOS_MS = 40_000;
 
 /** Every scenario in turn, each on its own database, Slack server and three replicas. */
 export async function runChaos(o: ChaosOptions): Promise<ScenarioResult[]> {
@@ -211,6 +213,8 @@ async function runScenario(spec: ScenarioSpec, server: PostgresHandle, root: str
   }
 
   const driven = await driveWorkload(workload, { db, replicas, apiToken: API_TOKEN, signingSecret: SIGNING_SECRET, stepTimeoutMs: 120_000, log: (line) => o.logger.info({ scenario: spec.name }, line) });
+  // The faults go on for a while after the driver is done: deliveries, ticks and leases are still in flight.
+  await systemClock.sleep(Math.max(0, started + MIN_CHAOS_MS - systemClock.now().getTime()));
   stopping = true;
   await Promise.all(chaos);
   slack.clearFaults();

@@ -1,4 +1,5 @@
 import { sql, type Transaction } from 'kysely';
+import { isConnectionError } from '../db/connection-errors.js';
 import type { Database, Run, Tenant, Workflow } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import type { CadenceProfile } from '../domain/cadence.js';
@@ -159,7 +160,8 @@ async function pollOneByOne(deps: Deps, now: Date, limit: number): Promise<numbe
         return processClaimed(trx, deps, now, 1, (ids) => (runId = ids[0]));
       });
     } catch (error) {
-      if (runId === undefined) throw error;
+      // A lost connection is not the run's fault: it stays unprocessed for the next poll.
+      if (runId === undefined || isConnectionError(error)) throw error;
       deps.logger.error({ err: error, runId }, 'run could not be processed; marked processed so it is not retried forever');
       await deps.db.updateTable('runs').set({ processedAt: now }).where('id', '=', runId).where('processedAt', 'is', null).execute();
       found.push(runId);

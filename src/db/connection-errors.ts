@@ -1,0 +1,15 @@
+/**
+ * Whether an error means "the database could not be reached or dropped us",
+ * as opposed to something wrong with the data or the code. The first is
+ * nobody's fault and passes; callers that isolate faulty rows must not
+ * blame a row for it.
+ */
+export function isConnectionError(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: unknown } | null;
+  const code = typeof e?.code === 'string' ? e.code : '';
+  // 08: connection exception; 57P01-57P03: admin/crash shutdown, cannot connect now; 53300: too many connections.
+  if (code.startsWith('08') || /^57P0[1-3]$/.test(code) || code === '53300') return true;
+  if (['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN'].includes(code)) return true;
+  const message = typeof e?.message === 'string' ? e.message : '';
+  return /Connection terminated|connection error and is not queryable|terminating connection|timeout exceeded when trying to connect/i.test(message);
+}
