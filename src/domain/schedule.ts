@@ -1,15 +1,39 @@
 import { CronExpressionParser } from 'cron-parser';
 
 /**
- * Fire times of a cron expression in a time zone. cron-parser is always given
- * `currentDate` and `tz`: nothing here reads the clock, and DST is the zone's
- * (a 02:30 job on a spring-forward night fires at 03:30 local; on a fall-back
- * night it fires once).
+ * Fire times of a cron expression in a time zone. Nothing here reads the
+ * clock: every call is given the instant it starts from.
+ *
+ * DST trap: cron-parser 5's own `tz` arithmetic breaks where an offset changes
+ * by 30 or 45 minutes or at a non-hour boundary. On Lord Howe's fall-back
+ * night next() throws "loop limit exceeded" for an hourly job (and returns a
+ * time before currentDate after it); on Chatham's it goes backwards; on
+ * Chatham's spring-forward night a 02:45 job loses its day. prev() misses a
+ * fire time moved by a gap (Berlin's 02:30 run at 03:30 CEST), so the latest
+ * fire time disagreed with the next one. So cron-parser only ever walks
+ * wall-clock time here (it is given `tz: 'UTC'` and wall times encoded as UTC
+ * instants, where it has no DST to get wrong), and this module maps each wall
+ * time onto the zone's instants by one rule:
+ *   - a wall time that exists once fires then;
+ *   - a wall time skipped by a spring-forward gap fires as late as the gap is
+ *     long (02:30 in Berlin's gap fires at 03:30 CEST, 01:30 UTC), once: a
+ *     time the gap moves onto one that also fires is the same tick;
+ *   - a wall time that happens twice (fall back) fires once, at the first,
+ *     unless the expression names every hour (`*`, an hourly or sub-hourly
+ *     job), which keeps its real spacing and fires at both.
+ * Both directions (next and latest) apply the same rule, so a tick the
+ * scheduler fires is always a tick that ingest and freshness recognise.
  */
 
 export type CronCheck = { ok: true } | { ok: false; reason: string };
 
 const MACROS = new Set(['@yearly', '@annually', '@monthly', '@weekly', '@daily', '@midnight', '@hourly']);
+
+const MINUTE = 60_000;
+/** Wider than any zone's offset change in one transition (2 h, historically), so no moved fire time is overlooked. */
+const SHIFT_WINDOW_MS = 3 * 3_600_000;
+/** Offsets are sampled this far either side of a wall time to see a transition next to it. */
+const OFFSET_PROBE_MS = 36 * 3_600_000;
 
 export function checkCron(cron: string): CronCheck {
   const trimmed = cron.trim();
@@ -37,32 +61,166 @@ export function isTimeZone(tz: string): boolean {
 
 /** The first `count` fire times strictly after `from`. */
 export function fireTimesAfter(cron: string, tz: string, from: Date, count: number): Date[] {
-  const it = CronExpressionParser.parse(cron, { currentDate: from, tz });
   const out: Date[] = [];
-  for (let i = 0; i < count; i++) out.push(it.next().toDate());
+  let cursor = from;
+  for (let i = 0; i < count; i++) {
+    cursor = nextFireAfter(cron, tz, cursor);
+    out.push(cursor);
+  }
   return out;
 }
 
 /** The first fire time strictly after `from`. */
 export function nextFireAfter(cron: string, tz: string, from: Date): Date {
-  return CronExpressionParser.parse(cron, { currentDate: from, tz }).next().toDate();
+  const zone = zoneOf(tz);
+  const after = from.getTime();
+  const shift = zone.shiftNear(after);
+  if (shift === 0) {
+    // No transition within a day and a half: the zone is a fixed offset here.
+    const offset = zone.offsetAt(after);
+    const instant = wallIterator(cron, zone.wallOf(after)).next().getTime() - offset;
+    if (instant - after <= OFFSET_PROBE_MS) return new Date(instant);
+  }
+  const everyHour = namesEveryHour(cron);
+  // Start early enough to see a wall time before `from`'s that a gap moves past it.
+  const window = Math.max(shift, MINUTE);
+  const it = wallIterator(cron, zone.wallOf(after) - window);
+  let best = Infinity;
+  let stopAt = Infinity;
+  for (;;) {
+    const wall = it.next().getTime();
+    if (wall > stopAt) break;
+    for (const instant of zone.instantsOf(wall, everyHour)) {
+      if (instant > after && instant < best) {
+        best = instant;
+        // A later wall time can only map before this one by less than one transition's shift.
+        stopAt = wall + SHIFT_WINDOW_MS;
+      }
+    }
+  }
+  return new Date(best);
 }
 
 /** The latest fire time at or before `at`, if there is one. */
 export function latestFireAtOrBefore(cron: string, tz: string, at: Date): Date | undefined {
-  // cron-parser's prev() is strictly before currentDate; nudge by 1 ms to include `at` itself.
-  const it = CronExpressionParser.parse(cron, { currentDate: new Date(at.getTime() + 1), tz });
-  try {
-    return it.prev().toDate();
-  } catch {
-    return undefined;
+  const zone = zoneOf(tz);
+  const until = at.getTime();
+  const shift = zone.shiftNear(until);
+  if (shift === 0) {
+    const offset = zone.offsetAt(until);
+    let wall: number | undefined;
+    try {
+      // prev() is strictly before its start; a minute-aligned `at` must count as at-or-before.
+      wall = wallIterator(cron, zone.wallOf(until) + MINUTE).prev().getTime();
+    } catch {
+      return undefined; // nothing earlier
+    }
+    if (until - (wall - offset) <= OFFSET_PROBE_MS && wall - offset <= until) return new Date(wall - offset);
   }
+  const everyHour = namesEveryHour(cron);
+  const it = wallIterator(cron, zone.wallOf(until) + Math.max(shift, MINUTE) + MINUTE);
+  let best = -Infinity;
+  let stopAt = -Infinity;
+  for (;;) {
+    let wall: number;
+    try {
+      wall = it.prev().getTime();
+    } catch {
+      break; // nothing earlier
+    }
+    if (wall < stopAt) break;
+    for (const instant of zone.instantsOf(wall, everyHour)) {
+      if (instant <= until && instant > best) {
+        best = instant;
+        stopAt = wall - SHIFT_WINDOW_MS;
+      }
+    }
+  }
+  return Number.isFinite(best) ? new Date(best) : undefined;
 }
 
 /** Every fire time in (from, to], oldest first, at most `limit`. */
 export function fireTimesBetween(cron: string, tz: string, from: Date, to: Date, limit = 10_000): Date[] {
-  const it = CronExpressionParser.parse(cron, { currentDate: from, endDate: to, tz });
   const out: Date[] = [];
-  while (out.length < limit && it.hasNext()) out.push(it.next().toDate());
+  let cursor = from;
+  while (out.length < limit) {
+    cursor = nextFireAfter(cron, tz, cursor);
+    if (cursor > to) break;
+    out.push(cursor);
+  }
   return out;
+}
+
+/** Wall-clock fire times, as UTC-encoded instants (cron-parser in UTC has no DST to get wrong). */
+function wallIterator(cron: string, wallMs: number) {
+  const it = CronExpressionParser.parse(cron, { currentDate: new Date(wallMs), tz: 'UTC' });
+  return { next: () => it.next().toDate(), prev: () => it.prev().toDate() };
+}
+
+const everyHourMemo = new Map<string, boolean>();
+
+/** Does the hour field allow all 24 hours? Then the job keeps real spacing through a repeated hour. */
+function namesEveryHour(cron: string): boolean {
+  let known = everyHourMemo.get(cron);
+  if (known === undefined) {
+    known = CronExpressionParser.parse(cron, { currentDate: new Date(0), tz: 'UTC' }).fields.hour.values.length === 24;
+    if (everyHourMemo.size > 10_000) everyHourMemo.clear();
+    everyHourMemo.set(cron, known);
+  }
+  return known;
+}
+
+interface Zone {
+  /** The wall-clock time at an instant, encoded as a UTC instant (minute precision). */
+  wallOf(instant: number): number;
+  offsetAt(instant: number): number;
+  /** How far the offset moves within a day and a half either side of an instant (0: a fixed offset there). */
+  shiftNear(instant: number): number;
+  /** The instants a wall time fires at, by the rule at the top of this file (sorted; one, or two when everyHour). */
+  instantsOf(wall: number, everyHour: boolean): number[];
+}
+
+const zones = new Map<string, Zone>();
+
+function zoneOf(tz: string): Zone {
+  let zone = zones.get(tz);
+  if (!zone) {
+    zone = makeZone(tz);
+    zones.set(tz, zone);
+  }
+  return zone;
+}
+
+function makeZone(tz: string): Zone {
+  const format = new Intl.DateTimeFormat('en-US', {
+    timeZone: tz,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: 'numeric',
+    day: 'numeric',
+    hour: 'numeric',
+    minute: 'numeric',
+  });
+  const wallOf = (instant: number): number => {
+    const p: Record<string, number> = {};
+    for (const part of format.formatToParts(new Date(instant))) if (part.type !== 'literal') p[part.type] = Number(part.value);
+    return Date.UTC(p.year!, p.month! - 1, p.day!, p.hour!, p.minute!);
+  };
+  // Offsets are whole minutes in every zone since 1970; seconds are dropped on both sides.
+  const offsetAt = (instant: number) => wallOf(instant) - Math.floor(instant / MINUTE) * MINUTE;
+  return {
+    wallOf,
+    offsetAt,
+    shiftNear(instant) {
+      const offsets = [offsetAt(instant - OFFSET_PROBE_MS), offsetAt(instant), offsetAt(instant + OFFSET_PROBE_MS)];
+      return Math.max(...offsets) - Math.min(...offsets);
+    },
+    instantsOf(wall, everyHour) {
+      const offsets = [...new Set([offsetAt(wall - OFFSET_PROBE_MS), offsetAt(wall), offsetAt(wall + OFFSET_PROBE_MS)])];
+      if (offsets.length === 1) return [wall - offsets[0]!];
+      const real = offsets.map((o) => wall - o).filter((i) => wallOf(i) === wall).sort((a, b) => a - b);
+      if (real.length === 0) return [wall - Math.min(...offsets)]; // in a gap: moved forward by the gap's length
+      return everyHour ? real : [real[0]!];
+    },
+  };
 }
