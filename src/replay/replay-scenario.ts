@@ -23,8 +23,6 @@ export interface ReplayOptions {
   logger?: Logger;
   /** Overrides ESCALATION_INTERVAL_SECONDS (default: the engine's 60). */
   escalationIntervalSeconds?: number;
-  /** Concurrent tick-scheduler claimers; default 1, or 2 from ten managed workflows on. */
-  tickClaimers?: number;
 }
 
 export interface ReplayResult {
@@ -52,8 +50,6 @@ function instantClock(clock: ManualClock): Clock {
     sleep: (ms) => Promise.reject(new Error(`a loop tried to sleep ${ms} ms inside replay instant ${clock.now().toISOString()}; only the replay driver moves its clock`)),
   };
 }
-/** From this many managed workflows on, ticks are fired by two concurrent claimers (see VirtualDriver.fireTicks). */
-const MANY_WORKFLOWS = 10;
 
 /**
  * Runs a scenario through the real engine on a virtual clock: the tick
@@ -92,7 +88,6 @@ export async function replayScenario(scenario: Scenario, options: ReplayOptions)
       sender: createOutboxSender(deps, [slackTransport(deps, api)]),
       refresher: createRootRefresher(deps, api),
       workflowIdOf: (key) => ids.get(key)!,
-      tickClaimers: options.tickClaimers ?? (scenario.workflows.filter((w) => w.mode === 'managed').length >= MANY_WORKFLOWS ? 2 : 1),
     });
     const { instants, actions, phaseMs } = await driver.run();
 

@@ -25,8 +25,6 @@ export interface DriverParts {
   sender: Pick<OutboxSender, 'tick' | 'pacer'>;
   refresher: { tick(): Promise<boolean> };
   workflowIdOf: (key: string) => number;
-  /** Concurrent tick-scheduler calls per instant (1: strictly deterministic). */
-  tickClaimers: number;
 }
 
 export interface DriveStats {
@@ -107,7 +105,7 @@ export class VirtualDriver {
       // (a tick's, or an action's run now) is refused; the poller is called after any of those, as NOTIFY would wake it.
       let finished = (await this.time('runs-end', () => launcher.finishDue(now))) > 0;
       await this.time('outside-scheduler', () => outside.reportDue(now));
-      if (pass === 0 && this.due.tick <= now.getTime()) finished = (await this.time('tick-scheduler', () => this.fireTicks())) || finished;
+      if (pass === 0 && this.due.tick <= now.getTime()) finished = (await this.time('tick-scheduler', () => repeat(() => fireDueTicks(deps)))) || finished;
       if (pass === 0) finished = (await this.time('actions', () => this.performActions(now))) || finished;
       // Renewed before the freshness check: a supervised run is never "lost" between instants.
       await this.time('lease-renewal', () => renewRunLeases(deps, launcher.heldRunIds(), now));
@@ -128,20 +126,6 @@ export class VirtualDriver {
     } finally {
       this.phaseMs[phase] = (this.phaseMs[phase] ?? 0) + performance.now() - started;
     }
-  }
-
-  /**
-   * The tick scheduler, as one replica, or as two when many workflows share
-   * the instant: its claim is SKIP LOCKED, so two claimers fire each tick
-   * once, and Node and Postgres then work at the same time instead of taking
-   * turns. The price: which of the simultaneous ticks gets which run id is a
-   * race (every transcript's shape is the same either way).
-   */
-  private async fireTicks(): Promise<boolean> {
-    const fire = () => repeat(() => fireDueTicks(this.p.deps));
-    if (this.p.tickClaimers <= 1) return fire();
-    const found = await Promise.all(Array.from({ length: this.p.tickClaimers }, fire));
-    return found.some(Boolean);
   }
 
   private async deliver(): Promise<boolean> {
