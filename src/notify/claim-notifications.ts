@@ -1,12 +1,16 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
-import type { NotificationStatus } from '../db/schema.js';
+import type { Notification, NotificationStatus } from '../db/schema.js';
 
 export interface ClaimedNotification {
   id: number;
   destination: string;
   /** `sending` means an earlier attempt may have been delivered: its outcome is unknown. */
   previousStatus: NotificationStatus;
+  /** The row as claimed (status `sending`, leased to the claimer). */
+  row: Notification;
+  /** Pending rows for the same alert and destination queued behind this one (lets a transport coalesce). */
+  queuedBehind: number;
 }
 
 export interface ClaimOptions {
@@ -36,7 +40,7 @@ export interface ClaimOptions {
 export async function claimNotifications(db: Db, o: ClaimOptions): Promise<ClaimedNotification[]> {
   if (o.kinds.length === 0) return [];
   const leaseUntil = new Date(o.now.getTime() + o.leaseMs);
-  const result = await sql<{ id: number; destination: string; previous_status: NotificationStatus }>`
+  const result = await sql<Notification & { previousStatus: NotificationStatus; queuedBehind: number }>`
     with heads as (
       select distinct on (n.destination) n.id
       from notifications n
@@ -67,7 +71,11 @@ export async function claimNotifications(db: Db, o: ClaimOptions): Promise<Claim
     set status = 'sending', lease_owner = ${o.owner}, lease_expires_at = ${leaseUntil}
     from locked
     where notifications.id = locked.id
-    returning notifications.id, notifications.destination, locked.previous_status
+    returning notifications.*, locked.previous_status,
+      (select count(*) from notifications b
+        where b.alert_id = notifications.alert_id and b.destination = notifications.destination and b.id > notifications.id
+          and b.status in ('pending', 'sending'))::int as queued_behind
   `.execute(db);
-  return result.rows.map((r) => ({ id: Number(r.id), destination: r.destination, previousStatus: (r as unknown as { previousStatus?: NotificationStatus }).previousStatus ?? r.previous_status }));
+  // Raw SQL results pass through the CamelCasePlugin: snake_case columns arrive camelCased.
+  return result.rows.map(({ previousStatus, queuedBehind, ...row }) => ({ id: row.id, destination: row.destination, previousStatus, row, queuedBehind }));
 }

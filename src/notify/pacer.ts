@@ -17,15 +17,15 @@ export type SlotResult = { ok: true } | { ok: false; readyAt: Date };
  * replica has learnt (so a claim can skip paced destinations without asking
  * the database, and the replay can find the next instant a slot opens).
  *
- * Why try-and-take rather than handing out future slots (`next_at =
+ * Why a slot is taken only once the previous one's answer is known, rather
+ * than handed out an interval after the last one given (`next_at =
  * greatest(next_at, now) + interval`): Slack counts its pace from when a
- * message arrives, which is after the sender's `now`, so slots handed out a
- * whole interval ahead of the previous answer let a message land a few
- * milliseconds early, and each such 429 costs a full Retry-After second
- * (it did, 182 times per 1,000 messages, when the pace started at claim
- * time). Here a slot is taken only once it is free, provisionally up to
- * `now + interval`, and the answer moves it to `answered + interval`
- * (`settle`). A send slower than the interval can still overlap another
+ * message arrives, which is after the sender's `now`, so a slot given out
+ * before the previous answer lets a message land a few milliseconds early,
+ * and each such 429 costs a full Retry-After second (it did, 182 times per
+ * 1,000 messages, when the pace started at claim time). A taken slot holds
+ * the key provisionally until `at + interval`; the answer moves that to
+ * `answered + interval` (`hold`). A send slower than the interval can still overlap another
  * replica's next one; Slack then answers 429 and `hold` moves the key for
  * every replica.
  */
@@ -36,14 +36,17 @@ export class Pacer {
   constructor(private readonly db: Db) {}
 
   /**
-   * Takes the slot for `key` at `now` if it is free for every replica; else
-   * says when it is next free (that is remembered here too).
+   * Takes the slot for `key` starting at `at` (now, or a moment this
+   * replica already knows to be free: a pipeline reserves its next slot
+   * before sleeping until it, so no round trip sits between the slot opening
+   * and the send) if no replica holds it; else says when it is next free
+   * (remembered here too).
    */
-  async take(key: string, destination: string, now: Date, minIntervalMs: number): Promise<SlotResult> {
+  async take(key: string, destination: string, now: Date, minIntervalMs: number, at: Date = now): Promise<SlotResult> {
     this.remember(key, destination);
     const local = this.notBefore.get(key) ?? 0;
-    if (local > now.getTime()) return { ok: false, readyAt: new Date(local) };
-    const next = new Date(now.getTime() + minIntervalMs);
+    if (local > at.getTime()) return { ok: false, readyAt: new Date(local) };
+    const next = new Date(at.getTime() + minIntervalMs);
     const staleAfter = new Date(now.getTime() + STALE_SLOT_AHEAD_MS);
     // In a CTE the outer select reads the snapshot from before the upsert: for
     // a refused take that is the row that refused it.
@@ -51,7 +54,7 @@ export class Pacer {
       with taken as (
         insert into pace_slots (key, next_at, updated_at) values (${key}, ${next}, ${now})
         on conflict (key) do update set next_at = excluded.next_at, updated_at = excluded.updated_at
-        where pace_slots.next_at <= ${now} or pace_slots.updated_at > ${staleAfter}
+        where pace_slots.next_at <= ${at} or pace_slots.updated_at > ${staleAfter}
         returning 1
       )
       select exists (select 1 from taken) as taken, (select next_at from pace_slots where key = ${key}) as ready
@@ -62,7 +65,7 @@ export class Pacer {
       return { ok: true };
     }
     // A concurrent take committed between snapshot and upsert: it holds the slot for at least an instant more.
-    const readyAt = Math.max(row.ready ? new Date(row.ready).getTime() : 0, now.getTime() + 1);
+    const readyAt = Math.max(row.ready ? new Date(row.ready).getTime() : 0, at.getTime() + 1);
     this.notBefore.set(key, Math.max(local, readyAt));
     return { ok: false, readyAt: new Date(readyAt) };
   }
