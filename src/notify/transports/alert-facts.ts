@@ -1,11 +1,13 @@
-import type { Alert, AlertEvent, Run, Tenant, Workflow } from '../../db/schema.js';
-import { cadenceInWords, formatDuration, utcText } from '../../slack/blocks/format.js';
+import type { AlertEvent, Run } from '../../db/schema.js';
+import { formatDuration, utcText } from '../../slack/blocks/format.js';
+import { alertView, type AlertViewInput } from '../alert-view.js';
 
 /**
- * The facts a Slack root shows, as plain values for destinations that are not
- * Slack (email text and HTML, webhook JSON). Pure: the caller loads the rows
- * and passes `now`. Strings here are raw, possibly hostile text from runs;
- * each renderer escapes for its own medium.
+ * The alert's view (src/notify/alert-view.ts) rendered as plain labelled
+ * values for destinations that are not Slack (email text and HTML, webhook
+ * JSON, PagerDuty details), with the event in one sentence. Pure. Strings
+ * are raw, possibly hostile text from runs; each renderer escapes for its
+ * own medium.
  */
 export interface AlertFacts {
   /** "Critical (open): Acme / nightly-pipeline, 4 failures" */
@@ -21,82 +23,38 @@ export interface AlertFacts {
   logUrl?: string;
 }
 
-export type FactsAlert = Pick<
-  Alert,
-  | 'id'
-  | 'generation'
-  | 'status'
-  | 'severity'
-  | 'openedAt'
-  | 'escalateAt'
-  | 'escalatedAt'
-  | 'resolvedAt'
-  | 'cadenceSeconds'
-  | 'consecutiveFailures'
-  | 'lastError'
-  | 'errorGroup'
-  | 'errorGroupCount'
-  | 'stage'
-  | 'ownerTeam'
-  | 'ownerUser'
-  | 'ownerNote'
-  | 'acknowledgedBy'
-  | 'silencedUntil'
-  | 'silencedBy'
-  | 'silenceReason'
->;
-
-export interface FactsInput {
-  alert: FactsAlert;
-  workflow: Pick<Workflow, 'name' | 'cron' | 'timezone'>;
-  tenant: Pick<Tenant, 'id' | 'name'>;
+export interface FactsInput extends AlertViewInput {
   event: Pick<AlertEvent, 'kind' | 'actor' | 'at' | 'data'>;
   lastRun?: Pick<Run, 'id' | 'logExcerpt' | 'logUrl' | 'stage'> | null;
 }
 
-export function severityWord(severity: FactsAlert['severity']): string {
-  return severity === 'critical' ? 'Critical' : 'Warning';
-}
-
-function silencedNow(a: FactsAlert, now: Date): { until: Date | 'resolved'; by: string } | undefined {
-  if (a.status !== 'open' || !a.silencedBy) return undefined;
-  if (a.silencedUntil && a.silencedUntil.getTime() <= now.getTime()) return undefined;
-  return { until: a.silencedUntil ?? 'resolved', by: a.silencedBy };
-}
-
 export function alertFacts(input: FactsInput, now: Date): AlertFacts {
-  const { alert: a, workflow, tenant, lastRun } = input;
-  const resolvedAfter = a.resolvedAt ? formatDuration(a.resolvedAt.getTime() - a.openedAt.getTime()) : '?';
-  const state = silencedNow(a, now) ? 'silenced' : a.ownerUser || a.acknowledgedBy ? 'owned' : 'open';
-  const headline =
-    a.status === 'resolved'
-      ? `Resolved: ${tenant.name} / ${workflow.name} (after ${resolvedAfter})`
-      : `${severityWord(a.severity)} (${state}): ${tenant.name} / ${workflow.name}, ${a.consecutiveFailures} failure${a.consecutiveFailures === 1 ? '' : 's'}`;
-
+  const { lastRun } = input;
+  const view = alertView(input, now);
   const fields: AlertFacts['fields'] = [
-    { label: 'Tenant', value: `${tenant.name} (${tenant.id})` },
-    { label: 'Workflow', value: workflow.name },
-    { label: 'Cadence', value: `${cadenceInWords(a.cadenceSeconds)} (${workflow.cron}, ${workflow.timezone})` },
-    { label: 'Consecutive failures', value: String(a.consecutiveFailures) },
-    { label: 'Opened', value: utcText(a.openedAt) },
+    { label: 'Tenant', value: `${view.tenant.name} (${view.tenant.id})` },
+    { label: 'Workflow', value: view.workflow.name },
+    { label: 'Cadence', value: `${view.cadence} (${view.workflow.cron}, ${view.workflow.timezone})` },
+    { label: 'Consecutive failures', value: String(view.consecutiveFailures) },
+    { label: 'Opened', value: utcText(view.openedAt) },
   ];
-  if (a.status === 'resolved' && a.resolvedAt) fields.push({ label: 'Resolved', value: `${utcText(a.resolvedAt)} (after ${resolvedAfter})` });
-  else if (a.escalatedAt) fields.push({ label: 'Escalated', value: utcText(a.escalatedAt) });
-  else if (a.escalateAt) fields.push({ label: 'Escalates', value: `${utcText(a.escalateAt)}${a.acknowledgedBy ? ' (stopped: owned)' : ''}` });
-  fields.push({ label: 'Owner', value: `${a.ownerTeam} · ${a.ownerUser ?? 'nobody yet'}${a.ownerNote ? ` (${a.ownerNote})` : ''}` });
-  const s = silencedNow(a, now);
-  if (s) fields.push({ label: 'Silenced', value: `${s.until === 'resolved' ? 'until resolved' : `until ${utcText(s.until)}`} by ${s.by}` });
-  if (a.errorGroup) fields.push({ label: 'Error group', value: `${a.errorGroup} (${a.errorGroupCount}×)` });
-  const stage = a.stage ?? lastRun?.stage;
-  if (stage) fields.push({ label: 'Failing stage', value: stage });
+  const m = view.milestone;
+  if (m?.kind === 'resolved') fields.push({ label: 'Resolved', value: `${utcText(m.at)} (after ${view.resolvedAfter})` });
+  else if (m?.kind === 'escalated') fields.push({ label: 'Escalated', value: utcText(m.at) });
+  else if (m?.kind === 'escalates') fields.push({ label: 'Escalates', value: `${utcText(m.at)}${m.stoppedByOwner ? ' (stopped: owned)' : ''}` });
+  const { owner, silence } = view;
+  fields.push({ label: 'Owner', value: `${owner.team} · ${owner.user ?? 'nobody yet'}${owner.note ? ` (${owner.note})` : ''}` });
+  if (silence) fields.push({ label: 'Silenced', value: `${silence.until === 'resolved' ? 'until resolved' : `until ${utcText(silence.until)}`} by ${silence.by}` });
+  if (view.errorGroup) fields.push({ label: 'Error group', value: `${view.errorGroup.id} (${view.errorGroup.count}×)` });
+  if (view.stage) fields.push({ label: 'Failing stage', value: view.stage });
 
   const { line, detail } = eventSentence(input);
   return {
-    headline,
+    headline: view.headline,
     eventLine: line,
     ...(detail ? { eventDetail: detail } : {}),
     fields,
-    ...(a.lastError ? { lastError: a.lastError } : {}),
+    ...(view.lastError ? { lastError: view.lastError } : {}),
     ...(lastRun?.logExcerpt ? { logExcerpt: lastRun.logExcerpt } : {}),
     ...(lastRun?.logUrl && /^https?:\/\/[^\s<>"']+$/.test(lastRun.logUrl) ? { logUrl: lastRun.logUrl } : {}),
   };

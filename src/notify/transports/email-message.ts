@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Severity } from '../../db/schema.js';
-import { severityWord, type AlertFacts } from './alert-facts.js';
+import { severityWord } from '../alert-view.js';
+import type { AlertFacts } from './alert-facts.js';
 
 /** Headers and bodies of one alert email. Pure. */
 export interface EmailMessage {

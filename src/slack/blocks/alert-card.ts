@@ -1,36 +1,13 @@
-import type { Alert, AlertEvent, Run, Tenant, Workflow } from '../../db/schema.js';
+import type { AlertEvent, Run, Workflow } from '../../db/schema.js';
+import { alertView, type AlertView, type AlertViewInput } from '../../notify/alert-view.js';
 import { ACTION, SILENCE_CHOICES } from '../ids.js';
-import { cadenceInWords, formatDuration, slackDate, userMention, utcText } from './format.js';
+import { formatDuration, slackDate, userMention, utcText } from './format.js';
 import { capBlocks, checkId, codeBlock, LIMITS, mrkdwn, plain, safeText, truncate } from './limits.js';
 import type { Block, SlackMessage } from './types.js';
 
-/** Everything a root message shows: the alert as it is now. */
-export interface AlertCard {
-  alert: Pick<
-    Alert,
-    | 'id'
-    | 'status'
-    | 'severity'
-    | 'openedAt'
-    | 'escalateAt'
-    | 'escalatedAt'
-    | 'resolvedAt'
-    | 'cadenceSeconds'
-    | 'consecutiveFailures'
-    | 'lastError'
-    | 'errorGroup'
-    | 'errorGroupCount'
-    | 'stage'
-    | 'ownerTeam'
-    | 'ownerUser'
-    | 'ownerNote'
-    | 'acknowledgedBy'
-    | 'silencedUntil'
-    | 'silencedBy'
-    | 'silenceReason'
-  >;
+/** Everything a root message shows: the alert as it is now. The facts are decided in alertView; this file renders them. */
+export interface AlertCard extends AlertViewInput {
   workflow: Pick<Workflow, 'id' | 'name' | 'cron' | 'timezone'>;
-  tenant: Pick<Tenant, 'id' | 'name'>;
   /** The alert's latest run, for the log excerpt or link. */
   lastRun?: Pick<Run, 'id' | 'logExcerpt' | 'logUrl' | 'stage'> | null;
   hasLauncher: boolean;
@@ -38,70 +15,49 @@ export interface AlertCard {
 
 const SEVERITY_ICON = { warning: ':warning:', critical: ':rotating_light:' } as const;
 
-function silence(card: AlertCard, now: Date): { until: Date | 'resolved'; by: string } | undefined {
-  const a = card.alert;
-  if (a.status !== 'open' || !a.silencedBy) return undefined;
-  if (a.silencedUntil && a.silencedUntil.getTime() <= now.getTime()) return undefined;
-  return { until: a.silencedUntil ?? 'resolved', by: a.silencedBy };
-}
-
-function headline(card: AlertCard, now: Date): string {
-  const a = card.alert;
-  if (a.status === 'resolved') {
-    const after = a.resolvedAt ? formatDuration(a.resolvedAt.getTime() - a.openedAt.getTime()) : '?';
-    return `Resolved: ${card.tenant.name} / ${card.workflow.name} (after ${after})`;
-  }
-  const state = silence(card, now) ? 'silenced' : a.ownerUser || a.acknowledgedBy ? 'owned' : 'open';
-  return `${a.severity === 'critical' ? 'Critical' : 'Warning'} (${state}): ${card.tenant.name} / ${card.workflow.name}, ${a.consecutiveFailures} failure${a.consecutiveFailures === 1 ? '' : 's'}`;
-}
-
 /** The root message of an alert's thread, re-rendered whole from current state on every change. */
 export function renderAlertRoot(card: AlertCard, now: Date): SlackMessage {
   const a = card.alert;
-  const resolved = a.status === 'resolved';
+  const view = alertView(card, now);
+  const { resolved } = view;
   const icon = resolved ? ':white_check_mark:' : SEVERITY_ICON[a.severity];
-  const blocks: Block[] = [{ type: 'header', text: plain(`${resolved ? '✅' : a.severity === 'critical' ? '🚨' : '⚠️'} ${headline(card, now)}`, LIMITS.headerText) }];
+  const blocks: Block[] = [{ type: 'header', text: plain(`${resolved ? '✅' : a.severity === 'critical' ? '🚨' : '⚠️'} ${view.headline}`, LIMITS.headerText) }];
 
   const fields = [
-    `*Tenant*\n${safeText(card.tenant.name, 200)} (\`${safeText(card.tenant.id, 80)}\`)`,
-    `*Workflow*\n${safeText(card.workflow.name, 200)}`,
-    `*Cadence*\n${cadenceInWords(a.cadenceSeconds)} (\`${safeText(card.workflow.cron, 100)}\`, ${safeText(card.workflow.timezone, 64)})`,
-    `*Consecutive failures*\n${a.consecutiveFailures}`,
-    `*Opened*\n${slackDate(a.openedAt)}`,
+    `*Tenant*\n${safeText(view.tenant.name, 200)} (\`${safeText(view.tenant.id, 80)}\`)`,
+    `*Workflow*\n${safeText(view.workflow.name, 200)}`,
+    `*Cadence*\n${view.cadence} (\`${safeText(view.workflow.cron, 100)}\`, ${safeText(view.workflow.timezone, 64)})`,
+    `*Consecutive failures*\n${view.consecutiveFailures}`,
+    `*Opened*\n${slackDate(view.openedAt)}`,
   ];
-  if (resolved && a.resolvedAt) fields.push(`*Resolved*\n${slackDate(a.resolvedAt)}`);
-  else if (a.escalatedAt) fields.push(`*Escalated*\n${slackDate(a.escalatedAt)}`);
-  else if (a.escalateAt) fields.push(`*Escalates*\n${slackDate(a.escalateAt)}${a.acknowledgedBy ? ' (stopped: owned)' : ''}`);
-  fields.push(`*Owner*\n${ownerText(a)}`);
-  const s = silence(card, now);
+  const m = view.milestone;
+  if (m?.kind === 'resolved') fields.push(`*Resolved*\n${slackDate(m.at)}`);
+  else if (m?.kind === 'escalated') fields.push(`*Escalated*\n${slackDate(m.at)}`);
+  else if (m?.kind === 'escalates') fields.push(`*Escalates*\n${slackDate(m.at)}${m.stoppedByOwner ? ' (stopped: owned)' : ''}`);
+  fields.push(`*Owner*\n${ownerText(view.owner)}`);
+  const s = view.silence;
   if (s) fields.push(`*Silenced*\n${s.until === 'resolved' ? 'until resolved' : `until ${slackDate(s.until)}`} by ${userMention(s.by)}`);
-  if (a.errorGroup) fields.push(`*Error group*\n\`${safeText(a.errorGroup, 100)}\` (${a.errorGroupCount}×)`);
-  const stage = a.stage ?? card.lastRun?.stage;
-  if (stage) fields.push(`*Failing stage*\n${safeText(stage, 200)}`);
+  if (view.errorGroup) fields.push(`*Error group*\n\`${safeText(view.errorGroup.id, 100)}\` (${view.errorGroup.count}×)`);
+  if (view.stage) fields.push(`*Failing stage*\n${safeText(view.stage, 200)}`);
   // A section holds at most 10 fields.
   blocks.push({ type: 'section', fields: fields.slice(0, 10).map((f) => mrkdwn(f, LIMITS.contextElementText)) });
   if (fields.length > 10) blocks.push({ type: 'section', fields: fields.slice(10).map((f) => mrkdwn(f, LIMITS.contextElementText)) });
 
-  if (a.lastError) blocks.push({ type: 'section', text: mrkdwn(`*Last error*\n${codeBlock(a.lastError)}`) });
+  if (view.lastError) blocks.push({ type: 'section', text: mrkdwn(`*Last error*\n${codeBlock(view.lastError)}`) });
   if (card.lastRun?.logExcerpt) blocks.push({ type: 'section', text: mrkdwn(`*Log (run #${card.lastRun.id})*\n${codeBlock(card.lastRun.logExcerpt, 2000)}`) });
   if (card.lastRun?.logUrl) blocks.push({ type: 'context', elements: [mrkdwn(`Full log: ${safeLink(card.lastRun.logUrl)}`, LIMITS.contextElementText)] });
 
-  if (resolved) {
-    const after = a.resolvedAt ? formatDuration(a.resolvedAt.getTime() - a.openedAt.getTime()) : '?';
-    blocks.push({ type: 'context', elements: [mrkdwn(`${icon} Resolved after ${after}`)] });
-  }
-  blocks.push(actionsFor(card, now));
+  if (resolved) blocks.push({ type: 'context', elements: [mrkdwn(`${icon} Resolved after ${view.resolvedAfter}`)] });
+  blocks.push(actionsFor(card, view));
 
-  const text = resolved
-    ? `${headline(card, now)}. Resolved after ${a.resolvedAt ? formatDuration(a.resolvedAt.getTime() - a.openedAt.getTime()) : '?'}`
-    : `${headline(card, now)}${a.lastError ? `: ${truncate(a.lastError, 500)}` : ''}`;
+  const text = resolved ? `${view.headline}. Resolved after ${view.resolvedAfter}` : `${view.headline}${view.lastError ? `: ${truncate(view.lastError, 500)}` : ''}`;
   return { text: fallback(text), blocks: capBlocks(blocks, LIMITS.messageBlocks, omittedNote) };
 }
 
-function ownerText(a: AlertCard['alert']): string {
-  const who = a.ownerUser ? userMention(a.ownerUser) : 'nobody yet';
-  const note = a.ownerNote ? `\n_${safeText(a.ownerNote, 500)}_` : '';
-  return `${a.ownerTeam} · ${who}${note}`;
+function ownerText(owner: AlertView['owner']): string {
+  const who = owner.user ? userMention(owner.user) : 'nobody yet';
+  const note = owner.note ? `\n_${safeText(owner.note, 500)}_` : '';
+  return `${owner.team} · ${who}${note}`;
 }
 
 /** Links from runs are shown as text unless they are plain http(s) URLs without mrkdwn in them. */
@@ -110,17 +66,17 @@ function safeLink(url: string): string {
   return safeText(url, 500);
 }
 
-function actionsFor(card: AlertCard, now: Date): Block {
+function actionsFor(card: AlertCard, view: AlertView): Block {
   const id = String(card.alert.id);
-  if (card.alert.status === 'resolved') {
+  if (view.resolved) {
     return { type: 'actions', block_id: checkId(`alert_actions:${id}`), elements: [button(ACTION.history, 'History', id)] };
   }
-  const owned = !!card.alert.ownerUser;
+  const owned = !!view.owner.user;
   const elements: Record<string, unknown>[] = [
     owned ? button(ACTION.release, 'Release', id) : button(ACTION.takeOwnership, 'Take ownership', id, 'primary'),
     button(ACTION.reassign, 'Reassign…', id),
   ];
-  if (silence(card, now)) elements.push(button(ACTION.unsilence, 'Unsilence', id));
+  if (view.silence) elements.push(button(ACTION.unsilence, 'Unsilence', id));
   else
     elements.push({
       type: 'static_select',

@@ -1,0 +1,108 @@
+import type { Alert, Run, Tenant, Workflow } from '../db/schema.js';
+import { cadenceInWords, formatDuration } from '../slack/blocks/format.js';
+
+/**
+ * The facts of an alert as every destination shows them, decided once: the
+ * Slack root (src/slack/blocks/alert-card.ts) and the email, webhook and
+ * PagerDuty facts (src/notify/transports/alert-facts.ts) only render this.
+ * Pure: the caller loads the rows and passes `now`. Strings are raw, possibly
+ * hostile text from runs; each renderer escapes for its own medium.
+ */
+export interface AlertView {
+  /** "Critical (open): Acme / nightly-pipeline, 4 failures"; plain text. */
+  headline: string;
+  resolved: boolean;
+  /** How long the alert was open, for a resolved one ("?" when the row lacks resolvedAt). */
+  resolvedAfter: string;
+  tenant: { id: string; name: string };
+  workflow: { name: string; cron: string; timezone: string };
+  cadence: string;
+  consecutiveFailures: number;
+  openedAt: Date;
+  /** The one time after opening worth showing: resolved, escalated, or when it will escalate. */
+  milestone?: { kind: 'resolved' | 'escalated'; at: Date } | { kind: 'escalates'; at: Date; stoppedByOwner: boolean };
+  owner: { team: string; user?: string; note?: string };
+  /** Present only while the silence is in force at `now`. */
+  silence?: { until: Date | 'resolved'; by: string };
+  errorGroup?: { id: string; count: number };
+  stage?: string;
+  lastError?: string;
+}
+
+export type AlertViewAlert = Pick<
+  Alert,
+  | 'id'
+  | 'status'
+  | 'severity'
+  | 'openedAt'
+  | 'escalateAt'
+  | 'escalatedAt'
+  | 'resolvedAt'
+  | 'cadenceSeconds'
+  | 'consecutiveFailures'
+  | 'lastError'
+  | 'errorGroup'
+  | 'errorGroupCount'
+  | 'stage'
+  | 'ownerTeam'
+  | 'ownerUser'
+  | 'ownerNote'
+  | 'acknowledgedBy'
+  | 'silencedUntil'
+  | 'silencedBy'
+  | 'silenceReason'
+>;
+
+export interface AlertViewInput {
+  alert: AlertViewAlert;
+  workflow: Pick<Workflow, 'name' | 'cron' | 'timezone'>;
+  tenant: Pick<Tenant, 'id' | 'name'>;
+  /** The alert's latest run, for its stage when the alert has none. */
+  lastRun?: Pick<Run, 'stage'> | null;
+}
+
+export function severityWord(severity: AlertViewAlert['severity']): string {
+  return severity === 'critical' ? 'Critical' : 'Warning';
+}
+
+/** A silence ends at its time or when the alert resolves; an expired one is not shown even before the loop clears it. */
+function silenceAt(a: AlertViewAlert, now: Date): AlertView['silence'] {
+  if (a.status !== 'open' || !a.silencedBy) return undefined;
+  if (a.silencedUntil && a.silencedUntil.getTime() <= now.getTime()) return undefined;
+  return { until: a.silencedUntil ?? 'resolved', by: a.silencedBy };
+}
+
+function milestoneOf(a: AlertViewAlert): AlertView['milestone'] {
+  if (a.status === 'resolved' && a.resolvedAt) return { kind: 'resolved', at: a.resolvedAt };
+  if (a.escalatedAt) return { kind: 'escalated', at: a.escalatedAt };
+  if (a.escalateAt) return { kind: 'escalates', at: a.escalateAt, stoppedByOwner: !!a.acknowledgedBy };
+  return undefined;
+}
+
+export function alertView({ alert: a, workflow, tenant, lastRun }: AlertViewInput, now: Date): AlertView {
+  const resolved = a.status === 'resolved';
+  const resolvedAfter = a.resolvedAt ? formatDuration(a.resolvedAt.getTime() - a.openedAt.getTime()) : '?';
+  const silence = silenceAt(a, now);
+  const state = silence ? 'silenced' : a.ownerUser || a.acknowledgedBy ? 'owned' : 'open';
+  const headline = resolved
+    ? `Resolved: ${tenant.name} / ${workflow.name} (after ${resolvedAfter})`
+    : `${severityWord(a.severity)} (${state}): ${tenant.name} / ${workflow.name}, ${a.consecutiveFailures} failure${a.consecutiveFailures === 1 ? '' : 's'}`;
+  const milestone = milestoneOf(a);
+  const stage = a.stage ?? lastRun?.stage;
+  return {
+    headline,
+    resolved,
+    resolvedAfter,
+    tenant: { id: tenant.id, name: tenant.name },
+    workflow: { name: workflow.name, cron: workflow.cron, timezone: workflow.timezone },
+    cadence: cadenceInWords(a.cadenceSeconds),
+    consecutiveFailures: a.consecutiveFailures,
+    openedAt: a.openedAt,
+    ...(milestone ? { milestone } : {}),
+    owner: { team: a.ownerTeam, ...(a.ownerUser ? { user: a.ownerUser } : {}), ...(a.ownerNote ? { note: a.ownerNote } : {}) },
+    ...(silence ? { silence } : {}),
+    ...(a.errorGroup ? { errorGroup: { id: a.errorGroup, count: a.errorGroupCount } } : {}),
+    ...(stage ? { stage } : {}),
+    ...(a.lastError ? { lastError: a.lastError } : {}),
+  };
+}
