@@ -214,6 +214,8 @@ async function reapGroup(pgid: number, until: number): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   signalGroup(pgid, 'SIGKILL');
+  // KILL is not instant on a busy machine: report the run only once its processes are gone.
+  for (let i = 0; i < 40 && groupHasLiveMembers(pgid); i++) await new Promise((resolve) => setTimeout(resolve, 25));
 }
 
 /**
