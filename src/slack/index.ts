@@ -11,6 +11,7 @@ import { registerListeners } from './listeners/index.js';
 import { createRootRefresher } from './root-refresher.js';
 import { createWebClient, slackLogger, webOutboxApi, type SlackOutboxApi } from './slack-api.js';
 import { slackTransport } from './slack-transport.js';
+import { botAuthorization } from './bot-authorization.js';
 
 export interface SlackRuntime {
   /** Loops that deliver the outbox (Slack and other destinations). */
@@ -50,7 +51,7 @@ export async function startSlack(http: Express, deps: Deps, options: SlackOption
     if (mode === 'http') {
       const router = Router();
       const receiver = new ExpressReceiver({ signingSecret: config.SLACK_SIGNING_SECRET!, endpoints: '/slack/events', router, logger: boltLogger });
-      bolt = new App({ token, receiver, clientOptions, logger: boltLogger });
+      bolt = new App({ authorize: botAuthorization(token, clientOptions, logger), receiver, clientOptions, logger: boltLogger });
       http.use(router);
     } else {
       // The Socket Mode client has its own WebClient (apps.connections.open, with the app token),
@@ -59,7 +60,14 @@ export async function startSlack(http: Express, deps: Deps, options: SlackOption
       // a Slack blip while it fetches a URL would then stop the replica from ever reconnecting.
       // Only the URL is passed, so it keeps its own long retry chain.
       const socketClientOptions = config.SLACK_API_URL ? { slackApiUrl: config.SLACK_API_URL } : {};
-      bolt = new App({ token, appToken: config.SLACK_APP_TOKEN!, socketMode: true, clientOptions, installerOptions: { clientOptions: socketClientOptions }, logger: boltLogger });
+      bolt = new App({
+        authorize: botAuthorization(token, clientOptions, logger),
+        appToken: config.SLACK_APP_TOKEN!,
+        socketMode: true,
+        clientOptions,
+        installerOptions: { clientOptions: socketClientOptions },
+        logger: boltLogger,
+      });
     }
     bolt.error(async (error) => {
       logger.error({ err: error }, 'Slack listener failed');

@@ -47,3 +47,32 @@ describe('Slack inside the app', () => {
     expect((await fetch(`${app.url}/healthz`)).status).toBe(200);
   });
 });
+
+describe('Slack unreachable when the replica starts', () => {
+  it('starts, stays up, and answers signed commands once Slack is back', async () => {
+    const down = await RecordingSlackApi.start({ clock: new ManualClock(T0) });
+    const url = down.url;
+    await down.close(); // nothing listens there while the replica starts
+    const rejections: unknown[] = [];
+    const onRejection = (reason: unknown) => rejections.push(reason);
+    process.on('unhandledRejection', onRejection);
+    const replica = await startTestApp(t, { SLACK_BOT_TOKEN: 'xoxb-test', SLACK_SIGNING_SECRET: SIGNING_SECRET, SLACK_API_URL: url });
+    try {
+      const ts = Math.floor(systemClock.now().getTime() / 1000);
+      const body = new URLSearchParams({ command: '/scheduler', text: 'help', user_id: 'U0ALICE', channel_id: 'CACME', team_id: 'T0TEST', response_url: slack.responseUrl('while-down'), trigger_id: 'x' }).toString();
+      const res = await fetch(`${replica.url}/slack/events`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-slack-request-timestamp': String(ts), 'x-slack-signature': slackSignature(SIGNING_SECRET, ts, body) },
+        body,
+      });
+      expect(res.status).toBe(200);
+      const r = await eventually(() => slack.responses.find((x) => x.id === 'while-down') ?? Promise.reject(new Error('no answer yet')));
+      expect(r.body.text).toContain('/scheduler status [workflow]');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(rejections).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onRejection);
+      await replica.stop();
+    }
+  });
+});
