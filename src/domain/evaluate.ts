@@ -1,4 +1,5 @@
 import type { Policy, Severity } from './cadence.js';
+import { latestFireAtOrBefore, nextFireAfter } from './schedule.js';
 
 /**
  * The evaluator's pure half (DESIGN.md, core ideas 4, 5, 7). The facts come
@@ -52,9 +53,29 @@ export type Effect =
   | { type: 'streak_reset' }
   | { type: 'resolve'; runId: number; trigger: string; durationSeconds: number };
 
-export function escalateAtFor(openedAt: Date, severity: Severity, multiplier: number, cadenceSeconds: number): Date | null {
+/** A stretch between fire times this many cadences long or more is the schedule resting (a weekday job's weekend), not a late tick. */
+const IDLE_GAP_CADENCES = 2;
+
+/**
+ * opened_at + multiplier × cadence, counted in the workflow's own schedule
+ * time: where the schedule rests (no fire time for two cadences or more, as a
+ * `0 9 * * 1-5` job over the weekend), the clock stops, since nothing can be
+ * seen to fail there. A weekday warning opened on Friday escalates on Monday,
+ * not on Saturday. DST's 23 h and 25 h days are not rests.
+ */
+export function escalateAtFor(openedAt: Date, severity: Severity, multiplier: number, cadenceSeconds: number, schedule?: { cron: string; timezone: string }): Date | null {
   if (severity !== 'warning') return null;
-  return new Date(openedAt.getTime() + Math.round(multiplier * cadenceSeconds * 1000));
+  let deadline = openedAt.getTime() + Math.round(multiplier * cadenceSeconds * 1000);
+  if (!schedule) return new Date(deadline);
+  const cadenceMs = cadenceSeconds * 1000;
+  let tick = latestFireAtOrBefore(schedule.cron, schedule.timezone, openedAt) ?? openedAt;
+  for (let i = 0; i < 1000 && tick.getTime() < deadline; i++) {
+    const next = nextFireAfter(schedule.cron, schedule.timezone, tick);
+    const gap = next.getTime() - tick.getTime();
+    if (gap >= IDLE_GAP_CADENCES * cadenceMs) deadline += gap - cadenceMs;
+    tick = next;
+  }
+  return new Date(deadline);
 }
 
 /** What the history means for the workflow's alert, given the policy in force. */
@@ -63,6 +84,8 @@ export function evaluateHistory(input: {
   alert: OpenAlertFacts | null;
   policy: Pick<Policy, 'alertAfter' | 'recoverAfter' | 'firstSeverity' | 'escalationMultiplier'>;
   cadenceSeconds: number;
+  /** The workflow's schedule, so the escalation deadline skips the stretches where it rests. */
+  schedule?: { cron: string; timezone: string };
   now: Date;
 }): Effect[] {
   const { facts, alert, policy, now } = input;
@@ -74,7 +97,7 @@ export function evaluateHistory(input: {
           severity: policy.firstSeverity,
           failures: facts.failures,
           failure: facts.newestFailure,
-          escalateAt: escalateAtFor(now, policy.firstSeverity, policy.escalationMultiplier, input.cadenceSeconds),
+          escalateAt: escalateAtFor(now, policy.firstSeverity, policy.escalationMultiplier, input.cadenceSeconds, input.schedule),
         },
       ];
     }

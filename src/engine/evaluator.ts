@@ -37,7 +37,8 @@ export async function evaluateWorkflows(trx: Transaction<Database>, deps: Pick<D
 
   const decided = targets.map((target) => {
     const alert = openBy.get(target.workflow.id) ?? null;
-    const effects = evaluateHistory({ facts: facts.get(target.workflow.id)!, alert, policy: target.profile, cadenceSeconds: target.profile.cadenceSeconds, now });
+    const { cron, timezone } = target.workflow;
+    const effects = evaluateHistory({ facts: facts.get(target.workflow.id)!, alert, policy: target.profile, cadenceSeconds: target.profile.cadenceSeconds, schedule: { cron, timezone }, now });
     return { target, alert, effect: effects[0] as Effect | undefined };
   });
 

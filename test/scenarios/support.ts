@@ -19,10 +19,11 @@ export interface Replayed extends ReplayResult {
   db: Db;
 }
 
-export async function replay(input: ScenarioInput): Promise<Replayed> {
+/** `escalationIntervalSeconds` coarsens the escalation clock's grid: days with an alert open replay faster. */
+export async function replay(input: ScenarioInput, options: { escalationIntervalSeconds?: number } = {}): Promise<Replayed> {
   const t = await createTestDatabase();
   open.push(t);
-  const result = await replayScenario(checkScenario(input), { db: t.db });
+  const result = await replayScenario(checkScenario(input), { db: t.db, ...options });
   return { ...result, db: t.db };
 }
 
