@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { parseWorkflowsFile, workflowsFileJsonSchema, WorkflowsFileError } from '../src/config/workflows-file.js';
 import { syncWorkflowsFile } from '../src/services/sync-workflows.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
-import { T0 } from './helpers/factories.js';
+import { makeRun, T0 } from './helpers/factories.js';
 
 function problemsOf(text: string): string[] {
   try {
@@ -95,7 +95,7 @@ describe('syncing the file into the database', () => {
     // 09:00 New York on a weekday, after T0 (Tue 10 March 2026, EDT from 8 March).
     expect(before[2]!.nextTickAt).toEqual(new Date('2026-03-10T13:00:00Z'));
 
-    await t.db.insertInto('runs').values({ workflowId: before[1]!.id, tick: T0, trigger: 'schedule', status: 'failed', attemptStatus: null, attemptError: null, startedAt: T0, finishedAt: T0, deadlineAt: null, originalRunId: null, error: 'x', errorGroup: null, stage: null, rows: null, exitCode: null, logExcerpt: null, logUrl: null, outcomeNote: null, requestedBy: null, externalId: null, processedAt: null, leaseOwner: null, leaseExpiresAt: null }).execute();
+    await makeRun(t.db, { workflowId: before[1]!.id, tick: T0, status: 'failed', startedAt: T0, finishedAt: T0, error: 'x' });
 
     const edited = structuredClone(valid);
     edited.workflows = [edited.workflows[0]!, { ...edited.workflows[2]!, cron: '0 10 * * 1-5' }];

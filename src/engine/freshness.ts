@@ -3,7 +3,7 @@ import type { Deps } from '../deps.js';
 import { profileFor } from '../domain/cadence.js';
 import { fingerprintError } from '../domain/fingerprint.js';
 import { nextFireAfter } from '../domain/schedule.js';
-import { RUNS_FINISHED_CHANNEL } from '../services/runs.js';
+import { newRunRow, RUNS_FINISHED_CHANNEL } from '../services/runs.js';
 import { monitorWasUp } from './uptime.js';
 
 /**
@@ -103,32 +103,22 @@ export async function recordMissedTicks(deps: Pick<Deps, 'db'>, now: Date): Prom
           const error = up ? `missed: no run started by ${windowEnd.toISOString()}` : null;
           const inserted = await trx
             .insertInto('runs')
-            .values({
-              workflowId: workflow.id,
-              tick,
-              trigger: 'schedule',
-              status: up ? 'missed' : 'skipped',
-              attemptStatus: up ? 'missed' : null,
-              attemptError: error,
-              error,
-              errorGroup: up ? fingerprintError('missed') : null,
-              outcomeNote: up ? null : 'the monitor was not running at this tick',
-              originalRunId: null,
-              startedAt: null,
-              finishedAt: now,
-              deadlineAt: null,
-              stage: null,
-              rows: null,
-              exitCode: null,
-              logExcerpt: null,
-              logUrl: null,
-              requestedBy: null,
-              externalId: null,
-              // A skipped tick is never evaluated; a missed one goes through the poller.
-              processedAt: up ? null : now,
-              leaseOwner: null,
-              leaseExpiresAt: null,
-            })
+            .values(
+              newRunRow({
+                workflowId: workflow.id,
+                tick,
+                trigger: 'schedule',
+                status: up ? 'missed' : 'skipped',
+                attemptStatus: up ? 'missed' : null,
+                attemptError: error,
+                error,
+                errorGroup: up ? fingerprintError('missed') : null,
+                outcomeNote: up ? null : 'the monitor was not running at this tick',
+                finishedAt: now,
+                // A skipped tick is never evaluated; a missed one goes through the poller.
+                processedAt: up ? null : now,
+              }),
+            )
             .onConflict((oc) => oc.columns(['workflowId', 'tick']).where('originalRunId', 'is', null).where('tick', 'is not', null).doNothing())
             .returning('id')
             .executeTakeFirst();

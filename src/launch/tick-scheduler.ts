@@ -4,7 +4,7 @@ import type { Deps } from '../deps.js';
 import { fireTimesBetween, latestFireAtOrBefore, nextFireAfter } from '../domain/schedule.js';
 import { createProfileCache } from '../engine/profiles.js';
 import type { LoopSpec } from '../engine/runner.js';
-import { launchRun, RUN_LEASE_MS } from '../services/runs.js';
+import { launchRun, newRunRow, RUN_LEASE_MS } from '../services/runs.js';
 
 /**
  * Workflows claimed per transaction. Every statement of a batch is one round
@@ -224,30 +224,16 @@ async function insertOriginalRuns(trx: Transaction<Database>, fires: Fire[], rep
       const fire = fires[i]!;
       const run: Run = {
         id: r.id,
-        workflowId: r.workflowId,
-        tick: fire.tick,
-        trigger: 'schedule',
-        attempt: 1,
-        originalRunId: null,
-        status: 'running',
-        attemptStatus: null,
-        attemptError: null,
-        startedAt: now,
-        finishedAt: null,
-        deadlineAt: deadlines[i]!,
-        error: null,
-        errorGroup: null,
-        stage: null,
-        rows: null,
-        exitCode: null,
-        logExcerpt: null,
-        logUrl: null,
-        outcomeNote: null,
-        requestedBy: null,
-        externalId: null,
-        processedAt: null,
-        leaseOwner: replicaId,
-        leaseExpiresAt,
+        ...newRunRow({
+          workflowId: r.workflowId,
+          tick: fire.tick,
+          trigger: 'schedule',
+          status: 'running',
+          startedAt: now,
+          deadlineAt: deadlines[i]!,
+          leaseOwner: replicaId,
+          leaseExpiresAt,
+        }),
         createdAt: r.createdAt,
       };
       return { run, fire };

@@ -2,7 +2,7 @@ import { sql, type Transaction } from 'kysely';
 import type { Database, Run, RunTrigger, Workflow } from '../db/schema.js';
 import { profileFor } from '../domain/cadence.js';
 import { latestFireAtOrBefore } from '../domain/schedule.js';
-import { insertRunningRun, RUNS_FINISHED_CHANNEL, storableOutcome, type RunOutcome } from './runs.js';
+import { insertRunningRun, newRunRow, RUNS_FINISHED_CHANNEL, storableOutcome, type RunOutcome } from './runs.js';
 
 /**
  * Runs reported from outside (the ingest API and pings): the job ran
@@ -61,32 +61,25 @@ export async function insertReportedFinished(trx: Transaction<Database>, start: 
   const outcome = storableOutcome(reported);
   const run = await trx
     .insertInto('runs')
-    .values({
-      workflowId: start.workflow.id,
-      tick: start.match.tick,
-      trigger: start.match.trigger,
-      attempt: 1,
-      originalRunId: null,
-      status: outcome.status,
-      attemptStatus: outcome.status,
-      attemptError: outcome.error ?? null,
-      startedAt: now,
-      finishedAt: now,
-      deadlineAt: null,
-      error: outcome.error ?? null,
-      errorGroup: null,
-      stage: outcome.stage ?? null,
-      rows: outcome.rows ?? null,
-      exitCode: outcome.exitCode ?? null,
-      logExcerpt: outcome.logExcerpt ?? null,
-      logUrl: outcome.logUrl ?? null,
-      outcomeNote: null,
-      requestedBy: null,
-      externalId: start.externalId,
-      processedAt: null,
-      leaseOwner: null,
-      leaseExpiresAt: null,
-    })
+    .values(
+      newRunRow({
+        workflowId: start.workflow.id,
+        tick: start.match.tick,
+        trigger: start.match.trigger,
+        status: outcome.status,
+        attemptStatus: outcome.status,
+        attemptError: outcome.error ?? null,
+        startedAt: now,
+        finishedAt: now,
+        error: outcome.error ?? null,
+        stage: outcome.stage ?? null,
+        rows: outcome.rows ?? null,
+        exitCode: outcome.exitCode ?? null,
+        logExcerpt: outcome.logExcerpt ?? null,
+        logUrl: outcome.logUrl ?? null,
+        externalId: start.externalId,
+      }),
+    )
     .returningAll()
     .executeTakeFirstOrThrow();
   await sql`select pg_notify(${RUNS_FINISHED_CHANNEL}, ${String(run.id)})`.execute(trx);

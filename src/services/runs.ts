@@ -23,41 +23,65 @@ export interface NewRunningRun {
   leaseOwner: string | null;
 }
 
+/** A run row as first written, before the database gives it an id and a creation time. */
+export type RunRow = Omit<Run, 'id' | 'createdAt'>;
+
+/**
+ * A new `runs` row: what the row is (workflow, tick, trigger, status) plus
+ * whatever its writer already knows; every column a later event fills in
+ * (verdict, error, lease, processing) starts empty. Every writer of a run row
+ * goes through here, so a new column gets its starting value in one place.
+ */
+export function newRunRow(row: Pick<RunRow, 'workflowId' | 'tick' | 'trigger' | 'status'> & Partial<RunRow>): RunRow {
+  return {
+    attempt: 1,
+    originalRunId: null,
+    attemptStatus: null,
+    attemptError: null,
+    startedAt: null,
+    finishedAt: null,
+    deadlineAt: null,
+    error: null,
+    errorGroup: null,
+    stage: null,
+    rows: null,
+    exitCode: null,
+    logExcerpt: null,
+    logUrl: null,
+    outcomeNote: null,
+    requestedBy: null,
+    externalId: null,
+    processedAt: null,
+    leaseOwner: null,
+    leaseExpiresAt: null,
+    ...row,
+  };
+}
+
 /**
  * Inserts a `running` row inside the caller's transaction. For an original
  * row the unique index on (workflow, tick) makes a second insert for the same
  * tick a no-op: the result is undefined and the caller fires nothing.
  */
 export async function insertRunningRun(trx: Transaction<Database>, spec: NewRunningRun, now: Date): Promise<Run | undefined> {
-  const deadline = new Date(now.getTime() + spec.timeoutSeconds * 1000);
   const row = await trx
     .insertInto('runs')
-    .values({
-      workflowId: spec.workflow.id,
-      tick: spec.tick,
-      trigger: spec.trigger,
-      attempt: spec.attempt ?? 1,
-      originalRunId: spec.originalRunId ?? null,
-      status: 'running',
-      attemptStatus: null,
-      attemptError: null,
-      startedAt: now,
-      finishedAt: null,
-      deadlineAt: deadline,
-      error: null,
-      errorGroup: null,
-      stage: null,
-      rows: null,
-      exitCode: null,
-      logExcerpt: null,
-      logUrl: null,
-      outcomeNote: null,
-      requestedBy: spec.requestedBy ?? null,
-      externalId: spec.externalId ?? null,
-      processedAt: null,
-      leaseOwner: spec.leaseOwner,
-      leaseExpiresAt: spec.leaseOwner ? new Date(now.getTime() + RUN_LEASE_MS) : null,
-    })
+    .values(
+      newRunRow({
+        workflowId: spec.workflow.id,
+        tick: spec.tick,
+        trigger: spec.trigger,
+        attempt: spec.attempt ?? 1,
+        originalRunId: spec.originalRunId ?? null,
+        status: 'running',
+        startedAt: now,
+        deadlineAt: new Date(now.getTime() + spec.timeoutSeconds * 1000),
+        requestedBy: spec.requestedBy ?? null,
+        externalId: spec.externalId ?? null,
+        leaseOwner: spec.leaseOwner,
+        leaseExpiresAt: spec.leaseOwner ? new Date(now.getTime() + RUN_LEASE_MS) : null,
+      }),
+    )
     .onConflict((oc) => oc.columns(['workflowId', 'tick']).where('originalRunId', 'is', null).where('tick', 'is not', null).doNothing())
     .returningAll()
     .executeTakeFirst();

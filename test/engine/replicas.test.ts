@@ -5,6 +5,7 @@ import type { NewRun, Workflow } from '../../src/db/schema.js';
 import { isNotifiedKind, QUIET_EVENT_KINDS } from '../../src/domain/events.js';
 import { escalateDueWarnings } from '../../src/engine/escalation.js';
 import { pollFinishedRunsDetailed } from '../../src/engine/poller.js';
+import { newRunRow } from '../../src/services/runs.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { createEngine, type Engine } from '../helpers/engine-harness.js';
 import { makeTenant, makeWorkflow } from '../helpers/factories.js';
@@ -32,31 +33,18 @@ beforeAll(async () => {
   for (let i = 0; i < 10; i++) retrying.push(await makeWorkflow(t.db, { name: `nightly-${i}`, cron: '0 2 * * *', mode: 'managed', launcher }));
 
   const runs: NewRun[] = [];
-  const row = (w: Workflow, tick: Date, ok: boolean): NewRun => ({
-    workflowId: w.id,
-    tick,
-    trigger: w.mode === 'managed' ? 'schedule' : 'external',
-    status: ok ? 'succeeded' : 'failed',
-    attemptStatus: ok ? 'succeeded' : 'failed',
-    attemptError: ok ? null : `load ${w.name} failed`,
-    error: ok ? null : `load ${w.name} failed`,
-    startedAt: tick,
-    finishedAt: tick,
-    originalRunId: null,
-    deadlineAt: null,
-    errorGroup: null,
-    stage: null,
-    rows: null,
-    exitCode: null,
-    logExcerpt: null,
-    logUrl: null,
-    outcomeNote: null,
-    requestedBy: null,
-    externalId: null,
-    processedAt: null,
-    leaseOwner: null,
-    leaseExpiresAt: null,
-  });
+  const row = (w: Workflow, tick: Date, ok: boolean): NewRun =>
+    newRunRow({
+      workflowId: w.id,
+      tick,
+      trigger: w.mode === 'managed' ? 'schedule' : 'external',
+      status: ok ? 'succeeded' : 'failed',
+      attemptStatus: ok ? 'succeeded' : 'failed',
+      attemptError: ok ? null : `load ${w.name} failed`,
+      error: ok ? null : `load ${w.name} failed`,
+      startedAt: tick,
+      finishedAt: tick,
+    });
   // Interleaved by time, as they would arrive.
   for (let k = TICKS; k >= 1; k--) {
     const fiveMin = new Date(NOW.getTime() - k * 300_000);

@@ -9,7 +9,7 @@ import { checkFreshness } from '../../src/engine/freshness.js';
 import { pollFinishedRuns } from '../../src/engine/poller.js';
 import { createUptimeHeartbeat, type UptimeHeartbeat } from '../../src/engine/uptime.js';
 import { silentLogger } from '../../src/log.js';
-import { insertRunningRun, launchRun } from '../../src/services/runs.js';
+import { insertRunningRun, launchRun, newRunRow } from '../../src/services/runs.js';
 import { ScriptedLauncher, type ScriptedOutcome } from './engine-launcher.js';
 
 export const PLATFORM = 'CPLATFORM';
@@ -74,31 +74,20 @@ export async function fireTick(engine: Engine, workflow: Workflow, tick: Date, o
 export async function reportRun(db: Db, workflow: Workflow, tick: Date | null, outcome: { status: 'succeeded' | 'failed'; error?: string; rows?: number; trigger?: Run['trigger'] }, now: Date): Promise<Run> {
   return db
     .insertInto('runs')
-    .values({
-      workflowId: workflow.id,
-      tick,
-      trigger: outcome.trigger ?? (tick ? 'external' : 'manual'),
-      status: outcome.status,
-      attemptStatus: outcome.status,
-      attemptError: outcome.error ?? null,
-      error: outcome.error ?? null,
-      rows: outcome.rows ?? null,
-      startedAt: tick ?? now,
-      finishedAt: now,
-      originalRunId: null,
-      deadlineAt: null,
-      errorGroup: null,
-      stage: null,
-      exitCode: null,
-      logExcerpt: null,
-      logUrl: null,
-      outcomeNote: null,
-      requestedBy: null,
-      externalId: null,
-      processedAt: null,
-      leaseOwner: null,
-      leaseExpiresAt: null,
-    })
+    .values(
+      newRunRow({
+        workflowId: workflow.id,
+        tick,
+        trigger: outcome.trigger ?? (tick ? 'external' : 'manual'),
+        status: outcome.status,
+        attemptStatus: outcome.status,
+        attemptError: outcome.error ?? null,
+        error: outcome.error ?? null,
+        rows: outcome.rows ?? null,
+        startedAt: tick ?? now,
+        finishedAt: now,
+      }),
+    )
     .returningAll()
     .executeTakeFirstOrThrow();
 }

@@ -1,7 +1,8 @@
 import type { Db } from '../../src/db/connect.js';
 import type { Insertable } from 'kysely';
-import type { RunsTable, TenantsTable, WorkflowsTable } from '../../src/db/schema.js';
+import type { TenantsTable, WorkflowsTable } from '../../src/db/schema.js';
 import { newPingKey } from '../../src/secrets.js';
+import { newRunRow, type RunRow } from '../../src/services/runs.js';
 
 /** The reference night of the seed: 10 March 2026, UTC. */
 export const T0 = new Date('2026-03-10T02:00:00Z');
@@ -35,34 +36,10 @@ export async function makeWorkflow(db: Db, overrides: Partial<Insertable<Workflo
     .executeTakeFirstOrThrow();
 }
 
-export async function makeRun(db: Db, overrides: Partial<Insertable<RunsTable>> & { workflowId: number }) {
+export async function makeRun(db: Db, overrides: Partial<RunRow> & { workflowId: number }) {
   return db
     .insertInto('runs')
-    .values({
-      tick: T0,
-      trigger: 'schedule',
-      status: 'succeeded',
-      attemptStatus: null,
-      attemptError: null,
-      startedAt: T0,
-      finishedAt: new Date(T0.getTime() + 60_000),
-      deadlineAt: null,
-      originalRunId: null,
-      error: null,
-      errorGroup: null,
-      stage: null,
-      rows: null,
-      exitCode: null,
-      logExcerpt: null,
-      logUrl: null,
-      outcomeNote: null,
-      requestedBy: null,
-      externalId: null,
-      processedAt: null,
-      leaseOwner: null,
-      leaseExpiresAt: null,
-      ...overrides,
-    })
+    .values(newRunRow({ tick: T0, trigger: 'schedule', status: 'succeeded', startedAt: T0, finishedAt: new Date(T0.getTime() + 60_000), ...overrides }))
     .returningAll()
     .executeTakeFirstOrThrow();
 }

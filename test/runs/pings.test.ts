@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { startTestApp } from '../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { at, makeTenant, makeWorkflow } from '../helpers/factories.js';
+import { at, makeRun, makeTenant, makeWorkflow } from '../helpers/factories.js';
 
 const run = promisify(execFile);
 
@@ -112,11 +112,7 @@ describe('pings', () => {
 
   it('accepts pings for a managed workflow as outside reports, without ending the run the bot launched', async () => {
     const wf = await makeWorkflow(t.db, { cron: '*/5 * * * *', mode: 'managed', launcher: JSON.stringify({ kind: 'command', command: 'true' }) });
-    const launched = await t.db
-      .insertInto('runs')
-      .values({ workflowId: wf.id, tick: at('2026-03-10T02:00:00Z'), trigger: 'schedule', status: 'running', attemptStatus: null, attemptError: null, startedAt: clock.now(), finishedAt: null, deadlineAt: null, originalRunId: null, error: null, errorGroup: null, stage: null, rows: null, exitCode: null, logExcerpt: null, logUrl: null, outcomeNote: null, requestedBy: null, externalId: null, processedAt: null, leaseOwner: 'other-replica', leaseExpiresAt: at('2026-03-10T03:00:00Z') })
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    const launched = await makeRun(t.db, { workflowId: wf.id, tick: at('2026-03-10T02:00:00Z'), status: 'running', startedAt: clock.now(), finishedAt: null, leaseOwner: 'other-replica', leaseExpiresAt: at('2026-03-10T03:00:00Z') });
     expect((await fetch(`${app.url}/ping/${wf.pingKey}/fail`)).status).toBe(200);
     const rows = await runsOf(wf.id);
     expect(rows.find((r) => r.id === launched.id)!.status).toBe('running');
