@@ -4,7 +4,7 @@ import type { RoutingConfig } from '../../engine/destinations.js';
 import type { DeliveryInput, DeliveryResult, Transport } from '../transport.js';
 import { alertFacts } from './alert-facts.js';
 import { destinationSpecFor, isResult, lastRunOf } from './delivery-context.js';
-import { classifyFetchError, classifyHttpResponse } from './http-outcome.js';
+import { postJson } from './post-json.js';
 
 export type PagerDutyAction = 'trigger' | 'acknowledge' | 'resolve';
 
@@ -79,22 +79,9 @@ export function pagerDutyTransport(deps: { db: Db; config: RoutingConfig & Pick<
       const action = pagerDutyAction(input.event);
       if (!action) return { kind: 'sent', ref: 'none', result: { skipped: `no PagerDuty action for ${input.event.kind}` } };
       const body = JSON.stringify(pagerDutyEvent(input, spec.routingKey, action, action === 'trigger' ? await lastRunOf(deps.db, input.alert) : null, deps.config.PUBLIC_URL));
-      let response: Response;
-      try {
-        response = await fetch(deps.config.EVENTS_API_URL, {
-          method: 'POST',
-          redirect: 'manual',
-          headers: { 'Content-Type': 'application/json', 'User-Agent': 'scheduler-bot' },
-          body,
-          signal: AbortSignal.timeout(timeoutMs),
-        });
-      } catch (error) {
-        return classifyFetchError(error);
-      }
-      const text = await response.text().catch(() => '');
-      const outcome = classifyHttpResponse(response.status, response.headers.get('retry-after'), input.now, text);
+      const outcome = await postJson(deps.config.EVENTS_API_URL, body, { timeoutMs, now: input.now });
       if (outcome.kind !== 'ok') return outcome;
-      return { kind: 'sent', ref: dedupKeyFor(input.alert.id), result: { action, dedupKey: dedupKeyFor(input.alert.id), status: response.status } };
+      return { kind: 'sent', ref: dedupKeyFor(input.alert.id), result: { action, dedupKey: dedupKeyFor(input.alert.id), status: outcome.status } };
     },
   };
 }

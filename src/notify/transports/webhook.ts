@@ -5,7 +5,7 @@ import { SIGNATURE_HEADER, signLaunchRequest, TIMESTAMP_HEADER } from '../../lau
 import type { DeliveryInput, DeliveryResult, Transport } from '../transport.js';
 import { alertFacts } from './alert-facts.js';
 import { destinationSpecFor, isResult, lastRunOf } from './delivery-context.js';
-import { classifyFetchError, classifyHttpResponse } from './http-outcome.js';
+import { postJson } from './post-json.js';
 
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 export const EVENT_HEADER = 'X-Scheduler-Event';
@@ -75,30 +75,19 @@ export function webhookTransport(deps: { db: Db; config: RoutingConfig & Pick<Co
       if (isResult(spec)) return spec;
       const body = JSON.stringify(webhookPayload(input, await lastRunOf(deps.db, input.alert), deps.config.PUBLIC_URL));
       const timestamp = Math.floor(input.now.getTime() / 1000);
-      let response: Response;
-      try {
-        response = await fetch(spec.url, {
-          method: 'POST',
-          redirect: 'manual',
-          headers: {
-            ...spec.headers,
-            'Content-Type': 'application/json',
-            'User-Agent': 'scheduler-bot',
-            [IDEMPOTENCY_KEY_HEADER]: input.notification.idempotencyKey,
-            [EVENT_HEADER]: input.event.kind,
-            [TIMESTAMP_HEADER]: String(timestamp),
-            [SIGNATURE_HEADER]: signLaunchRequest(spec.secret, timestamp, body),
-          },
-          body,
-          signal: AbortSignal.timeout(timeoutMs),
-        });
-      } catch (error) {
-        return classifyFetchError(error);
-      }
-      const text = await response.text().catch(() => '');
-      const outcome = classifyHttpResponse(response.status, response.headers.get('retry-after'), input.now, text);
+      const outcome = await postJson(spec.url, body, {
+        headers: {
+          ...spec.headers,
+          [IDEMPOTENCY_KEY_HEADER]: input.notification.idempotencyKey,
+          [EVENT_HEADER]: input.event.kind,
+          [TIMESTAMP_HEADER]: String(timestamp),
+          [SIGNATURE_HEADER]: signLaunchRequest(spec.secret, timestamp, body),
+        },
+        timeoutMs,
+        now: input.now,
+      });
       if (outcome.kind !== 'ok') return outcome;
-      return { kind: 'sent', ref: `HTTP ${response.status}`, result: { status: response.status } };
+      return { kind: 'sent', ref: `HTTP ${outcome.status}`, result: { status: outcome.status } };
     },
   };
 }
