@@ -4,7 +4,7 @@ import { storyByChannel, threadsOf } from '../replay/transcript-shape.js';
 import { alertsOf, eventKinds, replay, tickRows } from './support.js';
 
 const ACME = { id: 'acme', name: 'Acme', channel: 'CACME' };
-const base = { platformChannel: 'CPLATFORM', tenants: [ACME] } as const;
+const base = { platformChannel: 'CPLATFORM', tenants: [ACME] };
 
 /** Fails every attempt of the tick at `from`, then the next `count - 1` alternate ticks `stepMinutes` apart (a flap). */
 function alternating(workflow: string, from: string, stepMinutes: number, count: number): NonNullable<ScenarioInput['outcomes']> {
