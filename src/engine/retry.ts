@@ -25,6 +25,16 @@ export type RetryOutcome =
   /** The tick's verdict is final and written on its original row. */
   | { kind: 'verdict'; original: Run };
 
+/** A finished run as the poller hands it over, with what decides its retries. */
+export interface FinishedRunContext {
+  run: Run;
+  workflow: Workflow;
+  tenant: Tenant;
+  profile: CadenceProfile;
+}
+
+type RetryDeps = Pick<Deps, 'launchers' | 'replicaId'>;
+
 function attemptsAllowed(profile: CadenceProfile, hasLauncher: boolean): number {
   return 1 + (hasLauncher ? profile.retries : 0);
 }
@@ -33,40 +43,26 @@ function attemptsAllowed(profile: CadenceProfile, hasLauncher: boolean): number 
  * A tick's original row failed. With budget (and a launcher) it becomes
  * `pending_retry` and attempt 2 is inserted; otherwise its failure is the verdict.
  */
-export async function handleFailedOriginal(
-  trx: Transaction<Database>,
-  deps: Pick<Deps, 'launchers' | 'replicaId'>,
-  ctx: { run: Run; workflow: Workflow; tenant: Tenant; profile: CadenceProfile },
-  now: Date,
-): Promise<RetryOutcome> {
-  const { run, workflow, tenant, profile } = ctx;
+export async function handleFailedOriginal(trx: Transaction<Database>, deps: RetryDeps, ctx: FinishedRunContext, now: Date): Promise<RetryOutcome> {
+  const { run, workflow, profile } = ctx;
   if (attemptsAllowed(profile, !!deps.launchers(workflow)) <= 1) return { kind: 'verdict', original: run };
   const original = await trx.updateTable('runs').set({ status: 'pending_retry' }).where('id', '=', run.id).returningAll().executeTakeFirstOrThrow();
-  const next = await insertAttempt(trx, deps, original, workflow, profile, 2, now);
-  return { kind: 'retrying', launch: { run: next, workflow, tenant, timeoutSeconds: profile.timeoutSeconds } };
+  return insertNextAttempt(trx, deps, ctx, original, 2, now);
 }
 
 /**
  * A retry attempt ended. Success: the tick recovered. Failure with budget: one
  * more attempt. Failure without: the tick failed with this attempt's error.
  */
-export async function handleFinishedAttempt(
-  trx: Transaction<Database>,
-  deps: Pick<Deps, 'launchers' | 'replicaId'>,
-  ctx: { run: Run; workflow: Workflow; tenant: Tenant; profile: CadenceProfile },
-  now: Date,
-): Promise<RetryOutcome> {
-  const { run, workflow, tenant, profile } = ctx;
+export async function handleFinishedAttempt(trx: Transaction<Database>, deps: RetryDeps, ctx: FinishedRunContext, now: Date): Promise<RetryOutcome> {
+  const { run, workflow, profile } = ctx;
   const original = await trx.selectFrom('runs').selectAll().where('id', '=', run.originalRunId!).forUpdate().executeTakeFirstOrThrow();
   if (original.status !== 'pending_retry') {
     // Already has a verdict (written by hand, or an attempt from an older budget): nothing to add.
     return { kind: 'verdict', original };
   }
   const failed = run.status !== 'succeeded';
-  if (failed && run.attempt < attemptsAllowed(profile, !!deps.launchers(workflow))) {
-    const next = await insertAttempt(trx, deps, original, workflow, profile, run.attempt + 1, now);
-    return { kind: 'retrying', launch: { run: next, workflow, tenant, timeoutSeconds: profile.timeoutSeconds } };
-  }
+  if (failed && run.attempt < attemptsAllowed(profile, !!deps.launchers(workflow))) return insertNextAttempt(trx, deps, ctx, original, run.attempt + 1, now);
   const verdict = await trx
     .updateTable('runs')
     .set({
@@ -88,20 +84,14 @@ export async function handleFinishedAttempt(
   return { kind: 'verdict', original: verdict };
 }
 
-async function insertAttempt(
-  trx: Transaction<Database>,
-  deps: Pick<Deps, 'replicaId'>,
-  original: Run,
-  workflow: Workflow,
-  profile: CadenceProfile,
-  attempt: number,
-  now: Date,
-): Promise<Run> {
+/** Inserts the tick's next attempt (trigger 'retry', pointing at the original row) for launch after commit. */
+async function insertNextAttempt(trx: Transaction<Database>, deps: Pick<Deps, 'replicaId'>, ctx: FinishedRunContext, original: Run, attempt: number, now: Date): Promise<RetryOutcome> {
+  const { workflow, tenant, profile } = ctx;
   const run = await insertRunningRun(
     trx,
     { workflow, tick: original.tick, trigger: 'retry', attempt, originalRunId: original.id, timeoutSeconds: profile.timeoutSeconds, leaseOwner: deps.replicaId },
     now,
   );
   if (!run) throw new Error(`retry attempt ${attempt} of run ${original.id} was not inserted`);
-  return run;
+  return { kind: 'retrying', launch: { run, workflow, tenant, timeoutSeconds: profile.timeoutSeconds } };
 }
