@@ -47,21 +47,12 @@ export async function failOverdueRuns(deps: Pick<Deps, 'db'>, now: Date): Promis
       leaseOwner: null,
       leaseExpiresAt: null,
     });
-    const timedOut = await trx
-      .updateTable('runs')
-      .set(fail(TIMED_OUT))
-      .where('status', '=', 'running')
-      .where('deadlineAt', '<=', now)
-      .returning('id')
-      .execute();
-    const lost = await trx
-      .updateTable('runs')
-      .set(fail(WORKER_LOST))
-      .where('status', '=', 'running')
-      .where('leaseExpiresAt', '<=', now)
-      .returning('id')
-      .execute();
-    const n = timedOut.length + lost.length;
+    let n = 0;
+    // Deadline first: a run past both its deadline and its lease timed out.
+    for (const [error, column] of [[TIMED_OUT, 'deadlineAt'], [WORKER_LOST, 'leaseExpiresAt']] as const) {
+      const failed = await trx.updateTable('runs').set(fail(error)).where('status', '=', 'running').where(column, '<=', now).returning('id').execute();
+      n += failed.length;
+    }
     if (n > 0) await sql`select pg_notify(${RUNS_FINISHED_CHANNEL}, 'freshness')`.execute(trx);
     return n;
   });
