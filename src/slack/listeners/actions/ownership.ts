@@ -5,21 +5,21 @@ import { actionRefusal } from '../answers.js';
 import type { SlackContext } from '../context.js';
 import { alertAction } from './alert-action.js';
 
+/** Take and release: the same click on one alert, answered the same way; only the service call differs. */
+const OWNERSHIP_BUTTONS = [
+  { actionId: ACTION.takeOwnership, what: 'take ownership', act: takeOwnership },
+  { actionId: ACTION.release, what: 'release', act: releaseOwnership },
+] as const;
+
 export function registerOwnershipActions(app: App, ctx: SlackContext): void {
-  app.action(
-    ACTION.takeOwnership,
-    alertAction(ctx, ACTION.takeOwnership, async (a) => {
-      const result = await takeOwnership(ctx.deps, { alertId: a.alertId, actor: { user: a.user, channel: a.channel }, scope: a.scope });
-      if (result.kind === 'not_found') ctx.deps.logger.warn({ alertId: a.alertId, user: a.user, channel: a.channel }, 'refused take ownership: alert not in this channel\'s scope');
-      return actionRefusal(result);
-    }),
-  );
-  app.action(
-    ACTION.release,
-    alertAction(ctx, ACTION.release, async (a) => {
-      const result = await releaseOwnership(ctx.deps, { alertId: a.alertId, actor: { user: a.user, channel: a.channel }, scope: a.scope });
-      if (result.kind === 'not_found') ctx.deps.logger.warn({ alertId: a.alertId, user: a.user, channel: a.channel }, 'refused release: alert not in this channel\'s scope');
-      return actionRefusal(result);
-    }),
-  );
+  for (const { actionId, what, act } of OWNERSHIP_BUTTONS) {
+    app.action(
+      actionId,
+      alertAction(ctx, actionId, async (a) => {
+        const result = await act(ctx.deps, { alertId: a.alertId, actor: { user: a.user, channel: a.channel }, scope: a.scope });
+        if (result.kind === 'not_found') ctx.deps.logger.warn({ alertId: a.alertId, user: a.user, channel: a.channel }, `refused ${what}: alert not in this channel's scope`);
+        return actionRefusal(result);
+      }),
+    );
+  }
 }
