@@ -127,6 +127,8 @@ export interface AlertsTable {
   healthyStreak: Defaulted<number>;
   resolvedByRunId: number | null;
   updatedAt: Timestamp;
+  /** First seen flapping while open (migration 0003); the `flapping` note is posted once. */
+  flappingSince: Timestamp | null;
 }
 
 export interface AlertEventsTable {

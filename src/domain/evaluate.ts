@@ -1,4 +1,5 @@
 import type { Policy, Severity } from './cadence.js';
+import { countTransitions, effectiveRecoverAfter, FLAP_WINDOW, isFlapping, type TickOutcome } from './flapping.js';
 import { latestFireAtOrBefore, nextFireAfter } from './schedule.js';
 
 /**
@@ -35,6 +36,12 @@ export interface HistoryFacts {
   newestFailure: FailureFacts | null;
   /** The newest success, if it is newer than every failure. */
   newestSuccess: { runId: number; trigger: string; tick: Date | null } | null;
+  /**
+   * The newest confirmed tick outcomes, newest first (at most FLAP_WINDOW;
+   * missed = failure, skipped excluded). Loaded only for workflows with an
+   * open alert: flapping only changes how an open alert resolves.
+   */
+  recentOutcomes?: TickOutcome[];
 }
 
 export interface OpenAlertFacts {
@@ -44,6 +51,8 @@ export interface OpenAlertFacts {
   lastRunId: number | null;
   errorGroup: string | null;
   healthyStreak: number;
+  /** Set once the alert has been seen flapping (its `flapping` note was recorded). */
+  flappingSince?: Date | null;
 }
 
 export type Effect =
@@ -51,7 +60,9 @@ export type Effect =
   | { type: 'failure_recorded'; failures: number; failure: FailureFacts; groupChanged: { from: string | null; to: string | null } | null }
   | { type: 'healthy_streak'; streak: number; of: number }
   | { type: 'streak_reset' }
-  | { type: 'resolve'; runId: number; trigger: string; durationSeconds: number };
+  | { type: 'resolve'; runId: number; trigger: string; durationSeconds: number; successes: number; recoverAfter: number }
+  /** Recorded beside the main effect, once per alert: it is now flapping and needs `recoverAfter` successes in a row. */
+  | { type: 'flapping'; transitions: number; window: number; recoverAfter: number };
 
 /** A stretch between fire times this many cadences long or more is the schedule resting (a weekday job's weekend), not a late tick. */
 const IDLE_GAP_CADENCES = 2;
@@ -78,7 +89,11 @@ export function escalateAtFor(openedAt: Date, severity: Severity, multiplier: nu
   return new Date(deadline);
 }
 
-/** What the history means for the workflow's alert, given the policy in force. */
+/**
+ * What the history means for the workflow's alert, given the policy in force.
+ * At most one effect that changes the alert, first; for an open alert a
+ * `flapping` effect may follow it (or stand alone).
+ */
 export function evaluateHistory(input: {
   facts: HistoryFacts;
   alert: OpenAlertFacts | null;
@@ -103,23 +118,35 @@ export function evaluateHistory(input: {
     }
     return [];
   }
-  if (facts.newestSuccess && facts.failures === 0 && facts.healthyStreak >= policy.recoverAfter) {
-    return [
-      {
-        type: 'resolve',
-        runId: facts.newestSuccess.runId,
-        trigger: facts.newestSuccess.trigger,
-        durationSeconds: Math.round((now.getTime() - alert.openedAt.getTime()) / 1000),
-      },
-    ];
+  const transitions = countTransitions(facts.recentOutcomes ?? []);
+  const flapping = isFlapping(transitions);
+  const recoverAfter = effectiveRecoverAfter(policy.recoverAfter, flapping);
+  const main = decideOpenAlert(facts, alert, recoverAfter, now);
+  // Told once per alert, and not on the evaluation that closes it (the recovery says enough).
+  if (flapping && !alert.flappingSince && main?.type !== 'resolve') {
+    return [...(main ? [main] : []), { type: 'flapping', transitions, window: FLAP_WINDOW, recoverAfter }];
+  }
+  return main ? [main] : [];
+}
+
+function decideOpenAlert(facts: HistoryFacts, alert: OpenAlertFacts, recoverAfter: number, now: Date): Effect | null {
+  if (facts.newestSuccess && facts.failures === 0 && facts.healthyStreak >= recoverAfter) {
+    return {
+      type: 'resolve',
+      runId: facts.newestSuccess.runId,
+      trigger: facts.newestSuccess.trigger,
+      durationSeconds: Math.round((now.getTime() - alert.openedAt.getTime()) / 1000),
+      successes: facts.healthyStreak,
+      recoverAfter,
+    };
   }
   if (facts.newestFailure && facts.newestFailure.runId !== alert.lastRunId) {
     const groupChanged = facts.newestFailure.errorGroup !== alert.errorGroup ? { from: alert.errorGroup, to: facts.newestFailure.errorGroup } : null;
-    return [{ type: 'failure_recorded', failures: facts.failures, failure: facts.newestFailure, groupChanged }];
+    return { type: 'failure_recorded', failures: facts.failures, failure: facts.newestFailure, groupChanged };
   }
   if (facts.healthyStreak > 0 && facts.healthyStreak !== alert.healthyStreak) {
-    return [{ type: 'healthy_streak', streak: facts.healthyStreak, of: policy.recoverAfter }];
+    return { type: 'healthy_streak', streak: facts.healthyStreak, of: recoverAfter };
   }
-  if (facts.healthyStreak === 0 && alert.healthyStreak > 0) return [{ type: 'streak_reset' }];
-  return [];
+  if (facts.healthyStreak === 0 && alert.healthyStreak > 0) return { type: 'streak_reset' };
+  return null;
 }

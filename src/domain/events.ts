@@ -12,6 +12,7 @@ export const NOTIFIED_EVENT_KINDS = [
   'unsilenced',
   'run_requested',
   'run_finished',
+  'flapping',
   'resolved',
 ] as const;
 export type NotifiedEventKind = (typeof NOTIFIED_EVENT_KINDS)[number];

@@ -16,6 +16,9 @@ export interface EvaluationTarget {
 
 const LOG_EXCERPT_IN_EVENT = 4000;
 
+type FlappingEffect = Extract<Effect, { type: 'flapping' }>;
+type MainEffect = Exclude<Effect, FlappingEffect>;
+
 /**
  * Evaluates workflows whose rows the caller has already locked (`for update`
  * on the workflow row serialises evaluations of one workflow across replicas,
@@ -39,20 +42,35 @@ export async function evaluateWorkflows(trx: Transaction<Database>, deps: Pick<D
     const alert = openBy.get(target.workflow.id) ?? null;
     const { cron, timezone } = target.workflow;
     const effects = evaluateHistory({ facts: facts.get(target.workflow.id)!, alert, policy: target.profile, cadenceSeconds: target.profile.cadenceSeconds, schedule: { cron, timezone }, now });
-    return { target, alert, effect: effects[0] as Effect | undefined };
+    const flapping = effects.find((e): e is FlappingEffect => e.type === 'flapping');
+    return { target, alert, effect: effects.find((e): e is MainEffect => e.type !== 'flapping'), flapping };
   });
 
   const opened = await openAlerts(trx, deps, decided.flatMap((d) => (d.effect?.type === 'open' ? [{ target: d.target, effect: d.effect }] : [])), now);
-  const changed = await updateAlerts(trx, decided.flatMap((d) => (d.alert && d.effect && d.effect.type !== 'open' ? [nextState(d.alert, d.effect, now)] : [])));
+  const changed = await updateAlerts(
+    trx,
+    decided.flatMap(({ alert, effect, flapping }) => {
+      if (!alert || (!effect && !flapping)) return [];
+      const next = effect && effect.type !== 'open' ? nextState(alert, effect, now) : alert;
+      return [flapping ? { ...next, flappingSince: now, updatedAt: now } : next];
+    }),
+  );
 
   const events: EventInput[] = [];
-  for (const { target, alert, effect } of decided) {
+  for (const { target, alert, effect, flapping } of decided) {
     const { tenant } = target;
     const event = (a: Alert, kind: EventInput['kind'], data: Record<string, unknown>, actor: string | null = null) => events.push({ alert: a, tenant, kind, actor, data, now, config: deps.config });
     if (alert) {
       for (const run of target.finishedManualRuns) event(alert, 'run_finished', { runId: run.id, status: run.status, error: run.error, requestedBy: run.requestedBy }, run.requestedBy);
     }
-    if (!effect) continue;
+    // After the failure or streak it came with: the note reads as the consequence.
+    const flappingNote = () => {
+      if (alert && flapping) event(changed.get(alert.id)!, 'flapping', { transitions: flapping.transitions, window: flapping.window, recoverAfter: flapping.recoverAfter });
+    };
+    if (!effect) {
+      flappingNote();
+      continue;
+    }
     switch (effect.type) {
       case 'open': {
         const { failure } = effect;
@@ -90,10 +108,18 @@ export async function evaluateWorkflows(trx: Transaction<Database>, deps: Pick<D
         const next = changed.get(alert!.id)!;
         // A silence ends with the alert: what it held is summarised in the recovery itself.
         const held = alert!.silencedBy ? await releaseHeldNotifications(trx, next) : null;
-        event(next, 'resolved', { runId: effect.runId, durationSeconds: effect.durationSeconds, trigger: effect.trigger, heldWhileSilenced: held });
+        event(next, 'resolved', {
+          runId: effect.runId,
+          durationSeconds: effect.durationSeconds,
+          trigger: effect.trigger,
+          successes: effect.successes,
+          recoverAfter: effect.recoverAfter,
+          heldWhileSilenced: held,
+        });
         break;
       }
     }
+    flappingNote();
   }
   await recordAlertEvents(trx, events);
 }
@@ -151,7 +177,7 @@ async function openAlerts(
 }
 
 /** The alert after an effect other than opening (pure; written by updateAlerts). */
-function nextState(current: Alert, effect: Exclude<Effect, { type: 'open' }>, now: Date): Alert {
+function nextState(current: Alert, effect: Exclude<MainEffect, { type: 'open' }>, now: Date): Alert {
   switch (effect.type) {
     case 'failure_recorded': {
       const { failure, groupChanged } = effect;
@@ -187,14 +213,15 @@ async function updateAlerts(trx: Transaction<Database>, next: Alert[]): Promise<
       status = v.status, consecutive_failures = v.consecutive_failures, last_error = v.last_error, stage = v.stage,
       last_run_id = v.last_run_id, healthy_streak = v.healthy_streak, error_group = v.error_group,
       error_group_first_at = v.error_group_first_at, error_group_last_at = v.error_group_last_at, error_group_count = v.error_group_count,
-      resolved_at = v.resolved_at, resolved_by_run_id = v.resolved_by_run_id, updated_at = v.updated_at
+      resolved_at = v.resolved_at, resolved_by_run_id = v.resolved_by_run_id, updated_at = v.updated_at, flapping_since = v.flapping_since
     from unnest(
       ${col((a) => a.id)}::bigint[], ${col((a) => a.status)}::text[], ${col((a) => a.consecutiveFailures)}::int[], ${col((a) => a.lastError)}::text[],
       ${col((a) => a.stage)}::text[], ${col((a) => a.lastRunId)}::bigint[], ${col((a) => a.healthyStreak)}::int[], ${col((a) => a.errorGroup)}::text[],
       ${col((a) => a.errorGroupFirstAt)}::timestamptz[], ${col((a) => a.errorGroupLastAt)}::timestamptz[], ${col((a) => a.errorGroupCount)}::int[],
-      ${col((a) => a.resolvedAt)}::timestamptz[], ${col((a) => a.resolvedByRunId)}::bigint[], ${col((a) => a.updatedAt)}::timestamptz[]
+      ${col((a) => a.resolvedAt)}::timestamptz[], ${col((a) => a.resolvedByRunId)}::bigint[], ${col((a) => a.updatedAt)}::timestamptz[],
+      ${col((a) => a.flappingSince)}::timestamptz[]
     ) as v(id, status, consecutive_failures, last_error, stage, last_run_id, healthy_streak, error_group,
-           error_group_first_at, error_group_last_at, error_group_count, resolved_at, resolved_by_run_id, updated_at)
+           error_group_first_at, error_group_last_at, error_group_count, resolved_at, resolved_by_run_id, updated_at, flapping_since)
     where a.id = v.id
   `.execute(trx);
   return new Map(next.map((a) => [a.id, a]));

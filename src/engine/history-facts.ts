@@ -1,6 +1,7 @@
 import { sql, type Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { HistoryFacts } from '../domain/evaluate.js';
+import { FLAP_WINDOW, type TickOutcome } from '../domain/flapping.js';
 
 /**
  * The healthy streak is read from at most this many newest ticks. Its only
@@ -27,6 +28,8 @@ export const HEALTHY_WINDOW = 200;
  * - the healthy streak and the newest success are read only for `withStreak`
  *   (workflows with an open alert: nothing else looks at them), from the
  *   newest HEALTHY_WINDOW ticks;
+ * - the newest FLAP_WINDOW tick outcomes (flapping) likewise only for
+ *   `withStreak`: an index range scan of ten rows;
  * - runs outside any tick (manual, rare) are read from that index's null entries.
  */
 export async function loadHistoryFacts(trx: Transaction<Database>, workflowIds: number[], withStreak: number[] = workflowIds): Promise<Map<number, HistoryFacts>> {
@@ -47,6 +50,7 @@ export async function loadHistoryFacts(trx: Transaction<Database>, workflowIds: 
     okRunId: number | null;
     okTrigger: string | null;
     okTick: Date | null;
+    recent: string[] | null;
   }>`
     with w as (
       select id as workflow_id, id = any(${withStreak}::int[]) as streak from unnest(${workflowIds}::int[]) as id group by id
@@ -54,7 +58,7 @@ export async function loadHistoryFacts(trx: Transaction<Database>, workflowIds: 
     select w.workflow_id, fc.n as failures, coalesce(hs.n, 0) + coalesce(hm.n, 0) as healthy,
       f.id as fail_run_id, f.error as fail_error, f.error_group as fail_group, f.stage as fail_stage, f.status as fail_status,
       f.tick as fail_tick, f.log_excerpt as fail_log_excerpt, f.log_url as fail_log_url,
-      s.id as ok_run_id, s.trigger as ok_trigger, s.tick as ok_tick
+      s.id as ok_run_id, s.trigger as ok_trigger, s.tick as ok_tick, rt.outcomes as recent
     from w
     -- newest settled success with a tick: the walk stops at it
     left join lateral (
@@ -122,6 +126,15 @@ export async function loadHistoryFacts(trx: Transaction<Database>, workflowIds: 
       where c.id is not null and (e.last_bad is null or c.pos > e.last_bad)
       order by c.pos desc, c.id desc limit 1
     ) s on w.streak
+    -- the newest tick outcomes, newest first, for flapping
+    left join lateral (
+      select array_agg(t.status order by t.tick desc) as outcomes from (
+        select r.tick, r.status from runs r
+        where r.workflow_id = w.workflow_id and r.original_run_id is null and r.tick is not null
+          and r.status in ('succeeded', 'failed', 'missed') and r.processed_at is not null
+        order by r.tick desc limit ${FLAP_WINDOW}
+      ) t
+    ) rt on w.streak
   `.execute(trx);
   for (const r of rows) {
     out.set(r.workflowId, {
@@ -141,6 +154,7 @@ export async function loadHistoryFacts(trx: Transaction<Database>, workflowIds: 
             }
           : null,
       newestSuccess: r.okRunId !== null ? { runId: r.okRunId, trigger: r.okTrigger ?? 'schedule', tick: r.okTick } : null,
+      recentOutcomes: (r.recent ?? []).map((status): TickOutcome => (status === 'succeeded' ? 'success' : 'failure')),
     });
   }
   for (const id of workflowIds) if (!out.has(id)) out.set(id, { failures: 0, healthyStreak: 0, newestFailure: null, newestSuccess: null });

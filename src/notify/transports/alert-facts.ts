@@ -1,6 +1,7 @@
 import type { AlertEvent, Run } from '../../db/schema.js';
 import { formatDuration, utcText } from '../../slack/blocks/format.js';
 import { alertView, type AlertViewInput } from '../alert-view.js';
+import { flappingSentence, successesInARow } from '../flapping-text.js';
 
 /**
  * The alert's view (src/notify/alert-view.ts) rendered as plain labelled
@@ -97,8 +98,10 @@ function eventSentence({ event, alert: a, workflow }: FactsInput): { line: strin
     case 'resolved': {
       const after = a.resolvedAt ? formatDuration(a.resolvedAt.getTime() - a.openedAt.getTime()) : '?';
       const by = num(d, 'runId') ?? num(d, 'resolvedByRunId');
-      return { line: `Recovered${by ? ` (run #${by} succeeded)` : ''}. Resolved after ${after}.` };
+      return { line: `Recovered${by ? ` (run #${by} succeeded)` : ''}. Resolved after ${after}${successesInARow(d.successes)}.` };
     }
+    case 'flapping':
+      return { line: flappingSentence(d) };
     default:
       return { line: `${event.kind} at ${utcText(event.at)}.` };
   }

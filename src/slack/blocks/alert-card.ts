@@ -1,5 +1,6 @@
 import type { AlertEvent, Run, Workflow } from '../../db/schema.js';
 import { alertView, type AlertView, type AlertViewInput } from '../../notify/alert-view.js';
+import { flappingSentence, successesInARow } from '../../notify/flapping-text.js';
 import { ACTION, SILENCE_CHOICES } from '../ids.js';
 import { formatDuration, slackDate, userMention, utcText } from './format.js';
 import { capBlocks, checkId, codeBlock, LIMITS, mrkdwn, plain, safeText, truncate } from './limits.js';
@@ -188,10 +189,13 @@ export function renderAlertReply(event: Pick<AlertEvent, 'kind' | 'actor' | 'at'
       detail = ok ? undefined : s(d, 'error');
       break;
     }
+    case 'flapping':
+      line = `:arrows_counterclockwise: ${flappingSentence(d)}`;
+      break;
     case 'resolved': {
       const after = a.resolvedAt ? formatDuration(a.resolvedAt.getTime() - a.openedAt.getTime()) : undefined;
       const by = n(d, 'runId') ?? n(d, 'resolvedByRunId');
-      line = `:white_check_mark: Recovered${by ? ` (run #${by} succeeded)` : ''}. Resolved after ${after ?? '?'}.`;
+      line = `:white_check_mark: Recovered${by ? ` (run #${by} succeeded)` : ''}. Resolved after ${after ?? '?'}${successesInARow(d.successes)}.`;
       break;
     }
     default:

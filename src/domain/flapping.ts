@@ -1,0 +1,38 @@
+/**
+ * Flapping (DESIGN.md core idea 7, issue 8): a workflow that alternates
+ * success and failure would otherwise open and resolve one alert per flip
+ * when its rule resolves on one success (daily and rarer cadences). Instead,
+ * while the recent history flips often, an open alert asks for more
+ * successes in a row before it resolves (adaptive hysteresis), and the
+ * thread is told once.
+ *
+ * The facts are the workflow's newest confirmed tick outcomes (original rows
+ * with a tick; skipped ticks and retry attempts excluded, missed ticks count
+ * as failures), newest first, the same rows the failure count walks.
+ */
+
+/** How many of the newest tick outcomes are looked at. */
+export const FLAP_WINDOW = 10;
+/** Success↔failure changes within the window that make a workflow flapping. */
+export const FLAP_TRANSITIONS = 3;
+/** Successes in a row an open alert needs while flapping, at least (a policy asking for more wins). */
+export const FLAP_RECOVER_AFTER = 3;
+
+export type TickOutcome = 'success' | 'failure';
+
+/** Number of success↔failure changes among the newest FLAP_WINDOW outcomes (newest first). */
+export function countTransitions(outcomes: readonly TickOutcome[]): number {
+  const window = outcomes.slice(0, FLAP_WINDOW);
+  let changes = 0;
+  for (let i = 1; i < window.length; i++) if (window[i] !== window[i - 1]) changes++;
+  return changes;
+}
+
+export function isFlapping(transitions: number): boolean {
+  return transitions >= FLAP_TRANSITIONS;
+}
+
+/** The consecutive successes an open alert needs to resolve, given how the workflow has been behaving. */
+export function effectiveRecoverAfter(recoverAfter: number, flapping: boolean): number {
+  return flapping ? Math.max(recoverAfter, FLAP_RECOVER_AFTER) : recoverAfter;
+}
