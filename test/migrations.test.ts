@@ -3,8 +3,8 @@ import { inject } from 'vitest';
 import { sql } from 'kysely';
 import { createDb, createPool } from '../src/db/connect.js';
 import { migrateToLatest } from '../src/db/migrate.js';
+import { withDatabase } from '../src/db/scratch.js';
 import { migrations } from '../migrations/index.js';
-import { withDatabase } from './helpers/global-setup.js';
 import { createTestDatabase } from './helpers/db.js';
 import { makeRun, makeTenant, makeWorkflow, T0 } from './helpers/factories.js';
 

@@ -1,10 +1,6 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { createDb, createPool } from '../../src/db/connect.js';
-import { startEmbeddedPostgres } from '../../src/db/embedded.js';
-import { migrateToLatest } from '../../src/db/migrate.js';
+import { createPool } from '../../src/db/connect.js';
+import { createScratchDatabase, startScratchServer } from '../../src/db/scratch.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -21,24 +17,13 @@ declare module 'vitest' {
  * once into a template database; each test file clones its own from it.
  */
 export default async function setup(project: TestProject) {
-  const given = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL;
-  let adminUrl: string;
-  let stop: (() => Promise<void>) | undefined;
-  let tmp: string | undefined;
-  if (given) {
-    adminUrl = given;
-  } else {
-    tmp = await mkdtemp(join(tmpdir(), 'scheduler-bot-test-'));
-    const server = await startEmbeddedPostgres(tmp, { persistent: false });
-    adminUrl = server.url('postgres');
-    stop = server.stop;
-  }
+  const server = await startScratchServer(process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL, 'test');
+  const { adminUrl } = server;
   const template = `sb_template_${process.pid}_${Date.now().toString(36)}`;
+  // Created and migrated, then left without connections: Postgres clones only an idle template.
+  const templateDb = await createScratchDatabase(adminUrl, template, { poolSize: 2 });
+  await templateDb.db.destroy();
   const admin = createPool(adminUrl, 1);
-  await admin.query(`create database ${template}`);
-  const templateDb = createDb(createPool(withDatabase(adminUrl, template), 2));
-  await migrateToLatest(templateDb);
-  await templateDb.destroy();
 
   project.provide('pgAdminUrl', adminUrl);
   project.provide('pgTemplate', template);
@@ -51,13 +36,6 @@ export default async function setup(project: TestProject) {
     );
     for (const row of leftovers.rows) await admin.query(`drop database if exists ${row.datname} with (force)`);
     await admin.end();
-    await stop?.();
-    if (tmp) await rm(tmp, { recursive: true, force: true });
+    await server.stop();
   };
-}
-
-export function withDatabase(url: string, database: string): string {
-  const u = new URL(url);
-  u.pathname = `/${database}`;
-  return u.toString();
 }
