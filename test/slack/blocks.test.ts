@@ -145,6 +145,8 @@ describe('replies', () => {
     ['run_finished', { runId: 77, status: 'failed', error: 'exit 1' }, {}],
     ['run_finished', { runId: 78, status: 'succeeded' }, {}],
     ['resolved', { runId: 78 }, { status: 'resolved', resolvedAt: new Date('2026-03-10T09:05:00Z') }],
+    ['flapping', { transitions: 4, window: 10, recoverAfter: 3 }, {}],
+    ['resolved', { runId: 79, successes: 3, recoverAfter: 3 }, { status: 'resolved', resolvedAt: new Date('2026-03-10T09:05:00Z') }],
   ];
   it.each(cases)('%s %j', (kind, data, alert) => {
     const m = renderAlertReply({ ...base, kind, data }, card(alert), NOW);
@@ -157,6 +159,15 @@ describe('replies', () => {
     expect(renderAlertReply({ ...base, kind: 'owner_changed', data: { fromTeam: 'engineering', fromUser: null, toTeam: 'engineering', toUser: 'U0ALICE' } }, card(), NOW).text).toContain('<@U0ALICE> took ownership');
     expect(renderAlertReply({ ...base, kind: 'silenced', data: { until: null } }, card(), NOW).text).toContain('until resolved');
     expect(renderAlertReply({ ...base, kind: 'run_requested', data: { runId: 77 } }, card(), NOW).text).toBe('Run #77 started by <@U0ALICE>.');
+  });
+
+  it('a flapping note says how often it changed and how many successes in a row will resolve it; the recovery says how many it took', () => {
+    expect(renderAlertReply({ ...base, kind: 'flapping', actor: null, data: { transitions: 4, window: 10, recoverAfter: 3 } }, card(), NOW).text).toBe(
+      'Flapping: 4 changes between success and failure in the last 10 runs. It will resolve after 3 successes in a row.',
+    );
+    const resolved = card({ status: 'resolved', resolvedAt: new Date('2026-03-10T09:05:00Z') });
+    expect(renderAlertReply({ ...base, kind: 'resolved', data: { runId: 79, successes: 3 } }, resolved, NOW).text).toMatch(/ \(3 successes in a row\)\.$/);
+    expect(renderAlertReply({ ...base, kind: 'resolved', data: { runId: 79, successes: 1 } }, resolved, NOW).text).not.toMatch(/in a row/);
   });
 });
 
