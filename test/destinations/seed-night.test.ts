@@ -1,12 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import type { Alert, Workflow } from '../../src/db/schema.js';
-import { profileFor } from '../../src/domain/cadence.js';
 import { verifyLaunchSignature } from '../../src/launch/signature.js';
 import { requestRunNow } from '../../src/services/run-now.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { createEngine, fireTick, PLATFORM, type Engine } from '../helpers/engine-harness.js';
-import { makeTenant, makeWorkflow, minutes } from '../helpers/factories.js';
+import { createEngine, driveSeedNight, PLATFORM, type Engine, type SeedOutcome } from '../helpers/engine-harness.js';
+import { makeTenant, makeWorkflow } from '../helpers/factories.js';
 import { startDestinationRig, WEBHOOK_SECRET, type DestinationRig } from './rig.js';
 
 /**
@@ -45,30 +44,8 @@ async function deliver() {
   await rig.drain();
 }
 
-async function night(until: Date, outcomeFor: (w: Workflow, tick: Date, attempt: number) => 'ok' | 'fail', extra?: (now: Date) => Promise<void>) {
-  const scriptAttempts = (w: Workflow, tick: Date) => {
-    const { retries } = profileFor(w.cron, w.timezone, w.policy, tick);
-    for (let attempt = 1; attempt <= 1 + retries; attempt++) {
-      const ok = outcomeFor(w, tick, attempt) === 'ok';
-      engine.launcher.script(w.id, ok ? { status: 'succeeded', afterMs: minutes(3) } : { status: 'failed', error: `relation "orders_${tick.getTime()}" refresh failed: connection reset`, stage: 'load', afterMs: minutes(3) });
-    }
-  };
-  while (engine.clock.now() < until) {
-    engine.clock.advance(minutes(1));
-    const now = engine.clock.now();
-    if (now.getUTCMinutes() % 5 === 0) {
-      scriptAttempts(check, now);
-      await fireTick(engine, check, now);
-    }
-    if (now.getTime() === at('02:00').getTime()) {
-      scriptAttempts(nightly, now);
-      await fireTick(engine, nightly, now);
-    }
-    await extra?.(now);
-    await engine.step();
-    await deliver();
-  }
-}
+/** The seed night to `until`, delivering every minute after the engine steps. */
+const night = (until: Date, outcomeFor: SeedOutcome, beforeStep?: (now: Date) => Promise<void>) => driveSeedNight(engine, { nightly, check }, until, outcomeFor, { beforeStep, afterStep: deliver });
 
 describe('the genuine-defect night, told everywhere', () => {
   it('Slack, email and the webhook tell the same story; PagerDuty gets a trigger/resolve pair per critical alert', async () => {

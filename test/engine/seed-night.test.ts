@@ -1,12 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Workflow } from '../../src/db/schema.js';
-import { profileFor } from '../../src/domain/cadence.js';
 import { isNotifiedKind } from '../../src/domain/events.js';
 import { workflowHistory } from '../../src/services/alert-queries.js';
 import { requestRunNow } from '../../src/services/run-now.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { createEngine, fireTick, notificationStory, PLATFORM, type Engine } from '../helpers/engine-harness.js';
-import { makeTenant, makeWorkflow, minutes } from '../helpers/factories.js';
+import { createEngine, driveSeedNight, notificationStory, PLATFORM, type Engine, type SeedOutcome } from '../helpers/engine-harness.js';
+import { makeTenant, makeWorkflow } from '../helpers/factories.js';
 
 /**
  * seeds/000 "The same incident, replayed": a daily nightly-pipeline at 02:00
@@ -31,30 +30,8 @@ beforeEach(async () => {
 });
 afterEach(async () => t.drop());
 
-/** Steps minute by minute to `until`, firing each workflow's ticks with the outcome `outcomeFor` gives. */
-async function night(until: Date, outcomeFor: (w: Workflow, tick: Date, attempt: number) => 'ok' | 'fail', extra?: (now: Date) => Promise<void>) {
-  const scriptAttempts = (w: Workflow, tick: Date) => {
-    const { retries } = profileFor(w.cron, w.timezone, w.policy, tick);
-    for (let attempt = 1; attempt <= 1 + retries; attempt++) {
-      const ok = outcomeFor(w, tick, attempt) === 'ok';
-      engine.launcher.script(w.id, ok ? { status: 'succeeded', afterMs: minutes(3) } : { status: 'failed', error: `relation "orders_${tick.getTime()}" refresh failed: connection reset`, stage: 'load', afterMs: minutes(3) });
-    }
-  };
-  while (engine.clock.now() < until) {
-    engine.clock.advance(minutes(1));
-    const now = engine.clock.now();
-    if (now.getUTCMinutes() % 5 === 0) {
-      scriptAttempts(check, now);
-      await fireTick(engine, check, now);
-    }
-    if (now.getTime() === at('02:00').getTime()) {
-      scriptAttempts(nightly, now);
-      await fireTick(engine, nightly, now);
-    }
-    await extra?.(now);
-    await engine.step();
-  }
-}
+/** The seed night to `until`; `beforeStep` acts at a minute before the engine steps. */
+const night = (until: Date, outcomeFor: SeedOutcome, beforeStep?: (now: Date) => Promise<void>) => driveSeedNight(engine, { nightly, check }, until, outcomeFor, { beforeStep });
 
 describe('the same incident, replayed', () => {
   it('transient fault: the retry recovers the nightly, the check passes next tick: zero alerts, zero notifications', async () => {

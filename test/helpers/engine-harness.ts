@@ -11,6 +11,7 @@ import { createUptimeHeartbeat, type UptimeHeartbeat } from '../../src/engine/up
 import { silentLogger } from '../../src/log.js';
 import { insertRunningRun, launchRun, newRunRow } from '../../src/services/runs.js';
 import { ScriptedLauncher, type ScriptedOutcome } from './engine-launcher.js';
+import { minutes } from './factories.js';
 
 export const PLATFORM = 'CPLATFORM';
 
@@ -100,4 +101,49 @@ export async function notificationStory(db: Db, alertId: number) {
     .where('notifications.alertId', '=', alertId)
     .orderBy('notifications.id')
     .execute();
+}
+
+/** The seed night's daily tick (seeds/000): nightly-pipeline at 02:00 on 10 March 2026, UTC. */
+export const SEED_NIGHTLY_TICK = new Date('2026-03-10T02:00:00Z');
+
+export type SeedOutcome = (workflow: Workflow, tick: Date, attempt: number) => 'ok' | 'fail';
+
+/**
+ * Drives seeds/000 "The same incident, replayed" to `until`: a minute-by-minute
+ * step of the engine, firing the five-minute quality-check and the 02:00
+ * nightly-pipeline. Each attempt of a tick (1 + the profile's retries) is
+ * scripted up front with `outcomeFor`'s answer and takes three minutes of the
+ * test clock. `beforeStep` acts at a minute before the engine steps (a manual
+ * run, say); `afterStep` after it (deliver what the step queued).
+ */
+export async function driveSeedNight(
+  engine: Engine,
+  workflows: { nightly: Workflow; check: Workflow },
+  until: Date,
+  outcomeFor: SeedOutcome,
+  hooks: { beforeStep?: (now: Date) => Promise<void>; afterStep?: (now: Date) => Promise<void> } = {},
+): Promise<void> {
+  const { nightly, check } = workflows;
+  const scriptAttempts = (w: Workflow, tick: Date) => {
+    const { retries } = profileFor(w.cron, w.timezone, w.policy, tick);
+    for (let attempt = 1; attempt <= 1 + retries; attempt++) {
+      const ok = outcomeFor(w, tick, attempt) === 'ok';
+      engine.launcher.script(w.id, ok ? { status: 'succeeded', afterMs: minutes(3) } : { status: 'failed', error: `relation "orders_${tick.getTime()}" refresh failed: connection reset`, stage: 'load', afterMs: minutes(3) });
+    }
+  };
+  while (engine.clock.now() < until) {
+    engine.clock.advance(minutes(1));
+    const now = engine.clock.now();
+    if (now.getUTCMinutes() % 5 === 0) {
+      scriptAttempts(check, now);
+      await fireTick(engine, check, now);
+    }
+    if (now.getTime() === SEED_NIGHTLY_TICK.getTime()) {
+      scriptAttempts(nightly, now);
+      await fireTick(engine, nightly, now);
+    }
+    await hooks.beforeStep?.(now);
+    await engine.step();
+    await hooks.afterStep?.(now);
+  }
 }
