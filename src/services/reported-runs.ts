@@ -2,7 +2,7 @@ import { sql, type Transaction } from 'kysely';
 import type { Database, Run, RunTrigger, Workflow } from '../db/schema.js';
 import { profileFor } from '../domain/cadence.js';
 import { latestFireAtOrBefore } from '../domain/schedule.js';
-import { insertRunningRun, newRunRow, RUNS_FINISHED_CHANNEL, storableOutcome, type RunOutcome } from './runs.js';
+import { insertRunningRun, newRunRow, outcomeColumns, RUNS_FINISHED_CHANNEL, type RunOutcome } from './runs.js';
 
 /**
  * Runs reported from outside (the ingest API and pings): the job ran
@@ -58,7 +58,6 @@ export async function insertReportedRunning(trx: Transaction<Database>, start: R
  * the poller to pick up like any other, and the pollers are woken.
  */
 export async function insertReportedFinished(trx: Transaction<Database>, start: ReportedStart, reported: RunOutcome, now: Date): Promise<Run> {
-  const outcome = storableOutcome(reported);
   const run = await trx
     .insertInto('runs')
     .values(
@@ -66,17 +65,8 @@ export async function insertReportedFinished(trx: Transaction<Database>, start: 
         workflowId: start.workflow.id,
         tick: start.match.tick,
         trigger: start.match.trigger,
-        status: outcome.status,
-        attemptStatus: outcome.status,
-        attemptError: outcome.error ?? null,
+        ...outcomeColumns(reported, now),
         startedAt: now,
-        finishedAt: now,
-        error: outcome.error ?? null,
-        stage: outcome.stage ?? null,
-        rows: outcome.rows ?? null,
-        exitCode: outcome.exitCode ?? null,
-        logExcerpt: outcome.logExcerpt ?? null,
-        logUrl: outcome.logUrl ?? null,
         externalId: start.externalId,
       }),
     )

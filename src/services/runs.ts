@@ -130,6 +130,26 @@ export function storableOutcome<T extends RunOutcome>(outcome: T): T {
   return { ...outcome, error: clean(outcome.error), stage: clean(outcome.stage), logExcerpt: clean(outcome.logExcerpt), logUrl: clean(outcome.logUrl) };
 }
 
+/**
+ * The columns a finished run's outcome sets, made storable first; the same
+ * whether a running row ends (finishRun) or a run is reported only by its end.
+ */
+export function outcomeColumns(reported: RunOutcome, now: Date) {
+  const outcome = storableOutcome(reported);
+  return {
+    status: outcome.status,
+    attemptStatus: outcome.status,
+    attemptError: outcome.error ?? null,
+    finishedAt: now,
+    error: outcome.error ?? null,
+    stage: outcome.stage ?? null,
+    rows: outcome.rows ?? null,
+    exitCode: outcome.exitCode ?? null,
+    logExcerpt: outcome.logExcerpt ?? null,
+    logUrl: outcome.logUrl ?? null,
+  };
+}
+
 export type FinishResult =
   | { kind: 'finished'; run: Run }
   | { kind: 'already_finished'; run: Run; same: boolean }
@@ -146,20 +166,7 @@ export async function finishRun(deps: Pick<Deps, 'db' | 'clock'>, runId: number,
   return deps.db.transaction().execute(async (trx) => {
     const updated = await trx
       .updateTable('runs')
-      .set({
-        status: outcome.status,
-        attemptStatus: outcome.status,
-        attemptError: outcome.error ?? null,
-        finishedAt: now,
-        error: outcome.error ?? null,
-        stage: outcome.stage ?? null,
-        rows: outcome.rows ?? null,
-        exitCode: outcome.exitCode ?? null,
-        logExcerpt: outcome.logExcerpt ?? null,
-        logUrl: outcome.logUrl ?? null,
-        leaseOwner: null,
-        leaseExpiresAt: null,
-      })
+      .set({ ...outcomeColumns(reported, now), leaseOwner: null, leaseExpiresAt: null })
       .where('id', '=', runId)
       .where('status', '=', 'running')
       .returningAll()
