@@ -7,6 +7,7 @@ import { createDb, createPool } from '../src/db/connect.js';
 import { freePort } from '../src/db/embedded.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { startBot } from './helpers/process.js';
+import { migrations as registeredMigrations } from '../migrations/index.js';
 
 let dir: string;
 beforeAll(async () => {
@@ -90,7 +91,7 @@ describe('npm start', () => {
       const workflows = await db.selectFrom('workflows').select(['id', 'createdAt']).execute();
       expect(workflows).toHaveLength(3);
       const migrations = await db.selectFrom('kysely_migration' as never).selectAll().execute();
-      expect(migrations).toHaveLength(1);
+      expect(migrations).toHaveLength(Object.keys(registeredMigrations).length);
     } finally {
       await db.destroy();
       expect(await second.stop()).toBe(0);

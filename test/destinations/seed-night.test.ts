@@ -118,5 +118,5 @@ describe('the genuine-defect night, told everywhere', () => {
     const qualityTrigger = pages.find((p) => p.dedup_key === `scheduler-bot:alert:${quality.id}`);
     expect(qualityTrigger.payload).toMatchObject({ severity: 'critical', custom_details: { event: 'escalated' } });
     expect(new Date(qualityTrigger.payload.timestamp)).toEqual(at('02:33'));
-  });
+  }, 120_000); // a whole night through the real engine and four transports: slow on a loaded 2-core machine
 });
