@@ -157,15 +157,4 @@ export async function startSlackRig(db: Db, options: { env?: Record<string, stri
   return rig;
 }
 
-/** Polls until `check` passes (an effect of a listener that runs after its ack), at most `ms` of real time. */
-export async function eventually<T>(check: () => T | Promise<T>, ms = 3000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    try {
-      return await check();
-    } catch (error) {
-      if (Date.now() > until) throw error;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  }
-}
+export { eventually } from './eventually.js';

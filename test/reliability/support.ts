@@ -25,18 +25,8 @@ export async function fingerprint(db: Db, slack?: RecordingSlackApi): Promise<Re
   return out;
 }
 
-/** Polls `check` until it stops throwing: for effects that land after an ack. Bounded, real time. */
-export async function eventually<T>(check: () => T | Promise<T>, ms = 5000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    try {
-      return await check();
-    } catch (error) {
-      if (Date.now() > until) throw error;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  }
-}
 
 /** Waits a moment for work a listener might still do after its ack, so "nothing changed" is not checked too early. */
 export const settle = (ms = 150) => new Promise((r) => setTimeout(r, ms));
+
+export { eventually } from '../helpers/eventually.js';
