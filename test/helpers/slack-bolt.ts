@@ -1,3 +1,4 @@
+import { outboxBacklog } from './slack-outbox.js';
 import { createHmac } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -125,24 +126,8 @@ export async function startSlackRig(db: Db, options: { env?: Record<string, stri
         let busy = false;
         for (const loop of runtime.loops) if (await loop.tick()) busy = true;
         if (busy) continue;
-        const open = await db
-          .selectFrom('notifications')
-          .select((eb) => eb.fn.countAll<number>().as('n'))
-          .where('status', 'in', ['pending', 'sending'])
-          .where('nextAttemptAt', '<=', new Date(clock.now().getTime() + 3_600_000))
-          .executeTakeFirstOrThrow();
-        const stale = await db
-          .selectFrom('alertThreads as t')
-          .select('t.alertId')
-          .where((eb) =>
-            eb(
-              eb.selectFrom('notifications as n').select((e) => e.fn.max('n.eventId').as('m')).whereRef('n.alertId', '=', 't.alertId').whereRef('n.destination', '=', 't.destination').where('n.status', '=', 'sent'),
-              '>',
-              eb.fn.coalesce('t.renderedEventId', eb.lit(0)),
-            ),
-          )
-          .execute();
-        if (Number(open.n) === 0 && stale.length === 0) return;
+        const { open, stale } = await outboxBacklog(db, { dueBefore: new Date(clock.now().getTime() + 3_600_000) });
+        if (open === 0 && stale === 0) return;
         if (clock.now().getTime() - started > 3_600_000) throw new Error('outbox did not drain within an hour of clock time');
         clock.advance(250);
       }

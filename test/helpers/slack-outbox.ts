@@ -93,26 +93,37 @@ export async function startOutboxRig(
       const a = await sender.tick();
       const b = await refresher.tick();
       if (a || b) continue;
-      const open = await db
-        .selectFrom('notifications')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('status', 'in', ['pending', 'sending'])
-        .executeTakeFirstOrThrow();
-      const stale = await db
-        .selectFrom('alertThreads as t')
-        .select('t.alertId')
-        .where((eb) =>
-          eb(
-            eb.selectFrom('notifications as n').select((e) => e.fn.max('n.eventId').as('m')).whereRef('n.alertId', '=', 't.alertId').whereRef('n.destination', '=', 't.destination').where('n.status', '=', 'sent'),
-            '>',
-            eb.fn.coalesce('t.renderedEventId', eb.lit(0)),
-          ),
-        )
-        .execute();
-      if (Number(open.n) === 0 && stale.length === 0) return;
-      if (clock.now().getTime() - start > maxClockMs) throw new Error(`outbox not drained after ${maxClockMs} ms of clock time: ${open.n} open rows, ${stale.length} stale roots`);
+      const { open, stale } = await outboxBacklog(db);
+      if (open === 0 && stale === 0) return;
+      if (clock.now().getTime() - start > maxClockMs) throw new Error(`outbox not drained after ${maxClockMs} ms of clock time: ${open} open rows, ${stale} stale roots`);
       clock.advance(stepMs);
     }
   }
   return { clock, slack, api, sender, refresher, drain, close: () => slack.close() };
+}
+
+/**
+ * What the outbox still owes Slack: rows not yet settled (optionally only those
+ * due before `dueBefore`), and thread roots not yet re-rendered from their
+ * newest sent event. Both zero means every message and root update is out.
+ */
+export async function outboxBacklog(db: Db, options: { dueBefore?: Date } = {}): Promise<{ open: number; stale: number }> {
+  const open = await db
+    .selectFrom('notifications')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('status', 'in', ['pending', 'sending'])
+    .$if(!!options.dueBefore, (q) => q.where('nextAttemptAt', '<=', options.dueBefore!))
+    .executeTakeFirstOrThrow();
+  const stale = await db
+    .selectFrom('alertThreads as t')
+    .select('t.alertId')
+    .where((eb) =>
+      eb(
+        eb.selectFrom('notifications as n').select((e) => e.fn.max('n.eventId').as('m')).whereRef('n.alertId', '=', 't.alertId').whereRef('n.destination', '=', 't.destination').where('n.status', '=', 'sent'),
+        '>',
+        eb.fn.coalesce('t.renderedEventId', eb.lit(0)),
+      ),
+    )
+    .execute();
+  return { open: Number(open.n), stale: stale.length };
 }
