@@ -16,7 +16,7 @@ export function passed(r: ScenarioResult): boolean {
   return v.duplicated === 0 && v.lost === 0 && v.unevaluated === 0 && v.alertsOpenedTwice === 0 && v.ticksFiredTwice === 0 && v.misordered === 0 && v.storyMismatches.length === 0 && r.problems.length === 0;
 }
 
-/** The table `npm run chaos` prints (and the README keeps): one row per scenario. */
+/** The table `npm run chaos` prints (and docs/reliability.md keeps): one row per scenario. */
 export function renderTable(results: ScenarioResult[]): string {
   const header = ['scenario', 'actions', 'runs', 'expected', 'delivered', 'duplicated', 'lost', 'dead', 'checks', 'time'];
   const rows = results.map((r) => {

@@ -16,7 +16,7 @@ export interface HttpLauncherOptions {
   acceptTimeoutMs?: number;
 }
 
-/** What the far side receives, signed; the README documents it field by field. */
+/** What the far side receives, signed; docs/launchers.md documents it field by field. */
 export interface LaunchRequestBody {
   runId: number;
   tenant: string;

@@ -30,7 +30,7 @@ export function smtpSender(url: string, o: EmailOptions = {}): MailSender {
  * (In-Reply-To, References) and keeps its subject. SMTP cannot be asked
  * whether an earlier attempt arrived, so there is no lookup: a resend after
  * an unknown outcome carries the same Message-ID and idempotency header,
- * derived from the key, and receivers deduplicate on it (see README).
+ * derived from the key, and receivers deduplicate on it (see docs/destinations.md).
  */
 export function emailTransport(
   deps: { db: Db; config: RoutingConfig & Pick<Config, 'SMTP_URL' | 'SMTP_FROM'> },

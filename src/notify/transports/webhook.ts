@@ -17,7 +17,7 @@ export interface WebhookOptions {
 
 /**
  * The JSON body of one webhook delivery: the event and the alert as it is now.
- * A stable, documented shape (README, "Webhook receivers"); add fields, never rename.
+ * A stable, documented shape (docs/destinations.md, "Webhook receivers"); add fields, never rename.
  */
 export function webhookPayload(input: DeliveryInput, lastRun: Awaited<ReturnType<typeof lastRunOf>>, publicUrl: string | undefined) {
   const { alert: a, workflow: w, tenant: t, event: e, notification: n } = input;
