@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { renderAlertReply, renderAlertRoot, type AlertCard } from '../../src/slack/blocks/alert-card.js';
-import { cadenceInWords, formatDuration, parseDuration } from '../../src/slack/blocks/format.js';
+import { cadenceInWords, formatDuration, parseDuration } from '../../src/domain/durations.js';
 import { renderHistory, type HistoryRow } from '../../src/slack/blocks/history.js';
 import { renderHome } from '../../src/slack/blocks/home.js';
 import { escapeMrkdwn, LIMITS, safeText, TRUNCATION_MARKER } from '../../src/slack/blocks/limits.js';

@@ -1,4 +1,5 @@
-import { formatDuration, slackDate } from './format.js';
+import { formatDuration } from '../../domain/durations.js';
+import { slackDate } from './format.js';
 import { capBlocks, LIMITS, mrkdwn, safeText } from './limits.js';
 import type { Block, SlackMessage } from './types.js';
 

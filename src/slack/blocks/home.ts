@@ -1,4 +1,5 @@
-import { formatDuration, slackDate, userMention } from './format.js';
+import { formatDuration } from '../../domain/durations.js';
+import { slackDate, userMention } from './format.js';
 import { capBlocks, LIMITS, mrkdwn, plain, safeText } from './limits.js';
 import type { Block } from './types.js';
 

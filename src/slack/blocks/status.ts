@@ -1,5 +1,6 @@
 import type { AlertCard } from './alert-card.js';
-import { cadenceInWords, slackDate, userMention } from './format.js';
+import { cadenceInWords } from '../../domain/durations.js';
+import { slackDate, userMention } from './format.js';
 import { historyLine, type HistoryRow } from './history.js';
 import { capBlocks, LIMITS, mrkdwn, safeText } from './limits.js';
 import type { Block, SlackMessage } from './types.js';
