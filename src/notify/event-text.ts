@@ -20,8 +20,12 @@ export type TextPart =
   | { type: 'code'; text: string }
   | { type: 'user'; id: string }
   | { type: 'group'; id: string }
-  /** A point in time; `relative` is the words as of the event ("in 40 minutes", "3 hours ago"). */
-  | { type: 'time'; at: Date; relative?: string }
+  /**
+   * A point in time. `relative` is the words as of the event ("in 40 minutes",
+   * "3 hours ago"); `lead` says which reads first ("escalates in 40 minutes (at …)"
+   * against "until 13:05 (in 4 hours)").
+   */
+  | { type: 'time'; at: Date; relative?: string; lead?: 'relative' | 'absolute' }
   | { type: 'duration'; ms: number };
 
 /** Medium-neutral icons; Slack maps them to emoji, others ignore or map them. */
@@ -180,7 +184,7 @@ export function eventText({ event, alert: a, workflow }: EventTextInput): EventT
           t(' has '),
           failures(count),
           t('.'),
-          ...(escalateAt ? [t(' It escalates to critical '), { type: 'time', at: escalateAt, relative: relativeTime(escalateAt, event.at) } as TextPart, t(' unless someone takes ownership.')] : []),
+          ...(escalateAt ? [t(' It escalates to critical '), { type: 'time', at: escalateAt, relative: relativeTime(escalateAt, event.at), lead: 'relative' } as TextPart, t(' unless someone takes ownership.')] : []),
         ],
       };
     }
@@ -204,7 +208,7 @@ export function eventText({ event, alert: a, workflow }: EventTextInput): EventT
     }
     case 'reminder': {
       const since = date(d, 'since');
-      const ago = since ? [t(' since '), { type: 'time', at: since, relative: relativeTime(since, event.at) } as TextPart] : [];
+      const ago = since ? [t(' since '), { type: 'time', at: since, relative: relativeTime(since, event.at), lead: 'absolute' } as TextPart] : [];
       const owner = str(d, 'ownerUser');
       if (str(d, 'about') === 'silenced') {
         return { what: 'reminder:silenced', icon: 'reminder', parts: [t('Reminder: this alert has been silenced until it resolves'), ...ago, t(' and is still failing with '), failures(a.consecutiveFailures), t('.')] };
@@ -257,9 +261,9 @@ export function eventText({ event, alert: a, workflow }: EventTextInput): EventT
         parts: [
           person(event.actor ?? a.silencedBy),
           t(' silenced the alert '),
-          ...(until ? [t('until '), { type: 'time', at: until, relative: relativeTime(until, event.at) } as TextPart] : [t('until it resolves')]),
+          ...(until ? [t('until '), { type: 'time', at: until, relative: relativeTime(until, event.at), lead: 'absolute' } as TextPart] : [t('until it resolves')]),
           t('.'),
-          ...(reason ? [t(' Reason: '), strong(reason), t('.')] : []),
+          ...(reason ? [t(` Reason: ${reason}`)] : []),
         ],
       };
     }
@@ -336,7 +340,7 @@ export function eventText({ event, alert: a, workflow }: EventTextInput): EventT
           t(paused ? ' paused ' : ' resumed '),
           strong(workflow.name),
           t(paused ? '. It does not run or escalate until it is resumed.' : '. It runs and escalates again.'),
-          ...(reason ? [t(' Reason: '), strong(reason), t('.')] : []),
+          ...(reason ? [t(` Reason: ${reason}`)] : []),
         ],
       };
     }
@@ -375,7 +379,8 @@ export function plainPart(p: TextPart, nameOf: (userId: string) => string | unde
     case 'group':
       return `@${p.id}`;
     case 'time':
-      return p.relative ? `${p.relative} (${utcText(p.at)})` : utcText(p.at);
+      if (!p.relative) return utcText(p.at);
+      return p.lead === 'relative' ? `${p.relative} (at ${utcText(p.at)})` : `${utcText(p.at)} (${p.relative})`;
     case 'duration':
       return formatDuration(p.ms);
   }
@@ -388,7 +393,7 @@ export function eventTextFields(text: EventText) {
     sentence: plainEventText(text),
     parts: text.parts.map((p) =>
       p.type === 'time'
-        ? { type: p.type, at: p.at.toISOString(), ...(p.relative ? { relative: p.relative } : {}) }
+        ? { type: p.type, at: p.at.toISOString(), ...(p.relative ? { relative: p.relative, lead: p.lead ?? 'absolute' } : {}) }
         : p.type === 'duration'
           ? { type: p.type, seconds: Math.round(p.ms / 1000), words: formatDuration(p.ms) }
           : p,

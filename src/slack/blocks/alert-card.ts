@@ -4,7 +4,7 @@ import { eventText, type EventInput } from '../../notify/event-text.js';
 import { ACTION, SILENCE_CHOICES } from '../ids.js';
 import { eventFallback, eventMrkdwn } from './event-text.js';
 import { slackDate, userMention } from './format.js';
-import { capBlocks, checkId, codeBlock, LIMITS, mrkdwn, plain, safeText, truncate } from './limits.js';
+import { capBlocks, checkId, codeBlock, cutMrkdwn, LIMITS, mrkdwn, omittedNote, plain, safeText, truncate } from './limits.js';
 import type { Block, SlackMessage } from './types.js';
 
 /** Everything a root message shows: the alert as it is now. The facts are decided in alertView; this file renders them. */
@@ -71,7 +71,7 @@ function resolvedRoot(card: AlertCard, view: AlertView): SlackMessage {
     { type: 'context', elements: [mrkdwn(`Opened ${slackDate(view.openedAt)} · ${view.consecutiveFailures === 1 ? '1 failure' : `${view.consecutiveFailures} failures`} · ${ownerText(view.owner).split('\n')[0]}`, LIMITS.contextElementText)] },
     actionsFor(card, view),
   ];
-  return { text: truncate(eventFallback(outcome, where), LIMITS.fallbackText), blocks };
+  return { text: cutMrkdwn(eventFallback(outcome, where), LIMITS.fallbackText), blocks };
 }
 
 function ownerText(owner: AlertView['owner']): string {
@@ -130,10 +130,6 @@ function button(actionId: string, label: string, value: string, style?: 'primary
   };
 }
 
-function omittedNote(omitted: number): Block {
-  return { type: 'context', elements: [mrkdwn(`… ${omitted} more not shown`)] };
-}
-
 
 /** One reply in the thread for a notified event: the event's one text (src/notify/event-text.ts), in mrkdwn. */
 export function renderAlertReply(event: EventInput, card: AlertCard, _now: Date): SlackMessage {
@@ -141,5 +137,5 @@ export function renderAlertReply(event: EventInput, card: AlertCard, _now: Date)
   const blocks: Block[] = [{ type: 'section', text: mrkdwn(eventMrkdwn(text)) }];
   if (text.detail) blocks.push({ type: 'section', text: mrkdwn(codeBlock(text.detail)) });
   const detail = text.detail ? `\n${safeText(text.detail.replace(/\s+/g, ' '), 500)}` : '';
-  return { text: truncate(eventFallback(text, { tenant: card.tenant.name, workflow: card.workflow.name }) + detail, LIMITS.fallbackText), blocks };
+  return { text: cutMrkdwn(eventFallback(text, { tenant: card.tenant.name, workflow: card.workflow.name }) + detail, LIMITS.fallbackText), blocks };
 }

@@ -46,7 +46,8 @@ function mrkdwnPart(p: TextPart): string {
     case 'group':
       return groupMention(p.id);
     case 'time':
-      return p.relative ? `${escapeMrkdwn(p.relative)} (${slackDate(p.at)})` : slackDate(p.at);
+      if (!p.relative) return slackDate(p.at);
+      return p.lead === 'relative' ? `${escapeMrkdwn(p.relative)} (at ${slackDate(p.at)})` : `${slackDate(p.at)} (${escapeMrkdwn(p.relative)})`;
     case 'duration':
       return formatDuration(p.ms);
   }
@@ -71,7 +72,7 @@ export function eventFallback(text: EventText, where: { tenant: string; workflow
       case 'group':
         return groupMention(p.id);
       case 'time':
-        return escapeMrkdwn(p.relative ?? utcText(p.at));
+        return escapeMrkdwn(p.relative && p.lead === 'relative' ? p.relative : utcText(p.at));
       case 'duration':
         return formatDuration(p.ms);
       default:
