@@ -208,15 +208,16 @@ export function eventText({ event, alert: a, workflow }: EventTextInput): EventT
     }
     case 'reminder': {
       const since = date(d, 'since');
-      const ago = since ? [t(' since '), { type: 'time', at: since, relative: relativeTime(since, event.at), lead: 'absolute' } as TextPart] : [];
+      const when = since ? [t(' '), { type: 'time', at: since, relative: relativeTime(since, event.at), lead: 'relative' } as TextPart] : [];
+      const still = [t(' The alert is still failing with '), failures(a.consecutiveFailures), t('.')];
       const owner = str(d, 'ownerUser');
       if (str(d, 'about') === 'silenced') {
-        return { what: 'reminder:silenced', icon: 'reminder', parts: [t('Reminder: this alert has been silenced until it resolves'), ...ago, t(' and is still failing with '), failures(a.consecutiveFailures), t('.')] };
+        return { what: 'reminder:silenced', icon: 'reminder', parts: [t('Reminder: this alert was silenced until it resolves'), ...when, t('.'), ...still] };
       }
       return {
         what: 'reminder:owned',
         icon: 'reminder',
-        parts: [t('Reminder: '), ...(owner ? [user(owner), t(' has owned this alert')] : [t('this alert has been owned')]), ...ago, t(' and it is still failing with '), failures(a.consecutiveFailures), t('.')],
+        parts: [t('Reminder: '), person(owner), t(' took ownership'), ...when, t('.'), ...still],
         ...(owner ? { mention: { users: [owner], groups: [] } } : {}),
       };
     }
@@ -245,12 +246,23 @@ export function eventText({ event, alert: a, workflow }: EventTextInput): EventT
       const quote = note ? { quote: note } : {};
       if (change === 'take') return { what: 'owner_changed:take', icon: 'take', parts: [person(str(d, 'toUser') ?? event.actor), t(' took ownership. Escalation stopped.')], ...quote };
       if (change === 'release') return { what: 'owner_changed:release', icon: 'release', parts: [person(event.actor), t(' released ownership. The alert is unowned again.')], ...quote };
-      return {
-        what: 'owner_changed:reassign',
-        icon: 'reassign',
-        parts: [person(event.actor), t(' reassigned the alert from '), ...ownerParts(str(d, 'fromTeam'), str(d, 'fromUser')), t(' to '), ...ownerParts(str(d, 'toTeam') ?? a.ownerTeam, str(d, 'toUser')), t('.')],
-        ...quote,
-      };
+      const fromTeam = str(d, 'fromTeam');
+      const toTeam = str(d, 'toTeam') ?? a.ownerTeam;
+      const fromUser = str(d, 'fromUser');
+      const toUser = str(d, 'toUser');
+      // Within one team only the person changes: name the people, and the team once.
+      const parts =
+        !fromTeam || fromTeam === toTeam
+          ? [
+              person(event.actor),
+              t(' reassigned the alert '),
+              ...(fromUser ? [t('from '), user(fromUser), t(' ')] : []),
+              t('to '),
+              ...(toUser ? [user(toUser), t(' ('), strong(toTeam), t(')')] : [t('the '), strong(toTeam), t(' team with no one named')]),
+              t('.'),
+            ]
+          : [person(event.actor), t(' reassigned the alert from '), ...ownerParts(fromTeam, fromUser), t(' to '), ...ownerParts(toTeam, toUser), t('.')];
+      return { what: 'owner_changed:reassign', icon: 'reassign', parts, ...quote };
     }
     case 'silenced': {
       const until = date(d, 'until') ?? (d.until === undefined ? (a.silencedUntil ?? undefined) : undefined);
