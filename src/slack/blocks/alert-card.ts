@@ -1,5 +1,6 @@
 import type { Run, Workflow } from '../../db/schema.js';
 import { alertView, type AlertView, type AlertViewInput } from '../../notify/alert-view.js';
+import { plural } from '../../domain/durations.js';
 import { eventText, type EventInput } from '../../notify/event-text.js';
 import { ACTION, SILENCE_CHOICES } from '../ids.js';
 import { eventFallback, eventMrkdwn } from './event-text.js';
@@ -68,7 +69,7 @@ function resolvedRoot(card: AlertCard, view: AlertView): SlackMessage {
   const blocks: Block[] = [
     { type: 'header', text: plain(`✅ ${view.headline}`, LIMITS.headerText) },
     { type: 'section', text: mrkdwn(eventMrkdwn(outcome)) },
-    { type: 'context', elements: [mrkdwn(`Opened ${slackDate(view.openedAt)} · ${view.consecutiveFailures === 1 ? '1 failure' : `${view.consecutiveFailures} failures`} · ${ownerText(view.owner).split('\n')[0]}`, LIMITS.contextElementText)] },
+    { type: 'context', elements: [mrkdwn(`Opened ${slackDate(view.openedAt)} · ${plural(view.consecutiveFailures, 'failure')} · ${ownerText(view.owner).split('\n')[0]}`, LIMITS.contextElementText)] },
     actionsFor(card, view),
   ];
   return { text: cutMrkdwn(eventFallback(outcome, where), LIMITS.fallbackText), blocks };

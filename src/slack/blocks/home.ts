@@ -1,4 +1,4 @@
-import { formatDuration } from '../../domain/durations.js';
+import { formatDuration, plural } from '../../domain/durations.js';
 import { slackDate, userMention } from './format.js';
 import { capBlocks, lineSections, LIMITS, mrkdwn, omittedNote, plain, safeText, withItems } from './limits.js';
 import type { Block } from './types.js';
@@ -47,7 +47,7 @@ export function renderHome(model: HomeModel, now: Date): { type: 'home'; blocks:
       const icon = a.severity === 'critical' ? ':rotating_light:' : ':warning:';
       const owner = a.ownerUser ? userMention(a.ownerUser) : `unowned (${a.ownerTeam})`;
       const silence = a.silenced ? ` · :mute: ${a.silenced.until === 'resolved' ? 'until resolved' : `until ${slackDate(a.silenced.until)}`}` : '';
-      return `${icon} *${safeText(a.workflowName, 100)}* · ${a.severity} · open ${formatDuration(now.getTime() - a.openedAt.getTime())} · ${a.consecutiveFailures} failures · ${owner}${silence}`;
+      return `${icon} *${safeText(a.workflowName, 100)}* · ${a.severity} · open ${formatDuration(now.getTime() - a.openedAt.getTime())} · ${plural(a.consecutiveFailures, 'failure')} · ${owner}${silence}`;
     });
     blocks.push(...lineSections(lines));
   }

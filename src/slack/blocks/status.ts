@@ -1,5 +1,5 @@
 import type { AlertCard } from './alert-card.js';
-import { cadenceInWords } from '../../domain/durations.js';
+import { cadenceInWords, plural } from '../../domain/durations.js';
 import { slackDate, userMention } from './format.js';
 import { historyLine, type HistoryRow } from './history.js';
 import { capBlocks, lineSections, LIMITS, mrkdwn, omittedNote, safeText } from './limits.js';
@@ -33,7 +33,7 @@ export function renderStatusList(rows: WorkflowStatusRow[], scopeLabel: string):
   if (rows.length === 0) blocks.push({ type: 'section', text: mrkdwn('No workflows configured.') });
   const lines = rows.map((r) => {
     const alert = r.openAlert
-      ? ` · alert #${r.openAlert.id}, ${r.openAlert.consecutiveFailures} failures${r.openAlert.ownerUser ? `, owner ${userMention(r.openAlert.ownerUser)}` : ', unowned'}${r.openAlert.silenced ? ', silenced' : ''}`
+      ? ` · alert #${r.openAlert.id}, ${plural(r.openAlert.consecutiveFailures, 'failure')}${r.openAlert.ownerUser ? `, owner ${userMention(r.openAlert.ownerUser)}` : ', unowned'}${r.openAlert.silenced ? ', silenced' : ''}`
       : '';
     const next = r.nextTickAt ? ` · next ${slackDate(r.nextTickAt)}` : r.mode === 'observed' ? ' · observed' : '';
     return `${health(r)} *${safeText(r.name, 100)}*${rows.some((o) => o.tenantId !== r.tenantId) ? ` (${safeText(r.tenantId, 64)})` : ''} \`${safeText(r.cron, 60)}\`${next}${alert}`;
