@@ -1,5 +1,5 @@
 import type { Alert, Run, Tenant, Workflow } from '../db/schema.js';
-import { cadenceInWords, formatDuration } from '../slack/blocks/format.js';
+import { cadenceInWords, formatDuration } from '../domain/durations.js';
 
 /**
  * The facts of an alert as every destination shows them, decided once: the
@@ -9,7 +9,7 @@ import { cadenceInWords, formatDuration } from '../slack/blocks/format.js';
  * hostile text from runs; each renderer escapes for its own medium.
  */
 export interface AlertView {
-  /** "Critical (open): Acme / nightly-pipeline, 4 failures"; plain text. */
+  /** "Critical (open): Acme / nightly-pipeline, 4 failures" or "Resolved: Acme / nightly-pipeline"; plain text. */
   headline: string;
   resolved: boolean;
   /** How long the alert was open, for a resolved one ("?" when the row lacks resolvedAt). */
@@ -85,7 +85,7 @@ export function alertView({ alert: a, workflow, tenant, lastRun }: AlertViewInpu
   const silence = silenceAt(a, now);
   const state = silence ? 'silenced' : a.ownerUser || a.acknowledgedBy ? 'owned' : 'open';
   const headline = resolved
-    ? `Resolved: ${tenant.name} / ${workflow.name} (after ${resolvedAfter})`
+    ? `Resolved: ${tenant.name} / ${workflow.name}`
     : `${severityWord(a.severity)} (${state}): ${tenant.name} / ${workflow.name}, ${a.consecutiveFailures} failure${a.consecutiveFailures === 1 ? '' : 's'}`;
   const milestone = milestoneOf(a);
   const stage = a.stage ?? lastRun?.stage;

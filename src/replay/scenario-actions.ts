@@ -3,7 +3,7 @@ import { releaseOwnership, reassign, silence, takeOwnership, unsilence, type Act
 import { findOpenAlertForWorkflow } from '../services/alert-queries.js';
 import { requestRunNow } from '../services/run-now.js';
 import { scopeForChannel } from '../slack/tenancy.js';
-import { parseDuration } from './durations.js';
+import { parseDuration } from '../domain/durations.js';
 import type { ScenarioLauncher } from './scenario-launcher.js';
 import type { ScenarioAction } from './scenario.js';
 

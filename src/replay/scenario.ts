@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { cronSchema, describeIssues, policySchema, tenantSchema, timeZoneSchema } from '../config/workflows-file.js';
-import { parseDuration } from './durations.js';
+import { parseDuration } from '../domain/durations.js';
 
 /**
  * A replay scenario (issue 6): a window of virtual time, the tenants and

@@ -25,5 +25,10 @@ export async function cardFrom(db: Db, launchers: LauncherResolver, alert: Alert
   const lastRun = alert.lastRunId
     ? await db.selectFrom('runs').select(['id', 'logExcerpt', 'logUrl', 'stage']).where('id', '=', alert.lastRunId).executeTakeFirst()
     : undefined;
-  return { alert, workflow, tenant, lastRun: lastRun ?? null, hasLauncher: !!launchers(workflow) };
+  // A resolved root shows the resolving event's own text.
+  const resolution =
+    alert.status === 'resolved'
+      ? await db.selectFrom('alertEvents').select(['kind', 'actor', 'at', 'data']).where('alertId', '=', alert.id).where('kind', '=', 'resolved').orderBy('id', 'desc').limit(1).executeTakeFirst()
+      : undefined;
+  return { alert, workflow, tenant, lastRun: lastRun ?? null, hasLauncher: !!launchers(workflow), resolution: resolution ?? null };
 }

@@ -68,16 +68,17 @@ describe('email destination', () => {
 
     // Same facts as the Slack root, in both bodies; untrusted text escaped in HTML.
     expect(root.text).toContain('Warning (open): Acme <Corp> / quality-check, 3 failures');
-    expect(root.text).toContain('Alert opened: 3 consecutive failures of quality-check.');
+    expect(root.text).toContain('Alert opened: quality-check has 3 consecutive failures.');
     expect(root.text).toContain('Consecutive failures: 3');
     expect(root.text).toContain('Error group: g1');
     expect(root.text).toContain('<script>alert(1)</script> & "quotes"');
     expect(root.html).toContain('&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;quotes&quot;');
     expect(root.html).not.toContain('<script>');
     expect(root.html).toContain('Acme &lt;Corp&gt;');
-    expect(replies[0]!.text).toContain('Escalated to critical: 4 consecutive failures (kept_failing).');
-    expect(replies[1]!.text).toContain('Recovered (run #42 succeeded). Resolved after 1h 00m.');
-    expect(replies[1]!.html).toContain('Resolved: Acme &lt;Corp&gt; / quality-check (after 1h 00m)');
+    expect(replies[0]!.text).toContain('Escalated to critical after 4 consecutive failures. Nobody has taken ownership.');
+    expect(replies[1]!.text).toContain('Recovered: run #42 succeeded. Resolved after 1 hour.');
+    expect(replies[1]!.text.match(/Resolved after/g)).toHaveLength(1);
+    expect(replies[1]!.html).toContain('Resolved: Acme &lt;Corp&gt; / quality-check');
   });
 
   it('a critical-only destination hears a warning first at its escalation, which starts its thread; then the resolve', async () => {

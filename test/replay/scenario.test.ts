@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseDuration } from '../../src/replay/durations.js';
+import { parseDuration } from '../../src/domain/durations.js';
 import { scriptedAttempt } from '../../src/replay/outcomes.js';
 import { checkScenario, parseScenario, ScenarioError, type ScenarioInput } from '../../src/replay/scenario.js';
 

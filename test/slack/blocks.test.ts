@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { renderAlertReply, renderAlertRoot, type AlertCard } from '../../src/slack/blocks/alert-card.js';
-import { cadenceInWords, formatDuration, parseDuration } from '../../src/slack/blocks/format.js';
+import { cadenceInWords, formatDuration, parseDuration } from '../../src/domain/durations.js';
 import { renderHistory, type HistoryRow } from '../../src/slack/blocks/history.js';
 import { renderHome } from '../../src/slack/blocks/home.js';
 import { escapeMrkdwn, LIMITS, safeText, TRUNCATION_MARKER } from '../../src/slack/blocks/limits.js';
@@ -98,13 +98,27 @@ describe('alert root', () => {
     expect(m.blocks[0]).toMatchObject({ text: { text: expect.stringContaining('(open)') } });
   });
 
-  it('resolved: the root ends "resolved after …" and only History remains', () => {
-    const m = renderAlertRoot(card({ status: 'resolved', resolvedAt: new Date('2026-03-10T09:05:00Z'), ownerUser: 'U0ALICE' }), NOW);
+  it('resolved: the root shrinks to its outcome, says "Resolved after …" once, and only History remains', () => {
+    const resolution = { kind: 'resolved', actor: null, at: NOW, data: { runId: 78, successes: 1 } };
+    const m = renderAlertRoot(card({ status: 'resolved', resolvedAt: new Date('2026-03-10T09:05:00Z'), ownerUser: 'U0ALICE' }, { resolution }), NOW);
     expect(m).toMatchSnapshot();
-    const last = m.blocks[m.blocks.length - 2] as unknown as { elements: { text: string }[] };
-    expect(last.elements[0]!.text).toBe(':white_check_mark: Resolved after 7h 02m');
-    expect(m.text).toMatch(/Resolved after 7h 02m$/);
+    expect(m.blocks.map((b) => b.type)).toEqual(['header', 'section', 'context', 'actions']);
+    expect(m.blocks[1]).toMatchObject({ text: { text: ':white_check_mark: Recovered: run #78 succeeded. Resolved after 7 hours 2 minutes.' } });
+    expect(m.text).toBe('Acme Analytics / quality-check: Recovered: run #78 succeeded. Resolved after 7 hours 2 minutes.');
+    expect(JSON.stringify(m).match(/Resolved after/g)).toHaveLength(2); // once in the blocks, once in the fallback
+    expect(JSON.stringify(m.blocks)).not.toContain('Last error');
     expect(actionIds(m.blocks)).toEqual([ACTION.history]);
+  });
+
+  it('resolved by hand: the root names who resolved it and carries the note', () => {
+    const resolution = { kind: 'resolved', actor: 'U0BOB', at: NOW, data: { by: 'hand', note: 'fixed upstream' } };
+    const m = renderAlertRoot(card({ status: 'resolved', resolvedAt: NOW }, { resolution }), NOW);
+    expect(m.blocks[1]).toMatchObject({ text: { text: ':white_check_mark: <@U0BOB> resolved the alert by hand after 7 hours 2 minutes.\n> fixed upstream' } });
+  });
+
+  it('the fallback text of an open root is plain language naming tenant and workflow', () => {
+    const m = renderAlertRoot(card({ lastError: 'boom <!channel>' }), NOW);
+    expect(m.text).toBe('Warning (open): Acme Analytics / quality-check, 3 failures. Last error: boom &lt;!channel&gt;');
   });
 
   it('a 10,000-character error with <!channel>, mentions and links renders safely within limits', () => {
@@ -139,7 +153,8 @@ describe('replies', () => {
     ['owner_changed', { fromTeam: 'engineering', fromUser: 'U0ALICE', toTeam: 'customer', toUser: 'U0CUST', note: 'your <@U0X> creds' }, { ownerTeam: 'customer', ownerUser: 'U0CUST' }],
     ['silenced', { until: '2026-03-10T13:05:00.000Z', reason: 'vendor' }, {}],
     ['silenced', { until: null }, {}],
-    ['unsilenced', { why: 'unsilenced', summary: { counts: { failure_recorded: 4, escalated: 1 } } }, {}],
+    ['unsilenced', { why: 'unsilenced', summary: { counts: [{ kind: 'escalated', count: 1 }, { kind: 'failure_recorded', count: 4 }], severity: 'critical', consecutiveFailures: 7 } }, {}],
+    ['unsilenced', { why: 'unsilenced', summary: { counts: { failure_recorded: 1 } } }, {}],
     ['unsilenced', { why: 'expired', summary: { counts: {} } }, {}],
     ['run_requested', { runId: 77 }, {}],
     ['run_finished', { runId: 77, status: 'failed', error: 'exit 1' }, {}],
@@ -156,17 +171,29 @@ describe('replies', () => {
   });
 
   it('names the people in ownership and silence replies', () => {
-    expect(renderAlertReply({ ...base, kind: 'owner_changed', data: { fromTeam: 'engineering', fromUser: null, toTeam: 'engineering', toUser: 'U0ALICE' } }, card(), NOW).text).toContain('<@U0ALICE> took ownership');
-    expect(renderAlertReply({ ...base, kind: 'silenced', data: { until: null } }, card(), NOW).text).toContain('until resolved');
-    expect(renderAlertReply({ ...base, kind: 'run_requested', data: { runId: 77 } }, card(), NOW).text).toBe('Run #77 started by <@U0ALICE>.');
+    expect(renderAlertReply({ ...base, kind: 'owner_changed', data: { fromTeam: 'engineering', fromUser: null, toTeam: 'engineering', toUser: 'U0ALICE' } }, card(), NOW).text).toBe(
+      'Acme Analytics / quality-check: <@U0ALICE> took ownership. Escalation stopped.',
+    );
+    expect(renderAlertReply({ ...base, kind: 'silenced', data: { until: null } }, card(), NOW).text).toContain('until it resolves');
+    expect(renderAlertReply({ ...base, kind: 'run_requested', data: { runId: 77 } }, card(), NOW).text).toBe('Acme Analytics / quality-check: <@U0ALICE> started run #77.');
+  });
+
+  it('the opened reply follows severity; held events read as words with right plurals', () => {
+    expect(renderAlertReply({ ...base, kind: 'opened', data: { severity: 'critical', consecutiveFailures: 1 } }, card(), NOW).blocks[0]).toMatchObject({
+      text: { text: ':rotating_light: Critical alert opened: *quality-check* has 1 consecutive failure.' },
+    });
+    const summary = { counts: [{ kind: 'escalated', count: 1 }, { kind: 'failure_recorded', count: 4 }], severity: 'critical', consecutiveFailures: 1 };
+    expect(renderAlertReply({ ...base, kind: 'unsilenced', data: { why: 'unsilenced', summary } }, card(), NOW).text).toBe(
+      'Acme Analytics / quality-check: <@U0ALICE> unsilenced the alert. While silenced: 1 escalation, 4 failures recorded. It is now critical with 1 consecutive failure.',
+    );
   });
 
   it('a flapping note says how often it changed and how many successes in a row will resolve it; the recovery says how many it took', () => {
     expect(renderAlertReply({ ...base, kind: 'flapping', actor: null, data: { transitions: 4, window: 10, recoverAfter: 3 } }, card(), NOW).text).toBe(
-      'Flapping: 4 changes between success and failure in the last 10 runs. It will resolve after 3 successes in a row.',
+      'Acme Analytics / quality-check: Flapping: 4 changes between success and failure in the last 10 runs. It will resolve after 3 successes in a row.',
     );
     const resolved = card({ status: 'resolved', resolvedAt: new Date('2026-03-10T09:05:00Z') });
-    expect(renderAlertReply({ ...base, kind: 'resolved', data: { runId: 79, successes: 3 } }, resolved, NOW).text).toMatch(/ \(3 successes in a row\)\.$/);
+    expect(renderAlertReply({ ...base, kind: 'resolved', data: { runId: 79, successes: 3 } }, resolved, NOW).text).toContain('run #79 succeeded (3 successes in a row).');
     expect(renderAlertReply({ ...base, kind: 'resolved', data: { runId: 79, successes: 1 } }, resolved, NOW).text).not.toMatch(/in a row/);
   });
 });
@@ -234,7 +261,7 @@ describe('text helpers', () => {
     expect(out.replace(TRUNCATION_MARKER, '')).toMatch(/^(&amp;)+$/);
   });
   it('words for durations and cadences', () => {
-    expect(formatDuration(25_320_000)).toBe('7h 02m');
+    expect(formatDuration(25_320_000)).toBe('7 hours 2 minutes');
     expect(cadenceInWords(300)).toBe('every 5 minutes');
     expect(cadenceInWords(86_400)).toBe('daily');
     expect(parseDuration('30m')).toBe(1_800_000);

@@ -128,7 +128,7 @@ describe('/scheduler', () => {
     expect((await alertRow(alert.id)).ownerUser).toBe('U0BOB');
     await rig.drain();
     const [root] = rig.slack.roots('CACME');
-    expect(rig.slack.replies('CACME', root!.ts).map((m) => m.text)).toEqual(['<@U0BOB> took ownership. Escalation stopped.']);
+    expect(rig.slack.replies('CACME', root!.ts).map((m) => m.text)).toEqual([expect.stringMatching(/: <@U0BOB> took ownership\. Escalation stopped\.$/)]);
   });
 
   it('silence <workflow> 4h reason silences until then; run on a workflow without launcher is refused', async () => {
@@ -201,8 +201,8 @@ describe('buttons', () => {
     await rig.drain();
     const [root] = rig.slack.roots('CACME');
     const texts = rig.slack.replies('CACME', root!.ts).map((m) => m.text);
-    expect(texts[0]).toMatch(/^Silenced by <@U0ALICE> until/);
-    expect(texts[1]).toMatch(/^Unsilenced by <@U0ALICE>/);
+    expect(texts[0]).toMatch(/^Acme \/ nightly-pipeline: <@U0ALICE> silenced the alert until /);
+    expect(texts[1]).toMatch(/^Acme \/ nightly-pipeline: <@U0ALICE> unsilenced the alert\./);
   });
 
   it('Run now starts a manual run through the launcher; without one it is refused', async () => {
@@ -213,7 +213,7 @@ describe('buttons', () => {
     await eventually(() => expect(launched).toContain(run.id));
     await rig.drain();
     const [root] = rig.slack.roots('CGLOBEX');
-    expect(rig.slack.replies('CGLOBEX', root!.ts).map((m) => m.text)).toEqual([`Run #${run.id} started by <@U0CAROL>.`]);
+    expect(rig.slack.replies('CGLOBEX', root!.ts).map((m) => m.text)).toEqual([expect.stringMatching(new RegExp(`: <@U0CAROL> started run #${run.id}\\.$`))]);
 
     const ours = await openAlert(acmeWf.id);
     await rig.click({ actionId: ACTION.runNow, value: String(ours.id), channel: 'CACME' });
@@ -265,7 +265,10 @@ describe('buttons', () => {
     await eventually(async () => expect((await alertRow(alert.id)).ownerTeam).toBe('customer'));
     await rig.drain();
     const [root] = rig.slack.roots('CACME');
-    expect(rig.slack.replies('CACME', root!.ts)[0]!.text).toBe('Reassigned by <@U0ALICE>: engineering → customer (<@U0CUST>).\n> Your API key expired; rotate it.');
+    expect(rig.slack.replies('CACME', root!.ts)[0]!.text).toBe(
+      'Acme / nightly-pipeline: <@U0ALICE> reassigned the alert from engineering to customer (<@U0CUST>). Note: Your API key expired; rotate it.',
+    );
+    expect(JSON.stringify(rig.slack.replies('CACME', root!.ts)[0]!.blocks)).toContain('reassigned the alert from *engineering* to *customer* (<@U0CUST>).\\n> Your API key expired; rotate it.');
   });
 });
 

@@ -2,6 +2,7 @@ import type { Config } from '../../config/env.js';
 import type { Db } from '../../db/connect.js';
 import type { RoutingConfig } from '../../engine/destinations.js';
 import type { DeliveryInput, DeliveryResult, Transport } from '../transport.js';
+import { ownerChange } from '../event-text.js';
 import { alertFacts } from './alert-facts.js';
 import { destinationSpecFor, isResult, lastRunOf } from './delivery-context.js';
 import { postJson } from './post-json.js';
@@ -15,16 +16,18 @@ export function dedupKeyFor(alertId: number): string {
 
 /**
  * The Events API v2 action for an alert event, or none: opened and escalated
- * trigger (a trigger on an open incident updates it), taking ownership
- * acknowledges, resolved resolves. Other events have no PagerDuty meaning.
+ * trigger (a trigger on an open incident updates it), a person taking
+ * ownership acknowledges, resolved resolves. A reassign is not an
+ * acknowledgement (the new owner has not seen it yet), and other events have
+ * no PagerDuty meaning.
  */
-export function pagerDutyAction(event: Pick<DeliveryInput['event'], 'kind' | 'data'>): PagerDutyAction | undefined {
+export function pagerDutyAction(event: Pick<DeliveryInput['event'], 'kind' | 'actor' | 'data'>): PagerDutyAction | undefined {
   switch (event.kind) {
     case 'opened':
     case 'escalated':
       return 'trigger';
     case 'owner_changed':
-      return (event.data as { acknowledged?: unknown }).acknowledged === true ? 'acknowledge' : undefined;
+      return ownerChange(event) === 'take' ? 'acknowledge' : undefined;
     case 'resolved':
       return 'resolve';
     default:
@@ -40,7 +43,8 @@ export function pagerDutyEvent(input: DeliveryInput, routingKey: string, action:
   return {
     ...base,
     payload: {
-      summary: `${facts.headline}${a.lastError ? `: ${a.lastError}` : ''}`.slice(0, 1024),
+      // The event's one text, as every other destination tells it.
+      summary: `${t.name} / ${w.name}: ${facts.eventLine}`.slice(0, 1024),
       source: `scheduler-bot/${t.id}`,
       severity: a.severity === 'critical' ? 'critical' : 'warning',
       timestamp: input.event.at.toISOString(),
@@ -48,6 +52,7 @@ export function pagerDutyEvent(input: DeliveryInput, routingKey: string, action:
       group: t.id,
       ...(a.errorGroup ? { class: a.errorGroup } : {}),
       custom_details: {
+        Event: facts.eventLine,
         ...Object.fromEntries(facts.fields.map((f) => [f.label, f.value])),
         ...(a.lastError ? { 'Last error': a.lastError.slice(0, 2000) } : {}),
         alert_id: a.id,

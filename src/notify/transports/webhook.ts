@@ -3,6 +3,7 @@ import type { Db } from '../../db/connect.js';
 import type { RoutingConfig } from '../../engine/destinations.js';
 import { SIGNATURE_HEADER, signLaunchRequest, TIMESTAMP_HEADER } from '../../launch/signature.js';
 import type { DeliveryInput, DeliveryResult, Transport } from '../transport.js';
+import { eventTextFields } from '../event-text.js';
 import { alertFacts } from './alert-facts.js';
 import { destinationSpecFor, isResult, lastRunOf } from './delivery-context.js';
 import { postJson } from './post-json.js';
@@ -30,6 +31,8 @@ export function webhookPayload(input: DeliveryInput, lastRun: Awaited<ReturnType
     at: e.at.toISOString(),
     actor: e.actor,
     summary: `${facts.headline}. ${facts.eventLine}`,
+    /** The event's one text as fields: the same parts Slack, email and PagerDuty render. */
+    text: eventTextFields(facts.eventText),
     alert: {
       id: a.id,
       generation: a.generation,

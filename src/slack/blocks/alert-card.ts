@@ -1,9 +1,11 @@
-import type { AlertEvent, Run, Workflow } from '../../db/schema.js';
+import type { Run, Workflow } from '../../db/schema.js';
 import { alertView, type AlertView, type AlertViewInput } from '../../notify/alert-view.js';
-import { flappingSentence, successesInARow } from '../../notify/flapping-text.js';
+import { plural } from '../../domain/durations.js';
+import { eventText, type EventInput } from '../../notify/event-text.js';
 import { ACTION, SILENCE_CHOICES } from '../ids.js';
-import { formatDuration, slackDate, userMention, utcText } from './format.js';
-import { capBlocks, checkId, codeBlock, LIMITS, mrkdwn, plain, safeText, truncate } from './limits.js';
+import { eventFallback, eventMrkdwn } from './event-text.js';
+import { slackDate, userMention } from './format.js';
+import { capBlocks, checkId, codeBlock, cutMrkdwn, LIMITS, mrkdwn, omittedNote, plain, safeText, truncate } from './limits.js';
 import type { Block, SlackMessage } from './types.js';
 
 /** Everything a root message shows: the alert as it is now. The facts are decided in alertView; this file renders them. */
@@ -12,17 +14,16 @@ export interface AlertCard extends AlertViewInput {
   /** The alert's latest run, for the log excerpt or link. */
   lastRun?: Pick<Run, 'id' | 'logExcerpt' | 'logUrl' | 'stage'> | null;
   hasLauncher: boolean;
+  /** For a resolved alert, the event that resolved it: the root shows its outcome. */
+  resolution?: EventInput | null;
 }
-
-const SEVERITY_ICON = { warning: ':warning:', critical: ':rotating_light:' } as const;
 
 /** The root message of an alert's thread, re-rendered whole from current state on every change. */
 export function renderAlertRoot(card: AlertCard, now: Date): SlackMessage {
   const a = card.alert;
   const view = alertView(card, now);
-  const { resolved } = view;
-  const icon = resolved ? ':white_check_mark:' : SEVERITY_ICON[a.severity];
-  const blocks: Block[] = [{ type: 'header', text: plain(`${resolved ? '✅' : a.severity === 'critical' ? '🚨' : '⚠️'} ${view.headline}`, LIMITS.headerText) }];
+  if (view.resolved) return resolvedRoot(card, view);
+  const blocks: Block[] = [{ type: 'header', text: plain(`${SEVERITY_HEADER_ICON[a.severity]} ${view.headline}`, LIMITS.headerText) }];
 
   const fields = [
     `*Tenant*\n${safeText(view.tenant.name, 200)} (\`${safeText(view.tenant.id, 80)}\`)`,
@@ -32,8 +33,7 @@ export function renderAlertRoot(card: AlertCard, now: Date): SlackMessage {
     `*Opened*\n${slackDate(view.openedAt)}`,
   ];
   const m = view.milestone;
-  if (m?.kind === 'resolved') fields.push(`*Resolved*\n${slackDate(m.at)}`);
-  else if (m?.kind === 'escalated') fields.push(`*Escalated*\n${slackDate(m.at)}`);
+  if (m?.kind === 'escalated') fields.push(`*Escalated*\n${slackDate(m.at)}`);
   else if (m?.kind === 'escalates') fields.push(`*Escalates*\n${slackDate(m.at)}${m.stoppedByOwner ? ' (stopped: owned)' : ''}`);
   fields.push(`*Owner*\n${ownerText(view.owner)}`);
   const s = view.silence;
@@ -47,12 +47,32 @@ export function renderAlertRoot(card: AlertCard, now: Date): SlackMessage {
   if (view.lastError) blocks.push({ type: 'section', text: mrkdwn(`*Last error*\n${codeBlock(view.lastError)}`) });
   if (card.lastRun?.logExcerpt) blocks.push({ type: 'section', text: mrkdwn(`*Log (run #${card.lastRun.id})*\n${codeBlock(card.lastRun.logExcerpt, 2000)}`) });
   if (card.lastRun?.logUrl) blocks.push({ type: 'context', elements: [mrkdwn(`Full log: ${safeLink(card.lastRun.logUrl)}`, LIMITS.contextElementText)] });
-
-  if (resolved) blocks.push({ type: 'context', elements: [mrkdwn(`${icon} Resolved after ${view.resolvedAfter}`)] });
   blocks.push(actionsFor(card, view));
 
-  const text = resolved ? `${view.headline}. Resolved after ${view.resolvedAfter}` : `${view.headline}${view.lastError ? `: ${truncate(view.lastError, 500)}` : ''}`;
-  return { text: fallback(text), blocks: capBlocks(blocks, LIMITS.messageBlocks, omittedNote) };
+  const text = `${view.headline}${view.lastError ? `. Last error: ${view.lastError.replace(/\s+/g, ' ').slice(0, 500)}` : ''}`;
+  return { text: safeText(text, LIMITS.fallbackText), blocks: capBlocks(blocks, LIMITS.messageBlocks, omittedNote) };
+}
+
+const SEVERITY_HEADER_ICON = { warning: '⚠️', critical: '🚨' } as const;
+
+/**
+ * A resolved root shrinks to its outcome and a History button: the failure
+ * card was for acting on, and the thread keeps the story. The outcome is the
+ * resolving event's own text, the same sentence the thread reply carries.
+ */
+function resolvedRoot(card: AlertCard, view: AlertView): SlackMessage {
+  const a = card.alert;
+  const outcome = card.resolution
+    ? eventText({ event: card.resolution, alert: a, workflow: card.workflow })
+    : eventText({ event: { kind: 'resolved', actor: null, at: a.resolvedAt ?? a.openedAt, data: {} }, alert: a, workflow: card.workflow });
+  const where = { tenant: view.tenant.name, workflow: view.workflow.name };
+  const blocks: Block[] = [
+    { type: 'header', text: plain(`✅ ${view.headline}`, LIMITS.headerText) },
+    { type: 'section', text: mrkdwn(eventMrkdwn(outcome)) },
+    { type: 'context', elements: [mrkdwn(`Opened ${slackDate(view.openedAt)} · ${plural(view.consecutiveFailures, 'failure')} · ${ownerText(view.owner).split('\n')[0]}`, LIMITS.contextElementText)] },
+    actionsFor(card, view),
+  ];
+  return { text: cutMrkdwn(eventFallback(outcome, where), LIMITS.fallbackText), blocks };
 }
 
 function ownerText(owner: AlertView['owner']): string {
@@ -111,98 +131,12 @@ function button(actionId: string, label: string, value: string, style?: 'primary
   };
 }
 
-function omittedNote(omitted: number): Block {
-  return { type: 'context', elements: [mrkdwn(`… ${omitted} more not shown`)] };
-}
 
-function fallback(text: string): string {
-  return safeText(text, LIMITS.fallbackText);
-}
-
-/** Event data written by the engine; read defensively, since old rows may lack fields. */
-type Data = Record<string, unknown>;
-const s = (d: Data, k: string): string | undefined => (typeof d[k] === 'string' && d[k] !== '' ? (d[k] as string) : undefined);
-const n = (d: Data, k: string): number | undefined => (typeof d[k] === 'number' ? (d[k] as number) : undefined);
-const who = (v: string | undefined | null): string => (v ? userMention(v) : 'someone');
-
-function escalationReason(reason: string | undefined): string {
-  if (reason === 'kept_failing') return 'it kept failing and nobody has taken ownership';
-  if (reason === 'deadline' || !reason) return 'and nobody took ownership before the deadline';
-  return safeText(reason, 300);
-}
-
-/** One reply in the thread for a notified event. */
-export function renderAlertReply(event: Pick<AlertEvent, 'kind' | 'actor' | 'at' | 'data'>, card: AlertCard, _now: Date): SlackMessage {
-  const d = (event.data ?? {}) as Data;
-  const a = card.alert;
-  let line: string;
-  let detail: string | undefined;
-  switch (event.kind) {
-    case 'opened':
-      line = `:warning: Alert opened: ${a.consecutiveFailures} consecutive failures of *${safeText(card.workflow.name, 200)}*.`;
-      break;
-    case 'escalated':
-      line = `:rotating_light: Escalated to *critical*${event.actor ? ` by ${who(event.actor)}` : ''}: ${a.consecutiveFailures} consecutive failures, ${escalationReason(s(d, 'reason'))}.`;
-      break;
-    case 'error_group_changed':
-      line = `:twisted_rightwards_arrows: A different error appeared: group \`${safeText(s(d, 'errorGroup') ?? s(d, 'to') ?? a.errorGroup ?? '?', 100)}\`${s(d, 'previous') ?? s(d, 'from') ? ` (was \`${safeText((s(d, 'previous') ?? s(d, 'from'))!, 100)}\`)` : ''}.`;
-      detail = s(d, 'error') ?? a.lastError ?? undefined;
-      break;
-    case 'owner_changed': {
-      const toUser = s(d, 'toUser') ?? s(d, 'user') ?? a.ownerUser ?? undefined;
-      const toTeam = s(d, 'toTeam') ?? s(d, 'team') ?? a.ownerTeam;
-      const fromUser = s(d, 'fromUser');
-      const fromTeam = s(d, 'fromTeam');
-      const sameTeam = !fromTeam || fromTeam === toTeam;
-      if (s(d, 'action') === 'take' || (sameTeam && toUser && toUser === event.actor && fromUser !== toUser)) {
-        line = `:raising_hand: ${who(toUser)} took ownership. Escalation stopped.`;
-      } else if (s(d, 'action') === 'release' || (sameTeam && !toUser && fromUser)) {
-        line = `:wave: ${who(event.actor)} released ownership; the alert is unowned again.`;
-      } else {
-        const from = `${fromTeam ?? 'engineering'}${fromUser ? ` (${who(fromUser)})` : ''}`;
-        const to = `${toTeam}${toUser ? ` (${who(toUser)})` : ''}`;
-        line = `:arrow_right: Reassigned by ${who(event.actor)}: ${from} → ${to}.`;
-      }
-      const note = s(d, 'note');
-      if (note) line += `\n> ${safeText(note, 1000).replace(/\n/g, '\n> ')}`;
-      break;
-    }
-    case 'silenced': {
-      const until = s(d, 'until') ? new Date(s(d, 'until')!) : a.silencedUntil;
-      line = `:mute: Silenced by ${who(event.actor ?? a.silencedBy)} ${until && !Number.isNaN(until.getTime()) ? `until ${slackDate(until)}` : 'until resolved'}.`;
-      const reason = s(d, 'reason') ?? a.silenceReason ?? undefined;
-      if (reason) line += ` Reason: ${safeText(reason, 500)}`;
-      break;
-    }
-    case 'unsilenced': {
-      const counts = (d.counts ?? (d.summary as Data | undefined)?.counts) as Record<string, number> | undefined;
-      const held = counts ? Object.entries(counts).filter(([, c]) => c > 0) : [];
-      line = `:loud_sound: ${event.actor && s(d, 'why') !== 'expired' ? `Unsilenced by ${who(event.actor)}` : 'Silence ended'}.${held.length ? ` While silenced: ${held.map(([k, c]) => `${c} ${k.replace(/_/g, ' ')}`).join(', ')}.` : ''} Now ${a.severity}, ${a.consecutiveFailures} consecutive failures.`;
-      break;
-    }
-    case 'run_requested':
-      line = `:arrow_forward: Run #${n(d, 'runId') ?? '?'} started by ${who(event.actor)}.`;
-      break;
-    case 'run_finished': {
-      const ok = s(d, 'status') === 'succeeded';
-      line = `${ok ? ':white_check_mark:' : ':x:'} Run #${n(d, 'runId') ?? '?'} ${ok ? 'succeeded' : 'failed'}.`;
-      detail = ok ? undefined : s(d, 'error');
-      break;
-    }
-    case 'flapping':
-      line = `:arrows_counterclockwise: ${flappingSentence(d)}`;
-      break;
-    case 'resolved': {
-      const after = a.resolvedAt ? formatDuration(a.resolvedAt.getTime() - a.openedAt.getTime()) : undefined;
-      const by = n(d, 'runId') ?? n(d, 'resolvedByRunId');
-      line = `:white_check_mark: Recovered${by ? ` (run #${by} succeeded)` : ''}. Resolved after ${after ?? '?'}${successesInARow(d.successes)}.`;
-      break;
-    }
-    default:
-      line = `${safeText(event.kind, 100)} at ${utcText(event.at)}`;
-  }
-  const blocks: Block[] = [{ type: 'section', text: mrkdwn(line) }];
-  if (detail) blocks.push({ type: 'section', text: mrkdwn(codeBlock(detail)) });
-  const text = line.replace(/:[a-z_]+: /g, '') + (detail ? `\n${safeText(detail, 1000)}` : '');
-  return { text: truncate(text, LIMITS.fallbackText), blocks };
+/** One reply in the thread for a notified event: the event's one text (src/notify/event-text.ts), in mrkdwn. */
+export function renderAlertReply(event: EventInput, card: AlertCard, _now: Date): SlackMessage {
+  const text = eventText({ event, alert: card.alert, workflow: card.workflow });
+  const blocks: Block[] = [{ type: 'section', text: mrkdwn(eventMrkdwn(text)) }];
+  if (text.detail) blocks.push({ type: 'section', text: mrkdwn(codeBlock(text.detail)) });
+  const detail = text.detail ? `\n${safeText(text.detail.replace(/\s+/g, ' '), 500)}` : '';
+  return { text: cutMrkdwn(eventFallback(text, { tenant: card.tenant.name, workflow: card.workflow.name }) + detail, LIMITS.fallbackText), blocks };
 }

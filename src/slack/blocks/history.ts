@@ -1,5 +1,6 @@
-import { formatDuration, slackDate } from './format.js';
-import { capBlocks, LIMITS, mrkdwn, safeText } from './limits.js';
+import { formatDuration } from '../../domain/durations.js';
+import { slackDate } from './format.js';
+import { capBlocks, lineSections, LIMITS, mrkdwn, omittedNote, safeText, withItems } from './limits.js';
 import type { Block, SlackMessage } from './types.js';
 
 /** One tick (or manual run) as the history shows it: its verdict and how many attempts it took. */
@@ -36,12 +37,10 @@ export function historyLine(r: HistoryRow): string {
 /** The ephemeral History answer: the last ticks of one workflow, newest first. */
 export function renderHistory(workflowName: string, rows: HistoryRow[]): SlackMessage {
   const title = `History of ${workflowName}: last ${rows.length} run${rows.length === 1 ? '' : 's'}`;
-  const blocks: Block[] = [{ type: 'section', text: mrkdwn(`*${safeText(title, 300)}*`) }];
+  const blocks: Block[] = [withItems({ type: 'section', text: mrkdwn(`*${safeText(title, 300)}*`) }, 0)];
   if (rows.length === 0) blocks.push({ type: 'section', text: mrkdwn('No runs recorded yet.') });
   // Several lines per section keep long histories inside the 50-block budget.
-  for (let i = 0; i < rows.length; i += 5) {
-    blocks.push({ type: 'section', text: mrkdwn(rows.slice(i, i + 5).map(historyLine).join('\n')) });
-  }
+  blocks.push(...lineSections(rows.map(historyLine), 5));
   const text = `${title}\n${rows.map((r) => `#${r.runId} ${r.status}${r.error ? `: ${r.error.slice(0, 100)}` : ''}`).join('\n')}`;
-  return { text: safeText(text, LIMITS.fallbackText), blocks: capBlocks(blocks, LIMITS.messageBlocks, (k) => ({ type: 'context', elements: [mrkdwn(`… ${k} more not shown`)] })) };
+  return { text: safeText(text, LIMITS.fallbackText), blocks: capBlocks(blocks, LIMITS.messageBlocks, omittedNote) };
 }

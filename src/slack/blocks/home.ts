@@ -1,5 +1,6 @@
-import { formatDuration, slackDate, userMention } from './format.js';
-import { capBlocks, LIMITS, mrkdwn, plain, safeText } from './limits.js';
+import { formatDuration, plural } from '../../domain/durations.js';
+import { slackDate, userMention } from './format.js';
+import { capBlocks, lineSections, LIMITS, mrkdwn, omittedNote, plain, safeText, withItems } from './limits.js';
 import type { Block } from './types.js';
 
 export interface HomeAlert {
@@ -41,22 +42,22 @@ export function renderHome(model: HomeModel, now: Date): { type: 'home'; blocks:
   for (const tenant of model.tenants) {
     if (tenant.alerts.length === 0) continue;
     blocks.push({ type: 'divider' });
-    blocks.push({ type: 'section', text: mrkdwn(`*${safeText(tenant.name, 150)}* (\`${safeText(tenant.id, 64)}\`): ${tenant.alerts.length} open`) });
+    blocks.push(withItems({ type: 'section', text: mrkdwn(`*${safeText(tenant.name, 150)}* (\`${safeText(tenant.id, 64)}\`): ${tenant.alerts.length} open`) }, 0));
     const lines = tenant.alerts.map((a) => {
       const icon = a.severity === 'critical' ? ':rotating_light:' : ':warning:';
       const owner = a.ownerUser ? userMention(a.ownerUser) : `unowned (${a.ownerTeam})`;
       const silence = a.silenced ? ` · :mute: ${a.silenced.until === 'resolved' ? 'until resolved' : `until ${slackDate(a.silenced.until)}`}` : '';
-      return `${icon} *${safeText(a.workflowName, 100)}* · ${a.severity} · open ${formatDuration(now.getTime() - a.openedAt.getTime())} · ${a.consecutiveFailures} failures · ${owner}${silence}`;
+      return `${icon} *${safeText(a.workflowName, 100)}* · ${a.severity} · open ${formatDuration(now.getTime() - a.openedAt.getTime())} · ${plural(a.consecutiveFailures, 'failure')} · ${owner}${silence}`;
     });
-    for (let i = 0; i < lines.length; i += 10) blocks.push({ type: 'section', text: mrkdwn(lines.slice(i, i + 10).join('\n')) });
+    blocks.push(...lineSections(lines));
   }
   if (model.dead.length) {
     blocks.push({ type: 'divider' });
-    blocks.push({ type: 'section', text: mrkdwn(`*:skull: Undeliverable notifications* (${model.dead.length})`) });
+    blocks.push(withItems({ type: 'section', text: mrkdwn(`*:skull: Undeliverable notifications* (${model.dead.length})`) }, 0));
     const lines = model.dead.map(
       (d) => `• ${safeText(d.destination, 100)} · ${safeText(d.tenantId, 64)} / ${safeText(d.workflowName, 100)} · ${slackDate(d.createdAt)}: \`${safeText(d.lastError ?? 'unknown error', 200)}\``,
     );
-    for (let i = 0; i < lines.length; i += 10) blocks.push({ type: 'section', text: mrkdwn(lines.slice(i, i + 10).join('\n')) });
+    blocks.push(...lineSections(lines));
   }
-  return { type: 'home', blocks: capBlocks(blocks, LIMITS.surfaceBlocks, (k) => ({ type: 'context', elements: [mrkdwn(`… ${k} more not shown`)] })) };
+  return { type: 'home', blocks: capBlocks(blocks, LIMITS.surfaceBlocks, omittedNote) };
 }

@@ -4,6 +4,8 @@
  * notes) is escaped so it cannot mention `<!channel>`, a user `<@U…>`, or
  * hide a link `<http…|…>`, and is cut to fit with a visible marker.
  */
+import type { Block } from './types.js';
+
 export const LIMITS = {
   messageBlocks: 50,
   surfaceBlocks: 100,
@@ -63,7 +65,78 @@ export function plain(text: string, max: number): { type: 'plain_text'; text: st
 }
 
 export function mrkdwn(text: string, max: number = LIMITS.sectionText): { type: 'mrkdwn'; text: string } {
-  return { type: 'mrkdwn', text: truncate(text, max) };
+  return { type: 'mrkdwn', text: cutMrkdwn(text, max) };
+}
+
+/**
+ * Spans of mrkdwn that must stay whole: fenced blocks, `code` spans, angle
+ * tokens (<!date^…|…>, <@U…>, <!subteam^…>, <url|label>) and entities (&amp;).
+ */
+const MARKUP = /```[\s\S]*?```|`[^`\n]*`|<[^<>\n]*>|&(?:[a-z]+|#\d+);/g;
+
+/**
+ * Cuts mrkdwn to at most `max` characters without breaking its markup: the
+ * cut never lands inside a code span, a date token, a link, a mention or an
+ * entity (it moves back to before it), and a fenced block cut in its middle
+ * is closed again. Ends with the marker when cut.
+ */
+export function cutMrkdwn(text: string, max: number, marker = TRUNCATION_MARKER): string {
+  if (text.length <= max) return text;
+  if (max <= marker.length) return marker.slice(0, max);
+  let cut = max - marker.length;
+  for (const m of text.matchAll(MARKUP)) {
+    const start = m.index;
+    const end = start + m[0].length;
+    if (start >= cut) break;
+    if (end <= cut) continue;
+    // The cut falls inside this span.
+    if (m[0].startsWith('```') && cut - start > 6) {
+      // Keep what fits of the block's content, then close the fence: the reader still sees the start of the error.
+      let inner = text.slice(start, cut - 3);
+      const entity = /&[a-z#0-9]*$/.exec(inner);
+      if (entity) inner = inner.slice(0, entity.index);
+      return `${text.slice(0, start)}${inner}\`\`\`${marker}`;
+    }
+    cut = start;
+    break;
+  }
+  return text.slice(0, cut) + marker;
+}
+
+/**
+ * Packs lines (one list item each) into section texts: at most `maxLines` a
+ * section and never more than the section limit, a line never split
+ * between two sections. A single line longer than a section is cut safely.
+ */
+export function packLines(lines: string[], maxLines = 10, maxChars: number = LIMITS.sectionText): string[][] {
+  const packs: string[][] = [];
+  let current: string[] = [];
+  let size = 0;
+  for (const raw of lines) {
+    const line = cutMrkdwn(raw, maxChars);
+    if (current.length && (current.length >= maxLines || size + 1 + line.length > maxChars)) {
+      packs.push(current);
+      current = [];
+      size = 0;
+    }
+    size += (current.length ? 1 : 0) + line.length;
+    current.push(line);
+  }
+  if (current.length) packs.push(current);
+  return packs;
+}
+
+/** Sections of list lines, each remembering how many items it shows, for capBlocks' count. */
+export function lineSections(lines: string[], maxLines = 10): Block[] {
+  return packLines(lines, maxLines).map((pack) => withItems({ type: 'section', text: mrkdwn(pack.join('\n')) }, pack.length));
+}
+
+const ITEMS = new WeakMap<object, number>();
+
+/** Marks a block as showing `count` list items (alerts, runs, workflows): "… N more not shown" counts these. */
+export function withItems<T extends object>(block: T, count: number): T {
+  ITEMS.set(block, count);
+  return block;
 }
 
 export function checkId(id: string): string {
@@ -73,10 +146,22 @@ export function checkId(id: string): string {
 
 /**
  * Keeps a surface within its block budget: when over, the last block says
- * how many were left out, so nothing disappears silently.
+ * how many items were left out (the list items of the dropped blocks, see
+ * withItems; a block not marked counts as one), so nothing disappears silently.
  */
-export function capBlocks<T>(blocks: T[], max: number, overflow: (omitted: number) => T): T[] {
+export function capBlocks<T extends object>(blocks: T[], max: number, overflow: (omitted: number) => T): T[] {
   if (blocks.length <= max) return blocks;
   const kept = blocks.slice(0, max - 1);
-  return [...kept, overflow(blocks.length - kept.length)];
+  const omitted = blocks.slice(max - 1).reduce((n, b) => n + (ITEMS.get(b) ?? (isDecoration(b) ? 0 : 1)), 0);
+  return omitted > 0 ? [...kept, overflow(omitted)] : kept;
+}
+
+/** Dividers and headers of a dropped group are not items of their own. */
+function isDecoration(b: object): boolean {
+  return (b as { type?: unknown }).type === 'divider' || (b as { type?: unknown }).type === 'header';
+}
+
+/** The "… N more not shown" context block. */
+export function omittedNote(omitted: number): Block {
+  return { type: 'context', elements: [mrkdwn(`… ${omitted} more not shown`)] };
 }

@@ -1,7 +1,8 @@
 import type { AlertCard } from './alert-card.js';
-import { cadenceInWords, slackDate, userMention } from './format.js';
+import { cadenceInWords, plural } from '../../domain/durations.js';
+import { slackDate, userMention } from './format.js';
 import { historyLine, type HistoryRow } from './history.js';
-import { capBlocks, LIMITS, mrkdwn, safeText } from './limits.js';
+import { capBlocks, lineSections, LIMITS, mrkdwn, omittedNote, safeText } from './limits.js';
 import type { Block, SlackMessage } from './types.js';
 
 export interface WorkflowStatusRow {
@@ -32,14 +33,14 @@ export function renderStatusList(rows: WorkflowStatusRow[], scopeLabel: string):
   if (rows.length === 0) blocks.push({ type: 'section', text: mrkdwn('No workflows configured.') });
   const lines = rows.map((r) => {
     const alert = r.openAlert
-      ? ` · alert #${r.openAlert.id}, ${r.openAlert.consecutiveFailures} failures${r.openAlert.ownerUser ? `, owner ${userMention(r.openAlert.ownerUser)}` : ', unowned'}${r.openAlert.silenced ? ', silenced' : ''}`
+      ? ` · alert #${r.openAlert.id}, ${plural(r.openAlert.consecutiveFailures, 'failure')}${r.openAlert.ownerUser ? `, owner ${userMention(r.openAlert.ownerUser)}` : ', unowned'}${r.openAlert.silenced ? ', silenced' : ''}`
       : '';
     const next = r.nextTickAt ? ` · next ${slackDate(r.nextTickAt)}` : r.mode === 'observed' ? ' · observed' : '';
     return `${health(r)} *${safeText(r.name, 100)}*${rows.some((o) => o.tenantId !== r.tenantId) ? ` (${safeText(r.tenantId, 64)})` : ''} \`${safeText(r.cron, 60)}\`${next}${alert}`;
   });
-  for (let i = 0; i < lines.length; i += 10) blocks.push({ type: 'section', text: mrkdwn(lines.slice(i, i + 10).join('\n')) });
+  blocks.push(...lineSections(lines));
   const text = `Workflows of ${scopeLabel}: ${rows.map((r) => `${r.name}${r.openAlert ? ` (${r.openAlert.severity})` : ''}`).join(', ') || 'none'}`;
-  return { text: safeText(text, LIMITS.fallbackText), blocks: capBlocks(blocks, LIMITS.messageBlocks, (k) => ({ type: 'context', elements: [mrkdwn(`… ${k} more not shown`)] })) };
+  return { text: safeText(text, LIMITS.fallbackText), blocks: capBlocks(blocks, LIMITS.messageBlocks, omittedNote) };
 }
 
 export interface WorkflowDetail {

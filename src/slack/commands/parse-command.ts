@@ -1,4 +1,4 @@
-import { parseDuration } from '../blocks/format.js';
+import { readDuration } from '../../domain/durations.js';
 import { USAGE } from '../blocks/help.js';
 
 /** `/scheduler …` text → what to do, or the usage line for what went wrong. Pure. */
@@ -30,8 +30,9 @@ export function parseSchedulerCommand(text: string): SchedulerCommand {
     }
     case 'silence': {
       if (rest.length < 2) return usage('silence');
-      const durationMs = parseDuration(rest[1]!);
-      if (durationMs === undefined) return usage('silence', `"${rest[1]}" is not a duration; use something like 30m, 4h or 1d.`);
+      const duration = readDuration(rest[1]!);
+      if (!duration.ok) return usage('silence', `${duration.reason}.`);
+      const durationMs = duration.ms;
       const reason = rest.slice(2).join(' ') || undefined;
       return { kind: 'silence', workflow: rest[0]!, durationMs, ...(reason ? { reason } : {}) };
     }

@@ -1,0 +1,82 @@
+import { formatDistanceStrict, formatDuration as formatDurationFns, intervalToDuration, type Duration } from 'date-fns';
+
+/**
+ * Durations and times in words, and the one parser for durations people type:
+ * `/scheduler silence … 1h30m`, the workflows file and replay scenarios all
+ * read them here. Pure: `now` is a parameter.
+ */
+
+const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/** Longer than this is a typo or a way to silence forever; "until resolved" exists for that. */
+export const MAX_DURATION_MS = 365 * UNIT_MS.d;
+
+export type DurationReading = { ok: true; ms: number } | { ok: false; reason: string };
+
+/** "90s", "30m", "1h30m", "4h", "2d" → milliseconds, or why not. */
+export function readDuration(text: string): DurationReading {
+  const trimmed = text.trim().toLowerCase();
+  if (!/^(\d{1,9}[smhd])+$/.test(trimmed)) {
+    return { ok: false, reason: `"${text.trim().slice(0, 40)}" is not a duration; use something like 90s, 30m, 1h30m, 4h or 2d` };
+  }
+  let ms = 0;
+  for (const [, n, unit] of trimmed.matchAll(/(\d+)([smhd])/g)) ms += Number(n) * UNIT_MS[unit as keyof typeof UNIT_MS];
+  if (ms <= 0) return { ok: false, reason: `"${trimmed}" is zero; a duration must be longer than that` };
+  if (ms > MAX_DURATION_MS) return { ok: false, reason: `"${trimmed}" is longer than ${formatDuration(MAX_DURATION_MS)}, the longest duration accepted` };
+  return { ok: true, ms };
+}
+
+/** The milliseconds of a duration, or undefined when `text` is not one (see readDuration for the reason). */
+export function parseDuration(text: string): number | undefined {
+  const r = readDuration(text);
+  return r.ok ? r.ms : undefined;
+}
+
+const UNITS = ['years', 'months', 'days', 'hours', 'minutes', 'seconds'] as const satisfies readonly (keyof Duration)[];
+
+/**
+ * A duration for people: its two largest units, the second rounded
+ * ("7 hours 2 minutes", "2 days 1 hour" for two days and 59 minutes,
+ * "1 minute 30 seconds", "1 month 14 days"). Months and years are counted
+ * on the calendar from a fixed start, so the same length always reads the same.
+ */
+export function formatDuration(ms: number): string {
+  const granularity = ms < UNIT_MS.h ? UNIT_MS.s : ms < UNIT_MS.d ? UNIT_MS.m : ms < 30 * UNIT_MS.d ? UNIT_MS.h : UNIT_MS.d;
+  const rounded = Math.max(0, Math.round(ms / granularity) * granularity);
+  if (rounded < UNIT_MS.s) return '0 seconds';
+  const parts = intervalToDuration({ start: 0, end: rounded });
+  const first = UNITS.findIndex((u) => (parts[u] ?? 0) > 0);
+  const format = UNITS.slice(first, first + 2).filter((u) => (parts[u] ?? 0) > 0);
+  return formatDurationFns(parts, { format });
+}
+
+/** "in 40 minutes", "3 hours ago": `at` relative to `now`. */
+export function relativeTime(at: Date, now: Date): string {
+  if (Math.abs(at.getTime() - now.getTime()) < UNIT_MS.s) return 'just now';
+  return formatDistanceStrict(at, now, { addSuffix: true, roundingMethod: 'round' });
+}
+
+/** A cadence of `seconds` between ticks in words: "every 5 minutes", "hourly", "daily". */
+export function cadenceInWords(seconds: number): string {
+  const known: [number, string][] = [
+    [60, 'every minute'],
+    [3600, 'hourly'],
+    [86_400, 'daily'],
+    [7 * 86_400, 'weekly'],
+  ];
+  for (const [s, words] of known) if (seconds === s) return words;
+  if (seconds < 3600 && seconds % 60 === 0) return `every ${seconds / 60} minutes`;
+  if (seconds < 86_400 && seconds % 3600 === 0) return `every ${seconds / 3600} hours`;
+  if (seconds % 86_400 === 0) return `every ${seconds / 86_400} days`;
+  return `about every ${formatDuration(seconds * 1000)}`;
+}
+
+/** Plain-text time for fallbacks, email and modals: "2026-03-10 09:05 UTC". */
+export function utcText(at: Date): string {
+  return `${at.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
+
+/** "1 consecutive failure", "3 consecutive failures". */
+export function plural(count: number, one: string, many = `${one}s`): string {
+  return `${count} ${count === 1 ? one : many}`;
+}

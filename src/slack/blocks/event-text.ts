@@ -1,0 +1,85 @@
+import { formatDuration, utcText } from '../../domain/durations.js';
+import type { EventIcon, EventText, TextPart } from '../../notify/event-text.js';
+import { groupMention, slackDate, userMention } from './format.js';
+import { escapeMrkdwn } from './limits.js';
+
+/** Slack's rendering of the one event text (src/notify/event-text.ts): mrkdwn, mentions and local times. */
+
+export const EVENT_EMOJI: Record<EventIcon, string> = {
+  warning: ':warning:',
+  critical: ':rotating_light:',
+  new_error: ':twisted_rightwards_arrows:',
+  take: ':raising_hand:',
+  release: ':wave:',
+  reassign: ':arrow_right:',
+  reminder: ':alarm_clock:',
+  expired: ':hourglass:',
+  silenced: ':mute:',
+  unsilenced: ':loud_sound:',
+  run: ':arrow_forward:',
+  succeeded: ':white_check_mark:',
+  failed: ':x:',
+  flapping: ':arrows_counterclockwise:',
+  resolved: ':white_check_mark:',
+  maintenance: ':construction:',
+  paused: ':double_vertical_bar:',
+  resumed: ':arrow_forward:',
+  info: ':information_source:',
+};
+
+/** Inline code that its own text cannot close. */
+function codeSpan(raw: string): string {
+  return '`' + escapeMrkdwn(raw.replace(/`/g, 'ʼ').replace(/\s+/g, ' ')) + '`';
+}
+
+function mrkdwnPart(p: TextPart): string {
+  switch (p.type) {
+    case 'text':
+      return escapeMrkdwn(p.text);
+    case 'strong':
+      // Asterisks inside would end the bold early; the name is still readable without them.
+      return `*${escapeMrkdwn(p.text.replace(/\*/g, '∗').replace(/\s+/g, ' '))}*`;
+    case 'code':
+      return codeSpan(p.text);
+    case 'user':
+      return userMention(p.id);
+    case 'group':
+      return groupMention(p.id);
+    case 'time':
+      if (!p.relative) return slackDate(p.at);
+      return p.lead === 'relative' ? `${escapeMrkdwn(p.relative)} (at ${slackDate(p.at)})` : `${slackDate(p.at)} (${escapeMrkdwn(p.relative)})`;
+    case 'duration':
+      return formatDuration(p.ms);
+  }
+}
+
+/** The sentence as mrkdwn, with its emoji, and the note as a quote. */
+export function eventMrkdwn(text: EventText): string {
+  const line = `${EVENT_EMOJI[text.icon]} ${text.parts.map(mrkdwnPart).join('')}`;
+  return text.quote ? `${line}\n> ${escapeMrkdwn(text.quote).replace(/\n/g, '\n> ')}` : line;
+}
+
+/**
+ * The notification text: plain language that names tenant and workflow, no
+ * mrkdwn and no date tokens. Mentions stay (`<@U…>`): Slack shows them as
+ * names in notifications. Untrusted text is escaped, since Slack parses this too.
+ */
+export function eventFallback(text: EventText, where: { tenant: string; workflow: string }): string {
+  const plainPart = (p: TextPart): string => {
+    switch (p.type) {
+      case 'user':
+        return userMention(p.id);
+      case 'group':
+        return groupMention(p.id);
+      case 'time':
+        return escapeMrkdwn(p.relative && p.lead === 'relative' ? p.relative : utcText(p.at));
+      case 'duration':
+        return formatDuration(p.ms);
+      default:
+        return escapeMrkdwn(p.text.replace(/\s+/g, ' '));
+    }
+  };
+  const body = text.parts.map(plainPart).join('');
+  const note = text.quote ? ` Note: ${escapeMrkdwn(text.quote.replace(/\s+/g, ' '))}` : '';
+  return `${escapeMrkdwn(where.tenant)} / ${escapeMrkdwn(where.workflow)}: ${body}${note}`;
+}

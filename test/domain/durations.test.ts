@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import { formatDuration, parseDuration, readDuration, relativeTime } from '../../src/domain/durations.js';
+
+const S = 1000;
+const M = 60 * S;
+const H = 60 * M;
+const D = 24 * H;
+
+describe('durations in words', () => {
+  it.each([
+    [0, '0 seconds'],
+    [400, '0 seconds'],
+    [1 * S, '1 second'],
+    [45 * S, '45 seconds'],
+    [90 * S, '1 minute 30 seconds'],
+    [59 * M + 59.6 * S, '1 hour'],
+    [H, '1 hour'],
+    [7 * H + 2 * M + 10 * S, '7 hours 2 minutes'],
+    [23 * H + 59 * M + 40 * S, '1 day'],
+    [2 * D, '2 days'],
+    [2 * D + 59 * M, '2 days 1 hour'],
+    [9 * D + 4 * H, '9 days 4 hours'],
+    [31 * D, '1 month'],
+    [45 * D, '1 month 14 days'],
+    [400 * D, '1 year 1 month'],
+  ])('%d ms → %s', (ms, words) => {
+    expect(formatDuration(ms)).toBe(words);
+  });
+
+  it('relative forms read as people say them', () => {
+    const now = new Date('2026-03-10T09:05:00Z');
+    expect(relativeTime(new Date(now.getTime() + 40 * M), now)).toBe('in 40 minutes');
+    expect(relativeTime(new Date(now.getTime() - 3 * H), now)).toBe('3 hours ago');
+    expect(relativeTime(now, now)).toBe('just now');
+  });
+});
+
+describe('the one duration parser (Slack, the workflows file, the replay)', () => {
+  it.each([
+    ['90s', 90 * S],
+    ['30m', 30 * M],
+    ['1h30m', 90 * M],
+    ['4h', 4 * H],
+    ['2d', 2 * D],
+    ['1D', D],
+    [' 1d12h ', 36 * H],
+    ['365d', 365 * D],
+  ])('%s → %d ms', (text, ms) => {
+    expect(parseDuration(text)).toBe(ms);
+  });
+
+  it.each([
+    ['99999d', /longer than 1 year/],
+    ['366d', /longer than 1 year/],
+    ['0m', /zero/],
+    ['soon', /not a duration.*1h30m/],
+    ['4 hours', /not a duration/],
+    ['', /not a duration/],
+    ['h', /not a duration/],
+    ['-5m', /not a duration/],
+    ['1.5h', /not a duration/],
+  ])('%j is refused with a reason', (text, reason) => {
+    const r = readDuration(text);
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.reason).toMatch(reason);
+    expect(parseDuration(text)).toBeUndefined();
+  });
+});
