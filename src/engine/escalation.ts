@@ -34,9 +34,9 @@ export async function runEscalationClock(deps: Pick<Deps, 'db' | 'clock' | 'conf
 export async function escalateDueWarnings(deps: Pick<Deps, 'db' | 'config'>, now: Date): Promise<number> {
   return deps.db.transaction().execute(async (trx) => {
     const due = sql`
-      status = 'open' and severity = 'warning' and acknowledged_at is null
-        and ((escalate_at is not null and escalate_at <= ${now})
-          or consecutive_failures >= coalesce((policy->>'escalateAfterFailures')::int, 2147483647))
+      alerts.status = 'open' and alerts.severity = 'warning' and alerts.acknowledged_at is null
+        and ((alerts.escalate_at is not null and alerts.escalate_at <= ${now})
+          or alerts.consecutive_failures >= coalesce((alerts.policy->>'escalateAfterFailures')::int, 2147483647))
         and exists (select 1 from workflows w where w.id = alerts.workflow_id and w.enabled and not w.paused)`;
     const candidates = await sql<Pick<Workflow, 'id' | 'tenantId' | 'maintenance'>>`
       select distinct w.id, w.tenant_id, w.maintenance from alerts join workflows w on w.id = alerts.workflow_id where ${due}
@@ -45,7 +45,7 @@ export async function escalateDueWarnings(deps: Pick<Deps, 'db' | 'config'>, now
     const held = await workflowsInMaintenance(trx, candidates.rows, now);
     const { rows } = await sql<Alert>`
       update alerts set severity = 'critical', escalated_at = ${now}, updated_at = ${now}
-      where ${due} and workflow_id <> all(${held}::int[])
+      where ${due} and alerts.workflow_id <> all(${held}::int[])
       returning *
     `.execute(trx);
     if (rows.length === 0) return 0;
