@@ -97,6 +97,8 @@ function eventSentence({ event, alert: a, workflow }: FactsInput): { line: strin
     }
     case 'resolved': {
       const after = a.resolvedAt ? formatDuration(a.resolvedAt.getTime() - a.openedAt.getTime()) : '?';
+      const closedBy = str(d, 'by');
+      if (closedBy === 'workflow_disabled' || closedBy === 'workflow_deleted') return { line: `Resolved: the workflow was ${closedBy === 'workflow_disabled' ? 'disabled' : 'deleted'}. Open for ${after}.` };
       const by = num(d, 'runId') ?? num(d, 'resolvedByRunId');
       return { line: `Recovered${by ? ` (run #${by} succeeded)` : ''}. Resolved after ${after}${successesInARow(d.successes)}.` };
     }

@@ -192,8 +192,22 @@ export function renderAlertReply(event: Pick<AlertEvent, 'kind' | 'actor' | 'at'
     case 'flapping':
       line = `:arrows_counterclockwise: ${flappingSentence(d)}`;
       break;
+    case 'maintenance_ended':
+      line = `:wrench: Maintenance ended${s(d, 'reason') ? ` (${safeText(s(d, 'reason')!, 300)})` : ''}: ${n(d, 'failures') ?? 0} failed and ${n(d, 'missed') ?? 0} missed runs inside it, not counted.`;
+      break;
+    case 'workflow_paused':
+      line = `:double_vertical_bar: Workflow paused by ${who(event.actor)}; escalation stopped.${s(d, 'reason') ? ` Reason: ${safeText(s(d, 'reason')!, 500)}` : ''}`;
+      break;
+    case 'workflow_resumed':
+      line = `:arrow_forward: Workflow resumed by ${who(event.actor)}; escalation resumes.`;
+      break;
     case 'resolved': {
       const after = a.resolvedAt ? formatDuration(a.resolvedAt.getTime() - a.openedAt.getTime()) : undefined;
+      const closedBy = s(d, 'by');
+      if (closedBy === 'workflow_disabled' || closedBy === 'workflow_deleted') {
+        line = `:white_check_mark: Resolved: the workflow was ${closedBy === 'workflow_disabled' ? 'disabled' : 'deleted'}${event.actor ? ` by ${who(event.actor)}` : ''}. Open for ${after ?? '?'}.`;
+        break;
+      }
       const by = n(d, 'runId') ?? n(d, 'resolvedByRunId');
       line = `:white_check_mark: Recovered${by ? ` (run #${by} succeeded)` : ''}. Resolved after ${after ?? '?'}${successesInARow(d.successes)}.`;
       break;
