@@ -13,7 +13,8 @@ import { type Kysely, sql } from 'kysely';
  *   against the workflow (history facts skip its failure).
  * - maintenance_windows: one-off windows, and each occurrence of a recurring
  *   one (recurrence = which rule; unique, so replicas record it once).
- *   told_at is the claim of the one `maintenance_ended` note.
+ *   told_at is the claim of the one `maintenance_ended` note; channel_note
+ *   holds it for the tenant channel when no alert thread was there to tell.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`
@@ -36,8 +37,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       created_by text,
       recurrence text,
       told_at timestamptz,
+      -- a tenant-wide window that ended with no open alert to tell: the tenant channel's note, and when it was claimed
+      channel_note jsonb,
+      channel_noted_at timestamptz,
       created_at timestamptz not null
     );
+    create index maintenance_windows_channel_notes on maintenance_windows (id) where channel_note is not null and channel_noted_at is null;
     create unique index maintenance_windows_occurrence on maintenance_windows (tenant_id, coalesce(workflow_id, 0), recurrence, starts_at) where recurrence is not null;
     create index maintenance_windows_untold on maintenance_windows (ends_at) where told_at is null;
     create index maintenance_windows_by_tenant on maintenance_windows (tenant_id, ends_at);

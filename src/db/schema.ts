@@ -216,6 +216,9 @@ export interface MaintenanceWindowsTable {
   recurrence: string | null;
   /** When its `maintenance_ended` note was claimed; null until then. */
   toldAt: Timestamp | null;
+  /** A tenant-wide window that ended with no open alert: the summary for the tenant channel (a `maintenance_ended` event's data). */
+  channelNote: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
+  channelNotedAt: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   createdAt: Timestamp;
 }
 

@@ -94,16 +94,23 @@ async function endOf(trx: Transaction<Database>, deps: Pick<Deps, 'config'>, win
   if (workflows.length === 0) return [];
   const ids = workflows.map((w) => w.id);
   const alerts = await trx.selectFrom('alerts').selectAll().where('workflowId', 'in', ids).where('status', '=', 'open').forUpdate().execute();
-  if (alerts.length === 0) return [];
-  const counts = await trx
-    .selectFrom('runs')
-    .select(['workflowId', sql<number>`count(*) filter (where status = 'failed')::int`.as('failures'), sql<number>`count(*) filter (where status = 'missed')::int`.as('missed')])
-    .where('workflowId', 'in', alerts.map((a) => a.workflowId))
-    .where('originalRunId', 'is', null)
-    .where('tick', '>=', window.startsAt)
-    .where('tick', '<', window.endsAt)
-    .groupBy('workflowId')
-    .execute();
+  const summary = (c: { failures: number; missed: number } | undefined) => ({
+    startedAt: window.startsAt.toISOString(),
+    endedAt: window.endsAt.toISOString(),
+    ...(window.reason ? { reason: window.reason } : {}),
+    failures: c?.failures ?? 0,
+    missed: c?.missed ?? 0,
+    scope: window.workflowId === null ? ('tenant' as const) : ('workflow' as const),
+  });
+  if (alerts.length === 0) {
+    // A tenant-wide window with no thread to tell: the tenant channel gets the note (src/slack/maintenance-notes.ts).
+    if (window.workflowId === null) {
+      const [total] = await countTicks(trx, window, ids, false);
+      await trx.updateTable('maintenanceWindows').set({ channelNote: JSON.stringify(summary(total)) }).where('id', '=', window.id).execute();
+    }
+    return [];
+  }
+  const counts = await countTicks(trx, window, alerts.map((a) => a.workflowId), true);
   const countOf = new Map(counts.map((c) => [c.workflowId, c]));
   const tenant = await trx.selectFrom('tenants').select('channel').where('id', '=', window.tenantId).executeTakeFirstOrThrow();
   const out: EventInput[] = [];
@@ -118,23 +125,24 @@ async function endOf(trx: Transaction<Database>, deps: Pick<Deps, 'config'>, win
         .returningAll()
         .executeTakeFirstOrThrow();
     }
-    const c = countOf.get(alert.workflowId);
-    out.push({
-      alert,
-      tenant,
-      kind: 'maintenance_ended',
-      actor: null,
-      data: {
-        startedAt: window.startsAt.toISOString(),
-        endedAt: window.endsAt.toISOString(),
-        ...(window.reason ? { reason: window.reason } : {}),
-        failures: c?.failures ?? 0,
-        missed: c?.missed ?? 0,
-        scope: window.workflowId === null ? 'tenant' : 'workflow',
-      },
-      now,
-      config: deps.config,
-    });
+    out.push({ alert, tenant, kind: 'maintenance_ended', actor: null, data: summary(countOf.get(alert.workflowId)), now, config: deps.config });
   }
   return out;
+}
+
+/** Failed and missed ticks inside the window: per workflow, or summed over all of them. */
+async function countTicks(trx: Transaction<Database>, window: WindowRow, workflowIds: number[], perWorkflow: boolean) {
+  return trx
+    .selectFrom('runs')
+    .select([
+      sql<number>`${perWorkflow ? sql`workflow_id` : sql`0`}`.as('workflowId'),
+      sql<number>`count(*) filter (where status = 'failed')::int`.as('failures'),
+      sql<number>`count(*) filter (where status = 'missed')::int`.as('missed'),
+    ])
+    .where('workflowId', 'in', workflowIds)
+    .where('originalRunId', 'is', null)
+    .where('tick', '>=', window.startsAt)
+    .where('tick', '<', window.endsAt)
+    .$if(perWorkflow, (q) => q.groupBy('workflowId'))
+    .execute();
 }

@@ -83,6 +83,22 @@ describe('/scheduler maintenance', () => {
     expect(after[0]!.text).toMatch(/^Maintenance ended \(warehouse migration\): [4-9] failed and 0 missed runs inside it, not counted\./);
   });
 
+  it('a tenant-wide window that ends with no alert open is told once in the tenant channel', async () => {
+    await rig.command('maintenance acme 20m patching', { channel: 'CACME', user: 'U0OPS' });
+    expect((await answer(0)).text).toContain('every workflow of *acme*');
+    const [window] = await t.db.selectFrom('maintenanceWindows').selectAll().execute();
+    await failNext(3); // 02:05 … 02:15, inside [02:00, 02:20)
+    expect(await t.db.selectFrom('alerts').selectAll().execute()).toEqual([]);
+    expect(rig.slack.roots('CACME')).toEqual([]);
+
+    rig.clock.set(window!.endsAt);
+    const other = createEngine(t.db, T0, { PLATFORM_CHANNEL: 'CPLAT' }, 'engine-b', rig.clock);
+    await Promise.all([runEscalationClock(engine.deps), runEscalationClock(other.deps)]);
+    await rig.drain();
+    await rig.drain();
+    expect(rig.slack.roots('CACME').map((m) => m.text)).toEqual([expect.stringMatching(/^Maintenance of \*acme\* ended .*\(patching\): 3 failed and 0 missed runs inside it, not counted\.$/)]);
+  });
+
   it('a tenant-wide window by the tenant id; another tenant\'s channel cannot reach it; a reason is required', async () => {
     await rig.command('maintenance acme 2h patching', { channel: 'CACME' });
     expect((await answer(0)).text).toContain('every workflow of *acme*');
