@@ -56,7 +56,7 @@ async function main(): Promise<void> {
     const migrated = await migrateToLatest(database.db);
     const applied = migrated.results?.filter((r) => r.status === 'Success').map((r) => r.migrationName) ?? [];
     if (applied.length) logger.info({ applied }, 'migrations applied');
-    const sync = await syncWorkflowsFile(database.db, file, systemClock.now());
+    const sync = await syncWorkflowsFile(database.db, file, systemClock.now(), process.env, config);
     logger.info({ file: workflowsPath, ...sync }, 'workflows synced');
     app = await startApp({ config, db: database.db, databaseUrl: database.url, logger });
   } catch (error) {

@@ -3,6 +3,8 @@ import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { NOTIFIED_EVENT_KINDS } from '../domain/events.js';
 import { checkCron, isTimeZone } from '../domain/schedule.js';
+import { parseDuration } from '../domain/durations.js';
+import type { RecurringMaintenance } from '../db/schema.js';
 import { formatPath, locateJsonPaths, valueAt } from './json-locate.js';
 import { envVarName, launcherSecret, pagerDutyRoutingKey, unresolvedSecretIssues, webhookSecret, type SecretEnv } from './secret-refs.js';
 
@@ -185,6 +187,41 @@ export function destinationId(d: DestinationSpec): string {
   }
 }
 
+/** The longest recurring maintenance window: a week (a longer one is a pause, not maintenance). */
+const MAX_MAINTENANCE_MS = 7 * 86_400_000;
+
+/**
+ * A recurring maintenance window: opens at each fire time of `cron` in
+ * `timezone` (the workflow's own zone when left out; UTC for a tenant) and
+ * lasts `durationMinutes` or `duration` ("90m", "2h", "1h30m"): exactly one.
+ */
+export const maintenanceSchema = z
+  .object({
+    cron: cronSchema,
+    durationMinutes: z.number().int().min(1).max(MAX_MAINTENANCE_MS / 60_000).optional(),
+    duration: z
+      .string()
+      .refine((d) => parseDuration(d) !== undefined, 'not a duration; use something like "90m", "2h" or "1h30m"')
+      .refine((d) => (parseDuration(d) ?? 0) <= MAX_MAINTENANCE_MS, 'at most 7d')
+      .optional(),
+    timezone: timeZoneSchema.optional(),
+    reason: z.string().min(1).max(500).optional(),
+  })
+  .strict()
+  .superRefine(exactlyOne('durationMinutes', 'duration'));
+
+export type MaintenanceSpec = z.infer<typeof maintenanceSchema>;
+
+/** The file's recurring windows as stored (workflows.maintenance, tenants.maintenance). */
+export function recurringMaintenanceOf(specs: readonly MaintenanceSpec[] | undefined, defaultTimezone: string): RecurringMaintenance[] {
+  return (specs ?? []).map((m) => ({
+    cron: m.cron.trim(),
+    timezone: m.timezone ?? defaultTimezone,
+    durationMs: m.durationMinutes !== undefined ? m.durationMinutes * 60_000 : parseDuration(m.duration!)!,
+    ...(m.reason ? { reason: m.reason } : {}),
+  }));
+}
+
 export const tenantSchema = z
   .object({
     id: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'use lowercase letters, digits, dash or underscore (at most 63)'),
@@ -193,6 +230,8 @@ export const tenantSchema = z
     /** Name of an environment variable holding this tenant's API token. */
     apiTokenEnv: envVarName.optional(),
     destinations: destinationListSchema.optional(),
+    /** Recurring maintenance windows for every workflow of the tenant. */
+    maintenance: z.array(maintenanceSchema).max(20).optional(),
   })
   .strict();
 
@@ -208,6 +247,10 @@ export const workflowSchema = z
     policy: policySchema.optional(),
     monitoring: z.boolean().default(true),
     paused: z.boolean().default(false),
+    /** false: kept with its history but not watched (like removing it); its open alert is resolved. */
+    enabled: z.boolean().default(true),
+    /** Recurring maintenance windows: ticks inside one are recorded, not held against the workflow. */
+    maintenance: z.array(maintenanceSchema).max(20).optional(),
     /** Fixed ping key (at least 16 characters); generated and kept when absent. */
     pingKey: z.string().regex(/^[A-Za-z0-9_-]{16,128}$/).optional(),
   })

@@ -43,8 +43,18 @@ export interface TenantsTable {
   destinations: DefaultedJson<DestinationConfig[]>;
   source: Defaulted<'file' | 'api'>;
   enabled: Defaulted<boolean>;
+  /** Recurring maintenance windows from the workflows file (migration 0006). */
+  maintenance: DefaultedJson<RecurringMaintenance[]>;
   createdAt: DefaultedTimestamp;
   updatedAt: DefaultedTimestamp;
+}
+
+/** A recurring maintenance window as stored: the file's `durationMinutes` / `duration` resolved to milliseconds. */
+export interface RecurringMaintenance {
+  cron: string;
+  timezone: string;
+  durationMs: number;
+  reason?: string;
 }
 
 export interface WorkflowsTable {
@@ -56,6 +66,11 @@ export interface WorkflowsTable {
   enabled: Defaulted<boolean>;
   monitoring: Defaulted<boolean>;
   paused: Defaulted<boolean>;
+  /** A pause set by hand (Slack, API), migration 0006; null when the pause (if any) is the file's. */
+  pausedAt: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  pausedBy: ColumnType<string | null, string | null | undefined, string | null>;
+  pauseReason: ColumnType<string | null, string | null | undefined, string | null>;
+  maintenance: DefaultedJson<RecurringMaintenance[]>;
   mode: WorkflowMode;
   launcher: Json<LauncherConfig | null> | null;
   policy: DefaultedJson<PolicyOverrides>;
@@ -92,6 +107,8 @@ export interface RunsTable {
   processedAt: Timestamp | null;
   leaseOwner: string | null;
   leaseExpiresAt: Timestamp | null;
+  /** The tick fell inside a maintenance window: recorded, not held against the workflow (migration 0006). */
+  inMaintenance: Defaulted<boolean>;
   createdAt: DefaultedTimestamp;
 }
 
@@ -185,6 +202,26 @@ export interface PaceSlotsTable {
   updatedAt: Timestamp;
 }
 
+/** A one-off maintenance window, or one occurrence of a recurring one (migration 0006). */
+export interface MaintenanceWindowsTable {
+  id: Generated<number>;
+  tenantId: string;
+  /** null: the whole tenant. */
+  workflowId: number | null;
+  startsAt: Timestamp;
+  endsAt: Timestamp;
+  reason: string | null;
+  createdBy: string | null;
+  /** Which recurring rule this occurrence belongs to; null for a one-off window. */
+  recurrence: string | null;
+  /** When its `maintenance_ended` note was claimed; null until then. */
+  toldAt: Timestamp | null;
+  /** A tenant-wide window that ended with no open alert: the summary for the tenant channel (a `maintenance_ended` event's data). */
+  channelNote: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
+  channelNotedAt: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  createdAt: Timestamp;
+}
+
 export interface Database {
   tenants: TenantsTable;
   workflows: WorkflowsTable;
@@ -196,6 +233,7 @@ export interface Database {
   monitorUptime: MonitorUptimeTable;
   slackHomeViews: SlackHomeViewsTable;
   paceSlots: PaceSlotsTable;
+  maintenanceWindows: MaintenanceWindowsTable;
 }
 
 export type Tenant = Selectable<TenantsTable>;

@@ -14,6 +14,11 @@ export const NOTIFIED_EVENT_KINDS = [
   'run_finished',
   'flapping',
   'resolved',
+  // issue 13, maintenance and pause: data per the shared contract in the brief
+  // (maintenance_ended: { startedAt, endedAt, reason?, failures, missed, scope }; paused/resumed: { reason? }).
+  'maintenance_ended',
+  'workflow_paused',
+  'workflow_resumed',
 ] as const;
 export type NotifiedEventKind = (typeof NOTIFIED_EVENT_KINDS)[number];
 

@@ -31,6 +31,9 @@ export const HEALTHY_WINDOW = 200;
  * - the newest FLAP_WINDOW tick outcomes (flapping) likewise only for
  *   `withStreak`: an index range scan of ten rows;
  * - runs outside any tick (manual, rare) are read from that index's null entries.
+ *
+ * A tick failure inside a maintenance window (runs.in_maintenance) is not a
+ * failure here: it neither counts, nor breaks a healthy streak, nor flaps.
  */
 export async function loadHistoryFacts(trx: Transaction<Database>, workflowIds: number[], withStreak: number[] = workflowIds): Promise<Map<number, HistoryFacts>> {
   const out = new Map<number, HistoryFacts>();
@@ -80,8 +83,8 @@ export async function loadHistoryFacts(trx: Transaction<Database>, workflowIds: 
         and r.status in ('failed', 'missed') and r.processed_at is not null
     ) badm on w.streak
     left join lateral (
-      select max(t.tick) filter (where t.status <> 'succeeded') as pos from (
-        select r.tick, r.status from runs r
+      select max(t.tick) filter (where t.status <> 'succeeded' and not t.in_maintenance) as pos from (
+        select r.tick, r.status, r.in_maintenance from runs r
         where r.workflow_id = w.workflow_id and r.original_run_id is null and r.tick is not null
           and r.status in ('succeeded', 'failed', 'missed') and r.processed_at is not null
         order by r.tick desc limit ${HEALTHY_WINDOW}
@@ -92,13 +95,13 @@ export async function loadHistoryFacts(trx: Transaction<Database>, workflowIds: 
       select count(*)::int as n from runs r
       where r.workflow_id = w.workflow_id and r.original_run_id is null and r.tick is not null
         and (e.last_ok is null or r.tick > e.last_ok)
-        and r.status in ('failed', 'missed') and r.processed_at is not null
+        and r.status in ('failed', 'missed') and r.processed_at is not null and not r.in_maintenance
     ) fc
     left join lateral (
       select r.* from runs r
       where r.workflow_id = w.workflow_id and r.original_run_id is null and r.tick is not null
         and (e.last_ok is null or r.tick > e.last_ok)
-        and r.status in ('failed', 'missed') and r.processed_at is not null
+        and r.status in ('failed', 'missed') and r.processed_at is not null and not r.in_maintenance
       order by r.tick desc, r.id desc limit 1
     ) f on true
     left join lateral (
@@ -132,6 +135,7 @@ export async function loadHistoryFacts(trx: Transaction<Database>, workflowIds: 
         select r.tick, r.status from runs r
         where r.workflow_id = w.workflow_id and r.original_run_id is null and r.tick is not null
           and r.status in ('succeeded', 'failed', 'missed') and r.processed_at is not null
+          and not (r.in_maintenance and r.status <> 'succeeded')
         order by r.tick desc limit ${FLAP_WINDOW}
       ) t
     ) rt on w.streak

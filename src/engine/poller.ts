@@ -4,8 +4,10 @@ import type { Database, Run, Tenant, Workflow } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import type { CadenceProfile } from '../domain/cadence.js';
 import { fingerprintError } from '../domain/fingerprint.js';
+import { maintenanceAt } from '../domain/maintenance.js';
 import { launchRun } from '../services/runs.js';
 import { evaluateWorkflows, type EvaluationTarget } from './evaluator.js';
+import { loadMaintenanceRules } from './maintenance-rules.js';
 import { createProfileCache } from './profiles.js';
 import { handleFailedOriginal, handleFinishedAttempt, type Launch } from './retry.js';
 
@@ -88,6 +90,7 @@ async function processClaimed(trx: Transaction<Database>, deps: Deps, now: Date,
     runs.filter((r) => contexts.get(r.workflowId)!.workflow.monitoring),
     contexts,
   );
+  await markMaintenanceTicks(trx, checked, workflows);
 
   const launches: Launch[] = [];
   const targets = new Map<number, EvaluationTarget>();
@@ -148,6 +151,21 @@ async function applyOutputChecks(trx: Transaction<Database>, runs: Run[], contex
     `.execute(trx);
   }
   return out;
+}
+
+/**
+ * A tick that fell inside a maintenance window is recorded as usual but not
+ * held against the workflow: its original row (the one that carries the
+ * tick's verdict and that history reads) is marked, and history facts skip
+ * its failure. A retry attempt marks its original, since the verdict lands there.
+ */
+async function markMaintenanceTicks(trx: Transaction<Database>, runs: Run[], workflows: Workflow[]): Promise<void> {
+  const ticked = runs.filter((r) => r.tick !== null);
+  if (ticked.length === 0) return;
+  const since = new Date(Math.min(...ticked.map((r) => r.tick!.getTime())));
+  const rules = await loadMaintenanceRules(trx, workflows, since);
+  const ids = ticked.filter((r) => maintenanceAt(rules.get(r.workflowId) ?? [], r.tick!) !== null).map((r) => r.originalRunId ?? r.id);
+  if (ids.length > 0) await trx.updateTable('runs').set({ inMaintenance: true }).where('id', 'in', [...new Set(ids)]).execute();
 }
 
 async function pollOneByOne(deps: Deps, now: Date, limit: number): Promise<number[]> {

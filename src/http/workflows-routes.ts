@@ -38,7 +38,7 @@ export function workflowsRoutes(deps: Deps): Router {
     // A launcher's `secretEnv` is resolved on the way in, as the file sync does (see sync-workflows.ts).
     const launcher = spec.launcher ? resolveLauncher(spec.launcher, process.env, ['launcher']) : undefined;
     if (launcher && !launcher.ok) throw invalidInput(launcher.issues, input);
-    const result = await putWorkflow(deps, { ...spec, launcher: launcher?.value }, scope);
+    const result = await putWorkflow(deps, { ...spec, launcher: launcher?.value }, scope, actorName(principalOf(res)));
     switch (result.kind) {
       case 'created':
       case 'updated':
@@ -55,7 +55,8 @@ export function workflowsRoutes(deps: Deps): Router {
 
   router.delete('/workflows/:tenant/:name', async (req, res) => {
     const { tenant, name } = req.params as { tenant: string; name: string };
-    const result = await deleteWorkflow(deps, tenant, name, scopeOf(principalOf(res)));
+    const principal = principalOf(res);
+    const result = await deleteWorkflow(deps, tenant, name, scopeOf(principal), actorName(principal));
     if (result.kind === 'not_found') throw missing(tenant, name);
     if (result.kind === 'owned_by_file') throw conflict('owned_by_file', `workflow ${tenant}/${name} is declared in the workflows file; remove it there`);
     res.json({ deleted: true, tenant, name });

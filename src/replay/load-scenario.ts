@@ -26,6 +26,7 @@ export async function loadScenario(db: Db, scenario: Scenario): Promise<Map<stri
       policy: w.policy,
       monitoring: true,
       paused: false,
+      enabled: true,
     })),
   };
   await syncWorkflowsFile(db, file, scenario.start, {});

@@ -54,6 +54,8 @@ export function newRunRow(row: Pick<RunRow, 'workflowId' | 'tick' | 'trigger' | 
     processedAt: null,
     leaseOwner: null,
     leaseExpiresAt: null,
+    // Marked by the poller when the tick falls inside a maintenance window.
+    inMaintenance: false,
     ...row,
   };
 }

@@ -1,10 +1,12 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
-import { describeIssues, WorkflowsFileError, type DestinationSpec, type WorkflowsFile, type WorkflowSpec } from '../config/workflows-file.js';
+import { describeIssues, recurringMaintenanceOf, WorkflowsFileError, type DestinationSpec, type WorkflowsFile, type WorkflowSpec } from '../config/workflows-file.js';
 import { resolveDestinations, resolveLauncher, type SecretEnv, type SecretIssue } from '../config/secret-refs.js';
 import { nextFireAfter } from '../domain/schedule.js';
 import { hashToken, newPingKey } from '../secrets.js';
 import type { LauncherConfig } from '../db/schema.js';
+import type { RoutingConfig } from '../engine/destinations.js';
+import { resolveAlertsOfWorkflows } from './workflow-state.js';
 
 export interface SyncResult {
   tenants: { upserted: number; disabled: number };
@@ -26,6 +28,8 @@ export async function syncWorkflowsFile(
   file: WorkflowsFile,
   now: Date,
   env: SecretEnv = process.env,
+  /** Where the `resolved` of a disabled workflow's alert goes (the platform channel and destinations). */
+  routing: RoutingConfig = { PLATFORM_CHANNEL: undefined },
 ): Promise<SyncResult> {
   const secrets = resolveFileSecrets(file, env);
   return db.transaction().execute(async (trx) => {
@@ -44,6 +48,7 @@ export async function syncWorkflowsFile(
         name: t.name,
         channel: t.channel ?? null,
         destinations: JSON.stringify(secrets.destinations.get(t.id) ?? []),
+        maintenance: JSON.stringify(recurringMaintenanceOf(t.maintenance, 'UTC')),
         source: 'file' as const,
         enabled: true,
         updatedAt: now,
@@ -68,12 +73,16 @@ export async function syncWorkflowsFile(
     const existing = await trx.selectFrom('workflows').selectAll().forUpdate().execute();
     const byKey = new Map(existing.map((w) => [`${w.tenantId}/${w.name}`, w]));
     const seen = new Set<number>();
+    const disabled: number[] = [];
     for (const spec of file.workflows) {
       const current = byKey.get(`${spec.tenant}/${spec.name}`);
       const mode = modeOf(spec);
       // Resuming (re-enabled, or unpaused) starts from the next tick to come: what fell
       // while it was off was never meant to run, so it is neither fired late nor missed.
-      const resumed = !!current && (!current.enabled || (current.paused && !spec.paused));
+      // A pause set by hand (Slack, API) outlives a restart; `/scheduler resume` ends it.
+      const paused = spec.paused || !!current?.pausedBy;
+      const enabled = spec.enabled;
+      const resumed = !!current && enabled && (!current.enabled || (current.paused && !paused));
       const scheduleChanged = !current || resumed || current.cron !== spec.cron || current.timezone !== spec.timezone || current.mode !== mode;
       const values = {
         cron: spec.cron,
@@ -82,8 +91,9 @@ export async function syncWorkflowsFile(
         launcher: secrets.launchers.has(spec) ? JSON.stringify(secrets.launchers.get(spec)) : null,
         policy: JSON.stringify(spec.policy ?? {}),
         monitoring: spec.monitoring,
-        paused: spec.paused,
-        enabled: true,
+        paused,
+        enabled,
+        maintenance: JSON.stringify(recurringMaintenanceOf(spec.maintenance, spec.timezone)),
         source: 'file' as const,
         updatedAt: now,
         // Managed and observed workflows both keep next_tick_at: the scheduler fires
@@ -97,6 +107,7 @@ export async function syncWorkflowsFile(
           .where('id', '=', current.id)
           .execute();
         seen.add(current.id);
+        if (!enabled && current.enabled) disabled.push(current.id);
         result.workflows.updated++;
       } else {
         await trx
@@ -110,7 +121,9 @@ export async function syncWorkflowsFile(
     if (gone.length) {
       await trx.updateTable('workflows').set({ enabled: false, updatedAt: now }).where('id', 'in', gone).execute();
     }
-    result.workflows.disabled = gone.length;
+    result.workflows.disabled = gone.length + disabled.length;
+    // Disabling stops its escalation at once: its open alert is resolved with that reason.
+    await resolveAlertsOfWorkflows(trx, [...gone, ...disabled], 'workflow_disabled', null, now, routing);
     return result;
   });
 }

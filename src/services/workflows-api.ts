@@ -1,5 +1,5 @@
 import type { Config } from '../config/env.js';
-import type { WorkflowSpec } from '../config/workflows-file.js';
+import { recurringMaintenanceOf, type WorkflowSpec } from '../config/workflows-file.js';
 import type { Db } from '../db/connect.js';
 import type { Alert, LauncherConfig, Workflow } from '../db/schema.js';
 import type { Deps } from '../deps.js';
@@ -8,6 +8,7 @@ import { fireTimesAfter, nextFireAfter } from '../domain/schedule.js';
 import { newPingKey } from '../secrets.js';
 import { findOpenAlertForWorkflow, workflowHistory, type Scope } from './alert-queries.js';
 import { modeOf } from './sync-workflows.js';
+import { resolveAlertsOfWorkflows } from './workflow-state.js';
 
 /** Workflows over the API: the read model, and the same upsert the file sync does, for workflows the API owns. */
 
@@ -150,7 +151,7 @@ export type PutResult =
  * schedule changes or the workflow starts firing again, so an unpaused
  * workflow does not fire a tick that fell while it was paused.
  */
-export async function putWorkflow(deps: Pick<Deps, 'db' | 'clock'>, spec: WorkflowSpec, scope: Scope): Promise<PutResult> {
+export async function putWorkflow(deps: Pick<Deps, 'db' | 'clock' | 'config'>, spec: WorkflowSpec, scope: Scope, actor: string | null = null): Promise<PutResult> {
   if (scope.tenantId !== undefined && scope.tenantId !== spec.tenant) return { kind: 'tenant_not_found' };
   const now = deps.clock.now();
   return deps.db.transaction().execute(async (trx): Promise<PutResult> => {
@@ -162,8 +163,10 @@ export async function putWorkflow(deps: Pick<Deps, 'db' | 'clock'>, spec: Workfl
     const keyOwner = await trx.selectFrom('workflows').select('id').where('pingKey', '=', pingKey).executeTakeFirst();
     if (keyOwner && keyOwner.id !== current?.id) return { kind: 'ping_key_taken' };
     const mode = modeOf(spec);
+    // A pause set by hand (Slack, the pause endpoint) is kept until resumed by hand.
+    const paused = spec.paused || !!current?.pausedBy;
     const restarts =
-      !current || !current.enabled || current.cron !== spec.cron || current.timezone !== spec.timezone || current.mode !== mode || (current.paused && !spec.paused);
+      !current || !current.enabled || current.cron !== spec.cron || current.timezone !== spec.timezone || current.mode !== mode || (current.paused && !paused);
     const values = {
       cron: spec.cron,
       timezone: spec.timezone,
@@ -171,8 +174,9 @@ export async function putWorkflow(deps: Pick<Deps, 'db' | 'clock'>, spec: Workfl
       launcher: spec.launcher ? JSON.stringify(spec.launcher as LauncherConfig) : null,
       policy: JSON.stringify(spec.policy ?? {}),
       monitoring: spec.monitoring,
-      paused: spec.paused,
-      enabled: true,
+      paused,
+      enabled: spec.enabled,
+      maintenance: JSON.stringify(recurringMaintenanceOf(spec.maintenance, spec.timezone)),
       source: 'api' as const,
       pingKey,
       updatedAt: now,
@@ -180,6 +184,7 @@ export async function putWorkflow(deps: Pick<Deps, 'db' | 'clock'>, spec: Workfl
     };
     if (current) {
       const workflow = await trx.updateTable('workflows').set(values).where('id', '=', current.id).returningAll().executeTakeFirstOrThrow();
+      if (!workflow.enabled) await resolveAlertsOfWorkflows(trx, [workflow.id], 'workflow_disabled', actor, now, deps.config);
       return { kind: 'updated', workflow };
     }
     const workflow = await trx
@@ -193,11 +198,20 @@ export async function putWorkflow(deps: Pick<Deps, 'db' | 'clock'>, spec: Workfl
 
 export type DeleteResult = { kind: 'deleted' } | { kind: 'not_found' } | { kind: 'owned_by_file' };
 
-/** Disables rather than deletes, like removing it from the file: its history stays, nothing fires or alerts. */
-export async function deleteWorkflow(deps: Pick<Deps, 'db' | 'clock'>, tenant: string, name: string, scope: Scope): Promise<DeleteResult> {
+/**
+ * Disables rather than deletes, like removing it from the file: its history
+ * stays, nothing fires or alerts, and its open alert is resolved
+ * (`by: 'workflow_deleted'`) in the same transaction.
+ */
+export async function deleteWorkflow(deps: Pick<Deps, 'db' | 'clock' | 'config'>, tenant: string, name: string, scope: Scope, actor: string | null = null): Promise<DeleteResult> {
   const workflow = await findWorkflow(deps.db, tenant, name, scope);
   if (!workflow) return { kind: 'not_found' };
   if (workflow.source === 'file') return { kind: 'owned_by_file' };
-  await deps.db.updateTable('workflows').set({ enabled: false, updatedAt: deps.clock.now() }).where('id', '=', workflow.id).where('enabled', '=', true).execute();
-  return { kind: 'deleted' };
+  const now = deps.clock.now();
+  return deps.db.transaction().execute(async (trx): Promise<DeleteResult> => {
+    const disabled = await trx.updateTable('workflows').set({ enabled: false, updatedAt: now }).where('id', '=', workflow.id).where('enabled', '=', true).returning('id').execute();
+    if (disabled.length === 0) return { kind: 'not_found' };
+    await resolveAlertsOfWorkflows(trx, [workflow.id], 'workflow_deleted', actor, now, deps.config);
+    return { kind: 'deleted' };
+  });
 }

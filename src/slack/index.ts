@@ -9,6 +9,7 @@ import { consoleOutboxApi } from './console-sink.js';
 import { createHomeRefresher } from './home.js';
 import { registerListeners } from './listeners/index.js';
 import { createRootRefresher } from './root-refresher.js';
+import { createMaintenanceNotes } from './maintenance-notes.js';
 import { createWebClient, slackLogger, webOutboxApi, type SlackOutboxApi } from './slack-api.js';
 import { slackTransport } from './slack-transport.js';
 import { botAuthorization } from './bot-authorization.js';
@@ -81,7 +82,8 @@ export async function startSlack(http: Express, deps: Deps, options: SlackOption
   const sender = createOutboxSender(deps, [transport, ...destinationTransports(deps)], options.sender);
   const roots = createRootRefresher(deps, api);
   const home = createHomeRefresher(deps, api);
-  const loops = [sender.loop, roots.loop, ...(mode === 'console' ? [] : [home.loop])];
+  const maintenanceNotes = createMaintenanceNotes(deps, api);
+  const loops = [sender.loop, roots.loop, maintenanceNotes.loop, ...(mode === 'console' ? [] : [home.loop])];
   return {
     loops,
     async stop() {

@@ -5,6 +5,9 @@ export const USAGE: Record<string, string> = {
   silence: '/scheduler silence <workflow> <duration: 30m, 4h, 1d> [reason]',
   unsilence: '/scheduler unsilence <workflow>',
   history: '/scheduler history <workflow>',
+  pause: '/scheduler pause <workflow> [reason]',
+  resume: '/scheduler resume <workflow>',
+  maintenance: '/scheduler maintenance <workflow|tenant> <duration: 30m, 2h, 1d> <reason>',
   help: '/scheduler help',
 };
 

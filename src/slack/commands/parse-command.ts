@@ -1,12 +1,18 @@
 import { readDuration } from '../../domain/durations.js';
 import { USAGE } from '../blocks/help.js';
 
+const MAX_MAINTENANCE_MS = 7 * 86_400_000;
+
 /** `/scheduler …` text → what to do, or the usage line for what went wrong. Pure. */
 export type SchedulerCommand =
   | { kind: 'help' }
   | { kind: 'status'; workflow?: string }
   | { kind: 'run' | 'ack' | 'unsilence' | 'history'; workflow: string }
   | { kind: 'silence'; workflow: string; durationMs: number; reason?: string }
+  | { kind: 'pause'; workflow: string; reason?: string }
+  | { kind: 'resume'; workflow: string }
+  /** target: a workflow's name, or the tenant's id for a tenant-wide window. */
+  | { kind: 'maintenance'; target: string; durationMs: number; reason: string }
   | { kind: 'usage'; message: string };
 
 export function parseSchedulerCommand(text: string): SchedulerCommand {
@@ -35,6 +41,22 @@ export function parseSchedulerCommand(text: string): SchedulerCommand {
       const durationMs = duration.ms;
       const reason = rest.slice(2).join(' ') || undefined;
       return { kind: 'silence', workflow: rest[0]!, durationMs, ...(reason ? { reason } : {}) };
+    }
+    case 'pause': {
+      if (rest.length < 1) return usage('pause');
+      const reason = rest.slice(1).join(' ') || undefined;
+      return { kind: 'pause', workflow: rest[0]!, ...(reason ? { reason } : {}) };
+    }
+    case 'resume':
+      if (rest.length !== 1) return usage('resume');
+      return { kind: 'resume', workflow: rest[0]! };
+    case 'maintenance': {
+      if (rest.length < 3) return usage('maintenance', rest.length === 2 ? 'A maintenance window needs a reason.' : undefined);
+      const reading = readDuration(rest[1]!);
+      if (!reading.ok) return usage('maintenance', reading.reason);
+      const durationMs = reading.ms;
+      if (durationMs > MAX_MAINTENANCE_MS) return usage('maintenance', 'A maintenance window lasts at most 7d; pause the workflow instead.');
+      return { kind: 'maintenance', target: rest[0]!, durationMs, reason: rest.slice(2).join(' ') };
     }
     default:
       return { kind: 'usage', message: `Unknown subcommand "${sub}". Try \`/scheduler help\`.` };

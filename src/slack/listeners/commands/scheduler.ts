@@ -14,6 +14,7 @@ import { historyRows, statusRows, workflowDetail, workflowsInScope } from '../..
 import { mayReassignOrSilence, NOT_ADMIN_TEXT, scopeForChannel, UNLINKED_TEXT, type SlackScope } from '../../tenancy.js';
 import { actionRefusal, runNowText } from '../answers.js';
 import type { SlackContext } from '../context.js';
+import { maintenanceCommand, pauseOrResumeCommand } from './workflow-state.js';
 import { commandBody } from '../payloads.js';
 
 type Reply = { text: string; public?: boolean; blocks?: never };
@@ -42,6 +43,7 @@ async function runCommand(ctx: SlackContext, body: { text: string; user_id: stri
   const now = deps.clock.now();
   const actor = { user: body.user_id, channel: body.channel_id };
 
+  if (command.kind === 'maintenance') return maintenanceCommand(ctx, where, command, body, (name) => resolveWorkflow(ctx, where, name));
   if (command.kind === 'status' && !command.workflow) {
     const message = renderStatusList(await statusRows(deps.db, await workflowsInScope(deps.db, where.scope), now), where.label);
     return { text: message.text, blocks: message.blocks as never };
@@ -78,6 +80,9 @@ async function runCommand(ctx: SlackContext, body: { text: string; user_id: stri
       const result = await silence(deps, { alertId: alert.id, actor, scope: where.scope, until, reason: command.reason ?? null });
       return actionRefusal(result) ? { text: actionRefusal(result)! } : { text: `<@${body.user_id}> silenced the alert on ${name} until ${slackDate(until)}.`, public: true };
     }
+    case 'pause':
+    case 'resume':
+      return pauseOrResumeCommand(ctx, where, command, wf, body);
     case 'unsilence': {
       if (!mayReassignOrSilence(deps.config, body.user_id)) return { text: NOT_ADMIN_TEXT };
       const alert = await findOpenAlertForWorkflow(deps.db, wf.id);

@@ -1,0 +1,86 @@
+import { latestFireAtOrBefore } from './schedule.js';
+
+/**
+ * Maintenance windows (issue 13): while one is in force, a workflow's ticks
+ * are recorded but not held against it (no failure counts toward an alert,
+ * nothing opens, escalates or pages). This module is the one place that
+ * decides "is this workflow in maintenance at t"; the poller (which ticks to
+ * mark), the escalation clock (which warnings to leave alone) and the
+ * maintenance clock (which occurrences to record) all ask it.
+ *
+ * Windows are half-open, [startsAt, endsAt): a tick at the very minute a
+ * window ends counts again.
+ */
+
+export type MaintenanceScope = 'workflow' | 'tenant';
+
+export type MaintenanceRule =
+  | { kind: 'once'; startsAt: Date; endsAt: Date; reason: string | null; scope: MaintenanceScope }
+  | { kind: 'recurring'; cron: string; timezone: string; durationMs: number; reason: string | null; scope: MaintenanceScope };
+
+export interface ActiveWindow {
+  startsAt: Date;
+  endsAt: Date;
+  reason: string | null;
+  scope: MaintenanceScope;
+  /** The recurring rule's key (recurrenceKey); null for a one-off window. */
+  recurrence: string | null;
+}
+
+/** A stable name for a recurring rule: the occurrence rows of one rule share it, so replicas record each occurrence once. */
+export function recurrenceKey(rule: { cron: string; timezone: string; durationMs: number }): string {
+  return `${rule.cron.trim()}|${rule.timezone}|${rule.durationMs}`;
+}
+
+/**
+ * The occurrence of a recurring rule that contains `at`, if any. Its start is
+ * the rule's latest fire time at or before `at` (src/domain/schedule.ts:
+ * cron-parser walked with currentDate and the zone, with that module's DST
+ * rule, so a window at 02:30 in Berlin's spring-forward gap opens at 03:30
+ * CEST like a job would fire). The latest start has the latest end, so a
+ * duration longer than the gap between fire times needs no earlier look.
+ * The duration is elapsed time: a 2 h window across a fall-back is 2 h long.
+ */
+export function occurrenceAt(rule: Extract<MaintenanceRule, { kind: 'recurring' }>, at: Date): ActiveWindow | null {
+  const start = latestFireAtOrBefore(rule.cron, rule.timezone, at);
+  if (!start) return null;
+  const endsAt = new Date(start.getTime() + rule.durationMs);
+  if (at.getTime() >= endsAt.getTime()) return null;
+  return { startsAt: start, endsAt, reason: rule.reason, scope: rule.scope, recurrence: recurrenceKey(rule) };
+}
+
+/**
+ * The window in force at `at`, or null. Where windows overlap, the one that
+ * ends last wins (it is the one that says how long the workflow stays in
+ * maintenance); on a tie, the workflow's own window before the tenant's.
+ */
+export function maintenanceAt(rules: readonly MaintenanceRule[], at: Date): ActiveWindow | null {
+  let best: ActiveWindow | null = null;
+  for (const rule of rules) {
+    const w =
+      rule.kind === 'once'
+        ? rule.startsAt.getTime() <= at.getTime() && at.getTime() < rule.endsAt.getTime()
+          ? { startsAt: rule.startsAt, endsAt: rule.endsAt, reason: rule.reason, scope: rule.scope, recurrence: null }
+          : null
+        : occurrenceAt(rule, at);
+    if (!w) continue;
+    if (!best || w.endsAt.getTime() > best.endsAt.getTime() || (w.endsAt.getTime() === best.endsAt.getTime() && w.scope === 'workflow' && best.scope === 'tenant')) best = w;
+  }
+  return best;
+}
+
+/**
+ * Stored recurring rules (workflows.maintenance / tenants.maintenance jsonb),
+ * read defensively: they were validated by the file's schema on the way in,
+ * and an entry that no longer has the shape (a hand-edited row) is left out
+ * rather than guessed at.
+ */
+export function recurringRules(stored: unknown, scope: MaintenanceScope): MaintenanceRule[] {
+  if (!Array.isArray(stored)) return [];
+  return stored.flatMap((r): MaintenanceRule[] => {
+    if (!r || typeof r !== 'object') return [];
+    const { cron, timezone, durationMs, reason } = r as Record<string, unknown>;
+    if (typeof cron !== 'string' || typeof timezone !== 'string' || typeof durationMs !== 'number' || !(durationMs > 0)) return [];
+    return [{ kind: 'recurring', cron, timezone, durationMs, reason: typeof reason === 'string' ? reason : null, scope }];
+  });
+}

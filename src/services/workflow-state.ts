@@ -1,0 +1,154 @@
+import { sql, type Transaction } from 'kysely';
+import type { Alert, Database, Workflow } from '../db/schema.js';
+import type { Deps } from '../deps.js';
+import { nextFireAfter } from '../domain/schedule.js';
+import type { RoutingConfig } from '../engine/destinations.js';
+import { recordAlertEvent, releaseHeldNotifications } from './alert-events.js';
+import type { Scope } from './alert-queries.js';
+
+/**
+ * A workflow's own state as people change it (issue 13): pause and resume
+ * by hand, and what disabling or deleting it does to its open alert. Each is
+ * one transaction that locks the workflow row (the same lock the poller takes
+ * before evaluating, so an evaluation and a pause of one workflow never
+ * interleave), changes it and records the alert event with its outbox rows.
+ */
+
+export type ResolvedBy = 'run' | 'hand' | 'workflow_disabled' | 'workflow_deleted';
+
+/**
+ * Closes the open alerts of workflows that stop being watched (disabled in
+ * the file or over the API, deleted over the API): a `resolved` event with
+ * `by` saying why. The alert's escalation ends with it; a silence's held
+ * notifications are summarised into the resolution, as a recovery does.
+ */
+export async function resolveAlertsOfWorkflows(
+  trx: Transaction<Database>,
+  workflowIds: number[],
+  by: Exclude<ResolvedBy, 'run' | 'hand'>,
+  actor: string | null,
+  now: Date,
+  config: RoutingConfig,
+): Promise<Alert[]> {
+  if (workflowIds.length === 0) return [];
+  const open = await trx.selectFrom('alerts').selectAll().where('workflowId', 'in', workflowIds).where('status', '=', 'open').orderBy('id').forUpdate().execute();
+  const resolved: Alert[] = [];
+  for (const alert of open) {
+    const next = await trx
+      .updateTable('alerts')
+      .set({ status: 'resolved', resolvedAt: now, healthyStreak: 0, updatedAt: now })
+      .where('id', '=', alert.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    const held = alert.silencedBy ? await releaseHeldNotifications(trx, next) : null;
+    const tenant = await trx
+      .selectFrom('workflows')
+      .innerJoin('tenants', 'tenants.id', 'workflows.tenantId')
+      .select('tenants.channel')
+      .where('workflows.id', '=', alert.workflowId)
+      .executeTakeFirstOrThrow();
+    await recordAlertEvent(trx, {
+      alert: next,
+      tenant,
+      kind: 'resolved',
+      actor,
+      data: { by, durationSeconds: Math.round((now.getTime() - alert.openedAt.getTime()) / 1000), heldWhileSilenced: held },
+      now,
+      config,
+    });
+    resolved.push(next);
+  }
+  return resolved;
+}
+
+export type PauseResult =
+  | { kind: 'ok'; workflow: Workflow; alert: Alert | null }
+  | { kind: 'not_found' }
+  | { kind: 'already_paused'; workflow: Workflow }
+  | { kind: 'not_paused'; workflow: Workflow }
+  /** Paused by the operator's file (or the API's PUT): resuming by hand would be undone at the next start. */
+  | { kind: 'paused_by_config'; workflow: Workflow };
+
+interface PauseInput {
+  workflowId: number;
+  actor: string;
+  scope: Scope;
+  reason?: string | null;
+}
+
+async function lockWorkflow(trx: Transaction<Database>, workflowId: number, scope: Scope): Promise<Workflow | undefined> {
+  const workflow = await trx.selectFrom('workflows').selectAll().where('id', '=', workflowId).where('enabled', '=', true).forUpdate().executeTakeFirst();
+  if (!workflow || (scope.tenantId !== undefined && workflow.tenantId !== scope.tenantId)) return undefined;
+  return workflow;
+}
+
+async function openAlertOf(trx: Transaction<Database>, workflowId: number): Promise<Alert | undefined> {
+  return trx.selectFrom('alerts').selectAll().where('workflowId', '=', workflowId).where('status', '=', 'open').forUpdate().executeTakeFirst();
+}
+
+async function channelOf(trx: Transaction<Database>, tenantId: string) {
+  return trx.selectFrom('tenants').select('channel').where('id', '=', tenantId).executeTakeFirstOrThrow();
+}
+
+/**
+ * Pauses a workflow by hand: nothing fires, missed ticks are not recorded
+ * and its open alert stays open but stops escalating (the escalation clock
+ * skips paused workflows) until it is resumed. The open alert's thread hears
+ * it (`workflow_paused`).
+ */
+export async function pauseWorkflow(deps: Pick<Deps, 'db' | 'clock' | 'config'>, input: PauseInput): Promise<PauseResult> {
+  const now = deps.clock.now();
+  return deps.db.transaction().execute(async (trx): Promise<PauseResult> => {
+    const workflow = await lockWorkflow(trx, input.workflowId, input.scope);
+    if (!workflow) return { kind: 'not_found' };
+    if (workflow.paused) return { kind: 'already_paused', workflow };
+    const reason = input.reason?.trim() || null;
+    const next = await trx
+      .updateTable('workflows')
+      .set({ paused: true, pausedAt: now, pausedBy: input.actor, pauseReason: reason, updatedAt: now })
+      .where('id', '=', workflow.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    const alert = await openAlertOf(trx, workflow.id);
+    if (alert) {
+      await recordAlertEvent(trx, { alert, tenant: await channelOf(trx, workflow.tenantId), kind: 'workflow_paused', actor: input.actor, data: reason ? { reason } : {}, now, config: deps.config });
+    }
+    return { kind: 'ok', workflow: next, alert: alert ?? null };
+  });
+}
+
+/**
+ * Resumes a workflow paused by hand. The escalation clock resumes where it
+ * stopped: an open warning's deadline moves by the time the workflow stood
+ * paused. Like unpausing in the file, the next tick is the next one to come;
+ * what fell while paused is neither fired late nor missed.
+ */
+export async function resumeWorkflow(deps: Pick<Deps, 'db' | 'clock' | 'config'>, input: Omit<PauseInput, 'reason'>): Promise<PauseResult> {
+  const now = deps.clock.now();
+  return deps.db.transaction().execute(async (trx): Promise<PauseResult> => {
+    const workflow = await lockWorkflow(trx, input.workflowId, input.scope);
+    if (!workflow) return { kind: 'not_found' };
+    if (!workflow.paused) return { kind: 'not_paused', workflow };
+    if (!workflow.pausedBy) return { kind: 'paused_by_config', workflow };
+    const next = await trx
+      .updateTable('workflows')
+      .set({ paused: false, pausedAt: null, pausedBy: null, pauseReason: null, nextTickAt: nextFireAfter(workflow.cron, workflow.timezone, now), updatedAt: now })
+      .where('id', '=', workflow.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    let alert = await openAlertOf(trx, workflow.id);
+    if (alert) {
+      const stoodMs = workflow.pausedAt ? Math.max(0, now.getTime() - workflow.pausedAt.getTime()) : 0;
+      if (alert.escalateAt && alert.severity === 'warning' && stoodMs > 0) {
+        alert = await trx
+          .updateTable('alerts')
+          .set({ escalateAt: sql<Date>`escalate_at + make_interval(secs => ${stoodMs / 1000})`, updatedAt: now })
+          .where('id', '=', alert.id)
+          .returningAll()
+          .executeTakeFirstOrThrow();
+      }
+      await recordAlertEvent(trx, { alert, tenant: await channelOf(trx, workflow.tenantId), kind: 'workflow_resumed', actor: input.actor, data: {}, now, config: deps.config });
+    }
+    return { kind: 'ok', workflow: next, alert: alert ?? null };
+  });
+}

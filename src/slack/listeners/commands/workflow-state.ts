@@ -1,0 +1,88 @@
+import type { Workflow } from '../../../db/schema.js';
+import { startMaintenance } from '../../../services/maintenance-windows.js';
+import { pauseWorkflow, resumeWorkflow, type PauseResult } from '../../../services/workflow-state.js';
+import { slackDate } from '../../blocks/format.js';
+import { escapeMrkdwn } from '../../blocks/limits.js';
+import type { SchedulerCommand } from '../../commands/parse-command.js';
+import { mayReassignOrSilence, type SlackScope } from '../../tenancy.js';
+import type { SlackContext } from '../context.js';
+
+/**
+ * `/scheduler pause|resume|maintenance`: the answer is ephemeral (to the one
+ * who asked); the channel hears it only inside an open alert's thread, through
+ * the `workflow_paused` / `workflow_resumed` event the service records.
+ */
+
+type Reply = { text: string };
+type Where = Exclude<SlackScope, { kind: 'unlinked' }>;
+type Body = { user_id: string; channel_id: string };
+
+export const NOT_ALLOWED_TEXT = 'Only the admins listed in ADMIN_USERS can pause, resume or set maintenance.';
+
+export async function pauseOrResumeCommand(
+  ctx: SlackContext,
+  where: Where,
+  command: Extract<SchedulerCommand, { kind: 'pause' | 'resume' }>,
+  workflow: Workflow,
+  body: Body,
+): Promise<Reply> {
+  const { deps } = ctx;
+  if (!mayReassignOrSilence(deps.config, body.user_id)) return { text: NOT_ALLOWED_TEXT };
+  const input = { workflowId: workflow.id, actor: body.user_id, scope: where.scope };
+  const result = command.kind === 'pause' ? await pauseWorkflow(deps, { ...input, reason: command.reason ?? null }) : await resumeWorkflow(deps, input);
+  return { text: pauseText(result, workflow.name, command.kind) };
+}
+
+function pauseText(result: PauseResult, workflowName: string, kind: 'pause' | 'resume'): string {
+  const name = `*${escapeMrkdwn(workflowName)}*`;
+  switch (result.kind) {
+    case 'ok': {
+      const thread = result.alert ? ' Its open alert\'s thread has been told.' : '';
+      return kind === 'pause'
+        ? `Paused ${name}: nothing fires and its alert does not escalate until \`/scheduler resume ${escapeMrkdwn(workflowName)}\`.${thread}`
+        : `Resumed ${name}: it fires from its next tick, and its alert's escalation clock runs again.${thread}`;
+    }
+    case 'already_paused':
+      return `${name} is already paused${result.workflow.pausedBy ? ` (by <@${escapeMrkdwn(result.workflow.pausedBy)}>)` : ''}.`;
+    case 'not_paused':
+      return `${name} is not paused.`;
+    case 'paused_by_config':
+      return `${name} is paused in its definition (the workflows file or the API); resume it there.`;
+    case 'not_found':
+      return `${name} is no longer watched.`;
+  }
+}
+
+/**
+ * A one-off window on a workflow, or on the whole tenant when the target is
+ * the tenant's id (in the platform channel, any tenant's). The reply says
+ * when it ends; its end is told in the thread of an open alert.
+ */
+export async function maintenanceCommand(
+  ctx: SlackContext,
+  where: Where,
+  command: Extract<SchedulerCommand, { kind: 'maintenance' }>,
+  body: Body,
+  resolveWorkflow: (name: string) => Promise<{ workflow: Workflow } | { reply: Reply }>,
+): Promise<Reply> {
+  const { deps } = ctx;
+  if (!mayReassignOrSilence(deps.config, body.user_id)) return { text: NOT_ALLOWED_TEXT };
+  const tenantId = await tenantNamed(ctx, where, command.target);
+  let target: { tenantId: string; workflow: string | null };
+  if (tenantId) target = { tenantId, workflow: null };
+  else {
+    const found = await resolveWorkflow(command.target);
+    if ('reply' in found) return found.reply;
+    target = { tenantId: found.workflow.tenantId, workflow: found.workflow.name };
+  }
+  const result = await startMaintenance(deps, { ...target, durationMs: command.durationMs, reason: command.reason, actor: body.user_id, scope: where.scope });
+  if (result.kind === 'not_found') return { text: `No workflow or tenant called \`${escapeMrkdwn(command.target)}\` here.` };
+  const what = target.workflow ? `*${escapeMrkdwn(target.workflow)}*` : `every workflow of *${escapeMrkdwn(target.tenantId)}*`;
+  return { text: `Maintenance for ${what} until ${slackDate(result.window.endsAt)}: failures and missed runs are recorded but open, escalate and page nothing. When it ends, an open alert's thread gets a summary.` };
+}
+
+async function tenantNamed(ctx: SlackContext, where: Where, name: string): Promise<string | null> {
+  if (where.kind === 'tenant') return where.tenant.id === name ? name : null;
+  const tenant = await ctx.deps.db.selectFrom('tenants').select('id').where('id', '=', name).where('enabled', '=', true).executeTakeFirst();
+  return tenant?.id ?? null;
+}

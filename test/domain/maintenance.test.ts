@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import { maintenanceAt, occurrenceAt, recurrenceKey, recurringRules, type MaintenanceRule } from '../../src/domain/maintenance.js';
+
+const H = 3_600_000;
+const at = (iso: string) => new Date(iso);
+const recurring = (cron: string, timezone: string, hours: number, scope: 'workflow' | 'tenant' = 'workflow', reason: string | null = null): MaintenanceRule => ({
+  kind: 'recurring',
+  cron,
+  timezone,
+  durationMs: hours * H,
+  reason,
+  scope,
+});
+const once = (from: string, to: string, scope: 'workflow' | 'tenant' = 'workflow', reason: string | null = null): MaintenanceRule => ({ kind: 'once', startsAt: at(from), endsAt: at(to), reason, scope });
+
+describe('maintenanceAt: is this workflow in maintenance at t', () => {
+  const cases: { name: string; rules: MaintenanceRule[]; t: string; window: { startsAt: string; endsAt: string } | null }[] = [
+    { name: 'no rules', rules: [], t: '2026-03-10T02:00:00Z', window: null },
+    { name: 'one-off: its first instant is inside', rules: [once('2026-03-10T02:00:00Z', '2026-03-10T04:00:00Z')], t: '2026-03-10T02:00:00Z', window: { startsAt: '2026-03-10T02:00:00Z', endsAt: '2026-03-10T04:00:00Z' } },
+    { name: 'one-off: its end is outside (half-open)', rules: [once('2026-03-10T02:00:00Z', '2026-03-10T04:00:00Z')], t: '2026-03-10T04:00:00Z', window: null },
+    { name: 'one-off: a minute before it starts', rules: [once('2026-03-10T02:00:00Z', '2026-03-10T04:00:00Z')], t: '2026-03-10T01:59:00Z', window: null },
+    // Berlin is UTC+1 in winter: 02:00 local is 01:00 UTC.
+    { name: 'recurring in a zone: 02:00 Berlin for 2 h, inside', rules: [recurring('0 2 * * *', 'Europe/Berlin', 2)], t: '2026-03-10T02:59:00Z', window: { startsAt: '2026-03-10T01:00:00Z', endsAt: '2026-03-10T03:00:00Z' } },
+    { name: 'recurring in a zone: 02:00 UTC is 03:00 Berlin, still inside; 03:00 UTC is not', rules: [recurring('0 2 * * *', 'Europe/Berlin', 2)], t: '2026-03-10T03:00:00Z', window: null },
+    { name: 'recurring: before the day\'s occurrence, yesterday\'s is long over', rules: [recurring('0 2 * * *', 'Europe/Berlin', 2)], t: '2026-03-10T00:30:00Z', window: null },
+    // Spring forward in Berlin (29 March 2026, 02:00 CET → 03:00 CEST): 02:30 does not exist and opens at 03:30 CEST (01:30 UTC).
+    { name: 'DST gap: a 02:30 window opens as late as the gap is long', rules: [recurring('30 2 * * *', 'Europe/Berlin', 1)], t: '2026-03-29T01:45:00Z', window: { startsAt: '2026-03-29T01:30:00Z', endsAt: '2026-03-29T02:30:00Z' } },
+    { name: 'DST gap: not before it opens', rules: [recurring('30 2 * * *', 'Europe/Berlin', 1)], t: '2026-03-29T01:15:00Z', window: null },
+    // Fall back (25 October 2026, 03:00 CEST → 02:00 CET): 02:30 happens twice; the window opens at the first, for 2 h of elapsed time.
+    { name: 'DST fall-back: opens at the first 02:30 and lasts 2 real hours', rules: [recurring('30 2 * * *', 'Europe/Berlin', 2)], t: '2026-10-25T02:15:00Z', window: { startsAt: '2026-10-25T00:30:00Z', endsAt: '2026-10-25T02:30:00Z' } },
+    { name: 'DST fall-back: the second 02:30 does not open another window', rules: [recurring('30 2 * * *', 'Europe/Berlin', 2)], t: '2026-10-25T02:30:00Z', window: null },
+    { name: 'weekly in New York across its own DST change (Sunday 01:00 EDT)', rules: [recurring('0 1 * * 0', 'America/New_York', 3)], t: '2026-03-08T07:00:00Z', window: { startsAt: '2026-03-08T06:00:00Z', endsAt: '2026-03-08T09:00:00Z' } },
+    { name: 'longer than its cadence: hourly for 90 min is always in force', rules: [recurring('0 * * * *', 'UTC', 1.5)], t: '2026-03-10T05:59:00Z', window: { startsAt: '2026-03-10T05:00:00Z', endsAt: '2026-03-10T06:30:00Z' } },
+    {
+      name: 'overlapping: the window that ends last wins',
+      rules: [once('2026-03-10T02:00:00Z', '2026-03-10T03:00:00Z'), recurring('30 2 * * *', 'UTC', 2, 'tenant'), once('2026-03-10T01:00:00Z', '2026-03-10T02:45:00Z')],
+      t: '2026-03-10T02:40:00Z',
+      window: { startsAt: '2026-03-10T02:30:00Z', endsAt: '2026-03-10T04:30:00Z' },
+    },
+    {
+      name: 'overlapping: after one ends, the other still holds',
+      rules: [once('2026-03-10T02:00:00Z', '2026-03-10T03:00:00Z'), once('2026-03-10T02:30:00Z', '2026-03-10T05:00:00Z')],
+      t: '2026-03-10T04:00:00Z',
+      window: { startsAt: '2026-03-10T02:30:00Z', endsAt: '2026-03-10T05:00:00Z' },
+    },
+  ];
+  for (const c of cases) {
+    it(c.name, () => {
+      const w = maintenanceAt(c.rules, at(c.t));
+      if (c.window === null) expect(w).toBeNull();
+      else expect(w && { startsAt: w.startsAt.toISOString(), endsAt: w.endsAt.toISOString() }).toEqual({ startsAt: at(c.window.startsAt).toISOString(), endsAt: at(c.window.endsAt).toISOString() });
+    });
+  }
+
+  it('on a tie the workflow\'s own window is the one told, and a recurring one names its rule', () => {
+    const tenant = once('2026-03-10T02:00:00Z', '2026-03-10T04:00:00Z', 'tenant', 'tenant-wide');
+    const own = recurring('0 2 * * *', 'UTC', 2, 'workflow', 'vacuum');
+    expect(maintenanceAt([tenant, own], at('2026-03-10T03:00:00Z'))).toMatchObject({ scope: 'workflow', reason: 'vacuum', recurrence: '0 2 * * *|UTC|7200000' });
+    expect(maintenanceAt([own, tenant], at('2026-03-10T03:00:00Z'))).toMatchObject({ scope: 'workflow' });
+    expect(maintenanceAt([tenant], at('2026-03-10T03:00:00Z'))).toMatchObject({ scope: 'tenant', recurrence: null, reason: 'tenant-wide' });
+  });
+
+  it('occurrenceAt and recurrenceKey agree on the rule', () => {
+    const rule = recurring('0 2 * * *', 'UTC', 1) as Extract<MaintenanceRule, { kind: 'recurring' }>;
+    expect(occurrenceAt(rule, at('2026-03-10T02:30:00Z'))?.recurrence).toBe(recurrenceKey(rule));
+  });
+});
+
+describe('recurringRules: stored rules read defensively', () => {
+  it('keeps well-formed entries and drops the rest', () => {
+    const stored = [
+      { cron: '0 2 * * *', timezone: 'UTC', durationMs: H, reason: 'backup' },
+      { cron: '0 3 * * *', timezone: 'UTC', durationMs: 0 },
+      { cron: 5, timezone: 'UTC', durationMs: H },
+      null,
+    ];
+    expect(recurringRules(stored, 'tenant')).toEqual([{ kind: 'recurring', cron: '0 2 * * *', timezone: 'UTC', durationMs: H, reason: 'backup', scope: 'tenant' }]);
+    expect(recurringRules('nonsense', 'workflow')).toEqual([]);
+  });
+});

@@ -1,0 +1,174 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseWorkflowsFile, WorkflowsFileError } from '../../src/config/workflows-file.js';
+import type { Workflow } from '../../src/db/schema.js';
+import { syncWorkflowsFile } from '../../src/services/sync-workflows.js';
+import { pauseWorkflow, resumeWorkflow } from '../../src/services/workflow-state.js';
+import { startTestApp } from '../helpers/app.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { createEngine, notificationStory, reportRun, type Engine } from '../helpers/engine-harness.js';
+import { makeTenant, makeWorkflow, minutes } from '../helpers/factories.js';
+import { apiClient } from '../helpers/http-api.js';
+
+const START = new Date('2026-03-10T02:00:00Z');
+const acme = { tenantId: 'acme' };
+const ADMIN = 'admin-token-0123456789abcdef';
+
+let t: TestDatabase;
+let engine: Engine;
+let wf: Workflow;
+let tickAt: Date;
+
+beforeEach(async () => {
+  t = await createTestDatabase();
+  engine = createEngine(t.db, START);
+  await makeTenant(t.db, { id: 'acme', channel: 'CACME' });
+  await makeTenant(t.db, { id: 'globex', name: 'Globex', channel: 'CGLOBEX' });
+  wf = await makeWorkflow(t.db, { name: 'check', cron: '*/5 * * * *', source: 'api' });
+  tickAt = START;
+});
+afterEach(async () => t.drop());
+
+async function failNext(count = 1) {
+  for (let i = 0; i < count; i++) {
+    tickAt = new Date(tickAt.getTime() + minutes(5));
+    engine.clock.set(new Date(tickAt.getTime() + minutes(1)));
+    await reportRun(t.db, wf, tickAt, { status: 'failed', error: 'check failed: 17 rows missing' }, engine.clock.now());
+    await engine.step();
+  }
+}
+
+const alertOf = async () => (await t.db.selectFrom('alerts').selectAll().where('workflowId', '=', wf.id).orderBy('id', 'desc').executeTakeFirst())!;
+const events = async (alertId: number) => t.db.selectFrom('alertEvents').select(['kind', 'actor', 'data']).where('alertId', '=', alertId).orderBy('id').execute();
+
+describe('pause and resume', () => {
+  it('pausing stops escalation at once (failures past every threshold), resuming resumes the clock where it stopped', async () => {
+    await failNext(3);
+    const opened = await alertOf();
+    expect(opened).toMatchObject({ severity: 'warning' });
+    const pausedAt = engine.clock.now();
+    const paused = await pauseWorkflow(engine.deps, { workflowId: wf.id, actor: 'U0OPS', scope: acme, reason: 'vendor outage' });
+    expect(paused).toMatchObject({ kind: 'ok', workflow: { paused: true, pausedBy: 'U0OPS', pauseReason: 'vendor outage' }, alert: { id: opened.id } });
+    expect(await pauseWorkflow(engine.deps, { workflowId: wf.id, actor: 'U0OPS', scope: acme })).toMatchObject({ kind: 'already_paused' });
+    expect(await pauseWorkflow(engine.deps, { workflowId: wf.id, actor: 'U0OPS', scope: { tenantId: 'globex' } })).toEqual({ kind: 'not_found' });
+
+    await failNext(8); // an outside scheduler still reports: past 2 × alertAfter and past the 30-minute deadline
+    const during = await alertOf();
+    expect(during).toMatchObject({ status: 'open', severity: 'warning', escalatedAt: null });
+    expect(during.consecutiveFailures).toBeGreaterThanOrEqual(6);
+
+    const resumed = await resumeWorkflow(engine.deps, { workflowId: wf.id, actor: 'U0OPS', scope: acme });
+    expect(resumed).toMatchObject({ kind: 'ok', workflow: { paused: false, pausedBy: null } });
+    const stood = engine.clock.now().getTime() - pausedAt.getTime();
+    expect((await alertOf()).escalateAt!.getTime()).toBe(opened.escalateAt!.getTime() + stood);
+    expect((await events(opened.id)).filter((e) => e.kind.startsWith('workflow_'))).toEqual([
+      { kind: 'workflow_paused', actor: 'U0OPS', data: { reason: 'vendor outage' } },
+      { kind: 'workflow_resumed', actor: 'U0OPS', data: {} },
+    ]);
+    // The thread hears both.
+    expect((await notificationStory(t.db, opened.id)).filter((n) => n.kind.startsWith('workflow_')).map((n) => `${n.kind} ${n.destination}`)).toEqual([
+      'workflow_paused slack:CACME',
+      'workflow_paused slack:CPLATFORM',
+      'workflow_resumed slack:CACME',
+      'workflow_resumed slack:CPLATFORM',
+    ]);
+    // Resumed, it escalates on the failures it kept counting.
+    await failNext(1);
+    expect((await alertOf()).severity).toBe('critical');
+  });
+
+  it('a workflow paused by its definition is not resumed by hand', async () => {
+    await t.db.updateTable('workflows').set({ paused: true }).where('id', '=', wf.id).execute();
+    expect(await resumeWorkflow(engine.deps, { workflowId: wf.id, actor: 'U0OPS', scope: acme })).toMatchObject({ kind: 'paused_by_config' });
+  });
+});
+
+describe('disabling or deleting resolves the open alert', () => {
+  const file = (enabled: boolean | undefined, listed = true) =>
+    parseWorkflowsFile(
+      JSON.stringify({
+        tenants: [{ id: 'acme', name: 'Acme', channel: 'CACME' }],
+        workflows: listed ? [{ tenant: 'acme', name: 'filed', cron: '*/5 * * * *', ...(enabled === undefined ? {} : { enabled }) }] : [],
+      }),
+    );
+
+  for (const how of ['enabled: false', 'removed from the file'] as const) {
+    it(`in the file (${how}): resolved with by: workflow_disabled, and nothing escalates`, async () => {
+      await syncWorkflowsFile(t.db, file(undefined), START, {}, engine.deps.config);
+      wf = await t.db.selectFrom('workflows').selectAll().where('name', '=', 'filed').executeTakeFirstOrThrow();
+      await failNext(3);
+      const opened = await alertOf();
+      const result = await syncWorkflowsFile(t.db, how === 'enabled: false' ? file(false) : file(undefined, false), engine.clock.now(), {}, engine.deps.config);
+      expect(result.workflows.disabled).toBe(1);
+      const closed = await alertOf();
+      expect(closed).toMatchObject({ id: opened.id, status: 'resolved', resolvedAt: engine.clock.now(), severity: 'warning' });
+      expect((await events(opened.id)).at(-1)).toMatchObject({ kind: 'resolved', actor: null, data: { by: 'workflow_disabled' } });
+      expect((await notificationStory(t.db, opened.id)).filter((n) => n.kind === 'resolved').map((n) => n.destination)).toEqual(['slack:CACME', 'slack:CPLATFORM']);
+      engine.clock.advance(minutes(120));
+      await engine.step();
+      expect((await alertOf()).severity).toBe('warning');
+    });
+  }
+
+  it('over the API: DELETE resolves with by: workflow_deleted; pause/resume endpoints are tenant-scoped', async () => {
+    await failNext(3);
+    const opened = await alertOf();
+    const app = await startTestApp(t, { API_TOKEN: ADMIN }, { clock: engine.clock });
+    try {
+      const admin = apiClient(app.url, ADMIN);
+      const globex = apiClient(app.url, (await admin('POST', '/api/v1/tenants/globex/token')).body.token);
+      const acmeApi = apiClient(app.url, (await admin('POST', '/api/v1/tenants/acme/token')).body.token);
+
+      expect((await globex('POST', '/api/v1/workflows/acme/check/pause', {})).status).toBe(404);
+      const bad = await acmeApi('POST', '/api/v1/workflows/acme/check/pause', { reason: 5 });
+      expect(bad.status).toBe(400);
+      expect(bad.body.message).toContain('reason');
+      const paused = await acmeApi('POST', '/api/v1/workflows/acme/check/pause', { reason: 'migrating' });
+      expect(paused).toMatchObject({ status: 200, body: { paused: true, pausedBy: 'api:acme', pauseReason: 'migrating', openAlert: { id: opened.id } } });
+      expect((await acmeApi('POST', '/api/v1/workflows/acme/check/pause')).status).toBe(409);
+      expect((await acmeApi('POST', '/api/v1/workflows/acme/check/resume')).body).toMatchObject({ paused: false });
+
+      expect((await globex('DELETE', '/api/v1/workflows/acme/check')).status).toBe(404);
+      expect((await alertOf()).status).toBe('open');
+      expect((await acmeApi('DELETE', '/api/v1/workflows/acme/check')).status).toBe(200);
+      expect(await alertOf()).toMatchObject({ status: 'resolved' });
+      expect((await events(opened.id)).at(-1)).toMatchObject({ kind: 'resolved', actor: 'api:acme', data: { by: 'workflow_deleted' } });
+    } finally {
+      await app.stop();
+    }
+  });
+});
+
+describe('the maintenance field in the workflows file', () => {
+  it('is stored as rules in milliseconds, the workflow\'s zone by default', async () => {
+    const parsed = parseWorkflowsFile(
+      JSON.stringify({
+        tenants: [{ id: 'acme', name: 'Acme', maintenance: [{ cron: '0 3 * * 0', duration: '1h30m', reason: 'patching' }] }],
+        workflows: [{ tenant: 'acme', name: 'filed', cron: '0 2 * * *', timezone: 'Europe/Berlin', maintenance: [{ cron: '0 1 * * *', durationMinutes: 120 }] }],
+      }),
+    );
+    await syncWorkflowsFile(t.db, parsed, START, {});
+    expect((await t.db.selectFrom('workflows').select('maintenance').where('name', '=', 'filed').executeTakeFirstOrThrow()).maintenance).toEqual([
+      { cron: '0 1 * * *', timezone: 'Europe/Berlin', durationMs: 7_200_000 },
+    ]);
+    expect((await t.db.selectFrom('tenants').select('maintenance').where('id', '=', 'acme').executeTakeFirstOrThrow()).maintenance).toEqual([
+      { cron: '0 3 * * 0', timezone: 'UTC', durationMs: 5_400_000, reason: 'patching' },
+    ]);
+  });
+
+  it('names the path and the value of a bad window', () => {
+    const bad = (m: unknown) => {
+      try {
+        parseWorkflowsFile(JSON.stringify({ tenants: [{ id: 'acme', name: 'Acme' }], workflows: [{ tenant: 'acme', name: 'w', cron: '0 2 * * *', maintenance: [m] }] }));
+      } catch (error) {
+        expect(error).toBeInstanceOf(WorkflowsFileError);
+        return (error as Error).message;
+      }
+      throw new Error('accepted');
+    };
+    expect(bad({ cron: '0 3 * * *', duration: 'soon' })).toMatch(/workflows\[0\]\.maintenance\[0\]\.duration.*soon/s);
+    expect(bad({ cron: '0 3 * * *' })).toMatch(/workflows\[0\]\.maintenance\[0\]\.durationMinutes/);
+    expect(bad({ cron: '0 3 * * *', duration: '2h', durationMinutes: 120 })).toMatch(/workflows\[0\]\.maintenance\[0\]\.duration/);
+    expect(bad({ cron: 'every night', durationMinutes: 60 })).toMatch(/workflows\[0\]\.maintenance\[0\]\.cron.*every night/s);
+    expect(bad({ cron: '0 3 * * *', durationMinutes: 60, timezone: 'Mars/Olympus' })).toMatch(/maintenance\[0\]\.timezone.*Mars\/Olympus/s);
+  });
+});
