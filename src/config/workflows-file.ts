@@ -193,6 +193,8 @@ export const tenantSchema = z
     /** Name of an environment variable holding this tenant's API token. */
     apiTokenEnv: envVarName.optional(),
     destinations: destinationListSchema.optional(),
+    /** Evaluated and recorded as usual; notifications go only to the audit destination (the platform channel). */
+    shadow: z.boolean().optional(),
   })
   .strict();
 
@@ -208,6 +210,8 @@ export const workflowSchema = z
     policy: policySchema.optional(),
     monitoring: z.boolean().default(true),
     paused: z.boolean().default(false),
+    /** Shadow mode for this workflow alone (a tenant's `shadow` covers all of its workflows). */
+    shadow: z.boolean().optional(),
     /** Fixed ping key (at least 16 characters); generated and kept when absent. */
     pingKey: z.string().regex(/^[A-Za-z0-9_-]{16,128}$/).optional(),
   })

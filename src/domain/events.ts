@@ -13,6 +13,8 @@ export const NOTIFIED_EVENT_KINDS = [
   'run_requested',
   'run_finished',
   'flapping',
+  'policy_changed',
+  'went_live',
   'resolved',
 ] as const;
 export type NotifiedEventKind = (typeof NOTIFIED_EVENT_KINDS)[number];

@@ -5,6 +5,9 @@ import { resolveDestinations, resolveLauncher, type SecretEnv, type SecretIssue 
 import { nextFireAfter } from '../domain/schedule.js';
 import { hashToken, newPingKey } from '../secrets.js';
 import type { LauncherConfig } from '../db/schema.js';
+import type { RoutingConfig } from '../engine/destinations.js';
+import { recordPolicyVersionsIn } from './policy-versions.js';
+import { announceGoingLive, shadowStates } from './shadow.js';
 
 export interface SyncResult {
   tenants: { upserted: number; disabled: number };
@@ -26,10 +29,13 @@ export async function syncWorkflowsFile(
   file: WorkflowsFile,
   now: Date,
   env: SecretEnv = process.env,
+  /** Where a policy change is told to open alerts (their threads); the platform channel's absence only narrows that. */
+  routing: RoutingConfig = { PLATFORM_CHANNEL: undefined },
 ): Promise<SyncResult> {
   const secrets = resolveFileSecrets(file, env);
   return db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(hashtext('scheduler-bot:sync-workflows'))`.execute(trx);
+    const shadowBefore = await shadowStates(trx);
     const result: SyncResult = { tenants: { upserted: 0, disabled: 0 }, workflows: { created: 0, updated: 0, disabled: 0 } };
 
     const fileTenantIds = file.tenants.map((t) => t.id);
@@ -46,6 +52,7 @@ export async function syncWorkflowsFile(
         destinations: JSON.stringify(secrets.destinations.get(t.id) ?? []),
         source: 'file' as const,
         enabled: true,
+        shadow: t.shadow ?? false,
         updatedAt: now,
         ...(token ? { apiTokenHash: hashToken(token) } : {}),
       };
@@ -83,6 +90,7 @@ export async function syncWorkflowsFile(
         policy: JSON.stringify(spec.policy ?? {}),
         monitoring: spec.monitoring,
         paused: spec.paused,
+        shadow: spec.shadow ?? false,
         enabled: true,
         source: 'file' as const,
         updatedAt: now,
@@ -99,10 +107,12 @@ export async function syncWorkflowsFile(
         seen.add(current.id);
         result.workflows.updated++;
       } else {
-        await trx
+        const created = await trx
           .insertInto('workflows')
           .values({ tenantId: spec.tenant, name: spec.name, pingKey: spec.pingKey ?? newPingKey(), createdAt: now, ...values })
-          .execute();
+          .returning('id')
+          .executeTakeFirstOrThrow();
+        seen.add(created.id);
         result.workflows.created++;
       }
     }
@@ -111,6 +121,8 @@ export async function syncWorkflowsFile(
       await trx.updateTable('workflows').set({ enabled: false, updatedAt: now }).where('id', 'in', gone).execute();
     }
     result.workflows.disabled = gone.length;
+    await recordPolicyVersionsIn(trx, [...seen], { now, config: routing, changedBy: 'workflows file' });
+    await announceGoingLive(trx, shadowBefore, now, routing);
     return result;
   });
 }

@@ -1,3 +1,5 @@
+import { recordPolicyVersionsIn } from './policy-versions.js';
+import { announceGoingLive, shadowStates } from './shadow.js';
 import type { Config } from '../config/env.js';
 import type { WorkflowSpec } from '../config/workflows-file.js';
 import type { Db } from '../db/connect.js';
@@ -62,6 +64,7 @@ function alertView(alert: Alert | undefined) {
     ownerUser: alert.ownerUser,
     acknowledged: alert.acknowledgedAt !== null,
     silencedUntil: alert.silencedUntil,
+    policyVersion: alert.policyVersion,
   };
 }
 
@@ -118,6 +121,7 @@ export async function workflowView(deps: Pick<Deps, 'db' | 'clock' | 'config'>, 
     },
     launcher: launcherView(workflow.launcher),
     profile: { cadenceSeconds, escalateAfterFailures, derived, overrides, effective },
+    policy: { version: workflow.policyVersion, shadow: workflow.shadow, versions: `/api/v1/workflows/${workflow.tenantId}/${workflow.name}/policy-versions` },
     lastRuns: history.map((h) => ({
       id: h.run.id,
       tick: h.run.tick,
@@ -150,7 +154,7 @@ export type PutResult =
  * schedule changes or the workflow starts firing again, so an unpaused
  * workflow does not fire a tick that fell while it was paused.
  */
-export async function putWorkflow(deps: Pick<Deps, 'db' | 'clock'>, spec: WorkflowSpec, scope: Scope): Promise<PutResult> {
+export async function putWorkflow(deps: Pick<Deps, 'db' | 'clock' | 'config'>, spec: WorkflowSpec, scope: Scope): Promise<PutResult> {
   if (scope.tenantId !== undefined && scope.tenantId !== spec.tenant) return { kind: 'tenant_not_found' };
   const now = deps.clock.now();
   return deps.db.transaction().execute(async (trx): Promise<PutResult> => {
@@ -158,6 +162,7 @@ export async function putWorkflow(deps: Pick<Deps, 'db' | 'clock'>, spec: Workfl
     if (!tenant) return { kind: 'tenant_not_found' };
     const current = await trx.selectFrom('workflows').selectAll().where('tenantId', '=', spec.tenant).where('name', '=', spec.name).forUpdate().executeTakeFirst();
     if (current?.source === 'file' && current.enabled) return { kind: 'owned_by_file' };
+    const shadowBefore = await shadowStates(trx, { tenantId: spec.tenant, workflowName: spec.name });
     const pingKey = spec.pingKey ?? current?.pingKey ?? newPingKey();
     const keyOwner = await trx.selectFrom('workflows').select('id').where('pingKey', '=', pingKey).executeTakeFirst();
     if (keyOwner && keyOwner.id !== current?.id) return { kind: 'ping_key_taken' };
@@ -172,22 +177,20 @@ export async function putWorkflow(deps: Pick<Deps, 'db' | 'clock'>, spec: Workfl
       policy: JSON.stringify(spec.policy ?? {}),
       monitoring: spec.monitoring,
       paused: spec.paused,
+      shadow: spec.shadow ?? false,
       enabled: true,
       source: 'api' as const,
       pingKey,
       updatedAt: now,
       nextTickAt: restarts ? nextFireAfter(spec.cron, spec.timezone, now) : current!.nextTickAt,
     };
-    if (current) {
-      const workflow = await trx.updateTable('workflows').set(values).where('id', '=', current.id).returningAll().executeTakeFirstOrThrow();
-      return { kind: 'updated', workflow };
-    }
-    const workflow = await trx
-      .insertInto('workflows')
-      .values({ tenantId: spec.tenant, name: spec.name, createdAt: now, ...values })
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    return { kind: 'created', workflow };
+    const written = current
+      ? await trx.updateTable('workflows').set(values).where('id', '=', current.id).returningAll().executeTakeFirstOrThrow()
+      : await trx.insertInto('workflows').values({ tenantId: spec.tenant, name: spec.name, createdAt: now, ...values }).returningAll().executeTakeFirstOrThrow();
+    await announceGoingLive(trx, shadowBefore, now, deps.config, { tenantId: spec.tenant, workflowName: spec.name });
+    const versioned = await recordPolicyVersionsIn(trx, [written.id], { now, config: deps.config, changedBy: `api (${scope.tenantId ? `tenant ${scope.tenantId}` : 'admin'})` });
+    const workflow = versioned ? await trx.selectFrom('workflows').selectAll().where('id', '=', written.id).executeTakeFirstOrThrow() : written;
+    return { kind: current ? 'updated' : 'created', workflow };
   });
 }
 
@@ -200,4 +203,10 @@ export async function deleteWorkflow(deps: Pick<Deps, 'db' | 'clock'>, tenant: s
   if (workflow.source === 'file') return { kind: 'owned_by_file' };
   await deps.db.updateTable('workflows').set({ enabled: false, updatedAt: deps.clock.now() }).where('id', '=', workflow.id).where('enabled', '=', true).execute();
   return { kind: 'deleted' };
+}
+
+/** Every recorded version of a workflow's effective policy, newest first: what it was, who or what changed it, when. */
+export async function policyVersions(db: Db, workflowId: number) {
+  const rows = await db.selectFrom('policyVersions').selectAll().where('workflowId', '=', workflowId).orderBy('version', 'desc').execute();
+  return rows.map((r) => ({ version: r.version, policy: r.policy, changedBy: r.changedBy, changedAt: r.changedAt }));
 }

@@ -1,3 +1,4 @@
+import { policyChangedSentence, wentLiveSentence } from '../policy-text.js';
 import type { AlertEvent, Run } from '../../db/schema.js';
 import { formatDuration, utcText } from '../../slack/blocks/format.js';
 import { alertView, type AlertViewInput } from '../alert-view.js';
@@ -102,6 +103,10 @@ function eventSentence({ event, alert: a, workflow }: FactsInput): { line: strin
     }
     case 'flapping':
       return { line: flappingSentence(d) };
+    case 'policy_changed':
+      return { line: policyChangedSentence(d) };
+    case 'went_live':
+      return { line: wentLiveSentence() };
     default:
       return { line: `${event.kind} at ${utcText(event.at)}.` };
   }

@@ -1,3 +1,4 @@
+import { policyChangedSentence, wentLiveSentence } from '../../notify/policy-text.js';
 import type { AlertEvent, Run, Workflow } from '../../db/schema.js';
 import { alertView, type AlertView, type AlertViewInput } from '../../notify/alert-view.js';
 import { flappingSentence, successesInARow } from '../../notify/flapping-text.js';
@@ -191,6 +192,12 @@ export function renderAlertReply(event: Pick<AlertEvent, 'kind' | 'actor' | 'at'
     }
     case 'flapping':
       line = `:arrows_counterclockwise: ${flappingSentence(d)}`;
+      break;
+    case 'policy_changed':
+      line = `:scroll: ${safeText(policyChangedSentence(d), 2000)}`;
+      break;
+    case 'went_live':
+      line = `:satellite_antenna: ${wentLiveSentence()}`;
       break;
     case 'resolved': {
       const after = a.resolvedAt ? formatDuration(a.resolvedAt.getTime() - a.openedAt.getTime()) : undefined;
