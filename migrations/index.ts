@@ -3,6 +3,7 @@ import * as m0001 from './0001_initial.js';
 import * as m0002 from './0002_slack_pace.js';
 import * as m0003 from './0003_alert_flapping.js';
 import * as m0006 from './0006_maintenance.js';
+import * as m0010 from './0010_policy_versions_shadow.js';
 
 /** Forward-only, applied in name order. Add new files here. */
 export const migrations: Record<string, Migration> = {
@@ -10,4 +11,5 @@ export const migrations: Record<string, Migration> = {
   '0002_slack_pace': m0002,
   '0003_alert_flapping': m0003,
   '0006_maintenance': m0006,
+  '0010_policy_versions_shadow': m0010,
 };

@@ -7,6 +7,7 @@ import { migrateToLatest } from './db/migrate.js';
 import { openDatabase } from './db/open.js';
 import { createLogger } from './log.js';
 import { systemClock } from './clock.js';
+import { recordPolicyVersions } from './services/policy-versions.js';
 import { syncWorkflowsFile } from './services/sync-workflows.js';
 
 const EXAMPLE_WORKFLOWS = fileURLToPath(new URL('../examples/workflows.json', import.meta.url));
@@ -58,6 +59,9 @@ async function main(): Promise<void> {
     if (applied.length) logger.info({ applied }, 'migrations applied');
     const sync = await syncWorkflowsFile(database.db, file, systemClock.now(), process.env, config);
     logger.info({ file: workflowsPath, ...sync }, 'workflows synced');
+    // Workflows written over the API, and any whose derived defaults this release changes.
+    const versions = await recordPolicyVersions(database.db, { now: systemClock.now(), config, changedBy: 'api' });
+    if (versions) logger.info({ versions }, 'policy versions recorded');
     app = await startApp({ config, db: database.db, databaseUrl: database.url, logger });
   } catch (error) {
     logger.fatal({ err: error }, 'start-up failed');

@@ -232,6 +232,8 @@ export const tenantSchema = z
     destinations: destinationListSchema.optional(),
     /** Recurring maintenance windows for every workflow of the tenant. */
     maintenance: z.array(maintenanceSchema).max(20).optional(),
+    /** Evaluated and recorded as usual; notifications go only to the audit destination (the platform channel). */
+    shadow: z.boolean().optional(),
   })
   .strict();
 
@@ -251,6 +253,8 @@ export const workflowSchema = z
     enabled: z.boolean().default(true),
     /** Recurring maintenance windows: ticks inside one are recorded, not held against the workflow. */
     maintenance: z.array(maintenanceSchema).max(20).optional(),
+    /** Shadow mode for this workflow alone (a tenant's `shadow` covers all of its workflows). */
+    shadow: z.boolean().optional(),
     /** Fixed ping key (at least 16 characters); generated and kept when absent. */
     pingKey: z.string().regex(/^[A-Za-z0-9_-]{16,128}$/).optional(),
   })

@@ -47,6 +47,8 @@ export interface TenantsTable {
   maintenance: DefaultedJson<RecurringMaintenance[]>;
   createdAt: DefaultedTimestamp;
   updatedAt: DefaultedTimestamp;
+  /** Evaluated and recorded as usual, told only to the audit destination (migration 0010). */
+  shadow: Defaulted<boolean>;
 }
 
 /** A recurring maintenance window as stored: the file's `durationMinutes` / `duration` resolved to milliseconds. */
@@ -79,6 +81,9 @@ export interface WorkflowsTable {
   source: Defaulted<'file' | 'api'>;
   createdAt: DefaultedTimestamp;
   updatedAt: DefaultedTimestamp;
+  /** The newest row of policy_versions for this workflow; null until its policy was first recorded (migration 0010). */
+  policyVersion: Defaulted<number | null>;
+  shadow: Defaulted<boolean>;
 }
 
 export interface RunsTable {
@@ -146,6 +151,8 @@ export interface AlertsTable {
   updatedAt: Timestamp;
   /** First seen flapping while open (migration 0003); the `flapping` note is posted once. */
   flappingSince: Timestamp | null;
+  /** The workflow's policy version the alert runs under (opened under, or told of since; migration 0010). */
+  policyVersion: Defaulted<number | null>;
 }
 
 export interface AlertEventsTable {
@@ -155,6 +162,8 @@ export interface AlertEventsTable {
   kind: string;
   actor: string | null;
   data: DefaultedJson<Record<string, unknown>>;
+  /** The policy version the event was decided under (migration 0010). */
+  policyVersion: Defaulted<number | null>;
 }
 
 export interface NotificationsTable {
@@ -222,7 +231,17 @@ export interface MaintenanceWindowsTable {
   createdAt: Timestamp;
 }
 
+export interface PolicyVersionsTable {
+  workflowId: number;
+  version: number;
+  /** The effective policy: cadence-derived defaults with the workflow's overrides applied. */
+  policy: Json<Record<string, unknown>>;
+  changedBy: string;
+  changedAt: Timestamp;
+}
+
 export interface Database {
+  policyVersions: PolicyVersionsTable;
   tenants: TenantsTable;
   workflows: WorkflowsTable;
   runs: RunsTable;

@@ -13,6 +13,8 @@ export const NOTIFIED_EVENT_KINDS = [
   'run_requested',
   'run_finished',
   'flapping',
+  'policy_changed',
+  'went_live',
   'resolved',
   // issue 13, maintenance and pause: data per the shared contract in the brief
   // (maintenance_ended: { startedAt, endedAt, reason?, failures, missed, scope }; paused/resumed: { reason? }).

@@ -18,7 +18,7 @@ export interface Route {
 }
 
 export type RoutingConfig = Pick<Config, 'PLATFORM_CHANNEL'> & Partial<Pick<Config, 'PLATFORM_DESTINATIONS'>>;
-type RoutingTenant = Pick<Tenant, 'channel'> & { destinations?: unknown };
+type RoutingTenant = Pick<Tenant, 'channel'> & { destinations?: unknown; shadow?: boolean };
 
 const SEVERITY_RANK: Record<Severity, number> = { warning: 0, critical: 1 };
 
@@ -41,6 +41,13 @@ export function routesFor(tenant: RoutingTenant, config: RoutingConfig): Route[]
   const add = (route: Route) => {
     if (!out.some((r) => r.id === route.id)) out.push(route);
   };
+  // Shadow: evaluated and recorded as usual, told only to the audit destination (the platform channel,
+  // whose root is marked as shadow), never to the tenant's people or the platform's pagers.
+  if (tenant.shadow) {
+    const platform = config.PLATFORM_CHANNEL;
+    if (platform && platform !== tenant.channel) add({ id: `slack:${platform}`, kind: 'slack', minSeverity: 'warning', everything: true });
+    return out;
+  }
   if (tenant.channel) add({ id: `slack:${tenant.channel}`, kind: 'slack', minSeverity: 'warning', everything: true });
   const platform = config.PLATFORM_CHANNEL;
   if (platform && platform !== tenant.channel) add({ id: `slack:${platform}`, kind: 'slack', minSeverity: 'warning', everything: true });

@@ -149,6 +149,7 @@ async function openAlerts(
           resolvedAt: null,
           cadenceSeconds: profile.cadenceSeconds,
           policy: JSON.stringify(snapshotPolicy(profile, !deps.launchers(workflow))),
+          policyVersion: workflow.policyVersion,
           consecutiveFailures: effect.failures,
           lastError: failure.error,
           errorGroup: failure.errorGroup,

@@ -3,7 +3,7 @@ import { resolveLauncher } from '../config/secret-refs.js';
 import { workflowSchema } from '../config/workflows-file.js';
 import type { Deps } from '../deps.js';
 import { requestRunNow } from '../services/run-now.js';
-import { deleteWorkflow, findWorkflow, listWorkflows, putWorkflow, workflowView } from '../services/workflows-api.js';
+import { deleteWorkflow, findWorkflow, listWorkflows, policyVersions, putWorkflow, workflowView } from '../services/workflows-api.js';
 import { badRequest, conflict, invalidInput, notFound, parseInput } from './api-error.js';
 import { actorName, principalOf, scopeOf } from './auth.js';
 
@@ -21,6 +21,13 @@ export function workflowsRoutes(deps: Deps): Router {
     const workflow = await findWorkflow(deps.db, tenant, name, scopeOf(principalOf(res)));
     if (!workflow) throw missing(tenant, name);
     res.json(await workflowView(deps, workflow));
+  });
+
+  router.get('/workflows/:tenant/:name/policy-versions', async (req, res) => {
+    const { tenant, name } = req.params as { tenant: string; name: string };
+    const workflow = await findWorkflow(deps.db, tenant, name, scopeOf(principalOf(res)));
+    if (!workflow) throw missing(tenant, name);
+    res.json({ tenant, name, current: workflow.policyVersion, versions: await policyVersions(deps.db, workflow.id) });
   });
 
   router.put('/workflows/:tenant/:name', async (req, res) => {

@@ -55,8 +55,8 @@ export type AlertViewAlert = Pick<
 
 export interface AlertViewInput {
   alert: AlertViewAlert;
-  workflow: Pick<Workflow, 'name' | 'cron' | 'timezone'>;
-  tenant: Pick<Tenant, 'id' | 'name'>;
+  workflow: Pick<Workflow, 'name' | 'cron' | 'timezone'> & { shadow?: boolean };
+  tenant: Pick<Tenant, 'id' | 'name'> & { shadow?: boolean };
   /** The alert's latest run, for its stage when the alert has none. */
   lastRun?: Pick<Run, 'stage'> | null;
 }
@@ -87,10 +87,12 @@ export function alertView({ alert: a, workflow, tenant, lastRun }: AlertViewInpu
   const headline = resolved
     ? `Resolved: ${tenant.name} / ${workflow.name}`
     : `${severityWord(a.severity)} (${state}): ${tenant.name} / ${workflow.name}, ${a.consecutiveFailures} failure${a.consecutiveFailures === 1 ? '' : 's'}`;
+  // Shadow: told only to the audit destination; the marker says no one else was.
+  const shadowMark = workflow.shadow || tenant.shadow ? 'Shadow · ' : '';
   const milestone = milestoneOf(a);
   const stage = a.stage ?? lastRun?.stage;
   return {
-    headline,
+    headline: `${shadowMark}${headline}`,
     resolved,
     resolvedAfter,
     tenant: { id: tenant.id, name: tenant.name },

@@ -356,10 +356,40 @@ export function eventText({ event, alert: a, workflow }: EventTextInput): EventT
         ],
       };
     }
+    case 'policy_changed': {
+      const changes = Array.isArray(d.changes) ? (d.changes as { field?: unknown; from?: unknown; to?: unknown }[]).filter((c) => typeof c.field === 'string') : [];
+      const from = num(d, 'from');
+      const to = num(d, 'to');
+      return {
+        what: 'policy_changed',
+        icon: 'info',
+        parts: [
+          t(`Policy changed${from !== undefined && to !== undefined ? ` (v${from} → v${to})` : ''}`),
+          ...(changes.length ? [t(': '), ...joinParts(changes.map((c) => t(`${POLICY_FIELD_WORDS[c.field as string] ?? String(c.field)} ${String(c.from ?? 'none')} → ${String(c.to ?? 'none')}`)))] : []),
+          t('. This alert continues under the new rules.'),
+        ],
+      };
+    }
+    case 'went_live':
+      return { what: 'went_live', icon: 'info', parts: [t('Shadow mode ended: from now on this alert is told to its channel and destinations.')] };
     default:
       return { what: event.kind, icon: 'info', parts: [t(`${event.kind.replace(/_/g, ' ')}.`)] };
   }
 }
+
+/** The effective policy's fields in words (policy_changed). */
+const POLICY_FIELD_WORDS: Record<string, string> = {
+  retries: 'retries per tick',
+  alertAfter: 'failures before alerting',
+  firstSeverity: 'first severity',
+  escalationMultiplier: 'escalation multiplier',
+  recoverAfter: 'successes to resolve',
+  graceSeconds: 'grace (seconds)',
+  timeoutSeconds: 'timeout (seconds)',
+  minRows: 'minimum rows',
+  cadenceSeconds: 'cadence (seconds)',
+  escalateAfterFailures: 'failures before escalating',
+};
 
 function detailOf(text: string | undefined): { detail?: string } {
   return text ? { detail: text } : {};

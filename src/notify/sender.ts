@@ -311,12 +311,12 @@ export async function loadDeliveryInput(db: Db, claimed: Pick<ClaimedNotificatio
     .selectFrom('alerts')
     .innerJoin('alertEvents as e', 'e.alertId', 'alerts.id')
     .selectAll('alerts')
-    .select(['e.id as eventId', 'e.at as eventAt', 'e.kind as eventKind', 'e.actor as eventActor', 'e.data as eventData'])
+    .select(['e.id as eventId', 'e.at as eventAt', 'e.kind as eventKind', 'e.actor as eventActor', 'e.data as eventData', 'e.policyVersion as eventPolicyVersion'])
     .where('alerts.id', '=', notification.alertId)
     .where('e.id', '=', notification.eventId)
     .executeTakeFirstOrThrow();
-  const { eventId, eventAt, eventKind, eventActor, eventData, ...alert } = found;
-  const event = { id: eventId, alertId: alert.id, at: eventAt, kind: eventKind, actor: eventActor, data: eventData };
+  const { eventId, eventAt, eventKind, eventActor, eventData, eventPolicyVersion, ...alert } = found;
+  const event = { id: eventId, alertId: alert.id, at: eventAt, kind: eventKind, actor: eventActor, data: eventData, policyVersion: eventPolicyVersion };
   const workflow = await db.selectFrom('workflows').selectAll().where('id', '=', alert.workflowId).executeTakeFirstOrThrow();
   const tenant = await db.selectFrom('tenants').selectAll().where('id', '=', workflow.tenantId).executeTakeFirstOrThrow();
   return { notification, target: parseDestination(notification.destination).target, event, alert, workflow, tenant, queuedBehind: claimed.queuedBehind, now };

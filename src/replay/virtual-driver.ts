@@ -166,6 +166,7 @@ export class VirtualDriver {
       nextDeadline: Date | null;
       nextRunLease: Date | null;
       anyOpen: boolean;
+      nextEscalation: Date | null;
       silenceEnd: Date | null;
       nextSend: Date | null;
       nextLease: Date | null;
@@ -178,6 +179,8 @@ export class VirtualDriver {
         (select min(deadline_at) from runs where status = 'running') as next_deadline,
         (select min(lease_expires_at) from runs where status = 'running' and id <> all(${launcher.heldRunIds()}::int8[])) as next_run_lease,
         exists (select 1 from alerts where status = 'open') as any_open,
+        (select min(case when consecutive_failures >= coalesce((policy->>'escalateAfterFailures')::int, 2147483647) then ${now} else escalate_at end)
+          from alerts where status = 'open' and severity = 'warning' and acknowledged_at is null) as next_escalation,
         (select min(silenced_until) from alerts where status = 'open' and silenced_by is not null and silenced_until > ${now}) as silence_end,
         (select min(next_attempt_at) from notifications where status in ('pending', 'sending') and next_attempt_at > ${now}) as next_send,
         (select min(lease_expires_at) from notifications where status = 'sending' and lease_expires_at > ${now}) as next_lease,
@@ -209,9 +212,11 @@ export class VirtualDriver {
       add(freshness);
       add(r.silenceEnd);
       add(scenario.actions[this.nextAction]?.at);
-      if (r.anyOpen) {
-        const since = t - scenario.start.getTime();
-        add(scenario.start.getTime() + (Math.floor(since / this.escalationMs) + 1) * this.escalationMs);
+      // The escalation clock's timed work: a deadline, or a warning that kept failing (due at once); a silence's
+      // end is added above. The first instant on its grid after the earliest.
+      if (r.nextEscalation) {
+        const since = Math.max(r.nextEscalation.getTime(), t + 1) - scenario.start.getTime();
+        add(scenario.start.getTime() + Math.ceil(since / this.escalationMs) * this.escalationMs);
       }
     }
     return candidates.length ? new Date(Math.min(...candidates)) : undefined;

@@ -43,19 +43,28 @@ export async function recordAlertEvent(trx: Transaction<Database>, input: EventI
 export async function recordAlertEvents(trx: Transaction<Database>, inputs: EventInput[]): Promise<AlertEvent[]> {
   if (inputs.length === 0) return [];
   const quiet = (i: EventInput) => (QUIET_EVENT_KINDS as readonly string[]).includes(i.kind);
+  const router = await loadRouting(
+    trx,
+    inputs.map((i) => i.alert),
+  );
   const inserted = await trx
     .insertInto('alertEvents')
-    .values(inputs.map((i) => ({ alertId: i.alert.id, at: i.now, kind: i.kind, actor: i.actor ?? null, data: JSON.stringify(quiet(i) ? { ...i.data, quiet: true } : i.data) })))
+    .values(
+      inputs.map((i) => ({
+        alertId: i.alert.id,
+        at: i.now,
+        kind: i.kind,
+        actor: i.actor ?? null,
+        data: JSON.stringify(quiet(i) ? { ...i.data, quiet: true } : i.data),
+        policyVersion: router.policyVersion(i.alert),
+      })),
+    )
     .returningAll()
     .execute();
   // One row per input, ids increasing in input order (one multi-row insert takes its ids in order).
   const events = inserted.sort((a, b) => a.id - b.id);
   const routed = inputs.map((input, i) => ({ input, event: events[i]! })).filter(({ input }) => quiet(input) || isNotifiedKind(input.kind));
   if (routed.length === 0) return events;
-  const router = await loadRouting(
-    trx,
-    routed.map((r) => r.input.alert),
-  );
   const rows: Insertable<NotificationsTable>[] = [];
   let wake = false;
   for (const { input, event } of routed) {
@@ -99,10 +108,10 @@ async function loadRouting(trx: Transaction<Database>, alerts: Pick<Alert, 'id' 
   const stored = await trx
     .selectFrom('workflows')
     .innerJoin('tenants', 'tenants.id', 'workflows.tenantId')
-    .select(['workflows.id', 'tenants.destinations'])
+    .select(['workflows.id', 'tenants.destinations', 'workflows.policyVersion', 'workflows.shadow', 'tenants.shadow as tenantShadow'])
     .where('workflows.id', 'in', workflowIds)
     .execute();
-  const destinationsOf = new Map(stored.map((s) => [s.id, s.destinations]));
+  const workflowOf = new Map(stored.map((s) => [s.id, s]));
   const heardRows = await trx
     .selectFrom('notifications')
     .select(['alertId', 'destination'])
@@ -112,8 +121,13 @@ async function loadRouting(trx: Transaction<Database>, alerts: Pick<Alert, 'id' 
     .execute();
   const heard = new Set(heardRows.map((r) => `${r.alertId}\u0000${r.destination}`));
   return {
+    /** The version an event is decided under: the workflow's current one (evaluation uses the current policy). */
+    policyVersion(alert: Pick<Alert, 'workflowId'> & { policyVersion?: number | null }): number | null {
+      return workflowOf.get(alert.workflowId)?.policyVersion ?? alert.policyVersion ?? null;
+    },
     route(input: EventInput): string[] {
-      const routes = routesFor({ channel: input.tenant.channel, destinations: destinationsOf.get(input.alert.workflowId) }, input.config);
+      const wf = workflowOf.get(input.alert.workflowId);
+      const routes = routesFor({ channel: input.tenant.channel, destinations: wf?.destinations, shadow: !!(wf?.shadow || wf?.tenantShadow) }, input.config);
       return routes.filter((r) => shouldRoute(r, input.kind, input.alert.severity, heard.has(`${input.alert.id}\u0000${r.id}`))).map((r) => r.id);
     },
     heard(alertId: number, destination: string) {

@@ -7,6 +7,8 @@ import { hashToken, newPingKey } from '../secrets.js';
 import type { LauncherConfig } from '../db/schema.js';
 import type { RoutingConfig } from '../engine/destinations.js';
 import { resolveAlertsOfWorkflows } from './workflow-state.js';
+import { recordPolicyVersionsIn } from './policy-versions.js';
+import { announceGoingLive, shadowStates } from './shadow.js';
 
 export interface SyncResult {
   tenants: { upserted: number; disabled: number };
@@ -28,12 +30,13 @@ export async function syncWorkflowsFile(
   file: WorkflowsFile,
   now: Date,
   env: SecretEnv = process.env,
-  /** Where the `resolved` of a disabled workflow's alert goes (the platform channel and destinations). */
+  /** Where events recorded by the sync go: a disabled workflow's `resolved`, a policy change told to an open alert. */
   routing: RoutingConfig = { PLATFORM_CHANNEL: undefined },
 ): Promise<SyncResult> {
   const secrets = resolveFileSecrets(file, env);
   return db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(hashtext('scheduler-bot:sync-workflows'))`.execute(trx);
+    const shadowBefore = await shadowStates(trx);
     const result: SyncResult = { tenants: { upserted: 0, disabled: 0 }, workflows: { created: 0, updated: 0, disabled: 0 } };
 
     const fileTenantIds = file.tenants.map((t) => t.id);
@@ -51,6 +54,7 @@ export async function syncWorkflowsFile(
         maintenance: JSON.stringify(recurringMaintenanceOf(t.maintenance, 'UTC')),
         source: 'file' as const,
         enabled: true,
+        shadow: t.shadow ?? false,
         updatedAt: now,
         ...(token ? { apiTokenHash: hashToken(token) } : {}),
       };
@@ -94,6 +98,7 @@ export async function syncWorkflowsFile(
         paused,
         enabled,
         maintenance: JSON.stringify(recurringMaintenanceOf(spec.maintenance, spec.timezone)),
+        shadow: spec.shadow ?? false,
         source: 'file' as const,
         updatedAt: now,
         // Managed and observed workflows both keep next_tick_at: the scheduler fires
@@ -110,10 +115,12 @@ export async function syncWorkflowsFile(
         if (!enabled && current.enabled) disabled.push(current.id);
         result.workflows.updated++;
       } else {
-        await trx
+        const created = await trx
           .insertInto('workflows')
           .values({ tenantId: spec.tenant, name: spec.name, pingKey: spec.pingKey ?? newPingKey(), createdAt: now, ...values })
-          .execute();
+          .returning('id')
+          .executeTakeFirstOrThrow();
+        seen.add(created.id);
         result.workflows.created++;
       }
     }
@@ -124,6 +131,8 @@ export async function syncWorkflowsFile(
     result.workflows.disabled = gone.length + disabled.length;
     // Disabling stops its escalation at once: its open alert is resolved with that reason.
     await resolveAlertsOfWorkflows(trx, [...gone, ...disabled], 'workflow_disabled', null, now, routing);
+    await recordPolicyVersionsIn(trx, [...seen].filter((id) => !disabled.includes(id)), { now, config: routing, changedBy: 'workflows file' });
+    await announceGoingLive(trx, shadowBefore, now, routing);
     return result;
   });
 }

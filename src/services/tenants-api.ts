@@ -3,6 +3,7 @@ import type { Db } from '../db/connect.js';
 import type { Deps } from '../deps.js';
 import { hashToken, newToken } from '../secrets.js';
 import type { Scope } from './alert-queries.js';
+import { announceGoingLive, shadowStates } from './shadow.js';
 
 /** Tenants over the API: the admin creates them and mints their tokens; a tenant sees only itself. */
 
@@ -12,6 +13,8 @@ export interface TenantInput {
   channel?: string;
   /** Secrets resolved (the route resolves `secretEnv` / `routingKeyEnv`); stored as the file sync stores them. */
   destinations?: DestinationSpec[];
+  /** Shadow mode for all of the tenant's workflows (issue 17). */
+  shadow?: boolean;
 }
 
 /** A destination as the API shows it: its outbox id and routing, never its secret or header values. */
@@ -29,11 +32,12 @@ function destinationView(d: DestinationSpec) {
   }
 }
 
-const tenantView = (t: { id: string; name: string; channel: string | null; source: string; apiTokenHash: string | null; destinations: unknown }) => ({
+const tenantView = (t: { id: string; name: string; channel: string | null; source: string; apiTokenHash: string | null; destinations: unknown; shadow: boolean }) => ({
   id: t.id,
   name: t.name,
   channel: t.channel,
   source: t.source,
+  shadow: t.shadow,
   hasToken: t.apiTokenHash !== null,
   destinations: storedDestinations(t.destinations).map(destinationView),
 });
@@ -60,7 +64,7 @@ export async function listTenants(db: Db, scope: Scope) {
 
 export type PutTenantResult = { kind: 'created' | 'updated'; tenant: ReturnType<typeof tenantView> } | { kind: 'owned_by_file' } | { kind: 'channel_taken'; by: string };
 
-export async function putTenant(deps: Pick<Deps, 'db' | 'clock'>, input: TenantInput): Promise<PutTenantResult> {
+export async function putTenant(deps: Pick<Deps, 'db' | 'clock' | 'config'>, input: TenantInput): Promise<PutTenantResult> {
   const now = deps.clock.now();
   return deps.db.transaction().execute(async (trx): Promise<PutTenantResult> => {
     const current = await trx.selectFrom('tenants').selectAll().where('id', '=', input.id).forUpdate().executeTakeFirst();
@@ -70,10 +74,12 @@ export async function putTenant(deps: Pick<Deps, 'db' | 'clock'>, input: TenantI
       if (holder) return { kind: 'channel_taken', by: holder.id };
     }
     // PUT replaces: destinations left out of the body mean none, as a tenant in the file without them has none.
-    const values = { name: input.name, channel: input.channel ?? null, destinations: JSON.stringify(input.destinations ?? []), source: 'api' as const, enabled: true, updatedAt: now };
+    const values = { name: input.name, channel: input.channel ?? null, destinations: JSON.stringify(input.destinations ?? []), shadow: input.shadow ?? false, source: 'api' as const, enabled: true, updatedAt: now };
+    const shadowBefore = await shadowStates(trx, { tenantId: input.id });
     const tenant = current
       ? await trx.updateTable('tenants').set(values).where('id', '=', input.id).returningAll().executeTakeFirstOrThrow()
       : await trx.insertInto('tenants').values({ id: input.id, apiTokenHash: null, createdAt: now, ...values }).returningAll().executeTakeFirstOrThrow();
+    await announceGoingLive(trx, shadowBefore, now, deps.config, { tenantId: input.id });
     return { kind: current ? 'updated' : 'created', tenant: tenantView(tenant) };
   });
 }

@@ -1,3 +1,5 @@
+import { recordPolicyVersionsIn } from './policy-versions.js';
+import { announceGoingLive, shadowStates } from './shadow.js';
 import type { Config } from '../config/env.js';
 import { recurringMaintenanceOf, type WorkflowSpec } from '../config/workflows-file.js';
 import type { Db } from '../db/connect.js';
@@ -63,6 +65,7 @@ function alertView(alert: Alert | undefined) {
     ownerUser: alert.ownerUser,
     acknowledged: alert.acknowledgedAt !== null,
     silencedUntil: alert.silencedUntil,
+    policyVersion: alert.policyVersion,
   };
 }
 
@@ -119,6 +122,7 @@ export async function workflowView(deps: Pick<Deps, 'db' | 'clock' | 'config'>, 
     },
     launcher: launcherView(workflow.launcher),
     profile: { cadenceSeconds, escalateAfterFailures, derived, overrides, effective },
+    policy: { version: workflow.policyVersion, shadow: workflow.shadow, versions: `/api/v1/workflows/${workflow.tenantId}/${workflow.name}/policy-versions` },
     lastRuns: history.map((h) => ({
       id: h.run.id,
       tick: h.run.tick,
@@ -159,6 +163,7 @@ export async function putWorkflow(deps: Pick<Deps, 'db' | 'clock' | 'config'>, s
     if (!tenant) return { kind: 'tenant_not_found' };
     const current = await trx.selectFrom('workflows').selectAll().where('tenantId', '=', spec.tenant).where('name', '=', spec.name).forUpdate().executeTakeFirst();
     if (current?.source === 'file' && current.enabled) return { kind: 'owned_by_file' };
+    const shadowBefore = await shadowStates(trx, { tenantId: spec.tenant, workflowName: spec.name });
     const pingKey = spec.pingKey ?? current?.pingKey ?? newPingKey();
     const keyOwner = await trx.selectFrom('workflows').select('id').where('pingKey', '=', pingKey).executeTakeFirst();
     if (keyOwner && keyOwner.id !== current?.id) return { kind: 'ping_key_taken' };
@@ -177,22 +182,20 @@ export async function putWorkflow(deps: Pick<Deps, 'db' | 'clock' | 'config'>, s
       paused,
       enabled: spec.enabled,
       maintenance: JSON.stringify(recurringMaintenanceOf(spec.maintenance, spec.timezone)),
+      shadow: spec.shadow ?? false,
       source: 'api' as const,
       pingKey,
       updatedAt: now,
       nextTickAt: restarts ? nextFireAfter(spec.cron, spec.timezone, now) : current!.nextTickAt,
     };
-    if (current) {
-      const workflow = await trx.updateTable('workflows').set(values).where('id', '=', current.id).returningAll().executeTakeFirstOrThrow();
-      if (!workflow.enabled) await resolveAlertsOfWorkflows(trx, [workflow.id], 'workflow_disabled', actor, now, deps.config);
-      return { kind: 'updated', workflow };
-    }
-    const workflow = await trx
-      .insertInto('workflows')
-      .values({ tenantId: spec.tenant, name: spec.name, createdAt: now, ...values })
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    return { kind: 'created', workflow };
+    const written = current
+      ? await trx.updateTable('workflows').set(values).where('id', '=', current.id).returningAll().executeTakeFirstOrThrow()
+      : await trx.insertInto('workflows').values({ tenantId: spec.tenant, name: spec.name, createdAt: now, ...values }).returningAll().executeTakeFirstOrThrow();
+    if (current && !written.enabled) await resolveAlertsOfWorkflows(trx, [written.id], 'workflow_disabled', actor, now, deps.config);
+    await announceGoingLive(trx, shadowBefore, now, deps.config, { tenantId: spec.tenant, workflowName: spec.name });
+    const versioned = await recordPolicyVersionsIn(trx, [written.id], { now, config: deps.config, changedBy: `api (${scope.tenantId ? `tenant ${scope.tenantId}` : 'admin'})` });
+    const workflow = versioned ? await trx.selectFrom('workflows').selectAll().where('id', '=', written.id).executeTakeFirstOrThrow() : written;
+    return { kind: current ? 'updated' : 'created', workflow };
   });
 }
 
@@ -214,4 +217,10 @@ export async function deleteWorkflow(deps: Pick<Deps, 'db' | 'clock' | 'config'>
     await resolveAlertsOfWorkflows(trx, [workflow.id], 'workflow_deleted', actor, now, deps.config);
     return { kind: 'deleted' };
   });
+}
+
+/** Every recorded version of a workflow's effective policy, newest first: what it was, who or what changed it, when. */
+export async function policyVersions(db: Db, workflowId: number) {
+  const rows = await db.selectFrom('policyVersions').selectAll().where('workflowId', '=', workflowId).orderBy('version', 'desc').execute();
+  return rows.map((r) => ({ version: r.version, policy: r.policy, changedBy: r.changedBy, changedAt: r.changedAt }));
 }

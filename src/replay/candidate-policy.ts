@@ -1,0 +1,56 @@
+import { readFile } from 'node:fs/promises';
+import { z } from 'zod';
+import { describeIssues, policySchema } from '../config/workflows-file.js';
+import type { PolicyOverrides } from '../db/schema.js';
+import { ScenarioError, type ScenarioInput } from './scenario.js';
+
+/**
+ * A candidate policy for `replay --from-db --policy candidate.json`: either
+ * overrides for every replayed workflow (`{"alertAfter": 4}`), or per
+ * workflow with an optional default:
+ * `{"default": {"alertAfter": 4}, "workflows": {"nightly": {"retries": 1}}}`.
+ * A candidate's fields are laid over each workflow's own overrides in force.
+ */
+const perWorkflow = z
+  .object({
+    default: policySchema.optional(),
+    workflows: z.record(z.string().min(1), policySchema).optional(),
+  })
+  .strict()
+  .refine((c) => c.default || c.workflows, 'give "default" and/or "workflows"');
+
+export type CandidatePolicy = { default?: PolicyOverrides; workflows?: Record<string, PolicyOverrides> };
+
+export function checkCandidatePolicy(raw: unknown, source: string, text?: string): CandidatePolicy {
+  const isPerWorkflow = typeof raw === 'object' && raw !== null && ('default' in raw || 'workflows' in raw);
+  const parsed = isPerWorkflow ? perWorkflow.safeParse(raw) : policySchema.safeParse(raw);
+  if (!parsed.success) throw new ScenarioError(source, describeIssues(source, text, raw, parsed.error.issues));
+  return isPerWorkflow ? (parsed.data as CandidatePolicy) : { default: parsed.data as PolicyOverrides };
+}
+
+export async function readCandidatePolicy(path: string): Promise<CandidatePolicy> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new ScenarioError(path, [`${path}: cannot read: ${error instanceof Error ? error.message : String(error)}`]);
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (error) {
+    throw new ScenarioError(path, [`${path}: not valid JSON: ${error instanceof Error ? error.message : String(error)}`]);
+  }
+  return checkCandidatePolicy(raw, path, text);
+}
+
+/** The same scenario with the candidate's fields laid over each workflow's policy; unknown workflow names are an error. */
+export function applyCandidate(scenario: ScenarioInput, candidate: CandidatePolicy, source = 'candidate policy'): ScenarioInput {
+  const names = new Set(scenario.workflows.map((w) => w.name));
+  const unknown = Object.keys(candidate.workflows ?? {}).filter((n) => !names.has(n));
+  if (unknown.length > 0) throw new ScenarioError(source, unknown.map((n) => `${source}: workflows.${n}: not a replayed workflow (replayed: ${[...names].join(', ')})`));
+  return {
+    ...scenario,
+    workflows: scenario.workflows.map((w) => ({ ...w, policy: { ...(w.policy ?? {}), ...(candidate.default ?? {}), ...(candidate.workflows?.[w.name] ?? {}) } })),
+  };
+}

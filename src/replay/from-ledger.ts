@@ -1,0 +1,192 @@
+import type { Db } from '../db/connect.js';
+import type { PolicyOverrides, Run } from '../db/schema.js';
+import type { ScenarioInput } from './scenario.js';
+
+/**
+ * Turns what really happened (the ledger's scheduled ticks and their
+ * attempts) into a replay scenario, so a real week can be replayed through
+ * the engine under another policy, and saved as a regression test.
+ *
+ * What a scenario can say, and therefore what is carried over: each tick's
+ * attempts in order (succeeded with rows, failed with error and stage, or
+ * missing) and the first attempt's duration. Consecutive ticks that did the
+ * same are folded into one outcome rule. What it cannot say is left out and
+ * counted in `notes`: external runs (no tick), manual runs (Slack actions are
+ * not in the ledger), and ticks the bot skipped while it was down (replayed
+ * as successes, which is what "neither a failure nor a success" comes to for
+ * counting).
+ */
+
+export interface LedgerSelection {
+  tenant: string;
+  /** One workflow by name; all of the tenant's monitored workflows when absent. */
+  workflow?: string;
+  since: Date;
+  until: Date;
+  platformChannel?: string;
+}
+
+export interface LedgerScenario {
+  scenario: ScenarioInput;
+  /** Workflow name → the policy overrides in force at `since` (what the baseline replays under). */
+  policies: Record<string, PolicyOverrides>;
+  notes: string[];
+}
+
+export class LedgerSelectionError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'LedgerSelectionError';
+  }
+}
+
+type Attempt = { status: 'succeeded'; rows?: number } | { status: 'failed'; error?: string; stage?: string; rows?: number } | { status: 'missing' };
+
+/** A channel id for a tenant that has none: a scenario needs one to show its threads in. */
+const NO_CHANNEL = 'CNOCHANNEL';
+const MAX_DURATION_SECONDS = 7 * 86_400;
+const MAX_TEXT = 2_000;
+
+export async function scenarioFromLedger(db: Db, selection: LedgerSelection): Promise<LedgerScenario> {
+  const tenant = await db.selectFrom('tenants').select(['id', 'name', 'channel']).where('id', '=', selection.tenant).executeTakeFirst();
+  if (!tenant) throw new LedgerSelectionError(`no tenant "${selection.tenant}" in the database`);
+  let query = db
+    .selectFrom('workflows')
+    .select(['id', 'name', 'cron', 'timezone', 'policy', 'mode'])
+    .where('tenantId', '=', tenant.id)
+    .where('enabled', '=', true)
+    .where('monitoring', '=', true)
+    .orderBy('name');
+  if (selection.workflow) query = query.where('name', '=', selection.workflow);
+  const workflows = await query.execute();
+  if (workflows.length === 0) {
+    throw new LedgerSelectionError(selection.workflow ? `no monitored workflow "${selection.workflow}" in tenant "${tenant.id}"` : `tenant "${tenant.id}" has no monitored workflows`);
+  }
+
+  const ids = workflows.map((w) => w.id);
+  const runs = await db
+    .selectFrom('runs')
+    .selectAll()
+    .where('workflowId', 'in', ids)
+    .where('tick', '>=', selection.since)
+    .where('tick', '<=', selection.until)
+    .orderBy('workflowId')
+    .orderBy('tick')
+    .orderBy('attempt')
+    .execute();
+  const tickless = await db
+    .selectFrom('runs')
+    .select(['trigger', (eb) => eb.fn.countAll<string>().as('n')])
+    .where('workflowId', 'in', ids)
+    .where('tick', 'is', null)
+    .where('originalRunId', 'is', null)
+    .where((eb) => eb.fn.coalesce('startedAt', 'createdAt'), '>=', selection.since)
+    .where((eb) => eb.fn.coalesce('startedAt', 'createdAt'), '<=', selection.until)
+    .groupBy('trigger')
+    .execute();
+  const ticklessOf = (manual: boolean) => tickless.filter((r) => (r.trigger === 'manual') === manual).reduce((n, r) => n + Number(r.n), 0);
+
+  const nameOf = new Map(workflows.map((w) => [w.id, w.name]));
+  const ticks = groupTicks(runs);
+  const outcomes: NonNullable<ScenarioInput['outcomes']> = [];
+  const missingIn = new Set<number>();
+  let skipped = 0;
+  let manual = ticklessOf(true);
+  for (const [workflowId, byTick] of ticks) {
+    let open: { key: string; from: Date; to: Date; attempts: Attempt[]; durationSeconds: number } | undefined;
+    const flush = () => {
+      if (open) outcomes.push({ workflow: nameOf.get(workflowId)!, from: open.from.toISOString(), to: open.to.toISOString(), durationSeconds: open.durationSeconds, attempts: open.attempts });
+      open = undefined;
+    };
+    for (const [tick, attempts] of byTick) {
+      const original = attempts[0]!;
+      if (original.trigger === 'manual') {
+        manual++;
+        continue;
+      }
+      if (original.status === 'skipped') {
+        skipped++;
+        flush();
+        continue;
+      }
+      if (original.status === 'running' || original.status === 'pending_retry') continue; // not decided yet: nothing to replay
+      const scripted = attempts.map(attemptOf);
+      if (scripted[0]!.status === 'missing') missingIn.add(workflowId);
+      const durationSeconds = durationOf(original);
+      const key = JSON.stringify([scripted, durationSeconds]);
+      const at = new Date(tick);
+      if (open && open.key === key) open.to = at;
+      else {
+        flush();
+        open = { key, from: at, to: at, attempts: scripted, durationSeconds };
+      }
+    }
+    flush();
+  }
+
+  const notes: string[] = [];
+  const external = ticklessOf(false);
+  if (external > 0) notes.push(`${external} external run(s) without a tick are not replayed`);
+  if (manual > 0) notes.push(`${manual} manual run(s) are not replayed (Slack actions are not in the ledger)`);
+  if (skipped > 0) notes.push(`${skipped} tick(s) skipped while the bot was down are replayed as successes`);
+
+  const policies = Object.fromEntries(workflows.map((w) => [w.name, w.policy ?? {}]));
+  const scenario: ScenarioInput = {
+    description: `${tenant.name}${selection.workflow ? ` / ${selection.workflow}` : ''}: the ledger from ${selection.since.toISOString()} to ${selection.until.toISOString()}`,
+    start: selection.since.toISOString(),
+    until: selection.until.toISOString(),
+    ...(selection.platformChannel && selection.platformChannel !== tenant.channel ? { platformChannel: selection.platformChannel } : {}),
+    tenants: [{ id: tenant.id, name: tenant.name, channel: tenant.channel ?? NO_CHANNEL }],
+    workflows: workflows.map((w) => ({
+      tenant: tenant.id,
+      name: w.name,
+      cron: w.cron,
+      timezone: w.timezone,
+      policy: w.policy ?? {},
+      // A tick that was never started can only be played by an outside scheduler.
+      mode: missingIn.has(w.id) ? 'observed' : w.mode,
+    })),
+    outcomes,
+  };
+  return { scenario, policies, notes };
+}
+
+/** workflow id → tick (ms) → the tick's rows, the original first, then its attempts in order. */
+function groupTicks(runs: Run[]): Map<number, Map<number, Run[]>> {
+  const out = new Map<number, Map<number, Run[]>>();
+  const byId = new Map(runs.map((r) => [r.id, r]));
+  for (const run of runs) {
+    if (run.tick === null) continue;
+    const original = run.originalRunId === null ? run : byId.get(run.originalRunId);
+    if (!original) continue; // an attempt whose tick row is outside the window
+    let ticks = out.get(run.workflowId);
+    if (!ticks) out.set(run.workflowId, (ticks = new Map()));
+    const t = run.tick.getTime();
+    const list = ticks.get(t) ?? [];
+    if (run.originalRunId === null) list.unshift(run);
+    else list.push(run);
+    ticks.set(t, list);
+  }
+  for (const ticks of out.values()) for (const list of ticks.values()) list.sort((a, b) => a.attempt - b.attempt);
+  return out;
+}
+
+/** One attempt as the scenario says it: its own outcome, not the tick's verdict written back onto the first row. */
+function attemptOf(run: Run): Attempt {
+  const status = run.attemptStatus ?? run.status;
+  const error = run.attemptError ?? run.error;
+  if (status === 'missed') return { status: 'missing' };
+  if (status === 'succeeded') return run.rows === null ? { status: 'succeeded' } : { status: 'succeeded', rows: run.rows };
+  return {
+    status: 'failed',
+    ...(error ? { error: error.slice(0, MAX_TEXT) } : {}),
+    ...(run.stage ? { stage: run.stage.slice(0, MAX_TEXT) } : {}),
+    ...(run.rows !== null ? { rows: run.rows } : {}),
+  };
+}
+
+function durationOf(run: Run): number {
+  if (!run.startedAt || !run.finishedAt) return 60;
+  const seconds = Math.round((run.finishedAt.getTime() - run.startedAt.getTime()) / 1000);
+  return Math.min(MAX_DURATION_SECONDS, Math.max(0, seconds));
+}

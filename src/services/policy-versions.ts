@@ -1,0 +1,149 @@
+import { sql, type Transaction } from 'kysely';
+import type { Db } from '../db/connect.js';
+import type { Alert, Database } from '../db/schema.js';
+import { profileFor } from '../domain/cadence.js';
+import { escalateAtFor } from '../domain/evaluate.js';
+import { effectivePolicy, policyChanges, type EffectivePolicy, type PolicyChange } from '../domain/policy-version.js';
+import type { RoutingConfig } from '../engine/destinations.js';
+import { recordAlertEvents } from './alert-events.js';
+
+/**
+ * Records a new policy version for every workflow whose effective policy is
+ * not the one its current version says, in one transaction: the version row
+ * (with who or what changed it), the workflow's pointer, and for an open
+ * alert one `policy_changed` event in its thread; the alert continues under
+ * the new rules from then on (its snapshot and, for an unescalated warning,
+ * its escalation deadline with the cadence it captured when it opened).
+ * A re-sync that changes nothing records nothing. Serialised across replicas
+ * by an advisory lock, so two starting at once number versions once.
+ */
+export interface RecordPolicyVersions {
+  now: Date;
+  config: RoutingConfig;
+  /**
+   * Who or what changed them when the workflow's own overrides or schedule changed ("workflows file",
+   * "api (acme)"); a change of the derived defaults alone is put down to this release of them.
+   */
+  changedBy: string;
+  /** Only these workflows; every enabled one when absent. */
+  workflowIds?: number[];
+}
+
+const CHUNK = 2_000;
+
+/** The release whose cadence defaults a version was derived with. */
+export const DEFAULTS_RELEASE = `defaults of scheduler-bot ${process.env.npm_package_version ?? '0.1.0'}`;
+
+function causeOf(actor: string, stored: { overrides?: unknown } | null, overrides: object, changes: PolicyChange[]): string {
+  if (!stored) return actor;
+  const ownChange = JSON.stringify(stored.overrides ?? {}) !== JSON.stringify(overrides) || changes.some((c) => c.field === 'cadenceSeconds');
+  return ownChange ? actor : DEFAULTS_RELEASE;
+}
+
+export async function recordPolicyVersions(db: Db, input: RecordPolicyVersions): Promise<number> {
+  const ids = input.workflowIds ?? (await db.selectFrom('workflows').select('id').where('enabled', '=', true).orderBy('id').execute()).map((w) => w.id);
+  let recorded = 0;
+  for (let i = 0; i < ids.length; i += CHUNK) {
+    const chunk = ids.slice(i, i + CHUNK);
+    recorded += await db.transaction().execute((trx) => recordPolicyVersionsIn(trx, chunk, input));
+  }
+  return recorded;
+}
+
+/** The same inside a caller's transaction (a workflow written over the API, the file's sync). */
+export async function recordPolicyVersionsIn(trx: Transaction<Database>, ids: number[], input: Omit<RecordPolicyVersions, 'workflowIds'>): Promise<number> {
+  if (ids.length === 0) return 0;
+  const { now } = input;
+  {
+    await sql`select pg_advisory_xact_lock(hashtext('scheduler-bot:policy-versions'))`.execute(trx);
+    const rows = await trx
+      .selectFrom('workflows as w')
+      .innerJoin('tenants as t', 't.id', 'w.tenantId')
+      .leftJoin('policyVersions as pv', (j) => j.onRef('pv.workflowId', '=', 'w.id').onRef('pv.version', '=', 'w.policyVersion'))
+      .select(['w.id', 'w.cron', 'w.timezone', 'w.policy', 'w.policyVersion', 'w.source', 't.channel', 'pv.policy as stored'])
+      .where('w.id', 'in', ids)
+      .execute();
+    const changed: { id: number; channel: string | null; version: number; previous: number | null; policy: EffectivePolicy; changes: PolicyChange[] }[] = [];
+    const versions: { workflowId: number; version: number; policy: string; changedBy: string; changedAt: Date }[] = [];
+    for (const row of rows) {
+      const profile = profileFor(row.cron, row.timezone, row.policy ?? {}, now);
+      const policy = effectivePolicy(profile);
+      const changes = policyChanges((row.stored as Record<string, unknown> | null) ?? null, policy);
+      if (changes.length === 0) continue;
+      const version = (row.policyVersion ?? 0) + 1;
+      const by = causeOf(input.changedBy, (row.stored as { overrides?: unknown } | null) ?? null, row.policy ?? {}, changes);
+      versions.push({ workflowId: row.id, version, policy: JSON.stringify({ ...policy, overrides: row.policy ?? {} }), changedBy: by, changedAt: now });
+      changed.push({ id: row.id, channel: row.channel, version, previous: row.policyVersion, policy, changes });
+    }
+    if (versions.length === 0) return 0;
+    await trx.insertInto('policyVersions').values(versions).execute();
+    await sql`
+      update workflows w set policy_version = v.version
+      from (select * from unnest(${changed.map((c) => c.id)}::int[], ${changed.map((c) => c.version)}::int[]) as v(id, version)) v
+      where w.id = v.id
+    `.execute(trx);
+    await tellOpenAlerts(trx, changed, input);
+    return versions.length;
+  }
+}
+
+/** An open alert hears of a change once, and continues under the new rules. */
+async function tellOpenAlerts(
+  trx: Transaction<Database>,
+  changed: { id: number; channel: string | null; version: number; previous: number | null; policy: EffectivePolicy; changes: PolicyChange[] }[],
+  input: RecordPolicyVersions,
+): Promise<void> {
+  const told = changed.filter((c) => c.previous !== null);
+  if (told.length === 0) return;
+  const open = await trx
+    .selectFrom('alerts as a')
+    .innerJoin('workflows as w', 'w.id', 'a.workflowId')
+    .selectAll('a')
+    .select(['w.cron as wfCron', 'w.timezone as wfTimezone'])
+    .where('a.status', '=', 'open')
+    .where(
+      'a.workflowId',
+      'in',
+      told.map((c) => c.id),
+    )
+    .forUpdate()
+    .execute();
+  if (open.length === 0) return;
+  const byWorkflow = new Map(told.map((c) => [c.id, c]));
+  const updated: Alert[] = [];
+  for (const { wfCron, wfTimezone, ...alert } of open) {
+    const change = byWorkflow.get(alert.workflowId)!;
+    const { cadenceSeconds: _kept, ...rules } = change.policy;
+    // The deadline moves with a new multiplier; the cadence stays the one captured at opening.
+    const escalateAt =
+      alert.severity === 'warning' && !alert.escalatedAt
+        ? escalateAtFor(alert.openedAt, 'warning', change.policy.escalationMultiplier, alert.cadenceSeconds, { cron: wfCron, timezone: wfTimezone })
+        : alert.escalateAt;
+    const next = await trx
+      .updateTable('alerts')
+      .set({
+        policy: sql`policy || ${JSON.stringify(rules)}::jsonb`,
+        policyVersion: change.version,
+        escalateAt,
+        updatedAt: input.now,
+      })
+      .where('id', '=', alert.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    updated.push(next);
+  }
+  await recordAlertEvents(
+    trx,
+    updated.map((alert) => {
+      const change = byWorkflow.get(alert.workflowId)!;
+      return {
+        alert,
+        tenant: { channel: change.channel },
+        kind: 'policy_changed' as const,
+        data: { from: change.previous, to: change.version, changes: change.changes },
+        now: input.now,
+        config: input.config,
+      };
+    }),
+  );
+}

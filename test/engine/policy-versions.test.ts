@@ -1,0 +1,127 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { WorkflowsFile } from '../../src/config/workflows-file.js';
+import type { PolicyOverrides, Workflow } from '../../src/db/schema.js';
+import { DEFAULTS_RELEASE, recordPolicyVersions } from '../../src/services/policy-versions.js';
+import { syncWorkflowsFile } from '../../src/services/sync-workflows.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { createEngine, PLATFORM, reportRun, type Engine } from '../helpers/engine-harness.js';
+import { minutes } from '../helpers/factories.js';
+
+/** Issue 17: every effective policy change is a version; alerts and events carry the one they were decided under. */
+const START = new Date('2026-03-10T00:00:00Z');
+const HOUR = 3_600_000;
+const ROUTING = { PLATFORM_CHANNEL: PLATFORM };
+
+let t: TestDatabase;
+let engine: Engine;
+
+beforeEach(async () => {
+  t = await createTestDatabase();
+  engine = createEngine(t.db, START);
+});
+afterEach(async () => t.drop());
+
+function file(policy: PolicyOverrides = {}, extra: { shadow?: boolean } = {}): WorkflowsFile {
+  return {
+    tenants: [{ id: 'acme', name: 'Acme', channel: 'CACME', ...(extra.shadow !== undefined ? { shadow: extra.shadow } : {}) }],
+    workflows: [{ tenant: 'acme', name: 'hourly-export', cron: '0 * * * *', timezone: 'UTC', policy, monitoring: true, paused: false, enabled: true }],
+  };
+}
+
+const sync = (policy: PolicyOverrides = {}, at = engine.clock.now()) => syncWorkflowsFile(t.db, file(policy), at, {}, ROUTING);
+const workflow = () => t.db.selectFrom('workflows').selectAll().where('name', '=', 'hourly-export').executeTakeFirstOrThrow();
+const versions = async () => t.db.selectFrom('policyVersions').selectAll().orderBy('version').execute();
+const alerts = async () => t.db.selectFrom('alerts').selectAll().orderBy('id').execute();
+const events = async (alertId: number) => t.db.selectFrom('alertEvents').select(['kind', 'data', 'policyVersion']).where('alertId', '=', alertId).orderBy('id').execute();
+
+async function report(wf: Workflow, hour: number, status: 'succeeded' | 'failed') {
+  const tick = new Date(START.getTime() + hour * HOUR);
+  engine.clock.set(new Date(tick.getTime() + minutes(2)));
+  await reportRun(t.db, wf, tick, status === 'failed' ? { status, error: 'export to s3 failed' } : { status }, engine.clock.now());
+  await engine.drain();
+}
+
+describe('policy versions', () => {
+  it('a version per effective change, none for an unchanged re-sync or an override equal to its default', async () => {
+    await sync();
+    expect((await versions()).map((v) => [v.version, v.changedBy])).toEqual([[1, 'workflows file']]);
+    expect((await workflow()).policyVersion).toBe(1);
+
+    await sync();
+    await sync({ alertAfter: 2 }); // the hourly default: the effective policy is the same
+    expect(await versions()).toHaveLength(1);
+    expect(await recordPolicyVersions(t.db, { now: engine.clock.now(), config: ROUTING, changedBy: 'api' })).toBe(0);
+
+    await sync({ alertAfter: 4 });
+    const all = await versions();
+    expect(all.map((v) => v.version)).toEqual([1, 2]);
+    expect(all[1]).toMatchObject({ changedBy: 'workflows file', policy: expect.objectContaining({ alertAfter: 4, overrides: { alertAfter: 4 } }) });
+    expect((await workflow()).policyVersion).toBe(2);
+  });
+
+  it('a change of the derived defaults alone is put down to the release', async () => {
+    await sync();
+    // What a new release of the defaults looks like from the ledger: the stored policy no longer matches.
+    await t.db.updateTable('policyVersions').set({ policy: JSON.stringify({ ...(await versions())[0]!.policy, alertAfter: 3 }) }).execute();
+    expect(await recordPolicyVersions(t.db, { now: engine.clock.now(), config: ROUTING, changedBy: 'api' })).toBe(1);
+    expect((await versions()).map((v) => v.changedBy)).toEqual(['workflows file', DEFAULTS_RELEASE]);
+  });
+
+  it('alerts and their events record the version they were decided under', async () => {
+    await sync();
+    const wf = await workflow();
+    await report(wf, 1, 'failed');
+    await report(wf, 2, 'failed');
+    const [alert] = await alerts();
+    expect(alert).toMatchObject({ status: 'open', policyVersion: 1 });
+    const recorded = await events(alert!.id);
+    expect(recorded.map((e) => e.kind)).toContain('opened');
+    expect(new Set(recorded.map((e) => e.policyVersion))).toEqual(new Set([1]));
+  });
+
+  it('stricter while open: told once in the thread, the alert continues under the new rules (three successes to resolve)', async () => {
+    await sync();
+    const wf = await workflow();
+    await report(wf, 1, 'failed');
+    await report(wf, 2, 'failed');
+    const [open] = await alerts();
+
+    await sync({ recoverAfter: 3 });
+    await sync({ recoverAfter: 3 }); // a re-sync tells nothing more
+    const told = (await events(open!.id)).filter((e) => e.kind === 'policy_changed');
+    expect(told).toHaveLength(1);
+    expect(told[0]).toMatchObject({ policyVersion: 2, data: { from: 1, to: 2, changes: [{ field: 'recoverAfter', from: 1, to: 3 }] } });
+    const rows = await t.db.selectFrom('notifications').innerJoin('alertEvents', 'alertEvents.id', 'notifications.eventId').select('notifications.destination').where('alertEvents.kind', '=', 'policy_changed').execute();
+    expect(rows.map((r) => r.destination).sort()).toEqual(['slack:CACME', `slack:${PLATFORM}`]);
+    expect((await alerts())[0]).toMatchObject({ policyVersion: 2, policy: expect.objectContaining({ recoverAfter: 3 }) });
+
+    await report(wf, 3, 'succeeded');
+    await report(wf, 4, 'succeeded');
+    expect((await alerts())[0]).toMatchObject({ status: 'open', healthyStreak: 2 });
+    await report(wf, 5, 'succeeded');
+    const [closed] = await alerts();
+    expect(closed).toMatchObject({ status: 'resolved' });
+    expect((await events(closed!.id)).at(-1)).toMatchObject({ kind: 'resolved', policyVersion: 2 });
+  });
+
+  it('looser while open: a larger escalation multiplier moves the deadline later, with the cadence captured at opening', async () => {
+    await sync();
+    const wf = await workflow();
+    await report(wf, 1, 'failed');
+    await report(wf, 2, 'failed');
+    const [open] = await alerts();
+    const deadline = open!.escalateAt!.getTime();
+    const multiplier = (open!.policy as { escalationMultiplier: number }).escalationMultiplier;
+    expect(deadline - open!.openedAt.getTime()).toBe(Math.round(multiplier * open!.cadenceSeconds * 1000));
+    expect(multiplier).toBeLessThan(10);
+
+    await sync({ escalationMultiplier: 10 });
+    const [moved] = await alerts();
+    expect(moved!.escalateAt!.getTime() - open!.openedAt.getTime()).toBe(10 * open!.cadenceSeconds * 1000);
+    expect(moved!.cadenceSeconds).toBe(open!.cadenceSeconds);
+    // The old deadline passes: nothing escalates.
+    engine.clock.set(new Date(deadline + minutes(5)));
+    await engine.step();
+    expect((await alerts())[0]).toMatchObject({ severity: 'warning', escalatedAt: null });
+  });
+});

@@ -1,0 +1,99 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { WorkflowsFile } from '../../src/config/workflows-file.js';
+import { alertView } from '../../src/notify/alert-view.js';
+import { syncWorkflowsFile } from '../../src/services/sync-workflows.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { createEngine, PLATFORM, reportRun, type Engine } from '../helpers/engine-harness.js';
+import { minutes } from '../helpers/factories.js';
+
+/** Issue 17: shadow mode evaluates and records as usual, and tells only the audit destination (the platform channel). */
+const START = new Date('2026-03-10T00:00:00Z');
+const HOUR = 3_600_000;
+const ROUTING = { PLATFORM_CHANNEL: PLATFORM };
+
+let t: TestDatabase;
+let engine: Engine;
+
+beforeEach(async () => {
+  t = await createTestDatabase();
+  engine = createEngine(t.db, START);
+});
+afterEach(async () => t.drop());
+
+function file(shadow: { tenant?: boolean; workflow?: boolean }): WorkflowsFile {
+  return {
+    tenants: [
+      {
+        id: 'acme',
+        name: 'Acme',
+        channel: 'CACME',
+        destinations: [{ kind: 'webhook', url: 'https://hooks.acme.example/alerts', secret: 'whsec-0123456789abcdef' }],
+        ...(shadow.tenant !== undefined ? { shadow: shadow.tenant } : {}),
+      },
+    ],
+    workflows: [{ tenant: 'acme', name: 'hourly-export', cron: '0 * * * *', timezone: 'UTC', monitoring: true, paused: false, enabled: true, ...(shadow.workflow !== undefined ? { shadow: shadow.workflow } : {}) }],
+  } as WorkflowsFile;
+}
+
+async function failTwice() {
+  const wf = await t.db.selectFrom('workflows').selectAll().executeTakeFirstOrThrow();
+  for (const hour of [1, 2]) {
+    const tick = new Date(START.getTime() + hour * HOUR);
+    engine.clock.set(new Date(tick.getTime() + minutes(2)));
+    await reportRun(t.db, wf, tick, { status: 'failed', error: 'export to s3 failed' }, engine.clock.now());
+    await engine.drain();
+  }
+  return t.db.selectFrom('alerts').selectAll().executeTakeFirstOrThrow();
+}
+
+const rowsOf = (alertId: number) =>
+  t.db
+    .selectFrom('notifications')
+    .innerJoin('alertEvents', 'alertEvents.id', 'notifications.eventId')
+    .select(['notifications.destination', 'alertEvents.kind'])
+    .where('notifications.alertId', '=', alertId)
+    .orderBy('notifications.id')
+    .execute();
+
+describe('shadow mode', () => {
+  for (const scope of ['tenant', 'workflow'] as const) {
+    it(`${scope} in shadow: the alert opens and is recorded, and only the platform channel hears of it`, async () => {
+      await syncWorkflowsFile(t.db, file({ [scope]: true }), START, {}, ROUTING);
+      const alert = await failTwice();
+      expect(alert).toMatchObject({ status: 'open', consecutiveFailures: 2 });
+      const rows = await rowsOf(alert.id);
+      expect(rows.length).toBeGreaterThan(0);
+      expect(new Set(rows.map((r) => r.destination))).toEqual(new Set([`slack:${PLATFORM}`]));
+    });
+  }
+
+  it('the root says it is shadow', async () => {
+    await syncWorkflowsFile(t.db, file({ tenant: true }), START, {}, ROUTING);
+    const alert = await failTwice();
+    const workflow = await t.db.selectFrom('workflows').selectAll().executeTakeFirstOrThrow();
+    const tenant = await t.db.selectFrom('tenants').selectAll().executeTakeFirstOrThrow();
+    expect(alertView({ alert, workflow, tenant }, engine.clock.now()).headline).toMatch(/^Shadow · /);
+    expect(alertView({ alert, workflow: { ...workflow, shadow: false }, tenant: { ...tenant, shadow: false } }, engine.clock.now()).headline).not.toMatch(/Shadow/);
+  });
+
+  it('going live does not replay history: each open alert gets one went_live event, the tenant channel and destinations start from it', async () => {
+    await syncWorkflowsFile(t.db, file({ tenant: true }), START, {}, ROUTING);
+    const alert = await failTwice();
+    const before = await rowsOf(alert.id);
+
+    await syncWorkflowsFile(t.db, file({ tenant: false }), engine.clock.now(), {}, ROUTING);
+    await syncWorkflowsFile(t.db, file({ tenant: false }), engine.clock.now(), {}, ROUTING); // nothing more on a re-sync
+    const after = (await rowsOf(alert.id)).slice(before.length);
+    expect(after.map((r) => r.kind)).toEqual(['went_live', 'went_live', 'went_live']);
+    expect(after.map((r) => r.destination).sort()).toEqual(['slack:CACME', `slack:${PLATFORM}`, 'webhook:https://hooks.acme.example/alerts']);
+
+    // From now on the tenant's channel hears everything, like any live alert.
+    const wf = await t.db.selectFrom('workflows').selectAll().executeTakeFirstOrThrow();
+    const tick = new Date(START.getTime() + 3 * HOUR);
+    engine.clock.set(new Date(tick.getTime() + minutes(2)));
+    await reportRun(t.db, wf, tick, { status: 'succeeded' }, engine.clock.now());
+    await engine.drain();
+    const resolved = (await rowsOf(alert.id)).filter((r) => r.kind === 'resolved').map((r) => r.destination).sort();
+    expect(resolved).toEqual(['slack:CACME', `slack:${PLATFORM}`, 'webhook:https://hooks.acme.example/alerts']);
+  });
+});
