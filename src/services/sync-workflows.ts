@@ -3,7 +3,7 @@ import type { Db } from '../db/connect.js';
 import { describeIssues, WorkflowsFileError, type DestinationSpec, type WorkflowsFile, type WorkflowSpec } from '../config/workflows-file.js';
 import { resolveDestinations, resolveLauncher, type SecretEnv, type SecretIssue } from '../config/secret-refs.js';
 import { nextFireAfter } from '../domain/schedule.js';
-import { hashToken, newPingKey } from '../secrets.js';
+import { hashToken, newPingKey, rememberSecrets, secretsOfEntry } from '../secrets.js';
 import type { LauncherConfig } from '../db/schema.js';
 
 export interface SyncResult {
@@ -40,6 +40,7 @@ export async function syncWorkflowsFile(
     }
     for (const t of file.tenants) {
       const token = t.apiTokenEnv ? env[t.apiTokenEnv] : undefined;
+      rememberSecrets([token]);
       const values = {
         name: t.name,
         channel: t.channel ?? null,
@@ -146,5 +147,7 @@ function resolveFileSecrets(file: WorkflowsFile, env: SecretEnv) {
     else issues.push(...r.issues);
   });
   if (issues.length) throw new WorkflowsFileError('workflows file', describeIssues('workflows file', undefined, file, issues));
+  rememberSecrets([...destinations.values()].flat().flatMap(secretsOfEntry));
+  rememberSecrets([...launchers.values()].flatMap(secretsOfEntry));
   return { destinations, launchers };
 }
