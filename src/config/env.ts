@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { z } from 'zod';
+import { allowListProblem } from '../domain/address-policy.js';
 import { formatPath, valueAt } from './json-locate.js';
 import { resolveDestinations } from './secret-refs.js';
 import { destinationListSchema, type DestinationInput, type DestinationSpec } from './workflows-file.js';
@@ -74,7 +75,13 @@ export const envSchema = z.object({
   HTTP_LAUNCHER_ALLOWED_HOSTS: z
     .string()
     .default('')
-    .transform((v) => v.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean)),
+    .transform((v) => v.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean))
+    .superRefine((entries, ctx) => {
+      for (const e of entries) {
+        const problem = allowListProblem(e);
+        if (problem) ctx.addIssue({ code: 'custom', message: `${JSON.stringify(e)}: ${problem}` });
+      }
+    }),
   /** Run command launchers as this unprivileged user (name or uid) instead of the bot's own. */
   COMMAND_USER: optionalText,
   /** Unknown-key pings one client address may send per minute before 429. */

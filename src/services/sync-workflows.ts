@@ -45,6 +45,8 @@ export async function syncWorkflowsFile(
         name: t.name,
         channel: t.channel ?? null,
         destinations: JSON.stringify(secrets.destinations.get(t.id) ?? []),
+        secretEnvPrefix: t.secretEnvPrefix ?? null,
+        launcherHosts: JSON.stringify((t.launcherHosts ?? []).map((h) => h.toLowerCase())),
         source: 'file' as const,
         enabled: true,
         updatedAt: now,
@@ -143,7 +145,8 @@ function resolveFileSecrets(file: WorkflowsFile, env: SecretEnv) {
   file.workflows.forEach((w, i) => {
     if (!w.launcher) return;
     const r = resolveLauncher(w.launcher, env, ['workflows', i, 'launcher']);
-    if (r.ok) launchers.set(w, r.value);
+    // The file is the operator's: its launchers are trusted (docs/security.md).
+    if (r.ok) launchers.set(w, { ...r.value, operatorSet: true });
     else issues.push(...r.issues);
   });
   if (issues.length) throw new WorkflowsFileError('workflows file', describeIssues('workflows file', undefined, file, issues));

@@ -141,6 +141,7 @@ export type PutResult =
   | { kind: 'created' | 'updated'; workflow: Workflow }
   | { kind: 'tenant_not_found' }
   | { kind: 'owned_by_file' }
+  | { kind: 'operator_launcher' }
   | { kind: 'ping_key_taken' };
 
 /**
@@ -158,6 +159,8 @@ export async function putWorkflow(deps: Pick<Deps, 'db' | 'clock'>, spec: Workfl
     if (!tenant) return { kind: 'tenant_not_found' };
     const current = await trx.selectFrom('workflows').selectAll().where('tenantId', '=', spec.tenant).where('name', '=', spec.name).forUpdate().executeTakeFirst();
     if (current?.source === 'file' && current.enabled) return { kind: 'owned_by_file' };
+    // A tenant cannot replace what the operator trusted (a command on the host, a launcher to any address).
+    if (scope.tenantId !== undefined && current?.enabled && current.launcher?.operatorSet) return { kind: 'operator_launcher' };
     const pingKey = spec.pingKey ?? current?.pingKey ?? newPingKey();
     const keyOwner = await trx.selectFrom('workflows').select('id').where('pingKey', '=', pingKey).executeTakeFirst();
     if (keyOwner && keyOwner.id !== current?.id) return { kind: 'ping_key_taken' };
@@ -191,13 +194,14 @@ export async function putWorkflow(deps: Pick<Deps, 'db' | 'clock'>, spec: Workfl
   });
 }
 
-export type DeleteResult = { kind: 'deleted' } | { kind: 'not_found' } | { kind: 'owned_by_file' };
+export type DeleteResult = { kind: 'deleted' } | { kind: 'not_found' } | { kind: 'owned_by_file' } | { kind: 'operator_launcher' };
 
 /** Disables rather than deletes, like removing it from the file: its history stays, nothing fires or alerts. */
 export async function deleteWorkflow(deps: Pick<Deps, 'db' | 'clock'>, tenant: string, name: string, scope: Scope): Promise<DeleteResult> {
   const workflow = await findWorkflow(deps.db, tenant, name, scope);
   if (!workflow) return { kind: 'not_found' };
   if (workflow.source === 'file') return { kind: 'owned_by_file' };
+  if (scope.tenantId !== undefined && workflow.launcher?.operatorSet) return { kind: 'operator_launcher' };
   await deps.db.updateTable('workflows').set({ enabled: false, updatedAt: deps.clock.now() }).where('id', '=', workflow.id).where('enabled', '=', true).execute();
   return { kind: 'deleted' };
 }
