@@ -23,7 +23,7 @@ export const policySchema = z
     recoverAfter: z.number().int().min(1).max(100).optional(),
     graceSeconds: z.number().int().min(0).max(7 * 86_400).optional(),
     timeoutSeconds: z.number().int().min(1).max(7 * 86_400).optional(),
-    minRows: z.number().int().min(0).optional(),
+    minRows: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
   })
   .strict();
 
