@@ -46,7 +46,8 @@ export interface RunningApp {
 export async function startApp(options: AppOptions): Promise<RunningApp> {
   const clock = options.clock ?? systemClock;
   rememberSecrets(configSecrets(options.config));
-  await rememberStoredSecrets(options.db);
+  // A replica starts with its database down (it reconnects later); the secrets then come as they are used or set.
+  await rememberStoredSecrets(options.db).catch((error) => options.logger.warn({ err: error }, 'could not read stored secrets for redaction'));
   const base = { db: options.db, clock, config: options.config, logger: options.logger, replicaId: options.config.REPLICA_ID };
   const deps: Deps = { ...base, launchers: options.launchers ?? createLaunchers(base) };
   const startedAt = clock.now();

@@ -5,7 +5,8 @@ import { z } from 'zod';
 
 /** Slack's own window: a request more than this far from now, either way, is refused. */
 const MAX_SKEW_SECONDS = 5 * 60;
-const BODY_LIMIT = '1mb';
+// Bolt's own limit: larger bodies are Bolt's to refuse, as before.
+const BODY_LIMIT = '4mb';
 
 const id = z.string().min(1).max(255);
 const user = z.object({ id });
