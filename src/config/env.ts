@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { z } from 'zod';
 import { allowListProblem } from '../domain/address-policy.js';
+import { resolveCommandUser } from '../launch/command-user.js';
 import { formatPath, valueAt } from './json-locate.js';
 import { resolveDestinations } from './secret-refs.js';
 import { destinationListSchema, type DestinationInput, type DestinationSpec } from './workflows-file.js';
@@ -173,6 +174,10 @@ export function loadConfig(given: Record<string, string | undefined> = process.e
     slackProblems.push('SLACK_BOT_TOKEN=(unset): required when SLACK_SIGNING_SECRET or SLACK_APP_TOKEN is set');
   }
   if (slackProblems.length) throw new ConfigError(slackProblems);
+  if (config.COMMAND_USER) {
+    const user = resolveCommandUser(config.COMMAND_USER);
+    if ('error' in user) throw new ConfigError([user.error]);
+  }
   const platform = resolveDestinations(config.PLATFORM_DESTINATIONS, env);
   if (!platform.ok) {
     throw new ConfigError(platform.issues.map((i) => `PLATFORM_DESTINATIONS=(hidden): ${formatPath(i.path)}: ${i.message} (got ${JSON.stringify(valueAt(config.PLATFORM_DESTINATIONS, i.path))})`));

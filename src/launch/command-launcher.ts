@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import type { Deps } from '../deps.js';
 import type { LauncherConfig } from '../db/schema.js';
 import type { LaunchContext, LaunchOutcome, Launcher } from './types.js';
+import { resolveCommandUser, type CommandUser } from './command-user.js';
 import { OutputTail } from './output-tail.js';
 import { renewRunLeases, type HeldRuns } from './run-leases.js';
 import { reportOutcome } from './report-outcome.js';
@@ -23,29 +24,6 @@ export interface CommandLauncherOptions {
 
 export const DEFAULT_KILL_GRACE_MS = 5_000;
 
-/** COMMAND_USER resolved from /etc/passwd: the identity jobs run under. */
-export interface CommandUser {
-  name: string;
-  uid: number;
-  gid: number;
-  home: string;
-}
-
-/** A user by name or numeric uid, from the passwd file; a reason when there is none. */
-export function resolveCommandUser(spec: string, passwd = '/etc/passwd'): CommandUser | { error: string } {
-  let text: string;
-  try {
-    text = readFileSync(passwd, 'utf8');
-  } catch (error) {
-    return { error: `COMMAND_USER=${JSON.stringify(spec)}: cannot read ${passwd}: ${(error as NodeJS.ErrnoException).code ?? String(error)}` };
-  }
-  for (const line of text.split('\n')) {
-    const [name, , uid, gid, , home] = line.split(':');
-    if (!name || uid === undefined || gid === undefined) continue;
-    if (name === spec || uid === spec) return { name, uid: Number(uid), gid: Number(gid), home: home || '/' };
-  }
-  return { error: `COMMAND_USER=${JSON.stringify(spec)}: no such user in ${passwd}` };
-}
 export const DEFAULT_TAIL_BYTES = 8 * 1024;
 
 /**

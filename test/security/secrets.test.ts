@@ -7,7 +7,8 @@ import { configSecrets, ConfigError, loadConfig } from '../../src/config/env.js'
 import { parseWorkflowsFile } from '../../src/config/workflows-file.js';
 import type { Workflow } from '../../src/db/schema.js';
 import { createRedactor, REDACTED } from '../../src/domain/redact.js';
-import { createCommandLauncher, resolveCommandUser } from '../../src/launch/command-launcher.js';
+import { createCommandLauncher } from '../../src/launch/command-launcher.js';
+import { resolveCommandUser } from '../../src/launch/command-user.js';
 import { HeldRuns } from '../../src/launch/run-leases.js';
 import { rememberSecrets } from '../../src/secrets.js';
 import { storableOutcome } from '../../src/services/runs.js';
@@ -152,6 +153,10 @@ describe('what a command inherits', () => {
     const done = await finishedRun(t.db, run.id);
     const user = nobody as Exclude<typeof nobody, { error: string }>;
     expect(done.logExcerpt).toBe(`${user.uid}\n${user.gid}\n${user.home}\n`);
+  });
+
+  it('a COMMAND_USER that does not exist is a configuration error naming it', () => {
+    expect(() => loadConfig({ COMMAND_USER: 'no-such-user-sb' })).toThrow('COMMAND_USER="no-such-user-sb": no such user in /etc/passwd');
   });
 
   it('a COMMAND_USER that does not exist starts nothing, rather than running as the bot', async () => {
