@@ -2,6 +2,7 @@ import type { Migration } from 'kysely';
 import * as m0001 from './0001_initial.js';
 import * as m0002 from './0002_slack_pace.js';
 import * as m0003 from './0003_alert_flapping.js';
+import * as m0004 from './0004_tenant_trust.js';
 import * as m0006 from './0006_maintenance.js';
 import * as m0010 from './0010_policy_versions_shadow.js';
 
@@ -10,6 +11,7 @@ export const migrations: Record<string, Migration> = {
   '0001_initial': m0001,
   '0002_slack_pace': m0002,
   '0003_alert_flapping': m0003,
+  '0004_tenant_trust': m0004,
   '0006_maintenance': m0006,
   '0010_policy_versions_shadow': m0010,
 };

@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import express from 'express';
 import { systemClock, type Clock } from './clock.js';
-import type { Config } from './config/env.js';
+import { configSecrets, type Config } from './config/env.js';
 import type { Db } from './db/connect.js';
 import type { Deps } from './deps.js';
 import { engineLoops } from './engine/index.js';
@@ -12,6 +12,8 @@ import { apiRoutes } from './http/routes.js';
 import { createLaunchers, runLoops, shutdownLaunchers } from './launch/index.js';
 import type { LauncherResolver } from './launch/types.js';
 import type { Logger } from './log.js';
+import { rememberSecrets } from './secrets.js';
+import { rememberStoredSecrets } from './services/stored-secrets.js';
 import { startSlack } from './slack/index.js';
 
 export interface AppOptions {
@@ -43,6 +45,9 @@ export interface RunningApp {
  */
 export async function startApp(options: AppOptions): Promise<RunningApp> {
   const clock = options.clock ?? systemClock;
+  rememberSecrets(configSecrets(options.config));
+  // A replica starts with its database down (it reconnects later); the secrets then come as they are used or set.
+  await rememberStoredSecrets(options.db).catch((error) => options.logger.warn({ err: error }, 'could not read stored secrets for redaction'));
   const base = { db: options.db, clock, config: options.config, logger: options.logger, replicaId: options.config.REPLICA_ID };
   const deps: Deps = { ...base, launchers: options.launchers ?? createLaunchers(base) };
   const startedAt = clock.now();

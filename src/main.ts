@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { startApp } from './app.js';
-import { ConfigError, loadConfig, slackMode } from './config/env.js';
+import { ConfigError, loadConfig, readSecretFiles, slackMode } from './config/env.js';
 import { readWorkflowsFile, WorkflowsFileError } from './config/workflows-file.js';
 import { migrateToLatest } from './db/migrate.js';
 import { openDatabase } from './db/open.js';
@@ -15,6 +15,10 @@ const EXAMPLE_WORKFLOWS = fileURLToPath(new URL('../examples/workflows.json', im
 async function main(): Promise<void> {
   let config;
   try {
+    // *_FILE secrets are read once, here, so the workflows file's variable references find them too.
+    const files = readSecretFiles(process.env);
+    if (files.problems.length) throw new ConfigError(files.problems);
+    for (const [k, v] of Object.entries(files.env)) if (v !== undefined && process.env[k] === undefined) process.env[k] = v;
     config = loadConfig();
   } catch (error) {
     if (error instanceof ConfigError) {

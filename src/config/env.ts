@@ -1,5 +1,8 @@
+import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { z } from 'zod';
+import { allowListProblem } from '../domain/address-policy.js';
+import { resolveCommandUser } from '../launch/command-user.js';
 import { formatPath, valueAt } from './json-locate.js';
 import { resolveDestinations } from './secret-refs.js';
 import { destinationListSchema, type DestinationInput, type DestinationSpec } from './workflows-file.js';
@@ -69,6 +72,21 @@ export const envSchema = z.object({
   /** PagerDuty Events API v2 endpoint; overridable for tests and EU service regions. */
   EVENTS_API_URL: z.url({ protocol: /^https?$/ }).default('https://events.pagerduty.com/v2/enqueue'),
   REPLICA_ID: z.string().trim().min(1).default(`${hostname()}:${process.pid}`),
+  /** Hosts a tenant's http launcher may target (comma-separated names, IPs or CIDRs); the operator's file and admin token are not limited. */
+  HTTP_LAUNCHER_ALLOWED_HOSTS: z
+    .string()
+    .default('')
+    .transform((v) => v.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean))
+    .superRefine((entries, ctx) => {
+      for (const e of entries) {
+        const problem = allowListProblem(e);
+        if (problem) ctx.addIssue({ code: 'custom', message: `${JSON.stringify(e)}: ${problem}` });
+      }
+    }),
+  /** Run command launchers as this unprivileged user (name or uid) instead of the bot's own. */
+  COMMAND_USER: optionalText,
+  /** Unknown-key pings one client address may send per minute before 429. */
+  PING_UNKNOWN_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(30),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -83,8 +101,60 @@ export class ConfigError extends Error {
 
 const SECRET = /TOKEN|SECRET|PASSWORD|SMTP_URL|DATABASE_URL|PLATFORM_DESTINATIONS/;
 
+/** Variables that may instead be read from a file named by `<NAME>_FILE` (Docker/Kubernetes secrets). */
+export const FILE_VARIABLES = ['SLACK_BOT_TOKEN', 'SLACK_SIGNING_SECRET', 'SLACK_APP_TOKEN', 'API_TOKEN', 'LAUNCHER_SECRET', 'SMTP_URL', 'DATABASE_URL', 'PLATFORM_DESTINATIONS'];
+/** Besides those, any variable named like a secret (a tenant's token, a launcher's or webhook's secretEnv). */
+const FILE_VARIABLE = /(TOKEN|SECRET|PASSWORD|KEY)$/;
+
+/**
+ * `<NAME>_FILE=/run/secrets/x` sets NAME to the file's content (one trailing
+ * newline dropped), so a secret need not sit in the environment. Both set is
+ * a mistake, reported naming both; so is a file that cannot be read.
+ */
+export function readSecretFiles(env: Record<string, string | undefined>): { env: Record<string, string | undefined>; problems: string[] } {
+  const out = { ...env };
+  const problems: string[] = [];
+  for (const [key, path] of Object.entries(env)) {
+    if (!key.endsWith('_FILE') || path === undefined || path.trim() === '') continue;
+    const name = key.slice(0, -'_FILE'.length);
+    if (!FILE_VARIABLES.includes(name) && !FILE_VARIABLE.test(name)) continue;
+    if (env[name] !== undefined && env[name] !== '') {
+      problems.push(`${name} and ${key}: both are set; give one or the other`);
+      continue;
+    }
+    try {
+      out[name] = readFileSync(path.trim(), 'utf8').replace(/\r?\n$/, '');
+    } catch (error) {
+      problems.push(`${key}=${JSON.stringify(path)}: cannot read: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+    }
+  }
+  return { env: out, problems };
+}
+
+/** The configuration's secret values, for the redactor (src/secrets.ts). */
+export function configSecrets(config: Config): string[] {
+  const smtpPassword = config.SMTP_URL ? safeUrlPassword(config.SMTP_URL) : undefined;
+  const dbPassword = config.DATABASE_URL ? safeUrlPassword(config.DATABASE_URL) : undefined;
+  const platform = config.PLATFORM_DESTINATIONS.flatMap((d) => [d.kind === 'webhook' ? d.secret : undefined, d.kind === 'pagerduty' ? d.routingKey : undefined]);
+  return [config.SLACK_BOT_TOKEN, config.SLACK_SIGNING_SECRET, config.SLACK_APP_TOKEN, config.API_TOKEN, config.LAUNCHER_SECRET, smtpPassword, dbPassword, ...platform].filter(
+    (v): v is string => typeof v === 'string' && v !== '',
+  );
+}
+
+function safeUrlPassword(url: string): string | undefined {
+  try {
+    const password = new URL(url).password;
+    return password ? decodeURIComponent(password) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Every bad variable at once, each by name and (unless secret) value. */
-export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+export function loadConfig(given: Record<string, string | undefined> = process.env): Config {
+  const files = readSecretFiles(given);
+  if (files.problems.length) throw new ConfigError(files.problems);
+  const env = files.env;
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => {
@@ -104,6 +174,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     slackProblems.push('SLACK_BOT_TOKEN=(unset): required when SLACK_SIGNING_SECRET or SLACK_APP_TOKEN is set');
   }
   if (slackProblems.length) throw new ConfigError(slackProblems);
+  if (config.COMMAND_USER) {
+    const user = resolveCommandUser(config.COMMAND_USER);
+    if ('error' in user) throw new ConfigError([user.error]);
+  }
   const platform = resolveDestinations(config.PLATFORM_DESTINATIONS, env);
   if (!platform.ok) {
     throw new ConfigError(platform.issues.map((i) => `PLATFORM_DESTINATIONS=(hidden): ${formatPath(i.path)}: ${i.message} (got ${JSON.stringify(valueAt(config.PLATFORM_DESTINATIONS, i.path))})`));

@@ -1,12 +1,16 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
+import { allowListProblem } from '../domain/address-policy.js';
 import { NOTIFIED_EVENT_KINDS } from '../domain/events.js';
 import { checkCron, isTimeZone } from '../domain/schedule.js';
 import { parseDuration } from '../domain/durations.js';
 import type { RecurringMaintenance } from '../db/schema.js';
 import { formatPath, locateJsonPaths, valueAt } from './json-locate.js';
 import { envVarName, launcherSecret, pagerDutyRoutingKey, unresolvedSecretIssues, webhookSecret, type SecretEnv } from './secret-refs.js';
+
+/** A chosen ping key must be as hard to guess as a generated one (16 random bytes, 22 base64url characters). */
+export const PING_KEY_MIN_LENGTH = 22;
 
 const name = z
   .string()
@@ -21,7 +25,7 @@ export const policySchema = z
     recoverAfter: z.number().int().min(1).max(100).optional(),
     graceSeconds: z.number().int().min(0).max(7 * 86_400).optional(),
     timeoutSeconds: z.number().int().min(1).max(7 * 86_400).optional(),
-    minRows: z.number().int().min(0).optional(),
+    minRows: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
   })
   .strict();
 
@@ -234,6 +238,16 @@ export const tenantSchema = z
     maintenance: z.array(maintenanceSchema).max(20).optional(),
     /** Evaluated and recorded as usual; notifications go only to the audit destination (the platform channel). */
     shadow: z.boolean().optional(),
+    /** The only prefix this tenant's launchers set over the API may name in `secretEnv` (none when absent). */
+    secretEnvPrefix: z.string().regex(/^[A-Z][A-Z0-9_]{1,62}_$/, 'an upper-case prefix ending in "_", such as "ACME_"').optional(),
+    /** Hosts this tenant's http launchers set over the API may target, besides HTTP_LAUNCHER_ALLOWED_HOSTS. */
+    launcherHosts: z
+      .array(z.string().min(1).max(253).superRefine((e, ctx) => {
+        const problem = allowListProblem(e);
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
+      }))
+      .max(100)
+      .optional(),
   })
   .strict();
 
@@ -255,8 +269,11 @@ export const workflowSchema = z
     maintenance: z.array(maintenanceSchema).max(20).optional(),
     /** Shadow mode for this workflow alone (a tenant's `shadow` covers all of its workflows). */
     shadow: z.boolean().optional(),
-    /** Fixed ping key (at least 16 characters); generated and kept when absent. */
-    pingKey: z.string().regex(/^[A-Za-z0-9_-]{16,128}$/).optional(),
+    /** Fixed ping key (at least 22 characters, as long as a generated one); generated and kept when absent. */
+    pingKey: z
+      .string()
+      .regex(new RegExp(`^[A-Za-z0-9_-]{${PING_KEY_MIN_LENGTH},128}$`), `at least ${PING_KEY_MIN_LENGTH} letters, digits, "-" or "_" (128 bits, like a generated key)`)
+      .optional(),
   })
   .strict()
   .superRefine((w, ctx) => {

@@ -30,8 +30,10 @@ export interface PolicyOverrides {
 }
 
 export type LauncherConfig =
-  | { kind: 'command'; command: string; cwd?: string; env?: Record<string, string> }
-  | { kind: 'http'; url: string; mode: 'sync' | 'callback'; headers?: Record<string, string>; secret?: string };
+  | { kind: 'command'; command: string; cwd?: string; env?: Record<string, string>; operatorSet?: boolean }
+  | { kind: 'http'; url: string; mode: 'sync' | 'callback'; headers?: Record<string, string>; secret?: string; operatorSet?: boolean };
+// `operatorSet`: written by the file sync or the admin token, never accepted from input. An http
+// launcher without it is a tenant's and may reach only the hosts the operator allows (docs/security.md).
 
 export type DestinationConfig = Record<string, unknown> & { kind: string };
 
@@ -41,6 +43,10 @@ export interface TenantsTable {
   channel: string | null;
   apiTokenHash: string | null;
   destinations: DefaultedJson<DestinationConfig[]>;
+  /** The only prefix a tenant's launcher `secretEnv` may name; null: none (from the workflows file). */
+  secretEnvPrefix: Defaulted<string | null>;
+  /** Hosts this tenant's http launchers may target, besides HTTP_LAUNCHER_ALLOWED_HOSTS. */
+  launcherHosts: DefaultedJson<string[]>;
   source: Defaulted<'file' | 'api'>;
   enabled: Defaulted<boolean>;
   /** Recurring maintenance windows from the workflows file (migration 0006). */

@@ -53,6 +53,11 @@ export function apiErrorHandler(logger: Logger): ErrorRequestHandler {
       res.status(error.status).json({ error: error.code, message: error.message, ...error.extra });
       return;
     }
+    // Express's own parameter decoding: a malformed path is the caller's, not ours.
+    if (error instanceof URIError) {
+      res.status(400).json({ error: 'invalid_request', message: `path: ${error.message}` });
+      return;
+    }
     const parser = error as BodyParserError;
     switch (parser.type) {
       case 'entity.too.large':

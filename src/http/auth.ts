@@ -2,7 +2,7 @@ import type { RequestHandler, Response } from 'express';
 import type { Deps } from '../deps.js';
 import type { Scope } from '../services/alert-queries.js';
 import { callbackTokenFor, runIdOfCallbackToken } from '../launch/signature.js';
-import { hashToken, sameSecret } from '../secrets.js';
+import { hashToken, rememberSecrets, sameSecret } from '../secrets.js';
 import { forbidden, notFound, unauthorized } from './api-error.js';
 
 /**
@@ -35,7 +35,11 @@ export async function authenticate(deps: Pick<Deps, 'db' | 'config'>, header: st
 
   // The stored form is the digest, so looking it up leaks nothing the digest would not.
   const tenant = await deps.db.selectFrom('tenants').select(['id', 'apiTokenHash']).where('apiTokenHash', '=', given).where('enabled', '=', true).executeTakeFirst();
-  if (tenant?.apiTokenHash && sameSecret(tenant.apiTokenHash, given)) return { kind: 'tenant', tenantId: tenant.id };
+  if (tenant?.apiTokenHash && sameSecret(tenant.apiTokenHash, given)) {
+    // Only its digest is stored, so the redactor learns the value when it is first used (src/secrets.ts).
+    rememberSecrets([token]);
+    return { kind: 'tenant', tenantId: tenant.id };
+  }
   throw unauthorized('invalid token');
 }
 

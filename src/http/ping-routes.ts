@@ -3,6 +3,7 @@ import { Router } from 'express';
 import type { Deps } from '../deps.js';
 import { metrics } from '../metrics.js';
 import { recordPing, type PingSignal } from '../services/pings.js';
+import { UnknownPingLimiter } from './unknown-ping-limiter.js';
 
 /** A ping's body becomes the run's log excerpt; beyond this it is cut, never refused. */
 export const PING_BODY_LIMIT = 100 * 1024;
@@ -55,6 +56,7 @@ function parseSignal(raw: string | undefined): PingSignal | undefined {
  */
 export function pingRoutes(deps: Deps): Router {
   const router = Router();
+  const limiter = new UnknownPingLimiter(deps.config.PING_UNKNOWN_PER_MINUTE);
   const handle = async (req: Request, res: import('express').Response) => {
     const { key, signal: rawSignal } = req.params as { key: string; signal?: string };
     const signal = parseSignal(rawSignal);
@@ -72,9 +74,17 @@ export function pingRoutes(deps: Deps): Router {
       res.status(413).set('connection', 'close').type('text/plain').send(`body larger than ${PING_BODY_HARD_LIMIT} bytes\n`);
       return;
     }
+    const address = req.socket.remoteAddress ?? 'unknown';
+    const now = deps.clock.now().getTime();
+    const allowance = limiter.check(address, now);
     const result = await recordPing(deps, { key, signal, rid, body: body || undefined });
     metrics.pings.inc({ signal: signal.kind, result: result.kind });
     if (result.kind === 'not_found') {
+      if (!allowance.ok) {
+        res.status(429).set('retry-after', String(allowance.retryAfterSeconds)).type('text/plain').send('too many unknown ping keys from this address; retry later\n');
+        return;
+      }
+      limiter.charge(address, now);
       res.status(404).type('text/plain').send('not found\n');
       return;
     }

@@ -3,6 +3,7 @@ import type { Deps } from '../deps.js';
 import { apiErrorHandler, notFound } from './api-error.js';
 import { requireAuth } from './auth.js';
 import { maintenanceRoutes } from './maintenance-routes.js';
+import { checkJsonStrings, checkPath } from './input-guards.js';
 import { metricsHandler } from './metrics-route.js';
 import { pingRoutes } from './ping-routes.js';
 import { runsRoutes } from './runs-routes.js';
@@ -21,10 +22,11 @@ export function apiRoutes(deps: Deps): Router {
   const router = Router();
 
   const api = Router();
+  api.use(checkPath);
   // Authenticate before reading a body: an unknown caller does not get to make the server parse 256 KB.
   api.use(requireAuth(deps));
   // Any content type: `curl -d '{…}'` sends form encoding by default, and its JSON should still be read.
-  api.use(express.json({ limit: API_BODY_LIMIT, type: () => true }));
+  api.use(express.json({ limit: API_BODY_LIMIT, type: () => true }), checkJsonStrings);
   api.use(runsRoutes(deps), workflowsRoutes(deps), tenantsRoutes(deps), maintenanceRoutes(deps));
   api.use((req) => {
     throw notFound(`no endpoint ${req.method} ${req.originalUrl.split('?')[0]}`);
@@ -32,7 +34,8 @@ export function apiRoutes(deps: Deps): Router {
   api.use(apiErrorHandler(deps.logger));
   router.use('/api/v1', api);
 
-  const pings = pingRoutes(deps);
+  const pings = Router();
+  pings.use(checkPath, pingRoutes(deps));
   pings.use(apiErrorHandler(deps.logger));
   router.use('/ping', pings);
 

@@ -11,7 +11,7 @@ const LOG_LIMIT = 100_000;
 const detail = {
   error: z.string().max(10_000).optional(),
   stage: z.string().max(200).optional(),
-  rows: z.number().int().min(0).optional(),
+  rows: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
   logUrl: z.url().max(2_000).optional(),
   /** The run's output (its tail is what helps): kept as the log excerpt. */
   log: z.string().max(LOG_LIMIT).optional(),
@@ -34,7 +34,8 @@ export const runReportSchema = z
 export const runFinishSchema = z
   .object({
     status: z.enum(['succeeded', 'failed']),
-    exitCode: z.number().int().optional(),
+    // The column is a 32-bit integer; an exit status is far smaller still.
+    exitCode: z.number().int().min(-2_147_483_648).max(2_147_483_647).optional(),
     ...detail,
   })
   .strict();

@@ -2,6 +2,7 @@ import { Router } from 'express';
 import { resolveDestinations } from '../config/secret-refs.js';
 import { tenantSchema } from '../config/workflows-file.js';
 import type { Deps } from '../deps.js';
+import { rememberSecrets, secretsOfEntry } from '../secrets.js';
 import { listTenants, mintTenantToken, putTenant } from '../services/tenants-api.js';
 import { badRequest, conflict, invalidInput, notFound, parseInput } from './api-error.js';
 import { principalOf, requireAdmin, scopeOf } from './auth.js';
@@ -25,6 +26,7 @@ export function tenantsRoutes(deps: Deps): Router {
     // Secrets named by environment variable are resolved on the way in, as the file sync does (see sync-workflows.ts).
     const destinations = resolveDestinations(input.destinations ?? [], process.env, ['destinations']);
     if (!destinations.ok) throw invalidInput(destinations.issues, raw);
+    rememberSecrets(destinations.value.flatMap(secretsOfEntry));
     const result = await putTenant(deps, { ...input, destinations: destinations.value });
     if (result.kind === 'owned_by_file') throw conflict('owned_by_file', `tenant ${input.id} is declared in the workflows file; change it there`);
     if (result.kind === 'channel_taken') throw conflict('channel_taken', `body.channel: ${input.channel} already belongs to tenant ${result.by}`);

@@ -4,8 +4,10 @@ import { workflowSchema } from '../config/workflows-file.js';
 import type { Deps } from '../deps.js';
 import { requestRunNow } from '../services/run-now.js';
 import { deleteWorkflow, findWorkflow, listWorkflows, policyVersions, putWorkflow, workflowView } from '../services/workflows-api.js';
-import { badRequest, conflict, invalidInput, notFound, parseInput } from './api-error.js';
+import { badRequest, conflict, forbidden, invalidInput, notFound, parseInput } from './api-error.js';
 import { actorName, principalOf, scopeOf } from './auth.js';
+import { checkTenantWorkflow } from './launcher-trust.js';
+import { rememberSecrets, secretsOfEntry } from '../secrets.js';
 
 /** Workflows: list, view, create/replace, delete (disable), and run now. */
 export function workflowsRoutes(deps: Deps): Router {
@@ -32,7 +34,8 @@ export function workflowsRoutes(deps: Deps): Router {
 
   router.put('/workflows/:tenant/:name', async (req, res) => {
     const { tenant, name } = req.params as { tenant: string; name: string };
-    const scope = scopeOf(principalOf(res));
+    const principal = principalOf(res);
+    const scope = scopeOf(principal);
     const body: unknown = req.body;
     if (!body || typeof body !== 'object' || Array.isArray(body)) throw badRequest('body: expected a JSON object describing the workflow (the same fields as in the workflows file)');
     for (const field of ['tenant', 'name'] as const) {
@@ -42,10 +45,14 @@ export function workflowsRoutes(deps: Deps): Router {
     }
     const input = { ...body, tenant, name };
     const spec = parseInput(workflowSchema, input);
+    if (scope.tenantId !== undefined && scope.tenantId !== tenant) throw notFound(`tenant ${tenant} not found`);
+    await checkTenantWorkflow(deps, principal, spec);
     // A launcher's `secretEnv` is resolved on the way in, as the file sync does (see sync-workflows.ts).
     const launcher = spec.launcher ? resolveLauncher(spec.launcher, process.env, ['launcher']) : undefined;
     if (launcher && !launcher.ok) throw invalidInput(launcher.issues, input);
-    const result = await putWorkflow(deps, { ...spec, launcher: launcher?.value }, scope, actorName(principalOf(res)));
+    if (launcher) rememberSecrets(secretsOfEntry(launcher.value));
+    const trusted = launcher && principal.kind === 'admin' ? { ...launcher.value, operatorSet: true } : launcher?.value;
+    const result = await putWorkflow(deps, { ...spec, launcher: trusted }, scope, actorName(principal));
     switch (result.kind) {
       case 'created':
       case 'updated':
@@ -55,6 +62,8 @@ export function workflowsRoutes(deps: Deps): Router {
         throw notFound(`tenant ${tenant} not found`);
       case 'owned_by_file':
         throw conflict('owned_by_file', `workflow ${tenant}/${name} is declared in the workflows file; change it there`);
+      case 'operator_launcher':
+        throw forbidden(`workflow ${tenant}/${name} has a launcher the operator set; only the operator (the workflows file or the admin token) can change it`);
       case 'ping_key_taken':
         throw conflict('ping_key_taken', 'body.pingKey: another workflow already uses this ping key');
     }
@@ -66,6 +75,7 @@ export function workflowsRoutes(deps: Deps): Router {
     const result = await deleteWorkflow(deps, tenant, name, scopeOf(principal), actorName(principal));
     if (result.kind === 'not_found') throw missing(tenant, name);
     if (result.kind === 'owned_by_file') throw conflict('owned_by_file', `workflow ${tenant}/${name} is declared in the workflows file; remove it there`);
+    if (result.kind === 'operator_launcher') throw forbidden(`workflow ${tenant}/${name} has a launcher the operator set; only the operator (the workflows file or the admin token) can remove it`);
     res.json({ deleted: true, tenant, name });
   });
 

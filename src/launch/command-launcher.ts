@@ -3,12 +3,13 @@ import { readdirSync, readFileSync } from 'node:fs';
 import type { Deps } from '../deps.js';
 import type { LauncherConfig } from '../db/schema.js';
 import type { LaunchContext, LaunchOutcome, Launcher } from './types.js';
+import { resolveCommandUser, type CommandUser } from './command-user.js';
 import { OutputTail } from './output-tail.js';
 import { renewRunLeases, type HeldRuns } from './run-leases.js';
 import { reportOutcome } from './report-outcome.js';
 
 type CommandConfig = Extract<LauncherConfig, { kind: 'command' }>;
-type CommandDeps = Pick<Deps, 'db' | 'clock' | 'logger' | 'replicaId'>;
+type CommandDeps = Pick<Deps, 'db' | 'clock' | 'logger' | 'replicaId' | 'config'>;
 
 export interface CommandLauncherOptions {
   /** Between TERM and KILL when the watchdog ends a run. */
@@ -17,18 +18,26 @@ export interface CommandLauncherOptions {
   tailBytes?: number;
   /** After the shell exits, how long to wait for background children still holding its output pipes. */
   drainMs?: number;
+  /** Run commands as this user (name or uid); COMMAND_USER when absent. */
+  user?: string;
 }
 
 export const DEFAULT_KILL_GRACE_MS = 5_000;
+
 export const DEFAULT_TAIL_BYTES = 8 * 1024;
 
-// The bot's own credentials stay out of jobs' environments; a job that needs a
-// secret gets it through `launcher.env` or its own configuration.
-const BOT_SECRET = /TOKEN|SECRET|PASSWORD|SMTP_URL|DATABASE_URL/i;
+/**
+ * What a job inherits from the bot: these and nothing else. The bot's
+ * environment holds its own credentials (and whatever else the operator's
+ * shell had), so it is never passed on wholesale; a job that needs a secret
+ * gets it through `launcher.env` or its own configuration.
+ */
+const INHERITED = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ'] as const;
 
-export function commandEnvironment(config: CommandConfig, ctx: LaunchContext, base: NodeJS.ProcessEnv = process.env): Record<string, string> {
+export function commandEnvironment(config: CommandConfig, ctx: LaunchContext, base: NodeJS.ProcessEnv = process.env, user?: CommandUser): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(base)) if (v !== undefined && !BOT_SECRET.test(k)) env[k] = v;
+  for (const k of INHERITED) if (base[k] !== undefined) env[k] = base[k]!;
+  if (user) env.HOME = user.home;
   return {
     ...env,
     ...config.env,
@@ -78,6 +87,8 @@ export interface CommandLauncher extends Launcher {
 }
 
 export function createCommandLauncher(deps: CommandDeps, held: HeldRuns, options: CommandLauncherOptions = {}): CommandLauncher {
+  const userSpec = options.user ?? deps.config.COMMAND_USER;
+  const user = userSpec ? resolveCommandUser(userSpec) : undefined;
   const killGraceMs = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
   const tailBytes = options.tailBytes ?? DEFAULT_TAIL_BYTES;
   const drainMs = options.drainMs ?? 1_000;
@@ -98,10 +109,13 @@ export function createCommandLauncher(deps: CommandDeps, held: HeldRuns, options
       const config = ctx.workflow.launcher;
       if (!config || config.kind !== 'command') return { started: false, error: 'workflow has no command launcher' };
       const log = deps.logger.child({ runId: ctx.runId, workflow: ctx.workflow.name, tenant: ctx.tenant.id });
+      // A configured user that does not exist must not fall back to running as the bot.
+      if (user && 'error' in user) return { started: false, error: user.error };
 
       const child = spawn('/bin/sh', ['-c', config.command], {
         cwd: config.cwd,
-        env: commandEnvironment(config, ctx),
+        env: commandEnvironment(config, ctx, process.env, user),
+        ...(user ? { uid: user.uid, gid: user.gid } : {}),
         detached: true,
         stdio: ['ignore', 'pipe', 'pipe'],
       });

@@ -5,6 +5,8 @@ import type { LaunchContext, LaunchOutcome, Launcher } from './types.js';
 import { callbackTokenFor, signLaunchRequest, SIGNATURE_HEADER, TIMESTAMP_HEADER } from './signature.js';
 import { releaseRunLease, renewRunLeases, type HeldRuns } from './run-leases.js';
 import { reportOutcome } from './report-outcome.js';
+import { hostAllowed, parseAllowList, type AllowList } from '../domain/address-policy.js';
+import { guardedPost, TargetNotAllowedError } from './guarded-post.js';
 
 type HttpConfig = Extract<LauncherConfig, { kind: 'http' }>;
 type HttpDeps = Pick<Deps, 'db' | 'clock' | 'logger' | 'replicaId' | 'config'>;
@@ -74,26 +76,38 @@ export function createHttpLauncher(deps: HttpDeps, held: HeldRuns, options: Http
         [SIGNATURE_HEADER]: signLaunchRequest(secret, timestamp, body),
       };
 
+      // A tenant's launcher reaches only what the operator allows; the operator's own reach anywhere.
+      let list: AllowList | undefined;
+      if (!config.operatorSet) {
+        list = await tenantAllowList(ctx.tenant.id);
+        const host = new URL(config.url).hostname;
+        if (!hostAllowed(host, list)) return { started: false, error: `target ${host} is not on the operator's allow-list for tenant ${ctx.tenant.id}` };
+      }
+
       held.add(ctx.runId);
       const log = deps.logger.child({ runId: ctx.runId, workflow: ctx.workflow.name, tenant: ctx.tenant.id });
       await renewRunLeases(deps, [ctx.runId], deps.clock.now()).catch((error) => log.warn({ err: error }, 'could not take the run lease'));
       // The request runs on after launch() returns: a slow target must not hold up the tick loop.
-      void deliver(ctx, config, mode, headers, body, log).finally(() => held.release(ctx.runId));
+      void deliver(ctx, config, mode, headers, body, log, list).finally(() => held.release(ctx.runId));
       return { started: true };
     },
   };
 
-  async function deliver(ctx: LaunchContext, config: HttpConfig, mode: 'sync' | 'callback', headers: Record<string, string>, body: string, log: Deps['logger']) {
+  async function tenantAllowList(tenantId: string): Promise<AllowList> {
+    const tenant = await deps.db.selectFrom('tenants').select('launcherHosts').where('id', '=', tenantId).executeTakeFirst();
+    return parseAllowList([...deps.config.HTTP_LAUNCHER_ALLOWED_HOSTS, ...(tenant?.launcherHosts ?? [])]);
+  }
+
+  async function deliver(ctx: LaunchContext, config: HttpConfig, mode: 'sync' | 'callback', headers: Record<string, string>, body: string, log: Deps['logger'], list: AllowList | undefined) {
     const timeoutMs = mode === 'sync' ? ctx.timeoutSeconds * 1000 : Math.min(acceptTimeoutMs, ctx.timeoutSeconds * 1000);
     let status: number;
     let text: string;
     try {
-      const response = await fetch(config.url, { method: 'POST', headers, body, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
-      status = response.status;
-      text = await readExcerpt(response, excerptBytes);
+      ({ status, text } = await guardedPost(config.url, headers, body, { timeoutMs, limit: excerptBytes, list }));
     } catch (error) {
       const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
-      const reason = timedOut ? `timed out after ${Math.round(timeoutMs / 1000)}s` : `request failed: ${describeFetchError(error)}`;
+      const reason =
+        error instanceof TargetNotAllowedError ? `target not allowed: ${error.message}` : timedOut ? `timed out after ${Math.round(timeoutMs / 1000)}s` : `request failed: ${describeFetchError(error)}`;
       log.warn({ url: config.url, reason }, 'http launch failed');
       await reportOutcome(deps, ctx.runId, { status: 'failed', error: reason });
       return;
@@ -107,28 +121,6 @@ export function createHttpLauncher(deps: HttpDeps, held: HeldRuns, options: Http
       await releaseRunLease(deps, ctx.runId).catch((error) => log.warn({ err: error }, 'could not release the lease of an accepted callback run'));
     }
   }
-}
-
-/** Reads at most `limit` bytes of the body and drops the rest unread. */
-async function readExcerpt(response: Response, limit: number): Promise<string> {
-  if (!response.body) return '';
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  let truncated = false;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    chunks.push(value);
-    size += value.length;
-    if (size >= limit) {
-      truncated = true;
-      await reader.cancel().catch(() => {});
-      break;
-    }
-  }
-  const text = Buffer.concat(chunks).subarray(0, limit).toString('utf8');
-  return truncated ? `${text}\n[… truncated]` : text;
 }
 
 /** A sync target may answer JSON with what it knows about the run. */

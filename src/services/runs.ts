@@ -2,6 +2,7 @@ import { sql, type Transaction } from 'kysely';
 import type { Database, Run, RunTrigger, Tenant, Workflow } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import type { LaunchContext } from '../launch/types.js';
+import { redactSecrets } from '../secrets.js';
 
 /** The ledger's two primitives: a run begins (a `running` row), and a run ends. */
 
@@ -128,7 +129,8 @@ export interface RunOutcome {
  * escaping for Slack happens when rendering.
  */
 export function storableOutcome<T extends RunOutcome>(outcome: T): T {
-  const clean = (v: string | null | undefined) => (typeof v === 'string' ? v.replace(/\u0000/g, '\uFFFD') : v);
+  // Secrets go before anything is stored: the alert, its notifications and the API views are all read from here.
+  const clean = (v: string | null | undefined) => (typeof v === 'string' ? redactSecrets(v.replace(/\u0000/g, '\uFFFD')) : v);
   return { ...outcome, error: clean(outcome.error), stage: clean(outcome.stage), logExcerpt: clean(outcome.logExcerpt), logUrl: clean(outcome.logUrl) };
 }
 

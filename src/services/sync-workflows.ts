@@ -3,7 +3,7 @@ import type { Db } from '../db/connect.js';
 import { describeIssues, recurringMaintenanceOf, WorkflowsFileError, type DestinationSpec, type WorkflowsFile, type WorkflowSpec } from '../config/workflows-file.js';
 import { resolveDestinations, resolveLauncher, type SecretEnv, type SecretIssue } from '../config/secret-refs.js';
 import { nextFireAfter } from '../domain/schedule.js';
-import { hashToken, newPingKey } from '../secrets.js';
+import { hashToken, newPingKey, rememberSecrets, secretsOfEntry } from '../secrets.js';
 import type { LauncherConfig } from '../db/schema.js';
 import type { RoutingConfig } from '../engine/destinations.js';
 import { resolveAlertsOfWorkflows } from './workflow-state.js';
@@ -47,11 +47,14 @@ export async function syncWorkflowsFile(
     }
     for (const t of file.tenants) {
       const token = t.apiTokenEnv ? env[t.apiTokenEnv] : undefined;
+      rememberSecrets([token]);
       const values = {
         name: t.name,
         channel: t.channel ?? null,
         destinations: JSON.stringify(secrets.destinations.get(t.id) ?? []),
         maintenance: JSON.stringify(recurringMaintenanceOf(t.maintenance, 'UTC')),
+        secretEnvPrefix: t.secretEnvPrefix ?? null,
+        launcherHosts: JSON.stringify((t.launcherHosts ?? []).map((h) => h.toLowerCase())),
         source: 'file' as const,
         enabled: true,
         shadow: t.shadow ?? false,
@@ -164,9 +167,12 @@ function resolveFileSecrets(file: WorkflowsFile, env: SecretEnv) {
   file.workflows.forEach((w, i) => {
     if (!w.launcher) return;
     const r = resolveLauncher(w.launcher, env, ['workflows', i, 'launcher']);
-    if (r.ok) launchers.set(w, r.value);
+    // The file is the operator's: its launchers are trusted (docs/security.md).
+    if (r.ok) launchers.set(w, { ...r.value, operatorSet: true });
     else issues.push(...r.issues);
   });
   if (issues.length) throw new WorkflowsFileError('workflows file', describeIssues('workflows file', undefined, file, issues));
+  rememberSecrets([...destinations.values()].flat().flatMap(secretsOfEntry));
+  rememberSecrets([...launchers.values()].flatMap(secretsOfEntry));
   return { destinations, launchers };
 }

@@ -146,6 +146,7 @@ export type PutResult =
   | { kind: 'created' | 'updated'; workflow: Workflow }
   | { kind: 'tenant_not_found' }
   | { kind: 'owned_by_file' }
+  | { kind: 'operator_launcher' }
   | { kind: 'ping_key_taken' };
 
 /**
@@ -163,6 +164,8 @@ export async function putWorkflow(deps: Pick<Deps, 'db' | 'clock' | 'config'>, s
     if (!tenant) return { kind: 'tenant_not_found' };
     const current = await trx.selectFrom('workflows').selectAll().where('tenantId', '=', spec.tenant).where('name', '=', spec.name).forUpdate().executeTakeFirst();
     if (current?.source === 'file' && current.enabled) return { kind: 'owned_by_file' };
+    // A tenant cannot replace what the operator trusted (a command on the host, a launcher to any address).
+    if (scope.tenantId !== undefined && current?.enabled && current.launcher?.operatorSet) return { kind: 'operator_launcher' };
     const shadowBefore = await shadowStates(trx, { tenantId: spec.tenant, workflowName: spec.name });
     const pingKey = spec.pingKey ?? current?.pingKey ?? newPingKey();
     const keyOwner = await trx.selectFrom('workflows').select('id').where('pingKey', '=', pingKey).executeTakeFirst();
@@ -199,7 +202,7 @@ export async function putWorkflow(deps: Pick<Deps, 'db' | 'clock' | 'config'>, s
   });
 }
 
-export type DeleteResult = { kind: 'deleted' } | { kind: 'not_found' } | { kind: 'owned_by_file' };
+export type DeleteResult = { kind: 'deleted' } | { kind: 'not_found' } | { kind: 'owned_by_file' } | { kind: 'operator_launcher' };
 
 /**
  * Disables rather than deletes, like removing it from the file: its history
@@ -210,6 +213,7 @@ export async function deleteWorkflow(deps: Pick<Deps, 'db' | 'clock' | 'config'>
   const workflow = await findWorkflow(deps.db, tenant, name, scope);
   if (!workflow) return { kind: 'not_found' };
   if (workflow.source === 'file') return { kind: 'owned_by_file' };
+  if (scope.tenantId !== undefined && workflow.launcher?.operatorSet) return { kind: 'operator_launcher' };
   const now = deps.clock.now();
   return deps.db.transaction().execute(async (trx): Promise<DeleteResult> => {
     const disabled = await trx.updateTable('workflows').set({ enabled: false, updatedAt: now }).where('id', '=', workflow.id).where('enabled', '=', true).returning('id').execute();

@@ -13,6 +13,7 @@ import { createMaintenanceNotes } from './maintenance-notes.js';
 import { createWebClient, slackLogger, webOutboxApi, type SlackOutboxApi } from './slack-api.js';
 import { slackTransport } from './slack-transport.js';
 import { botAuthorization } from './bot-authorization.js';
+import { slackRequestGuard } from './request-guard.js';
 
 export interface SlackRuntime {
   /** Loops that deliver the outbox (Slack and other destinations). */
@@ -51,6 +52,7 @@ export async function startSlack(http: Express, deps: Deps, options: SlackOption
     const boltLogger = slackLogger(logger);
     if (mode === 'http') {
       const router = Router();
+      router.post('/slack/events', ...slackRequestGuard(config.SLACK_SIGNING_SECRET!));
       const receiver = new ExpressReceiver({ signingSecret: config.SLACK_SIGNING_SECRET!, endpoints: '/slack/events', router, logger: boltLogger });
       bolt = new App({ authorize: botAuthorization(token, clientOptions, logger), receiver, clientOptions, logger: boltLogger });
       http.use(router);

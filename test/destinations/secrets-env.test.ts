@@ -99,7 +99,7 @@ describe('secrets by environment variable in the workflows file', () => {
     expect(destinationId(stored[1]!)).toBe(destinationId(inline));
     expect(destinationId(stored[1]!)).not.toContain(ROUTING_KEY);
     const wf = await t.db.selectFrom('workflows').select('launcher').executeTakeFirstOrThrow();
-    expect(wf.launcher).toEqual({ kind: 'http', url: 'https://jobs.example.com/run', mode: 'sync', secret: LAUNCHER_SECRET_VALUE });
+    expect(wf.launcher).toEqual({ kind: 'http', url: 'https://jobs.example.com/run', mode: 'sync', secret: LAUNCHER_SECRET_VALUE, operatorSet: true });
   });
 
   it('a sync in an environment that lacks a variable writes nothing and names the path', async () => {
@@ -173,7 +173,7 @@ describe('an http launcher over the workflows API', () => {
       expect(put.body.launcher).toMatchObject({ kind: 'http', ownSecret: true });
       expect(put.text).not.toContain(LAUNCHER_SECRET_VALUE);
       const row = await t.db.selectFrom('workflows').select('launcher').executeTakeFirstOrThrow();
-      expect(row.launcher).toEqual({ kind: 'http', url: 'https://jobs.example.com/run', mode: 'sync', secret: LAUNCHER_SECRET_VALUE });
+      expect(row.launcher).toEqual({ kind: 'http', url: 'https://jobs.example.com/run', mode: 'sync', secret: LAUNCHER_SECRET_VALUE, operatorSet: true });
     } finally {
       await app.stop();
       delete process.env.API_LAUNCH_SECRET;

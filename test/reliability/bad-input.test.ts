@@ -263,6 +263,31 @@ describe('Slack requests', () => {
     expect(res.status).toBe(400);
   });
 
+  it('a signed block_actions with "user": null is refused before Bolt reads it: 400 naming the field, nothing changed', async () => {
+    const click = clickBody(ACTION.takeOwnership, String(acmeAlert), 'CACME');
+    const payload = JSON.parse(new URLSearchParams(click.body).get('payload')!) as Record<string, unknown>;
+    const res = await unchanged(() => toSlack(new URLSearchParams({ payload: JSON.stringify({ ...payload, user: null }) }).toString(), form));
+    expect(res.status).toBe(400);
+    expect(JSON.parse(res.text)).toMatchObject({ error: 'invalid_request', message: expect.stringMatching(/^payload\.user: /) });
+    const noActions = await unchanged(() => toSlack(new URLSearchParams({ payload: JSON.stringify({ ...payload, actions: 'all' }) }).toString(), form));
+    expect(noActions.status).toBe(400);
+    expect(JSON.parse(noActions.text).message).toMatch(/^payload\.actions: /);
+  });
+
+  it('a slash command without a user: 400, nothing changed', async () => {
+    const params = new URLSearchParams(command());
+    params.delete('user_id');
+    const res = await unchanged(() => toSlack(params.toString(), form));
+    expect(res.status).toBe(400);
+    expect(JSON.parse(res.text).message).toMatch(/^user_id: /);
+  });
+
+  it('a timestamp more than 5 minutes in the future, correctly signed: 401, nothing changed', async () => {
+    const res = await unchanged(() => toSlack(command(), form, { ageSeconds: -6 * 60 }));
+    expect(res.status).toBe(401);
+    expect(res.text).toContain('more than 5 minutes from now');
+  });
+
   it('an oversized payload (2 MB of action value): acknowledged, refused with words, nothing changed', async () => {
     const click = clickBody(ACTION.takeOwnership, `${acmeAlert}${'9'.repeat(2 * 1024 * 1024)}`, 'CACME');
     const res = await unchanged(async () => {
@@ -329,6 +354,40 @@ describe('API requests', () => {
   it('a 10 MB body without a valid token is refused before it is read: 401', async () => {
     const res = await unchanged(() => apiClient(app.url, 'sbt_wrong-000000000000000')('POST', '/api/v1/runs', { ...report, log: 'x'.repeat(10 * 1024 * 1024) }));
     expect(res.status).toBe(401);
+  });
+
+  it.each([
+    ['a NUL in the path', 'GET', '/api/v1/workflows/acme/night%00ly', /^path: NUL characters/],
+    ['bad percent-encoding in the path', 'GET', '/api/v1/workflows/acme/%ZZ', /^path: bad percent-encoding/],
+    ['bad percent-encoding in a run id', 'POST', '/api/v1/runs/%E0%A4%A', /^path: bad percent-encoding/],
+  ])('%s: 400 with the reason, nothing changed', async (_what, method, path, reason) => {
+    const res = await unchanged(() => apiClient(app.url, ACME_TOKEN)(method, path, method === 'POST' ? { status: 'succeeded' } : undefined));
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ error: 'invalid_request', message: expect.stringMatching(reason) });
+  });
+
+  it('a NUL in a JSON string that names something: 400 naming the field, nothing changed', async () => {
+    const acme = apiClient(app.url, ACME_TOKEN);
+    const tenant = await unchanged(() => acme('POST', '/api/v1/runs', { tenant: 'acme\u0000', workflow: 'nightly', status: 'failed' }));
+    expect(tenant.status).toBe(400);
+    expect(tenant.body.message).toBe('body.tenant: NUL characters (\\u0000) are not allowed');
+    const external = await unchanged(() => acme('POST', '/api/v1/runs', { tenant: 'acme', workflow: 'nightly', status: 'running', externalId: 'job\u0000-1' }));
+    expect(external.status).toBe(400);
+    expect(external.body.message).toContain('body.externalId');
+    const command = await unchanged(() => apiClient(app.url, ADMIN)('PUT', '/api/v1/workflows/acme/nul', { cron: '0 2 * * *', launcher: { kind: 'command', command: 'echo\u0000x' } }));
+    expect(command.status).toBe(400);
+    expect(command.body.message).toContain('body.launcher.command');
+  });
+
+  it.each([
+    ['exitCode', { exitCode: 99999999999 }],
+    ['exitCode', { exitCode: -99999999999 }],
+    ['rows', { rows: 1e300 }],
+  ])('an out-of-range %s: 400 naming the field and value, nothing changed', async (field, extra) => {
+    const acme = apiClient(app.url, ACME_TOKEN);
+    const res = await unchanged(() => acme('POST', '/api/v1/runs/1', { status: 'failed', ...extra }));
+    expect(res.status).toBe(400);
+    expect(res.body.message).toMatch(new RegExp(`^body: ${field}: Too (big|small): .*\\(got -?[0-9e+]+\\)`));
   });
 
   it('a ping with an unknown key: 404, a ping body over 10 MB: 413; nothing changed', async () => {

@@ -21,7 +21,7 @@ beforeAll(async () => {
   clock = new ManualClock('2026-03-10T02:05:20Z');
   await makeTenant(t.db);
   await makeTenant(t.db, { id: 'globex', name: 'Globex', channel: 'CGLOBEX' });
-  app = await startTestApp(t, { API_TOKEN: ADMIN }, { clock });
+  app = await startTestApp(t, { API_TOKEN: ADMIN, HTTP_LAUNCHER_ALLOWED_HOSTS: 'jobs.example.com' }, { clock });
   admin = apiClient(app.url, ADMIN);
   const minted = await admin('POST', '/api/v1/tenants/acme/token');
   expect(minted.status).toBe(201);
@@ -260,7 +260,8 @@ describe('workflows API', () => {
     expect(noLauncher.status).toBe(409);
     expect(noLauncher.body.error).toBe('no_launcher');
 
-    await acme('PUT', '/api/v1/workflows/acme/slow-job', { cron: '0 4 * * *', mode: 'observed', launcher: { kind: 'command', command: 'sleep 0.5; echo done' } });
+    // A command launcher is the operator's to set (docs/security.md); the tenant may still run it.
+    await admin('PUT', '/api/v1/workflows/acme/slow-job', { cron: '0 4 * * *', mode: 'observed', launcher: { kind: 'command', command: 'sleep 0.5; echo done' } });
     const started = await acme('POST', '/api/v1/workflows/acme/slow-job/run');
     expect(started.status).toBe(202);
     expect(started.body).toMatchObject({ status: 'running', trigger: 'manual', requestedBy: 'api:acme' });

@@ -23,7 +23,8 @@ beforeAll(async () => {
   clock = new ManualClock('2026-03-10T02:00:00Z');
   await makeTenant(t.db);
   target = await startHttpTarget();
-  app = await startTestApp(t, { LAUNCHER_SECRET: SECRET, API_TOKEN: ADMIN, PUBLIC_URL: 'https://scheduler.example.com/' }, { clock });
+  // The target listens on loopback: a tenant's launcher may reach it only because the operator allows it.
+  app = await startTestApp(t, { LAUNCHER_SECRET: SECRET, API_TOKEN: ADMIN, PUBLIC_URL: 'https://scheduler.example.com/', HTTP_LAUNCHER_ALLOWED_HOSTS: '127.0.0.1' }, { clock });
 });
 afterAll(async () => {
   await app.stop();

@@ -1,0 +1,92 @@
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { isIP, type LookupFunction } from 'node:net';
+import { addressAllowed, type AllowList } from '../domain/address-policy.js';
+
+/** A connection refused by the address policy: the run's error says which address and why. */
+export class TargetNotAllowedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TargetNotAllowedError';
+  }
+}
+
+/**
+ * The address check runs inside the socket's own DNS lookup, so the address
+ * checked is the address connected to: a name that resolved to a public
+ * address when the launcher was set and to 127.0.0.1 now (DNS rebinding)
+ * is refused at connect time.
+ */
+function guardedLookup(list: AllowList): LookupFunction {
+  return (hostname, options, callback) => {
+    dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
+      if (error) return callback(error, '', 0);
+      const all = addresses as unknown as LookupAddress[];
+      const refused = all.find((a) => !addressAllowed(a.address, list));
+      if (refused || all.length === 0) {
+        return callback(new TargetNotAllowedError(`${hostname} resolves to ${refused?.address ?? 'nothing'}, a non-public address the operator has not allowed`), '', 0);
+      }
+      if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, all);
+      callback(null, all[0]!.address, all[0]!.family);
+    });
+  };
+}
+
+export interface PostAnswer {
+  status: number;
+  text: string;
+}
+
+/**
+ * POSTs `body` and reads at most `limit` bytes of the answer. Redirects are
+ * never followed (a 3xx is the answer). With `list`, connections go only to
+ * addresses the address policy allows (tenant launchers); without, anywhere
+ * (the operator's own launchers).
+ */
+export function guardedPost(url: string, headers: Record<string, string>, body: string, options: { timeoutMs: number; limit: number; list?: AllowList }): Promise<PostAnswer> {
+  const target = new URL(url);
+  const host = target.hostname.replace(/^\[|\]$/g, '');
+  // An IP literal is never looked up: check it here.
+  if (options.list && isIP(host) && !addressAllowed(host, options.list)) {
+    return Promise.reject(new TargetNotAllowedError(`${host} is a non-public address the operator has not allowed`));
+  }
+  const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise<PostAnswer>((resolve, reject) => {
+    const req = send(
+      target,
+      {
+        method: 'POST',
+        headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+        signal: AbortSignal.timeout(options.timeoutMs),
+        ...(options.list ? { lookup: guardedLookup(options.list) } : {}),
+      },
+      (res: IncomingMessage) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        let truncated = false;
+        res.on('data', (c: Buffer) => {
+          if (truncated) return;
+          chunks.push(c);
+          size += c.length;
+          if (size >= options.limit) {
+            truncated = true;
+            res.destroy();
+            finish();
+          }
+        });
+        res.on('end', finish);
+        res.on('error', (error) => (truncated ? undefined : reject(error)));
+        let done = false;
+        function finish() {
+          if (done) return;
+          done = true;
+          const text = Buffer.concat(chunks).subarray(0, options.limit).toString('utf8');
+          resolve({ status: res.statusCode ?? 0, text: truncated ? `${text}\n[… truncated]` : text });
+        }
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}

@@ -1,0 +1,95 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { RequestHandler } from 'express';
+import express from 'express';
+import { z } from 'zod';
+
+/** Slack's own window: a request more than this far from now, either way, is refused. */
+const MAX_SKEW_SECONDS = 5 * 60;
+// Bolt's own limit: larger bodies are Bolt's to refuse, as before.
+const BODY_LIMIT = '4mb';
+
+const id = z.string().min(1).max(255);
+const user = z.object({ id });
+
+/** The parts of each payload type that Bolt's own code reads before any listener runs; anything else is the listeners' to parse. */
+const interactive = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('block_actions'), user, actions: z.array(z.object({ action_id: id, type: z.string().optional() })).min(1).max(25) }),
+  z.object({ type: z.literal('view_submission'), user, view: z.object({ id, callback_id: z.string().max(255) }) }),
+  z.object({ type: z.literal('view_closed'), user, view: z.object({ id, callback_id: z.string().max(255) }) }),
+  z.object({ type: z.literal('shortcut'), user, callback_id: id }),
+  z.object({ type: z.literal('message_action'), user, callback_id: id }),
+  z.object({ type: z.literal('block_suggestion'), user, action_id: id }),
+]);
+const command = z.object({ command: z.string().regex(/^\/\S{1,80}$/), user_id: id, channel_id: id, team_id: id.optional(), text: z.string().max(4000).optional() });
+const eventsBody = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('url_verification'), challenge: z.string().max(255) }),
+  z.object({ type: z.literal('event_callback'), event: z.object({ type: id }) }),
+  z.object({ type: z.literal('app_rate_limited') }),
+]);
+
+function problem(error: z.ZodError): string {
+  const first = error.issues[0];
+  return `${first?.path.join('.') || '(payload)'}: ${first?.message ?? 'unexpected shape'}`;
+}
+
+/** Why a verified body cannot be handed to Bolt, or undefined when it can. */
+export function payloadProblem(raw: string, contentType: string | undefined): string | undefined {
+  if (raw.includes('\u0000')) return 'body: NUL characters are not allowed';
+  if (contentType?.startsWith('application/json')) {
+    let json: unknown;
+    try {
+      json = JSON.parse(raw);
+    } catch {
+      return 'body: not valid JSON';
+    }
+    const parsed = eventsBody.safeParse(json);
+    return parsed.success ? undefined : problem(parsed.error);
+  }
+  const form = new URLSearchParams(raw);
+  if (form.has('ssl_check')) return undefined;
+  const payload = form.get('payload');
+  if (payload !== null) {
+    let json: unknown;
+    try {
+      json = JSON.parse(payload);
+    } catch {
+      return 'payload: not valid JSON';
+    }
+    const parsed = interactive.safeParse(json);
+    return parsed.success ? undefined : `payload.${problem(parsed.error)}`;
+  }
+  const parsed = command.safeParse(Object.fromEntries(form));
+  return parsed.success ? undefined : problem(parsed.error);
+}
+
+/**
+ * In front of Bolt on POST /slack/events: checks the signature and the
+ * timestamp in both directions (Bolt refuses only old ones), then the shape
+ * of the parts Bolt's own code reads (a `"user": null` would throw inside
+ * Bolt, a 500). A bad signature or timestamp is 401 and a bad shape 400, with
+ * a reason; either way no listener runs. The raw body is handed on as
+ * `rawBody`, which Bolt reads instead of the consumed stream. Real time here:
+ * signatures are Slack's clock against the machine's, not business time.
+ */
+export function slackRequestGuard(signingSecret: string, now: () => number = Date.now): RequestHandler[] {
+  return [
+    express.raw({ type: () => true, limit: BODY_LIMIT }),
+    (req, res, next) => {
+      const raw: string = Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '';
+      const timestamp = Number(req.get('x-slack-request-timestamp'));
+      const signature = req.get('x-slack-signature') ?? '';
+      if (!Number.isSafeInteger(timestamp)) return void res.status(401).json({ error: 'unauthorized', message: 'x-slack-request-timestamp: missing or not a number' });
+      if (Math.abs(Math.floor(now() / 1000) - timestamp) > MAX_SKEW_SECONDS) {
+        return void res.status(401).json({ error: 'unauthorized', message: 'x-slack-request-timestamp: more than 5 minutes from now' });
+      }
+      const expected = `v0=${createHmac('sha256', signingSecret).update(`v0:${timestamp}:${raw}`).digest('hex')}`;
+      const a = Buffer.from(expected);
+      const b = Buffer.from(signature);
+      if (a.length !== b.length || !timingSafeEqual(a, b)) return void res.status(401).json({ error: 'unauthorized', message: 'x-slack-signature: does not match' });
+      const bad = payloadProblem(raw, req.get('content-type'));
+      if (bad) return void res.status(400).json({ error: 'invalid_request', message: bad });
+      (req as typeof req & { rawBody?: Buffer }).rawBody = req.body as Buffer;
+      next();
+    },
+  ];
+}
