@@ -1,4 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { appendFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../db/embedded.js';
 
@@ -60,7 +62,10 @@ export class ReplicaSet {
     replica.process = child;
     replica.ready = false;
     let exited = false;
+    // CHAOS_LOG_DIR keeps every replica's full output (one file per replica) for a post-mortem.
+    const logFile = process.env.CHAOS_LOG_DIR ? join(process.env.CHAOS_LOG_DIR, `${replica.name}.log`) : undefined;
     const onLine = (chunk: Buffer) => {
+      if (logFile) appendFileSync(logFile, chunk);
       for (const line of chunk.toString().split('\n').filter(Boolean)) {
         replica.tail.push(line);
         if (replica.tail.length > 50) replica.tail.shift();

@@ -2,7 +2,8 @@ import express, { Router } from 'express';
 import type { Deps } from '../deps.js';
 import { apiErrorHandler, notFound } from './api-error.js';
 import { requireAuth } from './auth.js';
-import { metricsHandler } from './metrics-route.js';
+import type { LoopStatus } from '../engine/runner.js';
+import { createMetrics, metricsHandler } from './metrics-route.js';
 import { pingRoutes } from './ping-routes.js';
 import { runsRoutes } from './runs-routes.js';
 import { tenantsRoutes } from './tenants-routes.js';
@@ -16,7 +17,7 @@ export const API_BODY_LIMIT = '256kb';
  * paths only: the Slack receiver on the same server needs the raw body of
  * its own requests to check their signatures.
  */
-export function apiRoutes(deps: Deps): Router {
+export function apiRoutes(deps: Deps, loops: () => LoopStatus[] = () => []): Router {
   const router = Router();
 
   const api = Router();
@@ -35,6 +36,6 @@ export function apiRoutes(deps: Deps): Router {
   pings.use(apiErrorHandler(deps.logger));
   router.use('/ping', pings);
 
-  router.get('/metrics', metricsHandler(deps));
+  router.get('/metrics', metricsHandler(createMetrics(deps, loops)));
   return router;
 }
