@@ -78,7 +78,8 @@ export class ReplicaSet {
       replica.ready = false;
       if (replica.process === child) replica.process = undefined;
     });
-    const until = Date.now() + 60_000;
+    // Generous: on a loaded 2-core machine, tsx and the migrations alone can take a minute.
+    const until = Date.now() + 180_000;
     while (!exited && Date.now() < until) {
       const res = await fetch(`${replica.url}/healthz`, { signal: AbortSignal.timeout(1_000) }).catch(() => undefined);
       if (res?.ok && !exited) {
@@ -88,7 +89,7 @@ export class ReplicaSet {
       await new Promise((r) => setTimeout(r, 100));
     }
     if (!exited) child.kill('SIGKILL');
-    throw new Error(`${replica.name} did not come up${exited ? ' (it exited)' : ' within 60 s'}:\n${replica.tail.slice(-10).join('\n')}`);
+    throw new Error(`${replica.name} did not come up${exited ? ' (it exited)' : ' within 180 s'}:\n${replica.tail.slice(-10).join('\n')}`);
   }
 
   /** kill -9, then start it again after `downMs`; a start that fails (database down) is retried. */
