@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -69,6 +69,8 @@ export const STALL_LIMIT_SECONDS = 10;
 /** Every scenario in turn, each on its own database, Slack server and three replicas. */
 export async function runChaos(o: ChaosOptions): Promise<ScenarioResult[]> {
   const dir = await mkdtemp(join(tmpdir(), 'scheduler-chaos-'));
+  // Ours: as root, the embedded server's user must be able to pass through it to its data.
+  await chmod(dir, 0o711);
   let embedded: EmbeddedServer | undefined;
   let adminUrl = o.databaseUrl;
   if (!adminUrl) {

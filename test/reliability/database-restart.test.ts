@@ -1,4 +1,4 @@
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
@@ -36,6 +36,7 @@ let app: Awaited<ReturnType<typeof startTestApp>>;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'scheduler-bot-restart-'));
+  await chmod(dir, 0o711); // as root, the server's own user passes through to its data
   server = await startEmbeddedPostgres(join(dir, 'postgres'), { persistent: true });
   scratch = await createScratchDatabase(server.url('postgres'), 'restart_test', { poolSize: 10 });
   // The test's own view of the ledger, named so that terminating the bot's connections spares it.
