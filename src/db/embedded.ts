@@ -44,9 +44,11 @@ export async function startEmbeddedPostgres(
 ): Promise<EmbeddedServer> {
   const root = resolve(dir);
   const dataDir = join(root, 'pg');
-  await mkdir(root, { recursive: true, mode: 0o700 });
+  // Folders made on the way (DATA_DIR itself) get mkdir -p's usual mode; `root` is the server's alone.
+  await mkdir(root, { recursive: true });
+  await chmod(root, 0o700);
   if (process.getuid?.() === 0) {
-    // Ours (made above): the server's user needs to pass through it, never to list it.
+    // Ours: the server's user needs to pass through it, never to list it.
     await chmod(root, 0o711);
     await assertPostgresUserCanReach([root, await nativeBinDir()]);
   }

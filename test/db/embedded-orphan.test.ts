@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
-import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, expect, it } from 'vitest';
-import { startEmbeddedPostgres, type EmbeddedServer } from '../../src/db/embedded.js';
+import { EmbeddedPostgresError, startEmbeddedPostgres, type EmbeddedServer } from '../../src/db/embedded.js';
 import { eventually } from '../helpers/eventually.js';
 
 /**
@@ -61,3 +61,15 @@ it('a server orphaned by kill -9 of its process is stopped and the next start on
   // The same password and port as the killed run's: the folder's own.
   expect(server.url()).toBe(/UP (\S+)/.exec(out)![1]);
 }, 240_000);
+
+it.skipIf(process.getuid?.() !== 0)('as root, a folder the postgres user cannot enter is refused in one line, and its mode is left as it was', async () => {
+  const closed = await mkdtemp(join(tmpdir(), 'scheduler-bot-closed-')); // mode 0700, like `mktemp -d`
+  try {
+    const started = startEmbeddedPostgres(join(closed, 'data', 'postgres'));
+    await expect(started).rejects.toThrow(EmbeddedPostgresError);
+    await expect(started).rejects.toThrow(new RegExp(`cannot enter ${closed} \\(mode 700\\).*set DATABASE_URL`));
+    expect((await stat(closed)).mode & 0o777).toBe(0o700);
+  } finally {
+    await rm(closed, { recursive: true, force: true });
+  }
+});
