@@ -58,7 +58,7 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   http.disable('x-powered-by');
   http.use(healthRouter(deps, () => loops.map((l) => l.status), startedAt));
   const slack = await startSlack(http, deps);
-  http.use(apiRoutes(deps));
+  http.use(apiRoutes(deps, () => loops.map((l) => l.status)));
 
   const server = await new Promise<Server>((resolve, reject) => {
     const s = http.listen(options.port ?? options.config.PORT, options.config.HOST, () => resolve(s));

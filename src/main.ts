@@ -4,6 +4,7 @@ import { startApp } from './app.js';
 import { ConfigError, loadConfig, readSecretFiles, slackMode } from './config/env.js';
 import { readWorkflowsFile, WorkflowsFileError } from './config/workflows-file.js';
 import { migrateToLatest } from './db/migrate.js';
+import { EmbeddedPostgresError } from './db/embedded.js';
 import { openDatabase } from './db/open.js';
 import { createLogger } from './log.js';
 import { systemClock } from './clock.js';
@@ -43,7 +44,17 @@ async function main(): Promise<void> {
   }
   if (!config.WORKFLOWS_FILE) logger.info({ file: workflowsPath }, 'no WORKFLOWS_FILE: using the bundled example');
 
-  const database = await openDatabase(config, logger);
+  let database;
+  try {
+    database = await openDatabase(config, logger);
+  } catch (error) {
+    if (error instanceof EmbeddedPostgresError) {
+      console.error(error.message);
+      process.exit(1);
+    }
+    logger.fatal({ err: error }, 'could not open the database');
+    process.exit(1);
+  }
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;

@@ -1,4 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { appendFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../db/embedded.js';
 
@@ -60,7 +62,10 @@ export class ReplicaSet {
     replica.process = child;
     replica.ready = false;
     let exited = false;
+    // CHAOS_LOG_DIR keeps every replica's full output (one file per replica) for a post-mortem.
+    const logFile = process.env.CHAOS_LOG_DIR ? join(process.env.CHAOS_LOG_DIR, `${replica.name}.log`) : undefined;
     const onLine = (chunk: Buffer) => {
+      if (logFile) appendFileSync(logFile, chunk);
       for (const line of chunk.toString().split('\n').filter(Boolean)) {
         replica.tail.push(line);
         if (replica.tail.length > 50) replica.tail.shift();
@@ -73,7 +78,8 @@ export class ReplicaSet {
       replica.ready = false;
       if (replica.process === child) replica.process = undefined;
     });
-    const until = Date.now() + 60_000;
+    // Generous: on a loaded 2-core machine, tsx and the migrations alone can take a minute.
+    const until = Date.now() + 180_000;
     while (!exited && Date.now() < until) {
       const res = await fetch(`${replica.url}/healthz`, { signal: AbortSignal.timeout(1_000) }).catch(() => undefined);
       if (res?.ok && !exited) {
@@ -83,7 +89,7 @@ export class ReplicaSet {
       await new Promise((r) => setTimeout(r, 100));
     }
     if (!exited) child.kill('SIGKILL');
-    throw new Error(`${replica.name} did not come up${exited ? ' (it exited)' : ' within 60 s'}:\n${replica.tail.slice(-10).join('\n')}`);
+    throw new Error(`${replica.name} did not come up${exited ? ' (it exited)' : ' within 180 s'}:\n${replica.tail.slice(-10).join('\n')}`);
   }
 
   /** kill -9, then start it again after `downMs`; a start that fails (database down) is retried. */

@@ -1,3 +1,4 @@
+import type { Stall } from './stalls.js';
 import type { Verdict } from './verify.js';
 
 export interface ScenarioResult {
@@ -7,6 +8,8 @@ export interface ScenarioResult {
   verdict: Verdict;
   /** Driver scripts that never finished, and anything else that is wrong. */
   problems: string[];
+  /** The longest a due tick, a finished run or a pending notification waited while the database was up. */
+  longestStall: Stall;
   seconds: number;
 }
 
@@ -18,7 +21,7 @@ export function passed(r: ScenarioResult): boolean {
 
 /** The table `npm run chaos` prints (and docs/reliability.md keeps): one row per scenario. */
 export function renderTable(results: ScenarioResult[]): string {
-  const header = ['scenario', 'actions', 'runs', 'expected', 'delivered', 'duplicated', 'lost', 'dead', 'checks', 'time'];
+  const header = ['scenario', 'actions', 'runs', 'expected', 'delivered', 'duplicated', 'lost', 'dead', 'longest stall', 'checks', 'time'];
   const rows = results.map((r) => {
     const v = r.verdict;
     const checks = passed(r)
@@ -33,7 +36,7 @@ export function renderTable(results: ScenarioResult[]): string {
         ]
           .filter(Boolean)
           .join(', ') || 'FAILED';
-    return [r.name, r.actions.join(', '), String(v.runs), String(v.expected), String(v.delivered), String(v.duplicated), String(v.lost), String(v.dead), checks, `${Math.round(r.seconds)}s`];
+    return [r.name, r.actions.join(', '), String(v.runs), String(v.expected), String(v.delivered), String(v.duplicated), String(v.lost), String(v.dead), `${r.longestStall.seconds.toFixed(1)}s (${r.longestStall.what})`, checks, `${Math.round(r.seconds)}s`];
   });
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
   const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;

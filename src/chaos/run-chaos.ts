@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -9,6 +9,7 @@ import type { Logger } from '../log.js';
 import { RecordingSlackApi, type SlackFault } from '../slack/recording-slack-api.js';
 import { ReplicaSet } from './replicas.js';
 import type { ScenarioResult } from './report.js';
+import { StallMonitor } from './stalls.js';
 import { verifyScenario } from './verify.js';
 import { buildWorkload, driveWorkload, signSlackRequest, terminateBotConnections } from './workload.js';
 
@@ -18,7 +19,7 @@ export interface ScenarioSpec {
   kills: boolean;
   /** The Slack server answers at random with 429, 500, ratelimited, resets, slow and lost answers. */
   slackFaults: boolean;
-  /** pg_terminate_backend of every bot connection, and one restart of Postgres when it is ours. */
+  /** A fixed schedule (DATABASE_FAULTS): pg_terminate_backend of every bot connection, and restarts of Postgres when it is ours. */
   databaseFaults: boolean;
   /** The bot token is revoked for a while: invalid_auth. */
   revokedToken: boolean;
@@ -45,10 +46,31 @@ const BOT_TOKEN = 'xoxb-chaos-token';
 const SETTLE_TIMEOUT_MS = 180_000;
 /** How long faults are injected in each scenario, at least. */
 const MIN_CHAOS_MS = 40_000;
+/**
+ * The database-faults scenario's schedule, the same on every machine: after
+ * each pause (ms), terminate every bot connection, or restart Postgres (when
+ * the suite started it). A slow machine does not get more faults.
+ */
+export const DATABASE_FAULTS: { afterMs: number; fault: 'terminate' | 'restart' }[] = [
+  { afterMs: 5_000, fault: 'terminate' },
+  { afterMs: 4_000, fault: 'terminate' },
+  { afterMs: 4_000, fault: 'restart' },
+  { afterMs: 4_000, fault: 'terminate' },
+  { afterMs: 4_000, fault: 'terminate' },
+  { afterMs: 4_000, fault: 'terminate' },
+  { afterMs: 4_000, fault: 'terminate' },
+  { afterMs: 4_000, fault: 'restart' },
+  { afterMs: 4_000, fault: 'terminate' },
+  { afterMs: 4_000, fault: 'terminate' },
+];
+/** Longest a due tick, a finished run or a pending notification may wait while the database is up (database-faults scenario). */
+export const STALL_LIMIT_SECONDS = 10;
 
 /** Every scenario in turn, each on its own database, Slack server and three replicas. */
 export async function runChaos(o: ChaosOptions): Promise<ScenarioResult[]> {
   const dir = await mkdtemp(join(tmpdir(), 'scheduler-chaos-'));
+  // Ours: as root, the embedded server's user must be able to pass through it to its data.
+  await chmod(dir, 0o711);
   let embedded: EmbeddedServer | undefined;
   let adminUrl = o.databaseUrl;
   if (!adminUrl) {
@@ -137,6 +159,8 @@ async function runScenario(spec: ScenarioSpec, server: PostgresHandle, root: str
   };
   const replicas = await ReplicaSet.start(3, env);
   const db = driverDb(server.url(database));
+  const stalls = new StallMonitor(db);
+  stalls.start();
   const problems: string[] = [];
   const actions = { slackFaults: 0, terminations: 0, terminated: 0, pgRestarts: 0, readyzOutage: 0, readyzChecks: 0, revoked: 0 };
   let stopping = false;
@@ -180,23 +204,22 @@ async function runScenario(spec: ScenarioSpec, server: PostgresHandle, root: str
   if (spec.databaseFaults) {
     chaos.push(
       (async () => {
-        let round = 0;
-        while (!stopping) {
-          await systemClock.sleep(4_000 + Math.random() * 3_000);
-          if (stopping) break;
-          round++;
-          if (round === 3 && server.restartable) {
+        for (const step of DATABASE_FAULTS) {
+          await systemClock.sleep(step.afterMs);
+          if (step.fault === 'restart' && server.restartable) {
+            stalls.databaseDown();
             await server.down();
             actions.pgRestarts++;
-            // While it is down, every replica's /readyz must say so.
+            // While it is down, every replica's /readyz must say so (an answer that does not come in time is not "ready" either).
             await systemClock.sleep(2_500);
             for (const r of replicas.live()) {
               actions.readyzChecks++;
               const res = await fetch(`${r.url}/readyz`, { signal: AbortSignal.timeout(5_000) }).catch(() => undefined);
-              if (res?.status === 503) actions.readyzOutage++;
+              if (res?.status !== 200) actions.readyzOutage++;
             }
             await systemClock.sleep(2_000);
             await server.up();
+            stalls.databaseUp();
             continue;
           }
           const n = await terminateBotConnections(admin, database).catch(() => 0);
@@ -238,6 +261,10 @@ async function runScenario(spec: ScenarioSpec, server: PostgresHandle, root: str
     if (!shown) problems.push('the App Home does not list the dead notifications');
   }
 
+  const longestStall = await stalls.stop();
+  if (spec.databaseFaults && longestStall.seconds > STALL_LIMIT_SECONDS) {
+    problems.push(`longest stall ${longestStall.seconds.toFixed(1)}s (${longestStall.what}) while the database was up: over ${STALL_LIMIT_SECONDS}s`);
+  }
   const verdict = await verifyScenario(db, slack, workload, launchLog);
   if (spec.revokedToken && verdict.dead === 0) problems.push('the revoked token produced no dead rows');
   if (!spec.revokedToken && verdict.dead > 0) problems.push(`${verdict.dead} notifications dead without a permanent error`);
@@ -255,11 +282,11 @@ async function runScenario(spec: ScenarioSpec, server: PostgresHandle, root: str
     spec.kills && `${replicas.kills} kills/${replicas.restarts} restarts`,
     spec.slackFaults && `${actions.slackFaults} Slack faults`,
     spec.databaseFaults && `${actions.terminations} terminations (${actions.terminated} conns)`,
-    spec.databaseFaults && (server.restartable ? `${actions.pgRestarts} pg restart (readyz 503 ${actions.readyzOutage}/${actions.readyzChecks})` : 'no pg restart (external DATABASE_URL)'),
+    spec.databaseFaults && (server.restartable ? `${actions.pgRestarts} pg restarts (readyz not ready ${actions.readyzOutage}/${actions.readyzChecks})` : 'no pg restart (external DATABASE_URL)'),
     spec.revokedToken && `invalid_auth on ${actions.revoked} posts`,
     '2 faulty launchers (hang, SIGKILL)',
   ].filter((x): x is string => !!x);
-  return { name: spec.name, actions: described, verdict, problems, seconds: (systemClock.now().getTime() - started) / 1000 };
+  return { name: spec.name, actions: described, verdict, problems, longestStall, seconds: (systemClock.now().getTime() - started) / 1000 };
 }
 
 async function adminQuery(admin: Db, text: string): Promise<void> {

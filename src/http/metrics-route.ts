@@ -1,21 +1,65 @@
 import type { RequestHandler } from 'express';
 import { sql } from 'kysely';
 import type { Deps } from '../deps.js';
-import { renderGauge, renderRegistry } from '../metrics.js';
+import type { LoopStatus } from '../engine/runner.js';
+import { createAppRegistry, Gauge, type Registry } from '../metrics.js';
 
 import type { RunStatus, Severity } from '../db/schema.js';
 
 const RUN_STATUSES: RunStatus[] = ['running', 'pending_retry', 'succeeded', 'failed', 'missed', 'skipped'];
 const SEVERITIES: Severity[] = ['warning', 'critical'];
 
-/**
- * The database's figures, read at scrape time so every replica reports the
- * same truth; then this process's own counters and histograms.
- */
-export async function renderMetrics(deps: Pick<Deps, 'db' | 'clock'>): Promise<string> {
-  const now = deps.clock.now();
-  const age = (oldest: Date | string | null | undefined) => (oldest ? Math.max(0, (now.getTime() - new Date(oldest).getTime()) / 1000) : 0);
+type MetricsDeps = Pick<Deps, 'db' | 'clock'>;
 
+/**
+ * One app's /metrics: a prom-client Registry of its own holding the
+ * database's figures (read at scrape time, so every replica reports the same
+ * truth), each loop's liveness, this process's counters and histograms, and
+ * prom-client's default process metrics. When the database does not answer,
+ * the scrape still succeeds: `scheduler_database_up` is 0 and the database
+ * figures are left out rather than reported stale.
+ */
+export function createMetrics(deps: MetricsDeps, loops: () => LoopStatus[] = () => []): { registry: Registry; render(): Promise<string> } {
+  const registry = createAppRegistry();
+  const gauge = <L extends string>(name: string, help: string, labelNames: L[] = []) => new Gauge<L>({ name, help, labelNames, registers: [registry] });
+  const runs = gauge('scheduler_runs', 'Runs in the ledger by status', ['status']);
+  const lag = gauge('scheduler_poll_lag_seconds', 'Age of the oldest finished run not yet processed by a poller');
+  const openAlerts = gauge('scheduler_open_alerts', 'Open alerts by severity', ['severity']);
+  const depth = gauge('scheduler_outbox_depth', 'Notifications waiting to be delivered (pending or being sent)');
+  const oldest = gauge('scheduler_outbox_oldest_pending_seconds', 'Age of the oldest notification waiting to be delivered');
+  const dead = gauge('scheduler_outbox_dead', 'Notifications that will not be delivered (shown on the App Home), by destination kind', ['kind']);
+  const databaseUp = gauge('scheduler_database_up', '1 when the database answered this scrape, 0 when it did not');
+  const sinceTick = gauge('scheduler_loop_seconds_since_tick', 'Seconds since each loop last finished a tick without an error (since start when it has not yet)', ['loop']);
+  const loopFailures = gauge('scheduler_loop_consecutive_failures', 'Ticks in a row that threw, per loop (0 once one succeeds)', ['loop']);
+  const startedAt = deps.clock.now().getTime();
+  const dbGauges = [runs, lag, openAlerts, depth, oldest, dead];
+
+  async function render(): Promise<string> {
+    const now = deps.clock.now();
+    for (const l of loops()) {
+      sinceTick.set({ loop: l.name }, Math.max(0, (now.getTime() - (l.lastTickAt?.getTime() ?? startedAt)) / 1000));
+      loopFailures.set({ loop: l.name }, l.failures);
+    }
+    for (const g of dbGauges) g.reset();
+    try {
+      const figures = await readFigures(deps, now);
+      for (const status of RUN_STATUSES) runs.set({ status }, figures.runsBy.get(status) ?? 0);
+      lag.set(figures.lag);
+      for (const severity of SEVERITIES) openAlerts.set({ severity }, figures.alertsBy.get(severity) ?? 0);
+      depth.set(figures.depth);
+      oldest.set(figures.oldest);
+      for (const d of figures.dead) dead.set({ kind: d.kind }, d.n);
+      databaseUp.set(1);
+    } catch {
+      databaseUp.set(0);
+    }
+    return registry.metrics();
+  }
+  return { registry, render };
+}
+
+async function readFigures(deps: MetricsDeps, now: Date) {
+  const age = (at: Date | string | null | undefined) => (at ? Math.max(0, (now.getTime() - new Date(at).getTime()) / 1000) : 0);
   const runs = await deps.db.selectFrom('runs').select(['status', (eb) => eb.fn.countAll<number>().as('n')]).groupBy('status').execute();
   const lag = await deps.db
     .selectFrom('runs')
@@ -35,21 +79,24 @@ export async function renderMetrics(deps: Pick<Deps, 'db' | 'clock'>): Promise<s
     .where('status', '=', 'dead')
     .groupBy(sql`split_part(destination, ':', 1)`)
     .execute();
-  const runsBy = new Map(runs.map((r) => [r.status, Number(r.n)]));
-  const alertsBy = new Map(alerts.map((a) => [a.severity, Number(a.n)]));
-  return [
-    renderGauge('scheduler_runs', 'Runs in the ledger by status', RUN_STATUSES.map((status) => ({ labels: { status }, value: runsBy.get(status) ?? 0 }))),
-    renderGauge('scheduler_poll_lag_seconds', 'Age of the oldest finished run not yet processed by a poller', [{ value: age(lag?.oldest) }]),
-    renderGauge('scheduler_open_alerts', 'Open alerts by severity', SEVERITIES.map((severity) => ({ labels: { severity }, value: alertsBy.get(severity) ?? 0 }))),
-    renderGauge('scheduler_outbox_depth', 'Notifications waiting to be delivered (pending or being sent)', [{ value: Number(outbox?.n ?? 0) }]),
-    renderGauge('scheduler_outbox_oldest_pending_seconds', 'Age of the oldest notification waiting to be delivered', [{ value: age(outbox?.oldest) }]),
-    renderGauge('scheduler_outbox_dead', 'Notifications that will not be delivered (shown on the App Home), by destination kind', dead.map((d) => ({ labels: { kind: d.kind }, value: Number(d.n) }))),
-    renderRegistry(),
-  ].join('\n') + '\n';
+  return {
+    runsBy: new Map(runs.map((r) => [r.status, Number(r.n)])),
+    lag: age(lag?.oldest),
+    alertsBy: new Map(alerts.map((a) => [a.severity, Number(a.n)])),
+    depth: Number(outbox?.n ?? 0),
+    oldest: age(outbox?.oldest),
+    dead: dead.map((d) => ({ kind: d.kind, n: Number(d.n) })),
+  };
 }
 
-export function metricsHandler(deps: Pick<Deps, 'db' | 'clock'>): RequestHandler {
+/** The metrics text for `deps` with a registry of its own (tests, tools). */
+export async function renderMetrics(deps: MetricsDeps, loops?: () => LoopStatus[]): Promise<string> {
+  return createMetrics(deps, loops).render();
+}
+
+export function metricsHandler(metrics: ReturnType<typeof createMetrics>): RequestHandler {
   return async (_req, res) => {
-    res.type('text/plain; version=0.0.4').send(await renderMetrics(deps));
+    const text = await metrics.render();
+    res.type(metrics.registry.contentType).send(text);
   };
 }

@@ -2,9 +2,10 @@ import express, { Router } from 'express';
 import type { Deps } from '../deps.js';
 import { apiErrorHandler, notFound } from './api-error.js';
 import { requireAuth } from './auth.js';
+import type { LoopStatus } from '../engine/runner.js';
 import { maintenanceRoutes } from './maintenance-routes.js';
 import { checkJsonStrings, checkPath } from './input-guards.js';
-import { metricsHandler } from './metrics-route.js';
+import { createMetrics, metricsHandler } from './metrics-route.js';
 import { pingRoutes } from './ping-routes.js';
 import { runsRoutes } from './runs-routes.js';
 import { tenantsRoutes } from './tenants-routes.js';
@@ -18,7 +19,7 @@ export const API_BODY_LIMIT = '256kb';
  * paths only: the Slack receiver on the same server needs the raw body of
  * its own requests to check their signatures.
  */
-export function apiRoutes(deps: Deps): Router {
+export function apiRoutes(deps: Deps, loops: () => LoopStatus[] = () => []): Router {
   const router = Router();
 
   const api = Router();
@@ -39,6 +40,6 @@ export function apiRoutes(deps: Deps): Router {
   pings.use(apiErrorHandler(deps.logger));
   router.use('/ping', pings);
 
-  router.get('/metrics', metricsHandler(deps));
+  router.get('/metrics', metricsHandler(createMetrics(deps, loops)));
   return router;
 }

@@ -1,4 +1,5 @@
 import type { Db } from '../db/connect.js';
+import { isConnectionError } from '../db/connection-errors.js';
 import type { Deps } from '../deps.js';
 import { parseDestination } from '../domain/events.js';
 import type { LoopSpec } from '../engine/runner.js';
@@ -6,7 +7,7 @@ import { metrics } from '../metrics.js';
 import { NOTIFICATIONS_CHANNEL } from '../services/alert-events.js';
 import { claimNotifications, type ClaimedNotification } from './claim-notifications.js';
 import { Pacer, type SlotResult } from './pacer.js';
-import { markDead, markRetry, markSent, markUnknown, releaseUntried } from './settle-notification.js';
+import { markDead, markRetry, markSent, markUnknown, releaseLeases, releaseUntried } from './settle-notification.js';
 import type { DeliveryInput, DeliveryResult, Transport } from './transport.js';
 
 export interface SenderOptions {
@@ -59,11 +60,27 @@ export function createOutboxSender(deps: Pick<Deps, 'db' | 'clock' | 'logger' | 
   const log = deps.logger.child({ loop: 'outbox-sender' });
   /** Loop work not asleep on the clock (the drain and its pipelines). */
   let awake = 0;
+  /**
+   * Rows this sender claimed whose outcome it could not write back because
+   * the database failed under it. Left alone they would wait out their whole
+   * lease (a minute) after the database is back; instead their leases are
+   * dropped at the next look, still `sending`, so the next claimer checks
+   * for an earlier delivery before sending again.
+   */
+  const stranded = new Set<number>();
+
+  async function handBackStranded(): Promise<void> {
+    if (stranded.size === 0) return;
+    const ids = [...stranded];
+    await releaseLeases(deps.db, ids, deps.replicaId);
+    for (const id of ids) stranded.delete(id);
+  }
 
   const claim = (now: Date, limit: number, exclude: string[], only?: string[]) =>
     claimNotifications(deps.db, { now, owner: deps.replicaId, leaseMs: o.leaseMs, limit, kinds, exclude, ...(only ? { only } : {}) });
 
   async function tick(): Promise<boolean> {
+    await handBackStranded();
     const now = deps.clock.now();
     const claimed = await claim(now, o.batch, pacer.blockedDestinations(now));
     if (claimed.length === 0) return false;
@@ -92,6 +109,7 @@ export function createOutboxSender(deps: Pick<Deps, 'db' | 'clock' | 'logger' | 
     let found = false;
     awake++;
     try {
+      await handBackStranded();
       while (!halt.aborted) {
         ended = new AbortController();
         const now = deps.clock.now();
@@ -178,6 +196,15 @@ export function createOutboxSender(deps: Pick<Deps, 'db' | 'clock' | 'logger' | 
 
   /** One claimed row: false when it was handed back untried (its pace did not allow it). */
   async function attempt(claim: ClaimedNotification, wait?: AbortSignal): Promise<boolean> {
+    try {
+      return await attemptClaimed(claim, wait);
+    } catch (error) {
+      if (isConnectionError(error)) stranded.add(claim.id);
+      throw error;
+    }
+  }
+
+  async function attemptClaimed(claim: ClaimedNotification, wait?: AbortSignal): Promise<boolean> {
     const loaded = await loadDeliveryInput(deps.db, claim, deps.clock.now());
     const n = loaded.notification;
     const { kind } = parseDestination(n.destination);
@@ -231,7 +258,9 @@ export function createOutboxSender(deps: Pick<Deps, 'db' | 'clock' | 'logger' | 
       // A bug or a database error mid-delivery: the outcome is unknown, so keep
       // the row `sending` for a lookup first, and let the runner log it.
       const message = error instanceof Error ? error.message : String(error);
-      await markUnknown(deps.db, n.id, new Date(now.getTime() + backoffMs(n.attempts + 1, o)), message);
+      // The database failing is not the destination's fault: look again soon, not after a growing back-off.
+      const delay = isConnectionError(error) ? o.baseBackoffMs : backoffMs(n.attempts + 1, o);
+      await markUnknown(deps.db, n.id, new Date(now.getTime() + delay), message);
       metrics.deliveries.inc({ kind, result: 'error' });
       throw error;
     }

@@ -62,3 +62,19 @@ export async function releaseUntried(db: Db, id: number, previousStatus: 'pendin
     .where('status', '=', 'sending')
     .execute();
 }
+
+/**
+ * Leases this owner holds on rows it can no longer settle (the database
+ * failed mid-delivery): dropped, status kept, so the rows are claimable now
+ * and the next claimer of a `sending` row checks for an earlier delivery first.
+ */
+export async function releaseLeases(db: Db, ids: number[], owner: string): Promise<void> {
+  if (ids.length === 0) return;
+  await db
+    .updateTable('notifications')
+    .set({ leaseOwner: null, leaseExpiresAt: null })
+    .where('id', 'in', ids)
+    .where('status', '=', 'sending')
+    .where('leaseOwner', '=', owner)
+    .execute();
+}

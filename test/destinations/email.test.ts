@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { metrics } from '../../src/metrics.js';
+import { counterValue, metrics } from '../../src/metrics.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { makeTenant, makeWorkflow, T0 } from '../helpers/factories.js';
 import { insertAlert } from '../helpers/slack-outbox.js';
@@ -100,12 +100,12 @@ describe('email destination', () => {
   it('connection dropped after DATA: resent with the same Message-ID and key, so the mailbox holds one copy; nothing lost', async () => {
     const { rig, alert } = await setup();
     rig.smtp.dropAfterData(1);
-    const before = metrics.deliveries.get({ kind: 'email', result: 'unknown' });
+    const before = await counterValue(metrics.deliveries, { kind: 'email', result: 'unknown' });
     await recordEvent(t.db, rig.config, alert.id, 'opened', { now: at(0) });
     await recordEvent(t.db, rig.config, alert.id, 'resolved', { now: at(10), changes: { status: 'resolved', resolvedAt: at(10) } });
     await rig.drain();
 
-    expect(metrics.deliveries.get({ kind: 'email', result: 'unknown' })).toBe(before + 1);
+    expect(await counterValue(metrics.deliveries, { kind: 'email', result: 'unknown' })).toBe(before + 1);
     const received = rig.smtp.received;
     expect(received.map((m) => [m.headers.get('x-scheduler-event'), m.acknowledged])).toEqual([
       ['opened', false],

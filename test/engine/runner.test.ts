@@ -1,0 +1,53 @@
+import { expect, it } from 'vitest';
+import { ManualClock } from '../../src/clock.js';
+import { backoffAfterFailure, MAX_BACKOFF_MS, runLoop } from '../../src/engine/runner.js';
+import { silentLogger } from '../../src/log.js';
+import { counterValue, metrics } from '../../src/metrics.js';
+import { eventually } from '../helpers/eventually.js';
+
+it('backs off from the interval, doubling, jittered, and never past the low cap however many failures', () => {
+  expect(backoffAfterFailure(2_000, 1, () => 0)).toBe(1_000);
+  expect(backoffAfterFailure(2_000, 1, () => 1)).toBe(2_000);
+  expect(backoffAfterFailure(250, 3, () => 1)).toBe(1_000);
+  for (const failures of [5, 30, 1_000]) {
+    for (const r of [0, 0.5, 1]) {
+      const wait = backoffAfterFailure(10_000, failures, () => r);
+      expect(wait).toBeGreaterThanOrEqual(MAX_BACKOFF_MS / 2);
+      expect(wait).toBeLessThanOrEqual(MAX_BACKOFF_MS);
+    }
+  }
+});
+
+it('after many database failures in a row the loop still tries again within the cap, and one success clears its state', async () => {
+  // The old runner doubled to a minute: after a burst of terminations a loop slept through the database's return.
+  const clock = new ManualClock('2026-03-10T00:00:00Z');
+  const abort = new AbortController();
+  let calls = 0;
+  let down = true;
+  const loop = runLoop(
+    {
+      name: 'test-db-loop',
+      intervalMs: 2_000,
+      tick: async () => {
+        calls++;
+        if (down) throw Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' });
+        return false;
+      },
+    },
+    { clock, logger: silentLogger, signal: abort.signal },
+  );
+  const before = await counterValue(metrics.loopDbErrors, { loop: 'test-db-loop' });
+  for (let i = 1; i <= 25; i++) {
+    await eventually(() => expect(calls).toBe(i));
+    await eventually(() => expect(clock.nextWake()).toBeDefined());
+    const wait = clock.nextWake()!.getTime() - clock.now().getTime();
+    expect(wait).toBeLessThanOrEqual(MAX_BACKOFF_MS);
+    if (i === 25) down = false;
+    clock.advance(wait);
+  }
+  await eventually(() => expect(loop.status.lastTickAt).toBeDefined());
+  expect(loop.status.failures).toBe(0);
+  expect(await counterValue(metrics.loopDbErrors, { loop: 'test-db-loop' })).toBe(before + 25);
+  abort.abort();
+  await loop.done;
+});
