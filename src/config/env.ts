@@ -68,6 +68,8 @@ export const envSchema = z.object({
   PLATFORM_DESTINATIONS: platformDestinations,
   /** PagerDuty Events API v2 endpoint; overridable for tests and EU service regions. */
   EVENTS_API_URL: z.url({ protocol: /^https?$/ }).default('https://events.pagerduty.com/v2/enqueue'),
+  /** A destination failing (transiently) for longer than this raises one notice: log line, metric, platform channel. */
+  DESTINATION_OUTAGE_NOTICE_MINUTES: z.coerce.number().positive().default(15),
   REPLICA_ID: z.string().trim().min(1).default(`${hostname()}:${process.pid}`),
 });
 

@@ -185,6 +185,15 @@ export interface PaceSlotsTable {
   updatedAt: Timestamp;
 }
 
+export interface DestinationOutagesTable {
+  destination: string;
+  failingSince: Timestamp;
+  failures: number;
+  heldUntil: Timestamp;
+  lastError: string;
+  noticedAt: Timestamp | null;
+}
+
 export interface Database {
   tenants: TenantsTable;
   workflows: WorkflowsTable;
@@ -196,6 +205,7 @@ export interface Database {
   monitorUptime: MonitorUptimeTable;
   slackHomeViews: SlackHomeViewsTable;
   paceSlots: PaceSlotsTable;
+  destinationOutages: DestinationOutagesTable;
 }
 
 export type Tenant = Selectable<TenantsTable>;

@@ -1,4 +1,5 @@
 import type { Db } from '../db/connect.js';
+import { recordFailure, type Outage, type OutagePolicy } from '../domain/destination-outage.js';
 
 /**
  * Writing an attempt's outcome back. Each update is conditional on the row
@@ -61,4 +62,36 @@ export async function releaseUntried(db: Db, id: number, previousStatus: 'pendin
     .where('id', '=', id)
     .where('status', '=', 'sending')
     .execute();
+}
+
+/**
+ * Not delivered for a reason that may go away (`transient`), or maybe
+ * delivered (`unknown`, looked up before any resend): the whole destination
+ * is held for one back-off and this row is due when the hold ends. No
+ * attempt count makes it dead; only a permanent answer does. One
+ * transaction, so two replicas failing on the same destination count twice
+ * rather than overwrite each other.
+ */
+export async function holdDestination(
+  db: Db,
+  f: { id: number; destination: string; error: string; outcome: 'transient' | 'unknown'; now: Date; policy: OutagePolicy },
+): Promise<{ outage: Outage; raiseNotice: boolean }> {
+  return db.transaction().execute(async (trx) => {
+    await trx
+      .insertInto('destinationOutages')
+      .values({ destination: f.destination, failingSince: f.now, failures: 0, heldUntil: f.now, lastError: f.error })
+      .onConflict((oc) => oc.column('destination').doNothing())
+      .execute();
+    const current = await trx.selectFrom('destinationOutages').selectAll().where('destination', '=', f.destination).forUpdate().executeTakeFirstOrThrow();
+    const next = recordFailure(current, f.error, f.now, f.policy);
+    await trx.updateTable('destinationOutages').set(next.outage).where('destination', '=', f.destination).execute();
+    if (f.outcome === 'transient') await markRetry(trx, f.id, next.outage.heldUntil, f.error, true);
+    else await markUnknown(trx, f.id, next.outage.heldUntil, f.error);
+    return next;
+  });
+}
+
+/** The destination accepted something: its outage (if it had one) is over. Returns what it was. */
+export async function endOutage(db: Db, destination: string): Promise<Outage | undefined> {
+  return db.deleteFrom('destinationOutages').where('destination', '=', destination).returningAll().executeTakeFirst();
 }
