@@ -7,7 +7,7 @@ import { metrics } from '../metrics.js';
 import { NOTIFICATIONS_CHANNEL } from '../services/alert-events.js';
 import { claimNotifications, type ClaimedNotification } from './claim-notifications.js';
 import { Pacer, type SlotResult } from './pacer.js';
-import { endOutage, holdDestination, markDead, markRetry, markSent, markUnknown, releaseUntried } from './settle-notification.js';
+import { holdDestination, markDead, markRetry, markSent, markUnknown, releaseUntried } from './settle-notification.js';
 import type { DeliveryInput, DeliveryResult, Transport } from './transport.js';
 
 export interface SenderOptions {
@@ -211,10 +211,10 @@ export function createOutboxSender(deps: Pick<Deps, 'db' | 'clock' | 'logger' | 
       if (previous === 'sending' && transport.findDelivered) {
         const found = await transport.findDelivered(input);
         if (found.kind === 'found') {
-          await markSent(deps.db, n.id, now, { ref: found.ref, ...found.result, recovered: true });
+          const ended = await markSent(deps.db, n.id, now, { ref: found.ref, ...found.result, recovered: true });
           metrics.deliveries.inc({ kind, result: 'recovered' });
           log.info(ctx, 'notification found already delivered; not sending again');
-          await delivered(n.destination, now);
+          if (ended?.noticedAt) await notify({ kind: 'recovered', destination: n.destination, outage: ended, now });
           return true;
         }
         if (found.kind === 'failed') {
@@ -257,10 +257,11 @@ export function createOutboxSender(deps: Pick<Deps, 'db' | 'clock' | 'logger' | 
     metrics.deliveries.inc({ kind, result: result.kind });
     const ctx = { id: n.id, key: n.idempotencyKey, destination: n.destination, attempts: n.attempts + 1 };
     switch (result.kind) {
-      case 'sent':
-        await markSent(deps.db, n.id, now, { ref: result.ref, ...result.result });
-        await delivered(n.destination, now);
+      case 'sent': {
+        const ended = await markSent(deps.db, n.id, now, { ref: result.ref, ...result.result });
+        if (ended?.noticedAt) await notify({ kind: 'recovered', destination: n.destination, outage: ended, now });
         return;
+      }
       case 'rate_limited': {
         const until = new Date(now.getTime() + result.retryAfterMs);
         if (key) await pacer.hold(key, n.destination, until, now);
@@ -284,11 +285,6 @@ export function createOutboxSender(deps: Pick<Deps, 'db' | 'clock' | 'logger' | 
     const { outage, raiseNotice } = await holdDestination(deps.db, { id: n.id, destination: n.destination, error, outcome, now, policy: o });
     log.warn({ id: n.id, key: n.idempotencyKey, destination: n.destination, error, outcome, failures: outage.failures, next: outage.heldUntil }, 'delivery failed; destination held, will retry');
     if (raiseNotice) await notify({ kind: 'outage', destination: n.destination, outage, now });
-  }
-
-  async function delivered(destination: string, now: Date): Promise<void> {
-    const outage = await endOutage(deps.db, destination);
-    if (outage?.noticedAt) await notify({ kind: 'recovered', destination, outage, now });
   }
 
   async function notify(notice: OutageNotice): Promise<void> {

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
 import { recordFailure, type Outage, type OutagePolicy } from '../domain/destination-outage.js';
 
@@ -6,13 +7,23 @@ import { recordFailure, type Outage, type OutagePolicy } from '../domain/destina
  * still being `sending`, so a stale replica cannot overwrite a later verdict.
  */
 
-export async function markSent(db: Db, id: number, now: Date, result: Record<string, unknown>): Promise<void> {
-  await db
-    .updateTable('notifications')
-    .set({ status: 'sent', sentAt: now, result: JSON.stringify(result), lastError: null, leaseOwner: null, leaseExpiresAt: null })
-    .where('id', '=', id)
-    .where('status', '=', 'sending')
-    .execute();
+/**
+ * Delivered. The destination evidently works, so an outage it had is over:
+ * ended in the same statement (this runs once per message), and returned so
+ * the sender can say it recovered.
+ */
+export async function markSent(db: Db, id: number, now: Date, result: Record<string, unknown>): Promise<Outage | undefined> {
+  const { rows } = await sql<Outage>`
+    with sent as (
+      update notifications
+      set status = 'sent', sent_at = ${now}, result = ${JSON.stringify(result)}, last_error = null, lease_owner = null, lease_expires_at = null
+      where id = ${id} and status = 'sending'
+      returning destination
+    )
+    delete from destination_outages o using sent where o.destination = sent.destination
+    returning o.failing_since, o.failures, o.held_until, o.last_error, o.noticed_at
+  `.execute(db);
+  return rows[0];
 }
 
 /** Not delivered, certainly: back to `pending`, due at `next`. */
@@ -89,9 +100,4 @@ export async function holdDestination(
     else await markUnknown(trx, f.id, next.outage.heldUntil, f.error);
     return next;
   });
-}
-
-/** The destination accepted something: its outage (if it had one) is over. Returns what it was. */
-export async function endOutage(db: Db, destination: string): Promise<Outage | undefined> {
-  return db.deleteFrom('destinationOutages').where('destination', '=', destination).returningAll().executeTakeFirst();
 }

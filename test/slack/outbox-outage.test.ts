@@ -71,6 +71,10 @@ describe('a destination that keeps failing', () => {
     expect(notices[0]!.now.getTime() - T0.getTime()).toBeLessThan(30 * 60_000);
 
     r.slack.clearFaults();
+    // Slack is back; the held destination's next retry (at most ten minutes away) finds out.
+    const held = await t.db.selectFrom('destinationOutages').selectAll().executeTakeFirstOrThrow();
+    expect(held.heldUntil.getTime() - r.clock.now().getTime()).toBeLessThanOrEqual(10 * 60_000);
+    r.clock.set(held.heldUntil);
     await r.drain();
 
     const rows = await t.db.selectFrom('notifications').selectAll().orderBy('id').execute();
