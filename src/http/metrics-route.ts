@@ -35,6 +35,12 @@ export async function renderMetrics(deps: Pick<Deps, 'db' | 'clock'>): Promise<s
     .where('status', '=', 'dead')
     .groupBy(sql`split_part(destination, ':', 1)`)
     .execute();
+  // Only the destination's kind is a label: a destination's name is tenant data, and its URL a secret.
+  const outages = await deps.db
+    .selectFrom('destinationOutages')
+    .select([sql<string>`split_part(destination, ':', 1)`.as('kind'), (eb) => eb.fn.countAll<number>().as('n'), (eb) => eb.fn.min('failingSince').as('oldest')])
+    .groupBy(sql`split_part(destination, ':', 1)`)
+    .execute();
   const runsBy = new Map(runs.map((r) => [r.status, Number(r.n)]));
   const alertsBy = new Map(alerts.map((a) => [a.severity, Number(a.n)]));
   return [
@@ -44,6 +50,8 @@ export async function renderMetrics(deps: Pick<Deps, 'db' | 'clock'>): Promise<s
     renderGauge('scheduler_outbox_depth', 'Notifications waiting to be delivered (pending or being sent)', [{ value: Number(outbox?.n ?? 0) }]),
     renderGauge('scheduler_outbox_oldest_pending_seconds', 'Age of the oldest notification waiting to be delivered', [{ value: age(outbox?.oldest) }]),
     renderGauge('scheduler_outbox_dead', 'Notifications that will not be delivered (shown on the App Home), by destination kind', dead.map((d) => ({ labels: { kind: d.kind }, value: Number(d.n) }))),
+    renderGauge('scheduler_destinations_failing', 'Destinations held after transient delivery failures (their notifications wait and go out in order on recovery), by kind', outages.map((o) => ({ labels: { kind: o.kind }, value: Number(o.n) }))),
+    renderGauge('scheduler_destination_outage_seconds', 'How long the longest-failing destination of each kind has been failing', outages.map((o) => ({ labels: { kind: o.kind }, value: age(o.oldest) }))),
     renderRegistry(),
   ].join('\n') + '\n';
 }

@@ -1,4 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { renderMetrics } from '../../src/http/metrics-route.js';
+import { metrics } from '../../src/metrics.js';
 import type { OutageNotice } from '../../src/notify/sender.js';
 import { platformOutageNotice } from '../../src/slack/outage-notice.js';
 import type { StoredMessage } from '../../src/slack/recording-slack-api.js';
@@ -27,6 +29,7 @@ const key = (m: StoredMessage) => m.metadata?.event_payload.key as string | unde
 describe('a destination that keeps failing', () => {
   it('Slack answers 500 for two hours, then recovers: every notification delivered once, in order, none dead', async () => {
     const notices: OutageNotice[] = [];
+    const noticesBefore = metrics.deliveries.get({ kind: 'slack', result: 'outage_notice' });
     rig = await startOutboxRig(t.db, { sender: { onOutage: async (n) => void notices.push(n) } });
     const r = rig;
     const alerts = [];
@@ -69,6 +72,12 @@ describe('a destination that keeps failing', () => {
     expect(notices.map((n) => [n.kind, n.destination])).toEqual([['outage', 'slack:CACME']]);
     expect(notices[0]!.now.getTime() - T0.getTime()).toBeGreaterThanOrEqual(15 * 60_000);
     expect(notices[0]!.now.getTime() - T0.getTime()).toBeLessThan(30 * 60_000);
+
+    // Visible in /metrics meanwhile, by kind only (no destination names there).
+    const scraped = await renderMetrics({ db: t.db, clock: r.clock });
+    expect(scraped).toContain('scheduler_destinations_failing{kind="slack"} 1');
+    expect(scraped).toMatch(/scheduler_destination_outage_seconds\{kind="slack"\} 7\d{3}/);
+    expect(metrics.deliveries.get({ kind: 'slack', result: 'outage_notice' })).toBe(noticesBefore + 1);
 
     r.slack.clearFaults();
     // Slack is back; the held destination's next retry (at most ten minutes away) finds out.
