@@ -3,6 +3,7 @@ import * as m0001 from './0001_initial.js';
 import * as m0002 from './0002_slack_pace.js';
 import * as m0003 from './0003_alert_flapping.js';
 import * as m0007 from './0007_destination_outages.js';
+import * as m0008 from './0008_retention_indexes.js';
 
 /** Forward-only, applied in name order. Add new files here. */
 export const migrations: Record<string, Migration> = {
@@ -10,4 +11,5 @@ export const migrations: Record<string, Migration> = {
   '0002_slack_pace': m0002,
   '0003_alert_flapping': m0003,
   '0007_destination_outages': m0007,
+  '0008_retention_indexes': m0008,
 };

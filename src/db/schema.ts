@@ -194,6 +194,16 @@ export interface DestinationOutagesTable {
   noticedAt: Timestamp | null;
 }
 
+export interface HousekeepingFiringsTable {
+  job: string;
+  fireAt: Timestamp;
+  replica: string;
+  startedAt: Timestamp;
+  finishedAt: Timestamp | null;
+  result: Json<Record<string, unknown>> | null;
+  error: string | null;
+}
+
 export interface Database {
   tenants: TenantsTable;
   workflows: WorkflowsTable;
@@ -206,6 +216,7 @@ export interface Database {
   slackHomeViews: SlackHomeViewsTable;
   paceSlots: PaceSlotsTable;
   destinationOutages: DestinationOutagesTable;
+  housekeepingFirings: HousekeepingFiringsTable;
 }
 
 export type Tenant = Selectable<TenantsTable>;
