@@ -13,6 +13,8 @@ import { createLaunchers, runLoops, shutdownLaunchers } from './launch/index.js'
 import type { LauncherResolver } from './launch/types.js';
 import type { Logger } from './log.js';
 import { startSlack } from './slack/index.js';
+import { createHousekeeping } from './engine/housekeeping.js';
+import { housekeepingJobs } from './engine/housekeeping-jobs.js';
 
 export interface AppOptions {
   config: Config;
@@ -51,7 +53,8 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
 
   const http = express();
   http.disable('x-powered-by');
-  http.use(healthRouter(deps, () => loops.map((l) => l.status), startedAt));
+  const housekeeping = createHousekeeping(deps, housekeepingJobs(deps));
+  http.use(healthRouter(deps, () => [...loops.map((l) => l.status), ...(options.loops !== false ? housekeeping.statuses() : [])], startedAt));
   const slack = await startSlack(http, deps);
   http.use(apiRoutes(deps));
 
@@ -66,6 +69,7 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   if (options.loops !== false) {
     const specs = [...runLoops(deps), ...engineLoops(deps), ...slack.loops];
     for (const spec of specs) loops.push(runLoop(spec, { clock, logger: options.logger, signal: abort.signal }));
+    housekeeping.start();
     if (options.databaseUrl) {
       const channels = specs.flatMap((s) => s.wakeOn ?? []);
       listening = listenForWakeups(
@@ -87,6 +91,7 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
     stop() {
       stopping ??= (async () => {
         abort.abort();
+        await housekeeping.stop();
         await Promise.allSettled([...loops.map((l) => l.done), listening]);
         await shutdownLaunchers(deps.launchers, options.config.SHUTDOWN_GRACE_SECONDS * 1000);
         await slack.stop();

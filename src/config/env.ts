@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import cron from 'node-cron';
 import { z } from 'zod';
 import { formatPath, valueAt } from './json-locate.js';
 import { resolveDestinations } from './secret-refs.js';
@@ -70,6 +71,14 @@ export const envSchema = z.object({
   EVENTS_API_URL: z.url({ protocol: /^https?$/ }).default('https://events.pagerduty.com/v2/enqueue'),
   /** A destination failing (transiently) for longer than this raises one notice: log line, metric, platform channel. */
   DESTINATION_OUTAGE_NOTICE_MINUTES: z.coerce.number().positive().default(15),
+  /** Retention (see docs/retention.md): finished runs, resolved alerts and settled notifications older than this many days are removed. */
+  RUN_RETENTION_DAYS: z.coerce.number().int().min(1).default(30),
+  ALERT_RETENTION_DAYS: z.coerce.number().int().min(1).default(180),
+  NOTIFICATION_RETENTION_DAYS: z.coerce.number().int().min(1).default(30),
+  /** Rows per delete statement of the retention pass. */
+  RETENTION_BATCH: z.coerce.number().int().min(100).max(100_000).default(5000),
+  /** When the retention pass runs (node-cron syntax, UTC); one replica runs each firing. */
+  RETENTION_CRON: z.string().trim().default('17 * * * *').refine((v) => cron.validate(v), 'must be a cron expression (node-cron syntax), e.g. 17 * * * *'),
   REPLICA_ID: z.string().trim().min(1).default(`${hostname()}:${process.pid}`),
 });
 
