@@ -2,6 +2,7 @@ import express, { Router } from 'express';
 import type { Deps } from '../deps.js';
 import { apiErrorHandler, notFound } from './api-error.js';
 import { requireAuth } from './auth.js';
+import { ledgerRoutes } from './ledger-routes.js';
 import { metricsHandler } from './metrics-route.js';
 import { pingRoutes } from './ping-routes.js';
 import { runsRoutes } from './runs-routes.js';
@@ -24,7 +25,7 @@ export function apiRoutes(deps: Deps): Router {
   api.use(requireAuth(deps));
   // Any content type: `curl -d '{…}'` sends form encoding by default, and its JSON should still be read.
   api.use(express.json({ limit: API_BODY_LIMIT, type: () => true }));
-  api.use(runsRoutes(deps), workflowsRoutes(deps), tenantsRoutes(deps));
+  api.use(runsRoutes(deps), ledgerRoutes(deps), workflowsRoutes(deps), tenantsRoutes(deps));
   api.use((req) => {
     throw notFound(`no endpoint ${req.method} ${req.originalUrl.split('?')[0]}`);
   });
