@@ -65,6 +65,13 @@ describe('read API: runs', () => {
     expect(manual.body).toMatchObject({ next: null, runs: [{ id: ids.report1, workflow: 'report' }, { id: ids.report0 }] });
   });
 
+  it('the workflow view links to its runs in the read API', async () => {
+    const view = await acme('GET', '/api/v1/workflows/acme/etl');
+    expect(view.body.links.runs).toBe('/api/v1/runs?tenant=acme&workflow=etl');
+    const followed = await acme('GET', `${view.body.links.failedRuns}&limit=1`);
+    expect(followed.body.runs).toMatchObject([{ id: ids.retry, status: 'failed', workflow: 'etl' }]);
+  });
+
   it('shows one run with its error, stage, rows, log excerpt and every attempt of its tick', async () => {
     const one = await acme('GET', `/api/v1/runs/${ids.etl0}`);
     expect(one.status).toBe(200);
