@@ -41,3 +41,17 @@ export function recordFailure(previous: Outage | undefined, error: string, now: 
   const raiseNotice = !previous?.noticedAt && now.getTime() - failingSince.getTime() >= policy.noticeAfterMs;
   return { outage: { failingSince, failures, heldUntil, lastError: error, noticedAt: previous?.noticedAt ?? (raiseNotice ? now : null) }, raiseNotice };
 }
+
+/**
+ * A destination as it may be shown, logged or posted: a webhook's id is its
+ * URL, which can carry a token, so only its host is kept. The others' ids
+ * hold nothing secret (a channel, addresses, a digest of the routing key).
+ */
+export function shownDestination(destination: string): string {
+  if (!destination.startsWith('webhook:')) return destination;
+  try {
+    return `webhook:${new URL(destination.slice('webhook:'.length)).host}`;
+  } catch {
+    return 'webhook';
+  }
+}

@@ -1,6 +1,6 @@
 import type { Db } from '../db/connect.js';
 import type { Deps } from '../deps.js';
-import type { Outage } from '../domain/destination-outage.js';
+import { shownDestination, type Outage } from '../domain/destination-outage.js';
 import { parseDestination } from '../domain/events.js';
 import type { LoopSpec } from '../engine/runner.js';
 import { metrics } from '../metrics.js';
@@ -283,13 +283,13 @@ export function createOutboxSender(deps: Pick<Deps, 'db' | 'clock' | 'logger' | 
   /** A transient failure: the destination is held, the row waits with it; past the threshold the platform hears once. */
   async function failed(n: DeliveryInput['notification'], error: string, outcome: 'transient' | 'unknown', now: Date): Promise<void> {
     const { outage, raiseNotice } = await holdDestination(deps.db, { id: n.id, destination: n.destination, error, outcome, now, policy: o });
-    log.warn({ id: n.id, key: n.idempotencyKey, destination: n.destination, error, outcome, failures: outage.failures, next: outage.heldUntil }, 'delivery failed; destination held, will retry');
+    log.warn({ id: n.id, destination: shownDestination(n.destination), error, outcome, failures: outage.failures, next: outage.heldUntil }, 'delivery failed; destination held, will retry');
     if (raiseNotice) await notify({ kind: 'outage', destination: n.destination, outage, now });
   }
 
   async function notify(notice: OutageNotice): Promise<void> {
     const { destination, outage } = notice;
-    const ctx = { destination, failingSince: outage.failingSince, failures: outage.failures, lastError: outage.lastError };
+    const ctx = { destination: shownDestination(destination), failingSince: outage.failingSince, failures: outage.failures, lastError: outage.lastError };
     if (notice.kind === 'outage') log.error(ctx, 'destination failing for longer than the notice threshold; its notifications are held and will be delivered in order');
     else log.warn(ctx, 'destination recovered; held notifications are being delivered');
     metrics.deliveries.inc({ kind: parseDestination(destination).kind, result: notice.kind === 'outage' ? 'outage_notice' : 'outage_recovered' });

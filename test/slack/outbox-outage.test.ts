@@ -115,6 +115,9 @@ describe('a destination that keeps failing', () => {
     const posted = rig.slack.messages('CPLAT');
     expect(posted).toHaveLength(1);
     expect(posted[0]!.text).toBe('Deliveries to slack:CACME have been failing for 20 min (9 attempts, last error: HTTP 500 &lt;!channel&gt;). Its notifications are held and will go out in order when it recovers.');
+    // A webhook's id is its URL, which may carry a token: only the host is shown.
+    await post({ kind: 'recovered', destination: 'webhook:https://hooks.example.com/T0/secret-token', outage, now: at(HOUR) });
+    expect(rig.slack.messages('CPLAT')[1]!.text).toBe('Deliveries to webhook:hooks.example.com recovered after 60 min; the notifications held meanwhile are going out in order.');
     expect(platformOutageNotice(rig.api, undefined)).toBeUndefined();
   });
 });

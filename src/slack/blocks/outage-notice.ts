@@ -1,4 +1,4 @@
-import type { Outage } from '../../domain/destination-outage.js';
+import { shownDestination, type Outage } from '../../domain/destination-outage.js';
 import { LIMITS, mrkdwn, safeText, truncate } from './limits.js';
 import type { SlackMessage } from './types.js';
 
@@ -9,7 +9,7 @@ import type { SlackMessage } from './types.js';
  */
 export function renderOutageNotice(n: { kind: 'outage' | 'recovered'; destination: string; outage: Outage; now: Date }): SlackMessage {
   const minutes = Math.max(1, Math.round((n.now.getTime() - n.outage.failingSince.getTime()) / 60_000));
-  const dest = safeText(n.destination, 200);
+  const dest = safeText(shownDestination(n.destination), 200);
   const text =
     n.kind === 'outage'
       ? `Deliveries to ${dest} have been failing for ${minutes} min (${n.outage.failures} attempts, last error: ${safeText(n.outage.lastError, 300)}). Its notifications are held and will go out in order when it recovers.`
