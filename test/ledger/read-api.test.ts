@@ -5,6 +5,7 @@ import { startTestApp } from '../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { makeRun, makeTenant, makeWorkflow, T0 } from '../helpers/factories.js';
 import { apiClient } from '../helpers/http-api.js';
+import { addEvent, insertAlert } from '../helpers/slack-outbox.js';
 
 const ADMIN = 'admin-token-0123456789abcdef';
 let t: TestDatabase;
@@ -107,5 +108,41 @@ describe('read API: runs', () => {
     const backwards = await acme('GET', `/api/v1/runs?from=${minute(20).toISOString()}&to=${minute(10).toISOString()}`);
     expect(backwards.status).toBe(400);
     expect((await acme('GET', '/api/v1/runs/12abc')).status).toBe(400);
+  });
+});
+
+describe('read API: alerts', () => {
+  it('lists open and resolved alerts in the tenant, and shows one with its timeline, owner history and delivery states, never a webhook URL', async () => {
+    const wf = await t.db.selectFrom('workflows').selectAll().where('tenantId', '=', 'acme').where('name', '=', 'etl').executeTakeFirstOrThrow();
+    const other = await t.db.selectFrom('workflows').selectAll().where('tenantId', '=', 'globex').executeTakeFirstOrThrow();
+    const old = await insertAlert(t.db, wf.id, { status: 'resolved', openedAt: minute(0), resolvedAt: minute(30) });
+    const open = await insertAlert(t.db, wf.id, { openedAt: minute(45), firstRunId: ids.etl9 });
+    const hidden = await insertAlert(t.db, other.id, { openedAt: minute(45) });
+    await addEvent(t.db, open.id, 'opened', { now: minute(45) });
+    await addEvent(t.db, open.id, 'owner_changed', {
+      now: minute(50),
+      actor: 'U0ALICE',
+      changes: { ownerUser: 'U0ALICE' },
+      data: { fromTeam: 'engineering', fromUser: null, toTeam: 'engineering', toUser: 'U0ALICE' },
+    });
+    await sql`insert into notifications (alert_id, event_id, destination, idempotency_key, status, attempts, next_attempt_at, created_at, last_error)
+      select ${open.id}, min(id), 'webhook:https://hooks.example.com/T0/secret-token', 'k-webhook', 'pending', 3, ${minute(60)}, ${minute(45)}, 'HTTP 503'
+      from alert_events where alert_id = ${open.id}`.execute(t.db);
+
+    const openList = await acme('GET', '/api/v1/alerts?status=open');
+    expect(openList.body.alerts.map((a: { id: number }) => a.id)).toEqual([open.id]);
+    const inRange = await acme('GET', `/api/v1/alerts?from=${minute(0).toISOString()}&to=${minute(40).toISOString()}`);
+    expect(inRange.body.alerts).toMatchObject([{ id: old.id, status: 'resolved', workflow: 'etl' }]);
+    expect((await acme('GET', '/api/v1/alerts?limit=200')).body.alerts.map((a: { id: number }) => a.id)).not.toContain(hidden.id);
+    expect((await acme('GET', `/api/v1/alerts/${hidden.id}`)).status).toBe(404);
+    expect((await acme('GET', '/api/v1/alerts?status=maybe')).status).toBe(400);
+
+    const one = await acme('GET', `/api/v1/alerts/${open.id}`);
+    expect(one.status).toBe(200);
+    expect(one.body.events.map((e: { kind: string }) => e.kind)).toEqual(['opened', 'owner_changed']);
+    expect(one.body.ownerHistory).toMatchObject([{ actor: 'U0ALICE', toUser: 'U0ALICE' }]);
+    expect(one.body.notifications).toContainEqual(expect.objectContaining({ destination: 'webhook:hooks.example.com', status: 'pending', attempts: 3, lastError: 'HTTP 503' }));
+    expect(one.body.notifications.some((n: { destination: string }) => n.destination === 'slack:CACME')).toBe(true);
+    expect(one.text).not.toContain('secret-token');
   });
 });
