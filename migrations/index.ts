@@ -4,6 +4,8 @@ import * as m0002 from './0002_slack_pace.js';
 import * as m0003 from './0003_alert_flapping.js';
 import * as m0004 from './0004_tenant_trust.js';
 import * as m0006 from './0006_maintenance.js';
+import * as m0007 from './0007_destination_outages.js';
+import * as m0008 from './0008_retention_indexes.js';
 import * as m0010 from './0010_policy_versions_shadow.js';
 
 /** Forward-only, applied in name order. Add new files here. */
@@ -13,5 +15,7 @@ export const migrations: Record<string, Migration> = {
   '0003_alert_flapping': m0003,
   '0004_tenant_trust': m0004,
   '0006_maintenance': m0006,
+  '0007_destination_outages': m0007,
+  '0008_retention_indexes': m0008,
   '0010_policy_versions_shadow': m0010,
 };

@@ -15,6 +15,8 @@ import type { Logger } from './log.js';
 import { rememberSecrets } from './secrets.js';
 import { rememberStoredSecrets } from './services/stored-secrets.js';
 import { startSlack } from './slack/index.js';
+import { createHousekeeping } from './engine/housekeeping.js';
+import { housekeepingJobs } from './engine/housekeeping-jobs.js';
 
 export interface AppOptions {
   config: Config;
@@ -56,7 +58,8 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
 
   const http = express();
   http.disable('x-powered-by');
-  http.use(healthRouter(deps, () => loops.map((l) => l.status), startedAt));
+  const housekeeping = createHousekeeping(deps, housekeepingJobs(deps));
+  http.use(healthRouter(deps, () => [...loops.map((l) => l.status), ...(options.loops !== false ? housekeeping.statuses() : [])], startedAt));
   const slack = await startSlack(http, deps);
   http.use(apiRoutes(deps, () => loops.map((l) => l.status)));
 
@@ -71,6 +74,7 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   if (options.loops !== false) {
     const specs = [...runLoops(deps), ...engineLoops(deps), ...slack.loops];
     for (const spec of specs) loops.push(runLoop(spec, { clock, logger: options.logger, signal: abort.signal }));
+    housekeeping.start();
     if (options.databaseUrl) {
       const channels = specs.flatMap((s) => s.wakeOn ?? []);
       listening = listenForWakeups(
@@ -92,6 +96,7 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
     stop() {
       stopping ??= (async () => {
         abort.abort();
+        await housekeeping.stop();
         await Promise.allSettled([...loops.map((l) => l.done), listening]);
         await shutdownLaunchers(deps.launchers, options.config.SHUTDOWN_GRACE_SECONDS * 1000);
         await slack.stop();

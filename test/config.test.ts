@@ -30,6 +30,23 @@ describe('loadConfig', () => {
     expect(problems.find((p) => p.startsWith('DATABASE_URL='))).toContain('(hidden)');
   });
 
+  it('validates retention and outage settings by name and value', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({ RUN_RETENTION_DAYS: 30, ALERT_RETENTION_DAYS: 180, NOTIFICATION_RETENTION_DAYS: 30, RETENTION_BATCH: 5000, RETENTION_CRON: '17 * * * *', DESTINATION_OUTAGE_NOTICE_MINUTES: 15 });
+    let caught: unknown;
+    try {
+      loadConfig({ RUN_RETENTION_DAYS: '0', RETENTION_CRON: 'every night', RETENTION_BATCH: '5', DESTINATION_OUTAGE_NOTICE_MINUTES: 'soon' });
+    } catch (error) {
+      caught = error;
+    }
+    const problems = (caught as ConfigError).problems;
+    expect(problems).toHaveLength(4);
+    expect(problems.find((p) => p.startsWith('RUN_RETENTION_DAYS='))).toContain('"0"');
+    expect(problems.find((p) => p.startsWith('RETENTION_CRON='))).toContain('"every night"');
+    expect(problems.find((p) => p.startsWith('RETENTION_BATCH='))).toContain('"5"');
+    expect(problems.find((p) => p.startsWith('DESTINATION_OUTAGE_NOTICE_MINUTES='))).toContain('"soon"');
+  });
+
   it('needs a signing secret or an app token with a bot token', () => {
     expect(() => loadConfig({ SLACK_BOT_TOKEN: 'xoxb-1' })).toThrow(/SLACK_SIGNING_SECRET/);
     expect(slackMode(loadConfig({ SLACK_BOT_TOKEN: 'xoxb-1', SLACK_SIGNING_SECRET: 's' }))).toBe('http');

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
+import cron from 'node-cron';
 import { z } from 'zod';
 import { allowListProblem } from '../domain/address-policy.js';
 import { resolveCommandUser } from '../launch/command-user.js';
@@ -71,6 +72,16 @@ export const envSchema = z.object({
   PLATFORM_DESTINATIONS: platformDestinations,
   /** PagerDuty Events API v2 endpoint; overridable for tests and EU service regions. */
   EVENTS_API_URL: z.url({ protocol: /^https?$/ }).default('https://events.pagerduty.com/v2/enqueue'),
+  /** A destination failing (transiently) for longer than this raises one notice: log line, metric, platform channel. */
+  DESTINATION_OUTAGE_NOTICE_MINUTES: z.coerce.number().positive().default(15),
+  /** Retention (see docs/retention.md): finished runs, resolved alerts and settled notifications older than this many days are removed. */
+  RUN_RETENTION_DAYS: z.coerce.number().int().min(1).default(30),
+  ALERT_RETENTION_DAYS: z.coerce.number().int().min(1).default(180),
+  NOTIFICATION_RETENTION_DAYS: z.coerce.number().int().min(1).default(30),
+  /** Rows per delete statement of the retention pass. */
+  RETENTION_BATCH: z.coerce.number().int().min(100).max(100_000).default(5000),
+  /** When the retention pass runs (node-cron syntax, UTC); one replica runs each firing. */
+  RETENTION_CRON: z.string().trim().default('17 * * * *').refine((v) => cron.validate(v), 'must be a cron expression (node-cron syntax), e.g. 17 * * * *'),
   REPLICA_ID: z.string().trim().min(1).default(`${hostname()}:${process.pid}`),
   /** Hosts a tenant's http launcher may target (comma-separated names, IPs or CIDRs); the operator's file and admin token are not limited. */
   HTTP_LAUNCHER_ALLOWED_HOSTS: z

@@ -246,6 +246,25 @@ export interface PolicyVersionsTable {
   changedAt: Timestamp;
 }
 
+export interface DestinationOutagesTable {
+  destination: string;
+  failingSince: Timestamp;
+  failures: number;
+  heldUntil: Timestamp;
+  lastError: string;
+  noticedAt: Timestamp | null;
+}
+
+export interface HousekeepingFiringsTable {
+  job: string;
+  fireAt: Timestamp;
+  replica: string;
+  startedAt: Timestamp;
+  finishedAt: Timestamp | null;
+  result: Json<Record<string, unknown>> | null;
+  error: string | null;
+}
+
 export interface Database {
   policyVersions: PolicyVersionsTable;
   tenants: TenantsTable;
@@ -259,6 +278,8 @@ export interface Database {
   slackHomeViews: SlackHomeViewsTable;
   paceSlots: PaceSlotsTable;
   maintenanceWindows: MaintenanceWindowsTable;
+  destinationOutages: DestinationOutagesTable;
+  housekeepingFirings: HousekeepingFiringsTable;
 }
 
 export type Tenant = Selectable<TenantsTable>;

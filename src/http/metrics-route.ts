@@ -28,11 +28,13 @@ export function createMetrics(deps: MetricsDeps, loops: () => LoopStatus[] = () 
   const depth = gauge('scheduler_outbox_depth', 'Notifications waiting to be delivered (pending or being sent)');
   const oldest = gauge('scheduler_outbox_oldest_pending_seconds', 'Age of the oldest notification waiting to be delivered');
   const dead = gauge('scheduler_outbox_dead', 'Notifications that will not be delivered (shown on the App Home), by destination kind', ['kind']);
+  const failing = gauge('scheduler_destinations_failing', 'Destinations held after transient delivery failures (their notifications wait and go out in order on recovery), by kind', ['kind']);
+  const outageSeconds = gauge('scheduler_destination_outage_seconds', 'How long the longest-failing destination of each kind has been failing', ['kind']);
   const databaseUp = gauge('scheduler_database_up', '1 when the database answered this scrape, 0 when it did not');
   const sinceTick = gauge('scheduler_loop_seconds_since_tick', 'Seconds since each loop last finished a tick without an error (since start when it has not yet)', ['loop']);
   const loopFailures = gauge('scheduler_loop_consecutive_failures', 'Ticks in a row that threw, per loop (0 once one succeeds)', ['loop']);
   const startedAt = deps.clock.now().getTime();
-  const dbGauges = [runs, lag, openAlerts, depth, oldest, dead];
+  const dbGauges = [runs, lag, openAlerts, depth, oldest, dead, failing, outageSeconds];
 
   async function render(): Promise<string> {
     const now = deps.clock.now();
@@ -49,6 +51,10 @@ export function createMetrics(deps: MetricsDeps, loops: () => LoopStatus[] = () 
       depth.set(figures.depth);
       oldest.set(figures.oldest);
       for (const d of figures.dead) dead.set({ kind: d.kind }, d.n);
+      for (const o of figures.outages) {
+        failing.set({ kind: o.kind }, o.n);
+        outageSeconds.set({ kind: o.kind }, o.seconds);
+      }
       databaseUp.set(1);
     } catch {
       databaseUp.set(0);
@@ -79,7 +85,14 @@ async function readFigures(deps: MetricsDeps, now: Date) {
     .where('status', '=', 'dead')
     .groupBy(sql`split_part(destination, ':', 1)`)
     .execute();
+  // Only the destination's kind is a label: a destination's name is tenant data, and its URL a secret.
+  const outages = await deps.db
+    .selectFrom('destinationOutages')
+    .select([sql<string>`split_part(destination, ':', 1)`.as('kind'), (eb) => eb.fn.countAll<number>().as('n'), (eb) => eb.fn.min('failingSince').as('oldest')])
+    .groupBy(sql`split_part(destination, ':', 1)`)
+    .execute();
   return {
+    outages: outages.map((o) => ({ kind: o.kind, n: Number(o.n), seconds: age(o.oldest) })),
     runsBy: new Map(runs.map((r) => [r.status, Number(r.n)])),
     lag: age(lag?.oldest),
     alertsBy: new Map(alerts.map((a) => [a.severity, Number(a.n)])),

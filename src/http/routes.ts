@@ -6,6 +6,7 @@ import type { LoopStatus } from '../engine/runner.js';
 import { maintenanceRoutes } from './maintenance-routes.js';
 import { checkJsonStrings, checkPath } from './input-guards.js';
 import { createMetrics, metricsHandler } from './metrics-route.js';
+import { ledgerRoutes } from './ledger-routes.js';
 import { pingRoutes } from './ping-routes.js';
 import { runsRoutes } from './runs-routes.js';
 import { tenantsRoutes } from './tenants-routes.js';
@@ -28,7 +29,7 @@ export function apiRoutes(deps: Deps, loops: () => LoopStatus[] = () => []): Rou
   api.use(requireAuth(deps));
   // Any content type: `curl -d '{…}'` sends form encoding by default, and its JSON should still be read.
   api.use(express.json({ limit: API_BODY_LIMIT, type: () => true }), checkJsonStrings);
-  api.use(runsRoutes(deps), workflowsRoutes(deps), tenantsRoutes(deps), maintenanceRoutes(deps));
+  api.use(runsRoutes(deps), ledgerRoutes(deps), workflowsRoutes(deps), tenantsRoutes(deps), maintenanceRoutes(deps));
   api.use((req) => {
     throw notFound(`no endpoint ${req.method} ${req.originalUrl.split('?')[0]}`);
   });

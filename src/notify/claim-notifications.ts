@@ -34,6 +34,10 @@ export interface ClaimOptions {
  * a replica that dies mid-send leaves a `sending` row whose lease runs out,
  * and the next claimer treats its outcome as unknown.
  *
+ * Within a destination the oldest due row goes first, whatever its retry
+ * history: a destination that failed is held as a whole (`destination_outages`),
+ * so when it recovers its rows leave in the order they were written.
+ *
  * DISTINCT ON cannot be combined with FOR UPDATE, so the heads are picked
  * first and then locked with SKIP LOCKED, rechecking what may have changed.
  */
@@ -50,12 +54,13 @@ export async function claimNotifications(db: Db, o: ClaimOptions): Promise<Claim
         and split_part(n.destination, ':', 1) = any(${o.kinds}::text[])
         and n.destination <> all(${o.exclude}::text[])
         ${o.only ? sql`and n.destination = any(${o.only}::text[])` : sql``}
+        and not exists (select 1 from destination_outages h where h.destination = n.destination and h.held_until > ${o.now})
         and not exists (
           select 1 from notifications p
           where p.alert_id = n.alert_id and p.destination = n.destination and p.id < n.id
             and p.status in ('pending', 'sending')
         )
-      order by n.destination, n.next_attempt_at, n.id
+      order by n.destination, n.id
     ),
     locked as (
       select n.id, n.status as previous_status

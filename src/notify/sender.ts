@@ -1,24 +1,27 @@
 import type { Db } from '../db/connect.js';
 import { isConnectionError } from '../db/connection-errors.js';
 import type { Deps } from '../deps.js';
+import { shownDestination, type Outage } from '../domain/destination-outage.js';
 import { parseDestination } from '../domain/events.js';
 import type { LoopSpec } from '../engine/runner.js';
 import { metrics } from '../metrics.js';
 import { NOTIFICATIONS_CHANNEL } from '../services/alert-events.js';
 import { claimNotifications, type ClaimedNotification } from './claim-notifications.js';
 import { Pacer, type SlotResult } from './pacer.js';
-import { markDead, markRetry, markSent, markUnknown, releaseLeases, releaseUntried } from './settle-notification.js';
+import { holdDestination, markDead, markRetry, markSent, markUnknown, releaseLeases, releaseUntried } from './settle-notification.js';
 import type { DeliveryInput, DeliveryResult, Transport } from './transport.js';
 
 export interface SenderOptions {
   /** Rows claimed per look (at most one per destination). */
   batch?: number;
   leaseMs?: number;
-  /** First retry delay; doubles per attempt up to maxBackoffMs. */
+  /** First hold of a failing destination; doubles per consecutive failure up to maxBackoffMs, then stays there: transient failures are retried forever. */
   baseBackoffMs?: number;
   maxBackoffMs?: number;
-  /** After this many failed attempts a row goes dead (and shows on the App Home). */
-  maxAttempts?: number;
+  /** A destination failing for longer than this raises one notice (log, metric, `onOutage`), and another when it recovers. */
+  noticeAfterMs?: number;
+  /** Tells the platform (its channel) about a long outage; never called for the failing destination's own words to matter. */
+  onOutage?: (notice: OutageNotice) => Promise<void>;
   intervalMs?: number;
   /** While deliveries are under way, how often the loop looks for destinations that got work (NOTIFY cannot reach a running tick). */
   lookMs?: number;
@@ -26,7 +29,15 @@ export interface SenderOptions {
   holdMs?: number;
 }
 
-const DEFAULTS = { batch: 50, leaseMs: 60_000, baseBackoffMs: 1000, maxBackoffMs: 10 * 60_000, maxAttempts: 15, intervalMs: 250, lookMs: 100, holdMs: 5_000 };
+const DEFAULTS = { batch: 50, leaseMs: 60_000, baseBackoffMs: 1000, maxBackoffMs: 10 * 60_000, noticeAfterMs: 15 * 60_000, intervalMs: 250, lookMs: 100, holdMs: 5_000 };
+
+/** A destination has been failing longer than `noticeAfterMs` (`outage`), or has just recovered from such an outage (`recovered`). */
+export interface OutageNotice {
+  kind: 'outage' | 'recovered';
+  destination: string;
+  outage: Outage;
+  now: Date;
+}
 
 export function backoffMs(attempts: number, o: Pick<typeof DEFAULTS, 'baseBackoffMs' | 'maxBackoffMs'>): number {
   return Math.min(o.maxBackoffMs, o.baseBackoffMs * 2 ** Math.max(0, attempts - 1));
@@ -227,21 +238,24 @@ export function createOutboxSender(deps: Pick<Deps, 'db' | 'clock' | 'logger' | 
       if (previous === 'sending' && transport.findDelivered) {
         const found = await transport.findDelivered(input);
         if (found.kind === 'found') {
-          await markSent(deps.db, n.id, now, { ref: found.ref, ...found.result, recovered: true });
+          const ended = await markSent(deps.db, n.id, now, { ref: found.ref, ...found.result, recovered: true });
           metrics.deliveries.inc({ kind, result: 'recovered' });
           log.info(ctx, 'notification found already delivered; not sending again');
+          if (ended?.noticedAt) await notify({ kind: 'recovered', destination: n.destination, outage: ended, now });
           return true;
         }
         if (found.kind === 'failed') {
-          if (found.permanent || n.attempts + 1 >= o.maxAttempts) {
+          if (found.permanent) {
             log.error({ ...ctx, error: found.error }, 'notification undeliverable: its earlier attempt cannot be checked');
             await markDead(deps.db, n.id, `lookup failed: ${found.error}`);
             metrics.deliveries.inc({ kind, result: 'permanent' });
             return true;
           }
-          if (found.retryAfterMs && key) await pacer.hold(key, n.destination, new Date(now.getTime() + found.retryAfterMs), now);
-          await markUnknown(deps.db, n.id, new Date(now.getTime() + (found.retryAfterMs ?? backoffMs(n.attempts + 1, o))), `lookup failed: ${found.error}`);
           metrics.deliveries.inc({ kind, result: 'lookup_failed' });
+          if (found.retryAfterMs) {
+            if (key) await pacer.hold(key, n.destination, new Date(now.getTime() + found.retryAfterMs), now);
+            await markUnknown(deps.db, n.id, new Date(now.getTime() + found.retryAfterMs), `lookup failed: ${found.error}`);
+          } else await failed(n, `lookup failed: ${found.error}`, 'unknown', now);
           return true;
         }
       }
@@ -272,9 +286,11 @@ export function createOutboxSender(deps: Pick<Deps, 'db' | 'clock' | 'logger' | 
     metrics.deliveries.inc({ kind, result: result.kind });
     const ctx = { id: n.id, key: n.idempotencyKey, destination: n.destination, attempts: n.attempts + 1 };
     switch (result.kind) {
-      case 'sent':
-        await markSent(deps.db, n.id, now, { ref: result.ref, ...result.result });
+      case 'sent': {
+        const ended = await markSent(deps.db, n.id, now, { ref: result.ref, ...result.result });
+        if (ended?.noticedAt) await notify({ kind: 'recovered', destination: n.destination, outage: ended, now });
         return;
+      }
       case 'rate_limited': {
         const until = new Date(now.getTime() + result.retryAfterMs);
         if (key) await pacer.hold(key, n.destination, until, now);
@@ -287,19 +303,28 @@ export function createOutboxSender(deps: Pick<Deps, 'db' | 'clock' | 'logger' | 
         await markDead(deps.db, n.id, result.error);
         return;
       case 'transient':
-      case 'unknown': {
-        if (n.attempts + 1 >= o.maxAttempts) {
-          log.error({ ...ctx, error: result.error }, 'notification gave up');
-          await markDead(deps.db, n.id, `gave up after ${n.attempts + 1} attempts: ${result.error}`);
-          return;
-        }
-        const next = new Date(now.getTime() + backoffMs(n.attempts + 1, o));
-        log.warn({ ...ctx, error: result.error, outcome: result.kind, next }, 'delivery failed; will retry');
-        if (result.kind === 'transient') await markRetry(deps.db, n.id, next, result.error, true);
-        else await markUnknown(deps.db, n.id, next, result.error);
+      case 'unknown':
+        await failed(n, result.error, result.kind, now);
         return;
-      }
     }
+  }
+
+  /** A transient failure: the destination is held, the row waits with it; past the threshold the platform hears once. */
+  async function failed(n: DeliveryInput['notification'], error: string, outcome: 'transient' | 'unknown', now: Date): Promise<void> {
+    const { outage, raiseNotice } = await holdDestination(deps.db, { id: n.id, destination: n.destination, error, outcome, now, policy: o });
+    log.warn({ id: n.id, destination: shownDestination(n.destination), error, outcome, failures: outage.failures, next: outage.heldUntil }, 'delivery failed; destination held, will retry');
+    if (raiseNotice) await notify({ kind: 'outage', destination: n.destination, outage, now });
+  }
+
+  async function notify(notice: OutageNotice): Promise<void> {
+    const { destination, outage } = notice;
+    const ctx = { destination: shownDestination(destination), failingSince: outage.failingSince, failures: outage.failures, lastError: outage.lastError };
+    if (notice.kind === 'outage') log.error(ctx, 'destination failing for longer than the notice threshold; its notifications are held and will be delivered in order');
+    else log.warn(ctx, 'destination recovered; held notifications are being delivered');
+    metrics.deliveries.inc({ kind: parseDestination(destination).kind, result: notice.kind === 'outage' ? 'outage_notice' : 'outage_recovered' });
+    // The log line and the counter above are the notice of record; a platform
+    // channel that cannot be reached must not turn into a failed delivery.
+    await o.onOutage?.(notice).catch((error: unknown) => log.warn({ ...ctx, err: error }, 'could not post the outage notice to the platform channel'));
   }
 
   return {

@@ -1,17 +1,29 @@
+import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
+import { recordFailure, type Outage, type OutagePolicy } from '../domain/destination-outage.js';
 
 /**
  * Writing an attempt's outcome back. Each update is conditional on the row
  * still being `sending`, so a stale replica cannot overwrite a later verdict.
  */
 
-export async function markSent(db: Db, id: number, now: Date, result: Record<string, unknown>): Promise<void> {
-  await db
-    .updateTable('notifications')
-    .set({ status: 'sent', sentAt: now, result: JSON.stringify(result), lastError: null, leaseOwner: null, leaseExpiresAt: null })
-    .where('id', '=', id)
-    .where('status', '=', 'sending')
-    .execute();
+/**
+ * Delivered. The destination evidently works, so an outage it had is over:
+ * ended in the same statement (this runs once per message), and returned so
+ * the sender can say it recovered.
+ */
+export async function markSent(db: Db, id: number, now: Date, result: Record<string, unknown>): Promise<Outage | undefined> {
+  const { rows } = await sql<Outage>`
+    with sent as (
+      update notifications
+      set status = 'sent', sent_at = ${now}, result = ${JSON.stringify(result)}, last_error = null, lease_owner = null, lease_expires_at = null
+      where id = ${id} and status = 'sending'
+      returning destination
+    )
+    delete from destination_outages o using sent where o.destination = sent.destination
+    returning o.failing_since, o.failures, o.held_until, o.last_error, o.noticed_at
+  `.execute(db);
+  return rows[0];
 }
 
 /** Not delivered, certainly: back to `pending`, due at `next`. */
@@ -77,4 +89,31 @@ export async function releaseLeases(db: Db, ids: number[], owner: string): Promi
     .where('status', '=', 'sending')
     .where('leaseOwner', '=', owner)
     .execute();
+}
+
+/**
+ * Not delivered for a reason that may go away (`transient`), or maybe
+ * delivered (`unknown`, looked up before any resend): the whole destination
+ * is held for one back-off and this row is due when the hold ends. No
+ * attempt count makes it dead; only a permanent answer does. One
+ * transaction, so two replicas failing on the same destination count twice
+ * rather than overwrite each other.
+ */
+export async function holdDestination(
+  db: Db,
+  f: { id: number; destination: string; error: string; outcome: 'transient' | 'unknown'; now: Date; policy: OutagePolicy },
+): Promise<{ outage: Outage; raiseNotice: boolean }> {
+  return db.transaction().execute(async (trx) => {
+    await trx
+      .insertInto('destinationOutages')
+      .values({ destination: f.destination, failingSince: f.now, failures: 0, heldUntil: f.now, lastError: f.error })
+      .onConflict((oc) => oc.column('destination').doNothing())
+      .execute();
+    const current = await trx.selectFrom('destinationOutages').selectAll().where('destination', '=', f.destination).forUpdate().executeTakeFirstOrThrow();
+    const next = recordFailure(current, f.error, f.now, f.policy);
+    await trx.updateTable('destinationOutages').set(next.outage).where('destination', '=', f.destination).execute();
+    if (f.outcome === 'transient') await markRetry(trx, f.id, next.outage.heldUntil, f.error, true);
+    else await markUnknown(trx, f.id, next.outage.heldUntil, f.error);
+    return next;
+  });
 }

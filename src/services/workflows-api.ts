@@ -135,6 +135,11 @@ export async function workflowView(deps: Pick<Deps, 'db' | 'clock' | 'config'>, 
       attempts: h.attempts,
     })),
     openAlert: alertView(await findOpenAlertForWorkflow(deps.db, workflow.id)),
+    /** The read API for this workflow's history (docs/api.md); each of `lastRuns` is at `/api/v1/runs/{id}`. */
+    links: {
+      runs: `/api/v1/runs?tenant=${encodeURIComponent(workflow.tenantId)}&workflow=${encodeURIComponent(workflow.name)}`,
+      failedRuns: `/api/v1/runs?tenant=${encodeURIComponent(workflow.tenantId)}&workflow=${encodeURIComponent(workflow.name)}&status=failed`,
+    },
     ping: {
       url: pingUrl(deps.config, workflow.pingKey),
       ...(workflow.mode === 'observed' ? { crontab: crontabLine(deps.config, workflow) } : {}),

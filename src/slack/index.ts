@@ -14,6 +14,7 @@ import { createWebClient, slackLogger, webOutboxApi, type SlackOutboxApi } from 
 import { slackTransport } from './slack-transport.js';
 import { botAuthorization } from './bot-authorization.js';
 import { slackRequestGuard } from './request-guard.js';
+import { platformOutageNotice } from './outage-notice.js';
 
 export interface SlackRuntime {
   /** Loops that deliver the outbox (Slack and other destinations). */
@@ -81,7 +82,11 @@ export async function startSlack(http: Express, deps: Deps, options: SlackOption
   }
 
   const transport = slackTransport(deps, api);
-  const sender = createOutboxSender(deps, [transport, ...destinationTransports(deps)], options.sender);
+  const sender = createOutboxSender(deps, [transport, ...destinationTransports(deps)], {
+    noticeAfterMs: config.DESTINATION_OUTAGE_NOTICE_MINUTES * 60_000,
+    onOutage: platformOutageNotice(api, config.PLATFORM_CHANNEL),
+    ...options.sender,
+  });
   const roots = createRootRefresher(deps, api);
   const home = createHomeRefresher(deps, api);
   const maintenanceNotes = createMaintenanceNotes(deps, api);

@@ -30,6 +30,7 @@ afterEach(async () => {
   await t.db.deleteFrom('alerts').execute();
   // Pacing slots are shared through the database, and every test's clock starts again at T0.
   await t.db.deleteFrom('paceSlots').execute();
+  await t.db.deleteFrom('destinationOutages').execute();
 });
 
 const key = (m: StoredMessage) => m.metadata?.event_payload.key as string | undefined;

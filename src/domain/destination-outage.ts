@@ -1,0 +1,57 @@
+/**
+ * A destination that keeps failing for reasons that may go away (5xx,
+ * timeouts, resets, an unreachable SMTP server) is held as a whole, not row
+ * by row: every row for it waits behind one back-off, so when it recovers
+ * the rows go out in the order they were written, and none is ever given up
+ * on because the outage lasted long. Only a permanent answer makes a row dead.
+ *
+ * Pure: the caller loads the outage (if any), passes `now`, and saves the result.
+ */
+
+export interface OutagePolicy {
+  /** First hold after a failure; doubles per consecutive failure. */
+  baseBackoffMs: number;
+  /** The cap: a failing destination is tried at least this often, forever. */
+  maxBackoffMs: number;
+  /** Failing for longer than this raises one notice on the platform side. */
+  noticeAfterMs: number;
+}
+
+export const DEFAULT_OUTAGE_POLICY: OutagePolicy = { baseBackoffMs: 1000, maxBackoffMs: 10 * 60_000, noticeAfterMs: 15 * 60_000 };
+
+export interface Outage {
+  failingSince: Date;
+  /** Consecutive failed attempts since the destination last accepted something. */
+  failures: number;
+  heldUntil: Date;
+  lastError: string;
+  /** When the platform was told about this outage; null while it has not been. */
+  noticedAt: Date | null;
+}
+
+export function backoffMs(failures: number, policy: Pick<OutagePolicy, 'baseBackoffMs' | 'maxBackoffMs'>): number {
+  return Math.min(policy.maxBackoffMs, policy.baseBackoffMs * 2 ** Math.max(0, failures - 1));
+}
+
+/** One more transient failure: the new outage state, and whether this is the moment to raise the notice. */
+export function recordFailure(previous: Outage | undefined, error: string, now: Date, policy: OutagePolicy): { outage: Outage; raiseNotice: boolean } {
+  const failingSince = previous?.failingSince ?? now;
+  const failures = (previous?.failures ?? 0) + 1;
+  const heldUntil = new Date(now.getTime() + backoffMs(failures, policy));
+  const raiseNotice = !previous?.noticedAt && now.getTime() - failingSince.getTime() >= policy.noticeAfterMs;
+  return { outage: { failingSince, failures, heldUntil, lastError: error, noticedAt: previous?.noticedAt ?? (raiseNotice ? now : null) }, raiseNotice };
+}
+
+/**
+ * A destination as it may be shown, logged or posted: a webhook's id is its
+ * URL, which can carry a token, so only its host is kept. The others' ids
+ * hold nothing secret (a channel, addresses, a digest of the routing key).
+ */
+export function shownDestination(destination: string): string {
+  if (!destination.startsWith('webhook:')) return destination;
+  try {
+    return `webhook:${new URL(destination.slice('webhook:'.length)).host}`;
+  } catch {
+    return 'webhook';
+  }
+}

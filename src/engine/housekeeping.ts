@@ -1,0 +1,112 @@
+import { CronExpressionParser } from 'cron-parser';
+import cron, { type ScheduledTask } from 'node-cron';
+import { sql } from 'kysely';
+import type { Deps } from '../deps.js';
+import { metrics } from '../metrics.js';
+import type { LoopStatus } from './runner.js';
+
+/** A wall-clock job: retention, and later the digest. `run` does the work of one firing and says what it did. */
+export interface HousekeepingJob {
+  name: string;
+  /** node-cron syntax. */
+  cron: string;
+  timezone?: string;
+  run(now: Date): Promise<Record<string, unknown>>;
+}
+
+export type FiringOutcome = { ran: true; result: Record<string, unknown> } | { ran: false; reason: 'claimed_elsewhere' };
+
+export interface Housekeeping {
+  /**
+   * One firing of `job` for the scheduled instant `fireAt`: claimed with one
+   * insert keyed by (job, fireAt), so of all the replicas whose node-cron
+   * fired at that instant exactly one runs it. Also what tests call by hand.
+   */
+  fire(job: string, fireAt: Date): Promise<FiringOutcome>;
+  /** Schedules every job with node-cron (real wall-clock time). */
+  start(): void;
+  stop(): Promise<void>;
+  /** Each job as a loop for /readyz: its interval is the cron's period, its last tick the last firing this replica handled. */
+  statuses(): LoopStatus[];
+}
+
+export function createHousekeeping(deps: Pick<Deps, 'db' | 'clock' | 'logger' | 'replicaId'>, jobs: HousekeepingJob[]): Housekeeping {
+  const byName = new Map(jobs.map((j) => [j.name, j]));
+  const status = new Map<string, LoopStatus>(jobs.map((j) => [j.name, { name: `housekeeping:${j.name}`, intervalMs: periodMs(j, deps.clock.now()), ticks: 0, failures: 0, dbErrors: 0 }]));
+  const tasks: ScheduledTask[] = [];
+  const log = deps.logger.child({ loop: 'housekeeping' });
+
+  async function fire(name: string, fireAt: Date): Promise<FiringOutcome> {
+    const job = byName.get(name);
+    if (!job) throw new Error(`no housekeeping job named ${name}`);
+    const s = status.get(name)!;
+    const now = deps.clock.now();
+    const claimed = await deps.db
+      .insertInto('housekeepingFirings')
+      .values({ job: name, fireAt, replica: deps.replicaId, startedAt: now })
+      .onConflict((oc) => oc.columns(['job', 'fireAt']).doNothing())
+      .returning('job')
+      .executeTakeFirst();
+    s.lastTickAt = now;
+    s.ticks++;
+    if (!claimed) {
+      log.debug({ job: name, fireAt }, 'housekeeping firing claimed by another replica');
+      return { ran: false, reason: 'claimed_elsewhere' };
+    }
+    const started = performance.now();
+    try {
+      const result = await job.run(now);
+      await sql`update housekeeping_firings set finished_at = ${deps.clock.now()}, result = ${JSON.stringify(result)} where job = ${name} and fire_at = ${fireAt}`.execute(deps.db);
+      s.failures = 0;
+      log.info({ job: name, fireAt, ...result }, 'housekeeping job done');
+      return { ran: true, result };
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      s.lastErrorAt = deps.clock.now();
+      s.lastError = message;
+      s.failures++;
+      metrics.loopErrors.inc({ loop: s.name });
+      log.error({ job: name, fireAt, err: error }, 'housekeeping job failed');
+      await sql`update housekeeping_firings set finished_at = ${deps.clock.now()}, error = ${message} where job = ${name} and fire_at = ${fireAt}`.execute(deps.db);
+      return { ran: true, result: { error: message } };
+    } finally {
+      s.lastDurationMs = performance.now() - started;
+      metrics.loopTickSeconds.observe({ loop: s.name }, s.lastDurationMs / 1000);
+    }
+  }
+
+  return {
+    fire,
+    start() {
+      for (const job of jobs) {
+        const task = cron.schedule(
+          job.cron,
+          // The scheduled instant, to the second, is what replicas agree on (their clocks differ by milliseconds).
+          async (ctx) => {
+            await fire(job.name, new Date(Math.floor(ctx.date.getTime() / 1000) * 1000)).catch((error: unknown) => log.error({ job: job.name, err: error }, 'housekeeping firing could not be claimed'));
+          },
+          { name: `housekeeping:${job.name}`, noOverlap: true, ...(job.timezone ? { timezone: job.timezone } : {}) },
+        );
+        tasks.push(task);
+      }
+    },
+    async stop() {
+      await Promise.all(tasks.map((t) => t.destroy()));
+      tasks.length = 0;
+    },
+    statuses: () => [...status.values()],
+  };
+}
+
+/** The longest gap between two of the next few firings: a replica that missed two of them is not ready. */
+function periodMs(job: HousekeepingJob, now: Date): number {
+  const it = CronExpressionParser.parse(job.cron, { currentDate: now, ...(job.timezone ? { tz: job.timezone } : {}) });
+  let previous = it.next().getTime();
+  let longest = 0;
+  for (let i = 0; i < 4; i++) {
+    const next = it.next().getTime();
+    longest = Math.max(longest, next - previous);
+    previous = next;
+  }
+  return longest;
+}

@@ -1,0 +1,56 @@
+import type { Db } from '../db/connect.js';
+import { shownDestination } from '../domain/destination-outage.js';
+import type { Scope } from './alert-queries.js';
+
+export interface AlertFilter {
+  status?: 'open' | 'resolved';
+  /** Alerts opened at or after / before these instants. */
+  from?: Date;
+  to?: Date;
+  before?: number;
+  limit: number;
+}
+
+/** Alerts newest first, keyset-paginated on the id, within the caller's tenant. */
+export async function listAlerts(db: Db, scope: Scope, f: AlertFilter) {
+  let q = db
+    .selectFrom('alerts as a')
+    .innerJoin('workflows as w', 'w.id', 'a.workflowId')
+    .select(['a.id', 'w.tenantId as tenant', 'w.name as workflow', 'a.status', 'a.severity', 'a.openedAt', 'a.resolvedAt', 'a.consecutiveFailures', 'a.lastError', 'a.ownerUser', 'a.ownerTeam'])
+    .orderBy('a.id', 'desc')
+    .limit(f.limit + 1);
+  if (scope.tenantId) q = q.where('w.tenantId', '=', scope.tenantId);
+  if (f.status) q = q.where('a.status', '=', f.status);
+  if (f.from) q = q.where('a.openedAt', '>=', f.from);
+  if (f.to) q = q.where('a.openedAt', '<', f.to);
+  if (f.before) q = q.where('a.id', '<', f.before);
+  const rows = await q.execute();
+  const page = rows.slice(0, f.limit);
+  return { alerts: page, next: rows.length > f.limit ? page[page.length - 1]!.id : null };
+}
+
+/**
+ * One alert with its whole event timeline, who owned it when, and where each
+ * notification stands per destination. Destinations are shown as
+ * `shownDestination` has them: never a webhook's URL.
+ */
+export async function getAlertDetail(db: Db, scope: Scope, id: number) {
+  let q = db.selectFrom('alerts as a').innerJoin('workflows as w', 'w.id', 'a.workflowId').selectAll('a').select(['w.tenantId as tenant', 'w.name as workflow']).where('a.id', '=', id);
+  if (scope.tenantId) q = q.where('w.tenantId', '=', scope.tenantId);
+  const alert = await q.executeTakeFirst();
+  if (!alert) return undefined;
+  const events = await db.selectFrom('alertEvents').select(['id', 'at', 'kind', 'actor', 'data']).where('alertId', '=', id).orderBy('id').execute();
+  const notifications = await db
+    .selectFrom('notifications')
+    .select(['eventId', 'destination', 'status', 'attempts', 'lastError', 'createdAt', 'sentAt', 'nextAttemptAt'])
+    .where('alertId', '=', id)
+    .orderBy('id')
+    .execute();
+  const { policy: _policy, ...fields } = alert;
+  return {
+    ...fields,
+    events,
+    ownerHistory: events.filter((e) => e.kind === 'owner_changed').map((e) => ({ at: e.at, actor: e.actor, ...e.data })),
+    notifications: notifications.map((n) => ({ ...n, destination: shownDestination(n.destination), nextAttemptAt: n.status === 'pending' || n.status === 'sending' ? n.nextAttemptAt : null })),
+  };
+}

@@ -1,0 +1,120 @@
+import { sql } from 'kysely';
+import type { Db } from '../db/connect.js';
+
+export interface RetentionPolicy {
+  /** Finished, processed runs older than this go (with their retry attempts). */
+  runDays: number;
+  /** Resolved alerts resolved longer ago than this go, with their events, threads and notifications. */
+  alertDays: number;
+  /** Settled notifications (sent, dead, skipped) of resolved alerts older than this go. */
+  notificationDays: number;
+  /** Rows per statement: each batch is its own short transaction, so no lock is held for long. */
+  batch: number;
+}
+
+export const DEFAULT_RETENTION: RetentionPolicy = { runDays: 30, alertDays: 180, notificationDays: 30, batch: 5000 };
+
+export interface RetentionResult {
+  alerts: number;
+  notifications: number;
+  runs: number;
+  batches: number;
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * One retention pass: bounded batched deletes, oldest first, each batch a
+ * statement of its own (autocommit), until a batch comes back short. Why not
+ * partitions: see docs/retention.md. What is never removed:
+ * - an open alert, its events, threads and notifications;
+ * - any run an alert (open or kept resolved) points at, the attempts of that
+ *   tick, and every run of a workflow since its open alert's first run (the
+ *   open alert's history);
+ * - runs not finished (`running`, `pending_retry`) or not yet processed.
+ * Order matters: alerts first, so the runs they pointed at are free by the
+ * time the run batches look.
+ */
+export async function runRetentionPass(db: Db, now: Date, policy: RetentionPolicy = DEFAULT_RETENTION): Promise<RetentionResult> {
+  const out: RetentionResult = { alerts: 0, notifications: 0, runs: 0, batches: 0 };
+  const cut = (days: number) => new Date(now.getTime() - days * DAY_MS);
+  const drain = async (step: () => Promise<number>) => {
+    let total = 0;
+    for (;;) {
+      const n = await step();
+      out.batches++;
+      total += n;
+      if (n < policy.batch) return total;
+    }
+  };
+  out.alerts = await drain(() => deleteResolvedAlerts(db, cut(policy.alertDays), policy.batch));
+  out.notifications = await drain(() => deleteSettledNotifications(db, cut(policy.notificationDays), policy.batch));
+  out.runs = await drain(() => deleteRuns(db, cut(policy.runDays), policy.batch));
+  return out;
+}
+
+/** Resolved alerts (SKIP LOCKED: one being reopened or refreshed right now waits for the next pass), with everything hanging off them. */
+async function deleteResolvedAlerts(db: Db, before: Date, batch: number): Promise<number> {
+  const { rows } = await sql<{ n: number }>`
+    with victims as (
+      select id from alerts
+      where status = 'resolved' and resolved_at < ${before}
+      order by resolved_at
+      limit ${batch}
+      for update skip locked
+    ),
+    gone_notifications as (delete from notifications n using victims v where n.alert_id = v.id returning 1),
+    gone_threads as (delete from alert_threads t using victims v where t.alert_id = v.id returning 1),
+    gone_events as (delete from alert_events e using victims v where e.alert_id = v.id returning 1),
+    gone as (delete from alerts a using victims v where a.id = v.id returning 1)
+    select (select count(*) from gone)::int as n
+  `.execute(db);
+  return rows[0]?.n ?? 0;
+}
+
+async function deleteSettledNotifications(db: Db, before: Date, batch: number): Promise<number> {
+  const { rows } = await sql<{ n: number }>`
+    with victims as (
+      select n.id from notifications n join alerts a on a.id = n.alert_id
+      where n.status in ('sent', 'dead', 'skipped') and n.created_at < ${before} and a.status = 'resolved'
+      order by n.id
+      limit ${batch}
+      for update of n skip locked
+    ),
+    gone as (delete from notifications n using victims v where n.id = v.id returning 1)
+    select (select count(*) from gone)::int as n
+  `.execute(db);
+  return rows[0]?.n ?? 0;
+}
+
+/** A tick's original row and its attempts go together, or not at all. */
+async function deleteRuns(db: Db, before: Date, batch: number): Promise<number> {
+  const { rows } = await sql<{ n: number }>`
+    with victims as (
+      select r.id from runs r
+      where r.created_at < ${before}
+        and r.original_run_id is null
+        and r.status in ('succeeded', 'failed', 'missed', 'skipped')
+        and (r.processed_at is not null or r.status = 'skipped')
+        and not exists (
+          select 1 from alerts o
+          where o.workflow_id = r.workflow_id and o.status = 'open' and (o.first_run_id is null or o.first_run_id <= r.id)
+        )
+        and not exists (
+          select 1 from runs x
+          where (x.id = r.id or x.original_run_id = r.id)
+            and (x.status in ('running', 'pending_retry')
+              or exists (select 1 from alerts a where a.first_run_id = x.id)
+              or exists (select 1 from alerts a where a.last_run_id = x.id)
+              or exists (select 1 from alerts a where a.resolved_by_run_id = x.id))
+        )
+      order by r.id
+      limit ${batch}
+      for update of r skip locked
+    ),
+    gone_attempts as (delete from runs x using victims v where x.original_run_id = v.id returning 1),
+    gone as (delete from runs r using victims v where r.id = v.id returning 1)
+    select (select count(*) from gone)::int + (select count(*) from gone_attempts)::int as n
+  `.execute(db);
+  return rows[0]?.n ?? 0;
+}

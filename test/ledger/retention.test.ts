@@ -1,0 +1,84 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runRetentionPass } from '../../src/services/retention.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { makeRun, makeTenant, makeWorkflow, T0 } from '../helpers/factories.js';
+import { addEvent, insertAlert } from '../helpers/slack-outbox.js';
+
+let t: TestDatabase;
+beforeAll(async () => {
+  t = await createTestDatabase();
+  await makeTenant(t.db, { id: 'acme', name: 'Acme', channel: 'CACME' });
+});
+afterAll(() => t.drop());
+
+const DAY = 86_400_000;
+const NOW = new Date(T0.getTime() + 400 * DAY);
+const ago = (days: number) => new Date(NOW.getTime() - days * DAY);
+
+/** A finished, processed run recorded `days` ago. */
+async function runAgo(workflowId: number, days: number, overrides: Parameters<typeof makeRun>[1] extends infer O ? Partial<O> : never = {}) {
+  const run = await makeRun(t.db, { workflowId, tick: ago(days), startedAt: ago(days), finishedAt: ago(days), processedAt: ago(days), ...overrides });
+  await sql`update runs set created_at = ${ago(days)} where id = ${run.id}`.execute(t.db);
+  return run;
+}
+
+const exists = async (table: 'runs' | 'alerts' | 'alertEvents' | 'notifications' | 'alertThreads', column: string, id: number) =>
+  (await sql<{ n: number }>`select count(*)::int as n from ${sql.table(table.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`))} where ${sql.ref(column)} = ${id}`.execute(t.db)).rows[0]!.n;
+
+describe('retention', () => {
+  it('removes old runs, settled notifications and long-resolved alerts in small batches, and never an open alert or its history', async () => {
+    // A quiet workflow: old runs go (a tick's retry attempt with its original), recent and unprocessed ones stay.
+    const quiet = await makeWorkflow(t.db, { tenantId: 'acme', name: 'quiet' });
+    const old = [await runAgo(quiet.id, 60), await runAgo(quiet.id, 59), await runAgo(quiet.id, 58, { status: 'failed' })];
+    const attempt = await runAgo(quiet.id, 58, { trigger: 'retry', attempt: 2, originalRunId: old[2]!.id, tick: ago(58) });
+    const recent = await runAgo(quiet.id, 10);
+    const unprocessed = await runAgo(quiet.id, 61, { status: 'failed', processedAt: null });
+    const running = await runAgo(quiet.id, 62, { status: 'running', finishedAt: null, processedAt: null });
+
+    // A workflow broken for 50 days: its open alert, its events and every run since its first failure stay.
+    const broken = await makeWorkflow(t.db, { tenantId: 'acme', name: 'broken' });
+    const before = await runAgo(broken.id, 55);
+    const firstFailure = await runAgo(broken.id, 50, { status: 'failed' });
+    const since = await runAgo(broken.id, 45, { status: 'failed' });
+    const open = await insertAlert(t.db, broken.id, { openedAt: ago(50), firstRunId: firstFailure.id, lastRunId: since.id });
+    const openEvent = await addEvent(t.db, open.id, 'opened', { now: ago(50) });
+    await sql`update notifications set status = 'sent', created_at = ${ago(50)} where alert_id = ${open.id}`.execute(t.db);
+
+    // Resolved 200 days ago: the alert, its events, threads, notifications and runs all go.
+    const gone = await makeWorkflow(t.db, { tenantId: 'acme', name: 'long-fixed' });
+    const goneRun = await runAgo(gone.id, 210, { status: 'failed' });
+    const goneAlert = await insertAlert(t.db, gone.id, { status: 'resolved', openedAt: ago(210), resolvedAt: ago(200), firstRunId: goneRun.id, lastRunId: goneRun.id });
+    await addEvent(t.db, goneAlert.id, 'opened', { now: ago(210) });
+    await sql`update notifications set status = 'sent', created_at = ${ago(210)} where alert_id = ${goneAlert.id}`.execute(t.db);
+    await sql`insert into alert_threads (alert_id, destination, channel, root_ts) values (${goneAlert.id}, 'slack:CACME', 'CACME', '1.000')`.execute(t.db);
+
+    // Resolved 10 days ago: the alert, its events and the runs it points at stay; its old delivered notification goes.
+    const fixed = await makeWorkflow(t.db, { tenantId: 'acme', name: 'recently-fixed' });
+    const fixedRun = await runAgo(fixed.id, 60, { status: 'failed' });
+    const fixedAlert = await insertAlert(t.db, fixed.id, { status: 'resolved', openedAt: ago(60), resolvedAt: ago(10), firstRunId: fixedRun.id, lastRunId: fixedRun.id });
+    const fixedEvent = await addEvent(t.db, fixedAlert.id, 'opened', { now: ago(60) });
+    await sql`update notifications set status = 'sent', created_at = ${ago(60)} where alert_id = ${fixedAlert.id}`.execute(t.db);
+
+    const result = await runRetentionPass(t.db, NOW, { runDays: 30, alertDays: 180, notificationDays: 30, batch: 2 });
+
+    for (const r of [...old, attempt, before, goneRun]) expect(await exists('runs', 'id', r.id), `run ${r.id}`).toBe(0);
+    for (const r of [recent, unprocessed, running, firstFailure, since, fixedRun]) expect(await exists('runs', 'id', r.id), `run ${r.id}`).toBe(1);
+    expect(await exists('alerts', 'id', open.id)).toBe(1);
+    expect(await exists('alertEvents', 'id', openEvent.id)).toBe(1);
+    expect(await exists('notifications', 'alert_id', open.id)).toBe(1);
+    expect(await exists('alerts', 'id', goneAlert.id)).toBe(0);
+    expect(await exists('alertEvents', 'alert_id', goneAlert.id)).toBe(0);
+    expect(await exists('notifications', 'alert_id', goneAlert.id)).toBe(0);
+    expect(await exists('alertThreads', 'alert_id', goneAlert.id)).toBe(0);
+    expect(await exists('alerts', 'id', fixedAlert.id)).toBe(1);
+    expect(await exists('alertEvents', 'id', fixedEvent.id)).toBe(1);
+    expect(await exists('notifications', 'alert_id', fixedAlert.id)).toBe(0);
+    expect(result).toMatchObject({ alerts: 1, notifications: 1, runs: 6 });
+    // Batches of two: several statements, not one long one.
+    expect(result.batches).toBeGreaterThan(4);
+
+    // A second pass finds nothing more.
+    expect(await runRetentionPass(t.db, NOW, { runDays: 30, alertDays: 180, notificationDays: 30, batch: 2 })).toMatchObject({ alerts: 0, notifications: 0, runs: 0 });
+  });
+});
