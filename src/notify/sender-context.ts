@@ -1,0 +1,75 @@
+import type { Deps } from '../deps.js';
+import type { Logger } from '../log.js';
+import { claimNotifications, type ClaimedNotification } from './claim-notifications.js';
+import { Pacer } from './pacer.js';
+import type { Transport } from './transport.js';
+
+export interface SenderOptions {
+  /** Rows claimed per look (at most one per destination). */
+  batch?: number;
+  leaseMs?: number;
+  /** First retry delay; doubles per attempt up to maxBackoffMs. */
+  baseBackoffMs?: number;
+  maxBackoffMs?: number;
+  /** After this many failed attempts a row goes dead (and shows on the App Home). */
+  maxAttempts?: number;
+  intervalMs?: number;
+  /** While deliveries are under way, how often the loop looks for destinations that got work (NOTIFY cannot reach a running tick). */
+  lookMs?: number;
+  /** A claimed row waits in process for its pacing slot at most this long; a longer wait (a rate limit) hands it back, due at the slot. */
+  holdMs?: number;
+}
+
+export const SENDER_DEFAULTS = { batch: 50, leaseMs: 60_000, baseBackoffMs: 1000, maxBackoffMs: 10 * 60_000, maxAttempts: 15, intervalMs: 250, lookMs: 100, holdMs: 5_000 };
+
+export type SenderSettings = typeof SENDER_DEFAULTS;
+
+export function backoffMs(attempts: number, o: Pick<SenderSettings, 'baseBackoffMs' | 'maxBackoffMs'>): number {
+  return Math.min(o.maxBackoffMs, o.baseBackoffMs * 2 ** Math.max(0, attempts - 1));
+}
+
+/** What every part of one outbox sender shares: its dependencies, settings, transports, pace and wakefulness. */
+export interface SenderContext {
+  deps: Pick<Deps, 'db' | 'clock' | 'logger' | 'replicaId'>;
+  o: SenderSettings;
+  byKind: Map<string, Transport>;
+  kinds: string[];
+  pacer: Pacer;
+  log: Logger;
+  /** Loop work not asleep on the clock (the drain and its pipelines). */
+  awake: { count: number };
+}
+
+export function createSenderContext(deps: SenderContext['deps'], transports: Transport[], options: SenderOptions): SenderContext {
+  const byKind = new Map(transports.map((t) => [t.kind, t]));
+  return {
+    deps,
+    o: { ...SENDER_DEFAULTS, ...options },
+    byKind,
+    kinds: [...byKind.keys()],
+    pacer: new Pacer(deps.db),
+    log: deps.logger.child({ loop: 'outbox-sender' }),
+    awake: { count: 0 },
+  };
+}
+
+/** Claims due rows of this sender's kinds (at most one per destination), skipping `exclude`, or only `only`. */
+export function claimDue(ctx: SenderContext, now: Date, limit: number, exclude: string[], only?: string[]): Promise<ClaimedNotification[]> {
+  return claimNotifications(ctx.deps.db, { now, owner: ctx.deps.replicaId, leaseMs: ctx.o.leaseMs, limit, kinds: ctx.kinds, exclude, ...(only ? { only } : {}) });
+}
+
+/** Sleeps on the sender's clock, counted as not awake meanwhile. */
+export async function sleepOnClock(ctx: SenderContext, ms: number, signal: AbortSignal): Promise<void> {
+  ctx.awake.count--;
+  try {
+    // A signal of its own per sleep: a clock's abort listener then never piles up on the drain's long-lived one.
+    await ctx.deps.clock.sleep(ms, AbortSignal.any([signal]));
+  } finally {
+    ctx.awake.count++;
+  }
+}
+
+/** A transport's pace, if it has one worth keeping (the console sink has none). */
+export function pacingOf(transport: Transport): Transport['pacing'] {
+  return transport.pacing && transport.pacing.minIntervalMs > 0 ? transport.pacing : undefined;
+}
