@@ -66,7 +66,7 @@ export async function failureLatency(ctx: BenchContext): Promise<Figure[]> {
     }
     const posted = rootPosts(slack);
     const latencies = [...committedAt].map(([name, at]) => posted.get(name)! - at);
-    const params = { alerts, channels: CHANNELS, spacingMs, replicas: 1, wakeups: 'LISTEN/NOTIFY', pollIntervalSeconds: 30, resolution: '1 ms' };
+    const params = { alerts, measured: latencies.length, channels: CHANNELS, spacingMs, replicas: 1, wakeups: 'LISTEN/NOTIFY', pollIntervalSeconds: 30, resolution: '1 ms' };
     return [
       figure(NAME, 'p50', percentile(latencies, 50), 'ms', params, '< 100'),
       figure(NAME, 'p99', percentile(latencies, 99), 'ms', params, '< 1000'),

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { startApp } from './app.js';
 import { ConfigError, loadConfig, readSecretFiles, slackMode } from './config/env.js';
+import { packageFile } from './config/package-files.js';
 import { readWorkflowsFile, WorkflowsFileError } from './config/workflows-file.js';
 import { migrateToLatest } from './db/migrate.js';
 import { EmbeddedPostgresError } from './db/embedded.js';
@@ -11,7 +11,7 @@ import { systemClock } from './clock.js';
 import { recordPolicyVersions } from './services/policy-versions.js';
 import { syncWorkflowsFile } from './services/sync-workflows.js';
 
-const EXAMPLE_WORKFLOWS = fileURLToPath(new URL('../examples/workflows.json', import.meta.url));
+const EXAMPLE_WORKFLOWS = packageFile('examples/workflows.json');
 
 async function main(): Promise<void> {
   let config;

@@ -1,5 +1,5 @@
-import { fileURLToPath } from 'node:url';
 import pino from 'pino';
+import { packageFile } from '../config/package-files.js';
 import { renderReplayText } from '../replay/render-text.js';
 import { startReplayServer } from '../replay/replay-database.js';
 import { replayScenario, type ReplayResult } from '../replay/replay-scenario.js';
@@ -15,7 +15,7 @@ const NIGHTS = [
 ];
 
 const logger = pino({ level: process.env.LOG_LEVEL ?? 'warn' }, pino.destination(2));
-const dir = fileURLToPath(new URL('../../examples/scenarios/', import.meta.url));
+const dir = packageFile('examples/scenarios/');
 
 try {
   const server = await startReplayServer(process.env.DATABASE_URL || undefined, logger);

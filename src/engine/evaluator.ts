@@ -3,6 +3,7 @@ import type { Alert, Database, Run, Tenant, Workflow } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import type { CadenceProfile } from '../domain/cadence.js';
 import { evaluateHistory, type Effect } from '../domain/evaluate.js';
+import { retriesAllowed } from '../domain/retry-budget.js';
 import { recordAlertEvents, releaseHeldNotifications, type EventInput } from '../services/alert-events.js';
 import { loadHistoryFacts } from './history-facts.js';
 
@@ -86,7 +87,7 @@ export async function evaluateWorkflows(trx: Transaction<Database>, deps: Pick<D
           tick: failure.tick?.toISOString() ?? null,
           logExcerpt: failure.logExcerpt ? failure.logExcerpt.slice(-LOG_EXCERPT_IN_EVENT) : null,
           logUrl: failure.logUrl,
-          retries: noLauncher ? 0 : target.profile.retries,
+          retries: retriesAllowed(target.profile.retries, !noLauncher),
           noLauncher,
           escalateAt: effect.escalateAt?.toISOString() ?? null,
         });

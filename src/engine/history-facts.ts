@@ -12,6 +12,19 @@ import { FLAP_WINDOW, type TickOutcome } from '../domain/flapping.js';
  */
 export const HEALTHY_WINDOW = 200;
 
+const STATUSES = { success: sql.raw(`('succeeded')`), failure: sql.raw(`('failed', 'missed')`), any: sql.raw(`('succeeded', 'failed', 'missed')`) };
+
+/**
+ * The one condition every walk below shares: a settled original row `r` of
+ * the workflow `w` (its verdict final and processed by the poller), on a tick
+ * or outside any, with an outcome of the given kind. Literal SQL, so the
+ * planner sees the `runs_history` index's own predicate.
+ */
+function settled(place: 'tick' | 'no tick', outcome: keyof typeof STATUSES) {
+  return sql`r.workflow_id = w.workflow_id and r.original_run_id is null and r.tick is ${sql.raw(place === 'tick' ? 'not null' : 'null')}
+        and r.status in ${STATUSES[outcome]} and r.processed_at is not null`;
+}
+
 /**
  * The evaluator's facts for many workflows in one statement. Only settled
  * rows count: original rows whose verdict is final (succeeded, failed,
@@ -38,23 +51,7 @@ export const HEALTHY_WINDOW = 200;
 export async function loadHistoryFacts(trx: Transaction<Database>, workflowIds: number[], withStreak: number[] = workflowIds): Promise<Map<number, HistoryFacts>> {
   const out = new Map<number, HistoryFacts>();
   if (workflowIds.length === 0) return out;
-  const { rows } = await sql<{
-    workflowId: number;
-    failures: number;
-    healthy: number;
-    failRunId: number | null;
-    failError: string | null;
-    failGroup: string | null;
-    failStage: string | null;
-    failStatus: 'failed' | 'missed' | null;
-    failTick: Date | null;
-    failLogExcerpt: string | null;
-    failLogUrl: string | null;
-    okRunId: number | null;
-    okTrigger: string | null;
-    okTick: Date | null;
-    recent: string[] | null;
-  }>`
+  const { rows } = await sql<FactsRow>`
     with w as (
       select id as workflow_id, id = any(${withStreak}::int[]) as streak from unnest(${workflowIds}::int[]) as id group by id
     )
@@ -66,58 +63,46 @@ export async function loadHistoryFacts(trx: Transaction<Database>, workflowIds: 
     -- newest settled success with a tick: the walk stops at it
     left join lateral (
       select r.id, r.trigger, r.tick as pos from runs r
-      where r.workflow_id = w.workflow_id and r.original_run_id is null and r.tick is not null
-        and r.status = 'succeeded' and r.processed_at is not null
+      where ${settled('tick', 'success')}
       order by r.tick desc, r.id desc limit 1
     ) okt on true
     -- runs outside any tick: newest success and newest failure
     left join lateral (
       select r.id, r.trigger, coalesce(r.started_at, r.finished_at) as pos from runs r
-      where r.workflow_id = w.workflow_id and r.original_run_id is null and r.tick is null
-        and r.status = 'succeeded' and r.processed_at is not null
+      where ${settled('no tick', 'success')}
       order by 3 desc, r.id desc limit 1
     ) okm on true
     left join lateral (
       select max(coalesce(r.started_at, r.finished_at)) as pos from runs r
-      where r.workflow_id = w.workflow_id and r.original_run_id is null and r.tick is null
-        and r.status in ('failed', 'missed') and r.processed_at is not null
+      where ${settled('no tick', 'failure')}
     ) badm on w.streak
     left join lateral (
       select max(t.tick) filter (where t.status <> 'succeeded' and not t.in_maintenance) as pos from (
         select r.tick, r.status, r.in_maintenance from runs r
-        where r.workflow_id = w.workflow_id and r.original_run_id is null and r.tick is not null
-          and r.status in ('succeeded', 'failed', 'missed') and r.processed_at is not null
+        where ${settled('tick', 'any')}
         order by r.tick desc limit ${HEALTHY_WINDOW}
       ) t
     ) badt on w.streak
     cross join lateral (select greatest(okt.pos, okm.pos) as last_ok, greatest(badt.pos, badm.pos) as last_bad) e
     cross join lateral (
       select count(*)::int as n from runs r
-      where r.workflow_id = w.workflow_id and r.original_run_id is null and r.tick is not null
-        and (e.last_ok is null or r.tick > e.last_ok)
-        and r.status in ('failed', 'missed') and r.processed_at is not null and not r.in_maintenance
+      where ${settled('tick', 'failure')} and (e.last_ok is null or r.tick > e.last_ok) and not r.in_maintenance
     ) fc
     left join lateral (
       select r.* from runs r
-      where r.workflow_id = w.workflow_id and r.original_run_id is null and r.tick is not null
-        and (e.last_ok is null or r.tick > e.last_ok)
-        and r.status in ('failed', 'missed') and r.processed_at is not null and not r.in_maintenance
+      where ${settled('tick', 'failure')} and (e.last_ok is null or r.tick > e.last_ok) and not r.in_maintenance
       order by r.tick desc, r.id desc limit 1
     ) f on true
     left join lateral (
       select count(*)::int as n from (
         select 1 from runs r
-        where r.workflow_id = w.workflow_id and r.original_run_id is null and r.tick is not null
-          and (e.last_bad is null or r.tick > e.last_bad)
-          and r.status = 'succeeded' and r.processed_at is not null
+        where ${settled('tick', 'success')} and (e.last_bad is null or r.tick > e.last_bad)
         order by r.tick desc limit ${HEALTHY_WINDOW}
       ) x
     ) hs on w.streak
     left join lateral (
       select count(*)::int as n from runs r
-      where r.workflow_id = w.workflow_id and r.original_run_id is null and r.tick is null
-        and (e.last_bad is null or coalesce(r.started_at, r.finished_at) > e.last_bad)
-        and r.status = 'succeeded' and r.processed_at is not null
+      where ${settled('no tick', 'success')} and (e.last_bad is null or coalesce(r.started_at, r.finished_at) > e.last_bad)
     ) hm on w.streak
     -- the newest success, if it is newer than every failure
     left join lateral (
@@ -133,34 +118,53 @@ export async function loadHistoryFacts(trx: Transaction<Database>, workflowIds: 
     left join lateral (
       select array_agg(t.status order by t.tick desc) as outcomes from (
         select r.tick, r.status from runs r
-        where r.workflow_id = w.workflow_id and r.original_run_id is null and r.tick is not null
-          and r.status in ('succeeded', 'failed', 'missed') and r.processed_at is not null
+        where ${settled('tick', 'any')}
           and not (r.in_maintenance and r.status <> 'succeeded')
         order by r.tick desc limit ${FLAP_WINDOW}
       ) t
     ) rt on w.streak
   `.execute(trx);
-  for (const r of rows) {
-    out.set(r.workflowId, {
-      failures: r.failures,
-      healthyStreak: Number(r.healthy),
-      newestFailure:
-        r.failRunId !== null
-          ? {
-              runId: r.failRunId,
-              error: r.failError,
-              errorGroup: r.failGroup,
-              stage: r.failStage,
-              status: r.failStatus ?? 'failed',
-              tick: r.failTick,
-              logExcerpt: r.failLogExcerpt,
-              logUrl: r.failLogUrl,
-            }
-          : null,
-      newestSuccess: r.okRunId !== null ? { runId: r.okRunId, trigger: r.okTrigger ?? 'schedule', tick: r.okTick } : null,
-      recentOutcomes: (r.recent ?? []).map((status): TickOutcome => (status === 'succeeded' ? 'success' : 'failure')),
-    });
-  }
+  for (const r of rows) out.set(r.workflowId, toHistoryFacts(r));
   for (const id of workflowIds) if (!out.has(id)) out.set(id, { failures: 0, healthyStreak: 0, newestFailure: null, newestSuccess: null });
   return out;
+}
+
+interface FactsRow {
+  workflowId: number;
+  failures: number;
+  healthy: number;
+  failRunId: number | null;
+  failError: string | null;
+  failGroup: string | null;
+  failStage: string | null;
+  failStatus: 'failed' | 'missed' | null;
+  failTick: Date | null;
+  failLogExcerpt: string | null;
+  failLogUrl: string | null;
+  okRunId: number | null;
+  okTrigger: string | null;
+  okTick: Date | null;
+  recent: string[] | null;
+}
+
+function toHistoryFacts(r: FactsRow): HistoryFacts {
+  return {
+    failures: r.failures,
+    healthyStreak: Number(r.healthy),
+    newestFailure:
+      r.failRunId !== null
+        ? {
+            runId: r.failRunId,
+            error: r.failError,
+            errorGroup: r.failGroup,
+            stage: r.failStage,
+            status: r.failStatus ?? 'failed',
+            tick: r.failTick,
+            logExcerpt: r.failLogExcerpt,
+            logUrl: r.failLogUrl,
+          }
+        : null,
+    newestSuccess: r.okRunId !== null ? { runId: r.okRunId, trigger: r.okTrigger ?? 'schedule', tick: r.okTick } : null,
+    recentOutcomes: (r.recent ?? []).map((status): TickOutcome => (status === 'succeeded' ? 'success' : 'failure')),
+  };
 }

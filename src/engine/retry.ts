@@ -4,6 +4,7 @@ import type { Deps } from '../deps.js';
 import type { CadenceProfile } from '../domain/cadence.js';
 import { fingerprintError } from '../domain/fingerprint.js';
 import { insertRunningRun } from '../services/runs.js';
+import { hasAnotherAttempt } from '../domain/retry-budget.js';
 
 /**
  * The retry engine (DESIGN.md, core idea 3). Budget is per tick: a tick gets
@@ -35,9 +36,6 @@ export interface FinishedRunContext {
 
 type RetryDeps = Pick<Deps, 'launchers' | 'replicaId'>;
 
-function attemptsAllowed(profile: CadenceProfile, hasLauncher: boolean): number {
-  return 1 + (hasLauncher ? profile.retries : 0);
-}
 
 /**
  * A tick's original row failed. With budget (and a launcher) it becomes
@@ -45,7 +43,7 @@ function attemptsAllowed(profile: CadenceProfile, hasLauncher: boolean): number 
  */
 export async function handleFailedOriginal(trx: Transaction<Database>, deps: RetryDeps, ctx: FinishedRunContext, now: Date): Promise<RetryOutcome> {
   const { run, workflow, profile } = ctx;
-  if (attemptsAllowed(profile, !!deps.launchers(workflow)) <= 1) return { kind: 'verdict', original: run };
+  if (!hasAnotherAttempt(1, profile.retries, !!deps.launchers(workflow))) return { kind: 'verdict', original: run };
   const original = await trx.updateTable('runs').set({ status: 'pending_retry' }).where('id', '=', run.id).returningAll().executeTakeFirstOrThrow();
   return insertNextAttempt(trx, deps, ctx, original, 2, now);
 }
@@ -62,7 +60,7 @@ export async function handleFinishedAttempt(trx: Transaction<Database>, deps: Re
     return { kind: 'verdict', original };
   }
   const failed = run.status !== 'succeeded';
-  if (failed && run.attempt < attemptsAllowed(profile, !!deps.launchers(workflow))) return insertNextAttempt(trx, deps, ctx, original, run.attempt + 1, now);
+  if (failed && hasAnotherAttempt(run.attempt, profile.retries, !!deps.launchers(workflow))) return insertNextAttempt(trx, deps, ctx, original, run.attempt + 1, now);
   const verdict = await trx
     .updateTable('runs')
     .set({

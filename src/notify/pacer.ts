@@ -93,6 +93,13 @@ export class Pacer {
     return t === undefined ? undefined : new Date(t);
   }
 
+  /** The earliest instant after `now` at which a key this replica knows of comes free (a manual clock's driver jumps there). */
+  nextFreeAfter(now: Date): Date | undefined {
+    let next: number | undefined;
+    for (const t of this.notBefore.values()) if (t > now.getTime() && (next === undefined || t < next)) next = t;
+    return next === undefined ? undefined : new Date(next);
+  }
+
   /** Destinations whose key this replica knows to be taken at `at` (for a claim to skip). */
   blockedDestinations(at: Date): string[] {
     const out: string[] = [];

@@ -26,7 +26,4 @@ export async function fingerprint(db: Db, slack?: RecordingSlackApi): Promise<Re
 }
 
 
-/** Waits a moment for work a listener might still do after its ack, so "nothing changed" is not checked too early. */
-export const settle = (ms = 150) => new Promise((r) => setTimeout(r, ms));
-
 export { eventually } from '../helpers/eventually.js';

@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import { escalateAtFor, evaluateHistory, type FailureFacts, type HistoryFacts, type OpenAlertFacts } from '../../src/domain/evaluate.js';
+
+const NOW = new Date('2026-03-10T09:00:00Z');
+const OPENED = new Date('2026-03-10T08:00:00Z');
+const policy = { alertAfter: 2, recoverAfter: 1, firstSeverity: 'warning' as const, escalationMultiplier: 3 };
+
+const failure = (runId: number, errorGroup = 'g1'): FailureFacts => ({ runId, error: 'connection refused', errorGroup, stage: null, status: 'failed', tick: null, logExcerpt: null, logUrl: null });
+const facts = (f: Partial<HistoryFacts>): HistoryFacts => ({ failures: 0, healthyStreak: 0, newestFailure: null, newestSuccess: null, ...f });
+const alert = (a: Partial<OpenAlertFacts> = {}): OpenAlertFacts => ({ id: 1, openedAt: OPENED, consecutiveFailures: 2, lastRunId: 10, errorGroup: 'g1', healthyStreak: 0, ...a });
+const success = (runId: number, trigger = 'schedule') => ({ runId, trigger, tick: null });
+
+/** The alert state transition: history facts and the open alert (or none) in, the effect out. */
+describe('evaluateHistory: the alert state transition', () => {
+  const cases: { name: string; facts: HistoryFacts; alert: OpenAlertFacts | null; recoverAfter?: number; expected: string[] }[] = [
+    { name: 'no alert, no failure: nothing', facts: facts({ healthyStreak: 3, newestSuccess: success(5) }), alert: null, expected: [] },
+    { name: 'no alert, fewer failures than alertAfter: nothing yet', facts: facts({ failures: 1, newestFailure: failure(11) }), alert: null, expected: [] },
+    { name: 'no alert, alertAfter failures: open', facts: facts({ failures: 2, newestFailure: failure(11) }), alert: null, expected: ['open'] },
+    { name: 'no alert, failures counted but no failure row (all missed before history): nothing', facts: facts({ failures: 2 }), alert: null, expected: [] },
+    { name: 'open alert, a new failure: failure recorded', facts: facts({ failures: 3, newestFailure: failure(11) }), alert: alert(), expected: ['failure_recorded'] },
+    { name: 'open alert, the same failure again: nothing', facts: facts({ failures: 2, newestFailure: failure(10) }), alert: alert(), expected: [] },
+    { name: 'open alert, a success: resolve', facts: facts({ healthyStreak: 1, newestSuccess: success(12) }), alert: alert(), expected: ['resolve'] },
+    { name: 'open alert needing 3 successes, one so far: healthy streak', facts: facts({ healthyStreak: 1, newestSuccess: success(12) }), alert: alert(), recoverAfter: 3, expected: ['healthy_streak'] },
+    { name: 'open alert, streak already recorded: nothing', facts: facts({ healthyStreak: 1, newestSuccess: success(12) }), alert: alert({ healthyStreak: 1 }), recoverAfter: 3, expected: [] },
+    { name: 'open alert, a failure after a streak (same run as recorded): streak reset', facts: facts({ failures: 2, newestFailure: failure(10) }), alert: alert({ healthyStreak: 2 }), recoverAfter: 3, expected: ['streak_reset'] },
+  ];
+
+  it.each(cases)('$name', ({ facts: f, alert: a, recoverAfter, expected }) => {
+    const effects = evaluateHistory({ facts: f, alert: a, policy: { ...policy, recoverAfter: recoverAfter ?? policy.recoverAfter }, cadenceSeconds: 3600, now: NOW });
+    expect(effects.map((e) => e.type)).toEqual(expected);
+  });
+
+  it('opens with the first severity, the failure count and the escalation deadline', () => {
+    const [open] = evaluateHistory({ facts: facts({ failures: 2, newestFailure: failure(11) }), alert: null, policy, cadenceSeconds: 3600, now: NOW });
+    expect(open).toEqual({ type: 'open', severity: 'warning', failures: 2, failure: failure(11), escalateAt: new Date(NOW.getTime() + 3 * 3600_000) });
+    const [critical] = evaluateHistory({ facts: facts({ failures: 2, newestFailure: failure(11) }), alert: null, policy: { ...policy, firstSeverity: 'critical' }, cadenceSeconds: 3600, now: NOW });
+    expect(critical).toMatchObject({ type: 'open', severity: 'critical', escalateAt: null });
+  });
+
+  it('a failure of another error group says which group it left', () => {
+    const [recorded] = evaluateHistory({ facts: facts({ failures: 3, newestFailure: failure(11, 'g2') }), alert: alert(), policy, cadenceSeconds: 3600, now: NOW });
+    expect(recorded).toMatchObject({ type: 'failure_recorded', failures: 3, groupChanged: { from: 'g1', to: 'g2' } });
+  });
+
+  it('resolving says how long the alert was open and which run closed it', () => {
+    const [resolve] = evaluateHistory({ facts: facts({ healthyStreak: 1, newestSuccess: success(12, 'manual') }), alert: alert(), policy, cadenceSeconds: 3600, now: NOW });
+    expect(resolve).toEqual({ type: 'resolve', runId: 12, trigger: 'manual', durationSeconds: 3600, successes: 1, recoverAfter: 1 });
+  });
+});
+
+describe('escalateAtFor', () => {
+  it.each([
+    // severity, multiplier, cadence seconds, schedule, expected deadline (null: no escalation)
+    ['critical', 3, 3600, undefined, null],
+    ['warning', 3, 3600, undefined, '2026-03-10T11:00:00.000Z'],
+    ['warning', 2, 300, undefined, '2026-03-10T08:10:00.000Z'],
+    // A weekday job's warning opened on Friday: the weekend is rest, the deadline moves to Monday.
+    ['warning', 1, 86_400, { cron: '0 8 * * 1-5', timezone: 'UTC' }, '2026-03-16T08:00:00.000Z'],
+  ] as const)('%s × %d of %d s (schedule %o): %s', (severity, multiplier, cadence, schedule, expected) => {
+    const openedAt = schedule ? new Date('2026-03-13T08:00:00Z') : OPENED;
+    const at = escalateAtFor(openedAt, severity, multiplier, cadence, schedule);
+    expect(at?.toISOString() ?? null).toBe(expected);
+  });
+});
