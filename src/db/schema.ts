@@ -45,6 +45,23 @@ export interface TenantsTable {
   enabled: Defaulted<boolean>;
   createdAt: DefaultedTimestamp;
   updatedAt: DefaultedTimestamp;
+  /** Who may act on the tenant's alerts in Slack (migration 0005; src/domain/rights.ts). */
+  rights: DefaultedJson<TenantRightsConfig>;
+  /** Who an unowned escalation pages (migration 0005). */
+  oncall: DefaultedJson<OnCallConfig>;
+  /** An ownership older than this lapses back to unowned; null: never (migration 0005). */
+  ownershipExpiresAfterSeconds: ColumnType<number | null, number | null | undefined, number | null>;
+}
+
+/** Slack user ids (U…/W…) and user-group ids (S…). */
+export interface TenantRightsConfig {
+  responders?: string[];
+  admins?: string[];
+}
+
+export interface OnCallConfig {
+  group?: string;
+  users?: string[];
 }
 
 export interface WorkflowsTable {
@@ -129,6 +146,8 @@ export interface AlertsTable {
   updatedAt: Timestamp;
   /** First seen flapping while open (migration 0003); the `flapping` note is posted once. */
   flappingSince: Timestamp | null;
+  /** When the last reminder was told (migration 0005); the claim of the next one. */
+  remindedAt: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }
 
 export interface AlertEventsTable {
