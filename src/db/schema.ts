@@ -27,6 +27,8 @@ export interface PolicyOverrides {
   graceSeconds?: number;
   timeoutSeconds?: number;
   minRows?: number;
+  /** Reminder period for an owned, still failing alert (migration 0005); default from the cadence. */
+  remindAfterSeconds?: number;
 }
 
 export type LauncherConfig =

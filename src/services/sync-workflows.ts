@@ -46,6 +46,9 @@ export async function syncWorkflowsFile(
         destinations: JSON.stringify(secrets.destinations.get(t.id) ?? []),
         source: 'file' as const,
         enabled: true,
+        rights: JSON.stringify(t.rights ?? {}),
+        oncall: JSON.stringify(t.oncall ?? {}),
+        ownershipExpiresAfterSeconds: t.ownershipExpiresAfter ?? null,
         updatedAt: now,
         ...(token ? { apiTokenHash: hashToken(token) } : {}),
       };
