@@ -78,3 +78,25 @@ export function decideRight(r: RightsRequest): RightsDecision {
 export function silenceAction(durationMs: number | null): SlackAction {
   return durationMs === null || durationMs > LONG_SILENCE_MS ? 'silence_long' : 'silence';
 }
+
+export interface TenantVisibility {
+  id: string;
+  channel: string | null;
+  rights: TenantRights;
+}
+
+/**
+ * The tenants whose alerts a person may see on the App Home: those whose
+ * channel they are in, those they administer, and every tenant for global
+ * admins and members of the platform channel (which sees everything anyway).
+ */
+export function visibleTenants(
+  tenants: readonly TenantVisibility[],
+  viewer: { user: string; userGroups: readonly string[]; channels: ReadonlySet<string>; platformMember: boolean },
+  globalAdmins: readonly string[],
+): string[] {
+  if (viewer.platformMember || globalAdmins.includes(viewer.user)) return tenants.map((t) => t.id);
+  return tenants
+    .filter((t) => (t.channel !== null && viewer.channels.has(t.channel)) || listed(t.rights.admins, viewer.user, viewer.userGroups))
+    .map((t) => t.id);
+}

@@ -12,6 +12,7 @@ import { createRootRefresher } from './root-refresher.js';
 import { createWebClient, slackLogger, webOutboxApi, type SlackOutboxApi } from './slack-api.js';
 import { slackTransport } from './slack-transport.js';
 import { botAuthorization } from './bot-authorization.js';
+import { webDirectory, type SlackDirectory } from './directory.js';
 
 export interface SlackRuntime {
   /** Loops that deliver the outbox (Slack and other destinations). */
@@ -39,6 +40,7 @@ export async function startSlack(http: Express, deps: Deps, options: SlackOption
   const mode = slackMode(config);
   let api: SlackOutboxApi;
   let bolt: App | undefined;
+  let directory: SlackDirectory | undefined;
 
   if (mode === 'console') {
     logger.info('no Slack credentials (SLACK_BOT_TOKEN): alert messages are printed to the console instead of posted');
@@ -72,7 +74,8 @@ export async function startSlack(http: Express, deps: Deps, options: SlackOption
     bolt.error(async (error) => {
       logger.error({ err: error }, 'Slack listener failed');
     });
-    registerListeners(bolt, { deps, api });
+    directory = webDirectory(createWebClient(token, { apiUrl: config.SLACK_API_URL, timeoutMs: options.timeoutMs, logger }), deps.clock, logger);
+    registerListeners(bolt, { deps, api, directory });
     if (mode === 'socket') await bolt.start();
     logger.info({ mode }, 'Slack connected');
   }
@@ -80,7 +83,7 @@ export async function startSlack(http: Express, deps: Deps, options: SlackOption
   const transport = slackTransport(deps, api);
   const sender = createOutboxSender(deps, [transport, ...destinationTransports(deps)], options.sender);
   const roots = createRootRefresher(deps, api);
-  const home = createHomeRefresher(deps, api);
+  const home = createHomeRefresher(deps, api, directory);
   const loops = [sender.loop, roots.loop, ...(mode === 'console' ? [] : [home.loop])];
   return {
     loops,

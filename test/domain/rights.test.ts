@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decideRight, silenceAction, type RightsRequest, type SlackAction } from '../../src/domain/rights.js';
+import { decideRight, silenceAction, visibleTenants, type RightsRequest, type SlackAction } from '../../src/domain/rights.js';
 
 const base: Omit<RightsRequest, 'action'> = { user: 'UMEMBER', userGroups: [], channelMember: true, rights: {}, globalAdmins: [] };
 const decide = (action: SlackAction, over: Partial<RightsRequest> = {}) => decideRight({ ...base, action, ...over });
@@ -42,4 +42,22 @@ describe('silenceAction', () => {
     [24 * 3_600_000 + 1, 'silence_long'],
     [null, 'silence_long'],
   ] as const)('%s ms → %s', (ms, action) => expect(silenceAction(ms)).toBe(action));
+});
+
+describe('visibleTenants: what the App Home shows', () => {
+  const tenants = [
+    { id: 'acme', channel: 'CACME', rights: {} },
+    { id: 'globex', channel: 'CGLOBEX', rights: { admins: ['SGLOBEXLEADS'] } },
+    { id: 'initech', channel: null, rights: {} },
+  ];
+  const viewer = (over: Partial<Parameters<typeof visibleTenants>[1]> = {}) => ({ user: 'UALICE', userGroups: [], channels: new Set<string>(), platformMember: false, ...over });
+  it.each([
+    ['a member of one tenant channel sees that tenant only', viewer({ channels: new Set(['CACME']) }), [], ['acme']],
+    ['someone in no tenant channel sees nothing', viewer(), [], []],
+    ['a tenant admin (through a group) sees the tenant without being in its channel', viewer({ userGroups: ['SGLOBEXLEADS'] }), [], ['globex']],
+    ['a global admin sees every tenant', viewer(), ['UALICE'], ['acme', 'globex', 'initech']],
+    ['a platform channel member sees every tenant', viewer({ platformMember: true }), [], ['acme', 'globex', 'initech']],
+  ] as const)('%s', (_case, v, admins, expected) => {
+    expect(visibleTenants(tenants, v, admins)).toEqual(expected);
+  });
 });

@@ -272,6 +272,7 @@ describe('buttons', () => {
 describe('App Home', () => {
   it('publishes the cross-tenant dashboard when opened, and again for that user when alert state changes', async () => {
     const alert = await openAlert(acmeWf.id);
+    rig.slack.channelMembers.set('CACME', ['U0ALICE']);
     const opened = rig.clock.now();
     await rig.event({ type: 'app_home_opened', user: 'U0ALICE', channel: 'D0ALICE', tab: 'home' });
     await eventually(() => expect(rig.slack.homeViews.get('U0ALICE')).toBeDefined());

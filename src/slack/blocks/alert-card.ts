@@ -194,6 +194,12 @@ export function renderAlertReply(event: Pick<AlertEvent, 'kind' | 'actor' | 'at'
       break;
     case 'resolved': {
       const after = a.resolvedAt ? formatDuration(a.resolvedAt.getTime() - a.openedAt.getTime()) : undefined;
+      if (s(d, 'by') === 'hand') {
+        line = `:white_check_mark: Resolved by hand by ${who(event.actor)} after ${after ?? '?'}.`;
+        const note = s(d, 'note');
+        if (note) line += `\n> ${safeText(note, 1000).replace(/\n/g, '\n> ')}`;
+        break;
+      }
       const by = n(d, 'runId') ?? n(d, 'resolvedByRunId');
       line = `:white_check_mark: Recovered${by ? ` (run #${by} succeeded)` : ''}. Resolved after ${after ?? '?'}${successesInARow(d.successes)}.`;
       break;

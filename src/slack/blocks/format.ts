@@ -47,6 +47,11 @@ export function userMention(userId: string): string {
   return /^[UW][A-Z0-9]{2,}$/.test(userId) ? `<@${userId}>` : userId.replace(/[<>&]/g, '');
 }
 
+/** A user group mention that notifies its members; the id's shape is checked like a user's. */
+export function groupMention(groupId: string): string {
+  return /^S[A-Z0-9]{2,}$/.test(groupId) ? `<!subteam^${groupId}>` : groupId.replace(/[<>&]/g, '');
+}
+
 /** Durations in commands: 30m, 4h, 1d, 90s. */
 export function parseDuration(text: string): number | undefined {
   const m = /^(\d{1,5})\s*(s|m|h|d)$/i.exec(text.trim());

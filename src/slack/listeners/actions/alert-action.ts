@@ -1,5 +1,8 @@
 import type { AllMiddlewareArgs, BlockAction, SlackActionMiddlewareArgs } from '@slack/bolt';
+import type { Tenant } from '../../../db/schema.js';
+import type { SlackAction } from '../../../domain/rights.js';
 import type { Scope } from '../../../services/alert-queries.js';
+import { refusalFor } from '../../rights.js';
 import { scopeForChannel, UNLINKED_TEXT } from '../../tenancy.js';
 import type { SlackContext } from '../context.js';
 import { parseAlertAction, type ParsedAlertAction } from '../payloads.js';
@@ -29,6 +32,11 @@ export function alertAction(ctx: SlackContext, name: string, handle: (a: ParsedA
     const answer = await handle({ ...parsed.value, scope: where.scope }, args);
     if (answer) await ephemeral(args, answer);
   };
+}
+
+/** The rights check every alert listener makes once it knows the alert's tenant: undefined means allowed. */
+export function refuse(ctx: SlackContext, user: string, action: SlackAction, tenant: Pick<Tenant, 'name' | 'rights'>): Promise<string | undefined> {
+  return refusalFor({ action, user, tenant, channelMember: true }, ctx.deps.config, ctx.directory);
 }
 
 export async function ephemeral(args: Pick<ActionArgs, 'respond'>, text: string): Promise<void> {
