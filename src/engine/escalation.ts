@@ -1,63 +1,129 @@
-import { sql } from 'kysely';
-import type { Alert } from '../db/schema.js';
+import type { Transaction } from 'kysely';
+import type { Alert, Database } from '../db/schema.js';
 import type { Deps } from '../deps.js';
+import { escalationDue, escalationMention, ownershipExpired, reminderDue } from '../domain/escalation.js';
 import { endSilence } from '../services/alert-actions.js';
-import { recordAlertEvents } from '../services/alert-events.js';
+import { recordAlertEvents, type EventInput } from '../services/alert-events.js';
 
 /**
- * The escalation clock (DESIGN.md, core idea 6). An open warning nobody has
- * taken ownership of becomes critical when the workflow has kept failing
- * since it opened (consecutive failures reach the snapshotted
- * escalateAfterFailures) or when escalate_at (opened_at + multiplier ×
- * cadence captured at opening) passes. The UPDATE is the claim: its WHERE is
- * re-checked on the locked row, so of two replicas exactly one escalates.
+ * The escalation clock (DESIGN.md, core idea 6; issue 13). Each step locks
+ * its candidates with `for update skip locked`, asks the pure rule in
+ * src/domain/escalation.ts, and changes the rows it says are due in the same
+ * transaction: a replica (or a person clicking) already holding a row
+ * finishes it, and once committed the row no longer qualifies, so of two
+ * replicas exactly one escalates, expires or reminds, once per period.
  * It also ends silences whose time has passed.
  */
 export async function runEscalationClock(deps: Pick<Deps, 'db' | 'clock' | 'config'>): Promise<boolean> {
   const now = deps.clock.now();
   const ended = await endExpiredSilences(deps, now);
+  const expired = await expireOwnerships(deps, now);
   const escalated = await escalateDueWarnings(deps, now);
-  return ended + escalated > 0;
+  const reminded = await sendReminders(deps, now);
+  return ended + expired + escalated + reminded > 0;
+}
+
+type Candidate = { alert: Alert; channel: string | null; oncall: { group?: string; users?: string[] }; ownershipExpiresAfterSeconds: number | null };
+
+/** Open alerts matching `where`, locked, with what the rules need of their tenant. */
+async function lockCandidates(trx: Transaction<Database>, where: 'unacknowledged_warning' | 'owned' | 'owned_or_silenced_until_resolved'): Promise<Candidate[]> {
+  const rows = await trx
+    .selectFrom('alerts')
+    .innerJoin('workflows', 'workflows.id', 'alerts.workflowId')
+    .innerJoin('tenants', 'tenants.id', 'workflows.tenantId')
+    .selectAll('alerts')
+    .select(['tenants.channel as tenantChannel', 'tenants.oncall as tenantOncall', 'tenants.ownershipExpiresAfterSeconds as tenantExpiry'])
+    .where('alerts.status', '=', 'open')
+    .$if(where === 'unacknowledged_warning', (q) => q.where('alerts.severity', '=', 'warning').where('alerts.acknowledgedAt', 'is', null))
+    .$if(where === 'owned', (q) => q.where('alerts.ownerUser', 'is not', null).where('alerts.acknowledgedAt', 'is not', null).where('tenants.ownershipExpiresAfterSeconds', 'is not', null))
+    .$if(where === 'owned_or_silenced_until_resolved', (q) =>
+      q.where((eb) =>
+        eb.or([
+          eb.and([eb('alerts.ownerUser', 'is not', null), eb('alerts.acknowledgedAt', 'is not', null)]),
+          eb.and([eb('alerts.silencedBy', 'is not', null), eb('alerts.silencedUntil', 'is', null)]),
+        ]),
+      ),
+    )
+    .orderBy('alerts.id')
+    .forUpdate('alerts')
+    .skipLocked()
+    .execute();
+  return rows.map(({ tenantChannel, tenantOncall, tenantExpiry, ...alert }) => ({ alert: alert as Alert, channel: tenantChannel, oncall: tenantOncall ?? {}, ownershipExpiresAfterSeconds: tenantExpiry }));
 }
 
 export async function escalateDueWarnings(deps: Pick<Deps, 'db' | 'config'>, now: Date): Promise<number> {
   return deps.db.transaction().execute(async (trx) => {
-    const { rows } = await sql<Alert>`
-      update alerts set severity = 'critical', escalated_at = ${now}, updated_at = ${now}
-      where status = 'open' and severity = 'warning' and acknowledged_at is null
-        and ((escalate_at is not null and escalate_at <= ${now})
-          or consecutive_failures >= coalesce((policy->>'escalateAfterFailures')::int, 2147483647))
-      returning *
-    `.execute(trx);
-    if (rows.length === 0) return 0;
-    // Set-based: one lookup of the tenants' channels and one batch of events, however many escalate at once.
-    const channels = await trx
-      .selectFrom('workflows')
-      .innerJoin('tenants', 'tenants.id', 'workflows.tenantId')
-      .select(['workflows.id', 'tenants.channel'])
+    const due = (await lockCandidates(trx, 'unacknowledged_warning')).flatMap((c) => {
+      const decision = escalationDue(c.alert, now);
+      return decision.due ? [{ ...c, reason: decision.reason }] : [];
+    });
+    if (due.length === 0) return 0;
+    const escalated = await trx
+      .updateTable('alerts')
+      .set({ severity: 'critical', escalatedAt: now, updatedAt: now })
       .where(
-        'workflows.id',
+        'id',
         'in',
-        [...new Set(rows.map((a) => a.workflowId))],
+        due.map((d) => d.alert.id),
       )
+      .returningAll()
       .execute();
-    const channelOf = new Map(channels.map((c) => [c.id, c.channel]));
+    const byId = new Map(escalated.map((a) => [a.id, a]));
     await recordAlertEvents(
       trx,
-      rows.map((alert) => {
-        const threshold = Number((alert.policy as { escalateAfterFailures?: number }).escalateAfterFailures ?? Infinity);
-        const reason = alert.consecutiveFailures >= threshold ? 'kept_failing' : 'deadline';
-        return {
-          alert,
-          tenant: { channel: channelOf.get(alert.workflowId) ?? null },
-          kind: 'escalated' as const,
-          data: { from: 'warning', to: 'critical', reason, consecutiveFailures: alert.consecutiveFailures, escalateAt: alert.escalateAt?.toISOString() ?? null },
-          now,
-          config: deps.config,
-        };
-      }),
+      due.map(({ alert, channel, oncall, reason }) => ({
+        alert: byId.get(alert.id)!,
+        tenant: { channel },
+        kind: 'escalated' as const,
+        data: {
+          from: 'warning',
+          to: 'critical',
+          reason,
+          consecutiveFailures: alert.consecutiveFailures,
+          escalateAt: alert.escalateAt?.toISOString() ?? null,
+          // Who the escalation pages: Slack posts it as a broadcast reply mentioning them.
+          mention: escalationMention(alert.ownerUser, oncall),
+        },
+        now,
+        config: deps.config,
+      })),
     );
-    return rows.length;
+    return due.length;
+  });
+}
+
+/** Ownerships older than the tenant's ownershipExpiresAfter lapse: unowned, unacknowledged, so escalation resumes. */
+export async function expireOwnerships(deps: Pick<Deps, 'db' | 'config'>, now: Date): Promise<number> {
+  return deps.db.transaction().execute(async (trx) => {
+    const due = (await lockCandidates(trx, 'owned')).filter((c) => ownershipExpired(c.alert, c.ownershipExpiresAfterSeconds, now));
+    const events: EventInput[] = [];
+    for (const { alert, channel } of due) {
+      const next = await trx
+        .updateTable('alerts')
+        .set({ ownerUser: null, acknowledgedBy: null, acknowledgedAt: null, updatedAt: now })
+        .where('id', '=', alert.id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      events.push({ alert: next, tenant: { channel }, kind: 'ownership_expired', data: { previousUser: alert.ownerUser, ownedSince: alert.acknowledgedAt!.toISOString() }, now, config: deps.config });
+    }
+    await recordAlertEvents(trx, events);
+    return due.length;
+  });
+}
+
+/** Owned alerts still failing remind their owner once per period; "until resolved" silences remind once a day. */
+export async function sendReminders(deps: Pick<Deps, 'db' | 'config'>, now: Date): Promise<number> {
+  return deps.db.transaction().execute(async (trx) => {
+    const events: EventInput[] = [];
+    for (const { alert, channel } of await lockCandidates(trx, 'owned_or_silenced_until_resolved')) {
+      const decision = reminderDue(alert, now);
+      if (!decision.due) continue;
+      const next = await trx.updateTable('alerts').set({ remindedAt: now }).where('id', '=', alert.id).returningAll().executeTakeFirstOrThrow();
+      const data = decision.about === 'owned' ? { about: 'owned', ownerUser: decision.ownerUser, since: decision.since.toISOString() } : { about: 'silenced', since: decision.since.toISOString() };
+      events.push({ alert: next, tenant: { channel }, kind: 'reminder', data, now, config: deps.config });
+    }
+    await recordAlertEvents(trx, events);
+    return events.length;
   });
 }
 

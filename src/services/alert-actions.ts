@@ -156,6 +156,8 @@ export const silence = (
       silencedUntil: until === 'resolved' ? null : until,
       silencedBy: actor.user,
       silenceReason: reason?.trim() || null,
+      // The daily reminder of an "until resolved" silence counts from here (src/domain/escalation.ts).
+      ...(until === 'resolved' ? { remindedAt: now } : {}),
       updatedAt: now,
     });
     await recordAlertEvent(trx, {

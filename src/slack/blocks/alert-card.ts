@@ -2,7 +2,7 @@ import type { AlertEvent, Run, Workflow } from '../../db/schema.js';
 import { alertView, type AlertView, type AlertViewInput } from '../../notify/alert-view.js';
 import { flappingSentence, successesInARow } from '../../notify/flapping-text.js';
 import { ACTION, SILENCE_CHOICES } from '../ids.js';
-import { formatDuration, slackDate, userMention, utcText } from './format.js';
+import { formatDuration, groupMention, slackDate, userMention, utcText } from './format.js';
 import { capBlocks, checkId, codeBlock, LIMITS, mrkdwn, plain, safeText, truncate } from './limits.js';
 import type { Block, SlackMessage } from './types.js';
 
@@ -131,6 +131,15 @@ function escalationReason(reason: string | undefined): string {
   return safeText(reason, 300);
 }
 
+/** `<@U1> <!subteam^S1> ` for an escalation's `mention` data (empty when nobody is named). */
+function mentionPrefix(mention: unknown): string {
+  const m = (mention ?? {}) as { users?: unknown; groups?: unknown };
+  const users = Array.isArray(m.users) ? m.users.filter((u): u is string => typeof u === 'string').map(userMention) : [];
+  const groups = Array.isArray(m.groups) ? m.groups.filter((g): g is string => typeof g === 'string').map(groupMention) : [];
+  const all = [...users, ...groups];
+  return all.length ? `${all.join(' ')} ` : '';
+}
+
 /** One reply in the thread for a notified event. */
 export function renderAlertReply(event: Pick<AlertEvent, 'kind' | 'actor' | 'at' | 'data'>, card: AlertCard, _now: Date): SlackMessage {
   const d = (event.data ?? {}) as Data;
@@ -142,7 +151,16 @@ export function renderAlertReply(event: Pick<AlertEvent, 'kind' | 'actor' | 'at'
       line = `:warning: Alert opened: ${a.consecutiveFailures} consecutive failures of *${safeText(card.workflow.name, 200)}*.`;
       break;
     case 'escalated':
-      line = `:rotating_light: Escalated to *critical*${event.actor ? ` by ${who(event.actor)}` : ''}: ${a.consecutiveFailures} consecutive failures, ${escalationReason(s(d, 'reason'))}.`;
+      line = `:rotating_light: ${mentionPrefix(d.mention)}Escalated to *critical*${event.actor ? ` by ${who(event.actor)}` : ''}: ${a.consecutiveFailures} consecutive failures, ${escalationReason(s(d, 'reason'))}.`;
+      break;
+    case 'reminder':
+      line =
+        s(d, 'about') === 'silenced'
+          ? `:mute: Reminder: this alert is silenced until it resolves, and is still ${a.severity} with ${a.consecutiveFailures} consecutive failures.`
+          : `:alarm_clock: Reminder for ${who(s(d, 'ownerUser') ?? a.ownerUser)}: you own this alert${s(d, 'since') ? ` since ${slackDate(new Date(s(d, 'since')!))}` : ''} and it is still failing (${a.consecutiveFailures} consecutive failures).`;
+      break;
+    case 'ownership_expired':
+      line = `:hourglass: ${who(s(d, 'previousUser'))}'s ownership expired; the alert is unowned again and escalates on its own.`;
       break;
     case 'error_group_changed':
       line = `:twisted_rightwards_arrows: A different error appeared: group \`${safeText(s(d, 'errorGroup') ?? s(d, 'to') ?? a.errorGroup ?? '?', 100)}\`${s(d, 'previous') ?? s(d, 'from') ? ` (was \`${safeText((s(d, 'previous') ?? s(d, 'from'))!, 100)}\`)` : ''}.`;
