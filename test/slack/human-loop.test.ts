@@ -169,6 +169,31 @@ describe('resolve by hand', () => {
   });
 });
 
+describe('immediate answers', () => {
+  it("a click's own message shows the new state at once; the outbox still posts the thread reply exactly once", async () => {
+    const wf = await hourlyWorkflow();
+    await failTick(wf, 1);
+    await failTick(wf, 2);
+    const alert = await openAlertOf(wf);
+    const before = rig.slack.responses.length;
+    const sentBefore = rig.slack.callsTo('chat.postMessage').length;
+    await rig.click({ actionId: ACTION.takeOwnership, value: String(alert.id), channel: 'CACME', user: 'U0ALICE' });
+    const answer = await eventually(() => {
+      const r = rig.slack.responses.slice(before).find((x) => x.body.replace_original === true);
+      if (!r) throw new Error('no in-place answer yet');
+      return r;
+    });
+    // Rendered from the committed state by the click's handler, not by the paced outbox (nothing was posted meanwhile).
+    expect(JSON.stringify(answer.body.blocks)).toContain('Release');
+    expect(JSON.stringify(answer.body.blocks)).toContain('<@U0ALICE>');
+    expect(rig.slack.callsTo('chat.postMessage').length).toBe(sentBefore);
+    await rig.drain();
+    await rig.drain();
+    const taken = repliesOf(alert.id).filter((m) => m.metadata?.event_payload.event === 'owner_changed');
+    expect(taken).toHaveLength(1);
+  });
+});
+
 describe('rights in Slack', () => {
   it("releasing someone else's ownership needs an admin, and the refusal names whom to ask", async () => {
     const wf = await hourlyWorkflow();

@@ -15,7 +15,7 @@ export function registerOwnershipActions(app: App, ctx: SlackContext): void {
       const refusal = await refuse(ctx, a.user, 'take', found.tenant);
       if (refusal) return refusal;
       return actionRefusal(await takeOwnership(ctx.deps, { alertId: a.alertId, actor: { user: a.user, channel: a.channel }, scope: a.scope }));
-    }),
+    }, { answerInPlace: true }),
   );
   app.action(
     ACTION.release,
@@ -30,7 +30,7 @@ export function registerOwnershipActions(app: App, ctx: SlackContext): void {
       const result = await releaseOwnership(ctx.deps, { alertId: a.alertId, actor: { user: a.user, channel: a.channel }, scope: a.scope, mayReleaseOthers: !othersRefusal });
       if (result.kind === 'owned_by_other') return othersRefusal;
       return actionRefusal(result);
-    }),
+    }, { answerInPlace: true }),
   );
 }
 

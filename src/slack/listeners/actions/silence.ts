@@ -22,7 +22,7 @@ export function registerSilenceActions(app: App, ctx: SlackContext): void {
       if (refusal) return refusal;
       const until = choice.ms === null ? ('resolved' as const) : new Date(ctx.deps.clock.now().getTime() + choice.ms);
       return actionRefusal(await silence(ctx.deps, { alertId: a.alertId, actor: { user: a.user, channel: a.channel }, scope: a.scope, until }));
-    }),
+    }, { answerInPlace: true }),
   );
   app.action(
     ACTION.unsilence,
@@ -35,6 +35,6 @@ export function registerSilenceActions(app: App, ctx: SlackContext): void {
       const refusal = await refuse(ctx, a.user, 'unsilence', found.tenant);
       if (refusal) return refusal;
       return actionRefusal(await unsilence(ctx.deps, { alertId: a.alertId, actor: { user: a.user, channel: a.channel }, scope: a.scope }));
-    }),
+    }, { answerInPlace: true }),
   );
 }
