@@ -3,6 +3,7 @@ import * as m0001 from './0001_initial.js';
 import * as m0002 from './0002_slack_pace.js';
 import * as m0003 from './0003_alert_flapping.js';
 import * as m0004 from './0004_tenant_trust.js';
+import * as m0005 from './0005_human_loop.js';
 import * as m0006 from './0006_maintenance.js';
 import * as m0007 from './0007_destination_outages.js';
 import * as m0008 from './0008_retention_indexes.js';
@@ -14,6 +15,7 @@ export const migrations: Record<string, Migration> = {
   '0002_slack_pace': m0002,
   '0003_alert_flapping': m0003,
   '0004_tenant_trust': m0004,
+  '0005_human_loop': m0005,
   '0006_maintenance': m0006,
   '0007_destination_outages': m0007,
   '0008_retention_indexes': m0008,

@@ -123,6 +123,28 @@ describe('syncing the file into the database', () => {
     expect(tenant.apiTokenHash).toMatch(/^[0-9a-f]{64}$/);
     expect(tenant.apiTokenHash).not.toContain('secret');
   });
+
+  it('stores a tenant\'s rights, on-call and ownership expiry; a file without them clears them', async () => {
+    const file = structuredClone(valid) as unknown as { tenants: Record<string, unknown>[] };
+    Object.assign(file.tenants[0]!, { rights: { responders: ['SOPS'], admins: ['ULEAD'] }, oncall: { group: 'SONCALL', users: ['UPAGER'] }, ownershipExpiresAfter: '8h' });
+    await syncWorkflowsFile(t.db, parseWorkflowsFile(JSON.stringify(file)), T0, {});
+    const acme = await t.db.selectFrom('tenants').selectAll().where('id', '=', 'acme').executeTakeFirstOrThrow();
+    expect(acme.rights).toEqual({ responders: ['SOPS'], admins: ['ULEAD'] });
+    expect(acme.oncall).toEqual({ group: 'SONCALL', users: ['UPAGER'] });
+    expect(acme.ownershipExpiresAfterSeconds).toBe(8 * 3600);
+    await syncWorkflowsFile(t.db, parseWorkflowsFile(JSON.stringify(valid)), T0, {});
+    const cleared = await t.db.selectFrom('tenants').selectAll().where('id', '=', 'acme').executeTakeFirstOrThrow();
+    expect([cleared.rights, cleared.oncall, cleared.ownershipExpiresAfterSeconds]).toEqual([{}, {}, null]);
+  });
+
+  it('names the field and value of a bad on-call, rights or expiry entry', () => {
+    const file = structuredClone(valid) as unknown as { tenants: Record<string, unknown>[] };
+    Object.assign(file.tenants[0]!, { rights: { admins: ['alice'] }, oncall: { group: 'U123' }, ownershipExpiresAfter: 'soon' });
+    const problems = problemsOf(JSON.stringify(file, null, 2)).join('\n');
+    expect(problems).toContain('tenants[0].rights.admins[0]');
+    expect(problems).toContain('tenants[0].oncall.group');
+    expect(problems).toMatch(/tenants\[0\]\.ownershipExpiresAfter.*"soon"/);
+  });
 });
 
 describe('pausing through the file', () => {

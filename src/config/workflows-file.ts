@@ -26,6 +26,8 @@ export const policySchema = z
     graceSeconds: z.number().int().min(0).max(7 * 86_400).optional(),
     timeoutSeconds: z.number().int().min(1).max(7 * 86_400).optional(),
     minRows: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+    /** An owned alert still failing this long after it was owned (or last reminded) reminds its owner; default from the cadence. */
+    remindAfterSeconds: z.number().int().min(60).max(30 * 86_400).optional(),
   })
   .strict();
 
@@ -226,6 +228,39 @@ export function recurringMaintenanceOf(specs: readonly MaintenanceSpec[] | undef
   }));
 }
 
+const slackUserId = z.string().regex(/^[UW][A-Z0-9]{2,}$/, 'a Slack user id such as U0123ABCD');
+const slackUserGroupId = z.string().regex(/^S[A-Z0-9]{2,}$/, 'a Slack user group id such as S0123ABCD');
+const slackUserOrGroupId = z.string().regex(/^[UWS][A-Z0-9]{2,}$/, 'a Slack user id (U0123ABCD) or user group id (S0123ABCD)');
+
+/** Who may act on the tenant's alerts in Slack (src/domain/rights.ts; docs/slack.md "Rights"). */
+export const rightsSchema = z
+  .object({
+    responders: z.array(slackUserOrGroupId).max(200).optional(),
+    admins: z.array(slackUserOrGroupId).max(200).optional(),
+  })
+  .strict();
+
+/** Who an unowned escalation to critical pages: a user group and/or users. */
+export const onCallSchema = z
+  .object({
+    group: slackUserGroupId.optional(),
+    users: z.array(slackUserId).max(50).optional(),
+  })
+  .strict();
+
+/** A duration as "8h", "1d", "90m", or a number of seconds. */
+export const durationSecondsSchema = z.union([
+  z.number().int().min(60).max(365 * 86_400),
+  z.string().transform((text, ctx) => {
+    const ms = parseDuration(text);
+    if (ms === undefined || ms < 60_000) {
+      ctx.addIssue({ code: 'custom', message: `"${text}" is not a duration of at least a minute; use something like 90m, 8h or 1d` });
+      return z.NEVER;
+    }
+    return Math.round(ms / 1000);
+  }),
+]);
+
 export const tenantSchema = z
   .object({
     id: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'use lowercase letters, digits, dash or underscore (at most 63)'),
@@ -248,6 +283,10 @@ export const tenantSchema = z
       }))
       .max(100)
       .optional(),
+    rights: rightsSchema.optional(),
+    oncall: onCallSchema.optional(),
+    /** An ownership this old lapses back to unowned and escalation resumes; absent: ownership never expires. */
+    ownershipExpiresAfter: durationSecondsSchema.optional(),
   })
   .strict();
 

@@ -27,6 +27,8 @@ export interface PolicyOverrides {
   graceSeconds?: number;
   timeoutSeconds?: number;
   minRows?: number;
+  /** Reminder period for an owned, still failing alert (migration 0005); default from the cadence. */
+  remindAfterSeconds?: number;
 }
 
 export type LauncherConfig =
@@ -55,6 +57,12 @@ export interface TenantsTable {
   updatedAt: DefaultedTimestamp;
   /** Evaluated and recorded as usual, told only to the audit destination (migration 0010). */
   shadow: Defaulted<boolean>;
+  /** Who may act on the tenant's alerts in Slack (migration 0005; src/domain/rights.ts). */
+  rights: DefaultedJson<TenantRightsConfig>;
+  /** Who an unowned escalation pages (migration 0005). */
+  oncall: DefaultedJson<OnCallConfig>;
+  /** An ownership older than this lapses back to unowned; null: never (migration 0005). */
+  ownershipExpiresAfterSeconds: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 /** A recurring maintenance window as stored: the file's `durationMinutes` / `duration` resolved to milliseconds. */
@@ -63,6 +71,17 @@ export interface RecurringMaintenance {
   timezone: string;
   durationMs: number;
   reason?: string;
+}
+
+/** Slack user ids (U…/W…) and user-group ids (S…). */
+export interface TenantRightsConfig {
+  responders?: string[];
+  admins?: string[];
+}
+
+export interface OnCallConfig {
+  group?: string;
+  users?: string[];
 }
 
 export interface WorkflowsTable {
@@ -159,6 +178,8 @@ export interface AlertsTable {
   flappingSince: Timestamp | null;
   /** The workflow's policy version the alert runs under (opened under, or told of since; migration 0010). */
   policyVersion: Defaulted<number | null>;
+  /** When the last reminder was told (migration 0005); the claim of the next one. */
+  remindedAt: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }
 
 export interface AlertEventsTable {

@@ -21,6 +21,10 @@ export const NOTIFIED_EVENT_KINDS = [
   'maintenance_ended',
   'workflow_paused',
   'workflow_resumed',
+  /** An owned alert still failing, or an "until resolved" silence, reminds (data: about, ownerUser?, since). */
+  'reminder',
+  /** The tenant's ownershipExpiresAfter passed: unowned again, escalation resumes (data: previousUser, ownedSince). */
+  'ownership_expired',
 ] as const;
 export type NotifiedEventKind = (typeof NOTIFIED_EVENT_KINDS)[number];
 

@@ -1,82 +1,154 @@
-import { sql } from 'kysely';
-import type { Alert, Workflow } from '../db/schema.js';
+import type { Transaction } from 'kysely';
+import type { Alert, Database, Workflow } from '../db/schema.js';
 import type { Deps } from '../deps.js';
+import { escalationDue, escalationMention, ownershipExpired, reminderDue } from '../domain/escalation.js';
 import { endSilence } from '../services/alert-actions.js';
-import { recordAlertEvents } from '../services/alert-events.js';
+import { recordAlertEvents, type EventInput } from '../services/alert-events.js';
 import { runMaintenanceClock } from './maintenance-clock.js';
 import { workflowsInMaintenance } from './maintenance-rules.js';
 
 /**
- * The escalation clock (DESIGN.md, core idea 6). An open warning nobody has
- * taken ownership of becomes critical when the workflow has kept failing
- * since it opened (consecutive failures reach the snapshotted
- * escalateAfterFailures) or when escalate_at (opened_at + multiplier ×
- * cadence captured at opening) passes. The UPDATE is the claim: its WHERE is
- * re-checked on the locked row, so of two replicas exactly one escalates.
+ * The escalation clock (DESIGN.md, core idea 6; issue 13). Each step locks
+ * its candidates with `for update skip locked`, asks the pure rule in
+ * src/domain/escalation.ts, and changes the rows it says are due in the same
+ * transaction: a replica (or a person clicking) already holding a row
+ * finishes it, and once committed the row no longer qualifies, so of two
+ * replicas exactly one escalates, expires or reminds, once per period.
  * It also ends silences whose time has passed, and runs the maintenance
- * clock (src/engine/maintenance-clock.ts: recurring occurrences recorded,
- * ended windows told once).
+ * clock first (src/engine/maintenance-clock.ts: recurring occurrences
+ * recorded, ended windows told once), so a window that just ended moves its
+ * warnings' deadlines before they are judged.
  */
 export async function runEscalationClock(deps: Pick<Deps, 'db' | 'clock' | 'config'>): Promise<boolean> {
   const now = deps.clock.now();
-  // Maintenance first: a window that just ended moves its warnings' deadlines before they are judged.
   const maintenance = await runMaintenanceClock(deps);
   const ended = await endExpiredSilences(deps, now);
+  const expired = await expireOwnerships(deps, now);
   const escalated = await escalateDueWarnings(deps, now);
-  return maintenance || ended + escalated > 0;
+  const reminded = await sendReminders(deps, now);
+  return maintenance || ended + expired + escalated + reminded > 0;
 }
 
-/**
- * A paused or disabled workflow's warning does not escalate (pausing stops the
- * clock; resuming moves the deadline by the pause, see workflow-state.ts), nor
- * does one whose workflow is in a maintenance window now.
- */
+type Candidate = {
+  alert: Alert;
+  channel: string | null;
+  oncall: { group?: string; users?: string[] };
+  ownershipExpiresAfterSeconds: number | null;
+  workflow: Pick<Workflow, 'id' | 'tenantId' | 'maintenance'>;
+};
+
+/** Open alerts matching `where`, locked, with what the rules need of their tenant. */
+async function lockCandidates(trx: Transaction<Database>, where: 'unacknowledged_warning' | 'owned' | 'owned_or_silenced_until_resolved'): Promise<Candidate[]> {
+  const rows = await trx
+    .selectFrom('alerts')
+    .innerJoin('workflows', 'workflows.id', 'alerts.workflowId')
+    .innerJoin('tenants', 'tenants.id', 'workflows.tenantId')
+    .selectAll('alerts')
+    .select(['tenants.channel as tenantChannel', 'tenants.oncall as tenantOncall', 'tenants.ownershipExpiresAfterSeconds as tenantExpiry', 'workflows.tenantId as wfTenant', 'workflows.maintenance as wfMaintenance'])
+    .where('alerts.status', '=', 'open')
+    // A paused or disabled workflow's warning does not escalate (pausing stops the clock; resuming moves the deadline).
+    .$if(where === 'unacknowledged_warning', (q) =>
+      q.where('alerts.severity', '=', 'warning').where('alerts.acknowledgedAt', 'is', null).where('workflows.enabled', '=', true).where('workflows.paused', '=', false),
+    )
+    .$if(where === 'owned', (q) => q.where('alerts.ownerUser', 'is not', null).where('alerts.acknowledgedAt', 'is not', null).where('tenants.ownershipExpiresAfterSeconds', 'is not', null))
+    .$if(where === 'owned_or_silenced_until_resolved', (q) =>
+      q.where((eb) =>
+        eb.or([
+          eb.and([eb('alerts.ownerUser', 'is not', null), eb('alerts.acknowledgedAt', 'is not', null)]),
+          eb.and([eb('alerts.silencedBy', 'is not', null), eb('alerts.silencedUntil', 'is', null)]),
+        ]),
+      ),
+    )
+    .orderBy('alerts.id')
+    .forUpdate('alerts')
+    .skipLocked()
+    .execute();
+  return rows.map(({ tenantChannel, tenantOncall, tenantExpiry, wfTenant, wfMaintenance, ...alert }) => ({
+    alert: alert as Alert,
+    channel: tenantChannel,
+    oncall: tenantOncall ?? {},
+    ownershipExpiresAfterSeconds: tenantExpiry,
+    workflow: { id: alert.workflowId, tenantId: wfTenant, maintenance: wfMaintenance },
+  }));
+}
+
 export async function escalateDueWarnings(deps: Pick<Deps, 'db' | 'config'>, now: Date): Promise<number> {
   return deps.db.transaction().execute(async (trx) => {
-    const due = sql`
-      alerts.status = 'open' and alerts.severity = 'warning' and alerts.acknowledged_at is null
-        and ((alerts.escalate_at is not null and alerts.escalate_at <= ${now})
-          or alerts.consecutive_failures >= coalesce((alerts.policy->>'escalateAfterFailures')::int, 2147483647))
-        and exists (select 1 from workflows w where w.id = alerts.workflow_id and w.enabled and not w.paused)`;
-    const candidates = await sql<Pick<Workflow, 'id' | 'tenantId' | 'maintenance'>>`
-      select distinct w.id, w.tenant_id, w.maintenance from alerts join workflows w on w.id = alerts.workflow_id where ${due}
-    `.execute(trx);
-    if (candidates.rows.length === 0) return 0;
-    const held = await workflowsInMaintenance(trx, candidates.rows, now);
-    const { rows } = await sql<Alert>`
-      update alerts set severity = 'critical', escalated_at = ${now}, updated_at = ${now}
-      where ${due} and alerts.workflow_id <> all(${held}::int[])
-      returning *
-    `.execute(trx);
-    if (rows.length === 0) return 0;
-    // Set-based: one lookup of the tenants' channels and one batch of events, however many escalate at once.
-    const channels = await trx
-      .selectFrom('workflows')
-      .innerJoin('tenants', 'tenants.id', 'workflows.tenantId')
-      .select(['workflows.id', 'tenants.channel'])
+    const decided = (await lockCandidates(trx, 'unacknowledged_warning')).flatMap((c) => {
+      const decision = escalationDue(c.alert, now);
+      return decision.due ? [{ ...c, reason: decision.reason }] : [];
+    });
+    if (decided.length === 0) return 0;
+    // Nothing pages inside a maintenance window.
+    const held = new Set(await workflowsInMaintenance(trx, decided.map((d) => d.workflow), now));
+    const due = decided.filter((d) => !held.has(d.workflow.id));
+    if (due.length === 0) return 0;
+    const escalated = await trx
+      .updateTable('alerts')
+      .set({ severity: 'critical', escalatedAt: now, updatedAt: now })
       .where(
-        'workflows.id',
+        'id',
         'in',
-        [...new Set(rows.map((a) => a.workflowId))],
+        due.map((d) => d.alert.id),
       )
+      .returningAll()
       .execute();
-    const channelOf = new Map(channels.map((c) => [c.id, c.channel]));
+    const byId = new Map(escalated.map((a) => [a.id, a]));
     await recordAlertEvents(
       trx,
-      rows.map((alert) => {
-        const threshold = Number((alert.policy as { escalateAfterFailures?: number }).escalateAfterFailures ?? Infinity);
-        const reason = alert.consecutiveFailures >= threshold ? 'kept_failing' : 'deadline';
-        return {
-          alert,
-          tenant: { channel: channelOf.get(alert.workflowId) ?? null },
-          kind: 'escalated' as const,
-          data: { from: 'warning', to: 'critical', reason, consecutiveFailures: alert.consecutiveFailures, escalateAt: alert.escalateAt?.toISOString() ?? null },
-          now,
-          config: deps.config,
-        };
-      }),
+      due.map(({ alert, channel, oncall, reason }) => ({
+        alert: byId.get(alert.id)!,
+        tenant: { channel },
+        kind: 'escalated' as const,
+        data: {
+          from: 'warning',
+          to: 'critical',
+          reason,
+          consecutiveFailures: alert.consecutiveFailures,
+          escalateAt: alert.escalateAt?.toISOString() ?? null,
+          // Who the escalation pages: Slack posts it as a broadcast reply mentioning them.
+          mention: escalationMention(alert.ownerUser, oncall),
+        },
+        now,
+        config: deps.config,
+      })),
     );
-    return rows.length;
+    return due.length;
+  });
+}
+
+/** Ownerships older than the tenant's ownershipExpiresAfter lapse: unowned, unacknowledged, so escalation resumes. */
+export async function expireOwnerships(deps: Pick<Deps, 'db' | 'config'>, now: Date): Promise<number> {
+  return deps.db.transaction().execute(async (trx) => {
+    const due = (await lockCandidates(trx, 'owned')).filter((c) => ownershipExpired(c.alert, c.ownershipExpiresAfterSeconds, now));
+    const events: EventInput[] = [];
+    for (const { alert, channel } of due) {
+      const next = await trx
+        .updateTable('alerts')
+        .set({ ownerUser: null, acknowledgedBy: null, acknowledgedAt: null, updatedAt: now })
+        .where('id', '=', alert.id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      events.push({ alert: next, tenant: { channel }, kind: 'ownership_expired', data: { previousUser: alert.ownerUser, ownedSince: alert.acknowledgedAt!.toISOString() }, now, config: deps.config });
+    }
+    await recordAlertEvents(trx, events);
+    return due.length;
+  });
+}
+
+/** Owned alerts still failing remind their owner once per period; "until resolved" silences remind once a day. */
+export async function sendReminders(deps: Pick<Deps, 'db' | 'config'>, now: Date): Promise<number> {
+  return deps.db.transaction().execute(async (trx) => {
+    const events: EventInput[] = [];
+    for (const { alert, channel } of await lockCandidates(trx, 'owned_or_silenced_until_resolved')) {
+      const decision = reminderDue(alert, now);
+      if (!decision.due) continue;
+      const next = await trx.updateTable('alerts').set({ remindedAt: now }).where('id', '=', alert.id).returningAll().executeTakeFirstOrThrow();
+      const data = decision.about === 'owned' ? { about: 'owned', ownerUser: decision.ownerUser, since: decision.since.toISOString() } : { about: 'silenced', since: decision.since.toISOString() };
+      events.push({ alert: next, tenant: { channel }, kind: 'reminder', data, now, config: deps.config });
+    }
+    await recordAlertEvents(trx, events);
+    return events.length;
   });
 }
 

@@ -59,7 +59,7 @@ export class VirtualDriver {
   private readonly escalationMs: number;
   private readonly phaseMs: Record<string, number> = {};
   /** When the tick scheduler and the freshness detector next have work, and when a silence next ends, as of the last look. */
-  private due = { tick: Infinity, freshness: Infinity, silenceEnd: NaN, anyOpen: false };
+  private due = { tick: Infinity, freshness: Infinity, silenceEnd: NaN, anyOpen: false, clockWork: false };
 
   constructor(private readonly p: DriverParts) {
     this.escalationMs = p.deps.config.ESCALATION_INTERVAL_SECONDS * 1000;
@@ -112,7 +112,7 @@ export class VirtualDriver {
       if (pass === 0 && this.due.freshness <= now.getTime()) finished = (await this.time('freshness', () => checkFreshness(deps))) || finished;
       // Alerts open only in the poller, so with none open before and no run routed now, the escalation clock has nothing to look at.
       const routed = finished && (await this.time('poller', () => repeat(() => pollFinishedRuns(deps))));
-      if ((onGrid && (this.due.anyOpen || routed)) || this.due.silenceEnd === now.getTime()) await this.time('escalation-clock', () => runEscalationClock(deps));
+      if ((onGrid && (this.due.anyOpen || this.due.clockWork || routed)) || this.due.silenceEnd === now.getTime()) await this.time('escalation-clock', () => runEscalationClock(deps));
       await this.time('outbox', () => this.deliver());
       if ((launcher.nextEndAt()?.getTime() ?? Infinity) > now.getTime()) return;
     }
@@ -167,6 +167,7 @@ export class VirtualDriver {
       nextRunLease: Date | null;
       anyOpen: boolean;
       nextEscalation: Date | null;
+      clockWork: boolean;
       silenceEnd: Date | null;
       nextSend: Date | null;
       nextLease: Date | null;
@@ -181,6 +182,11 @@ export class VirtualDriver {
         exists (select 1 from alerts where status = 'open') as any_open,
         (select min(case when consecutive_failures >= coalesce((policy->>'escalateAfterFailures')::int, 2147483647) then ${now} else escalate_at end)
           from alerts where status = 'open' and severity = 'warning' and acknowledged_at is null) as next_escalation,
+        -- Reminders, ownership expiry and maintenance windows are decided in TypeScript each minute: while any can be due, stop on every grid instant.
+        (exists (select 1 from alerts where status = 'open' and (acknowledged_at is not null or (silenced_by is not null and silenced_until is null)))
+          or exists (select 1 from maintenance_windows where told_at is null)
+          or exists (select 1 from workflows where maintenance <> '[]'::jsonb)
+          or exists (select 1 from tenants where maintenance <> '[]'::jsonb)) as clock_work,
         (select min(silenced_until) from alerts where status = 'open' and silenced_by is not null and silenced_until > ${now}) as silence_end,
         (select min(next_attempt_at) from notifications where status in ('pending', 'sending') and next_attempt_at > ${now}) as next_send,
         (select min(lease_expires_at) from notifications where status = 'sending' and lease_expires_at > ${now}) as next_lease,
@@ -205,7 +211,7 @@ export class VirtualDriver {
       const missedChecks = await this.missedTickChecks();
       // Held runs' leases are renewed at every instant; only a lease nobody renews can run out.
       const freshness = Math.min(...[r.nextDeadline, r.nextRunLease].map((d) => d?.getTime() ?? Infinity), ...missedChecks);
-      this.due = { tick: r.nextTick?.getTime() ?? Infinity, freshness, silenceEnd: r.silenceEnd?.getTime() ?? NaN, anyOpen: r.anyOpen };
+      this.due = { tick: r.nextTick?.getTime() ?? Infinity, freshness, silenceEnd: r.silenceEnd?.getTime() ?? NaN, anyOpen: r.anyOpen, clockWork: r.clockWork };
       add(r.nextTick);
       add(outside.nextTickAt());
       add(launcher.nextEndAt());
@@ -214,8 +220,9 @@ export class VirtualDriver {
       add(scenario.actions[this.nextAction]?.at);
       // The escalation clock's timed work: a deadline, or a warning that kept failing (due at once); a silence's
       // end is added above. The first instant on its grid after the earliest.
-      if (r.nextEscalation) {
-        const since = Math.max(r.nextEscalation.getTime(), t + 1) - scenario.start.getTime();
+      const clockDue = r.clockWork ? t + 1 : r.nextEscalation?.getTime();
+      if (clockDue !== undefined) {
+        const since = Math.max(clockDue, t + 1) - scenario.start.getTime();
         add(scenario.start.getTime() + Math.ceil(since / this.escalationMs) * this.escalationMs);
       }
     }

@@ -92,11 +92,19 @@ export const takeOwnership = (deps: Pick<Deps, 'db' | 'clock' | 'config'>, input
     return { kind: 'ok', alert: next };
   })(deps, input);
 
-/** Gives the alert back: no owner user, not acknowledged, so the escalation clock sees it again. */
-export const releaseOwnership = (deps: Pick<Deps, 'db' | 'clock' | 'config'>, input: { alertId: number; actor: Actor; scope: Scope }) =>
-  alertAction<typeof input, ActionResult>(async (trx, { alert, tenant }, { actor }, now) => {
+/**
+ * Gives the alert back: no owner user, not acknowledged, so the escalation
+ * clock sees it again. Someone else's ownership is released only when the
+ * caller says the actor may (`mayReleaseOthers`, from src/domain/rights.ts);
+ * the check is made here, on the locked row, so an owner change between the
+ * click and the release cannot slip through. Callers without a rights model
+ * (the API, the replay) leave it out and may.
+ */
+export const releaseOwnership = (deps: Pick<Deps, 'db' | 'clock' | 'config'>, input: { alertId: number; actor: Actor; scope: Scope; mayReleaseOthers?: boolean }) =>
+  alertAction<typeof input, ActionResult | { kind: 'owned_by_other'; alert: Alert; by: string }>(async (trx, { alert, tenant }, { actor, mayReleaseOthers }, now) => {
     if (alert.status !== 'open') return { kind: 'not_open', alert };
     if (!alert.ownerUser && !alert.acknowledgedAt) return { kind: 'ok', alert };
+    if (mayReleaseOthers === false && alert.ownerUser && alert.ownerUser !== actor.user) return { kind: 'owned_by_other', alert, by: alert.ownerUser };
     const next = await saveAlert(trx, alert.id, { ownerUser: null, acknowledgedBy: null, acknowledgedAt: null, updatedAt: now });
     await recordAlertEvent(trx, { alert: next, tenant, kind: 'owner_changed', actor: actor.user, data: ownerData(alert, next, next.ownerNote), now, config: deps.config });
     return { kind: 'ok', alert: next };
@@ -148,6 +156,8 @@ export const silence = (
       silencedUntil: until === 'resolved' ? null : until,
       silencedBy: actor.user,
       silenceReason: reason?.trim() || null,
+      // The daily reminder of an "until resolved" silence counts from here (src/domain/escalation.ts).
+      ...(until === 'resolved' ? { remindedAt: now } : {}),
       updatedAt: now,
     });
     await recordAlertEvent(trx, {
@@ -198,3 +208,32 @@ export async function endSilence(
   });
   return next;
 }
+
+/** A note on a hand resolve longer than this is refused (it is posted in the thread). */
+export const RESOLVE_NOTE_MAX = 2000;
+
+/**
+ * Closes the alert by hand, with who and why: the `resolved` event carries
+ * `by: 'hand'` and the note (actor = the person). The workflow's history is
+ * untouched, so its next failure opens a new alert, as after any recovery.
+ * A silence ends with the alert; what it held is summarised in the event.
+ */
+export const resolveByHand = (deps: Pick<Deps, 'db' | 'clock' | 'config'>, input: { alertId: number; actor: Actor; scope: Scope; note: string }) =>
+  alertAction<typeof input, ActionResult | { kind: 'invalid'; reason: string }>(async (trx, { alert, tenant }, { actor, note }, now) => {
+    const trimmed = note.trim();
+    if (!trimmed) return { kind: 'invalid', reason: 'a note is required: say why the alert can be closed by hand' };
+    if (trimmed.length > RESOLVE_NOTE_MAX) return { kind: 'invalid', reason: `the note is ${trimmed.length} characters; keep it under ${RESOLVE_NOTE_MAX}` };
+    if (alert.status !== 'open') return { kind: 'not_open', alert };
+    const next = await saveAlert(trx, alert.id, { status: 'resolved', resolvedAt: now, healthyStreak: 0, updatedAt: now });
+    const held = alert.silencedBy ? await releaseHeldNotifications(trx, next) : null;
+    await recordAlertEvent(trx, {
+      alert: next,
+      tenant,
+      kind: 'resolved',
+      actor: actor.user,
+      data: { by: 'hand', note: trimmed, durationSeconds: Math.round((now.getTime() - alert.openedAt.getTime()) / 1000), heldWhileSilenced: held },
+      now,
+      config: deps.config,
+    });
+    return { kind: 'ok', alert: next };
+  })(deps, input);

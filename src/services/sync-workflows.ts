@@ -58,6 +58,9 @@ export async function syncWorkflowsFile(
         source: 'file' as const,
         enabled: true,
         shadow: t.shadow ?? false,
+        rights: JSON.stringify(t.rights ?? {}),
+        oncall: JSON.stringify(t.oncall ?? {}),
+        ownershipExpiresAfterSeconds: t.ownershipExpiresAfter ?? null,
         updatedAt: now,
         ...(token ? { apiTokenHash: hashToken(token) } : {}),
       };

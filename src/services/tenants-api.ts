@@ -1,5 +1,6 @@
 import { destinationId, resolvedDestinationSchema, type DestinationSpec } from '../config/workflows-file.js';
 import type { Db } from '../db/connect.js';
+import type { OnCallConfig, TenantRightsConfig } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { hashToken, newToken } from '../secrets.js';
 import type { Scope } from './alert-queries.js';
@@ -15,6 +16,9 @@ export interface TenantInput {
   destinations?: DestinationSpec[];
   /** Shadow mode for all of the tenant's workflows (issue 17). */
   shadow?: boolean;
+  rights?: TenantRightsConfig;
+  oncall?: OnCallConfig;
+  ownershipExpiresAfter?: number;
 }
 
 /** A destination as the API shows it: its outbox id and routing, never its secret or header values. */
@@ -32,7 +36,18 @@ function destinationView(d: DestinationSpec) {
   }
 }
 
-const tenantView = (t: { id: string; name: string; channel: string | null; source: string; apiTokenHash: string | null; destinations: unknown; shadow: boolean }) => ({
+const tenantView = (t: {
+  id: string;
+  name: string;
+  channel: string | null;
+  source: string;
+  apiTokenHash: string | null;
+  destinations: unknown;
+  rights: TenantRightsConfig;
+  oncall: OnCallConfig;
+  ownershipExpiresAfterSeconds: number | null;
+  shadow: boolean;
+}) => ({
   id: t.id,
   name: t.name,
   channel: t.channel,
@@ -40,6 +55,9 @@ const tenantView = (t: { id: string; name: string; channel: string | null; sourc
   shadow: t.shadow,
   hasToken: t.apiTokenHash !== null,
   destinations: storedDestinations(t.destinations).map(destinationView),
+  rights: t.rights,
+  oncall: t.oncall,
+  ownershipExpiresAfterSeconds: t.ownershipExpiresAfterSeconds,
 });
 
 /** Rows are written validated; one that no longer parses (hand-edited) is left out of the view, as routing leaves it out. */
@@ -74,7 +92,18 @@ export async function putTenant(deps: Pick<Deps, 'db' | 'clock' | 'config'>, inp
       if (holder) return { kind: 'channel_taken', by: holder.id };
     }
     // PUT replaces: destinations left out of the body mean none, as a tenant in the file without them has none.
-    const values = { name: input.name, channel: input.channel ?? null, destinations: JSON.stringify(input.destinations ?? []), shadow: input.shadow ?? false, source: 'api' as const, enabled: true, updatedAt: now };
+    const values = {
+      name: input.name,
+      channel: input.channel ?? null,
+      destinations: JSON.stringify(input.destinations ?? []),
+      rights: JSON.stringify(input.rights ?? {}),
+      oncall: JSON.stringify(input.oncall ?? {}),
+      ownershipExpiresAfterSeconds: input.ownershipExpiresAfter ?? null,
+      shadow: input.shadow ?? false,
+      source: 'api' as const,
+      enabled: true,
+      updatedAt: now,
+    };
     const shadowBefore = await shadowStates(trx, { tenantId: input.id });
     const tenant = current
       ? await trx.updateTable('tenants').set(values).where('id', '=', input.id).returningAll().executeTakeFirstOrThrow()

@@ -15,6 +15,7 @@ import { slackTransport } from './slack-transport.js';
 import { botAuthorization } from './bot-authorization.js';
 import { slackRequestGuard } from './request-guard.js';
 import { platformOutageNotice } from './outage-notice.js';
+import { webDirectory, type SlackDirectory } from './directory.js';
 
 export interface SlackRuntime {
   /** Loops that deliver the outbox (Slack and other destinations). */
@@ -42,6 +43,7 @@ export async function startSlack(http: Express, deps: Deps, options: SlackOption
   const mode = slackMode(config);
   let api: SlackOutboxApi;
   let bolt: App | undefined;
+  let directory: SlackDirectory | undefined;
 
   if (mode === 'console') {
     logger.info('no Slack credentials (SLACK_BOT_TOKEN): alert messages are printed to the console instead of posted');
@@ -76,7 +78,8 @@ export async function startSlack(http: Express, deps: Deps, options: SlackOption
     bolt.error(async (error) => {
       logger.error({ err: error }, 'Slack listener failed');
     });
-    registerListeners(bolt, { deps, api });
+    directory = webDirectory(createWebClient(token, { apiUrl: config.SLACK_API_URL, timeoutMs: options.timeoutMs, logger }), deps.clock, logger);
+    registerListeners(bolt, { deps, api, directory });
     if (mode === 'socket') await bolt.start();
     logger.info({ mode }, 'Slack connected');
   }
@@ -88,7 +91,7 @@ export async function startSlack(http: Express, deps: Deps, options: SlackOption
     ...options.sender,
   });
   const roots = createRootRefresher(deps, api);
-  const home = createHomeRefresher(deps, api);
+  const home = createHomeRefresher(deps, api, directory);
   const maintenanceNotes = createMaintenanceNotes(deps, api);
   const loops = [sender.loop, roots.loop, maintenanceNotes.loop, ...(mode === 'console' ? [] : [home.loop])];
   return {

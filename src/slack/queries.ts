@@ -1,6 +1,7 @@
 import type { Db } from '../db/connect.js';
 import type { Alert, Tenant, Workflow } from '../db/schema.js';
 import { profileFor } from '../domain/cadence.js';
+import { parseDestination } from '../domain/events.js';
 import type { LauncherResolver } from '../launch/types.js';
 import { listOpenAlerts, workflowHistory, type Scope } from '../services/alert-queries.js';
 import { cardFrom } from './alert-card-loader.js';
@@ -92,15 +93,18 @@ export async function workflowDetail(db: Db, launchers: LauncherResolver, workfl
   };
 }
 
-export async function homeModel(db: Db, now: Date): Promise<HomeModel> {
-  const open = await listOpenAlerts(db, {});
-  const tenants = await db.selectFrom('tenants').select(['id', 'name']).where('enabled', '=', true).orderBy('id').execute();
+/** The App Home of one viewer: only `tenantIds` (src/domain/rights.ts visibleTenants). */
+export async function homeModel(db: Db, now: Date, tenantIds: readonly string[]): Promise<HomeModel> {
+  if (tenantIds.length === 0) return { tenants: [], dead: [] };
+  const open = (await listOpenAlerts(db, {})).filter((o) => tenantIds.includes(o.tenant.id));
+  const tenants = await db.selectFrom('tenants').select(['id', 'name']).where('enabled', '=', true).where('id', 'in', tenantIds).orderBy('id').execute();
   const dead = await db
     .selectFrom('notifications as n')
     .innerJoin('alerts as a', 'a.id', 'n.alertId')
     .innerJoin('workflows as w', 'w.id', 'a.workflowId')
     .select(['n.id', 'n.destination', 'n.lastError', 'n.createdAt', 'w.tenantId', 'w.name as workflowName'])
     .where('n.status', '=', 'dead')
+    .where('w.tenantId', 'in', tenantIds)
     .orderBy('n.id', 'desc')
     .limit(30)
     .execute();
@@ -120,6 +124,10 @@ export async function homeModel(db: Db, now: Date): Promise<HomeModel> {
           silenced: alert.silencedBy && (!alert.silencedUntil || alert.silencedUntil > now) ? { until: alert.silencedUntil ?? ('resolved' as const) } : null,
         })),
     })),
-    dead: dead.map((d) => ({ id: d.id, destination: d.destination, tenantId: d.tenantId, workflowName: d.workflowName, lastError: d.lastError, createdAt: d.createdAt })),
+    // A destination is named by its kind only: its target (a webhook URL, an address, a routing key digest) is the tenant's secret.
+    dead: dead.map((d) => {
+      const { kind, target } = parseDestination(d.destination);
+      return { id: d.id, destination: kind, tenantId: d.tenantId, workflowName: d.workflowName, lastError: d.lastError && target ? d.lastError.split(target).join('…') : d.lastError, createdAt: d.createdAt };
+    }),
   };
 }

@@ -98,6 +98,9 @@ export class RecordingSlackApi {
   /** The last view published per user (App Home) and every view opened (modals). */
   readonly homeViews = new Map<string, unknown>();
   readonly openedViews: { triggerId: string; view: unknown }[] = [];
+  /** Who is in which channel (conversations.members) and user group (usergroups.users.list); set by tests. */
+  readonly channelMembers = new Map<string, string[]>();
+  readonly groupMembers = new Map<string, string[]>();
   private readonly stored: StoredMessage[] = [];
   private readonly faults: QueuedFault[] = [];
   private readonly lastPost = new Map<string, number>();
@@ -310,6 +313,14 @@ export class RecordingSlackApi {
         if (!user) return { ok: false, error: 'invalid_arguments' };
         this.homeViews.set(user, a.view);
         return { ok: true, view: { id: `V${call.seq}`, ...(a.view as object) } };
+      }
+      case 'conversations.members': {
+        const members = this.channelMembers.get(call.channel ?? '');
+        return members ? { ok: true, members, response_metadata: { next_cursor: '' } } : { ok: false, error: 'channel_not_found' };
+      }
+      case 'usergroups.users.list': {
+        const users = this.groupMembers.get(str(a.usergroup) ?? '');
+        return users ? { ok: true, users } : { ok: false, error: 'no_such_subteam' };
       }
       case 'apps.connections.open':
         return this.options.socketModeUrl ? { ok: true, url: this.options.socketModeUrl } : { ok: false, error: 'unknown_method' };

@@ -18,6 +18,8 @@ export interface PostArgs {
   blocks: Block[];
   metadata: AlertMessageMetadata;
   threadTs?: string;
+  /** A thread reply also shown in the channel (an escalation pages people there). */
+  replyBroadcast?: boolean;
 }
 
 export interface SlackHistoryMessage {
@@ -83,7 +85,7 @@ export function webOutboxApi(client: InstanceType<typeof webApi.WebClient>): Sla
     mode: 'web',
     postMessage: (a) =>
       call('chat.postMessage', true, async () => {
-        const r = await client.chat.postMessage({
+        const args = {
           channel: a.channel,
           text: a.text,
           blocks: a.blocks as never,
@@ -91,7 +93,8 @@ export function webOutboxApi(client: InstanceType<typeof webApi.WebClient>): Sla
           ...(a.threadTs ? { thread_ts: a.threadTs } : {}),
           unfurl_links: false,
           unfurl_media: false,
-        });
+        };
+        const r = await client.chat.postMessage(a.threadTs && a.replyBroadcast ? { ...args, thread_ts: a.threadTs, reply_broadcast: true } : args);
         return { ts: r.ts! };
       }),
     updateMessage: (a) =>

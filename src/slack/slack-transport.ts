@@ -50,7 +50,8 @@ export function slackTransport(deps: { db: Db; launchers: LauncherResolver }, ap
       }
       const card = await cardFrom(deps.db, deps.launchers, input.alert, input.workflow, input.tenant);
       const message = renderAlertReply(event, card, input.now);
-      const posted = await api.postMessage({ channel: thread.channel, ...message, metadata, threadTs: thread.rootTs });
+      // An escalation to critical is the one reply broadcast to the channel: it mentions who is paged.
+      const posted = await api.postMessage({ channel: thread.channel, ...message, metadata, threadTs: thread.rootTs, replyBroadcast: event.kind === 'escalated' });
       if (!posted.ok) return posted;
       return { kind: 'sent', ref: posted.ts, result: { ts: posted.ts, threadTs: thread.rootTs } };
     },

@@ -23,10 +23,3 @@ export async function scopeForChannel(db: Db, config: Pick<Config, 'PLATFORM_CHA
 
 export const UNLINKED_TEXT =
   "This channel isn't linked to a tenant, so I can't show or change any workflows here. Use your tenant's channel, the platform channel, or my App Home.";
-
-/** ADMIN_USERS, when set, limits reassign and silence to those users. */
-export function mayReassignOrSilence(config: Pick<Config, 'ADMIN_USERS'>, user: string): boolean {
-  return config.ADMIN_USERS.length === 0 || config.ADMIN_USERS.includes(user);
-}
-
-export const NOT_ADMIN_TEXT = 'Only the admins listed in ADMIN_USERS can reassign or silence alerts.';

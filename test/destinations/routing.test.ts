@@ -136,9 +136,12 @@ describe('platform destinations and dead rows', () => {
     expect(rows.map((r) => r.destination)).toEqual(['slack:CACME', 'slack:CPLAT', 'webhook:https://hooks.platform.example.com/alerts']);
 
     await t.db.updateTable('notifications').set({ status: 'dead', lastError: 'HTTP 410: gone' }).where('destination', 'like', 'webhook:%').execute();
-    const home = JSON.stringify(renderHome(await homeModel(t.db, T0), T0));
-    expect(home).toContain('webhook:https://hooks.platform.example.com/alerts');
+    const home = JSON.stringify(renderHome(await homeModel(t.db, T0, ['acme']), T0));
+    // The App Home names the destination's kind, never its URL (the tenant's secret).
+    expect(home).toContain('webhook');
+    expect(home).not.toContain('hooks.platform.example.com');
     expect(home).toContain('HTTP 410: gone');
+    expect(JSON.stringify(renderHome(await homeModel(t.db, T0, ['globex']), T0))).not.toContain('HTTP 410');
     const text = await renderMetrics({ db: t.db, clock: new ManualClock(T0) });
     expect(text).toContain('scheduler_outbox_dead{kind="webhook"} 1');
   });

@@ -81,7 +81,8 @@ describe('storms', () => {
       expect(posts.filter((c) => c.outcome !== 'ok')).toEqual([]);
       for (let i = 1; i < posts.length; i++) expect(posts[i]!.at.getTime() - posts[i - 1]!.at.getTime()).toBeGreaterThanOrEqual(1000);
 
-      const home = renderHome(await homeModel(t.db, rig.clock.now()), rig.clock.now());
+      const tenantIds = (await t.db.selectFrom('tenants').select('id').execute()).map((r) => r.id);
+      const home = renderHome(await homeModel(t.db, rig.clock.now(), tenantIds), rig.clock.now());
       expect(home.blocks.length).toBeLessThanOrEqual(LIMITS.surfaceBlocks);
       const text = JSON.stringify(home.blocks);
       expect(text).toContain('500 open');

@@ -129,13 +129,14 @@ describe('/scheduler', () => {
     expect((await lastResponse()).body.text).toContain("isn't linked to a tenant");
   });
 
-  it('ack takes ownership and answers in the channel; the thread gets the reply', async () => {
+  it('ack takes ownership and answers the caller privately; the channel hears of it only in the thread', async () => {
     const alert = await openAlert(acmeWf.id);
     await rig.command('ack nightly-pipeline', { channel: 'CACME', user: 'U0BOB' });
     const r = await lastResponse();
-    expect(r.body.response_type).toBe('in_channel');
+    expect(r.body.response_type).toBe('ephemeral');
     expect((await alertRow(alert.id)).ownerUser).toBe('U0BOB');
     await rig.drain();
+    expect(rig.slack.roots('CACME')).toHaveLength(1);
     const [root] = rig.slack.roots('CACME');
     expect(rig.slack.replies('CACME', root!.ts).map((m) => m.text)).toEqual([expect.stringMatching(/: <@U0BOB> took ownership\. Escalation stopped\.$/)]);
   });
@@ -153,12 +154,15 @@ describe('/scheduler', () => {
     expect((await nthResponse(1)).body.text).toContain('has no launcher');
   });
 
-  it('ADMIN_USERS limits silence', async () => {
+  it('ADMIN_USERS limits long silences to admins, and the refusal names them', async () => {
     await rig.close();
     rig = await startSlackRig(t.db, { env: { ADMIN_USERS: 'U0ADMIN' } });
     const alert = await openAlert(acmeWf.id);
-    await rig.command('silence nightly-pipeline 1h', { channel: 'CACME', user: 'U0ALICE' });
-    expect((await lastResponse()).body.text).toContain('Only the admins');
+    await rig.command('silence nightly-pipeline 2d', { channel: 'CACME', user: 'U0ALICE' });
+    const text = (await lastResponse()).body.text;
+    expect(text).toContain("Only Acme's admins can silence for longer than 24 hours");
+    expect(text).toContain('<@U0ADMIN>');
+    expect(text).not.toContain('ADMIN_USERS');
     expect((await alertRow(alert.id)).silencedBy).toBeNull();
   });
 });
@@ -184,7 +188,8 @@ describe('buttons', () => {
       expect(JSON.stringify(root!.blocks)).toContain(ACTION.release);
       expect(JSON.stringify(root!.blocks)).not.toContain(ACTION.takeOwnership);
     }
-    expect(rig.slack.responses).toHaveLength(0);
+    // No private refusal: the only answer is the clicked message replaced in place with the new state.
+    await eventually(() => expect(rig.slack.responses.map((r) => [r.body.response_type, r.body.replace_original])).toEqual([[undefined, true]]));
   });
 
   it('a payload naming another tenant\'s alert is refused and changes nothing', async () => {
@@ -284,6 +289,7 @@ describe('buttons', () => {
 describe('App Home', () => {
   it('publishes the cross-tenant dashboard when opened, and again for that user when alert state changes', async () => {
     const alert = await openAlert(acmeWf.id);
+    rig.slack.channelMembers.set('CACME', ['U0ALICE']);
     const opened = rig.clock.now();
     await rig.event({ type: 'app_home_opened', user: 'U0ALICE', channel: 'D0ALICE', tab: 'home' });
     await eventually(() => expect(rig.slack.homeViews.get('U0ALICE')).toBeDefined());

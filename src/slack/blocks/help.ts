@@ -2,12 +2,17 @@ export const USAGE: Record<string, string> = {
   status: '/scheduler status [workflow]',
   run: '/scheduler run <workflow>',
   ack: '/scheduler ack <workflow>',
-  silence: '/scheduler silence <workflow> <duration: 30m, 4h, 1d> [reason]',
+  release: '/scheduler release <workflow>',
+  reassign: '/scheduler reassign <workflow> <@user> [note]',
+  silence: '/scheduler silence <workflow> <duration: 30m, 4h, 1d | until-resolved> [reason]',
   unsilence: '/scheduler unsilence <workflow>',
+  resolve: '/scheduler resolve <workflow> <note>',
   history: '/scheduler history <workflow>',
   pause: '/scheduler pause <workflow> [reason]',
   resume: '/scheduler resume <workflow>',
   maintenance: '/scheduler maintenance <workflow|tenant> <duration: 30m, 2h, 1d> <reason>',
+  mine: '/scheduler mine',
+  oncall: '/scheduler oncall',
   help: '/scheduler help',
 };
 

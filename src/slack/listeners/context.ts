@@ -1,8 +1,10 @@
 import type { Deps } from '../../deps.js';
+import type { SlackDirectory } from '../directory.js';
 import type { SlackOutboxApi } from '../slack-api.js';
 
-/** What listeners are given: the app's deps and the Web API for the App Home. */
+/** What listeners are given: the app's deps, the Web API for the App Home and who is in which channel or group. */
 export interface SlackContext {
   deps: Deps;
   api: SlackOutboxApi;
+  directory?: SlackDirectory;
 }

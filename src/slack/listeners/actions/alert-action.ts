@@ -1,5 +1,10 @@
 import type { AllMiddlewareArgs, BlockAction, SlackActionMiddlewareArgs } from '@slack/bolt';
+import type { Tenant } from '../../../db/schema.js';
+import type { SlackAction } from '../../../domain/rights.js';
 import type { Scope } from '../../../services/alert-queries.js';
+import { loadAlertCard } from '../../alert-card-loader.js';
+import { renderAlertRoot } from '../../blocks/alert-card.js';
+import { refusalFor } from '../../rights.js';
 import { scopeForChannel, UNLINKED_TEXT } from '../../tenancy.js';
 import type { SlackContext } from '../context.js';
 import { parseAlertAction, type ParsedAlertAction } from '../payloads.js';
@@ -11,7 +16,12 @@ export type ActionArgs = SlackActionMiddlewareArgs<BlockAction> & AllMiddlewareA
  * work out the scope from the channel, run one service call, and answer the
  * clicker privately when there is something to say.
  */
-export function alertAction(ctx: SlackContext, name: string, handle: (a: ParsedAlertAction & { scope: Scope }, args: ActionArgs) => Promise<string | undefined>) {
+export function alertAction(
+  ctx: SlackContext,
+  name: string,
+  handle: (a: ParsedAlertAction & { scope: Scope }, args: ActionArgs) => Promise<string | undefined>,
+  options: { answerInPlace?: boolean } = {},
+) {
   return async (args: ActionArgs): Promise<void> => {
     await args.ack();
     const parsed = parseAlertAction(args.body);
@@ -28,7 +38,25 @@ export function alertAction(ctx: SlackContext, name: string, handle: (a: ParsedA
     }
     const answer = await handle({ ...parsed.value, scope: where.scope }, args);
     if (answer) await ephemeral(args, answer);
+    else if (options.answerInPlace) await answerInPlace(ctx, parsed.value.alertId, args);
   };
+}
+
+/**
+ * The click's own answer: the message clicked is replaced at once, through
+ * the click's response_url, by the root rendered from the state just
+ * committed. The paced outbox still posts the thread reply (exactly once) and
+ * the root refresher still updates the other channel's root.
+ */
+async function answerInPlace(ctx: SlackContext, alertId: number, args: Pick<ActionArgs, 'respond'>): Promise<void> {
+  const loaded = await loadAlertCard(ctx.deps.db, ctx.deps.launchers, alertId);
+  if (!loaded) return;
+  await args.respond({ replace_original: true, ...renderAlertRoot(loaded.card, ctx.deps.clock.now()) } as never);
+}
+
+/** The rights check every alert listener makes once it knows the alert's tenant: undefined means allowed. */
+export function refuse(ctx: SlackContext, user: string, action: SlackAction, tenant: Pick<Tenant, 'name' | 'rights'>): Promise<string | undefined> {
+  return refusalFor({ action, user, tenant, channelMember: true }, ctx.deps.config, ctx.directory);
 }
 
 export async function ephemeral(args: Pick<ActionArgs, 'respond'>, text: string): Promise<void> {

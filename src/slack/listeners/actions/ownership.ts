@@ -1,25 +1,40 @@
 import type { App } from '@slack/bolt';
 import { releaseOwnership, takeOwnership } from '../../../services/alert-actions.js';
 import { ACTION } from '../../ids.js';
-import { actionRefusal } from '../answers.js';
+import { alertInScope } from '../../queries.js';
+import { actionRefusal, NOT_FOUND_TEXT } from '../answers.js';
 import type { SlackContext } from '../context.js';
-import { alertAction } from './alert-action.js';
-
-/** Take and release: the same click on one alert, answered the same way; only the service call differs. */
-const OWNERSHIP_BUTTONS = [
-  { actionId: ACTION.takeOwnership, what: 'take ownership', act: takeOwnership },
-  { actionId: ACTION.release, what: 'release', act: releaseOwnership },
-] as const;
+import { alertAction, refuse } from './alert-action.js';
 
 export function registerOwnershipActions(app: App, ctx: SlackContext): void {
-  for (const { actionId, what, act } of OWNERSHIP_BUTTONS) {
-    app.action(
-      actionId,
-      alertAction(ctx, actionId, async (a) => {
-        const result = await act(ctx.deps, { alertId: a.alertId, actor: { user: a.user, channel: a.channel }, scope: a.scope });
-        if (result.kind === 'not_found') ctx.deps.logger.warn({ alertId: a.alertId, user: a.user, channel: a.channel }, `refused ${what}: alert not in this channel's scope`);
-        return actionRefusal(result);
-      }),
-    );
-  }
+  app.action(
+    ACTION.takeOwnership,
+    alertAction(ctx, ACTION.takeOwnership, async (a) => {
+      const found = await alertInScope(ctx.deps.db, a.alertId, a.scope);
+      if (!found) return notInScope(ctx, a, 'take ownership');
+      const refusal = await refuse(ctx, a.user, 'take', found.tenant);
+      if (refusal) return refusal;
+      return actionRefusal(await takeOwnership(ctx.deps, { alertId: a.alertId, actor: { user: a.user, channel: a.channel }, scope: a.scope }));
+    }, { answerInPlace: true }),
+  );
+  app.action(
+    ACTION.release,
+    alertAction(ctx, ACTION.release, async (a) => {
+      const found = await alertInScope(ctx.deps.db, a.alertId, a.scope);
+      if (!found) return notInScope(ctx, a, 'release');
+      const refusal = await refuse(ctx, a.user, 'release_own', found.tenant);
+      if (refusal) return refusal;
+      // Releasing someone else's ownership restarts escalation: that needs the admin right,
+      // decided here and enforced by the service on the locked row (the owner may change meanwhile).
+      const othersRefusal = await refuse(ctx, a.user, 'release_other', found.tenant);
+      const result = await releaseOwnership(ctx.deps, { alertId: a.alertId, actor: { user: a.user, channel: a.channel }, scope: a.scope, mayReleaseOthers: !othersRefusal });
+      if (result.kind === 'owned_by_other') return othersRefusal;
+      return actionRefusal(result);
+    }, { answerInPlace: true }),
+  );
+}
+
+function notInScope(ctx: SlackContext, a: { alertId: number; user: string; channel: string | undefined }, what: string): string {
+  ctx.deps.logger.warn({ alertId: a.alertId, user: a.user, channel: a.channel }, `refused ${what}: alert not in this channel's scope`);
+  return NOT_FOUND_TEXT;
 }

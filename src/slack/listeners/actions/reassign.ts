@@ -3,22 +3,22 @@ import { metrics } from '../../../metrics.js';
 import { renderReassignModal } from '../../blocks/reassign-modal.js';
 import { ACTION } from '../../ids.js';
 import { alertInScope } from '../../queries.js';
-import { mayReassignOrSilence, NOT_ADMIN_TEXT } from '../../tenancy.js';
 import { NOT_FOUND_TEXT } from '../answers.js';
 import type { SlackContext } from '../context.js';
-import { alertAction } from './alert-action.js';
+import { alertAction, refuse } from './alert-action.js';
 
 /** Opens the reassign modal; the submission (views/reassign-submit.ts) does the change. */
 export function registerReassignAction(app: App, ctx: SlackContext): void {
   app.action(
     ACTION.reassign,
     alertAction(ctx, ACTION.reassign, async (a, args) => {
-      if (!mayReassignOrSilence(ctx.deps.config, a.user)) return NOT_ADMIN_TEXT;
       const found = await alertInScope(ctx.deps.db, a.alertId, a.scope);
       if (!found) {
         ctx.deps.logger.warn({ alertId: a.alertId, user: a.user, channel: a.channel }, 'refused reassign: alert not in scope');
         return NOT_FOUND_TEXT;
       }
+      const refusal = await refuse(ctx, a.user, 'reassign', found.tenant);
+      if (refusal) return refusal;
       if (found.alert.status !== 'open') return 'This alert is already resolved; nothing to reassign.';
       if (!a.triggerId) return 'Slack sent no trigger id, so I cannot open the form; try again.';
       const view = renderReassignModal({

@@ -4,7 +4,7 @@ import { ACTION } from '../../ids.js';
 import { alertInScope } from '../../queries.js';
 import { NOT_FOUND_TEXT, runNowText } from '../answers.js';
 import type { SlackContext } from '../context.js';
-import { alertAction } from './alert-action.js';
+import { alertAction, refuse } from './alert-action.js';
 
 /** The button carries Slack's own confirmation dialog; by the time this runs the clicker has confirmed. */
 export function registerRunNowAction(app: App, ctx: SlackContext): void {
@@ -16,6 +16,8 @@ export function registerRunNowAction(app: App, ctx: SlackContext): void {
         ctx.deps.logger.warn({ alertId: a.alertId, user: a.user, channel: a.channel }, 'refused run now: alert not in scope');
         return NOT_FOUND_TEXT;
       }
+      const refusal = await refuse(ctx, a.user, 'run_now', found.tenant);
+      if (refusal) return refusal;
       const result = await requestRunNow(ctx.deps, { workflowId: found.workflow.id, actor: { user: a.user, channel: a.channel }, scope: a.scope });
       // Started: the thread gets "run #N started by @x" from the outbox; nothing to add privately.
       return result.kind === 'started' ? undefined : runNowText(result, found.workflow.name).text;

@@ -1,9 +1,10 @@
 import type { App } from '@slack/bolt';
 import type { Workflow } from '../../../db/schema.js';
-import { silence, takeOwnership, unsilence } from '../../../services/alert-actions.js';
-import { findOpenAlertForWorkflow } from '../../../services/alert-queries.js';
+import { silenceAction, type SlackAction } from '../../../domain/rights.js';
+import { reassign, releaseOwnership, resolveByHand, silence, takeOwnership, unsilence } from '../../../services/alert-actions.js';
+import { findOpenAlertForWorkflow, listOpenAlerts, type OpenAlertRow } from '../../../services/alert-queries.js';
 import { requestRunNow } from '../../../services/run-now.js';
-import { slackDate } from '../../blocks/format.js';
+import { groupMention, slackDate, userMention } from '../../blocks/format.js';
 import { helpText } from '../../blocks/help.js';
 import { renderHistory } from '../../blocks/history.js';
 import { escapeMrkdwn } from '../../blocks/limits.js';
@@ -11,13 +12,15 @@ import { renderStatusList, renderWorkflowStatus } from '../../blocks/status.js';
 import { closestNames } from '../../commands/closest-names.js';
 import { parseSchedulerCommand } from '../../commands/parse-command.js';
 import { historyRows, statusRows, workflowDetail, workflowsInScope } from '../../queries.js';
-import { mayReassignOrSilence, NOT_ADMIN_TEXT, scopeForChannel, UNLINKED_TEXT, type SlackScope } from '../../tenancy.js';
+import { refusalFor } from '../../rights.js';
+import { scopeForChannel, UNLINKED_TEXT, type SlackScope } from '../../tenancy.js';
 import { actionRefusal, runNowText } from '../answers.js';
 import type { SlackContext } from '../context.js';
 import { maintenanceCommand, pauseOrResumeCommand } from './workflow-state.js';
 import { commandBody } from '../payloads.js';
 
 type Reply = { text: string; public?: boolean; blocks?: never };
+
 
 /** `/scheduler`: acked at once; the answer follows on the response_url. Ephemeral unless it changed state. */
 export function registerSchedulerCommand(app: App, ctx: SlackContext): void {
@@ -48,10 +51,16 @@ async function runCommand(ctx: SlackContext, body: { text: string; user_id: stri
     const message = renderStatusList(await statusRows(deps.db, await workflowsInScope(deps.db, where.scope), now), where.label);
     return { text: message.text, blocks: message.blocks as never };
   }
-  const found = await resolveWorkflow(ctx, where, command.workflow!);
+  if (command.kind === 'mine') return { text: mineText(await listOpenAlerts(deps.db, where.scope), body.user_id, where.kind === 'platform') };
+  if (command.kind === 'oncall') return { text: await onCallText(ctx, where) };
+  const found = await resolveWorkflow(ctx, where, (command as { workflow: string }).workflow);
   if ('reply' in found) return found.reply;
   const wf = found.workflow;
+  const tenant = where.kind === 'tenant' ? where.tenant : await deps.db.selectFrom('tenants').selectAll().where('id', '=', wf.tenantId).executeTakeFirstOrThrow();
   const name = `*${escapeMrkdwn(wf.name)}*`;
+  // State changes answer the caller privately; the channel hears of them only in the alert's thread (through the outbox).
+  const refusal = (action: SlackAction) => refusalFor({ action, user: body.user_id, tenant, channelMember: true }, deps.config, ctx.directory);
+  const openAlert = () => findOpenAlertForWorkflow(deps.db, wf.id);
 
   switch (command.kind) {
     case 'status': {
@@ -63,34 +72,82 @@ async function runCommand(ctx: SlackContext, body: { text: string; user_id: stri
       return { text: message.text, blocks: message.blocks as never };
     }
     case 'run': {
+      const refused = await refusal('run_now');
+      if (refused) return { text: refused };
       const result = await requestRunNow(deps, { workflowId: wf.id, actor, scope: where.scope });
-      return runNowText(result, wf.name);
+      return { text: runNowText(result, wf.name).text };
     }
     case 'ack': {
-      const alert = await findOpenAlertForWorkflow(deps.db, wf.id);
+      const refused = await refusal('take');
+      if (refused) return { text: refused };
+      const alert = await openAlert();
       if (!alert) return { text: `${name} has no open alert to acknowledge.` };
       const result = await takeOwnership(deps, { alertId: alert.id, actor, scope: where.scope });
-      return actionRefusal(result) ? { text: actionRefusal(result)! } : { text: `<@${body.user_id}> acknowledged the alert on ${name} and owns it now.`, public: true };
+      return { text: actionRefusal(result) ?? `You own the alert on ${name} now; escalation stopped. The thread says so.` };
+    }
+    case 'release': {
+      const refused = await refusal('release_own');
+      if (refused) return { text: refused };
+      const alert = await openAlert();
+      if (!alert) return { text: `${name} has no open alert.` };
+      const othersRefusal = await refusal('release_other');
+      const result = await releaseOwnership(deps, { alertId: alert.id, actor, scope: where.scope, mayReleaseOthers: !othersRefusal });
+      if (result.kind === 'owned_by_other') return { text: othersRefusal! };
+      return { text: actionRefusal(result) ?? `The alert on ${name} is unowned again; it escalates on its own if it keeps failing.` };
+    }
+    case 'reassign': {
+      const refused = await refusal('reassign');
+      if (refused) return { text: refused };
+      const alert = await openAlert();
+      if (!alert) return { text: `${name} has no open alert to reassign.` };
+      const result = await reassign(deps, { alertId: alert.id, actor, scope: where.scope, team: alert.ownerTeam, user: command.user, note: command.note ?? null });
+      return { text: actionRefusal(result) ?? `The alert on ${name} is ${userMention(command.user)}'s now.` };
     }
     case 'silence': {
-      if (!mayReassignOrSilence(deps.config, body.user_id)) return { text: NOT_ADMIN_TEXT };
-      const alert = await findOpenAlertForWorkflow(deps.db, wf.id);
+      const refused = await refusal(silenceAction(command.durationMs));
+      if (refused) return { text: refused };
+      const alert = await openAlert();
       if (!alert) return { text: `${name} has no open alert to silence.` };
-      const until = new Date(now.getTime() + command.durationMs);
+      const until = command.durationMs === null ? ('resolved' as const) : new Date(now.getTime() + command.durationMs);
       const result = await silence(deps, { alertId: alert.id, actor, scope: where.scope, until, reason: command.reason ?? null });
-      return actionRefusal(result) ? { text: actionRefusal(result)! } : { text: `<@${body.user_id}> silenced the alert on ${name} until ${slackDate(until)}.`, public: true };
+      return { text: actionRefusal(result) ?? `Silenced the alert on ${name} ${until === 'resolved' ? 'until it resolves' : `until ${slackDate(until)}`}.` };
     }
     case 'pause':
     case 'resume':
       return pauseOrResumeCommand(ctx, where, command, wf, body);
     case 'unsilence': {
-      if (!mayReassignOrSilence(deps.config, body.user_id)) return { text: NOT_ADMIN_TEXT };
-      const alert = await findOpenAlertForWorkflow(deps.db, wf.id);
+      const refused = await refusal('unsilence');
+      if (refused) return { text: refused };
+      const alert = await openAlert();
       if (!alert) return { text: `${name} has no open alert.` };
       const result = await unsilence(deps, { alertId: alert.id, actor, scope: where.scope });
-      return actionRefusal(result) ? { text: actionRefusal(result)! } : { text: `<@${body.user_id}> unsilenced the alert on ${name}.`, public: true };
+      return { text: actionRefusal(result) ?? `Unsilenced the alert on ${name}.` };
+    }
+    case 'resolve': {
+      const refused = await refusal('resolve');
+      if (refused) return { text: refused };
+      const alert = await openAlert();
+      if (!alert) return { text: `${name} has no open alert to resolve.` };
+      const result = await resolveByHand(deps, { alertId: alert.id, actor, scope: where.scope, note: command.note });
+      return { text: actionRefusal(result) ?? `Resolved the alert on ${name}; its next failure opens a new one.` };
     }
   }
+}
+
+function mineText(open: OpenAlertRow[], user: string, qualify: boolean): string {
+  const mine = open.filter((o) => o.alert.ownerUser === user);
+  if (mine.length === 0) return 'You own no open alerts here.';
+  const lines = mine.map(({ alert, workflow }) => `• ${alert.severity === 'critical' ? ':rotating_light:' : ':warning:'} *${escapeMrkdwn(qualify ? `${workflow.tenantId}/${workflow.name}` : workflow.name)}*: ${alert.severity}, ${alert.consecutiveFailures} consecutive failures, open since ${slackDate(alert.openedAt)}`);
+  return [`You own ${mine.length} open alert${mine.length === 1 ? '' : 's'}:`, ...lines].join('\n');
+}
+
+async function onCallText(ctx: SlackContext, where: Exclude<SlackScope, { kind: 'unlinked' }>): Promise<string> {
+  const tenants = where.kind === 'tenant' ? [where.tenant] : await ctx.deps.db.selectFrom('tenants').selectAll().where('enabled', '=', true).orderBy('id').execute();
+  const lines = tenants.map((t) => {
+    const who = [...(t.oncall.group ? [groupMention(t.oncall.group)] : []), ...(t.oncall.users ?? []).map(userMention)];
+    return `• *${escapeMrkdwn(t.name)}*: ${who.length ? who.join(', ') : 'nobody named (`oncall` in the workflows file); unowned escalations are broadcast to the channel without a mention'}`;
+  });
+  return [`On call${where.kind === 'tenant' ? '' : ' per tenant'}:`, ...lines].join('\n');
 }
 
 /**

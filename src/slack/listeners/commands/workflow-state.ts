@@ -4,7 +4,8 @@ import { pauseWorkflow, resumeWorkflow, type PauseResult } from '../../../servic
 import { slackDate } from '../../blocks/format.js';
 import { escapeMrkdwn } from '../../blocks/limits.js';
 import type { SchedulerCommand } from '../../commands/parse-command.js';
-import { mayReassignOrSilence, type SlackScope } from '../../tenancy.js';
+import { refusalFor } from '../../rights.js';
+import type { SlackScope } from '../../tenancy.js';
 import type { SlackContext } from '../context.js';
 
 /**
@@ -17,7 +18,14 @@ type Reply = { text: string };
 type Where = Exclude<SlackScope, { kind: 'unlinked' }>;
 type Body = { user_id: string; channel_id: string };
 
-export const NOT_ALLOWED_TEXT = 'Only the admins listed in ADMIN_USERS can pause, resume or set maintenance.';
+/** The tenant's rights decide (src/domain/rights.ts); a refusal names whom to ask. */
+async function refused(ctx: SlackContext, tenantId: string, action: 'pause' | 'maintenance', user: string): Promise<Reply | undefined> {
+  const tenant = await ctx.deps.db.selectFrom('tenants').select(['name', 'rights']).where('id', '=', tenantId).executeTakeFirst();
+  if (!tenant) return { text: 'No such tenant here.' };
+  // Slash commands only come from the tenant's own channel or the platform channel (tenancy checked the scope).
+  const text = await refusalFor({ action, user, tenant, channelMember: true }, ctx.deps.config, ctx.directory);
+  return text ? { text } : undefined;
+}
 
 export async function pauseOrResumeCommand(
   ctx: SlackContext,
@@ -27,7 +35,8 @@ export async function pauseOrResumeCommand(
   body: Body,
 ): Promise<Reply> {
   const { deps } = ctx;
-  if (!mayReassignOrSilence(deps.config, body.user_id)) return { text: NOT_ALLOWED_TEXT };
+  const refusal = await refused(ctx, workflow.tenantId, 'pause', body.user_id);
+  if (refusal) return refusal;
   const input = { workflowId: workflow.id, actor: body.user_id, scope: where.scope };
   const result = command.kind === 'pause' ? await pauseWorkflow(deps, { ...input, reason: command.reason ?? null }) : await resumeWorkflow(deps, input);
   return { text: pauseText(result, workflow.name, command.kind) };
@@ -66,7 +75,6 @@ export async function maintenanceCommand(
   resolveWorkflow: (name: string) => Promise<{ workflow: Workflow } | { reply: Reply }>,
 ): Promise<Reply> {
   const { deps } = ctx;
-  if (!mayReassignOrSilence(deps.config, body.user_id)) return { text: NOT_ALLOWED_TEXT };
   const tenantId = await tenantNamed(ctx, where, command.target);
   let target: { tenantId: string; workflow: string | null };
   if (tenantId) target = { tenantId, workflow: null };
@@ -75,6 +83,8 @@ export async function maintenanceCommand(
     if ('reply' in found) return found.reply;
     target = { tenantId: found.workflow.tenantId, workflow: found.workflow.name };
   }
+  const refusal = await refused(ctx, target.tenantId, 'maintenance', body.user_id);
+  if (refusal) return refusal;
   const result = await startMaintenance(deps, { ...target, durationMs: command.durationMs, reason: command.reason, actor: body.user_id, scope: where.scope });
   if (result.kind === 'not_found') return { text: `No workflow or tenant called \`${escapeMrkdwn(command.target)}\` here.` };
   const what = target.workflow ? `*${escapeMrkdwn(target.workflow)}*` : `every workflow of *${escapeMrkdwn(target.tenantId)}*`;

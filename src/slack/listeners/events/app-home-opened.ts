@@ -12,6 +12,6 @@ export function registerAppHomeOpened(app: App, ctx: SlackContext): void {
       .values({ userId: event.user, openedAt: now })
       .onConflict((oc) => oc.column('userId').doUpdateSet({ openedAt: now }))
       .execute();
-    await publishHome(ctx.deps, ctx.api, event.user, now);
+    await publishHome(ctx.deps, ctx.api, ctx.directory, event.user, now);
   });
 }

@@ -1,8 +1,10 @@
 import type { App } from '@slack/bolt';
 import { reassign } from '../../../services/alert-actions.js';
 import { VIEW } from '../../ids.js';
-import { mayReassignOrSilence, NOT_ADMIN_TEXT, scopeForChannel, UNLINKED_TEXT } from '../../tenancy.js';
-import { actionRefusal } from '../answers.js';
+import { alertInScope } from '../../queries.js';
+import { scopeForChannel, UNLINKED_TEXT } from '../../tenancy.js';
+import { refuse } from '../actions/alert-action.js';
+import { actionRefusal, NOT_FOUND_TEXT } from '../answers.js';
 import type { SlackContext } from '../context.js';
 import { reassignSubmission } from '../payloads.js';
 
@@ -28,12 +30,15 @@ export function registerReassignSubmit(app: App, ctx: SlackContext): void {
     await ack();
     const { alertId, channel } = view.private_metadata;
     const tell = (text: string) => client.chat.postEphemeral({ channel, user: user.id, text });
-    if (!mayReassignOrSilence(ctx.deps.config, user.id)) return void (await tell(NOT_ADMIN_TEXT));
     const where = await scopeForChannel(ctx.deps.db, ctx.deps.config, channel);
     if (where.kind === 'unlinked') return void (await tell(UNLINKED_TEXT));
+    const found = await alertInScope(ctx.deps.db, alertId, where.scope);
+    if (!found) return void (await tell(NOT_FOUND_TEXT));
+    const refusal = await refuse(ctx, user.id, 'reassign', found.tenant);
+    if (refusal) return void (await tell(refusal));
     const result = await reassign(ctx.deps, { alertId, actor: { user: user.id, channel }, scope: where.scope, team, user: owner, note });
     if (result.kind === 'not_found') ctx.deps.logger.warn({ alertId, user: user.id, channel }, 'refused reassign: alert not in scope');
-    const refusal = actionRefusal(result);
-    if (refusal) await tell(refusal);
+    const answer = actionRefusal(result);
+    if (answer) await tell(answer);
   });
 }

@@ -1,0 +1,104 @@
+/**
+ * The escalation clock's rules (DESIGN.md core idea 6; issue 13), each one
+ * pure function of the alert's fields and `now`. The engine's loop
+ * (src/engine/escalation.ts) locks candidates and asks these; nothing else
+ * decides.
+ */
+
+export interface EscalationFields {
+  status: string;
+  severity: string;
+  acknowledgedAt: Date | null;
+  escalateAt: Date | null;
+  consecutiveFailures: number;
+  /** The policy snapshotted at opening (escalateAfterFailures is derived there). */
+  policy: Record<string, unknown>;
+}
+
+export type EscalationDecision = { due: false } | { due: true; reason: 'kept_failing' | 'deadline' };
+
+/**
+ * An open warning nobody has taken ownership of becomes critical when the
+ * workflow kept failing since it opened (consecutive failures reach the
+ * snapshotted escalateAfterFailures) or when escalate_at passes. Kept failing
+ * is the reason given when both hold.
+ */
+export function escalationDue(alert: EscalationFields, now: Date): EscalationDecision {
+  if (alert.status !== 'open' || alert.severity !== 'warning' || alert.acknowledgedAt !== null) return { due: false };
+  const threshold = Number(alert.policy.escalateAfterFailures ?? Number.POSITIVE_INFINITY);
+  if (alert.consecutiveFailures >= threshold) return { due: true, reason: 'kept_failing' };
+  if (alert.escalateAt && alert.escalateAt.getTime() <= now.getTime()) return { due: true, reason: 'deadline' };
+  return { due: false };
+}
+
+export interface Mention {
+  users: string[];
+  groups: string[];
+}
+
+/** Who an escalation pages: the owner if there is one, else the tenant's on-call (group and users). */
+export function escalationMention(ownerUser: string | null, oncall: { group?: string; users?: readonly string[] }): Mention {
+  if (ownerUser) return { users: [ownerUser], groups: [] };
+  return { users: [...(oncall.users ?? [])], groups: oncall.group ? [oncall.group] : [] };
+}
+
+export interface ReminderFields {
+  status: string;
+  ownerUser: string | null;
+  acknowledgedAt: Date | null;
+  silencedBy: string | null;
+  silencedUntil: Date | null;
+  remindedAt: Date | null;
+  cadenceSeconds: number;
+  policy: Record<string, unknown>;
+}
+
+/** A day: how often an "until resolved" silence reminds in its thread. */
+export const SILENCE_REMINDER_MS = 86_400_000;
+
+/**
+ * The default reminder period for an owned alert that keeps failing: twice
+ * its cadence, at least 30 minutes and at most a day (a 5-minute job reminds
+ * after 30 minutes, an hourly one after 2 hours, a daily one after a day).
+ */
+export function defaultRemindAfterMs(cadenceSeconds: number): number {
+  return Math.min(Math.max(2 * cadenceSeconds * 1000, 30 * 60_000), 86_400_000);
+}
+
+export function remindAfterMs(alert: Pick<ReminderFields, 'cadenceSeconds' | 'policy'>): number {
+  const overrides = (alert.policy.overrides ?? {}) as { remindAfterSeconds?: unknown };
+  const own = typeof overrides.remindAfterSeconds === 'number' && overrides.remindAfterSeconds > 0 ? overrides.remindAfterSeconds * 1000 : undefined;
+  return own ?? defaultRemindAfterMs(alert.cadenceSeconds);
+}
+
+export type ReminderDecision =
+  | { due: false }
+  | { due: true; about: 'owned'; ownerUser: string; since: Date }
+  | { due: true; about: 'silenced'; since: Date };
+
+/**
+ * Is a reminder due? An owned, still open alert reminds its owner once per
+ * period counted from when it was owned (or last reminded); an "until
+ * resolved" silence reminds once a day counted from reminded_at, which the
+ * silence sets when it begins. A silenced alert does not remind its owner:
+ * the silence reminder speaks for it.
+ */
+export function reminderDue(alert: ReminderFields, now: Date): ReminderDecision {
+  if (alert.status !== 'open') return { due: false };
+  const t = now.getTime();
+  if (alert.silencedBy) {
+    if (alert.silencedUntil !== null || !alert.remindedAt) return { due: false };
+    if (t - alert.remindedAt.getTime() < SILENCE_REMINDER_MS) return { due: false };
+    return { due: true, about: 'silenced', since: alert.remindedAt };
+  }
+  if (!alert.ownerUser || !alert.acknowledgedAt) return { due: false };
+  const from = Math.max(alert.remindedAt?.getTime() ?? 0, alert.acknowledgedAt.getTime());
+  if (t - from < remindAfterMs(alert)) return { due: false };
+  return { due: true, about: 'owned', ownerUser: alert.ownerUser, since: alert.acknowledgedAt };
+}
+
+/** Has the ownership lapsed (the tenant's ownershipExpiresAfter; null: never)? */
+export function ownershipExpired(alert: Pick<ReminderFields, 'status' | 'ownerUser' | 'acknowledgedAt'>, expiresAfterSeconds: number | null, now: Date): boolean {
+  if (alert.status !== 'open' || !alert.ownerUser || !alert.acknowledgedAt || !expiresAfterSeconds) return false;
+  return now.getTime() - alert.acknowledgedAt.getTime() >= expiresAfterSeconds * 1000;
+}

@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { defaultRemindAfterMs, escalationDue, escalationMention, ownershipExpired, reminderDue, type EscalationFields, type ReminderFields } from '../../src/domain/escalation.js';
+
+const NOW = new Date('2026-03-10T12:00:00Z');
+const ago = (ms: number) => new Date(NOW.getTime() - ms);
+const H = 3_600_000;
+
+describe('escalationDue: when an unowned warning becomes critical, and why', () => {
+  const warning: EscalationFields = { status: 'open', severity: 'warning', acknowledgedAt: null, escalateAt: new Date(NOW.getTime() + H), consecutiveFailures: 3, policy: { escalateAfterFailures: 6 } };
+  it.each([
+    ['not yet: below the threshold, before the deadline', {}, { due: false }],
+    ['kept failing: the snapshotted threshold is reached', { consecutiveFailures: 6 }, { due: true, reason: 'kept_failing' }],
+    ['deadline: escalate_at has passed', { escalateAt: NOW }, { due: true, reason: 'deadline' }],
+    ['both: kept failing is the reason given', { escalateAt: ago(1), consecutiveFailures: 9 }, { due: true, reason: 'kept_failing' }],
+    ['owned (acknowledged): never', { acknowledgedAt: ago(H), escalateAt: ago(1), consecutiveFailures: 9 }, { due: false }],
+    ['already critical: never', { severity: 'critical', escalateAt: ago(1) }, { due: false }],
+    ['resolved: never', { status: 'resolved', escalateAt: ago(1) }, { due: false }],
+    ['no threshold in an old snapshot, no deadline: never', { policy: {}, escalateAt: null, consecutiveFailures: 100 }, { due: false }],
+  ] as const)('%s', (_case, over, expected) => {
+    expect(escalationDue({ ...warning, ...over } as EscalationFields, NOW)).toEqual(expected);
+  });
+});
+
+describe('escalationMention: who is paged', () => {
+  it('the owner when there is one, else the tenant on-call group and users, else nobody', () => {
+    expect(escalationMention('UOWNER', { group: 'SONCALL', users: ['UPAGER'] })).toEqual({ users: ['UOWNER'], groups: [] });
+    expect(escalationMention(null, { group: 'SONCALL', users: ['UPAGER'] })).toEqual({ users: ['UPAGER'], groups: ['SONCALL'] });
+    expect(escalationMention(null, {})).toEqual({ users: [], groups: [] });
+  });
+});
+
+describe('reminderDue: owned alerts remind once per period; until-resolved silences once a day', () => {
+  const owned: ReminderFields = { status: 'open', ownerUser: 'UOWNER', acknowledgedAt: ago(H), silencedBy: null, silencedUntil: null, remindedAt: null, cadenceSeconds: 300, policy: {} };
+  it.each([
+    ['5-minute job owned 1h ago: due (default 30 minutes)', {}, { due: true, about: 'owned', ownerUser: 'UOWNER', since: ago(H) }],
+    ['owned 20 minutes ago: not yet', { acknowledgedAt: ago(20 * 60_000) }, { due: false }],
+    ['reminded 10 minutes ago: not again yet', { remindedAt: ago(10 * 60_000) }, { due: false }],
+    ['reminded 31 minutes ago: due again', { remindedAt: ago(31 * 60_000) }, { due: true, about: 'owned', ownerUser: 'UOWNER', since: ago(H) }],
+    ['the workflow override (2h) wins over the cadence', { policy: { overrides: { remindAfterSeconds: 7200 } } }, { due: false }],
+    ['daily job owned 1h ago: not yet (a day)', { cadenceSeconds: 86_400 }, { due: false }],
+    ['unowned: no reminder', { ownerUser: null, acknowledgedAt: null }, { due: false }],
+    ['resolved: no reminder', { status: 'resolved' }, { due: false }],
+    ['silenced for a time: no reminder', { silencedBy: 'UX', silencedUntil: new Date(NOW.getTime() + H) }, { due: false }],
+    ['silenced until resolved a day ago: due', { silencedBy: 'UX', remindedAt: ago(24 * H) }, { due: true, about: 'silenced', since: ago(24 * H) }],
+    ['silenced until resolved 23h ago: not yet', { silencedBy: 'UX', remindedAt: ago(23 * H) }, { due: false }],
+  ] as const)('%s', (_case, over, expected) => {
+    expect(reminderDue({ ...owned, ...over } as ReminderFields, NOW)).toEqual(expected);
+  });
+
+  it('the default period follows the cadence within 30 minutes and a day', () => {
+    expect([60, 300, 3600, 86_400, 7 * 86_400].map((s) => defaultRemindAfterMs(s) / 60_000)).toEqual([30, 30, 120, 1440, 1440]);
+  });
+});
+
+describe('ownershipExpired', () => {
+  const a = { status: 'open', ownerUser: 'UOWNER', acknowledgedAt: ago(8 * H) };
+  it.each([
+    ['no expiry configured', a, null, false],
+    ['8h ownership, 8h expiry', a, 8 * 3600, true],
+    ['8h ownership, 9h expiry', a, 9 * 3600, false],
+    ['unowned', { ...a, ownerUser: null, acknowledgedAt: null }, 3600, false],
+  ] as const)('%s', (_case, alert, seconds, expected) => expect(ownershipExpired(alert, seconds, NOW)).toBe(expected));
+});

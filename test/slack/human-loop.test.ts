@@ -1,0 +1,240 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Workflow } from '../../src/db/schema.js';
+import { runEscalationClock } from '../../src/engine/escalation.js';
+import { ACTION } from '../../src/slack/ids.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { createEngine, fireTick, PLATFORM, type Engine } from '../helpers/engine-harness.js';
+import { makeTenant, makeWorkflow, minutes } from '../helpers/factories.js';
+import { eventually, startSlackRig, type SlackRig } from '../helpers/slack-bolt.js';
+
+/** The people around an alert (issues 12 and 13), through the signed-request rig and the real engine. */
+const START = new Date('2026-03-10T00:00:00Z');
+const hour = (n: number) => new Date(START.getTime() + n * 3_600_000);
+
+let t: TestDatabase;
+let engine: Engine;
+let rig: SlackRig;
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  engine = createEngine(t.db, START);
+  rig = await startSlackRig(t.db, { clock: engine.clock, launchers: engine.launcher.resolver, env: { PLATFORM_CHANNEL: PLATFORM } });
+  await makeTenant(t.db, { id: 'acme', name: 'Acme', channel: 'CACME', oncall: JSON.stringify({ group: 'SONCALL' }), rights: JSON.stringify({ admins: ['U0LEAD'] }) });
+  await makeTenant(t.db, { id: 'globex', name: 'Globex', channel: 'CGLOBEX' });
+});
+afterAll(async () => {
+  await rig.close();
+  await t.drop();
+});
+
+let seq = 0;
+async function hourlyWorkflow(tenantId = 'acme'): Promise<Workflow> {
+  return makeWorkflow(t.db, {
+    tenantId,
+    name: `hourly-${++seq}`,
+    cron: '0 * * * *',
+    mode: 'managed',
+    launcher: JSON.stringify({ kind: 'command', command: './export' }),
+    policy: JSON.stringify({ retries: 0, recoverAfter: 1 }),
+  });
+}
+
+async function failTick(wf: Workflow, n: number) {
+  engine.clock.set(new Date(Math.max(hour(n).getTime() + minutes(2), engine.clock.now().getTime())));
+  await fireTick(engine, wf, hour(n), { status: 'failed', error: 'connect ECONNREFUSED', stage: 'upload' });
+  await engine.drain();
+  await rig.drain();
+}
+
+const openAlertOf = (wf: Workflow) => t.db.selectFrom('alerts').selectAll().where('workflowId', '=', wf.id).where('status', '=', 'open').executeTakeFirstOrThrow();
+const alertsOf = (wf: Workflow) => t.db.selectFrom('alerts').selectAll().where('workflowId', '=', wf.id).orderBy('id').execute();
+const rootOf = (alertId: number, channel = 'CACME') =>
+  rig.slack.roots(channel).find((m) => m.metadata?.event_payload.alert_id === alertId) ?? (() => { throw new Error(`no root for alert ${alertId}`); })();
+const repliesOf = (alertId: number, channel = 'CACME') => rig.slack.replies(channel, rootOf(alertId, channel).ts);
+/** The first private answer after `before` (in-place replacements of the clicked message are skipped). */
+const lastResponseText = async (before: number) =>
+  eventually(() => {
+    const r = rig.slack.responses.slice(before).find((x) => x.body.response_type === 'ephemeral');
+    if (!r) throw new Error('no response yet');
+    return String(r.body.text);
+  });
+
+describe('escalation pages a person', () => {
+  it('an unowned warning escalating to critical is a broadcast reply mentioning the on-call group', async () => {
+    const wf = await hourlyWorkflow();
+    await failTick(wf, 1);
+    await failTick(wf, 2);
+    const alert = await openAlertOf(wf);
+    engine.clock.set(new Date(alert.escalateAt!.getTime() + minutes(1)));
+    await runEscalationClock(engine.deps);
+    await rig.drain();
+
+    const reply = repliesOf(alert.id).find((m) => m.metadata?.event_payload.event === 'escalated')!;
+    expect(reply.text).toContain('<!subteam^SONCALL>');
+    const call = rig.slack.callsTo('chat.postMessage').find((c) => c.ts === reply.ts)!;
+    expect(String(call.args.reply_broadcast)).toBe('true');
+    // Other replies stay in the thread.
+    await rig.click({ actionId: ACTION.takeOwnership, value: String(alert.id), channel: 'CACME', user: 'U0ALICE' });
+    await eventually(async () => expect((await openAlertOf(wf)).ownerUser).toBe('U0ALICE'));
+    await rig.drain();
+    const others = rig.slack.callsTo('chat.postMessage').filter((c) => c.threadTs && c.metadata?.event_payload.alert_id === alert.id && c.metadata.event_payload.event !== 'escalated');
+    expect(others.length).toBeGreaterThan(0);
+    for (const c of others) expect(c.args.reply_broadcast).toBeUndefined();
+  });
+
+  it('an alert with an owner who has not acknowledged it mentions the owner, not the on-call', async () => {
+    const wf = await hourlyWorkflow();
+    await failTick(wf, 1);
+    await failTick(wf, 2);
+    const alert = await openAlertOf(wf);
+    await t.db.updateTable('alerts').set({ ownerUser: 'U0OWNER' }).where('id', '=', alert.id).execute();
+    engine.clock.set(new Date(alert.escalateAt!.getTime() + minutes(1)));
+    await runEscalationClock(engine.deps);
+    await rig.drain();
+    const reply = repliesOf(alert.id).find((m) => m.metadata?.event_payload.event === 'escalated')!;
+    expect(reply.text).toContain('<@U0OWNER>');
+    expect(reply.text).not.toContain('SONCALL');
+  });
+});
+
+describe('reminders', () => {
+  it('an owned alert still failing reminds its owner once per period, however many replicas run the clock', async () => {
+    const wf = await hourlyWorkflow();
+    await failTick(wf, 1);
+    await failTick(wf, 2);
+    const alert = await openAlertOf(wf);
+    await rig.click({ actionId: ACTION.takeOwnership, value: String(alert.id), channel: 'CACME', user: 'U0ALICE' });
+    await eventually(async () => expect((await openAlertOf(wf)).ownerUser).toBe('U0ALICE'));
+    const owned = (await openAlertOf(wf)).acknowledgedAt!;
+    const other = createEngine(t.db, START, {}, 'engine-b', engine.clock);
+    const reminders = async () => (await t.db.selectFrom('alertEvents').select('id').where('alertId', '=', alert.id).where('kind', '=', 'reminder').execute()).length;
+
+    // Hourly cadence: the default period is two hours.
+    engine.clock.set(new Date(owned.getTime() + minutes(119)));
+    await Promise.all([runEscalationClock(engine.deps), runEscalationClock(other.deps)]);
+    expect(await reminders()).toBe(0);
+    engine.clock.set(new Date(owned.getTime() + minutes(121)));
+    await Promise.all([runEscalationClock(engine.deps), runEscalationClock(other.deps), runEscalationClock(engine.deps)]);
+    expect(await reminders()).toBe(1);
+    engine.clock.advance(minutes(60));
+    await Promise.all([runEscalationClock(engine.deps), runEscalationClock(other.deps)]);
+    expect(await reminders()).toBe(1);
+    engine.clock.advance(minutes(61));
+    await Promise.all([runEscalationClock(engine.deps), runEscalationClock(other.deps)]);
+    expect(await reminders()).toBe(2);
+
+    await rig.drain();
+    const told = repliesOf(alert.id).filter((m) => m.metadata?.event_payload.event === 'reminder');
+    expect(told).toHaveLength(2);
+    expect(told[0]!.text).toContain('<@U0ALICE>');
+  });
+});
+
+describe('resolve by hand', () => {
+  it('closes the alert with who and why; the next failure opens a new alert in a new thread', async () => {
+    const wf = await hourlyWorkflow();
+    await failTick(wf, 1);
+    await failTick(wf, 2);
+    const alert = await openAlertOf(wf);
+
+    let before = rig.slack.responses.length;
+    await rig.command(`resolve ${wf.name}`, { channel: 'CACME', user: 'U0LEAD' });
+    expect(await lastResponseText(before)).toContain('a note is required');
+
+    before = rig.slack.responses.length;
+    await rig.command(`resolve ${wf.name} vendor restored the database`, { channel: 'CACME', user: 'U0BOB' });
+    const refused = await lastResponseText(before);
+    expect(refused).toContain("Only Acme's admins can resolve by hand");
+    expect(refused).toContain('<@U0LEAD>');
+    expect((await openAlertOf(wf)).status).toBe('open');
+
+    before = rig.slack.responses.length;
+    await rig.command(`resolve ${wf.name} vendor restored the database`, { channel: 'CACME', user: 'U0LEAD' });
+    expect(await lastResponseText(before)).toContain('Resolved the alert');
+    await eventually(async () => expect((await alertsOf(wf))[0]!.status).toBe('resolved'));
+    const event = await t.db.selectFrom('alertEvents').selectAll().where('alertId', '=', alert.id).where('kind', '=', 'resolved').executeTakeFirstOrThrow();
+    expect(event.actor).toBe('U0LEAD');
+    expect(event.data).toMatchObject({ by: 'hand', note: 'vendor restored the database' });
+    await rig.drain();
+    const rootsBefore = rig.slack.roots('CACME').length;
+    const told = repliesOf(alert.id).find((m) => m.metadata?.event_payload.event === 'resolved')!;
+    expect(told.text).toContain('Resolved by hand by <@U0LEAD>');
+    expect(told.text).toContain('vendor restored the database');
+
+    await failTick(wf, 3);
+    const alerts = await alertsOf(wf);
+    expect(alerts.map((a) => a.status)).toEqual(['resolved', 'open']);
+    expect(rig.slack.roots('CACME')).toHaveLength(rootsBefore + 1);
+    expect(rootOf(alerts[1]!.id).ts).not.toBe(rootOf(alert.id).ts);
+  });
+});
+
+describe('immediate answers', () => {
+  it("a click's own message shows the new state at once; the outbox still posts the thread reply exactly once", async () => {
+    const wf = await hourlyWorkflow();
+    await failTick(wf, 1);
+    await failTick(wf, 2);
+    const alert = await openAlertOf(wf);
+    const before = rig.slack.responses.length;
+    const sentBefore = rig.slack.callsTo('chat.postMessage').length;
+    await rig.click({ actionId: ACTION.takeOwnership, value: String(alert.id), channel: 'CACME', user: 'U0ALICE' });
+    const answer = await eventually(() => {
+      const r = rig.slack.responses.slice(before).find((x) => x.body.replace_original === true);
+      if (!r) throw new Error('no in-place answer yet');
+      return r;
+    });
+    // Rendered from the committed state by the click's handler, not by the paced outbox (nothing was posted meanwhile).
+    expect(JSON.stringify(answer.body.blocks)).toContain('Release');
+    expect(JSON.stringify(answer.body.blocks)).toContain('<@U0ALICE>');
+    expect(rig.slack.callsTo('chat.postMessage').length).toBe(sentBefore);
+    await rig.drain();
+    await rig.drain();
+    const taken = repliesOf(alert.id).filter((m) => m.metadata?.event_payload.event === 'owner_changed');
+    expect(taken).toHaveLength(1);
+  });
+});
+
+describe('rights in Slack', () => {
+  it("releasing someone else's ownership needs an admin, and the refusal names whom to ask", async () => {
+    const wf = await hourlyWorkflow();
+    await failTick(wf, 1);
+    await failTick(wf, 2);
+    const alert = await openAlertOf(wf);
+    await rig.click({ actionId: ACTION.takeOwnership, value: String(alert.id), channel: 'CACME', user: 'U0ALICE' });
+    await eventually(async () => expect((await openAlertOf(wf)).ownerUser).toBe('U0ALICE'));
+
+    const before = rig.slack.responses.length;
+    await rig.click({ actionId: ACTION.release, value: String(alert.id), channel: 'CACME', user: 'U0BOB' });
+    const text = await lastResponseText(before);
+    expect(text).toContain("Only Acme's admins can release someone else's ownership");
+    expect(text).toContain('<@U0LEAD>');
+    expect((await openAlertOf(wf)).ownerUser).toBe('U0ALICE');
+
+    await rig.click({ actionId: ACTION.release, value: String(alert.id), channel: 'CACME', user: 'U0LEAD' });
+    await eventually(async () => expect((await openAlertOf(wf)).ownerUser).toBeNull());
+  });
+
+  it('the App Home shows a person only the tenants whose channel they are in; never a destination URL', async () => {
+    const acmeWf = await hourlyWorkflow('acme');
+    const globexWf = await hourlyWorkflow('globex');
+    for (const wf of [acmeWf, globexWf]) {
+      await failTick(wf, 1);
+      await failTick(wf, 2);
+    }
+    rig.slack.channelMembers.set('CACME', ['U0ALICE']);
+    rig.slack.channelMembers.set('CGLOBEX', ['U0GLOBEX']);
+    rig.slack.channelMembers.set(PLATFORM, ['U0OPS']);
+    for (const user of ['U0ALICE', 'U0OPS', 'U0NOBODY']) await rig.event({ type: 'app_home_opened', user, channel: `D${user}`, tab: 'home' });
+    const home = (user: string) => eventually(() => JSON.stringify(rig.slack.homeViews.get(user) ?? (() => { throw new Error('not yet'); })()));
+    const alice = await home('U0ALICE');
+    expect(alice).toContain(acmeWf.name);
+    expect(alice).not.toContain(globexWf.name);
+    expect(alice).not.toContain('Globex');
+    const ops = await home('U0OPS');
+    expect(ops).toContain(acmeWf.name);
+    expect(ops).toContain(globexWf.name);
+    const nobody = await home('U0NOBODY');
+    expect(nobody).not.toContain(acmeWf.name);
+    expect(nobody).not.toContain(globexWf.name);
+  });
+});
