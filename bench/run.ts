@@ -1,6 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { alertingPeer } from './alerting.js';
 import { evaluationThroughput } from './evaluation-throughput.js';
 import { clockScale } from './clock-scale.js';
 import { failureLatency } from './failure-latency.js';
@@ -20,6 +21,7 @@ const BENCHMARKS: Record<string, Benchmark> = {
   clocks: clockScale,
   drain: slackDrain,
   replay: replaySpeed,
+  alerting: alertingPeer,
 };
 
 const args = process.argv.slice(2);
