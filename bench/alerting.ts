@@ -55,7 +55,9 @@ export async function alertingPeer(ctx: BenchContext): Promise<Figure[]> {
     const single = await withOurs(ctx, 'webhook', alerts, receiver.url('/ours'), async (ours) => {
       const [replica] = await ours.replicas(1);
       const sent = await streamOurs(ours, [replica!], alerts, spacingMs);
-      await waitUntil(async () => firstArrivals(receiver.hits('/ours')).size >= alerts, 60_000, 50, 'ours delivered every alert');
+      await waitUntil(async () => firstArrivals(receiver.hits('/ours')).size >= alerts, 60_000, 50, 'ours delivered every alert').catch(async (error: Error) => {
+        throw new Error(`${error.message}: received ${firstArrivals(receiver.hits('/ours')).size}/${alerts}; ${JSON.stringify(await outboxStates(ours.db))}\n${replica!.output().slice(-3000)}`);
+      });
       return latencies(sent, receiver.hits('/ours'));
     });
     out.push(...latencyFigures('ours', single, { ...stream, replicas: 1, wakeups: 'LISTEN/NOTIFY', destination: 'webhook (PLATFORM_DESTINATIONS)' }, true));
@@ -281,7 +283,8 @@ async function reportFailure(port: number, tenant: string, workflow: string): Pr
     const res = await fetch(`http://127.0.0.1:${port}/api/v1/runs`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${API_TOKEN}` },
-      body: JSON.stringify({ tenant, workflow, status: 'failed', error: 'connection to db-1 refused' }),
+      // The schedule's latest fire time (every workflow is */5): a run without a tick would be a manual one, which opens nothing.
+      body: JSON.stringify({ tenant, workflow, status: 'failed', tick: new Date(Math.floor(Date.now() / 300_000) * 300_000).toISOString(), error: 'connection to db-1 refused' }),
     });
     if (res.status >= 500) return false;
     if (!res.ok) throw new Error(`report for ${tenant}/${workflow} refused: ${res.status} ${await res.text()}`);
@@ -326,4 +329,11 @@ async function clusterSize(url: string): Promise<number> {
 async function openOutbox(db: Db): Promise<number> {
   const { rows } = await sql<{ n: number }>`select count(*)::int as n from notifications where status in ('pending', 'sending', 'held')`.execute(db);
   return rows[0]!.n;
+}
+
+async function outboxStates(db: Db): Promise<Record<string, unknown>> {
+  const runs = await sql<{ status: string; processed: boolean; n: number }>`select status, processed_at is not null as processed, count(*)::int as n from runs group by 1, 2`.execute(db);
+  const rows = await sql<{ status: string; destination: string; n: number }>`select status, destination, count(*)::int as n from notifications group by 1, 2`.execute(db);
+  const events = await sql<{ kind: string; n: number }>`select kind, count(*)::int as n from alert_events group by 1`.execute(db);
+  return { runs: runs.rows, notifications: rows.rows, events: events.rows };
 }
