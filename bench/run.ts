@@ -1,5 +1,5 @@
 import { writeFile } from 'node:fs/promises';
-import { cpus, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { alertingPeer } from './alerting.js';
 import { evaluationThroughput } from './evaluation-throughput.js';
@@ -31,6 +31,8 @@ const repeats = args.includes('--repeats') ? Number(args[args.indexOf('--repeats
 const RESULTS = fileURLToPath(new URL('./results.json', import.meta.url));
 
 const started = performance.now();
+// Other work on the machine skews absolute figures: the 1/5/15-minute load averages at the start and the end go into the results.
+const loadAtStart = loadavg().map((x) => Math.round(x * 10) / 10);
 const server = await startBenchServer();
 const log = (m: string) => process.stderr.write(`${m}\n`);
 const figures: Figure[] = [];
@@ -52,12 +54,12 @@ try {
   await server.stop();
 }
 
-const machine = { cores: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', memoryMb: Math.round(totalmem() / 2 ** 20), node: process.version, database: server.embedded ? 'embedded PostgreSQL 18 (fsync off)' : 'DATABASE_URL' };
+const machine = { loadAverage: { start: loadAtStart, end: loadavg().map((x) => Math.round(x * 10) / 10) }, cores: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', memoryMb: Math.round(totalmem() / 2 ** 20), node: process.version, database: server.embedded ? 'embedded PostgreSQL 18 (fsync off)' : 'DATABASE_URL' };
 const result = { mode: size, at: new Date().toISOString(), wallSeconds: Math.round((performance.now() - started) / 1000), machine, figures, failures };
 if (!only) await writeFile(RESULTS, `${JSON.stringify(result, null, 2)}\n`);
 else await writeFile(RESULTS.replace(/results\.json$/, `results-${only}.json`), `${JSON.stringify(result, null, 2)}\n`);
 console.log(renderTable(figures));
-console.log(`\n${size} mode, ${result.wallSeconds} s, ${machine.cores} cores, ${machine.memoryMb} MB${failures.length ? `; FAILED: ${failures.map((f) => f.benchmark).join(', ')}` : ''}`);
+console.log(`\n${size} mode, ${result.wallSeconds} s, ${machine.cores} cores, ${machine.memoryMb} MB, load average ${loadAtStart[0]} → ${machine.loadAverage.end[0]}${failures.length ? `; FAILED: ${failures.map((f) => f.benchmark).join(', ')}` : ''}`);
 process.exit(failures.length ? 1 : 0);
 
 function renderTable(rows: Figure[]): string {
