@@ -48,7 +48,8 @@ export function spawnReplica(mode: ReplicaMode, env: Record<string, string>): Re
   });
   child.stderr.on('data', (chunk: Buffer) => (err = (err + chunk.toString()).slice(-20_000)));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const expect = (type: string, timeoutMs = 60_000) =>
+  // Start-up is slow on a loaded machine (tsx compiles the app): three minutes before calling it dead.
+  const expect = (type: string, timeoutMs = 180_000) =>
     new Promise<Record<string, unknown>>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`replica (${mode}) sent no ${type} in ${timeoutMs} ms; stderr:\n${err}`)), timeoutMs);
       waiting.set(type, (m) => {
