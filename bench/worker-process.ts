@@ -13,8 +13,9 @@ import { createLogger } from '../src/log.js';
  * One replica for the benchmarks, as a process of its own. BENCH_MODE says what it runs:
  * - engine: the monitoring engine's loops only (poller, escalation, freshness, uptime) with LISTEN wake-ups; starts on `go`;
  * - app: the whole replica (startApp: HTTP, tick scheduler, engine, Slack outbox); starts at once;
- * - graphile: a graphile-worker with default settings and one no-op task; starts on `go`.
- * It speaks JSON lines on stdout (`ready`, `stopped` with peak RSS) and reads `go` / `stop` on stdin.
+ * - graphile: a graphile-worker (BENCH_PEER_SETTINGS, else its defaults) with one no-op task; starts on `go`;
+ * - pgboss: pg-boss 10 work() loops (BENCH_PEER_SETTINGS) on a no-op queue; starts on `go`.
+ * It speaks JSON lines on stdout (`ready` with the app's port, `stopped` with peak RSS) and reads `go` / `stop` on stdin.
  */
 const mode = process.env.BENCH_MODE ?? 'engine';
 const url = process.env.DATABASE_URL;
@@ -28,6 +29,7 @@ const config = loadConfig(process.env);
 const logger = createLogger(config.LOG_LEVEL, process.stderr as never);
 let start: () => Promise<void> = async () => {};
 let stop: () => Promise<void> = async () => {};
+let readyInfo: Record<string, unknown> = {};
 
 if (mode === 'engine') {
   const db = createDb(createPool(url, 10));
@@ -49,25 +51,42 @@ if (mode === 'engine') {
 } else if (mode === 'app') {
   const db = createDb(createPool(url, 10));
   const app: RunningApp = await startApp({ config, db, databaseUrl: url, logger, port: 0 });
+  readyInfo = { port: app.port };
   stop = async () => {
     await app.stop();
     await db.destroy();
   };
 } else if (mode === 'graphile') {
   const { run, Logger } = await import('graphile-worker');
+  // BENCH_PEER_SETTINGS: graphile-worker's own options (concurrency, maxPoolSize, pollInterval…); none means its defaults.
+  const settings = JSON.parse(process.env.BENCH_PEER_SETTINGS ?? '{}') as Record<string, unknown>;
   let runner: Awaited<ReturnType<typeof run>> | undefined;
   start = async () => {
-    // Default settings on purpose (concurrency 1, its own pool): the peer as it comes.
-    runner = await run({ connectionString: url, taskList: { noop: async () => {} }, noHandleSignals: true, logger: new Logger(() => () => {}) });
+    runner = await run({ ...settings, connectionString: url, taskList: { noop: async () => {} }, noHandleSignals: true, logger: new Logger(() => () => {}) });
   };
   stop = async () => {
     await runner?.stop();
+  };
+} else if (mode === 'pgboss') {
+  // BENCH_PEER_SETTINGS: { workers, batchSize, pollingIntervalSeconds }: `workers` work() loops, each fetching and completing batchSize jobs at a time.
+  const { default: PgBoss } = await import('pg-boss');
+  const settings = JSON.parse(process.env.BENCH_PEER_SETTINGS ?? '{}') as { workers?: number; batchSize?: number; pollingIntervalSeconds?: number };
+  const workers = settings.workers ?? 1;
+  const boss = new PgBoss({ connectionString: url, max: workers + 2, supervise: false, schedule: false, migrate: false });
+  boss.on('error', (error) => process.stderr.write(`pg-boss: ${String(error)}\n`));
+  await boss.start();
+  start = async () => {
+    const options = { batchSize: settings.batchSize ?? 1, pollingIntervalSeconds: settings.pollingIntervalSeconds ?? 2 };
+    for (let i = 0; i < workers; i++) await boss.work('noop', options, async () => {});
+  };
+  stop = async () => {
+    await boss.stop({ graceful: true, wait: true, timeout: 10_000 });
   };
 } else {
   throw new Error(`unknown BENCH_MODE ${mode}`);
 }
 
-say({ type: 'ready', pid: process.pid });
+say({ type: 'ready', pid: process.pid, ...readyInfo });
 const input = createInterface({ input: process.stdin });
 for await (const line of input) {
   if (line === 'go') {

@@ -3,15 +3,19 @@ import { fileURLToPath } from 'node:url';
 
 const WORKER = fileURLToPath(new URL('../worker-process.ts', import.meta.url));
 
-export type ReplicaMode = 'engine' | 'app' | 'graphile';
+export type ReplicaMode = 'engine' | 'app' | 'graphile' | 'pgboss';
 
 export interface Replica {
   /** Resolves once the process has loaded (and, in app mode, started). */
   ready: Promise<void>;
+  /** The `ready` message: its pid and, in app mode, the HTTP port it listens on. */
+  info: Promise<{ pid: number; port?: number }>;
   /** Starts its loops (engine and graphile modes); resolves when they are running. */
   go(): Promise<void>;
   /** Stops it gracefully; resolves with its peak resident memory. */
   stop(): Promise<{ rssPeakBytes: number }>;
+  /** SIGKILL, no goodbye (a crashed replica); resolves once it has exited. */
+  kill(): Promise<void>;
   output(): string;
 }
 
@@ -44,7 +48,8 @@ export function spawnReplica(mode: ReplicaMode, env: Record<string, string>): Re
   });
   child.stderr.on('data', (chunk: Buffer) => (err = (err + chunk.toString()).slice(-20_000)));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const expect = (type: string, timeoutMs = 60_000) =>
+  // Start-up is slow on a loaded machine (tsx compiles the app): three minutes before calling it dead.
+  const expect = (type: string, timeoutMs = 180_000) =>
     new Promise<Record<string, unknown>>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`replica (${mode}) sent no ${type} in ${timeoutMs} ms; stderr:\n${err}`)), timeoutMs);
       waiting.set(type, (m) => {
@@ -56,10 +61,13 @@ export function spawnReplica(mode: ReplicaMode, env: Record<string, string>): Re
         reject(new Error(`replica (${mode}) exited with ${code} before ${type}; stderr:\n${err}`));
       });
     });
-  const ready = expect('ready').then(() => {});
+  const info = expect('ready').then((m) => m as unknown as { pid: number; port?: number });
+  const ready = info.then(() => {});
   ready.catch(() => {});
+  info.catch(() => {});
   return {
     ready,
+    info,
     async go() {
       const started = expect('started');
       child.stdin.write('go\n');
@@ -72,6 +80,10 @@ export function spawnReplica(mode: ReplicaMode, env: Record<string, string>): Re
       const m = await stopped;
       await exited;
       return { rssPeakBytes: Number(m.rssPeakBytes) };
+    },
+    async kill() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
     },
     output: () => `${out}\n${err}`,
   };
