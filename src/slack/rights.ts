@@ -15,9 +15,12 @@ const WHAT: Record<SlackAction, string> = {
   unsilence: 'unsilence',
   resolve: 'resolve by hand',
   run_now: 'start runs for',
-  pause: 'pause or resume the workflows of',
+  pause: 'pause or resume',
   maintenance: 'set maintenance windows for',
 };
+
+/** What the action acts on, in a refusal. */
+const OBJECT: Partial<Record<SlackAction, string>> = { pause: "this tenant's workflows", maintenance: "this tenant's workflows" };
 
 /**
  * The edge of src/domain/rights.ts: resolves the user groups the tenant's
@@ -41,7 +44,7 @@ export async function refusalFor(
   const ask = decision.ask.length
     ? `Ask ${orList(decision.ask.map((id) => (id.startsWith('S') ? groupMention(id) : userMention(id))))}.`
     : `Nobody is named for that yet: ask whoever runs the scheduler to add you to ${decision.needs === 'admin' ? '`rights.admins`' : '`rights.responders`'} of ${tenant} in the workflows file.`;
-  return `Only ${who} can ${WHAT[input.action]} this tenant's alerts. ${ask}`;
+  return `Only ${who} can ${WHAT[input.action]} ${OBJECT[input.action] ?? "this tenant's alerts"}. ${ask}`;
 }
 
 function orList(items: string[]): string {

@@ -33,7 +33,8 @@ afterEach(async () => t.drop());
 /** The seed night to `until`; `beforeStep` acts at a minute before the engine steps. */
 const night = (until: Date, outcomeFor: SeedOutcome, beforeStep?: (now: Date) => Promise<void>) => driveSeedNight(engine, { nightly, check }, until, outcomeFor, { beforeStep });
 
-describe('the same incident, replayed', () => {
+// A whole night stepped minute by minute through every loop: minutes of CPU on a loaded 2-core machine.
+describe('the same incident, replayed', { timeout: 180_000 }, () => {
   it('transient fault: the retry recovers the nightly, the check passes next tick: zero alerts, zero notifications', async () => {
     await night(at('02:30'), (w, tick, attempt) => {
       if (w.id === nightly.id) return attempt === 1 ? 'fail' : 'ok';
