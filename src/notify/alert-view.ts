@@ -27,6 +27,8 @@ export interface AlertView {
   errorGroup?: { id: string; count: number };
   stage?: string;
   lastError?: string;
+  /** The policy version the alert runs under (docs/policies.md); absent for alerts older than versions. */
+  policyVersion?: number;
 }
 
 export type AlertViewAlert = Pick<
@@ -51,7 +53,7 @@ export type AlertViewAlert = Pick<
   | 'silencedUntil'
   | 'silencedBy'
   | 'silenceReason'
->;
+> & { policyVersion?: number | null };
 
 export interface AlertViewInput {
   alert: AlertViewAlert;
@@ -106,5 +108,6 @@ export function alertView({ alert: a, workflow, tenant, lastRun }: AlertViewInpu
     ...(a.errorGroup ? { errorGroup: { id: a.errorGroup, count: a.errorGroupCount } } : {}),
     ...(stage ? { stage } : {}),
     ...(a.lastError ? { lastError: a.lastError } : {}),
+    ...(a.policyVersion ? { policyVersion: a.policyVersion } : {}),
   };
 }

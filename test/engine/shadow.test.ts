@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { WorkflowsFile } from '../../src/config/workflows-file.js';
 import { alertView } from '../../src/notify/alert-view.js';
+import { renderAlertRoot } from '../../src/slack/blocks/alert-card.js';
 import { syncWorkflowsFile } from '../../src/services/sync-workflows.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { createEngine, PLATFORM, reportRun, type Engine } from '../helpers/engine-harness.js';
@@ -72,7 +73,11 @@ describe('shadow mode', () => {
     const alert = await failTwice();
     const workflow = await t.db.selectFrom('workflows').selectAll().executeTakeFirstOrThrow();
     const tenant = await t.db.selectFrom('tenants').selectAll().executeTakeFirstOrThrow();
-    expect(alertView({ alert, workflow, tenant }, engine.clock.now()).headline).toMatch(/^Shadow · /);
+    const view = alertView({ alert, workflow, tenant }, engine.clock.now());
+    expect(view.headline).toMatch(/^Shadow · /);
+    expect(view.policyVersion).toBe(1);
+    const root = renderAlertRoot({ alert, workflow, tenant, lastRun: null, hasLauncher: false }, engine.clock.now());
+    expect(JSON.stringify(root.blocks)).toContain('*Policy*\\nv1');
     expect(alertView({ alert, workflow: { ...workflow, shadow: false }, tenant: { ...tenant, shadow: false } }, engine.clock.now()).headline).not.toMatch(/Shadow/);
   });
 

@@ -40,6 +40,7 @@ export function renderAlertRoot(card: AlertCard, now: Date): SlackMessage {
   if (s) fields.push(`*Silenced*\n${s.until === 'resolved' ? 'until resolved' : `until ${slackDate(s.until)}`} by ${userMention(s.by)}`);
   if (view.errorGroup) fields.push(`*Error group*\n\`${safeText(view.errorGroup.id, 100)}\` (${view.errorGroup.count}×)`);
   if (view.stage) fields.push(`*Failing stage*\n${safeText(view.stage, 200)}`);
+  if (view.policyVersion) fields.push(`*Policy*\nv${view.policyVersion}`);
   // A section holds at most 10 fields.
   blocks.push({ type: 'section', fields: fields.slice(0, 10).map((f) => mrkdwn(f, LIMITS.contextElementText)) });
   if (fields.length > 10) blocks.push({ type: 'section', fields: fields.slice(10).map((f) => mrkdwn(f, LIMITS.contextElementText)) });
@@ -69,7 +70,7 @@ function resolvedRoot(card: AlertCard, view: AlertView): SlackMessage {
   const blocks: Block[] = [
     { type: 'header', text: plain(`✅ ${view.headline}`, LIMITS.headerText) },
     { type: 'section', text: mrkdwn(eventMrkdwn(outcome)) },
-    { type: 'context', elements: [mrkdwn(`Opened ${slackDate(view.openedAt)} · ${plural(view.consecutiveFailures, 'failure')} · ${ownerText(view.owner).split('\n')[0]}`, LIMITS.contextElementText)] },
+    { type: 'context', elements: [mrkdwn(`Opened ${slackDate(view.openedAt)} · ${plural(view.consecutiveFailures, 'failure')} · ${ownerText(view.owner).split('\n')[0]}${view.policyVersion ? ` · policy v${view.policyVersion}` : ''}`, LIMITS.contextElementText)] },
     actionsFor(card, view),
   ];
   return { text: cutMrkdwn(eventFallback(outcome, where), LIMITS.fallbackText), blocks };
