@@ -77,5 +77,6 @@ function discardOnQueryTimeout(client: pg.PoolClient): void {
 }
 
 export function createDb(pool: pg.Pool): Db {
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins: [new CamelCasePlugin()] });
+  // JSON columns keep their keys as written: a launcher's env JOB_SETTING or a header X-Api_Key is data, not a column name.
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins: [new CamelCasePlugin({ maintainNestedObjectKeys: true })] });
 }

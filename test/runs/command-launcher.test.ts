@@ -37,8 +37,9 @@ async function launch(command: string, options: { timeoutSeconds?: number; killG
 
 describe('command launcher', () => {
   it('runs the command with the run in its environment and records success with the output', async () => {
-    const { outcome, run } = await launch('echo "$RUN_ID $WORKFLOW $TENANT $TICK $ATTEMPT $TRIGGER $EXTRA"; echo "token:${API_TOKEN:-unset}" >&2', {
-      env: { EXTRA: 'from-config' },
+    // The stored launcher's env names come back exactly as written (JSON keys are data, not column names).
+    const { outcome, run } = await launch('echo "$RUN_ID $WORKFLOW $TENANT $TICK $ATTEMPT $TRIGGER $EXTRA_SETTING"; echo "token:${API_TOKEN:-unset}" >&2', {
+      env: { EXTRA_SETTING: 'from-config' },
     });
     expect(outcome).toEqual({ started: true });
     const done = await finishedRun(t.db, run.id);
