@@ -53,6 +53,11 @@ export async function startEmbeddedPostgres(
   await chmod(root, asRoot() ? 0o711 : 0o700);
   const user = asRoot() ? postgresUser() : undefined;
   const { dataDir, relocated } = user ? await clusterDirAsRoot(root, user) : { dataDir: join(root, 'pg'), relocated: false };
+  if (relocated && existsSync(join(root, 'pg', 'PG_VERSION'))) {
+    throw new EmbeddedPostgresError(
+      `embedded PostgreSQL: ${join(root, 'pg')} holds a cluster that user "postgres" cannot reach (a folder above it is closed to it); move DATA_DIR where it can enter, or move that cluster to ${dataDir}`,
+    );
+  }
   await stopOrphanedServer(dataDir, opts.onLog);
   const portFile = join(root, 'pg.port');
   const initialised = existsSync(join(dataDir, 'PG_VERSION'));
