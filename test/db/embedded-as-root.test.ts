@@ -1,11 +1,11 @@
-import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, expect, it } from 'vitest';
-import { CACHE_ROOT, postgresUser, STATE_ROOT } from '../../src/db/embedded-as-root.js';
-import { startEmbeddedPostgres, type EmbeddedServer } from '../../src/db/embedded.js';
+import { CACHE_ROOT, postgresUser, relocatedClusterDir, STATE_ROOT } from '../../src/db/embedded-as-root.js';
+import { EmbeddedPostgresError, startEmbeddedPostgres, type EmbeddedServer } from '../../src/db/embedded.js';
 
 /**
  * Issue 12: as root, from a clone inside a `mktemp -d` folder (mode 0700) that
@@ -85,3 +85,38 @@ it.skipIf(process.getuid?.() !== 0)('as root, a DATA_DIR inside a 0700 folder wo
     expect([path, st.uid, st.mode & 0o022]).toEqual([path, 0, 0]);
   }
 }, 240_000);
+
+it.skipIf(process.getuid?.() !== 0)('as root, a DATA_DIR the postgres user can reach keeps its cluster inside it, owned by that user', async () => {
+  const open = await mkdtemp(join(tmpdir(), 'scheduler-bot-open-'));
+  await chmod(open, 0o711); // made by this test: the server's user may pass through
+  try {
+    const started = await startEmbeddedPostgres(join(open, 'postgres'), { persistent: false });
+    try {
+      expect([started.relocated, started.clusterDir]).toEqual([false, join(open, 'postgres', 'pg')]);
+      expect((await stat(started.clusterDir)).uid).toBe(postgresUser().uid);
+      expect(await query(started.url(), 'select 1 as ok')).toEqual([{ ok: 1 }]);
+    } finally {
+      await started.stop();
+    }
+    expect(existsSync(join(open, 'postgres', 'pg'))).toBe(false); // not persistent: removed on stop
+  } finally {
+    await rm(open, { recursive: true, force: true });
+  }
+}, 120_000);
+
+it.skipIf(process.getuid?.() !== 0)('as root, an existing cluster inside a folder the postgres user cannot reach is refused in one line, not replaced by an empty one', async () => {
+  const shut = await mkdtemp(join(tmpdir(), 'scheduler-bot-shut-'));
+  const dir = join(shut, 'postgres');
+  await mkdir(join(dir, 'pg'), { recursive: true });
+  const elsewhere = await relocatedClusterDir(dir);
+  try {
+    await writeFile(join(dir, 'pg', 'PG_VERSION'), '18\n');
+    const started = startEmbeddedPostgres(dir);
+    await expect(started).rejects.toThrow(EmbeddedPostgresError);
+    await expect(started).rejects.toThrow(/holds a cluster that user "postgres" cannot reach/);
+    expect((await stat(shut)).mode & 0o777).toBe(0o700);
+  } finally {
+    await rm(shut, { recursive: true, force: true });
+    await rm(elsewhere, { recursive: true, force: true });
+  }
+});
