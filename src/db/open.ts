@@ -21,6 +21,7 @@ export async function openDatabase(config: Config, logger: Logger, poolSize = 10
     const dir = join(config.DATA_DIR, 'postgres');
     logger.info({ dir }, 'no DATABASE_URL: starting embedded PostgreSQL');
     const server = await startEmbeddedPostgres(dir, { onLog: (line) => logger.debug({ postgres: line.trim() }, 'embedded postgres') });
+    if (server.relocated) logger.info({ dir, cluster: server.clusterDir }, 'the postgres user cannot reach DATA_DIR: the embedded cluster lives in its own folder');
     await ensureDatabase(server.url('postgres'), 'scheduler_bot');
     url = server.url('scheduler_bot');
     stopEmbedded = server.stop;
