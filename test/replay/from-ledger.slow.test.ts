@@ -126,7 +126,7 @@ async function replayDirectly(input: ScenarioInput): Promise<PolicyOutcome> {
 
 const comparable = (o: PolicyOutcome) => ({ alertsOpened: o.alertsOpened, timeToFirstAlertSeconds: o.timeToFirstAlertSeconds, escalations: o.escalations, notificationsPerChannel: o.notificationsPerChannel, incidents: o.incidents });
 
-describe('replay --from-db', { timeout: 240_000 }, () => {
+describe('replay --from-db', { timeout: 600_000 }, () => {
   it('turns a week of the ledger into a scenario: one rule per run of identical ticks, what cannot be replayed named', async () => {
     const { scenario, notes, policies } = await scenarioFromLedger(database.db, { tenant: 'acme', since: SINCE, until: UNTIL });
     const parsed = checkScenario(scenario);
