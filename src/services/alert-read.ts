@@ -1,3 +1,4 @@
+import { cursorPage } from './cursor-page.js';
 import type { Db } from '../db/connect.js';
 import { shownDestination } from '../domain/destination-outage.js';
 import type { Scope } from './alert-queries.js';
@@ -24,9 +25,8 @@ export async function listAlerts(db: Db, scope: Scope, f: AlertFilter) {
   if (f.from) q = q.where('a.openedAt', '>=', f.from);
   if (f.to) q = q.where('a.openedAt', '<', f.to);
   if (f.before) q = q.where('a.id', '<', f.before);
-  const rows = await q.execute();
-  const page = rows.slice(0, f.limit);
-  return { alerts: page, next: rows.length > f.limit ? page[page.length - 1]!.id : null };
+  const { page, next } = cursorPage(await q.execute(), f.limit);
+  return { alerts: page, next };
 }
 
 /**

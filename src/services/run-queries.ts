@@ -1,3 +1,4 @@
+import { cursorPage } from './cursor-page.js';
 import type { Db } from '../db/connect.js';
 import type { Run, RunStatus } from '../db/schema.js';
 import type { Scope } from './alert-queries.js';
@@ -48,9 +49,8 @@ export async function listRuns(db: Db, scope: Scope, f: RunFilter): Promise<{ ru
   if (f.from) q = q.where('r.createdAt', '>=', f.from);
   if (f.to) q = q.where('r.createdAt', '<', f.to);
   if (f.before) q = q.where('r.id', '<', f.before);
-  const rows = await q.execute();
-  const page = rows.slice(0, f.limit);
-  return { runs: page, next: rows.length > f.limit ? page[page.length - 1]!.id : null };
+  const { page, next } = cursorPage(await q.execute(), f.limit);
+  return { runs: page, next };
 }
 
 /** One run with what a person debugging it needs, and the other attempts of its tick; undefined when outside the scope. */
