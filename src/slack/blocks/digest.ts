@@ -84,7 +84,7 @@ export function buildDigest(f: DigestFacts): Digest | undefined {
     blocks.push({ type: 'section', text: mrkdwn(`*${s.title}*`) });
     blocks.push(...lineSections(s.lines.map((l) => `• ${l.slack}`)));
   }
-  const summary = parts.map((s) => `${s.title.replace(/ \(\d+\)$/, '')}: ${s.lines.length}`).join(', ');
+  const summary = `${f.open.length} broken now, ${f.flapped.length} flapped, ${f.opened} opened, ${f.resolvedMs.length} resolved, ${f.silenced.length + f.maintenance.length} silenced or in maintenance`;
   const plainText = [heading, '', ...parts.flatMap((s) => [s.title, ...s.lines.map((l) => `- ${l.plain}`), ''])].join('\n');
   return { text: `${heading}: ${summary}`, blocks: blocks.slice(0, 50), plainText, subject: heading };
 }
