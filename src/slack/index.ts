@@ -5,6 +5,7 @@ import type { Deps } from '../deps.js';
 import type { LoopSpec } from '../engine/runner.js';
 import type { HousekeepingJob } from '../engine/housekeeping.js';
 import { digestJob } from './digest.js';
+import { digestMailer } from '../notify/digest-mail.js';
 import { createOutboxSender, type SenderOptions } from '../notify/sender.js';
 import { destinationTransports } from '../notify/transports/index.js';
 import { consoleOutboxApi } from './console-sink.js';
@@ -100,7 +101,7 @@ export async function startSlack(http: Express, deps: Deps, options: SlackOption
   const loops = [sender.loop, roots.loop, maintenanceNotes.loop, ...(mode === 'console' ? [] : [home.loop])];
   return {
     loops,
-    housekeeping: [digestJob(deps, api)],
+    housekeeping: [digestJob(deps, api, digestMailer(deps))],
     async stop() {
       if (mode === 'socket') await bolt?.stop();
     },

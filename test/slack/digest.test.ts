@@ -7,6 +7,8 @@ import { loadDigestFacts } from '../../src/services/digest-queries.js';
 import { buildDigest, median } from '../../src/slack/blocks/digest.js';
 import { digestJob, digestPeriod } from '../../src/slack/digest.js';
 import { createWebClient, webOutboxApi } from '../../src/slack/slack-api.js';
+import { digestMailer } from '../../src/notify/digest-mail.js';
+import { SmtpSink } from '../destinations/smtp-sink.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { at, makeRun, makeTenant, makeWorkflow } from '../helpers/factories.js';
 import { eventually, startSlackRig, type SlackRig } from '../helpers/slack-bolt.js';
@@ -99,9 +101,13 @@ describe('the digest', () => {
     expect(buildDigest(facts)).toBeUndefined();
   });
 
-  it('is posted once per tenant and fire time with two replicas firing, and nothing for the quiet tenant', async () => {
+  it('is posted (and mailed) once per tenant and fire time with two replicas firing, and nothing for the quiet tenant', async () => {
+    const sink = await SmtpSink.start();
+    const email = { kind: 'email', to: ['ops@acme.example.com'] };
+    await t.db.updateTable('tenants').set({ destinations: JSON.stringify([email]) }).execute();
+    const mail = digestMailer({ db: t.db, config: { SMTP_URL: sink.url, SMTP_FROM: 'bot <bot@example.com>' } });
     const api = webOutboxApi(createWebClient('xoxb-test-token', { apiUrl: rig.slack.url, logger: silentLogger }));
-    const replica = (id: string) => createHousekeeping({ db: t.db, clock: rig.clock, logger: silentLogger, replicaId: id }, [digestJob({ db: t.db, logger: silentLogger, replicaId: id }, api)]);
+    const replica = (id: string) => createHousekeeping({ db: t.db, clock: rig.clock, logger: silentLogger, replicaId: id }, [digestJob({ db: t.db, logger: silentLogger, replicaId: id }, api, mail)]);
     const [a, b] = [replica('a'), replica('b')];
     await Promise.all([a.fire('digest', FIRE), b.fire('digest', FIRE)]);
     // The next minute's check (the other replica, say) finds 09:00 claimed and sends nothing more.
@@ -111,9 +117,13 @@ describe('the digest', () => {
     expect(rig.slack.messages('CACME')).toHaveLength(1);
     expect(rig.slack.messages('CACME')[0]!.text).toMatch(/^Digest for Acme/);
     expect(rig.slack.messages('CGLOBEX')).toHaveLength(0);
+    expect(sink.received).toHaveLength(1);
+    expect(sink.received[0]!.envelopeTo).toEqual(['ops@acme.example.com']);
+    expect(sink.received[0]!.text).toContain('3 alerts opened, 2 resolved (median time to resolve 1 hour)');
+    await sink.close();
     const claims = await t.db.selectFrom('housekeepingFirings').select(['job', 'fireAt', 'result']).where('job', 'like', 'digest:%').orderBy('job').execute();
     expect(claims).toEqual([
-      { job: 'digest:acme', fireAt: FIRE, result: expect.objectContaining({ sent: true }) },
+      { job: 'digest:acme', fireAt: FIRE, result: expect.objectContaining({ sent: true, emailed: 1 }) },
       { job: 'digest:globex', fireAt: FIRE, result: { sent: false, quiet: true } },
     ]);
     // Long after the fire time nothing is caught up.
