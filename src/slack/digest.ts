@@ -87,6 +87,8 @@ export function digestJob(deps: Pick<Deps, 'db' | 'logger' | 'replicaId'>, api: 
     timezone: 'UTC',
     async run(now) {
       const tenants = await deps.db.selectFrom('tenants').select(['id', 'channel', 'digest']).where('enabled', '=', true).where('digest', 'is not', null).orderBy('id').execute();
+      // This job's own per-minute claims are kept a day (the per-tenant ones stay: they are the digests' record).
+      await deps.db.deleteFrom('housekeepingFirings').where('job', '=', 'digest').where('fireAt', '<', new Date(now.getTime() - ON_DEMAND_PERIOD_MS)).execute();
       const counts: Record<string, number> = {};
       for (const t of tenants) {
         const outcome = await sendOne({ id: t.id, channel: t.channel, digest: t.digest! }, now).catch((error: unknown) => {
