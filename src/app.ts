@@ -58,9 +58,10 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
 
   const http = express();
   http.disable('x-powered-by');
-  const housekeeping = createHousekeeping(deps, housekeepingJobs(deps));
+  // Read only once requests come in: housekeeping is made after Slack, whose digest job it runs.
   http.use(healthRouter(deps, () => [...loops.map((l) => l.status), ...(options.loops !== false ? housekeeping.statuses() : [])], startedAt));
   const slack = await startSlack(http, deps);
+  const housekeeping = createHousekeeping(deps, [...housekeepingJobs(deps), ...slack.housekeeping]);
   http.use(apiRoutes(deps, () => loops.map((l) => l.status)));
 
   const server = await new Promise<Server>((resolve, reject) => {

@@ -261,6 +261,9 @@ export const durationSecondsSchema = z.union([
   }),
 ]);
 
+/** When the tenant's digest is posted: a cron in `timezone` (UTC when left out), such as weekdays at 9. */
+export const digestSchema = z.object({ cron: cronSchema, timezone: timeZoneSchema.default('UTC') }).strict();
+
 export const tenantSchema = z
   .object({
     id: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'use lowercase letters, digits, dash or underscore (at most 63)'),
@@ -287,6 +290,8 @@ export const tenantSchema = z
     oncall: onCallSchema.optional(),
     /** An ownership this old lapses back to unowned and escalation resumes; absent: ownership never expires. */
     ownershipExpiresAfter: durationSecondsSchema.optional(),
+    /** The daily or weekly digest to the tenant channel (and email destinations); absent: only on demand. */
+    digest: digestSchema.optional(),
   })
   .strict();
 

@@ -63,6 +63,14 @@ export interface TenantsTable {
   oncall: DefaultedJson<OnCallConfig>;
   /** An ownership older than this lapses back to unowned; null: never (migration 0005). */
   ownershipExpiresAfterSeconds: ColumnType<number | null, number | null | undefined, number | null>;
+  /** When the tenant's digest is posted; null: only on demand (migration 0011). */
+  digest: ColumnType<DigestSchedule | null, string | null | undefined, string | null>;
+}
+
+/** The tenant's digest schedule: node-cron syntax in an IANA zone. */
+export interface DigestSchedule {
+  cron: string;
+  timezone: string;
 }
 
 /** A recurring maintenance window as stored: the file's `durationMinutes` / `duration` resolved to milliseconds. */

@@ -7,7 +7,7 @@ import { listTenants, mintTenantToken, putTenant } from '../services/tenants-api
 import { badRequest, conflict, invalidInput, notFound, parseInput } from './api-error.js';
 import { principalOf, requireAdmin, scopeOf } from './auth.js';
 
-const tenantInput = tenantSchema.pick({ id: true, name: true, channel: true, destinations: true, shadow: true, rights: true, oncall: true, ownershipExpiresAfter: true });
+const tenantInput = tenantSchema.pick({ id: true, name: true, channel: true, destinations: true, shadow: true, rights: true, oncall: true, ownershipExpiresAfter: true, digest: true });
 
 /** Tenants: a tenant sees itself; the admin lists, creates and mints tokens. */
 export function tenantsRoutes(deps: Deps): Router {

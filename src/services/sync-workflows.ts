@@ -61,6 +61,7 @@ export async function syncWorkflowsFile(
         rights: JSON.stringify(t.rights ?? {}),
         oncall: JSON.stringify(t.oncall ?? {}),
         ownershipExpiresAfterSeconds: t.ownershipExpiresAfter ?? null,
+        digest: t.digest ? JSON.stringify({ cron: t.digest.cron.trim(), timezone: t.digest.timezone }) : null,
         updatedAt: now,
         ...(token ? { apiTokenHash: hashToken(token) } : {}),
       };

@@ -1,6 +1,6 @@
 import { destinationId, resolvedDestinationSchema, type DestinationSpec } from '../config/workflows-file.js';
 import type { Db } from '../db/connect.js';
-import type { OnCallConfig, TenantRightsConfig } from '../db/schema.js';
+import type { DigestSchedule, OnCallConfig, TenantRightsConfig } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { hashToken, newToken } from '../secrets.js';
 import type { Scope } from './alert-queries.js';
@@ -19,6 +19,8 @@ export interface TenantInput {
   rights?: TenantRightsConfig;
   oncall?: OnCallConfig;
   ownershipExpiresAfter?: number;
+  /** When the digest is posted (migration 0011); absent: only on demand. */
+  digest?: DigestSchedule;
 }
 
 /** A destination as the API shows it: its outbox id and routing, never its secret or header values. */
@@ -47,6 +49,7 @@ const tenantView = (t: {
   oncall: OnCallConfig;
   ownershipExpiresAfterSeconds: number | null;
   shadow: boolean;
+  digest: DigestSchedule | null;
 }) => ({
   id: t.id,
   name: t.name,
@@ -58,6 +61,7 @@ const tenantView = (t: {
   rights: t.rights,
   oncall: t.oncall,
   ownershipExpiresAfterSeconds: t.ownershipExpiresAfterSeconds,
+  digest: t.digest,
 });
 
 /** Rows are written validated; one that no longer parses (hand-edited) is left out of the view, as routing leaves it out. */
@@ -99,6 +103,7 @@ export async function putTenant(deps: Pick<Deps, 'db' | 'clock' | 'config'>, inp
       rights: JSON.stringify(input.rights ?? {}),
       oncall: JSON.stringify(input.oncall ?? {}),
       ownershipExpiresAfterSeconds: input.ownershipExpiresAfter ?? null,
+      digest: input.digest ? JSON.stringify({ cron: input.digest.cron.trim(), timezone: input.digest.timezone }) : null,
       shadow: input.shadow ?? false,
       source: 'api' as const,
       enabled: true,

@@ -3,6 +3,9 @@ import { Router, type Express } from 'express';
 import { slackMode } from '../config/env.js';
 import type { Deps } from '../deps.js';
 import type { LoopSpec } from '../engine/runner.js';
+import type { HousekeepingJob } from '../engine/housekeeping.js';
+import { digestJob } from './digest.js';
+import { digestMailer } from '../notify/digest-mail.js';
 import { createOutboxSender, type SenderOptions } from '../notify/sender.js';
 import { destinationTransports } from '../notify/transports/index.js';
 import { consoleOutboxApi } from './console-sink.js';
@@ -20,6 +23,8 @@ import { webDirectory, type SlackDirectory } from './directory.js';
 export interface SlackRuntime {
   /** Loops that deliver the outbox (Slack and other destinations). */
   loops: LoopSpec[];
+  /** Wall-clock jobs that post to Slack: the tenants' digests. */
+  housekeeping: HousekeepingJob[];
   stop(): Promise<void>;
 }
 
@@ -96,6 +101,7 @@ export async function startSlack(http: Express, deps: Deps, options: SlackOption
   const loops = [sender.loop, roots.loop, maintenanceNotes.loop, ...(mode === 'console' ? [] : [home.loop])];
   return {
     loops,
+    housekeeping: [digestJob(deps, api, digestMailer(deps))],
     async stop() {
       if (mode === 'socket') await bolt?.stop();
     },

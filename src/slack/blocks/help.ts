@@ -11,6 +11,7 @@ export const USAGE: Record<string, string> = {
   pause: '/scheduler pause <workflow> [reason]',
   resume: '/scheduler resume <workflow>',
   maintenance: '/scheduler maintenance <workflow|tenant> <duration: 30m, 2h, 1d> <reason>',
+  digest: '/scheduler digest [tenant, in the platform channel]',
   mine: '/scheduler mine',
   oncall: '/scheduler oncall',
   help: '/scheduler help',

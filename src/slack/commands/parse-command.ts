@@ -7,6 +7,8 @@ const MAX_MAINTENANCE_MS = 7 * 86_400_000;
 export type SchedulerCommand =
   | { kind: 'help' | 'mine' | 'oncall' }
   | { kind: 'status'; workflow?: string }
+  /** tenant: needed in the platform channel only. */
+  | { kind: 'digest'; tenant?: string }
   | { kind: 'run' | 'ack' | 'release' | 'unsilence' | 'history'; workflow: string }
   /** durationMs null: until the alert resolves. */
   | { kind: 'silence'; workflow: string; durationMs: number | null; reason?: string }
@@ -37,6 +39,9 @@ export function parseSchedulerCommand(text: string): SchedulerCommand {
       const kind = sub.toLowerCase() as 'mine' | 'oncall';
       return rest.length ? usage(kind) : { kind };
     }
+    case 'digest':
+      if (rest.length > 1) return usage('digest');
+      return rest[0] ? { kind: 'digest', tenant: rest[0] } : { kind: 'digest' };
     case 'status':
       if (rest.length > 1) return usage('status');
       return rest[0] ? { kind: 'status', workflow: rest[0] } : { kind: 'status' };

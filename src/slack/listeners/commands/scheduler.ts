@@ -17,6 +17,7 @@ import { scopeForChannel, UNLINKED_TEXT, type SlackScope } from '../../tenancy.j
 import { actionRefusal, runNowText } from '../answers.js';
 import type { SlackContext } from '../context.js';
 import { maintenanceCommand, pauseOrResumeCommand } from './workflow-state.js';
+import { digestCommand } from './digest.js';
 import { commandBody } from '../payloads.js';
 
 type Reply = { text: string; public?: boolean; blocks?: never };
@@ -53,6 +54,7 @@ async function runCommand(ctx: SlackContext, body: { text: string; user_id: stri
   }
   if (command.kind === 'mine') return { text: mineText(await listOpenAlerts(deps.db, where.scope), body.user_id, where.kind === 'platform') };
   if (command.kind === 'oncall') return { text: await onCallText(ctx, where) };
+  if (command.kind === 'digest') return digestCommand(ctx, where, command.tenant, now);
   const found = await resolveWorkflow(ctx, where, (command as { workflow: string }).workflow);
   if ('reply' in found) return found.reply;
   const wf = found.workflow;

@@ -1,0 +1,84 @@
+import { sql } from 'kysely';
+import type { Db } from '../db/connect.js';
+import type { Severity } from '../db/schema.js';
+
+/** What the digest of one tenant says about the period (since, until]: read in one snapshot, shaped by src/slack/blocks/digest.ts. */
+export interface DigestFacts {
+  tenant: { id: string; name: string };
+  since: Date;
+  until: Date;
+  /** Alerts open at `until`, oldest first. */
+  open: { workflow: string; severity: Severity; openedAt: Date; owner: string | null; silencedUntil: Date | null }[];
+  /** Alerts seen flapping in the period (or still flapping). */
+  flapped: { workflow: string; since: Date; open: boolean }[];
+  /** Workflows with the most failed or missed runs in the period (maintenance ticks left out), most first. */
+  noisiest: { workflow: string; failed: number }[];
+  opened: number;
+  /** Resolve times of the alerts resolved in the period, in milliseconds. */
+  resolvedMs: number[];
+  silenced: { workflow: string; until: Date | null; by: string | null; reason: string | null }[];
+  maintenance: { workflow: string | null; startsAt: Date; endsAt: Date; reason: string | null }[];
+}
+
+const NOISIEST = 5;
+
+/** One read-only transaction (repeatable read): every list agrees on one moment. */
+export async function loadDigestFacts(db: Db, tenantId: string, since: Date, until: Date): Promise<DigestFacts | undefined> {
+  return db.transaction().setIsolationLevel('repeatable read').execute(async (trx) => {
+    const tenant = await trx.selectFrom('tenants').select(['id', 'name']).where('id', '=', tenantId).executeTakeFirst();
+    if (!tenant) return undefined;
+    const alerts = () => trx.selectFrom('alerts').innerJoin('workflows', 'workflows.id', 'alerts.workflowId').where('workflows.tenantId', '=', tenantId);
+    const open = await alerts()
+      .select(['workflows.name as workflow', 'alerts.severity', 'alerts.openedAt', 'alerts.ownerUser as owner', 'alerts.silencedUntil'])
+      .where('alerts.status', '=', 'open')
+      .orderBy('alerts.openedAt')
+      .execute();
+    const flapped = await alerts()
+      .select(['workflows.name as workflow', 'alerts.flappingSince as since', 'alerts.status'])
+      .where('alerts.flappingSince', 'is not', null)
+      .where((eb) => eb.or([eb('alerts.status', '=', 'open'), eb.and([eb('alerts.flappingSince', '>', since), eb('alerts.flappingSince', '<=', until)])]))
+      .orderBy('alerts.flappingSince')
+      .execute();
+    const opened = await alerts().select((eb) => eb.fn.countAll<string>().as('n')).where('alerts.openedAt', '>', since).where('alerts.openedAt', '<=', until).executeTakeFirstOrThrow();
+    const resolved = await alerts()
+      .select(['alerts.openedAt', 'alerts.resolvedAt'])
+      .where('alerts.resolvedAt', '>', since)
+      .where('alerts.resolvedAt', '<=', until)
+      .execute();
+    const silenced = await alerts()
+      .select(['workflows.name as workflow', 'alerts.silencedUntil as until', 'alerts.silencedBy as by', 'alerts.silenceReason as reason', 'alerts.status'])
+      .where('alerts.silencedBy', 'is not', null)
+      .where((eb) => eb.or([eb('alerts.silencedUntil', 'is', null), eb('alerts.silencedUntil', '>', since)]))
+      .where((eb) => eb.or([eb('alerts.status', '=', 'open'), eb('alerts.resolvedAt', '>', since)]))
+      .orderBy('alerts.openedAt')
+      .execute();
+    const maintenance = await trx
+      .selectFrom('maintenanceWindows')
+      .leftJoin('workflows', 'workflows.id', 'maintenanceWindows.workflowId')
+      .select(['workflows.name as workflow', 'maintenanceWindows.startsAt', 'maintenanceWindows.endsAt', 'maintenanceWindows.reason'])
+      .where('maintenanceWindows.tenantId', '=', tenantId)
+      .where('maintenanceWindows.startsAt', '<', until)
+      .where('maintenanceWindows.endsAt', '>', since)
+      .orderBy('maintenanceWindows.startsAt')
+      .execute();
+    const { rows: noisiest } = await sql<{ workflow: string; failed: string }>`
+      select w.name as workflow, count(*) as failed
+      from runs r join workflows w on w.id = r.workflow_id
+      where w.tenant_id = ${tenantId} and r.status in ('failed', 'missed') and not r.in_maintenance
+        and coalesce(r.finished_at, r.created_at) > ${since} and coalesce(r.finished_at, r.created_at) <= ${until}
+      group by w.name order by count(*) desc, w.name limit ${NOISIEST}
+    `.execute(trx);
+    return {
+      tenant,
+      since,
+      until,
+      open,
+      flapped: flapped.map((f) => ({ workflow: f.workflow, since: f.since!, open: f.status === 'open' })),
+      noisiest: noisiest.map((n) => ({ workflow: n.workflow, failed: Number(n.failed) })),
+      opened: Number(opened.n),
+      resolvedMs: resolved.map((r) => r.resolvedAt!.getTime() - r.openedAt.getTime()),
+      silenced: silenced.map((s) => ({ workflow: s.workflow, until: s.until, by: s.by, reason: s.reason })),
+      maintenance,
+    };
+  });
+}

@@ -1,0 +1,90 @@
+import { formatDuration, plural, utcText } from '../../domain/durations.js';
+import type { DigestFacts } from '../../services/digest-queries.js';
+import { slackDate, userMention } from './format.js';
+import { escapeMrkdwn, lineSections, mrkdwn, safeText } from './limits.js';
+import type { Block } from './types.js';
+
+/** The digest as posted (Slack) and as mailed (plain text). */
+export interface Digest {
+  text: string;
+  blocks: Block[];
+  /** The same content without Slack markup, for email. */
+  plainText: string;
+  subject: string;
+}
+
+/** The median of a list of durations (the mean of the middle two for an even count); undefined when empty. */
+export function median(values: readonly number[]): number | undefined {
+  if (!values.length) return undefined;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** Is there anything to say? A quiet period sends nothing. */
+export function digestHasNews(f: DigestFacts): boolean {
+  return f.open.length + f.flapped.length + f.noisiest.length + f.opened + f.resolvedMs.length + f.silenced.length + f.maintenance.length > 0;
+}
+
+interface Section {
+  title: string;
+  lines: { slack: string; plain: string }[];
+}
+
+const name = (workflow: string) => ({ slack: `*${escapeMrkdwn(safeText(workflow, 100))}*`, plain: workflow });
+
+function sections(f: DigestFacts): Section[] {
+  const at = f.until;
+  const out: Section[] = [];
+  const open = f.open.map((a) => {
+    const age = formatDuration(at.getTime() - a.openedAt.getTime());
+    const owner = a.owner ? `owned by ${userMention(a.owner)}` : 'unowned';
+    const silenced = a.silencedUntil && a.silencedUntil > at ? ', silenced' : '';
+    const w = name(a.workflow);
+    return { slack: `${w.slack}: ${a.severity}, open ${age}, ${owner}${silenced}`, plain: `${w.plain}: ${a.severity}, open ${age}, ${a.owner ? `owned by ${a.owner}` : 'unowned'}${silenced}` };
+  });
+  if (open.length) out.push({ title: `Broken now (${open.length})`, lines: open });
+  if (f.flapped.length) {
+    out.push({ title: 'Flapped', lines: f.flapped.map((x) => line(x.workflow, `flapping since ${utcText(x.since)}${x.open ? ', still open' : ', since resolved'}`)) });
+  }
+  if (f.noisiest.length) out.push({ title: 'Noisiest workflows', lines: f.noisiest.map((n) => line(n.workflow, plural(n.failed, 'failed run'))) });
+  const mid = median(f.resolvedMs);
+  const counts = `${plural(f.opened, 'alert')} opened, ${f.resolvedMs.length} resolved${mid === undefined ? '' : ` (median time to resolve ${formatDuration(mid)})`}`;
+  if (f.opened || f.resolvedMs.length) out.push({ title: 'Alerts', lines: [{ slack: counts, plain: counts }] });
+  const quiet = [
+    ...f.silenced.map((s) => line(s.workflow, `silenced ${s.until ? `until ${utcText(s.until)}` : 'until resolved'}${s.reason ? `: ${s.reason}` : ''}`)),
+    ...f.maintenance.map((m) => {
+      const what = `maintenance ${utcText(m.startsAt)} to ${utcText(m.endsAt)}${m.reason ? `: ${m.reason}` : ''}`;
+      return m.workflow ? line(m.workflow, what) : { slack: `Whole tenant: ${escapeMrkdwn(safeText(what, 400))}`, plain: `Whole tenant: ${what}` };
+    }),
+  ];
+  if (quiet.length) out.push({ title: 'Silenced or in maintenance', lines: quiet });
+  return out;
+}
+
+function line(workflow: string, what: string): { slack: string; plain: string } {
+  const w = name(workflow);
+  return { slack: `${w.slack}: ${escapeMrkdwn(safeText(what, 400))}`, plain: `${w.plain}: ${what}` };
+}
+
+/**
+ * The tenant's digest for (since, until]: broken now, flapped, noisiest,
+ * opened and resolved with the median time to resolve, silenced or in
+ * maintenance. Undefined when there is nothing to say. Pure.
+ */
+export function buildDigest(f: DigestFacts): Digest | undefined {
+  if (!digestHasNews(f)) return undefined;
+  const parts = sections(f);
+  const heading = `Digest for ${f.tenant.name}, ${formatDuration(f.until.getTime() - f.since.getTime())} to ${utcText(f.until)}`;
+  const blocks: Block[] = [
+    { type: 'header', text: { type: 'plain_text', text: safeText(heading, 150), emoji: true } },
+    { type: 'context', elements: [mrkdwn(`Since ${slackDate(f.since)}, until ${slackDate(f.until)}`)] },
+  ];
+  for (const s of parts) {
+    blocks.push({ type: 'section', text: mrkdwn(`*${s.title}*`) });
+    blocks.push(...lineSections(s.lines.map((l) => `• ${l.slack}`)));
+  }
+  const summary = `${f.open.length} broken now, ${f.flapped.length} flapped, ${f.opened} opened, ${f.resolvedMs.length} resolved, ${f.silenced.length + f.maintenance.length} silenced or in maintenance`;
+  const plainText = [heading, '', ...parts.flatMap((s) => [s.title, ...s.lines.map((l) => `- ${l.plain}`), ''])].join('\n');
+  return { text: `${heading}: ${summary}`, blocks: blocks.slice(0, 50), plainText, subject: heading };
+}

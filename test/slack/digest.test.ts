@@ -1,0 +1,161 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Insertable } from 'kysely';
+import type { AlertsTable } from '../../src/db/schema.js';
+import { createHousekeeping } from '../../src/engine/housekeeping.js';
+import { silentLogger } from '../../src/log.js';
+import { loadDigestFacts } from '../../src/services/digest-queries.js';
+import { buildDigest, median } from '../../src/slack/blocks/digest.js';
+import { digestJob, digestPeriod } from '../../src/slack/digest.js';
+import { createWebClient, webOutboxApi } from '../../src/slack/slack-api.js';
+import { digestMailer } from '../../src/notify/digest-mail.js';
+import { SmtpSink } from '../destinations/smtp-sink.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { at, makeRun, makeTenant, makeWorkflow } from '../helpers/factories.js';
+import { eventually, startSlackRig, type SlackRig } from '../helpers/slack-bolt.js';
+
+// Acme's digest: 09:00 in Berlin (08:00 UTC in March), covering the night before.
+const DIGEST = { cron: '0 9 * * *', timezone: 'Europe/Berlin' };
+const FIRE = at('2026-03-10T08:00:00Z');
+const SINCE = at('2026-03-09T08:00:00Z');
+
+let t: TestDatabase;
+let rig: SlackRig;
+
+async function alert(workflowId: number, generation: number, v: Partial<Insertable<AlertsTable>>) {
+  await t.db
+    .insertInto('alerts')
+    .values({ workflowId, generation, status: 'resolved', severity: 'warning', openedAt: SINCE, cadenceSeconds: 300, policy: '{}', consecutiveFailures: 3, updatedAt: SINCE, ...v })
+    .execute();
+}
+
+async function failedRuns(workflowId: number, count: number, status: 'failed' | 'missed' = 'failed', inMaintenance = false, fromMinute = 0) {
+  for (let i = 0; i < count; i++) {
+    const finishedAt = new Date(at('2026-03-10T00:00:00Z').getTime() + (fromMinute + i + 1) * 60_000 + workflowId * 1000);
+    await makeRun(t.db, { workflowId, tick: finishedAt, status, startedAt: finishedAt, finishedAt, error: 'boom', inMaintenance });
+  }
+}
+
+/** A night with incidents for acme; a quiet one for globex (its only alert is from last week). */
+async function seedNight() {
+  await makeTenant(t.db, { id: 'acme', name: 'Acme', channel: 'CACME', digest: JSON.stringify(DIGEST) });
+  await makeTenant(t.db, { id: 'globex', name: 'Globex', channel: 'CGLOBEX', digest: JSON.stringify(DIGEST) });
+  const etl = await makeWorkflow(t.db, { name: 'nightly-etl' });
+  const billing = await makeWorkflow(t.db, { name: 'billing-sync' });
+  const reports = await makeWorkflow(t.db, { name: 'reports' });
+  const quiet = await makeWorkflow(t.db, { tenantId: 'globex', name: 'ledger-export' });
+  await alert(etl.id, 1, { status: 'open', severity: 'critical', openedAt: at('2026-03-10T03:00:00Z'), ownerUser: 'U0BOB' });
+  await alert(billing.id, 1, { openedAt: at('2026-03-09T22:00:00Z'), resolvedAt: at('2026-03-09T23:30:00Z'), flappingSince: at('2026-03-09T22:30:00Z') });
+  await alert(reports.id, 1, { openedAt: at('2026-03-10T01:00:00Z'), resolvedAt: at('2026-03-10T01:30:00Z'), silencedUntil: at('2026-03-10T12:00:00Z'), silencedBy: 'U0ALICE', silenceReason: 'known vendor outage' });
+  await alert(reports.id, 0, { openedAt: at('2026-03-01T01:00:00Z'), resolvedAt: at('2026-03-01T02:00:00Z') });
+  await alert(quiet.id, 1, { openedAt: at('2026-03-03T01:00:00Z'), resolvedAt: at('2026-03-03T02:00:00Z') });
+  await failedRuns(etl.id, 4);
+  await failedRuns(billing.id, 2);
+  await failedRuns(reports.id, 1, 'missed');
+  await failedRuns(reports.id, 3, 'failed', true, 10);
+  await makeRun(t.db, { workflowId: quiet.id, tick: at('2026-03-10T01:00:00Z'), startedAt: at('2026-03-10T01:00:00Z'), finishedAt: at('2026-03-10T01:01:00Z') });
+  await t.db
+    .insertInto('maintenanceWindows')
+    .values({ tenantId: 'acme', workflowId: null, startsAt: at('2026-03-10T00:00:00Z'), endsAt: at('2026-03-10T01:00:00Z'), reason: 'db upgrade', createdBy: 'U0OPS', recurrence: null, toldAt: null, createdAt: SINCE })
+    .execute();
+}
+
+beforeEach(async () => {
+  t = await createTestDatabase();
+  await seedNight();
+  rig = await startSlackRig(t.db, { start: FIRE });
+});
+afterEach(async () => {
+  await rig?.close();
+  await t.drop();
+});
+
+describe('the digest', () => {
+  it('covers the period since the previous fire time, and the median of an even count is the mean of the middle two', () => {
+    expect(digestPeriod(DIGEST, FIRE)).toEqual({ since: SINCE, until: FIRE });
+    expect(digestPeriod({ cron: '0 9 * * 1', timezone: 'UTC' }, at('2026-03-16T09:00:00Z')).since).toEqual(at('2026-03-09T09:00:00Z'));
+    expect(median([90, 30, 10, 1000])).toBe(60);
+    expect(median([])).toBeUndefined();
+  });
+
+  it('for a night with incidents says what is broken, flapped, noisiest, opened and resolved, silenced or in maintenance', async () => {
+    const facts = (await loadDigestFacts(t.db, 'acme', SINCE, FIRE))!;
+    expect(facts.open).toEqual([expect.objectContaining({ workflow: 'nightly-etl', severity: 'critical', owner: 'U0BOB' })]);
+    expect(facts.flapped).toEqual([{ workflow: 'billing-sync', since: at('2026-03-09T22:30:00Z'), open: false }]);
+    // Ticks in maintenance are not held against a workflow: reports' three failures there are left out.
+    expect(facts.noisiest).toEqual([{ workflow: 'nightly-etl', failed: 4 }, { workflow: 'billing-sync', failed: 2 }, { workflow: 'reports', failed: 1 }]);
+    expect(facts.opened).toBe(3);
+    expect(facts.resolvedMs.sort((a, b) => a - b)).toEqual([30 * 60_000, 90 * 60_000]);
+    expect(facts.silenced).toEqual([{ workflow: 'reports', until: at('2026-03-10T12:00:00Z'), by: 'U0ALICE', reason: 'known vendor outage' }]);
+    expect(facts.maintenance).toEqual([{ workflow: null, startsAt: at('2026-03-10T00:00:00Z'), endsAt: at('2026-03-10T01:00:00Z'), reason: 'db upgrade' }]);
+
+    const digest = buildDigest(facts)!;
+    expect(digest.plainText).toContain('nightly-etl: critical, open 5 hours, owned by U0BOB');
+    expect(digest.plainText).toContain('3 alerts opened, 2 resolved (median time to resolve 1 hour)');
+    expect(digest.plainText).toMatchSnapshot('plain text');
+    expect(digest.text).toMatchSnapshot('fallback text');
+    expect(digest.blocks).toMatchSnapshot('blocks');
+  });
+
+  it('is absent for a quiet night', async () => {
+    const facts = (await loadDigestFacts(t.db, 'globex', SINCE, FIRE))!;
+    expect(buildDigest(facts)).toBeUndefined();
+  });
+
+  it('is posted (and mailed) once per tenant and fire time with two replicas firing, and nothing for the quiet tenant', async () => {
+    const sink = await SmtpSink.start();
+    const email = { kind: 'email', to: ['ops@acme.example.com'] };
+    await t.db.updateTable('tenants').set({ destinations: JSON.stringify([email]) }).execute();
+    const mail = digestMailer({ db: t.db, config: { SMTP_URL: sink.url, SMTP_FROM: 'bot <bot@example.com>' } });
+    const api = webOutboxApi(createWebClient('xoxb-test-token', { apiUrl: rig.slack.url, logger: silentLogger }));
+    const replica = (id: string) => createHousekeeping({ db: t.db, clock: rig.clock, logger: silentLogger, replicaId: id }, [digestJob({ db: t.db, logger: silentLogger, replicaId: id }, api, mail)]);
+    const [a, b] = [replica('a'), replica('b')];
+    await Promise.all([a.fire('digest', FIRE), b.fire('digest', FIRE)]);
+    // The next minute's check (the other replica, say) finds 09:00 claimed and sends nothing more.
+    rig.clock.set(new Date(FIRE.getTime() + 60_000));
+    await Promise.all([a.fire('digest', rig.clock.now()), b.fire('digest', rig.clock.now())]);
+
+    expect(rig.slack.messages('CACME')).toHaveLength(1);
+    expect(rig.slack.messages('CACME')[0]!.text).toMatch(/^Digest for Acme/);
+    expect(rig.slack.messages('CGLOBEX')).toHaveLength(0);
+    expect(sink.received).toHaveLength(1);
+    expect(sink.received[0]!.envelopeTo).toEqual(['ops@acme.example.com']);
+    expect(sink.received[0]!.text).toContain('3 alerts opened, 2 resolved (median time to resolve 1 hour)');
+    await sink.close();
+    const claims = await t.db.selectFrom('housekeepingFirings').select(['job', 'fireAt', 'result']).where('job', 'like', 'digest:%').orderBy('job').execute();
+    expect(claims).toEqual([
+      { job: 'digest:acme', fireAt: FIRE, result: expect.objectContaining({ sent: true, emailed: 1 }) },
+      { job: 'digest:globex', fireAt: FIRE, result: { sent: false, quiet: true } },
+    ]);
+    // Long after the fire time nothing is caught up.
+    rig.clock.set(new Date(FIRE.getTime() + 3_600_000));
+    expect(await a.fire('digest', rig.clock.now())).toEqual({ ran: true, result: {} });
+  });
+});
+
+describe('/scheduler digest', () => {
+  const answer = (i: number) =>
+    eventually(() => {
+      const r = rig.slack.responses[i];
+      if (!r) throw new Error(`no response #${i} yet`);
+      return r.body as { response_type?: string; text: string; blocks?: { type: string }[] };
+    });
+
+  it('shows the tenant its digest of the last day, ephemeral; a quiet tenant is told so; the platform channel names the tenant', async () => {
+    expect((await rig.command('digest', { channel: 'CACME' })).status).toBe(200);
+    const acme = await answer(0);
+    expect(acme.response_type).toBe('ephemeral');
+    expect(acme.text).toMatch(/^Digest for Acme/);
+    expect(JSON.stringify(acme.blocks)).toContain('nightly-etl');
+
+    await rig.command('digest', { channel: 'CGLOBEX' });
+    expect((await answer(1)).text).toMatch(/^Nothing to report for \*Globex\*/);
+
+    await rig.command('digest', { channel: 'CPLAT' });
+    expect((await answer(2)).text).toContain('Usage: `/scheduler digest');
+    await rig.command('digest acme', { channel: 'CPLAT' });
+    expect((await answer(3)).text).toMatch(/^Digest for Acme/);
+    await rig.command('digest acme', { channel: 'CGLOBEX' });
+    expect((await answer(4)).text).toContain('This channel belongs to *Globex*');
+    expect(rig.slack.messages()).toHaveLength(0);
+  });
+});
