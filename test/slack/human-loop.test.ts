@@ -158,7 +158,7 @@ describe('resolve by hand', () => {
     await rig.drain();
     const rootsBefore = rig.slack.roots('CACME').length;
     const told = repliesOf(alert.id).find((m) => m.metadata?.event_payload.event === 'resolved')!;
-    expect(told.text).toContain('Resolved by hand by <@U0LEAD>');
+    expect(told.text).toContain('<@U0LEAD> resolved the alert by hand');
     expect(told.text).toContain('vendor restored the database');
 
     await failTick(wf, 3);
