@@ -3,6 +3,7 @@ import type { Alert, Database, Run, Tenant, Workflow } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import type { CadenceProfile } from '../domain/cadence.js';
 import { evaluateHistory, type Effect } from '../domain/evaluate.js';
+import { escalationMention } from '../domain/escalation.js';
 import { retriesAllowed } from '../domain/retry-budget.js';
 import { recordAlertEvents, releaseHeldNotifications, type EventInput } from '../services/alert-events.js';
 import { loadHistoryFacts } from './history-facts.js';
@@ -90,6 +91,8 @@ export async function evaluateWorkflows(trx: Transaction<Database>, deps: Pick<D
           retries: retriesAllowed(target.profile.retries, !noLauncher),
           noLauncher,
           escalateAt: effect.escalateAt?.toISOString() ?? null,
+          // Opening at critical pages the tenant's on-call (when it names anyone), as an escalation to critical does.
+          ...(effect.severity === 'critical' ? openingPage(tenant) : {}),
         });
         break;
       }
@@ -123,6 +126,11 @@ export async function evaluateWorkflows(trx: Transaction<Database>, deps: Pick<D
     flappingNote();
   }
   await recordAlertEvents(trx, events);
+}
+
+function openingPage(tenant: Tenant): { mention?: ReturnType<typeof escalationMention> } {
+  const mention = escalationMention(null, tenant.oncall ?? {});
+  return mention.users.length + mention.groups.length > 0 ? { mention } : {};
 }
 
 /** Inserts every alert that opens in this batch with one statement; by workflow id. */

@@ -139,6 +139,15 @@ export function ownerChange(event: Pick<EventInput, 'actor' | 'data'>): 'take' |
   return 'reassign';
 }
 
+/** Who an event pages (`data.mention`, set by the engine): the mention, when anyone is named, and its " Paging …." words. */
+function pagingOf(d: Data): { mention?: { users: string[]; groups: string[] }; paging: TextPart[] } {
+  if (!d.mention || typeof d.mention !== 'object') return { paging: [] };
+  const mention = { users: strings((d.mention as Data).users), groups: strings((d.mention as Data).groups) };
+  if (mention.users.length + mention.groups.length === 0) return { paging: [] };
+  const who = [...mention.users.map(user), ...mention.groups.map((id): TextPart => ({ type: 'group', id }))];
+  return { mention, paging: [t(' Paging '), ...joinParts(who), t('.')] };
+}
+
 function ownerParts(team: string | undefined, userId: string | undefined): TextPart[] {
   return [strong(team ?? 'engineering'), ...(userId ? [t(' ('), user(userId), t(')')] : [])];
 }
@@ -175,6 +184,8 @@ export function eventText({ event, alert: a, workflow }: EventTextInput): EventT
       const severity = str(d, 'severity') === 'critical' || (!str(d, 'severity') && a.severity === 'critical') ? 'critical' : 'warning';
       const count = num(d, 'consecutiveFailures') ?? a.consecutiveFailures;
       const escalateAt = severity === 'warning' ? date(d, 'escalateAt') : undefined;
+      // An alert that opens critical pages like an escalation does (data.mention: the tenant's on-call).
+      const { mention, paging } = pagingOf(d);
       return {
         what: 'opened',
         icon: severity,
@@ -185,25 +196,24 @@ export function eventText({ event, alert: a, workflow }: EventTextInput): EventT
           failures(count),
           t('.'),
           ...(escalateAt ? [t(' It escalates to critical '), { type: 'time', at: escalateAt, relative: relativeTime(escalateAt, event.at), lead: 'relative' } as TextPart, t(' unless someone takes ownership.')] : []),
+          ...paging,
         ],
+        ...(mention ? { mention } : {}),
       };
     }
     case 'escalated': {
       const count = num(d, 'consecutiveFailures') ?? a.consecutiveFailures;
-      const mention = d.mention && typeof d.mention === 'object' ? { users: strings((d.mention as Data).users), groups: strings((d.mention as Data).groups) } : undefined;
+      const { mention, paging } = pagingOf(d);
       const why =
         str(d, 'reason') === 'kept_failing'
           ? [t(' after '), failures(count), t('. Nobody has taken ownership.')]
           : [t(' with '), failures(count), t('. Nobody took ownership before the deadline.')];
       const by = event.actor ? [t(' by '), user(event.actor)] : [];
-      const paging = mention && mention.users.length + mention.groups.length > 0
-        ? [t(' Paging '), ...joinParts([...mention.users.map(user), ...mention.groups.map((id): TextPart => ({ type: 'group', id }))]), t('.')]
-        : [];
       return {
         what: 'escalated',
         icon: 'critical',
         parts: [t('Escalated to '), strong('critical'), ...by, ...(event.actor ? [t(' with '), failures(count), t('.')] : why), ...paging],
-        ...(mention && mention.users.length + mention.groups.length > 0 ? { mention } : {}),
+        ...(mention ? { mention } : {}),
       };
     }
     case 'reminder': {

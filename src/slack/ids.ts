@@ -3,6 +3,7 @@ export const ACTION = {
   takeOwnership: 'alert_take_ownership',
   release: 'alert_release',
   reassign: 'alert_reassign',
+  resolve: 'alert_resolve',
   silence: 'alert_silence',
   unsilence: 'alert_unsilence',
   runNow: 'alert_run_now',
@@ -11,6 +12,7 @@ export const ACTION = {
 
 export const VIEW = {
   reassign: 'alert_reassign_modal',
+  resolve: 'alert_resolve_modal',
 } as const;
 
 /** Block and action ids inside the reassign modal (state.values[block][action]). */
@@ -18,6 +20,11 @@ export const REASSIGN_FIELD = {
   team: { block: 'team', action: 'team' },
   user: { block: 'user', action: 'user' },
   note: { block: 'note', action: 'note' },
+} as const;
+
+/** Block and action ids inside the resolve modal. */
+export const RESOLVE_FIELD = {
+  note: { block: 'resolve_note', action: 'resolve_note' },
 } as const;
 
 /** Silence choices on the root's select; the value is `<alertId>:<choice>`. */

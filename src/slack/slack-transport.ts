@@ -11,6 +11,17 @@ import type { SlackOutboxApi } from './slack-api.js';
 /** Slack's documented pace for chat.postMessage: about one message per second per channel. */
 export const SLACK_CHANNEL_INTERVAL_MS = 1000;
 
+/**
+ * The replies broadcast to the channel, because they page someone: an
+ * escalation to critical, and an alert that opens critical with someone to
+ * page (its event carries `data.mention`).
+ */
+function broadcasts(event: DeliveryInput['event']): boolean {
+  if (event.kind === 'escalated') return true;
+  const mention = (event.data as { mention?: { users?: unknown[]; groups?: unknown[] } } | null)?.mention;
+  return event.kind === 'opened' && !!mention && (mention.users?.length ?? 0) + (mention.groups?.length ?? 0) > 0;
+}
+
 /** How far back the channel history is searched for a root whose post had an unknown outcome. */
 const LOOKBACK_MS = 24 * 3_600_000;
 
@@ -46,12 +57,17 @@ export function slackTransport(deps: { db: Db; launchers: LauncherResolver }, ap
         const posted = await api.postMessage({ channel: input.target, ...message, metadata });
         if (!posted.ok) return posted;
         await saveThread(deps.db, { alertId: n.alertId, destination: n.destination, channel: input.target, rootTs: posted.ts, renderedEventId: loaded.eventId, now: input.now });
+        if (broadcasts(event)) {
+          // A root's post notifies nobody: an alert that opens critical also pages in a broadcast reply.
+          // Should this post fail, the retry finds the thread and posts only the reply.
+          const page = await api.postMessage({ channel: input.target, ...renderAlertReply(event, loaded.card, input.now), metadata, threadTs: posted.ts, replyBroadcast: true });
+          if (!page.ok) return page;
+        }
         return { kind: 'sent', ref: posted.ts, result: { ts: posted.ts, root: true } };
       }
       const card = await cardFrom(deps.db, deps.launchers, input.alert, input.workflow, input.tenant);
       const message = renderAlertReply(event, card, input.now);
-      // An escalation to critical is the one reply broadcast to the channel: it mentions who is paged.
-      const posted = await api.postMessage({ channel: thread.channel, ...message, metadata, threadTs: thread.rootTs, replyBroadcast: event.kind === 'escalated' });
+      const posted = await api.postMessage({ channel: thread.channel, ...message, metadata, threadTs: thread.rootTs, replyBroadcast: broadcasts(event) });
       if (!posted.ok) return posted;
       return { kind: 'sent', ref: posted.ts, result: { ts: posted.ts, threadTs: thread.rootTs } };
     },

@@ -88,6 +88,7 @@ const CASES: Case[] = [
   ['run requested', 'run_requested', 'U0ALICE', { runId: 77, by: 'U0ALICE' }],
   ['run finished: failed', 'run_finished', 'U0ALICE', { runId: 77, status: 'failed', error: 'exit 1: <!channel> boom' }],
   ['run finished: succeeded', 'run_finished', 'U0ALICE', { runId: 78, status: 'succeeded' }],
+  ['opened critical, pages on-call', 'opened', null, { severity: 'critical', consecutiveFailures: 1, mention: { users: ['U0CAROL'], groups: ['S0ONCALL'] } }, { severity: 'critical', consecutiveFailures: 1 }],
 ];
 
 function render([, kind, actor, data, over]: Case) {
@@ -156,6 +157,15 @@ describe('one event text, every destination', () => {
     expect(render(CASES[2]!).model.mention).toEqual({ users: ['U0ALICE'], groups: [] });
     expect((render(CASES[3]!).slack.blocks[0] as unknown as { text: { text: string } }).text.text).toContain('Paging <!subteam^S0ONCALL>.');
     expect(render(CASES[4]!).model.mention).toBeUndefined();
+  });
+
+  it('an alert that opens critical carries whom it pages too; one that opens without anyone to page names nobody', () => {
+    const pages = render(['', 'opened', null, { severity: 'critical', consecutiveFailures: 1, mention: { users: ['U0CAROL'], groups: ['S0ONCALL'] } }, { severity: 'critical' }]);
+    expect(pages.model.mention).toEqual({ users: ['U0CAROL'], groups: ['S0ONCALL'] });
+    expect(pages.slack.text).toContain('Paging <@U0CAROL> and <!subteam^S0ONCALL>.');
+    const nobody = render(['', 'opened', null, { severity: 'critical', consecutiveFailures: 1, mention: { users: [], groups: [] } }, { severity: 'critical' }]);
+    expect(nobody.model.mention).toBeUndefined();
+    expect(nobody.slack.text).not.toContain('Paging');
   });
 
   it('reads old rows without the new fields: missing `by` is a run, counts as an object still count', () => {

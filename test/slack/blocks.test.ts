@@ -5,6 +5,7 @@ import { renderHistory, type HistoryRow } from '../../src/slack/blocks/history.j
 import { renderHome } from '../../src/slack/blocks/home.js';
 import { escapeMrkdwn, LIMITS, safeText, TRUNCATION_MARKER } from '../../src/slack/blocks/limits.js';
 import { renderReassignModal } from '../../src/slack/blocks/reassign-modal.js';
+import { renderResolveModal } from '../../src/slack/blocks/resolve-modal.js';
 import { renderStatusList, renderWorkflowStatus, type WorkflowStatusRow } from '../../src/slack/blocks/status.js';
 import type { Block } from '../../src/slack/blocks/types.js';
 import { ACTION, VIEW } from '../../src/slack/ids.js';
@@ -65,10 +66,10 @@ describe('alert root', () => {
     const m = renderAlertRoot(card(), NOW);
     expect(m).toMatchSnapshot();
     expect(m.blocks[0]).toMatchObject({ type: 'header', text: { text: '⚠️ Warning (open): Acme Analytics / quality-check, 3 failures' } });
-    expect(actionIds(m.blocks)).toEqual([ACTION.takeOwnership, ACTION.reassign, ACTION.silence, ACTION.runNow, ACTION.history]);
+    expect(actionIds(m.blocks)).toEqual([ACTION.takeOwnership, ACTION.reassign, ACTION.resolve, ACTION.silence, ACTION.runNow, ACTION.history]);
     const actions = m.blocks.find((b) => b.type === 'actions') as unknown as { elements: { value?: string; options?: { value: string }[] }[] };
     expect(actions.elements[0]!.value).toBe('42');
-    expect(actions.elements[2]!.options!.map((o) => o.value)).toEqual(['42:1h', '42:4h', '42:24h', '42:resolved']);
+    expect(actions.elements[3]!.options!.map((o) => o.value)).toEqual(['42:1h', '42:4h', '42:24h', '42:resolved']);
     expect(m.text).toContain('connection refused');
     expect(JSON.stringify(m.blocks)).toContain('every 5 minutes');
     expect(JSON.stringify(m.blocks)).toContain('Europe/Berlin');
@@ -81,7 +82,7 @@ describe('alert root', () => {
     );
     expect(m).toMatchSnapshot();
     expect(m.blocks[0]).toMatchObject({ text: { text: '🚨 Critical (silenced): Acme Analytics / quality-check, 3 failures' } });
-    expect(actionIds(m.blocks)).toEqual([ACTION.release, ACTION.reassign, ACTION.unsilence, ACTION.runNow, ACTION.history]);
+    expect(actionIds(m.blocks)).toEqual([ACTION.release, ACTION.reassign, ACTION.resolve, ACTION.unsilence, ACTION.runNow, ACTION.history]);
     expect(JSON.stringify(m.blocks)).toContain('<@U0ALICE>');
   });
 
@@ -248,6 +249,14 @@ describe('status, history, home and the reassign modal', () => {
     expect(v).toMatchSnapshot();
     expect(v.callback_id).toBe(VIEW.reassign);
     expect(JSON.parse(v.private_metadata as string)).toEqual({ alertId: 42, channel: 'CACME' });
+  });
+
+  it('resolve modal: the note is a required input; the metadata names the root clicked', () => {
+    const v = renderResolveModal({ alertId: 42, workflowName: 'nightly', tenantName: 'Acme', channel: 'CACME', messageTs: '1700000000.000100' });
+    expect(v).toMatchSnapshot();
+    expect(v.callback_id).toBe(VIEW.resolve);
+    expect(JSON.stringify(v.blocks)).not.toContain('"optional":true');
+    expect(JSON.parse(v.private_metadata as string)).toEqual({ alertId: 42, channel: 'CACME', messageTs: '1700000000.000100' });
   });
 });
 

@@ -97,6 +97,7 @@ function actionsFor(card: AlertCard, view: AlertView): Block {
   const elements: Record<string, unknown>[] = [
     owned ? button(ACTION.release, 'Release', id) : button(ACTION.takeOwnership, 'Take ownership', id, 'primary'),
     button(ACTION.reassign, 'Reassign…', id),
+    button(ACTION.resolve, 'Resolve…', id),
   ];
   if (view.silence) elements.push(button(ACTION.unsilence, 'Unsilence', id));
   else

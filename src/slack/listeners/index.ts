@@ -4,10 +4,12 @@ import { registerSchedulerCommand } from './commands/scheduler.js';
 import type { SlackContext } from './context.js';
 import { registerAppHomeOpened } from './events/app-home-opened.js';
 import { registerReassignSubmit } from './views/reassign-submit.js';
+import { registerResolveSubmit } from './views/resolve-submit.js';
 
 export function registerListeners(app: App, ctx: SlackContext): void {
   registerActions(app, ctx);
   registerReassignSubmit(app, ctx);
+  registerResolveSubmit(app, ctx);
   registerSchedulerCommand(app, ctx);
   registerAppHomeOpened(app, ctx);
 }

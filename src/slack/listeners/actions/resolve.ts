@@ -1,0 +1,35 @@
+import type { App } from '@slack/bolt';
+import { metrics } from '../../../metrics.js';
+import { renderResolveModal } from '../../blocks/resolve-modal.js';
+import { ACTION } from '../../ids.js';
+import { alertInScope } from '../../queries.js';
+import { NOT_FOUND_TEXT } from '../answers.js';
+import type { SlackContext } from '../context.js';
+import { alertAction, refuse } from './alert-action.js';
+
+/** Opens the resolve modal (a note is required); the submission (views/resolve-submit.ts) closes the alert. */
+export function registerResolveAction(app: App, ctx: SlackContext): void {
+  app.action(
+    ACTION.resolve,
+    alertAction(ctx, ACTION.resolve, async (a, args) => {
+      const found = await alertInScope(ctx.deps.db, a.alertId, a.scope);
+      if (!found) {
+        ctx.deps.logger.warn({ alertId: a.alertId, user: a.user, channel: a.channel }, 'refused resolve: alert not in scope');
+        return NOT_FOUND_TEXT;
+      }
+      const refusal = await refuse(ctx, a.user, 'resolve', found.tenant);
+      if (refusal) return refusal;
+      if (found.alert.status !== 'open') return 'This alert is already resolved; nothing to resolve.';
+      if (!a.triggerId || !a.channel) return 'Slack sent no trigger id or channel, so I cannot open the form; try again from the alert in its channel.';
+      const view = renderResolveModal({ alertId: a.alertId, workflowName: found.workflow.name, tenantName: found.tenant.name, channel: a.channel, messageTs: a.messageTs ?? null });
+      try {
+        await args.client.views.open({ trigger_id: a.triggerId, view: view as never });
+        metrics.slackCalls.inc({ method: 'views.open', result: 'ok' });
+      } catch (error) {
+        metrics.slackCalls.inc({ method: 'views.open', result: 'error' });
+        throw error;
+      }
+      return undefined;
+    }),
+  );
+}

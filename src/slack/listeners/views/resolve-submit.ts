@@ -1,0 +1,67 @@
+import type { App } from '@slack/bolt';
+import { metrics } from '../../../metrics.js';
+import { RESOLVE_NOTE_MAX, resolveByHand } from '../../../services/alert-actions.js';
+import { loadAlertCard } from '../../alert-card-loader.js';
+import { renderAlertRoot } from '../../blocks/alert-card.js';
+import { RESOLVE_FIELD, VIEW } from '../../ids.js';
+import { alertInScope } from '../../queries.js';
+import { scopeForChannel, UNLINKED_TEXT } from '../../tenancy.js';
+import { refuse } from '../actions/alert-action.js';
+import { actionRefusal, NOT_FOUND_TEXT } from '../answers.js';
+import type { SlackContext } from '../context.js';
+import { resolveSubmission } from '../payloads.js';
+
+const NOTE = RESOLVE_FIELD.note;
+
+/**
+ * The note is checked before the ack, so an empty one shows inline in the
+ * modal; the rights check and the resolve run after. On success the root the
+ * button was clicked on is re-rendered at once (chat.update: a submission has
+ * no response_url); the thread reply goes through the outbox, exactly once.
+ */
+export function registerResolveSubmit(app: App, ctx: SlackContext): void {
+  app.view(VIEW.resolve, async ({ ack, body, client }) => {
+    const parsed = resolveSubmission.safeParse(body);
+    if (!parsed.success) {
+      await ack({ response_action: 'errors', errors: { [NOTE.block]: `Could not read the form: ${parsed.error.issues[0]?.message ?? 'invalid'}` } });
+      return;
+    }
+    const { user, view } = parsed.data;
+    const note = view.state.values[NOTE.block]?.[NOTE.action]?.value?.trim() ?? '';
+    if (!note) {
+      await ack({ response_action: 'errors', errors: { [NOTE.block]: 'A note is required: say why the alert can be closed by hand.' } });
+      return;
+    }
+    if (note.length > RESOLVE_NOTE_MAX) {
+      await ack({ response_action: 'errors', errors: { [NOTE.block]: `The note is ${note.length} characters; keep it under ${RESOLVE_NOTE_MAX}.` } });
+      return;
+    }
+    await ack();
+    const { alertId, channel, messageTs } = view.private_metadata;
+    const tell = (text: string) => client.chat.postEphemeral({ channel, user: user.id, text });
+    const where = await scopeForChannel(ctx.deps.db, ctx.deps.config, channel);
+    if (where.kind === 'unlinked') return void (await tell(UNLINKED_TEXT));
+    const found = await alertInScope(ctx.deps.db, alertId, where.scope);
+    if (!found) return void (await tell(NOT_FOUND_TEXT));
+    const refusal = await refuse(ctx, user.id, 'resolve', found.tenant);
+    if (refusal) return void (await tell(refusal));
+    const result = await resolveByHand(ctx.deps, { alertId, actor: { user: user.id, channel }, scope: where.scope, note });
+    if (result.kind === 'not_found') ctx.deps.logger.warn({ alertId, user: user.id, channel }, 'refused resolve: alert not in scope');
+    const answer = actionRefusal(result);
+    if (answer) return void (await tell(answer));
+    if (messageTs) await updateClickedRoot(ctx, client, { alertId, channel, ts: messageTs });
+  });
+}
+
+/** Best effort: should it fail, the root refresher re-renders the root from the same state shortly. */
+async function updateClickedRoot(ctx: SlackContext, client: { chat: { update: (args: never) => Promise<unknown> } }, at: { alertId: number; channel: string; ts: string }) {
+  const loaded = await loadAlertCard(ctx.deps.db, ctx.deps.launchers, at.alertId);
+  if (!loaded) return;
+  try {
+    await client.chat.update({ channel: at.channel, ts: at.ts, ...renderAlertRoot(loaded.card, ctx.deps.clock.now()) } as never);
+    metrics.slackCalls.inc({ method: 'chat.update', result: 'ok' });
+  } catch (error) {
+    metrics.slackCalls.inc({ method: 'chat.update', result: 'error' });
+    ctx.deps.logger.warn({ alertId: at.alertId, channel: at.channel, error: String(error) }, 'could not update the clicked root at once; the refresher will');
+  }
+}
