@@ -1,4 +1,5 @@
 import type { AllMiddlewareArgs, BlockAction, SlackActionMiddlewareArgs } from '@slack/bolt';
+import { metrics } from '../../../metrics.js';
 import type { Tenant } from '../../../db/schema.js';
 import type { SlackAction } from '../../../domain/rights.js';
 import type { Scope } from '../../../services/alert-queries.js';
@@ -61,4 +62,15 @@ export function refuse(ctx: SlackContext, user: string, action: SlackAction, ten
 
 export async function ephemeral(args: Pick<ActionArgs, 'respond'>, text: string): Promise<void> {
   await args.respond({ response_type: 'ephemeral', replace_original: false, text });
+}
+
+/** Opens a modal for the click's trigger id, counted in the Slack call metrics either way. */
+export async function openModal(args: Pick<ActionArgs, 'client'>, triggerId: string, view: unknown): Promise<void> {
+  try {
+    await args.client.views.open({ trigger_id: triggerId, view: view as never });
+    metrics.slackCalls.inc({ method: 'views.open', result: 'ok' });
+  } catch (error) {
+    metrics.slackCalls.inc({ method: 'views.open', result: 'error' });
+    throw error;
+  }
 }

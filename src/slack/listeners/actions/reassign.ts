@@ -1,11 +1,10 @@
 import type { App } from '@slack/bolt';
-import { metrics } from '../../../metrics.js';
 import { renderReassignModal } from '../../blocks/reassign-modal.js';
 import { ACTION } from '../../ids.js';
 import { alertInScope } from '../../queries.js';
 import { NOT_FOUND_TEXT } from '../answers.js';
 import type { SlackContext } from '../context.js';
-import { alertAction, refuse } from './alert-action.js';
+import { alertAction, openModal, refuse } from './alert-action.js';
 
 /** Opens the reassign modal; the submission (views/reassign-submit.ts) does the change. */
 export function registerReassignAction(app: App, ctx: SlackContext): void {
@@ -29,13 +28,7 @@ export function registerReassignAction(app: App, ctx: SlackContext): void {
         ownerUser: found.alert.ownerUser,
         channel: a.channel ?? null,
       });
-      try {
-        await args.client.views.open({ trigger_id: a.triggerId, view: view as never });
-        metrics.slackCalls.inc({ method: 'views.open', result: 'ok' });
-      } catch (error) {
-        metrics.slackCalls.inc({ method: 'views.open', result: 'error' });
-        throw error;
-      }
+      await openModal(args, a.triggerId, view);
       return undefined;
     }),
   );

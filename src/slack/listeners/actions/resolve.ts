@@ -1,11 +1,10 @@
 import type { App } from '@slack/bolt';
-import { metrics } from '../../../metrics.js';
 import { renderResolveModal } from '../../blocks/resolve-modal.js';
 import { ACTION } from '../../ids.js';
 import { alertInScope } from '../../queries.js';
 import { NOT_FOUND_TEXT } from '../answers.js';
 import type { SlackContext } from '../context.js';
-import { alertAction, refuse } from './alert-action.js';
+import { alertAction, openModal, refuse } from './alert-action.js';
 
 /** Opens the resolve modal (a note is required); the submission (views/resolve-submit.ts) closes the alert. */
 export function registerResolveAction(app: App, ctx: SlackContext): void {
@@ -22,13 +21,7 @@ export function registerResolveAction(app: App, ctx: SlackContext): void {
       if (found.alert.status !== 'open') return 'This alert is already resolved; nothing to resolve.';
       if (!a.triggerId || !a.channel) return 'Slack sent no trigger id or channel, so I cannot open the form; try again from the alert in its channel.';
       const view = renderResolveModal({ alertId: a.alertId, workflowName: found.workflow.name, tenantName: found.tenant.name, channel: a.channel, messageTs: a.messageTs ?? null });
-      try {
-        await args.client.views.open({ trigger_id: a.triggerId, view: view as never });
-        metrics.slackCalls.inc({ method: 'views.open', result: 'ok' });
-      } catch (error) {
-        metrics.slackCalls.inc({ method: 'views.open', result: 'error' });
-        throw error;
-      }
+      await openModal(args, a.triggerId, view);
       return undefined;
     }),
   );
