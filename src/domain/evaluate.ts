@@ -73,6 +73,12 @@ const IDLE_GAP_CADENCES = 2;
  * `0 9 * * 1-5` job over the weekend), the clock stops, since nothing can be
  * seen to fail there. A weekday warning opened on Friday escalates on Monday,
  * not on Saturday. DST's 23 h and 25 h days are not rests.
+ *
+ * Only the part of a rest after opened_at stops the clock: an alert opened
+ * during a rest (a late report, a yearly job's failure told months later)
+ * would otherwise count the rest's elapsed part twice, push the deadline a
+ * whole rest further, meet the next rest there, and so on, walking years of
+ * fire times (issue 19: seconds of CPU per alert, which stalled the engine).
  */
 export function escalateAtFor(openedAt: Date, severity: Severity, multiplier: number, cadenceSeconds: number, schedule?: { cron: string; timezone: string }): Date | null {
   if (severity !== 'warning') return null;
@@ -83,7 +89,8 @@ export function escalateAtFor(openedAt: Date, severity: Severity, multiplier: nu
   for (let i = 0; i < 1000 && tick.getTime() < deadline; i++) {
     const next = nextFireAfter(schedule.cron, schedule.timezone, tick);
     const gap = next.getTime() - tick.getTime();
-    if (gap >= IDLE_GAP_CADENCES * cadenceMs) deadline += gap - cadenceMs;
+    const restAfterOpening = next.getTime() - Math.max(tick.getTime(), openedAt.getTime());
+    if (gap >= IDLE_GAP_CADENCES * cadenceMs) deadline += Math.max(0, restAfterOpening - cadenceMs);
     tick = next;
   }
   return new Date(deadline);
