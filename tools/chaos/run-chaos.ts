@@ -1,3 +1,4 @@
+import { appendFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +10,7 @@ import type { Logger } from '../../src/log.js';
 import { RecordingSlackApi, type SlackFault } from '../../src/replay/recording-slack-api.js';
 import { ReplicaSet } from './replicas.js';
 import type { ScenarioResult } from './report.js';
+import { Probe } from './probe.js';
 import { StallMonitor } from './stalls.js';
 import { verifyScenario } from './verify.js';
 import { buildWorkload, driveWorkload, signSlackRequest, terminateBotConnections } from './workload.js';
@@ -75,7 +77,7 @@ export async function runChaos(o: ChaosOptions): Promise<ScenarioResult[]> {
   let adminUrl = o.databaseUrl;
   if (!adminUrl) {
     o.logger.info('no DATABASE_URL: starting an embedded PostgreSQL for the chaos suite');
-    embedded = await startEmbeddedPostgres(join(dir, 'pg'), { persistent: true });
+    embedded = await startEmbeddedPostgres(join(dir, 'pg'), { persistent: true, onLog: serverLog() });
     adminUrl = embedded.url('postgres');
   }
   const server = new PostgresHandle(join(dir, 'pg'), adminUrl, embedded);
@@ -117,12 +119,23 @@ class PostgresHandle {
   }
 
   async up(): Promise<void> {
-    if (this.embedded) this.embedded = await startEmbeddedPostgres(this.dir, { persistent: true });
+    if (this.embedded) this.embedded = await startEmbeddedPostgres(this.dir, { persistent: true, onLog: serverLog() });
+  }
+
+  get clusterDir(): string | undefined {
+    return this.embedded?.clusterDir;
   }
 
   async stop(): Promise<void> {
     await this.embedded?.stop();
   }
+}
+
+/** With CHAOS_LOG_DIR, the embedded server's own log goes to `postgres.log` there, each chunk timestamped. */
+function serverLog(): ((line: string) => void) | undefined {
+  const dir = process.env.CHAOS_LOG_DIR;
+  if (!dir) return undefined;
+  return (chunk) => appendFileSync(join(dir, 'postgres.log'), `--- ${new Date().toISOString()}\n${chunk}`);
 }
 
 /** A pool of the driver's own, named so that terminating the bot's connections leaves it alone. */
@@ -156,11 +169,14 @@ async function runScenario(spec: ScenarioSpec, server: PostgresHandle, root: str
     ESCALATION_INTERVAL_SECONDS: '2',
     LOG_LEVEL: 'info',
     SHUTDOWN_GRACE_SECONDS: '1',
+    ...(process.env.CHAOS_REPLICA_NODE_OPTIONS ? { NODE_OPTIONS: process.env.CHAOS_REPLICA_NODE_OPTIONS } : {}),
   };
   const replicas = await ReplicaSet.start(3, env);
   const db = driverDb(server.url(database));
   const stalls = new StallMonitor(db);
   stalls.start();
+  const probe = Probe.fromEnv({ db, replicas, database, scenario: spec.name, clusterDir: server.clusterDir, waits: () => stalls.current });
+  probe?.start();
   const problems: string[] = [];
   const actions = { slackFaults: 0, terminations: 0, terminated: 0, pgRestarts: 0, readyzOutage: 0, readyzChecks: 0, revoked: 0 };
   let stopping = false;
@@ -207,8 +223,10 @@ async function runScenario(spec: ScenarioSpec, server: PostgresHandle, root: str
         for (const step of DATABASE_FAULTS) {
           await systemClock.sleep(step.afterMs);
           if (step.fault === 'restart' && server.restartable) {
+            probe?.event('stopping postgres');
             stalls.databaseDown();
             await server.down();
+            probe?.event('postgres stopped');
             actions.pgRestarts++;
             // While it is down, every replica's /readyz must say so (an answer that does not come in time is not "ready" either).
             await systemClock.sleep(2_500);
@@ -218,11 +236,14 @@ async function runScenario(spec: ScenarioSpec, server: PostgresHandle, root: str
               if (res?.status !== 200) actions.readyzOutage++;
             }
             await systemClock.sleep(2_000);
+            probe?.event('starting postgres');
             await server.up();
             stalls.databaseUp();
+            probe?.event('postgres started');
             continue;
           }
           const n = await terminateBotConnections(admin, database).catch(() => 0);
+          probe?.event('terminated', { connections: n });
           actions.terminations++;
           actions.terminated += n;
         }
@@ -262,6 +283,7 @@ async function runScenario(spec: ScenarioSpec, server: PostgresHandle, root: str
   }
 
   const longestStall = await stalls.stop();
+  await probe?.stop();
   if (spec.databaseFaults && longestStall.seconds > STALL_LIMIT_SECONDS) {
     problems.push(`longest stall ${longestStall.seconds.toFixed(1)}s (${longestStall.what}) while the database was up: over ${STALL_LIMIT_SECONDS}s`);
   }

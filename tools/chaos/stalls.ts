@@ -24,6 +24,8 @@ export interface Stall {
 export class StallMonitor {
   private readonly down: { from: number; to?: number }[] = [];
   longest: Stall = { seconds: 0, what: 'nothing waited' };
+  /** The last sample's waits, by what waited (seconds). */
+  current: Record<string, number> = {};
   private stopping = false;
   private running?: Promise<void>;
 
@@ -80,11 +82,13 @@ export class StallMonitor {
             where e.destination = n.destination and e.id < n.id and e.status in ('pending', 'sending')
           )
     `.execute(this.db);
+    this.current = {};
     for (const row of rows) {
       if (!row.since) continue;
       const to = new Date(row.now).getTime();
       const from = new Date(row.since).getTime();
       const seconds = (to - from - this.downWithin(from, to)) / 1000;
+      this.current[row.what] = Math.round(seconds * 10) / 10;
       if (seconds > this.longest.seconds) this.longest = { seconds, what: row.what };
     }
   }
