@@ -74,11 +74,13 @@ const IDLE_GAP_CADENCES = 2;
  * seen to fail there. A weekday warning opened on Friday escalates on Monday,
  * not on Saturday. DST's 23 h and 25 h days are not rests.
  *
- * Only the part of a rest after opened_at stops the clock: an alert opened
- * during a rest (a late report, a yearly job's failure told months later)
- * would otherwise count the rest's elapsed part twice, push the deadline a
- * whole rest further, meet the next rest there, and so on, walking years of
- * fire times (issue 19: seconds of CPU per alert, which stalled the engine).
+ * The rest is a gap's part after its first cadence (Friday's tick + 1 day
+ * until Monday's tick), and only what of it lies after opened_at stops the
+ * clock: an alert opened inside a rest (a late report, a yearly job's
+ * failure told months later) starts counting when the schedule resumes.
+ * Counting the whole gap instead pushed such a deadline a rest too far, into
+ * the next rest, and so on for up to 1000 fire times: a second of CPU per
+ * alert and a deadline years out, which stalled the engine (issue 19).
  */
 export function escalateAtFor(openedAt: Date, severity: Severity, multiplier: number, cadenceSeconds: number, schedule?: { cron: string; timezone: string }): Date | null {
   if (severity !== 'warning') return null;
@@ -89,8 +91,8 @@ export function escalateAtFor(openedAt: Date, severity: Severity, multiplier: nu
   for (let i = 0; i < 1000 && tick.getTime() < deadline; i++) {
     const next = nextFireAfter(schedule.cron, schedule.timezone, tick);
     const gap = next.getTime() - tick.getTime();
-    const restAfterOpening = next.getTime() - Math.max(tick.getTime(), openedAt.getTime());
-    if (gap >= IDLE_GAP_CADENCES * cadenceMs) deadline += Math.max(0, restAfterOpening - cadenceMs);
+    const restFrom = Math.max(tick.getTime() + cadenceMs, openedAt.getTime());
+    if (gap >= IDLE_GAP_CADENCES * cadenceMs) deadline += Math.max(0, next.getTime() - restFrom);
     tick = next;
   }
   return new Date(deadline);
