@@ -285,7 +285,7 @@ async function runScenario(spec: ScenarioSpec, server: PostgresHandle, root: str
   const longestStall = await stalls.stop();
   await probe?.stop();
   if (spec.databaseFaults && longestStall.seconds > STALL_LIMIT_SECONDS) {
-    problems.push(`longest stall ${longestStall.seconds.toFixed(1)}s (${longestStall.what}) while the database was up: over ${STALL_LIMIT_SECONDS}s`);
+    problems.push(`longest stall ${longestStall.seconds.toFixed(1)}s (${longestStall.what}: ${longestStall.ref ?? "?"}) while the database was up: over ${STALL_LIMIT_SECONDS}s`);
   }
   const verdict = await verifyScenario(db, slack, workload, launchLog);
   if (spec.revokedToken && verdict.dead === 0) problems.push('the revoked token produced no dead rows');
