@@ -37,6 +37,11 @@ export async function pollFinishedRunsDetailed(deps: Deps, batch = DEFAULT_POLL_
   try {
     outcome = await deps.db.transaction().execute((trx) => processClaimed(trx, deps, now, batch));
   } catch (error) {
+    // A lost connection is nobody's fault: the batch rolled back whole and the runner takes it again after a
+    // short back-off. Going one run at a time instead (a transaction each, for up to a whole batch of runs
+    // and whatever arrived meanwhile) kept every replica's poller in one tick for minutes under repeated
+    // faults while the backlog grew (issue 19). One at a time is for a run that breaks its batch.
+    if (isConnectionError(error)) throw error;
     deps.logger.warn({ err: error }, 'poller batch failed; processing its runs one at a time');
     return pollOneByOne(deps, now, batch);
   }

@@ -35,8 +35,13 @@ it('a connection lost while a run is evaluated leaves the run for the next poll 
   const wf = await makeWorkflow(t.db, { name: 'nightly', cron: '0 2 * * *' });
   const run = await reportRun(t.db, wf, new Date('2026-03-10T02:00:00Z'), { status: 'failed', error: 'disk full' }, engine.clock.now());
 
-  await expect(pollFinishedRuns(engine.deps)).rejects.toThrow();
-  expect((await t.db.selectFrom('runs').select('processedAt').where('id', '=', run.id).executeTakeFirstOrThrow()).processedAt).toBeNull();
+  // Each lost connection fails the poll (the runner backs off and polls again), never marks the run processed,
+  // and is not followed by a run-at-a-time pass: that kept pollers busy for minutes under repeated faults (issue 19).
+  for (let lost = 1; lost <= 2; lost++) {
+    await expect(pollFinishedRuns(engine.deps)).rejects.toThrow(/terminat/);
+    expect(Number((await sql<{ n: number }>`select last_value as n from kill_count`.execute(t.db)).rows[0]!.n)).toBe(lost);
+    expect((await t.db.selectFrom('runs').select('processedAt').where('id', '=', run.id).executeTakeFirstOrThrow()).processedAt).toBeNull();
+  }
 
   // The database is fine again: the next poll evaluates it and the alert opens.
   expect(await pollFinishedRuns(engine.deps)).toBe(true);
