@@ -1,4 +1,5 @@
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { CompleteBy } from '../domain/run-duration.js';
 
 /** Columns with a database default: optional on insert. */
 type Defaulted<T> = ColumnType<T, T | undefined, T>;
@@ -29,7 +30,15 @@ export interface PolicyOverrides {
   minRows?: number;
   /** Reminder period for an owned, still failing alert (migration 0005); default from the cadence. */
   remindAfterSeconds?: number;
+  /** A success faster than this counts as a failure, "too fast" (issue 16). */
+  minDurationSeconds?: number;
+  /** A fixed "running long" threshold instead of the learned one (issue 16). */
+  runningLongAfterSeconds?: number;
+  /** The tick's run must have succeeded by this local time (issue 16; seed 004's freshness deadline). */
+  completeBy?: CompleteBy;
 }
+
+
 
 export type LauncherConfig =
   | { kind: 'command'; command: string; cwd?: string; env?: Record<string, string>; operatorSet?: boolean }
@@ -117,6 +126,8 @@ export interface WorkflowsTable {
   /** The newest row of policy_versions for this workflow; null until its policy was first recorded (migration 0010). */
   policyVersion: Defaulted<number | null>;
   shadow: Defaulted<boolean>;
+  /** The newest tick whose completion deadline was judged (migration 0014). */
+  completionCheckedTick: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }
 
 export interface RunsTable {
@@ -148,6 +159,10 @@ export interface RunsTable {
   /** The tick fell inside a maintenance window: recorded, not held against the workflow (migration 0006). */
   inMaintenance: Defaulted<boolean>;
   createdAt: DefaultedTimestamp;
+  /** How long the attempt ran, set when it ends; null when unknown (migration 0014). */
+  durationSeconds: Defaulted<number | null>;
+  /** When "running long" was told for this run; setting it is the claim (migration 0014). */
+  longNoticedAt: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }
 
 export interface AlertsTable {

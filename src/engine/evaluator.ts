@@ -5,6 +5,8 @@ import type { CadenceProfile } from '../domain/cadence.js';
 import { evaluateHistory, type Effect } from '../domain/evaluate.js';
 import { escalationMention } from '../domain/escalation.js';
 import { retriesAllowed } from '../domain/retry-budget.js';
+import { fingerprintError } from '../domain/fingerprint.js';
+import { TOO_FAST } from '../domain/run-duration.js';
 import { recordAlertEvents, releaseHeldNotifications, type EventInput } from '../services/alert-events.js';
 import { loadHistoryFacts } from './history-facts.js';
 
@@ -17,9 +19,13 @@ export interface EvaluationTarget {
 }
 
 const LOG_EXCERPT_IN_EVENT = 4000;
+const TOO_FAST_GROUP = fingerprintError(TOO_FAST);
 
 type FlappingEffect = Extract<Effect, { type: 'flapping' }>;
 type MainEffect = Exclude<Effect, FlappingEffect>;
+type OpenEffect = Extract<Effect, { type: 'open' }>;
+/** An opening; a cause other than a failure may have no run (a deadline missed with nothing started). */
+type OpeningEffect = Omit<OpenEffect, 'failure'> & { failure: Omit<OpenEffect['failure'], 'runId'> & { runId: number | null } };
 
 /**
  * Evaluates workflows whose rows the caller has already locked (`for update`
@@ -101,6 +107,8 @@ export async function evaluateWorkflows(trx: Transaction<Database>, deps: Pick<D
         const { failure, groupChanged } = effect;
         if (groupChanged) event(next, 'error_group_changed', { from: groupChanged.from, to: groupChanged.to, error: failure.error, stage: failure.stage, runId: failure.runId });
         event(next, 'failure_recorded', { consecutiveFailures: effect.failures, error: failure.error, errorGroup: failure.errorGroup, runId: failure.runId, missed: failure.status === 'missed' });
+        // The count alone would hide why a "success" counted: the thread is told (issue 16).
+        if (failure.errorGroup === TOO_FAST_GROUP) event(next, 'too_fast', { runId: failure.runId, error: failure.error });
         break;
       }
       case 'healthy_streak':
@@ -128,23 +136,26 @@ export async function evaluateWorkflows(trx: Transaction<Database>, deps: Pick<D
   await recordAlertEvents(trx, events);
 }
 
-function openingPage(tenant: Tenant): { mention?: ReturnType<typeof escalationMention> } {
+export function openingPage(tenant: Tenant): { mention?: ReturnType<typeof escalationMention> } {
   const mention = escalationMention(null, tenant.oncall ?? {});
   return mention.users.length + mention.groups.length > 0 ? { mention } : {};
 }
 
-/** Inserts every alert that opens in this batch with one statement; by workflow id. */
-async function openAlerts(
+/**
+ * Inserts every alert that opens in this batch with one statement; by workflow id. `lastRunId: null` opens
+ * an alert for a run that has not failed (yet): running long, a missed deadline (src/engine/run-duration.ts).
+ */
+export async function openAlerts(
   trx: Transaction<Database>,
   deps: Pick<Deps, 'launchers'>,
-  opening: { target: EvaluationTarget; effect: Extract<Effect, { type: 'open' }> }[],
+  opening: { target: Omit<EvaluationTarget, 'finishedManualRuns'>; effect: OpeningEffect; lastRunId?: null }[],
   now: Date,
 ): Promise<Map<number, Alert>> {
   if (opening.length === 0) return new Map();
   const rows = await trx
     .insertInto('alerts')
     .values(
-      opening.map(({ target: { workflow, profile }, effect }) => {
+      opening.map(({ target: { workflow, profile }, effect, lastRunId }) => {
         const { failure } = effect;
         return {
           workflowId: workflow.id,
@@ -167,7 +178,7 @@ async function openAlerts(
           errorGroupCount: 1,
           stage: failure.stage,
           firstRunId: failure.runId,
-          lastRunId: failure.runId,
+          lastRunId: lastRunId === null ? null : failure.runId,
           ownerUser: null,
           ownerNote: null,
           acknowledgedBy: null,
@@ -248,6 +259,9 @@ function snapshotPolicy(profile: CadenceProfile, noLauncher: boolean) {
     graceSeconds: profile.graceSeconds,
     timeoutSeconds: profile.timeoutSeconds,
     minRows: profile.minRows,
+    minDurationSeconds: profile.minDurationSeconds,
+    runningLongAfterSeconds: profile.runningLongAfterSeconds,
+    completeBy: profile.completeBy,
     escalateAfterFailures: profile.escalateAfterFailures,
     cadenceSeconds: profile.cadenceSeconds,
     derived: profile.derived,

@@ -3,7 +3,7 @@ import type { Deps } from '../deps.js';
 import { profileFor } from '../domain/cadence.js';
 import { fingerprintError } from '../domain/fingerprint.js';
 import { nextFireAfter } from '../domain/schedule.js';
-import { newRunRow, RUNS_FINISHED_CHANNEL } from '../services/runs.js';
+import { durationSince, newRunRow, RUNS_FINISHED_CHANNEL } from '../services/runs.js';
 import { monitorWasUp } from './uptime.js';
 
 /**
@@ -44,6 +44,7 @@ export async function failOverdueRuns(deps: Pick<Deps, 'db'>, now: Date): Promis
       attemptError: error,
       errorGroup: fingerprintError(error),
       finishedAt: now,
+      durationSeconds: durationSince(now),
       leaseOwner: null,
       leaseExpiresAt: null,
     });

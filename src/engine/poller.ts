@@ -5,6 +5,7 @@ import type { Deps } from '../deps.js';
 import type { CadenceProfile } from '../domain/cadence.js';
 import { fingerprintError } from '../domain/fingerprint.js';
 import { maintenanceAt } from '../domain/maintenance.js';
+import { isTooFast, TOO_FAST, tooFastError } from '../domain/run-duration.js';
 import { launchRun } from '../services/runs.js';
 import { evaluateWorkflows, type EvaluationTarget } from './evaluator.js';
 import { loadMaintenanceRules } from './maintenance-rules.js';
@@ -121,18 +122,22 @@ async function processClaimed(trx: Transaction<Database>, deps: Deps, now: Date,
 
 /**
  * Silence is data (core idea 8): a success with fewer rows than minRows is a
- * failure, "empty output". The row itself says so, so history and the
+ * failure, "empty output"; one faster than minDurationSeconds, "too fast". The row itself says so, so history and the
  * evaluator agree. Failures get their error group here, once. Every row that
  * changes is written by one statement; the runs come back in claim order.
  */
 async function applyOutputChecks(trx: Transaction<Database>, runs: Run[], contexts: Map<number, { profile: CadenceProfile }>): Promise<Run[]> {
   const changed: Run[] = [];
   const out = runs.map((run) => {
-    const { minRows } = contexts.get(run.workflowId)!.profile;
+    const { minRows, minDurationSeconds } = contexts.get(run.workflowId)!.profile;
     let next: Run | undefined;
     if (run.status === 'succeeded' && minRows !== null && (run.rows ?? 0) < minRows) {
       const error = `empty output: ${run.rows ?? 0} rows, expected at least ${minRows}`;
       next = { ...run, status: 'failed', attemptStatus: 'failed', attemptError: error, error, errorGroup: fingerprintError('empty output') };
+    } else if (run.status === 'succeeded' && isTooFast(run.durationSeconds, minDurationSeconds)) {
+      // Too fast to be real (issue 16): a failure like empty output, so retries, counting and alerting apply as to any failure.
+      const error = tooFastError(run.durationSeconds!, minDurationSeconds!);
+      next = { ...run, status: 'failed', attemptStatus: 'failed', attemptError: error, error, errorGroup: fingerprintError(TOO_FAST) };
     } else if (run.status !== 'succeeded' && run.errorGroup === null) {
       const error = run.error ?? (run.status === 'missed' ? 'missed' : 'failed without an error message');
       next = { ...run, errorGroup: fingerprintError(error) };

@@ -1,6 +1,7 @@
 import type { AlertEvent } from '../db/schema.js';
 import { formatDuration, plural, relativeTime, utcText } from '../domain/durations.js';
 import type { AlertViewAlert } from './alert-view.js';
+import { durationEventText, openingCauseParts } from './event-text/duration.js';
 
 /**
  * What an alert event says, decided once from its data and the alert's
@@ -192,9 +193,7 @@ export function eventText({ event, alert: a, workflow }: EventTextInput): EventT
         parts: [
           t(`${severity === 'critical' ? 'Critical alert' : 'Alert'} opened: `),
           strong(workflow.name),
-          t(' has '),
-          failures(count),
-          t('.'),
+          ...(openingCauseParts(d, event.at) ?? [t(' has '), failures(count), t('.')]),
           ...(escalateAt ? [t(' It escalates to critical '), { type: 'time', at: escalateAt, relative: relativeTime(escalateAt, event.at), lead: 'relative' } as TextPart, t(' unless someone takes ownership.')] : []),
           ...paging,
         ],
@@ -383,7 +382,7 @@ export function eventText({ event, alert: a, workflow }: EventTextInput): EventT
     case 'went_live':
       return { what: 'went_live', icon: 'info', parts: [t('Shadow mode ended: from now on this alert is told to its channel and destinations.')] };
     default:
-      return { what: event.kind, icon: 'info', parts: [t(`${event.kind.replace(/_/g, ' ')}.`)] };
+      return durationEventText(event, pagingOf(d)) ?? { what: event.kind, icon: 'info', parts: [t(`${event.kind.replace(/_/g, ' ')}.`)] };
   }
 }
 
@@ -397,6 +396,9 @@ const POLICY_FIELD_WORDS: Record<string, string> = {
   graceSeconds: 'grace (seconds)',
   timeoutSeconds: 'timeout (seconds)',
   minRows: 'minimum rows',
+  minDurationSeconds: 'minimum duration (seconds)',
+  runningLongAfterSeconds: 'running long after (seconds)',
+  completeBy: 'complete by',
   cadenceSeconds: 'cadence (seconds)',
   escalateAfterFailures: 'failures before escalating',
 };

@@ -4,6 +4,7 @@ import type { Deps } from '../deps.js';
 import { profileFor } from '../domain/cadence.js';
 import { runEscalationClock } from '../engine/escalation.js';
 import { checkFreshness } from '../engine/freshness.js';
+import { checkRunDurations, nextDurationCheckAt } from '../engine/run-duration.js';
 import { pollFinishedRuns } from '../engine/poller.js';
 import type { UptimeHeartbeat } from '../engine/uptime.js';
 import { renewRunLeases } from '../launch/run-leases.js';
@@ -59,7 +60,7 @@ export class VirtualDriver {
   private readonly escalationMs: number;
   private readonly phaseMs: Record<string, number> = {};
   /** When the tick scheduler and the freshness detector next have work, and when a silence next ends, as of the last look. */
-  private due = { tick: Infinity, freshness: Infinity, silenceEnd: NaN, anyOpen: false, clockWork: false };
+  private due = { tick: Infinity, freshness: Infinity, duration: Infinity, silenceEnd: NaN, anyOpen: false, clockWork: false };
 
   constructor(private readonly p: DriverParts) {
     this.escalationMs = p.deps.config.ESCALATION_INTERVAL_SECONDS * 1000;
@@ -110,9 +111,10 @@ export class VirtualDriver {
       // Renewed before the freshness check: a supervised run is never "lost" between instants.
       await this.time('lease-renewal', () => renewRunLeases(deps, launcher.heldRunIds(), now));
       if (pass === 0 && this.due.freshness <= now.getTime()) finished = (await this.time('freshness', () => checkFreshness(deps))) || finished;
+      const told = pass === 0 && this.due.duration <= now.getTime() && (await this.time('run-duration', () => checkRunDurations(deps)));
       // Alerts open only in the poller, so with none open before and no run routed now, the escalation clock has nothing to look at.
       const routed = finished && (await this.time('poller', () => repeat(() => pollFinishedRuns(deps))));
-      if ((onGrid && (this.due.anyOpen || this.due.clockWork || routed)) || this.due.silenceEnd === now.getTime()) await this.time('escalation-clock', () => runEscalationClock(deps));
+      if ((onGrid && (this.due.anyOpen || this.due.clockWork || routed || told)) || this.due.silenceEnd === now.getTime()) await this.time('escalation-clock', () => runEscalationClock(deps));
       await this.time('outbox', () => this.deliver());
       if ((launcher.nextEndAt()?.getTime() ?? Infinity) > now.getTime()) return;
     }
@@ -211,7 +213,9 @@ export class VirtualDriver {
       const missedChecks = await this.missedTickChecks();
       // Held runs' leases are renewed at every instant; only a lease nobody renews can run out.
       const freshness = Math.min(...[r.nextDeadline, r.nextRunLease].map((d) => d?.getTime() ?? Infinity), ...missedChecks);
-      this.due = { tick: r.nextTick?.getTime() ?? Infinity, freshness, silenceEnd: r.silenceEnd?.getTime() ?? NaN, anyOpen: r.anyOpen, clockWork: r.clockWork };
+      const duration = (await nextDurationCheckAt(deps.db, now))?.getTime() ?? Infinity; // running long, completion deadlines
+      this.due = { tick: r.nextTick?.getTime() ?? Infinity, freshness, duration, silenceEnd: r.silenceEnd?.getTime() ?? NaN, anyOpen: r.anyOpen, clockWork: r.clockWork };
+      add(duration);
       add(r.nextTick);
       add(outside.nextTickAt());
       add(launcher.nextEndAt());
