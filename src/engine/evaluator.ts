@@ -148,14 +148,14 @@ export function openingPage(tenant: Tenant): { mention?: ReturnType<typeof escal
 export async function openAlerts(
   trx: Transaction<Database>,
   deps: Pick<Deps, 'launchers'>,
-  opening: { target: Omit<EvaluationTarget, 'finishedManualRuns'>; effect: OpeningEffect; lastRunId?: null }[],
+  opening: { target: Omit<EvaluationTarget, 'finishedManualRuns'>; effect: OpeningEffect; lastRunId?: null; cause?: string }[],
   now: Date,
 ): Promise<Map<number, Alert>> {
   if (opening.length === 0) return new Map();
   const rows = await trx
     .insertInto('alerts')
     .values(
-      opening.map(({ target: { workflow, profile }, effect, lastRunId }) => {
+      opening.map(({ target: { workflow, profile }, effect, lastRunId, cause }) => {
         const { failure } = effect;
         return {
           workflowId: workflow.id,
@@ -179,6 +179,7 @@ export async function openAlerts(
           stage: failure.stage,
           firstRunId: failure.runId,
           lastRunId: lastRunId === null ? null : failure.runId,
+          cause: cause ?? null,
           ownerUser: null,
           ownerNote: null,
           acknowledgedBy: null,

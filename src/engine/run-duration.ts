@@ -225,7 +225,7 @@ async function tellOrOpen(trx: Transaction<Database>, deps: DurationDeps, ctx: C
   }
   const failure = { runId: opening.runId, error: null, errorGroup: null, stage: null, status: 'failed' as const, tick: opening.tick, logExcerpt: null, logUrl: null };
   const effect = { type: 'open' as const, severity: opening.severity, failures: 0, failure, escalateAt: opening.escalateAt };
-  const alert = (await openAlerts(trx, deps, [{ target: ctx, effect, lastRunId: null }], now)).get(workflow.id)!;
+  const alert = (await openAlerts(trx, deps, [{ target: ctx, effect, lastRunId: null, cause: kind }], now)).get(workflow.id)!;
   const noLauncher = !deps.launchers(workflow);
   const { mention, ...cause } = data;
   await recordAlertEvents(trx, [
