@@ -16,6 +16,7 @@ const date = (d: Data, k: string): Date | undefined => {
 };
 const seconds = (s: number): TextPart => ({ type: 'duration', ms: s * 1000 });
 const when = (at: Date, now: Date, lead: 'relative' | 'absolute'): TextPart => ({ type: 'time', at, relative: relativeTime(at, now), lead });
+const at = (time: Date): TextPart => ({ type: 'time', at: time });
 const runRef = (d: Data) => (num(d, 'runId') ? `run #${num(d, 'runId')}` : 'the run');
 
 /** "has been running for 1 hour 5 minutes; it usually takes 20 minutes (median of 6 successful runs)." */
@@ -39,14 +40,14 @@ function longParts(d: Data, now: Date): TextPart[] {
 }
 
 /** "no success for the tick of 02:00 by 06:00 Europe/Berlin; run #7 is still running." */
-function deadlineParts(d: Data, now: Date): TextPart[] {
+function deadlineParts(d: Data): TextPart[] {
   const tick = date(d, 'tick');
   const deadline = date(d, 'deadline');
   const still = d.running === true ? [t(`; ${runRef(d)} is still running`)] : typeof d.status === 'string' && d.status !== '' ? [t(`; ${runRef(d)} ${String(d.status)}`)] : [t('; no run started')];
   return [
     t('no success'),
-    ...(tick ? [t(' for the tick of '), when(tick, now, 'absolute')] : []),
-    ...(deadline ? [t(' by its deadline, '), when(deadline, now, 'absolute')] : []),
+    ...(tick ? [t(' for the tick of '), at(tick)] : []),
+    ...(deadline ? [t(' by its deadline, '), at(deadline)] : []),
     ...still,
     t('.'),
   ];
@@ -57,7 +58,7 @@ export function openingCauseParts(data: Data, now: Date): TextPart[] | undefined
   const cause = data.cause as Data | undefined;
   if (!cause || typeof cause !== 'object') return undefined;
   if (cause.kind === 'running_long') return [t(' is running long: '), ...longParts(cause, now)];
-  if (cause.kind === 'completion_missed') return [t(' missed its completion deadline: '), ...deadlineParts(cause, now)];
+  if (cause.kind === 'completion_missed') return [t(' missed its completion deadline: '), ...deadlineParts(cause)];
   return undefined;
 }
 
@@ -69,7 +70,7 @@ export function durationEventText(event: EventInput, paging: { mention?: EventTe
     case 'running_long':
       return reply('running_long', 'warning', [t('Running long: '), ...longParts(d, event.at)]);
     case 'completion_missed':
-      return { ...reply('completion_missed', 'critical', [t('Completion deadline missed: '), ...deadlineParts(d, event.at), ...paging.paging]), ...(paging.mention ? { mention: paging.mention } : {}) };
+      return { ...reply('completion_missed', 'critical', [t('Completion deadline missed: '), ...deadlineParts(d), ...paging.paging]), ...(paging.mention ? { mention: paging.mention } : {}) };
     case 'too_fast': {
       const error = typeof d.error === 'string' && d.error ? { detail: d.error } : {};
       return { ...reply('too_fast', 'failed', [t(`Too fast to be real: ${runRef(d)} succeeded faster than the workflow's minimum duration, so it counts as a failure.`)]), ...error };
