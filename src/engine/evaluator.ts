@@ -7,8 +7,8 @@ import { escalationMention } from '../domain/escalation.js';
 import { retriesAllowed } from '../domain/retry-budget.js';
 import { fingerprintError } from '../domain/fingerprint.js';
 import { TOO_FAST } from '../domain/run-duration.js';
-import { recordAlertEvents, releaseHeldNotifications, type EventInput } from '../services/alert-events.js';
-import { loadHistoryFacts } from './history-facts.js';
+import { recordAlertEvents, releaseHeldNotifications, type EventInput } from '../ledger/alert-events.js';
+import { loadHistoryFacts } from '../ledger/history-facts.js';
 
 export interface EvaluationTarget {
   workflow: Workflow;

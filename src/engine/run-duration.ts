@@ -5,12 +5,13 @@ import type { CadenceProfile, Severity } from '../domain/cadence.js';
 import { escalateAtFor } from '../domain/evaluate.js';
 import { maintenanceAt } from '../domain/maintenance.js';
 import { retriesAllowed } from '../domain/retry-budget.js';
-import { completionDeadline, latestDueCompletion, NORMAL_SAMPLES, normalDuration, runningLongAfter, runningLongVerdict, type NormalDuration } from '../domain/run-duration.js';
+import { completionDeadline, latestDueCompletion, runningLongAfter, runningLongVerdict, type NormalDuration } from '../domain/run-duration.js';
 import { nextFireAfter } from '../domain/schedule.js';
-import { recordAlertEvents } from '../services/alert-events.js';
+import { recordAlertEvents } from '../ledger/alert-events.js';
+import { createProfileCache } from '../ledger/profiles.js';
+import { loadNormalDurations } from '../ledger/run-durations.js';
 import { openAlerts, openingPage } from './evaluator.js';
 import { loadMaintenanceRules } from './maintenance-rules.js';
-import { createProfileCache } from './profiles.js';
 
 /**
  * Runs that take too long (issue 16), told before their timeout:
@@ -40,20 +41,6 @@ export async function checkRunDurations(deps: DurationDeps): Promise<boolean> {
   const long = await noticeLongRuns(deps, now);
   const missed = await checkCompletionDeadlines(deps, now);
   return long + missed > 0;
-}
-
-/** The normal duration of each workflow from its newest successful attempts (one bounded, index-only read per workflow). */
-export async function loadNormalDurations(db: Reader, workflowIds: number[]): Promise<Map<number, NormalDuration | null>> {
-  if (workflowIds.length === 0) return new Map();
-  const { rows } = await sql<{ id: number; samples: number[] }>`
-    select w.id::int as id, array(
-      select r.duration_seconds from runs r
-      where r.workflow_id = w.id and r.attempt_status = 'succeeded' and r.duration_seconds is not null
-      order by r.finished_at desc limit ${NORMAL_SAMPLES}
-    ) as samples
-    from unnest(${[...new Set(workflowIds)]}::bigint[]) as w(id)
-  `.execute(db);
-  return new Map(rows.map((r) => [Number(r.id), normalDuration(r.samples.map(Number))]));
 }
 
 interface LongCandidate {

@@ -8,11 +8,11 @@ import type { Deps } from '../deps.js';
 import { profileFor } from '../domain/cadence.js';
 import { fireTimesAfter, nextFireAfter } from '../domain/schedule.js';
 import { newPingKey } from '../secrets.js';
-import { findOpenAlertForWorkflow, workflowHistory, type Scope } from './alert-queries.js';
+import { findOpenAlertForWorkflow, workflowHistory, type Scope } from '../ledger/alert-queries.js';
 import { modeOf } from './sync-workflows.js';
 import { resolveAlertsOfWorkflows } from './workflow-state.js';
 import { runningLongAfter } from '../domain/run-duration.js';
-import { loadNormalDurations } from '../engine/run-duration.js';
+import { loadNormalDurations } from '../ledger/run-durations.js';
 
 /** Workflows over the API: the read model, and the same upsert the file sync does, for workflows the API owns. */
 
