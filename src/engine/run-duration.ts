@@ -99,6 +99,9 @@ export async function noticeLongRuns(deps: DurationDeps, now: Date): Promise<num
         .returning('id')
         .executeTakeFirst();
       if (!ctx || !run) return false;
+      // Inside a maintenance window the run is not held against the workflow: claimed, not told.
+      const rules = await loadMaintenanceRules(trx, [ctx.workflow], now);
+      if (maintenanceAt(rules.get(ctx.workflow.id) ?? [], now)) return false;
       const data = {
         runId: c.run.id,
         startedAt: c.run.startedAt!.toISOString(),

@@ -79,3 +79,20 @@ describe('latestDueCompletion', () => {
     expect(latestDueCompletion(nightly, completeBy, at(now))?.tick.toISOString()).toBe(new Date(tick).toISOString());
   });
 });
+
+describe('the policy version and the duration fields', () => {
+  it('completeBy read back from JSON is the same policy; a changed time is a change', async () => {
+    const { effectivePolicy, policyChanges } = await import('../../src/domain/policy-version.js');
+    const { profileFor } = await import('../../src/domain/cadence.js');
+    const profile = profileFor('0 2 * * *', 'UTC', { completeBy: { time: '06:00', timeZone: 'Europe/Berlin' }, minDurationSeconds: 30 }, at('2026-03-10T00:00:00Z'));
+    const stored = JSON.parse(JSON.stringify(effectivePolicy(profile)));
+    expect(policyChanges(stored, effectivePolicy(profile))).toEqual([]);
+    // A version stored before these fields existed is the same policy for a workflow that sets none of them.
+    const plain = profileFor('0 2 * * *', 'UTC', {}, at('2026-03-10T00:00:00Z'));
+    const { minDurationSeconds, runningLongAfterSeconds, completeBy, ...older } = effectivePolicy(plain);
+    expect([minDurationSeconds, runningLongAfterSeconds, completeBy]).toEqual([null, null, null]);
+    expect(policyChanges(older, effectivePolicy(plain))).toEqual([]);
+    const later = profileFor('0 2 * * *', 'UTC', { completeBy: { time: '07:00', timeZone: 'Europe/Berlin' }, minDurationSeconds: 30 }, at('2026-03-10T00:00:00Z'));
+    expect(policyChanges(stored, effectivePolicy(later))).toEqual([{ field: 'completeBy', from: { time: '06:00', timeZone: 'Europe/Berlin' }, to: { time: '07:00', timeZone: 'Europe/Berlin' } }]);
+  });
+});

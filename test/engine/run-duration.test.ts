@@ -144,3 +144,22 @@ describe('too fast', () => {
     expect((await eventsOf(quick.id)).map((e) => e.kind)).toEqual(['opened', 'failure_recorded', 'too_fast', 'resolved']);
   });
 });
+
+describe('inside a maintenance window', () => {
+  it('a run going long is claimed but not told', async () => {
+    const vacuumed = await makeWorkflow(t.db, { name: 'vacuumed', cron: '0 2 * * *', createdAt: at('2026-03-01T00:00:00Z') });
+    await history(vacuumed);
+    const start = at('2026-03-11T02:00:00Z');
+    const run = await t.db
+      .insertInto('runs')
+      .values(newRunRow({ workflowId: vacuumed.id, tick: start, trigger: 'schedule', status: 'running', startedAt: start, deadlineAt: new Date(start.getTime() + 6 * 3_600_000) }))
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await t.db.insertInto('maintenanceWindows').values({ tenantId: 'acme', workflowId: vacuumed.id, startsAt: start, endsAt: at('2026-03-11T05:00:00Z'), reason: 'vacuum', createdBy: 'test', recurrence: null, toldAt: null, createdAt: start }).execute();
+    clock.set(at('2026-03-11T03:05:00Z'));
+    await bothReplicas();
+    expect(await eventsOf(vacuumed.id)).toEqual([]);
+    const claimed = await t.db.selectFrom('runs').select('longNoticedAt').where('id', '=', run.id).executeTakeFirstOrThrow();
+    expect(claimed.longNoticedAt).toEqual(at('2026-03-11T03:05:00Z'));
+  });
+});

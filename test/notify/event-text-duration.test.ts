@@ -50,3 +50,29 @@ describe('run-duration events in words', () => {
     expect(alertView({ alert: alert({ cause: 'running_long', consecutiveFailures: 1 }), workflow, tenant }, NOW).headline).toBe('Warning (open): Acme / nightly, 1 failure');
   });
 });
+
+describe('/scheduler status and the App Home', () => {
+  it('show the normal duration, how long a run has been going, and a cause instead of "0 failures"', async () => {
+    const { renderStatusList } = await import('../../src/slack/blocks/status.js');
+    const { renderHome } = await import('../../src/slack/blocks/home.js');
+    const row = {
+      tenantId: 'acme',
+      name: 'nightly',
+      cron: '0 2 * * *',
+      timezone: 'UTC',
+      paused: false,
+      monitoring: true,
+      mode: 'managed',
+      nextTickAt: null,
+      lastRun: { status: 'running', finishedAt: null, startedAt: new Date('2026-03-10T02:00:00Z'), runningLong: true },
+      openAlert: { id: 42, severity: 'warning', ownerUser: null, silenced: false, consecutiveFailures: 0, cause: 'running_long' },
+      normalSeconds: 1200,
+    };
+    const text = JSON.stringify(renderStatusList([row], 'Acme').blocks);
+    expect(text).toContain('running since <!date^1773108000^');
+    expect(text).toContain('(usually 20 minutes), *running long*');
+    expect(text).toContain('alert #42, running long, unowned');
+    const home = JSON.stringify(renderHome({ tenants: [{ id: 'acme', name: 'Acme', alerts: [{ id: 42, workflowName: 'nightly', severity: 'warning', openedAt: NOW, consecutiveFailures: 0, cause: 'completion_missed', ownerTeam: 'engineering', ownerUser: null, silenced: null }] }], dead: [] }, NOW).blocks);
+    expect(home).toContain('· completion missed ·');
+  });
+});
