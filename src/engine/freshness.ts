@@ -1,7 +1,6 @@
 import { sql } from 'kysely';
 import type { Deps } from '../deps.js';
 import { profileFor } from '../domain/cadence.js';
-import { fingerprintError } from '../domain/fingerprint.js';
 import { nextFireAfter } from '../domain/schedule.js';
 import { newRunRow, RUNS_FINISHED_CHANNEL } from '../services/runs.js';
 import { monitorWasUp } from './uptime.js';
@@ -42,7 +41,6 @@ export async function failOverdueRuns(deps: Pick<Deps, 'db'>, now: Date): Promis
       attemptStatus: 'failed' as const,
       error,
       attemptError: error,
-      errorGroup: fingerprintError(error),
       finishedAt: now,
       leaseOwner: null,
       leaseExpiresAt: null,
@@ -103,7 +101,6 @@ export async function recordMissedTicks(deps: Pick<Deps, 'db'>, now: Date): Prom
                 attemptStatus: up ? 'missed' : null,
                 attemptError: error,
                 error,
-                errorGroup: up ? fingerprintError('missed') : null,
                 outcomeNote: up ? null : 'the monitor was not running at this tick',
                 finishedAt: now,
                 // A skipped tick is never evaluated; a missed one goes through the poller.
