@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Deps } from '../deps.js';
 import { profileFor } from '../domain/cadence.js';
 import { nextFireAfter } from '../domain/schedule.js';
-import { newRunRow, RUNS_FINISHED_CHANNEL } from '../services/runs.js';
+import { newRunRow, RUNS_FINISHED_CHANNEL } from '../ledger/runs.js';
 import { monitorWasUp } from './uptime.js';
 
 /**
