@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import type { Deps } from '../deps.js';
-import { profileFor } from '../domain/cadence.js';
 import { nextFireAfter } from '../domain/schedule.js';
 import { newRunRow, RUNS_FINISHED_CHANNEL } from '../ledger/runs.js';
+import { profileOf } from '../ledger/profiles.js';
 import { monitorWasUp } from './uptime.js';
 
 /**
@@ -74,7 +74,7 @@ export async function recordMissedTicks(deps: Pick<Deps, 'db'>, now: Date): Prom
       .execute();
     let recorded = 0;
     for (const workflow of due) {
-      const profile = profileFor(workflow.cron, workflow.timezone, workflow.policy, now);
+      const profile = profileOf(workflow, now);
       const graceMs = profile.graceSeconds * 1000;
       let tick = workflow.nextTickAt!;
       for (let i = 0; i < MAX_TICKS_PER_PASS && tick.getTime() + graceMs <= now.getTime(); i++) {

@@ -8,7 +8,7 @@ import { maintenanceAt } from '../domain/maintenance.js';
 import { launchRun } from '../ledger/runs.js';
 import { evaluateWorkflows, type EvaluationTarget } from './evaluator.js';
 import { loadMaintenanceRules } from './maintenance-rules.js';
-import { createProfileCache } from '../ledger/profiles.js';
+import { profileOf } from '../ledger/profiles.js';
 import { handleFailedOriginal, handleFinishedAttempt, type Launch } from './retry.js';
 
 /**
@@ -23,8 +23,6 @@ import { handleFailedOriginal, handleFinishedAttempt, type Launch } from './retr
  */
 
 export const DEFAULT_POLL_BATCH = 100;
-
-const profileOf = createProfileCache();
 
 export async function pollFinishedRuns(deps: Deps, batch = DEFAULT_POLL_BATCH): Promise<boolean> {
   return (await pollFinishedRunsDetailed(deps, batch)).length > 0;

@@ -2,7 +2,7 @@ import { sql, type Transaction } from 'kysely';
 import type { Database, Run, Workflow } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { fireTimesBetween, latestFireAtOrBefore, nextFireAfter } from '../domain/schedule.js';
-import { createProfileCache } from '../ledger/profiles.js';
+import { profileOf } from '../ledger/profiles.js';
 import type { LoopSpec } from './runner.js';
 import { launchRun, newRunRow, RUN_LEASE_MS } from '../ledger/runs.js';
 
@@ -23,9 +23,6 @@ const LAUNCH_CONCURRENCY = 32;
 const MAX_SKIPPED_ROWS = 1_000;
 
 const SKIPPED_NOTE = 'not fired: the scheduler was not running at this tick; only the latest due tick runs after a gap';
-
-/** Profiles by (hour, cron, zone, overrides): the same few recur across a batch and across batches. */
-const profileOf = createProfileCache();
 
 type ClaimedWorkflow = Workflow & { tenantName: string };
 
