@@ -7,6 +7,7 @@ import { checkFreshness } from '../engine/freshness.js';
 import { pollFinishedRuns } from '../engine/poller.js';
 import type { UptimeHeartbeat } from '../engine/uptime.js';
 import { renewRunLeases } from '../ledger/run-leases.js';
+import { runInEngineOrder } from '../engine/steps.js';
 import { fireDueTicks } from '../engine/tick-scheduler.js';
 import type { OutboxSender } from '../notify/sender.js';
 import { ROOT_UPDATE_INTERVAL_MS } from '../slack/transport/root-refresher.js';
@@ -85,9 +86,10 @@ export class VirtualDriver {
   }
 
   /**
-   * One instant: every loop in a fixed order. The order follows the data
-   * (runs end → ticks fire → people act → overdue runs fail → finished runs
-   * are routed and evaluated → warnings escalate → the outbox delivers), so
+   * One instant: every loop in the engine's order (src/engine/steps.ts,
+   * which follows the data: runs end → ticks fire → people act → overdue runs
+   * fail → finished runs are routed and evaluated → warnings escalate → the
+   * outbox delivers), so
    * one pass settles the instant unless a run launched in it also ends in it
    * (a zero-second duration), which takes another pass. The tick scheduler and
    * the freshness detector are called only when the last look at the
@@ -103,17 +105,32 @@ export class VirtualDriver {
     for (let pass = 0; pass < MAX_ROUNDS; pass++) {
       // A run ends when its scripted time comes, when the freshness detector fails it, or at once when a launch
       // (a tick's, or an action's run now) is refused; the poller is called after any of those, as NOTIFY would wake it.
-      let finished = (await this.time('runs-end', () => launcher.finishDue(now))) > 0;
-      await this.time('outside-scheduler', () => outside.reportDue(now));
-      if (pass === 0 && this.due.tick <= now.getTime()) finished = (await this.time('tick-scheduler', () => repeat(() => fireDueTicks(deps)))) || finished;
-      if (pass === 0) finished = (await this.time('actions', () => this.performActions(now))) || finished;
-      // Renewed before the freshness check: a supervised run is never "lost" between instants.
-      await this.time('lease-renewal', () => renewRunLeases(deps, launcher.heldRunIds(), now));
-      if (pass === 0 && this.due.freshness <= now.getTime()) finished = (await this.time('freshness', () => checkFreshness(deps))) || finished;
-      // Alerts open only in the poller, so with none open before and no run routed now, the escalation clock has nothing to look at.
-      const routed = finished && (await this.time('poller', () => repeat(() => pollFinishedRuns(deps))));
-      if ((onGrid && (this.due.anyOpen || this.due.clockWork || routed)) || this.due.silenceEnd === now.getTime()) await this.time('escalation-clock', () => runEscalationClock(deps));
-      await this.time('outbox', () => this.deliver());
+      let finished = false;
+      let routed = false;
+      const found = (did: boolean) => void (finished ||= did);
+      await runInEngineOrder({
+        'runs-end': async () => found((await this.time('runs-end', () => launcher.finishDue(now))) > 0),
+        reports: () => this.time('outside-scheduler', () => outside.reportDue(now)),
+        'tick-scheduler': async () => {
+          if (pass === 0 && this.due.tick <= now.getTime()) found(await this.time('tick-scheduler', () => repeat(() => fireDueTicks(deps))));
+        },
+        actions: async () => {
+          if (pass === 0) found(await this.time('actions', () => this.performActions(now)));
+        },
+        // Renewed before the freshness check: a supervised run is never "lost" between instants.
+        'lease-renewal': () => this.time('lease-renewal', () => renewRunLeases(deps, launcher.heldRunIds(), now)),
+        freshness: async () => {
+          if (pass === 0 && this.due.freshness <= now.getTime()) found(await this.time('freshness', () => checkFreshness(deps)));
+        },
+        poller: async () => {
+          routed = finished && (await this.time('poller', () => repeat(() => pollFinishedRuns(deps))));
+        },
+        // Alerts open only in the poller, so with none open before and no run routed now, the escalation clock has nothing to look at.
+        'escalation-clock': async () => {
+          if ((onGrid && (this.due.anyOpen || this.due.clockWork || routed)) || this.due.silenceEnd === now.getTime()) await this.time('escalation-clock', () => runEscalationClock(deps));
+        },
+        outbox: () => this.time('outbox', () => this.deliver()),
+      });
       if ((launcher.nextEndAt()?.getTime() ?? Infinity) > now.getTime()) return;
     }
     throw new Error(`the engine did not settle at ${now.toISOString()}`);
