@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { ManualClock } from '../clock.js';
 import type { Deps } from '../deps.js';
 import { profileFor } from '../domain/cadence.js';
+import { escalationDueAt } from '../domain/escalation.js';
 import { runEscalationClock } from '../engine/escalation.js';
 import { checkFreshness } from '../engine/freshness.js';
 import { pollFinishedRuns } from '../engine/poller.js';
@@ -166,6 +167,19 @@ export class VirtualDriver {
     return any;
   }
 
+  /** When the earliest warning escalates: SQL narrows to those that can, the domain's rule says when. */
+  private async nextEscalation(now: Date): Promise<number | undefined> {
+    const warnings = await this.p.deps.db
+      .selectFrom('alerts')
+      .select(['status', 'severity', 'acknowledgedAt', 'escalateAt', 'consecutiveFailures', 'policy'])
+      .where('status', '=', 'open')
+      .where('severity', '=', 'warning')
+      .where('acknowledgedAt', 'is', null)
+      .execute();
+    const at = Math.min(...warnings.map((a) => escalationDueAt(a, now)?.getTime() ?? Infinity));
+    return Number.isFinite(at) ? at : undefined;
+  }
+
   /** The earliest instant after now at which anything can happen; `outboxOnly` after the scenario's end. */
   private async nextInstant(outboxOnly: boolean): Promise<Date | undefined> {
     const { deps, clock, launcher, outside, scenario, sender } = this.p;
@@ -183,7 +197,6 @@ export class VirtualDriver {
       nextDeadline: Date | null;
       nextRunLease: Date | null;
       anyOpen: boolean;
-      nextEscalation: Date | null;
       clockWork: boolean;
       silenceEnd: Date | null;
       nextSend: Date | null;
@@ -197,8 +210,6 @@ export class VirtualDriver {
         (select min(deadline_at) from runs where status = 'running') as next_deadline,
         (select min(lease_expires_at) from runs where status = 'running' and id <> all(${launcher.heldRunIds()}::int8[])) as next_run_lease,
         exists (select 1 from alerts where status = 'open') as any_open,
-        (select min(case when consecutive_failures >= coalesce((policy->>'escalateAfterFailures')::int, 2147483647) then ${now} else escalate_at end)
-          from alerts where status = 'open' and severity = 'warning' and acknowledged_at is null) as next_escalation,
         -- Reminders, ownership expiry and maintenance windows are decided in TypeScript each minute: while any can be due, stop on every grid instant.
         (exists (select 1 from alerts where status = 'open' and (acknowledged_at is not null or (silenced_by is not null and silenced_until is null)))
           or exists (select 1 from maintenance_windows where told_at is null)
@@ -237,7 +248,7 @@ export class VirtualDriver {
       add(scenario.actions[this.nextAction]?.at);
       // The escalation clock's timed work: a deadline, or a warning that kept failing (due at once); a silence's
       // end is added above. The first instant on its grid after the earliest.
-      const clockDue = r.clockWork ? t + 1 : r.nextEscalation?.getTime();
+      const clockDue = r.clockWork ? t + 1 : await this.nextEscalation(now);
       if (clockDue !== undefined) {
         const since = Math.max(clockDue, t + 1) - scenario.start.getTime();
         add(scenario.start.getTime() + Math.ceil(since / this.escalationMs) * this.escalationMs);
