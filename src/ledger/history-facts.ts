@@ -51,6 +51,8 @@ function settled(place: 'tick' | 'no tick', outcome: keyof typeof STATUSES) {
 export async function loadHistoryFacts(trx: Transaction<Database>, workflowIds: number[], withStreak: number[] = workflowIds): Promise<Map<number, HistoryFacts>> {
   const out = new Map<number, HistoryFacts>();
   if (workflowIds.length === 0) return out;
+  // A confirmed tick failure of the current streak: the count and the newest one read the same rows.
+  const failureSinceLastSuccess = sql`${settled('tick', 'failure')} and (e.last_ok is null or r.tick > e.last_ok) and not r.in_maintenance`;
   const { rows } = await sql<FactsRow>`
     with w as (
       select id as workflow_id, id = any(${withStreak}::int[]) as streak from unnest(${workflowIds}::int[]) as id group by id
@@ -86,11 +88,11 @@ export async function loadHistoryFacts(trx: Transaction<Database>, workflowIds: 
     cross join lateral (select greatest(okt.pos, okm.pos) as last_ok, greatest(badt.pos, badm.pos) as last_bad) e
     cross join lateral (
       select count(*)::int as n from runs r
-      where ${settled('tick', 'failure')} and (e.last_ok is null or r.tick > e.last_ok) and not r.in_maintenance
+      where ${failureSinceLastSuccess}
     ) fc
     left join lateral (
       select r.* from runs r
-      where ${settled('tick', 'failure')} and (e.last_ok is null or r.tick > e.last_ok) and not r.in_maintenance
+      where ${failureSinceLastSuccess}
       order by r.tick desc, r.id desc limit 1
     ) f on true
     left join lateral (
