@@ -2,6 +2,7 @@ import type { Db } from '../../db/connect.js';
 import type { Alert, Tenant, Workflow } from '../../db/schema.js';
 import { profileFor } from '../../domain/cadence.js';
 import { parseDestination } from '../../domain/events.js';
+import { retriesAllowed } from '../../domain/retry-budget.js';
 import { silenceState } from '../../domain/silence.js';
 import type { LauncherResolver } from '../../launcher.js';
 import { listOpenAlerts, workflowHistory, type Scope } from '../../ledger/alert-queries.js';
@@ -88,7 +89,8 @@ export async function workflowDetail(db: Db, launchers: LauncherResolver, workfl
     row: row!,
     tenantName: tenant.name,
     cadenceSeconds: profile.cadenceSeconds,
-    policy: { retries: profile.retries, alertAfter: profile.alertAfter, firstSeverity: profile.firstSeverity },
+    // The retries a tick gets: none without a launcher to start them, whatever the policy says.
+    policy: { retries: retriesAllowed(profile.retries, !!launchers(workflow)), alertAfter: profile.alertAfter, firstSeverity: profile.firstSeverity },
     runs: await historyRows(db, workflow.id, 10),
     alert: alert ? await cardFrom(db, launchers, alert, workflow, tenant) : null,
   };
