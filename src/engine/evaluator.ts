@@ -73,28 +73,9 @@ export async function evaluateWorkflows(trx: Transaction<Database>, deps: Pick<D
       continue;
     }
     switch (effect.type) {
-      case 'open': {
-        const { failure } = effect;
-        const noLauncher = !deps.launchers(target.workflow);
-        event(opened.get(target.workflow.id)!, 'opened', {
-          severity: effect.severity,
-          consecutiveFailures: effect.failures,
-          errorGroup: failure.errorGroup,
-          error: failure.error,
-          stage: failure.stage,
-          runId: failure.runId,
-          missed: failure.status === 'missed',
-          tick: failure.tick?.toISOString() ?? null,
-          logExcerpt: failure.logExcerpt ? failure.logExcerpt.slice(-LOG_EXCERPT_IN_EVENT) : null,
-          logUrl: failure.logUrl,
-          retries: retriesAllowed(target.profile.retries, !noLauncher),
-          noLauncher,
-          escalateAt: effect.escalateAt?.toISOString() ?? null,
-          // Opening at critical pages the tenant's on-call (when it names anyone), as an escalation to critical does.
-          ...(effect.severity === 'critical' ? openingPage(tenant) : {}),
-        });
+      case 'open':
+        event(opened.get(target.workflow.id)!, 'opened', openedData(target, effect, !deps.launchers(target.workflow)));
         break;
-      }
       case 'failure_recorded': {
         const next = changed.get(alert!.id)!;
         const { failure, groupChanged } = effect;
@@ -125,6 +106,28 @@ export async function evaluateWorkflows(trx: Transaction<Database>, deps: Pick<D
     flappingNote();
   }
   await recordAlertEvents(trx, events);
+}
+
+/** What the `opened` event says: the failure that opened it, the retries a tick gets, the deadline, whom it pages. */
+function openedData(target: EvaluationTarget, effect: Extract<Effect, { type: 'open' }>, noLauncher: boolean): Record<string, unknown> {
+  const { failure } = effect;
+  return {
+    severity: effect.severity,
+    consecutiveFailures: effect.failures,
+    errorGroup: failure.errorGroup,
+    error: failure.error,
+    stage: failure.stage,
+    runId: failure.runId,
+    missed: failure.status === 'missed',
+    tick: failure.tick?.toISOString() ?? null,
+    logExcerpt: failure.logExcerpt ? failure.logExcerpt.slice(-LOG_EXCERPT_IN_EVENT) : null,
+    logUrl: failure.logUrl,
+    retries: retriesAllowed(target.profile.retries, !noLauncher),
+    noLauncher,
+    escalateAt: effect.escalateAt?.toISOString() ?? null,
+    // Opening at critical pages the tenant's on-call (when it names anyone), as an escalation to critical does.
+    ...(effect.severity === 'critical' ? openingPage(target.tenant) : {}),
+  };
 }
 
 function openingPage(tenant: Tenant): { mention?: ReturnType<typeof escalationMention> } {

@@ -25,6 +25,9 @@ function settled(place: 'tick' | 'no tick', outcome: keyof typeof STATUSES) {
         and r.status in ${STATUSES[outcome]} and r.processed_at is not null`;
 }
 
+/** A confirmed tick failure of the current streak (after `e.last_ok`): the count and the newest one read the same rows. */
+const FAILURE_SINCE_LAST_SUCCESS = sql`${settled('tick', 'failure')} and (e.last_ok is null or r.tick > e.last_ok) and not r.in_maintenance`;
+
 /**
  * The evaluator's facts for many workflows in one statement. Only settled
  * rows count: original rows whose verdict is final (succeeded, failed,
@@ -51,8 +54,6 @@ function settled(place: 'tick' | 'no tick', outcome: keyof typeof STATUSES) {
 export async function loadHistoryFacts(trx: Transaction<Database>, workflowIds: number[], withStreak: number[] = workflowIds): Promise<Map<number, HistoryFacts>> {
   const out = new Map<number, HistoryFacts>();
   if (workflowIds.length === 0) return out;
-  // A confirmed tick failure of the current streak: the count and the newest one read the same rows.
-  const failureSinceLastSuccess = sql`${settled('tick', 'failure')} and (e.last_ok is null or r.tick > e.last_ok) and not r.in_maintenance`;
   const { rows } = await sql<FactsRow>`
     with w as (
       select id as workflow_id, id = any(${withStreak}::int[]) as streak from unnest(${workflowIds}::int[]) as id group by id
@@ -88,11 +89,11 @@ export async function loadHistoryFacts(trx: Transaction<Database>, workflowIds: 
     cross join lateral (select greatest(okt.pos, okm.pos) as last_ok, greatest(badt.pos, badm.pos) as last_bad) e
     cross join lateral (
       select count(*)::int as n from runs r
-      where ${failureSinceLastSuccess}
+      where ${FAILURE_SINCE_LAST_SUCCESS}
     ) fc
     left join lateral (
       select r.* from runs r
-      where ${failureSinceLastSuccess}
+      where ${FAILURE_SINCE_LAST_SUCCESS}
       order by r.tick desc, r.id desc limit 1
     ) f on true
     left join lateral (
