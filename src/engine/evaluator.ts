@@ -2,7 +2,7 @@ import { sql, type Transaction } from 'kysely';
 import type { Alert, Database, Run, Tenant, Workflow } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import type { CadenceProfile } from '../domain/cadence.js';
-import { evaluateHistory, nextAlertState, type Effect } from '../domain/evaluate.js';
+import { evaluateHistory, nextAlertState, type Effect, type HistoryFacts } from '../domain/evaluate.js';
 import { escalationMention } from '../domain/escalation.js';
 import { retriesAllowed } from '../domain/retry-budget.js';
 import { recordAlertEvents, releaseHeldNotifications, type EventInput } from '../ledger/alert-events.js';
@@ -40,22 +40,10 @@ export async function evaluateWorkflows(trx: Transaction<Database>, deps: Pick<D
   const openBy = new Map(open.map((a) => [a.workflowId, a]));
   const facts = await loadHistoryFacts(trx, ids, [...openBy.keys()]);
 
-  const decided = targets.map((target) => {
-    const alert = openBy.get(target.workflow.id) ?? null;
-    const { cron, timezone } = target.workflow;
-    const effects = evaluateHistory({ facts: facts.get(target.workflow.id)!, alert, policy: target.profile, cadenceSeconds: target.profile.cadenceSeconds, schedule: { cron, timezone }, now });
-    const flapping = effects.find((e): e is FlappingEffect => e.type === 'flapping');
-    return { target, alert, effect: effects.find((e): e is MainEffect => e.type !== 'flapping'), flapping };
-  });
+  const decided = targets.map((target) => decide(target, openBy.get(target.workflow.id) ?? null, facts.get(target.workflow.id)!, now));
 
   const opened = await openAlerts(trx, deps, decided.flatMap((d) => (d.effect?.type === 'open' ? [{ target: d.target, effect: d.effect }] : [])), now);
-  const changed = await updateAlerts(
-    trx,
-    decided.flatMap(({ alert, effect, flapping }) => {
-      if (!alert || (!effect && !flapping)) return [];
-      return [nextAlertState(alert, [...(effect ? [effect] : []), ...(flapping ? [flapping] : [])], now)];
-    }),
-  );
+  const changed = await updateAlerts(trx, decided.flatMap((d) => changedAlert(d, now)));
 
   const events: EventInput[] = [];
   for (const { target, alert, effect, flapping } of decided) {
@@ -108,7 +96,23 @@ export async function evaluateWorkflows(trx: Transaction<Database>, deps: Pick<D
   await recordAlertEvents(trx, events);
 }
 
-/** What the `opened` event says: the failure that opened it, the retries a tick gets, the deadline, whom it pages. */
+type Decision = { target: EvaluationTarget; alert: Alert | null; effect: MainEffect | undefined; flapping: FlappingEffect | undefined };
+
+/** What the domain rules say follows for one workflow: at most one main effect, and a flapping note. */
+function decide(target: EvaluationTarget, alert: Alert | null, facts: HistoryFacts, now: Date): Decision {
+  const { cron, timezone } = target.workflow;
+  const effects = evaluateHistory({ facts, alert, policy: target.profile, cadenceSeconds: target.profile.cadenceSeconds, schedule: { cron, timezone }, now });
+  const flapping = effects.find((e): e is FlappingEffect => e.type === 'flapping');
+  return { target, alert, effect: effects.find((e): e is MainEffect => e.type !== 'flapping'), flapping };
+}
+
+/** The open alert's next state when the decision changes it (none otherwise): the domain's transition (nextAlertState). */
+function changedAlert({ alert, effect, flapping }: Decision, now: Date): Alert[] {
+  if (!alert || (!effect && !flapping)) return [];
+  return [nextAlertState(alert, [...(effect ? [effect] : []), ...(flapping ? [flapping] : [])], now)];
+}
+
+/** The `opened` event's data: the failure that opened it and what the alert will do next. */
 function openedData(target: EvaluationTarget, effect: Extract<Effect, { type: 'open' }>, noLauncher: boolean): Record<string, unknown> {
   const { failure } = effect;
   return {
