@@ -19,6 +19,7 @@ export function engineLoops(deps: Deps): LoopSpec[] {
   return [
     {
       name: 'monitor-uptime',
+      step: 'heartbeat',
       intervalMs: UPTIME_BEAT_MS,
       tick: async () => {
         await heartbeat.beat(deps.clock.now());
@@ -27,17 +28,20 @@ export function engineLoops(deps: Deps): LoopSpec[] {
     },
     {
       name: 'run-poller',
+      step: 'poller',
       intervalMs: deps.config.POLL_INTERVAL_SECONDS * 1000,
       wakeOn: [RUNS_FINISHED_CHANNEL],
       tick: () => pollFinishedRuns(deps),
     },
     {
       name: 'escalation-clock',
+      step: 'escalation-clock',
       intervalMs: deps.config.ESCALATION_INTERVAL_SECONDS * 1000,
       tick: () => runEscalationClock(deps),
     },
     {
       name: 'freshness',
+      step: 'freshness',
       intervalMs: FRESHNESS_INTERVAL_MS,
       tick: async () => {
         // Beat first: a replica that just started must count itself as up before judging ticks.
@@ -48,6 +52,7 @@ export function engineLoops(deps: Deps): LoopSpec[] {
     {
       // Running long and completion deadlines (issue 16): told before the timeout, so on the freshness detector's pace.
       name: 'run-duration',
+      step: 'run-duration',
       intervalMs: FRESHNESS_INTERVAL_MS,
       tick: () => checkRunDurations(deps),
     },

@@ -8,7 +8,7 @@ import { retriesAllowed } from '../domain/retry-budget.js';
 import { completionDeadline, latestDueCompletion, runningLongAfter, runningLongVerdict, type NormalDuration } from '../domain/run-duration.js';
 import { nextFireAfter } from '../domain/schedule.js';
 import { recordAlertEvents } from '../ledger/alert-events.js';
-import { createProfileCache } from '../ledger/profiles.js';
+import { profileOf } from '../ledger/profiles.js';
 import { loadNormalDurations } from '../ledger/run-durations.js';
 import { openAlerts, openingPage } from './evaluator.js';
 import { loadMaintenanceRules } from './maintenance-rules.js';
@@ -33,8 +33,6 @@ type Reader = Pick<Deps, 'db'>['db'] | Transaction<Database>;
 /** Running runs looked at per pass, oldest start first (the ones most likely to be long). */
 const RUNS_PER_PASS = 200;
 const WORKFLOWS_PER_PASS = 500;
-
-const profileOf = createProfileCache();
 
 export async function checkRunDurations(deps: DurationDeps): Promise<boolean> {
   const now = deps.clock.now();

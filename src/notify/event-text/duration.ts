@@ -1,5 +1,5 @@
 import { relativeTime } from '../../domain/durations.js';
-import type { EventIcon, EventInput, EventText, TextPart } from '../event-text.js';
+import { date, num, pagingOf, t, type Data, type EventIcon, type EventText, type Renderer, type TextPart } from './parts.js';
 
 /**
  * The run-duration events in words (issue 16): `running_long`,
@@ -7,13 +7,6 @@ import type { EventIcon, EventInput, EventText, TextPart } from '../event-text.j
  * them opened the alert. Pure, read defensively from the event's data.
  */
 
-type Data = Record<string, unknown>;
-const t = (text: string): TextPart => ({ type: 'text', text });
-const num = (d: Data, k: string): number | undefined => (typeof d[k] === 'number' && Number.isFinite(d[k]) ? (d[k] as number) : undefined);
-const date = (d: Data, k: string): Date | undefined => {
-  const at = typeof d[k] === 'string' ? new Date(d[k] as string) : undefined;
-  return at && !Number.isNaN(at.getTime()) ? at : undefined;
-};
 const seconds = (s: number): TextPart => ({ type: 'duration', ms: s * 1000 });
 const when = (at: Date, now: Date, lead: 'relative' | 'absolute'): TextPart => ({ type: 'time', at, relative: relativeTime(at, now), lead });
 const at = (time: Date): TextPart => ({ type: 'time', at: time });
@@ -62,20 +55,17 @@ export function openingCauseParts(data: Data, now: Date): TextPart[] | undefined
   return undefined;
 }
 
-/** The duration events as replies; undefined for any other kind. `paging` is the dispatcher's " Paging …." words for data.mention. */
-export function durationEventText(event: EventInput, paging: { mention?: EventText['mention']; paging: TextPart[] }): EventText | undefined {
-  const d = (event.data ?? {}) as Data;
-  const reply = (what: string, icon: EventIcon, parts: TextPart[]): EventText => ({ what, icon, parts });
-  switch (event.kind) {
-    case 'running_long':
-      return reply('running_long', 'warning', [t('Running long: '), ...longParts(d, event.at)]);
-    case 'completion_missed':
-      return { ...reply('completion_missed', 'critical', [t('Completion deadline missed: '), ...deadlineParts(d), ...paging.paging]), ...(paging.mention ? { mention: paging.mention } : {}) };
-    case 'too_fast': {
-      const error = typeof d.error === 'string' && d.error ? { detail: d.error } : {};
-      return { ...reply('too_fast', 'failed', [t(`Too fast to be real: ${runRef(d)} succeeded faster than the workflow's minimum duration, so it counts as a failure.`)]), ...error };
-    }
-    default:
-      return undefined;
-  }
-}
+const reply = (what: string, icon: EventIcon, parts: TextPart[]): EventText => ({ what, icon, parts });
+
+/** The duration events as replies in the open alert's thread. */
+export const durationTexts = {
+  running_long: ({ event, d }) => reply('running_long', 'warning', [t('Running long: '), ...longParts(d, event.at)]),
+  completion_missed: ({ d }) => {
+    const { mention, paging } = pagingOf(d);
+    return { ...reply('completion_missed', 'critical', [t('Completion deadline missed: '), ...deadlineParts(d), ...paging]), ...(mention ? { mention } : {}) };
+  },
+  too_fast: ({ d }) => {
+    const error = typeof d.error === 'string' && d.error ? { detail: d.error } : {};
+    return { ...reply('too_fast', 'failed', [t(`Too fast to be real: ${runRef(d)} succeeded faster than the workflow's minimum duration, so it counts as a failure.`)]), ...error };
+  },
+} satisfies Record<string, Renderer>;
