@@ -1,4 +1,5 @@
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { SharedCausesTable, StormAlertsTable, StormsTable } from './schema-storms.js';
 
 /** Columns with a database default: optional on insert. */
 type Defaulted<T> = ColumnType<T, T | undefined, T>;
@@ -309,6 +310,9 @@ export interface Database {
   maintenanceWindows: MaintenanceWindowsTable;
   destinationOutages: DestinationOutagesTable;
   housekeepingFirings: HousekeepingFiringsTable;
+  storms: StormsTable;
+  stormAlerts: StormAlertsTable;
+  sharedCauses: SharedCausesTable;
 }
 
 export type Tenant = Selectable<TenantsTable>;

@@ -1,6 +1,7 @@
 import type { AlertEvent } from '../db/schema.js';
 import { formatDuration, plural, relativeTime, utcText } from '../domain/durations.js';
 import type { AlertViewAlert } from './alert-view.js';
+import { stormEventText } from './event-text/storms.js';
 
 /**
  * What an alert event says, decided once from its data and the alert's
@@ -383,7 +384,7 @@ export function eventText({ event, alert: a, workflow }: EventTextInput): EventT
     case 'went_live':
       return { what: 'went_live', icon: 'info', parts: [t('Shadow mode ended: from now on this alert is told to its channel and destinations.')] };
     default:
-      return { what: event.kind, icon: 'info', parts: [t(`${event.kind.replace(/_/g, ' ')}.`)] };
+      return stormEventText({ event, alert: a, workflow }) ?? { what: event.kind, icon: 'info', parts: [t(`${event.kind.replace(/_/g, ' ')}.`)] };
   }
 }
 

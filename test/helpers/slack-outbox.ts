@@ -1,4 +1,4 @@
-import type { Insertable } from 'kysely';
+import { sql, type Insertable } from 'kysely';
 import { ManualClock } from '../../src/clock.js';
 import type { Db } from '../../src/db/connect.js';
 import type { Alert, AlertsTable } from '../../src/db/schema.js';
@@ -140,5 +140,11 @@ export async function outboxBacklog(db: Db, options: { dueBefore?: Date } = {}):
       ),
     )
     .execute();
-  return { open: Number(open.n), stale: stale.length };
+  // Storm messages (issue 16) owe a re-render the same way: a member event newer than the render, or an end not shown yet.
+  const staleStorms = await sql<{ n: number }>`
+    select count(*)::int as n from storms s
+    where s.root_ts is not null and (
+      (s.ended_at is not null and (s.rendered_at is null or s.rendered_at < s.ended_at))
+      or coalesce(s.rendered_event_id, 0) < (select max(n.event_id) from storm_alerts m join notifications n on n.alert_id = m.alert_id and n.destination = m.destination and n.status = 'sent' where m.storm_id = s.id))`.execute(db);
+  return { open: Number(open.n), stale: stale.length + (staleStorms.rows[0]?.n ?? 0) };
 }
