@@ -47,7 +47,8 @@ export async function loadStormView(db: Db, stormId: number, now: Date): Promise
       ownerUser: r.ownerUser,
       silenced: silenceState({ status: r.status, silencedBy: r.silencedBy, silencedUntil: r.silencedUntil, silenceReason: r.silenceReason }, now).silenced,
       lastError: r.lastError,
-      ownThread: r.rootTs !== null,
+      // Open when the storm ended: it outlived the storm, and its storm_outlived event gives it a thread of its own.
+      ownThread: r.rootTs !== null || (storm.endedAt !== null && r.status === 'open'),
     })),
   };
 }

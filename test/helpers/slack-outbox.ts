@@ -40,12 +40,16 @@ export async function insertAlert(db: Db, workflowId: number, overrides: Partial
     .executeTakeFirstOrThrow();
 }
 
-/** Records an event (and its outbox rows) the way the engine does, after applying `changes` to the alert. */
+/**
+ * Records an event (and its outbox rows) the way the engine does, after applying `changes` to the alert.
+ * Storms are off unless `storms` is set: these tests pin the outbox's delivery of each alert on its own
+ * (an operator may turn storms off the same way, STORM_MIN_ALERTS=0); storms have tests of their own.
+ */
 export async function addEvent(
   db: Db,
   alertId: number,
   kind: AlertEventKind,
-  options: { now: Date; platformChannel?: string; changes?: Partial<Insertable<AlertsTable>>; data?: Record<string, unknown>; actor?: string },
+  options: { now: Date; platformChannel?: string; changes?: Partial<Insertable<AlertsTable>>; data?: Record<string, unknown>; actor?: string; storms?: boolean },
 ) {
   return db.transaction().execute(async (trx) => {
     const alert = options.changes
@@ -60,7 +64,7 @@ export async function addEvent(
       actor: options.actor ?? null,
       data: options.data ?? {},
       now: options.now,
-      config: { PLATFORM_CHANNEL: options.platformChannel },
+      config: { PLATFORM_CHANNEL: options.platformChannel, ...(options.storms ? {} : { STORM_MIN_ALERTS: 0 }) },
     });
   });
 }
