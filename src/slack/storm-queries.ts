@@ -36,7 +36,7 @@ export async function loadStormView(db: Db, stormId: number, now: Date): Promise
     .execute();
   return {
     eventId: Number(latest?.id ?? 0),
-    storm: { id: Number(storm.id), startedAt: storm.startedAt, endedAt: storm.endedAt },
+    storm: { id: Number(storm.id), channel: storm.channel, startedAt: storm.startedAt, endedAt: storm.endedAt },
     members: rows.map((r) => ({
       alertId: Number(r.id),
       tenant: { id: r.tenantId, name: r.tenantName },

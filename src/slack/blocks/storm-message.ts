@@ -21,7 +21,7 @@ export interface StormMember {
 }
 
 export interface StormView {
-  storm: { id: number; startedAt: Date; endedAt: Date | null };
+  storm: { id: number; channel?: string; startedAt: Date; endedAt: Date | null };
   members: StormMember[];
 }
 
