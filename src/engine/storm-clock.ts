@@ -81,7 +81,7 @@ export function sharedCauseRuleOf(config: Partial<Pick<Deps['config'], 'SHARED_C
  * Calls out, on the platform channel only, each error group that open alerts
  * of enough distinct workflows (of any tenants) failed with inside the
  * window: once per group per window, claimed by inserting the (group, window
- * start) key (seed 002). The event hangs on the group's newest alert and is
+ * start) key (seed 002), and not again within a window of the last callout. The event hangs on the group's newest alert and is
  * routed to the platform channel alone; its kind is left out of every
  * tenant-facing read (it names other tenants' workflows).
  */
@@ -113,6 +113,9 @@ export async function callOutSharedCauses(deps: StormDeps, now: Date): Promise<n
         .execute();
       const newest = members.at(-1);
       if (!newest) return false;
+      // A group still failing as the window rolls over is not called out again until a whole window after the last callout.
+      const recent = await trx.selectFrom('sharedCauses').select('calledAt').where('errorGroup', '=', g.errorGroup).where('calledAt', '>', window.since).executeTakeFirst();
+      if (recent) return false;
       const claimed = await trx
         .insertInto('sharedCauses')
         .values({ errorGroup: g.errorGroup, windowStart: window.start, calledAt: now, alertId: newest.id, workflows: g.workflows, tenants: g.tenants })

@@ -4,7 +4,7 @@ import { stormKey } from '../domain/storm.js';
 import type { DeliveryInput, DeliveryResult, FindDeliveredResult } from '../notify/transport.js';
 import { renderAlertReply, type AlertCard } from './blocks/alert-card.js';
 import { renderStormMessage } from './blocks/storm-message.js';
-import { alertMetadata, metadataKey } from './metadata.js';
+import { alertMetadata, metadataKey, stormMetadata } from './metadata.js';
 import type { SlackOutboxApi } from './slack-api.js';
 import { claimStormPost, loadStormView, saveStormRoot } from './storm-queries.js';
 
@@ -32,7 +32,8 @@ export async function deliverToStorm(db: Db, api: SlackOutboxApi, input: Deliver
     if (!(await claimStormPost(db, id, input.now))) return { kind: 'transient', error: `storm ${id}'s message is being posted by another delivery` };
     const view = await loadStormView(db, id, input.now);
     if (!view) return { kind: 'permanent', error: `storm ${id} not found` };
-    const posted = await api.postMessage({ channel: storm.channel, ...renderStormMessage(view), metadata: metadata('storm', stormKey(id, n.destination)) });
+    // Never empty: the delivering alert is a member.
+    const posted = await api.postMessage({ channel: storm.channel, ...renderStormMessage(view), metadata: stormMetadata(view, stormKey(id, n.destination)) ?? metadata('storm', stormKey(id, n.destination)) });
     if (!posted.ok) {
       // Refused before anything was posted: let the next delivery claim it at once. An unknown outcome keeps the lease.
       if (posted.kind !== 'unknown') await db.updateTable('storms').set({ rootClaimedAt: null }).where('id', '=', id).where('rootTs', 'is', null).execute();

@@ -3,7 +3,7 @@ import type { Deps } from '../deps.js';
 import { stormKey } from '../domain/storm.js';
 import type { Logger } from '../log.js';
 import { renderStormMessage } from './blocks/storm-message.js';
-import { alertMetadata } from './metadata.js';
+import { stormMetadata } from './metadata.js';
 import type { SlackOutboxApi } from './slack-api.js';
 import { loadStormView } from './storm-queries.js';
 
@@ -47,11 +47,7 @@ export async function refreshOneStorm(deps: Pick<Deps, 'db'>, api: SlackOutboxAp
     .where((eb) => eb.or([eb('renderedAt', 'is', null), eb('renderedAt', '<=', now)]))
     .executeTakeFirst();
   if (Number(won.numUpdatedRows) === 0) return { updated: false };
-  const first = view.members[0];
-  const metadata = first
-    ? alertMetadata({ alertId: first.alertId, tenant: first.tenant.id, workflow: first.workflow, event: 'storm', severity: first.severity, key: stormKey(id, storm.destination) })
-    : undefined;
-  const result = await api.updateMessage({ channel: storm.channel, ts: storm.rootTs, ...renderStormMessage(view), metadata });
+  const result = await api.updateMessage({ channel: storm.channel, ts: storm.rootTs, ...renderStormMessage(view), metadata: stormMetadata(view, stormKey(id, storm.destination)) });
   if (result.ok) return { updated: true };
   if (result.kind === 'permanent') {
     log.error({ stormId: id, error: result.error }, 'storm message cannot be updated');
