@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import type { Deps } from '../deps.js';
 import { DEFAULT_SHARED_CAUSE_RULE, isSharedCause, sharedCauseWindow, stormEnds, type SharedCauseRule } from '../domain/storm.js';
-import { recordAlertEvents, type EventInput } from '../services/alert-events.js';
-import { stormRuleOf } from '../services/storm-claims.js';
+import { recordAlertEvents, type EventInput } from '../ledger/alert-events.js';
+import { stormRuleOf } from '../ledger/storm-claims.js';
 
 type StormDeps = Pick<Deps, 'db' | 'clock' | 'config'>;
 

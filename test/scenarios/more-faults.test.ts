@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { takeOwnership } from '../../src/services/alert-actions.js';
+import { takeOwnership } from '../../src/ledger/alert-actions.js';
 import { reportRun as ingestRun } from '../../src/services/ingest.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { createEngine, fireTick, PLATFORM, reportRun, type Engine } from '../helpers/engine-harness.js';

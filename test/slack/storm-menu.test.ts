@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Alert } from '../../src/db/schema.js';
-import { ACTION, stormBlockId } from '../../src/slack/ids.js';
+import { ACTION, stormBlockId } from '../../src/slack/blocks/ids.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { createEngine, PLATFORM, reportRun, type Engine } from '../helpers/engine-harness.js';
 import { makeTenant, makeWorkflow } from '../helpers/factories.js';

@@ -1,6 +1,6 @@
 import type { Severity } from '../../db/schema.js';
 import { plural } from '../../domain/durations.js';
-import { ACTION, stormBlockId } from '../ids.js';
+import { ACTION, stormBlockId } from './ids.js';
 import { slackDate, userMention } from './format.js';
 import { capBlocks, checkId, LIMITS, mrkdwn, omittedNote, plain, safeText } from './limits.js';
 import type { Block, SlackMessage } from './types.js';

@@ -1,10 +1,10 @@
 import type { App } from '@slack/bolt';
 import { renderResolveModal } from '../../blocks/resolve-modal.js';
-import { ACTION } from '../../ids.js';
-import { alertInScope } from '../../queries.js';
+import { ACTION } from '../../blocks/ids.js';
+import { alertInScope } from '../../views/queries.js';
 import { NOT_FOUND_TEXT } from '../answers.js';
 import type { SlackContext } from '../context.js';
-import type { Scope } from '../../../services/alert-queries.js';
+import type { Scope } from '../../../ledger/alert-queries.js';
 import type { ParsedAlertAction } from '../payloads.js';
 import { alertAction, openModal, refuse, type ActionArgs } from './alert-action.js';
 

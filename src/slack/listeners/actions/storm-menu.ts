@@ -1,9 +1,9 @@
 import type { App } from '@slack/bolt';
 import { z } from 'zod';
 import { renderStormMessage } from '../../blocks/storm-message.js';
-import { ACTION } from '../../ids.js';
-import { loadStormView } from '../../storm-queries.js';
-import { scopeForChannel, UNLINKED_TEXT } from '../../tenancy.js';
+import { ACTION } from '../../blocks/ids.js';
+import { loadStormView } from '../../views/storm-queries.js';
+import { scopeForChannel, UNLINKED_TEXT } from '../tenancy.js';
 import type { SlackContext } from '../context.js';
 import { alertActionBody } from '../payloads.js';
 import { ephemeral, type ActionArgs } from './alert-action.js';
