@@ -5,6 +5,7 @@ import type { Workflow } from '../../src/db/schema.js';
 import { runStormClock } from '../../src/engine/storm-clock.js';
 import { pollFinishedRunsDetailed } from '../../src/engine/poller.js';
 import { silentLogger } from '../../src/log.js';
+import { getAlertDetail } from '../../src/services/alert-read.js';
 import { createOutboxSender } from '../../src/notify/sender.js';
 import { createRootRefresher } from '../../src/slack/transport/root-refresher.js';
 import { slackTransport } from '../../src/slack/transport/slack-transport.js';
@@ -140,6 +141,14 @@ describe('storms with two replicas', { timeout: 180_000 }, () => {
     expect(events).toHaveLength(1);
     const told = await t.db.selectFrom('notifications').select('destination').where('eventId', '=', events[0]!.id).execute();
     expect(told).toEqual([{ destination: 'slack:CPLATFORM' }]);
+
+    // It names another tenant's workflow: the tenant's own read API never shows it; the operator's does.
+    const alertId = (await t.db.selectFrom('alertEvents').select('alertId').where('id', '=', events[0]!.id).executeTakeFirstOrThrow()).alertId;
+    const tenantOf = (await t.db.selectFrom('alerts').innerJoin('workflows', 'workflows.id', 'alerts.workflowId').select('workflows.tenantId').where('alerts.id', '=', alertId).executeTakeFirstOrThrow()).tenantId;
+    const asTenant = await getAlertDetail(t.db, { tenantId: tenantOf }, alertId);
+    expect(asTenant!.events.map((e) => e.kind)).not.toContain('shared_cause');
+    expect(asTenant!.notifications.some((n) => n.destination === 'slack:CPLATFORM' && asTenant!.events.every((e) => e.id !== n.eventId))).toBe(false);
+    expect((await getAlertDetail(t.db, {}, alertId))!.events.map((e) => e.kind)).toContain('shared_cause');
 
     await Promise.all(engines.map((e) => runStormClock(e.deps, at(80))));
     expect(await t.db.selectFrom('alertEvents').select('id').where('kind', '=', 'shared_cause').execute()).toHaveLength(1);

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Alert } from '../../src/db/schema.js';
+import { renderHome } from '../../src/slack/blocks/home.js';
 import { ACTION, stormBlockId } from '../../src/slack/blocks/ids.js';
+import { homeModel } from '../../src/slack/views/queries.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { createEngine, PLATFORM, reportRun, type Engine } from '../helpers/engine-harness.js';
 import { makeTenant, makeWorkflow } from '../helpers/factories.js';
@@ -85,5 +87,20 @@ describe('the storm message menu', { timeout: 60_000 }, () => {
     const bad = await eventually(() => rig.slack.responses.slice(before).find((r) => r.body.response_type === 'ephemeral') ?? Promise.reject(new Error('no answer yet')));
     expect(String(bad.body.text)).toContain("couldn't read that click");
     expect((await alertNow(alerts[5]!)).ownerUser).toBeNull();
+  });
+
+  it('/scheduler status and the App Home name the storm under way; another tenant sees none', async () => {
+    const before = rig.slack.responses.length;
+    await rig.command('status', { channel: 'CACME' });
+    const status = await eventually(() => rig.slack.responses[before] ?? Promise.reject(new Error('no answer yet')));
+    expect(JSON.stringify(status.body)).toMatch(/Storm since .*6 alerts \(\d open\) are one message in <#CACME>/);
+    const other = rig.slack.responses.length;
+    await rig.command('status', { channel: 'CGLOBEX' });
+    const globex = await eventually(() => rig.slack.responses[other] ?? Promise.reject(new Error('no answer yet')));
+    expect(JSON.stringify(globex.body)).not.toContain('Storm');
+
+    const home = renderHome(await homeModel(t.db, engine.clock.now(), ['acme']), engine.clock.now());
+    expect(JSON.stringify(home.blocks)).toMatch(/Storm since .*6 alerts/);
+    expect(JSON.stringify(renderHome(await homeModel(t.db, engine.clock.now(), ['globex']), engine.clock.now()).blocks)).not.toContain('Storm');
   });
 });

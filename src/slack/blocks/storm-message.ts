@@ -89,3 +89,9 @@ function memberSection(stormId: number, m: StormMember): Block {
 function option(text: string, value: string) {
   return { text: plain(text, LIMITS.optionText), value };
 }
+
+/** One line naming a storm under way, for `/scheduler status`, the App Home and the digest. */
+export function stormSummaryLine(s: { channel: string; startedAt: Date; alerts: number; open: number }): string {
+  const channel = /^[CG][A-Z0-9]+$/.test(s.channel) ? `<#${s.channel}>` : safeText(s.channel, 80);
+  return `⛈️ Storm since ${slackDate(s.startedAt)}: ${plural(s.alerts, 'alert')} (${s.open} open) are one message in ${channel}; its ⋯ menus act on each alert.`;
+}

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Db } from '../../db/connect.js';
 import type { Storm } from '../../db/schema-storms.js';
 import { silenceState } from '../../domain/silence.js';
@@ -73,4 +74,42 @@ export async function claimStormPost(db: Db, stormId: number, now: Date, leaseMs
 /** Records the storm message once it is known to exist (the first ts stays). */
 export async function saveStormRoot(db: Db, stormId: number, rootTs: string, renderedEventId: number, now: Date): Promise<void> {
   await db.updateTable('storms').set({ rootTs, renderedEventId, renderedAt: now }).where('id', '=', stormId).where('rootTs', 'is', null).execute();
+}
+
+/** An active storm in a tenant's own channel, as `/scheduler status`, the App Home and the digest mention it. */
+export interface StormSummary {
+  tenantId: string;
+  stormId: number;
+  channel: string;
+  startedAt: Date;
+  alerts: number;
+  open: number;
+}
+
+/**
+ * The storms under way in these tenants' own channels (each lists only that
+ * tenant's alerts). The platform channel's storms mix tenants: only the
+ * operator's views would show them, and the platform channel's own message does.
+ */
+export async function activeStorms(db: Db, tenantIds: readonly string[] | undefined): Promise<StormSummary[]> {
+  if (tenantIds && tenantIds.length === 0) return [];
+  const rows = await db
+    .selectFrom('storms as s')
+    .innerJoin('tenants as t', (j) => j.on(sql<boolean>`s.destination = 'slack:' || t.channel`))
+    .innerJoin('stormAlerts as m', 'm.stormId', 's.id')
+    .innerJoin('alerts as a', 'a.id', 'm.alertId')
+    .select((eb) => [
+      't.id as tenantId',
+      's.id as stormId',
+      's.channel',
+      's.startedAt',
+      eb.fn.countAll<number>().as('alerts'),
+      eb.fn.count<number>('a.id').filterWhere('a.status', '=', 'open').as('open'),
+    ])
+    .where('s.endedAt', 'is', null)
+    .$if(!!tenantIds, (q) => q.where('t.id', 'in', tenantIds!))
+    .groupBy(['t.id', 's.id', 's.channel', 's.startedAt'])
+    .orderBy('s.startedAt')
+    .execute();
+  return rows.map((r) => ({ ...r, stormId: Number(r.stormId), alerts: Number(r.alerts), open: Number(r.open) }));
 }
