@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Alert } from '../../src/db/schema.js';
+import { loadDigestFacts } from '../../src/services/digest-queries.js';
+import { buildDigest } from '../../src/slack/blocks/digest.js';
 import { renderHome } from '../../src/slack/blocks/home.js';
 import { ACTION, stormBlockId } from '../../src/slack/blocks/ids.js';
 import { homeModel } from '../../src/slack/views/queries.js';
@@ -102,5 +104,13 @@ describe('the storm message menu', { timeout: 60_000 }, () => {
     const home = renderHome(await homeModel(t.db, engine.clock.now(), ['acme']), engine.clock.now());
     expect(JSON.stringify(home.blocks)).toMatch(/Storm since .*6 alerts/);
     expect(JSON.stringify(renderHome(await homeModel(t.db, engine.clock.now(), ['globex']), engine.clock.now()).blocks)).not.toContain('Storm');
+  });
+
+  it("the tenant's digest mentions the storm", async () => {
+    const facts = await loadDigestFacts(t.db, 'acme', new Date(TICK.getTime() - 86_400_000), engine.clock.now());
+    expect(facts!.storms).toEqual([{ startedAt: new Date(TICK.getTime() + 60_000), endedAt: null, alerts: 6 }]);
+    const digest = buildDigest(facts!)!;
+    expect(digest.plainText).toContain('Storms\n- storm at 2026-03-10 02:01 UTC: 6 alerts at once, told as one message, still under way');
+    expect((await loadDigestFacts(t.db, 'globex', new Date(TICK.getTime() - 86_400_000), engine.clock.now()))!.storms).toEqual([]);
   });
 });
