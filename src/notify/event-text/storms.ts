@@ -1,55 +1,50 @@
 import { plural } from '../../domain/durations.js';
-import type { EventText, EventTextInput, TextPart } from '../event-text.js';
+import { code, date, num, str, strong, t, type Renderer, type TextPart } from './parts.js';
 
 /**
- * Storm and shared-cause events in words (issue 16). `storm_outlived`: an alert
- * still open when its channel's storm ended now has a thread of its own
- * (data: stormId, startedAt, alerts). `shared_cause`: one error group failing
- * several workflows, told on the platform channel only (data: errorGroup,
- * error, workflows [{tenant, workflow}], tenants).
+ * Storms and shared causes (issue 16). `storm_outlived`: an alert still open
+ * when its channel's storm ended now has a thread of its own (data: stormId,
+ * startedAt, alerts). `shared_cause`: one error group failing several
+ * workflows, told on the platform channel only (data: errorGroup, error,
+ * count, tenants, workflows [{tenant, workflow, alertId}]).
  */
-export function stormEventText({ event, workflow }: EventTextInput): EventText | undefined {
-  const d = (event.data ?? {}) as Record<string, unknown>;
-  switch (event.kind) {
-    case 'storm_outlived': {
-      const startedAt = typeof d.startedAt === 'string' ? new Date(d.startedAt) : undefined;
-      const alerts = typeof d.alerts === 'number' ? d.alerts : undefined;
-      return {
-        what: 'storm_outlived',
-        icon: 'info',
-        parts: [
-          t('Still open after the storm'),
-          ...(startedAt && !Number.isNaN(startedAt.getTime()) ? [t(' of '), { type: 'time', at: startedAt, lead: 'absolute' } as TextPart] : []),
-          ...(alerts ? [t(` (${plural(alerts, 'alert')})`)] : []),
-          t(' ended: '),
-          { type: 'strong', text: workflow.name },
-          t(' has its own thread from now on.'),
-        ],
-      };
-    }
-    case 'shared_cause': {
-      const listed = Array.isArray(d.workflows) ? (d.workflows as { tenant?: unknown; workflow?: unknown }[]).filter((w) => typeof w.workflow === 'string') : [];
-      const count = typeof d.count === 'number' ? d.count : listed.length;
-      const tenants = typeof d.tenants === 'number' ? d.tenants : 1;
-      const names = listed.slice(0, 20).flatMap((w, i): TextPart[] => [t(i === 0 ? '' : ', '), { type: 'strong', text: String(w.workflow) }, t(` (${String(w.tenant)})`)]);
-      return {
-        what: 'shared_cause',
-        icon: 'new_error',
-        parts: [
-          t('Shared cause: error group '),
-          { type: 'code', text: typeof d.errorGroup === 'string' ? d.errorGroup : '?' },
-          t(` is failing ${plural(count, 'workflow')} in ${plural(tenants, 'tenant')}: `),
-          ...names,
-          t(listed.length > 20 ? `, and ${listed.length - 20} more.` : '.'),
-        ],
-        ...(typeof d.error === 'string' && d.error ? { detail: d.error } : {}),
-      };
-    }
-    default:
-      return undefined;
-  }
-}
+const stormOutlived: Renderer = ({ workflow, d }) => {
+  const startedAt = date(d, 'startedAt');
+  const alerts = num(d, 'alerts');
+  return {
+    what: 'storm_outlived',
+    icon: 'info',
+    parts: [
+      t('Still open after the storm'),
+      ...(startedAt ? [t(' of '), { type: 'time', at: startedAt, lead: 'absolute' } as TextPart] : []),
+      ...(alerts ? [t(` (${plural(alerts, 'alert')})`)] : []),
+      t(' ended: '),
+      strong(workflow.name),
+      t(' has its own thread from now on.'),
+    ],
+  };
+};
 
-function t(text: string): TextPart {
-  return { type: 'text', text };
-}
+const LISTED = 20;
+
+const sharedCause: Renderer = ({ d }) => {
+  const listed = Array.isArray(d.workflows) ? (d.workflows as { tenant?: unknown; workflow?: unknown }[]).filter((w) => typeof w.workflow === 'string') : [];
+  const count = num(d, 'count') ?? listed.length;
+  const tenants = num(d, 'tenants') ?? 1;
+  const names = listed.slice(0, LISTED).flatMap((w, i): TextPart[] => [t(i === 0 ? '' : ', '), strong(String(w.workflow)), t(` (${String(w.tenant)})`)]);
+  const error = str(d, 'error');
+  return {
+    what: 'shared_cause',
+    icon: 'new_error',
+    parts: [
+      t('Shared cause: error group '),
+      code(str(d, 'errorGroup') ?? '?'),
+      t(` is failing ${plural(count, 'workflow')} in ${plural(tenants, 'tenant')}: `),
+      ...names,
+      t(listed.length > LISTED ? `, and ${listed.length - LISTED} more.` : '.'),
+    ],
+    ...(error ? { detail: error } : {}),
+  };
+};
+
+export const stormTexts: Record<string, Renderer> = { storm_outlived: stormOutlived, shared_cause: sharedCause };

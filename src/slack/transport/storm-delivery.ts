@@ -1,5 +1,5 @@
 import type { Db } from '../../db/connect.js';
-import type { Storm } from '../../db/schema-storms.js';
+import type { Storm } from '../../db/schema.js';
 import { stormKey } from '../../domain/storm.js';
 import type { DeliveryInput, DeliveryResult, FindDeliveredResult } from '../../notify/transport.js';
 import { renderAlertReply, type AlertCard } from '../blocks/alert-card.js';

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/connect.js';
-import type { Storm } from '../../db/schema-storms.js';
+import type { Storm } from '../../db/schema.js';
 import { silenceState } from '../../domain/silence.js';
 import type { StormView } from '../blocks/storm-message.js';
 

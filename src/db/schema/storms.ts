@@ -1,6 +1,5 @@
-import type { ColumnType, Generated, Selectable } from 'kysely';
-
-type Timestamp = ColumnType<Date, Date | string, Date | string>;
+import type { Generated, Selectable } from 'kysely';
+import type { Timestamp } from './columns.js';
 
 /** One storm per destination (a Slack channel) at a time (migration 0013; docs/alerts.md "Storms"). */
 export interface StormsTable {
