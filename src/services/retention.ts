@@ -23,6 +23,13 @@ export interface RetentionResult {
 
 const DAY_MS = 86_400_000;
 
+/** One batch as it ran: a statement of its own, so `ms` is also the longest any lock it took was held. */
+export interface RetentionBatch {
+  table: 'alerts' | 'notifications' | 'runs';
+  rows: number;
+  ms: number;
+}
+
 /**
  * One retention pass: bounded batched deletes, oldest first, each batch a
  * statement of its own (autocommit), until a batch comes back short. Why not
@@ -35,21 +42,23 @@ const DAY_MS = 86_400_000;
  * Order matters: alerts first, so the runs they pointed at are free by the
  * time the run batches look.
  */
-export async function runRetentionPass(db: Db, now: Date, policy: RetentionPolicy = DEFAULT_RETENTION): Promise<RetentionResult> {
+export async function runRetentionPass(db: Db, now: Date, policy: RetentionPolicy = DEFAULT_RETENTION, onBatch?: (batch: RetentionBatch) => void): Promise<RetentionResult> {
   const out: RetentionResult = { alerts: 0, notifications: 0, runs: 0, batches: 0 };
   const cut = (days: number) => new Date(now.getTime() - days * DAY_MS);
-  const drain = async (step: () => Promise<number>) => {
+  const drain = async (table: RetentionBatch['table'], step: () => Promise<number>) => {
     let total = 0;
     for (;;) {
+      const started = performance.now();
       const n = await step();
+      onBatch?.({ table, rows: n, ms: performance.now() - started });
       out.batches++;
       total += n;
       if (n < policy.batch) return total;
     }
   };
-  out.alerts = await drain(() => deleteResolvedAlerts(db, cut(policy.alertDays), policy.batch));
-  out.notifications = await drain(() => deleteSettledNotifications(db, cut(policy.notificationDays), policy.batch));
-  out.runs = await drain(() => deleteRuns(db, cut(policy.runDays), policy.batch));
+  out.alerts = await drain('alerts', () => deleteResolvedAlerts(db, cut(policy.alertDays), policy.batch));
+  out.notifications = await drain('notifications', () => deleteSettledNotifications(db, cut(policy.notificationDays), policy.batch));
+  out.runs = await drain('runs', () => deleteRuns(db, cut(policy.runDays), policy.batch));
   return out;
 }
 
