@@ -6,8 +6,8 @@ import type { Deps } from '../../src/deps.js';
 import { runEscalationClock } from '../../src/engine/escalation.js';
 import { pollFinishedRuns } from '../../src/engine/poller.js';
 import { createMetrics } from '../../src/http/metrics-route.js';
-import { fireDueTicks } from '../../src/launch/tick-scheduler.js';
-import type { Launcher } from '../../src/launch/types.js';
+import { fireDueTicks } from '../../src/engine/tick-scheduler.js';
+import type { Launcher } from '../../src/launcher.js';
 import { silentLogger } from '../../src/log.js';
 import { median, percentile } from './stats.js';
 

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../src/db/connect.js';
-import { DEFAULT_RETENTION, runRetentionPass, type RetentionBatch } from '../../src/services/retention.js';
+import { DEFAULT_RETENTION, runRetentionPass, type RetentionBatch } from '../../src/ledger/retention.js';
 import { figure, type BenchContext, type Figure } from './figures.js';
 import { seedHistory, vacuumAnalyze } from './history.js';
 import { freshDatabase } from './postgres.js';

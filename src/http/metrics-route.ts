@@ -5,7 +5,7 @@ import type { LoopStatus } from '../engine/runner.js';
 import { createAppRegistry, Gauge, type Registry } from '../metrics.js';
 
 import type { Severity } from '../db/schema.js';
-import { countRunsByStatus, EXACT_RUN_COUNT_BELOW, RUN_STATUSES } from '../services/run-counts.js';
+import { countRunsByStatus, EXACT_RUN_COUNT_BELOW, RUN_STATUSES } from '../ledger/run-counts.js';
 
 const SEVERITIES: Severity[] = ['warning', 'critical'];
 

@@ -5,12 +5,12 @@ import { seedTenants, seedWorkflows } from '../../bench/lib/seed.js';
 import type { Db } from '../../src/db/connect.js';
 import { runEscalationClock } from '../../src/engine/escalation.js';
 import { checkFreshness } from '../../src/engine/freshness.js';
-import { loadHistoryFacts } from '../../src/engine/history-facts.js';
+import { loadHistoryFacts } from '../../src/ledger/history-facts.js';
 import { pollFinishedRuns } from '../../src/engine/poller.js';
 import { renderMetrics } from '../../src/http/metrics-route.js';
-import { fireDueTicks } from '../../src/launch/tick-scheduler.js';
+import { fireDueTicks } from '../../src/engine/tick-scheduler.js';
 import { claimNotifications } from '../../src/notify/claim-notifications.js';
-import { countRunsByStatus } from '../../src/services/run-counts.js';
+import { countRunsByStatus } from '../../src/ledger/run-counts.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { createEngine } from '../helpers/engine-harness.js';
 
