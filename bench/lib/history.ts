@@ -21,6 +21,8 @@ export interface HistorySeed {
   incidentEvery?: number;
   /** Ticks per INSERT statement (keeps each transaction and sort small). */
   ticksPerStatement?: number;
+  /** Runs only: no alerts, events or notifications (a second load on top of a first). */
+  runsOnly?: boolean;
 }
 
 export interface HistoryLoaded {
@@ -55,6 +57,7 @@ export async function seedHistory(db: Db, s: HistorySeed): Promise<HistoryLoaded
       order by k, w.id
     `.execute(db);
   }
+  if (s.runsOnly) return counts(db);
   const phase0 = sql`((extract(epoch from f.tick - ${start}::timestamptz) / ${stepSec})::int + f.workflow_id * 7) % ${period} = 0`;
   await sql`
     insert into alerts (workflow_id, generation, status, severity, opened_at, resolved_at, cadence_seconds, policy, consecutive_failures,
@@ -91,6 +94,10 @@ export async function seedHistory(db: Db, s: HistorySeed): Promise<HistoryLoaded
     where e.kind in ('opened', 'resolved') and a.generation > 1000
     order by e.id
   `.execute(db);
+  return counts(db);
+}
+
+async function counts(db: Db): Promise<HistoryLoaded> {
   const { rows } = await sql<HistoryLoaded>`
     select (select count(*) from runs)::int as runs, (select count(*) from alerts)::int as alerts,
       (select count(*) from alert_events)::int as events, (select count(*) from notifications)::int as notifications
