@@ -26,6 +26,12 @@ function settled(place: 'tick' | 'no tick', outcome: keyof typeof STATUSES) {
 }
 
 /**
+ * A confirmed tick failure of the current streak (after `e.last_ok`): the count and the newest one read the same rows.
+ * The bound is an index condition (`r.tick > coalesce(…)`), never `e.last_ok is null or r.tick > e.last_ok`: see below.
+ */
+const FAILURE_SINCE_LAST_SUCCESS = sql`${settled('tick', 'failure')} and r.tick > coalesce(e.last_ok, '-infinity') and not r.in_maintenance`;
+
+/**
  * The evaluator's facts for many workflows in one statement. Only settled
  * rows count: original rows whose verdict is final (succeeded, failed,
  * missed) and that the poller has processed. A row another replica has
@@ -95,11 +101,11 @@ export async function loadHistoryFacts(trx: Transaction<Database>, workflowIds: 
     cross join lateral (select greatest(okt.pos, okm.pos) as last_ok, greatest(badt.pos, badm.pos) as last_bad) e
     cross join lateral (
       select count(*)::int as n from runs r
-      where ${settled('tick', 'failure')} and r.tick > coalesce(e.last_ok, '-infinity') and not r.in_maintenance
+      where ${FAILURE_SINCE_LAST_SUCCESS}
     ) fc
     left join lateral (
       select r.* from runs r
-      where ${settled('tick', 'failure')} and r.tick > coalesce(e.last_ok, '-infinity') and not r.in_maintenance
+      where ${FAILURE_SINCE_LAST_SUCCESS}
       order by r.tick desc, r.id desc limit 1
     ) f on true
     left join lateral (
