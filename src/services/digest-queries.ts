@@ -20,6 +20,8 @@ export interface DigestFacts {
   maintenance: { workflow: string | null; startsAt: Date; endsAt: Date; reason: string | null }[];
   /** Runs told as running long, and completion deadlines missed, in the period (issue 16); optional for older callers. */
   slow?: { workflow: string; kind: 'running_long' | 'completion_missed'; at: Date }[];
+  /** Storms in the tenant's channel that started in the period or are still under way (issue 16). */
+  storms?: { startedAt: Date; endedAt: Date | null; alerts: number }[];
 }
 
 const NOISIEST = 5;
@@ -77,9 +79,16 @@ export async function loadDigestFacts(db: Db, tenantId: string, since: Date, unt
         and (e.kind in ('running_long', 'completion_missed') or (e.kind = 'opened' and e.data->'cause'->>'kind' in ('running_long', 'completion_missed')))
       order by e.at, e.id
     `.execute(trx);
+    const { rows: storms } = await sql<{ startedAt: Date; endedAt: Date | null; alerts: number }>`
+      select s.started_at, s.ended_at, (select count(*)::int from storm_alerts m where m.storm_id = s.id) as alerts
+      from storms s join tenants t on s.destination = 'slack:' || t.channel
+      where t.id = ${tenantId} and s.started_at <= ${until} and (s.started_at > ${since} or s.ended_at is null or s.ended_at > ${since})
+      order by s.started_at
+    `.execute(trx);
     return {
       tenant,
       since,
+      storms,
       until,
       open,
       flapped: flapped.map((f) => ({ workflow: f.workflow, since: f.since!, open: f.status === 'open' })),
