@@ -1,5 +1,6 @@
 import { sql, type Transaction } from 'kysely';
 import { isConnectionError } from '../db/connection-errors.js';
+import { rowFromJson } from '../db/json-rows.js';
 import type { Database, Run, Tenant, Workflow } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import type { CadenceProfile } from '../domain/cadence.js';
@@ -51,37 +52,55 @@ interface BatchOutcome {
 
 /** Claims with one statement: select … for update skip locked, then mark processed, returning the rows. */
 export async function claimFinishedRuns(trx: Transaction<Database>, now: Date, limit: number): Promise<Run[]> {
-  const { rows } = await sql<Run>`
+  return (await claimBatch(trx, now, limit)).runs;
+}
+
+interface ClaimedBatch {
+  runs: Run[];
+  /** The claimed runs' workflows, locked, in id order. */
+  workflows: Workflow[];
+  tenants: Tenant[];
+}
+
+/**
+ * One round trip: claims the runs (as `claimFinishedRuns`), locks their
+ * workflow rows in id order (two replicas with overlapping batches cannot
+ * deadlock) and returns those rows and their tenants with the runs.
+ */
+async function claimBatch(trx: Transaction<Database>, now: Date, limit: number): Promise<ClaimedBatch> {
+  const { rows } = await sql<Run & { workflowRow: Record<string, unknown>; tenantRow: Record<string, unknown> }>`
     with claimed as (
       select id from runs
       where processed_at is null and status in ('succeeded', 'failed', 'missed')
       order by id
       limit ${limit}
       for update skip locked
+    ), marked as (
+      update runs set processed_at = ${now}
+      from claimed where runs.id = claimed.id
+      returning runs.*
+    ), locked as (
+      select w.* from workflows w where w.id in (select workflow_id from marked) order by w.id for update
+    ), context as (
+      select l.id, to_jsonb(l) as workflow_row, to_jsonb(t) as tenant_row from locked l join tenants t on t.id = l.tenant_id
     )
-    update runs set processed_at = ${now}
-    from claimed where runs.id = claimed.id
-    returning runs.*
+    select marked.*, context.workflow_row, context.tenant_row from marked join context on context.id = marked.workflow_id
   `.execute(trx);
-  return rows.sort((a, b) => a.id - b.id);
+  const workflows = new Map<number, Workflow>();
+  const tenants = new Map<string, Tenant>();
+  const runs = rows.map(({ workflowRow, tenantRow, ...run }) => {
+    if (!workflows.has(run.workflowId)) workflows.set(run.workflowId, rowFromJson<Workflow>(workflowRow));
+    const tenant = rowFromJson<Tenant>(tenantRow);
+    if (!tenants.has(tenant.id)) tenants.set(tenant.id, tenant);
+    return run;
+  });
+  return { runs: runs.sort((a, b) => a.id - b.id), workflows: [...workflows.values()].sort((a, b) => a.id - b.id), tenants: [...tenants.values()] };
 }
 
 async function processClaimed(trx: Transaction<Database>, deps: Deps, now: Date, limit: number, onClaim?: (ids: number[]) => void): Promise<BatchOutcome> {
-  const runs = await claimFinishedRuns(trx, now, limit);
+  const { runs, workflows, tenants } = await claimBatch(trx, now, limit);
   onClaim?.(runs.map((r) => r.id));
   if (runs.length === 0) return { claimed: [], launches: [] };
-  const workflowIds = [...new Set(runs.map((r) => r.workflowId))].sort((a, b) => a - b);
-  // Workflow rows are locked in id order: two replicas with overlapping batches cannot deadlock.
-  const workflows = await trx.selectFrom('workflows').selectAll().where('id', 'in', workflowIds).orderBy('id').forUpdate().execute();
-  const tenants = await trx
-    .selectFrom('tenants')
-    .selectAll()
-    .where(
-      'id',
-      'in',
-      [...new Set(workflows.map((w) => w.tenantId))],
-    )
-    .execute();
   const tenantBy = new Map(tenants.map((t) => [t.id, t]));
   const contexts = new Map<number, { workflow: Workflow; tenant: Tenant; profile: CadenceProfile }>();
   for (const w of workflows) contexts.set(w.id, { workflow: w, tenant: tenantBy.get(w.tenantId)!, profile: profileOf(w, now) });
@@ -90,7 +109,7 @@ async function processClaimed(trx: Transaction<Database>, deps: Deps, now: Date,
     runs.filter((r) => contexts.get(r.workflowId)!.workflow.monitoring),
     contexts,
   );
-  await markMaintenanceTicks(trx, checked, workflows);
+  await markMaintenanceTicks(trx, checked, workflows, tenants);
 
   const launches: Launch[] = [];
   const targets = new Map<number, EvaluationTarget>();
@@ -159,11 +178,11 @@ async function applyOutputChecks(trx: Transaction<Database>, runs: Run[], contex
  * tick's verdict and that history reads) is marked, and history facts skip
  * its failure. A retry attempt marks its original, since the verdict lands there.
  */
-async function markMaintenanceTicks(trx: Transaction<Database>, runs: Run[], workflows: Workflow[]): Promise<void> {
+async function markMaintenanceTicks(trx: Transaction<Database>, runs: Run[], workflows: Workflow[], tenants: Tenant[]): Promise<void> {
   const ticked = runs.filter((r) => r.tick !== null);
   if (ticked.length === 0) return;
   const since = new Date(Math.min(...ticked.map((r) => r.tick!.getTime())));
-  const rules = await loadMaintenanceRules(trx, workflows, since);
+  const rules = await loadMaintenanceRules(trx, workflows, since, tenants);
   const ids = ticked.filter((r) => maintenanceAt(rules.get(r.workflowId) ?? [], r.tick!) !== null).map((r) => r.originalRunId ?? r.id);
   if (ids.length > 0) await trx.updateTable('runs').set({ inMaintenance: true }).where('id', 'in', [...new Set(ids)]).execute();
 }
