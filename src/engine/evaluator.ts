@@ -34,10 +34,11 @@ type MainEffect = Exclude<Effect, FlappingEffect>;
  * the events and their outbox rows (`writeAlertsAndEvents`). The decision
  * between them is the pure `evaluateHistory`. Only a silenced alert that
  * resolves adds statements of its own (its held rows are summarised into the
- * recovery, and routing is read again after them).
+ * recovery, and routing is read again after them). True when it recorded
+ * events (the outbox may have rows to send once the caller commits).
  */
-export async function evaluateWorkflows(trx: Transaction<Database>, deps: Pick<Deps, 'config' | 'launchers'>, targets: EvaluationTarget[], now: Date): Promise<void> {
-  if (targets.length === 0) return;
+export async function evaluateWorkflows(trx: Transaction<Database>, deps: Pick<Deps, 'config' | 'launchers'>, targets: EvaluationTarget[], now: Date): Promise<boolean> {
+  if (targets.length === 0) return false;
   const ids = targets.map((t) => t.workflow.id);
   const { open, heard } = await lockOpenAlerts(trx, ids);
   const openBy = new Map(open.map((a) => [a.workflowId, a]));
@@ -136,6 +137,7 @@ export async function evaluateWorkflows(trx: Transaction<Database>, deps: Pick<D
     heard,
   };
   await recordAlertEvents(trx, events, { routing: routingRead ? routing : undefined, alerts: { opening, changed: [...changed.values()] } });
+  return events.length > 0;
 }
 
 /**

@@ -6,6 +6,7 @@ import type { Deps } from '../deps.js';
 import type { CadenceProfile } from '../domain/cadence.js';
 import { fingerprintError } from '../domain/fingerprint.js';
 import { maintenanceAt } from '../domain/maintenance.js';
+import { NOTIFICATIONS_CHANNEL } from '../services/alert-events.js';
 import { launchRun } from '../services/runs.js';
 import { evaluateWorkflows, type EvaluationTarget } from './evaluator.js';
 import { loadMaintenanceRules } from './maintenance-rules.js';
@@ -41,6 +42,7 @@ export async function pollFinishedRunsDetailed(deps: Deps, batch = DEFAULT_POLL_
     deps.logger.warn({ err: error }, 'poller batch failed; processing its runs one at a time');
     return pollOneByOne(deps, now, batch);
   }
+  if (outcome.told) deps.wake?.(NOTIFICATIONS_CHANNEL);
   await launchAll(deps, outcome.launches);
   return outcome.claimed;
 }
@@ -48,9 +50,11 @@ export async function pollFinishedRunsDetailed(deps: Deps, batch = DEFAULT_POLL_
 interface BatchOutcome {
   claimed: number[];
   launches: Launch[];
+  /** Events were recorded: this replica's sender is woken at once after commit. */
+  told: boolean;
 }
 
-/** Claims with one statement: select … for update skip locked, then mark processed, returning the rows. */
+/** Claims with one statement (see `claimBatch`): marked processed at claim time, returned in id order. */
 export async function claimFinishedRuns(trx: Transaction<Database>, now: Date, limit: number): Promise<Run[]> {
   return (await claimBatch(trx, now, limit)).runs;
 }
@@ -63,26 +67,35 @@ interface ClaimedBatch {
 }
 
 /**
- * One round trip: claims the runs (as `claimFinishedRuns`), locks their
- * workflow rows in id order (two replicas with overlapping batches cannot
- * deadlock) and returns those rows and their tenants with the runs.
+ * One round trip: the oldest finished, unprocessed runs of workflows whose
+ * row it can lock (`skip locked`), marked processed and returned with their
+ * workflow rows and tenants. A workflow that another replica is evaluating
+ * is skipped, not waited for: its runs stay for whoever takes it next, once
+ * that replica has committed. So the runs of one workflow are evaluated in
+ * the order they arrived (a replica never evaluates a newer run of a
+ * workflow while an older one is in another's hands: "one failure more" is
+ * never told before the failure it follows), replicas split a busy ledger
+ * by workflow instead of queueing on each other's locks, and never deadlock.
+ * The runs are walked in id order on `runs_unprocessed`, locking each
+ * workflow as it is met; the update takes a run only if it is still
+ * unprocessed (another replica may have committed it since this statement began).
  */
 async function claimBatch(trx: Transaction<Database>, now: Date, limit: number): Promise<ClaimedBatch> {
   const { rows } = await sql<Run & { workflowRow: Record<string, unknown>; tenantRow: Record<string, unknown> }>`
-    with claimed as (
-      select id from runs
-      where processed_at is null and status in ('succeeded', 'failed', 'missed')
-      order by id
+    with candidates as (
+      select r.id, r.workflow_id from runs r
+      where r.processed_at is null and r.status in ('succeeded', 'failed', 'missed')
+        and exists (select 1 from workflows w where w.id = r.workflow_id for update skip locked)
+      order by r.id
       limit ${limit}
-      for update skip locked
     ), marked as (
       update runs set processed_at = ${now}
-      from claimed where runs.id = claimed.id
+      from candidates c where runs.id = c.id and runs.processed_at is null
       returning runs.*
-    ), locked as (
-      select w.* from workflows w where w.id in (select workflow_id from marked) order by w.id for update
     ), context as (
-      select l.id, to_jsonb(l) as workflow_row, to_jsonb(t) as tenant_row from locked l join tenants t on t.id = l.tenant_id
+      select w.id, to_jsonb(w) as workflow_row, to_jsonb(t) as tenant_row
+      from workflows w join tenants t on t.id = w.tenant_id
+      where w.id in (select workflow_id from marked)
     )
     select marked.*, context.workflow_row, context.tenant_row from marked join context on context.id = marked.workflow_id
   `.execute(trx);
@@ -100,7 +113,7 @@ async function claimBatch(trx: Transaction<Database>, now: Date, limit: number):
 async function processClaimed(trx: Transaction<Database>, deps: Deps, now: Date, limit: number, onClaim?: (ids: number[]) => void): Promise<BatchOutcome> {
   const { runs, workflows, tenants } = await claimBatch(trx, now, limit);
   onClaim?.(runs.map((r) => r.id));
-  if (runs.length === 0) return { claimed: [], launches: [] };
+  if (runs.length === 0) return { claimed: [], launches: [], told: false };
   const tenantBy = new Map(tenants.map((t) => [t.id, t]));
   const contexts = new Map<number, { workflow: Workflow; tenant: Tenant; profile: CadenceProfile }>();
   for (const w of workflows) contexts.set(w.id, { workflow: w, tenant: tenantBy.get(w.tenantId)!, profile: profileOf(w, now) });
@@ -134,8 +147,8 @@ async function processClaimed(trx: Transaction<Database>, deps: Deps, now: Date,
       if (run.tick === null && run.trigger === 'manual') t.finishedManualRuns.push(run);
     }
   }
-  await evaluateWorkflows(trx, deps, [...targets.values()], now);
-  return { claimed: runs.map((r) => r.id), launches };
+  const told = await evaluateWorkflows(trx, deps, [...targets.values()], now);
+  return { claimed: runs.map((r) => r.id), launches, told };
 }
 
 /**
@@ -206,6 +219,7 @@ async function pollOneByOne(deps: Deps, now: Date, limit: number): Promise<numbe
     }
     if (outcome.claimed.length === 0) break;
     found.push(...outcome.claimed);
+    if (outcome.told) deps.wake?.(NOTIFICATIONS_CHANNEL);
     await launchAll(deps, outcome.launches);
   }
   return found;

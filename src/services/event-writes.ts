@@ -55,8 +55,9 @@ export interface EventWrites {
  * change, the events and their outbox rows, and the NOTIFY that wakes the
  * senders. Data-modifying CTEs, values passed as JSON arrays.
  *
- * Events are inserted in the given order, so their ids (and each thread's
- * delivery order) follow it; an outbox row finds its event by that rank.
+ * Events and outbox rows are inserted in the given order, so their ids (and
+ * each thread's delivery order) follow it; an outbox row finds its event by
+ * that rank.
  * The idempotency key is `notificationKey` (src/domain/events.ts) spelt in SQL,
  * since an opening alert's id is only known here.
  */
@@ -64,7 +65,7 @@ export async function writeAlertsAndEvents(trx: Transaction<Database>, alerts: A
   const opening = alerts.opening.map((a) => ({ ...a.row, workflow_id: a.workflowId }));
   const changed = alerts.changed.map(changedColumns);
   const events = writes.events.map((e, i) => ({ ord: i + 1, alert_id: e.alertId, at: e.at, kind: e.kind, actor: e.actor, data: e.data, policy_version: e.policyVersion }));
-  const told = writes.notifications.map((n) => ({ ord: n.event + 1, destination: n.destination, status: n.status, at: n.at }));
+  const told = writes.notifications.map((n, i) => ({ seq: i, ord: n.event + 1, destination: n.destination, status: n.status, at: n.at }));
   const { rows } = await sql<AlertEvent & { woke: unknown }>`
     with opened as (
       insert into alerts (workflow_id, generation, status, severity, opened_at, escalated_at, escalate_at, resolved_at, cadence_seconds, policy,
@@ -102,9 +103,9 @@ export async function writeAlertsAndEvents(trx: Transaction<Database>, alerts: A
     ), outbox as (
       insert into notifications (alert_id, event_id, destination, idempotency_key, status, next_attempt_at, created_at)
       select r.alert_id, r.id, n.destination, 'alert:' || r.alert_id || ':event:' || r.id || ':' || n.destination, n.status, n.at, n.at
-      from jsonb_to_recordset(${JSON.stringify(told)}::jsonb) as n(ord int, destination text, status text, at timestamptz)
+      from jsonb_to_recordset(${JSON.stringify(told)}::jsonb) as n(seq int, ord int, destination text, status text, at timestamptz)
       join ranked r on r.ord = n.ord
-      order by n.ord
+      order by n.seq
       returning alert_id
     )
     select inserted.*, (select pg_notify(${writes.channel}, (select min(alert_id)::text from outbox)) where ${writes.wake}) as woke
