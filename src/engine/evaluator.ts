@@ -5,9 +5,9 @@ import type { CadenceProfile } from '../domain/cadence.js';
 import { evaluateHistory, type Effect } from '../domain/evaluate.js';
 import { escalationMention } from '../domain/escalation.js';
 import { retriesAllowed } from '../domain/retry-budget.js';
-import { recordAlertEvents, releaseHeldNotifications, type EventInput, type RoutingFacts } from '../services/alert-events.js';
-import { provisionalAlertId } from '../services/event-writes.js';
-import { loadHistoryFacts } from './history-facts.js';
+import { recordAlertEvents, releaseHeldNotifications, type EventInput, type RoutingFacts } from '../ledger/alert-events.js';
+import { provisionalAlertId } from '../ledger/event-writes.js';
+import { loadHistoryFacts } from '../ledger/history-facts.js';
 
 export interface EvaluationTarget {
   workflow: Workflow;

@@ -1,7 +1,7 @@
-import { cursorPage } from './cursor-page.js';
+import { cursorPage } from '../ledger/cursor-page.js';
 import type { Db } from '../db/connect.js';
 import { shownDestination } from '../domain/destination-outage.js';
-import type { Scope } from './alert-queries.js';
+import type { Scope } from '../ledger/alert-queries.js';
 
 export interface AlertFilter {
   status?: 'open' | 'resolved';

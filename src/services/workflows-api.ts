@@ -8,7 +8,7 @@ import type { Deps } from '../deps.js';
 import { profileFor } from '../domain/cadence.js';
 import { fireTimesAfter, nextFireAfter } from '../domain/schedule.js';
 import { newPingKey } from '../secrets.js';
-import { findOpenAlertForWorkflow, workflowHistory, type Scope } from './alert-queries.js';
+import { findOpenAlertForWorkflow, workflowHistory, type Scope } from '../ledger/alert-queries.js';
 import { modeOf } from './sync-workflows.js';
 import { resolveAlertsOfWorkflows } from './workflow-state.js';
 

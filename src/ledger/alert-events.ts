@@ -1,0 +1,150 @@
+import type { Transaction } from 'kysely';
+import type { Alert, AlertEvent, Database, Tenant } from '../db/schema.js';
+import { isNotifiedKind, QUIET_EVENT_KINDS, type AlertEventKind } from '../domain/events.js';
+import { silenceState, summariseHeld, type HeldSummary } from '../domain/silence.js';
+import { routesFor, shouldRoute, type RoutingConfig } from './destinations.js';
+import { writeAlertsAndEvents, type AlertWrites, type EventRow, type NotificationRow } from './event-writes.js';
+
+export const NOTIFICATIONS_CHANNEL = 'scheduler_notifications';
+
+/** Always delivered, even while the alert is silenced. */
+const NEVER_HELD: readonly string[] = ['silenced', 'unsilenced', 'resolved'];
+
+export interface EventInput {
+  /** The alert as it stands after the change this event records. */
+  alert: Alert;
+  tenant: Pick<Tenant, 'channel'>;
+  kind: AlertEventKind;
+  actor?: string | null;
+  data: Record<string, unknown>;
+  now: Date;
+  /** PLATFORM_DESTINATIONS is optional so callers that only know the platform channel keep working. */
+  config: RoutingConfig;
+}
+
+/**
+ * Records one alert event and, in the same transaction, its outbox rows: one
+ * per destination for a notified kind, and quiet ones (data.quiet = true; the
+ * root is re-rendered, no reply) for failure_recorded / healthy_streak. While
+ * the alert is silenced rows are written `held`. Wakes the senders via NOTIFY,
+ * which Postgres delivers only at commit.
+ */
+export async function recordAlertEvent(trx: Transaction<Database>, input: EventInput): Promise<AlertEvent> {
+  return (await recordAlertEvents(trx, [input]))[0]!;
+}
+
+/**
+ * recordAlertEvent for many events at once: one statement writes them all
+ * with their outbox rows, after two that read the routing (none when the
+ * caller knows it: the evaluator records a whole poller batch's events, and
+ * its alert rows, this way). Events are
+ * recorded in the given order, so their ids, and each thread's delivery
+ * order, follow it; an earlier event's rows count as "heard" for a later
+ * event of the same alert, exactly as if they had been recorded one by one.
+ */
+export async function recordAlertEvents(
+  trx: Transaction<Database>,
+  inputs: EventInput[],
+  /**
+   * For the evaluator, which has read and locked all of it already: the routing facts (no statement
+   * to read them) and its alert rows, written by the same statement as the events.
+   */
+  known: { routing?: RoutingFacts; alerts?: AlertWrites } = {},
+): Promise<AlertEvent[]> {
+  const alerts = known.alerts ?? { opening: [], changed: [] };
+  if (inputs.length === 0 && alerts.opening.length + alerts.changed.length === 0) return [];
+  const quiet = (i: EventInput) => (QUIET_EVENT_KINDS as readonly string[]).includes(i.kind);
+  const router = routerOf(known.routing ?? (await loadRoutingFacts(trx, inputs.map((i) => i.alert))));
+  const events: EventRow[] = inputs.map((i) => ({
+    alertId: i.alert.id,
+    at: i.now,
+    kind: i.kind,
+    actor: i.actor ?? null,
+    data: quiet(i) ? { ...i.data, quiet: true } : i.data,
+    policyVersion: router.policyVersion(i.alert),
+  }));
+  const notifications: NotificationRow[] = [];
+  let wake = false;
+  inputs.forEach((input, event) => {
+    if (!quiet(input) && !isNotifiedKind(input.kind)) return;
+    const destinations = router.route(input);
+    if (destinations.length === 0) return;
+    const held = silenceState(input.alert, input.now).silenced && !NEVER_HELD.includes(input.kind);
+    wake ||= !held;
+    for (const destination of destinations) {
+      router.heard(input.alert.id, destination);
+      notifications.push({ event, destination, status: held ? 'held' : 'pending', at: input.now });
+    }
+  });
+  return writeAlertsAndEvents(trx, alerts, { events, notifications, wake, channel: NOTIFICATIONS_CHANNEL });
+}
+
+/** What routing reads: each alert's workflow and tenant settings, and the destinations that have heard each alert. */
+export interface RoutingFacts {
+  workflows: { id: number; destinations: unknown; policyVersion: number | null; shadow: boolean; tenantShadow: boolean }[];
+  /** A destination with a row for the alert that was not skipped has been told the alert exists. */
+  heard: { alertId: number; destination: string }[];
+}
+
+/**
+ * The tenant's configured destinations are read in the event's transaction,
+ * so every caller routes the same way whatever part of the tenant it loaded.
+ */
+async function loadRoutingFacts(trx: Transaction<Database>, alerts: Pick<Alert, 'id' | 'workflowId'>[]): Promise<RoutingFacts> {
+  const workflowIds = [...new Set(alerts.map((a) => a.workflowId))];
+  const alertIds = [...new Set(alerts.map((a) => a.id))];
+  const workflows = await trx
+    .selectFrom('workflows')
+    .innerJoin('tenants', 'tenants.id', 'workflows.tenantId')
+    .select(['workflows.id', 'tenants.destinations', 'workflows.policyVersion', 'workflows.shadow', 'tenants.shadow as tenantShadow'])
+    .where('workflows.id', 'in', workflowIds)
+    .execute();
+  const heard = await trx
+    .selectFrom('notifications')
+    .select(['alertId', 'destination'])
+    .distinct()
+    .where('alertId', 'in', alertIds)
+    .where('status', '!=', 'skipped')
+    .execute();
+  return { workflows, heard };
+}
+
+/** The destinations each event goes to under each one's routing rules. */
+function routerOf(facts: RoutingFacts) {
+  const workflowOf = new Map(facts.workflows.map((s) => [s.id, s]));
+  const heard = new Set(facts.heard.map((r) => `${r.alertId}\u0000${r.destination}`));
+  return {
+    /** The version an event is decided under: the workflow's current one (evaluation uses the current policy). */
+    policyVersion(alert: Pick<Alert, 'workflowId'> & { policyVersion?: number | null }): number | null {
+      return workflowOf.get(alert.workflowId)?.policyVersion ?? alert.policyVersion ?? null;
+    },
+    route(input: EventInput): string[] {
+      const wf = workflowOf.get(input.alert.workflowId);
+      const routes = routesFor({ channel: input.tenant.channel, destinations: wf?.destinations, shadow: !!(wf?.shadow || wf?.tenantShadow) }, input.config);
+      return routes.filter((r) => shouldRoute(r, input.kind, input.alert.severity, heard.has(`${input.alert.id}\u0000${r.id}`))).map((r) => r.id);
+    },
+    heard(alertId: number, destination: string) {
+      heard.add(`${alertId}\u0000${destination}`);
+    },
+  };
+}
+
+/**
+ * Ends the hold on an alert's notifications: held rows become `skipped` and
+ * the summary of what they said is returned, for the one event that replaces them.
+ */
+export async function releaseHeldNotifications(trx: Transaction<Database>, alert: Alert): Promise<HeldSummary> {
+  const rows = await trx
+    .updateTable('notifications')
+    .set({ status: 'skipped' })
+    .where('alertId', '=', alert.id)
+    .where('status', '=', 'held')
+    .returning(['eventId'])
+    .execute();
+  const eventIds = [...new Set(rows.map((r) => r.eventId))];
+  const events = eventIds.length ? await trx.selectFrom('alertEvents').select(['kind']).where('id', 'in', eventIds).execute() : [];
+  return summariseHeld(
+    events.map((e) => e.kind),
+    alert,
+  );
+}
