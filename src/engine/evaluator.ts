@@ -2,7 +2,7 @@ import { sql, type Transaction } from 'kysely';
 import type { Alert, Database, Run, Tenant, Workflow } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import type { CadenceProfile } from '../domain/cadence.js';
-import { evaluateHistory, type Effect } from '../domain/evaluate.js';
+import { evaluateHistory, type Effect, type HistoryFacts } from '../domain/evaluate.js';
 import { escalationMention } from '../domain/escalation.js';
 import { retriesAllowed } from '../domain/retry-budget.js';
 import { recordAlertEvents, releaseHeldNotifications, type EventInput, type RoutingFacts } from '../ledger/alert-events.js';
@@ -44,23 +44,11 @@ export async function evaluateWorkflows(trx: Transaction<Database>, deps: Pick<D
   const openBy = new Map(open.map((a) => [a.workflowId, a]));
   const facts = await loadHistoryFacts(trx, ids, [...openBy.keys()]);
 
-  const decided = targets.map((target) => {
-    const alert = openBy.get(target.workflow.id) ?? null;
-    const { cron, timezone } = target.workflow;
-    const effects = evaluateHistory({ facts: facts.get(target.workflow.id)!, alert, policy: target.profile, cadenceSeconds: target.profile.cadenceSeconds, schedule: { cron, timezone }, now });
-    const flapping = effects.find((e): e is FlappingEffect => e.type === 'flapping');
-    return { target, alert, effect: effects.find((e): e is MainEffect => e.type !== 'flapping'), flapping };
-  });
+  const decided = targets.map((target) => decide(target, openBy.get(target.workflow.id) ?? null, facts.get(target.workflow.id)!, now));
 
   const opening = openAlerts(deps, decided.flatMap((d) => (d.effect?.type === 'open' ? [{ target: d.target, effect: d.effect }] : [])), now);
   const opened = new Map(opening.map((a) => [a.workflowId, a.alert]));
-  const changed = byId(
-    decided.flatMap(({ alert, effect, flapping }) => {
-      if (!alert || (!effect && !flapping)) return [];
-      const next = effect && effect.type !== 'open' ? nextState(alert, effect, now) : alert;
-      return [flapping ? { ...next, flappingSince: now, updatedAt: now } : next];
-    }),
-  );
+  const changed = byId(decided.flatMap((d) => changedAlert(d, now)));
 
   const events: EventInput[] = [];
   let routingRead = true;
@@ -79,28 +67,9 @@ export async function evaluateWorkflows(trx: Transaction<Database>, deps: Pick<D
       continue;
     }
     switch (effect.type) {
-      case 'open': {
-        const { failure } = effect;
-        const noLauncher = !deps.launchers(target.workflow);
-        event(opened.get(target.workflow.id)!, 'opened', {
-          severity: effect.severity,
-          consecutiveFailures: effect.failures,
-          errorGroup: failure.errorGroup,
-          error: failure.error,
-          stage: failure.stage,
-          runId: failure.runId,
-          missed: failure.status === 'missed',
-          tick: failure.tick?.toISOString() ?? null,
-          logExcerpt: failure.logExcerpt ? failure.logExcerpt.slice(-LOG_EXCERPT_IN_EVENT) : null,
-          logUrl: failure.logUrl,
-          retries: retriesAllowed(target.profile.retries, !noLauncher),
-          noLauncher,
-          escalateAt: effect.escalateAt?.toISOString() ?? null,
-          // Opening at critical pages the tenant's on-call (when it names anyone), as an escalation to critical does.
-          ...(effect.severity === 'critical' ? openingPage(tenant) : {}),
-        });
+      case 'open':
+        event(opened.get(target.workflow.id)!, 'opened', openedData(target, effect, !deps.launchers(target.workflow)));
         break;
-      }
       case 'failure_recorded': {
         const next = changed.get(alert!.id)!;
         const { failure, groupChanged } = effect;
@@ -155,6 +124,45 @@ async function lockOpenAlerts(trx: Transaction<Database>, workflowIds: number[])
     .execute();
   const open = rows.map(({ heardBy: _heardBy, ...alert }) => alert);
   return { open, heard: rows.flatMap((r) => r.heardBy.map((destination) => ({ alertId: r.id, destination }))) };
+}
+
+type Decision = { target: EvaluationTarget; alert: Alert | null; effect: MainEffect | undefined; flapping: FlappingEffect | undefined };
+
+/** What the domain rules say follows for one workflow: at most one main effect, and a flapping note. */
+function decide(target: EvaluationTarget, alert: Alert | null, facts: HistoryFacts, now: Date): Decision {
+  const { cron, timezone } = target.workflow;
+  const effects = evaluateHistory({ facts, alert, policy: target.profile, cadenceSeconds: target.profile.cadenceSeconds, schedule: { cron, timezone }, now });
+  const flapping = effects.find((e): e is FlappingEffect => e.type === 'flapping');
+  return { target, alert, effect: effects.find((e): e is MainEffect => e.type !== 'flapping'), flapping };
+}
+
+/** The open alert's next state when the decision changes it (none otherwise). */
+function changedAlert({ alert, effect, flapping }: Decision, now: Date): Alert[] {
+  if (!alert || (!effect && !flapping)) return [];
+  const next = effect && effect.type !== 'open' ? nextState(alert, effect, now) : alert;
+  return [flapping ? { ...next, flappingSince: now, updatedAt: now } : next];
+}
+
+/** The `opened` event's data: the failure that opened it and what the alert will do next. */
+function openedData(target: EvaluationTarget, effect: Extract<Effect, { type: 'open' }>, noLauncher: boolean): Record<string, unknown> {
+  const { failure } = effect;
+  return {
+    severity: effect.severity,
+    consecutiveFailures: effect.failures,
+    errorGroup: failure.errorGroup,
+    error: failure.error,
+    stage: failure.stage,
+    runId: failure.runId,
+    missed: failure.status === 'missed',
+    tick: failure.tick?.toISOString() ?? null,
+    logExcerpt: failure.logExcerpt ? failure.logExcerpt.slice(-LOG_EXCERPT_IN_EVENT) : null,
+    logUrl: failure.logUrl,
+    retries: retriesAllowed(target.profile.retries, !noLauncher),
+    noLauncher,
+    escalateAt: effect.escalateAt?.toISOString() ?? null,
+    // Opening at critical pages the tenant's on-call (when it names anyone), as an escalation to critical does.
+    ...(effect.severity === 'critical' ? openingPage(target.tenant) : {}),
+  };
 }
 
 function openingPage(tenant: Tenant): { mention?: ReturnType<typeof escalationMention> } {
