@@ -4,13 +4,13 @@ import { rowFromJson } from '../db/json-rows.js';
 import type { Database, Run, Tenant, Workflow } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import type { CadenceProfile } from '../domain/cadence.js';
-import { fingerprintError } from '../domain/fingerprint.js';
+import { errorGroupOf } from '../domain/fingerprint.js';
 import { maintenanceAt } from '../domain/maintenance.js';
 import { NOTIFICATIONS_CHANNEL } from '../ledger/alert-events.js';
 import { launchRun } from '../ledger/runs.js';
 import { evaluateWorkflows, type EvaluationTarget } from './evaluator.js';
 import { loadMaintenanceRules } from './maintenance-rules.js';
-import { createProfileCache } from '../ledger/profiles.js';
+import { profileOf } from '../ledger/profiles.js';
 import { handleFailedOriginal, handleFinishedAttempt, type Launch } from './retry.js';
 
 /**
@@ -25,8 +25,6 @@ import { handleFailedOriginal, handleFinishedAttempt, type Launch } from './retr
  */
 
 export const DEFAULT_POLL_BATCH = 100;
-
-const profileOf = createProfileCache();
 
 export async function pollFinishedRuns(deps: Deps, batch = DEFAULT_POLL_BATCH): Promise<boolean> {
   return (await pollFinishedRunsDetailed(deps, batch)).length > 0;
@@ -164,10 +162,10 @@ async function applyOutputChecks(trx: Transaction<Database>, runs: Run[], contex
     let next: Run | undefined;
     if (run.status === 'succeeded' && minRows !== null && (run.rows ?? 0) < minRows) {
       const error = `empty output: ${run.rows ?? 0} rows, expected at least ${minRows}`;
-      next = { ...run, status: 'failed', attemptStatus: 'failed', attemptError: error, error, errorGroup: fingerprintError('empty output') };
-    } else if (run.status !== 'succeeded' && run.errorGroup === null) {
-      const error = run.error ?? (run.status === 'missed' ? 'missed' : 'failed without an error message');
-      next = { ...run, errorGroup: fingerprintError(error) };
+      next = { ...run, status: 'failed', attemptStatus: 'failed', attemptError: error, error, errorGroup: errorGroupOf({ status: 'failed', error, emptyOutput: true }) };
+    } else if (run.errorGroup === null) {
+      const errorGroup = errorGroupOf(run);
+      if (errorGroup) next = { ...run, errorGroup };
     }
     if (next) changed.push(next);
     return next ?? run;

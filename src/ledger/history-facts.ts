@@ -25,6 +25,9 @@ function settled(place: 'tick' | 'no tick', outcome: keyof typeof STATUSES) {
         and r.status in ${STATUSES[outcome]} and r.processed_at is not null`;
 }
 
+/** A confirmed tick failure of the current streak (after `e.last_ok`): the count and the newest one read the same rows. */
+const FAILURE_SINCE_LAST_SUCCESS = sql`${settled('tick', 'failure')} and (e.last_ok is null or r.tick > e.last_ok) and not r.in_maintenance`;
+
 /**
  * The evaluator's facts for many workflows in one statement. Only settled
  * rows count: original rows whose verdict is final (succeeded, failed,
@@ -86,11 +89,11 @@ export async function loadHistoryFacts(trx: Transaction<Database>, workflowIds: 
     cross join lateral (select greatest(okt.pos, okm.pos) as last_ok, greatest(badt.pos, badm.pos) as last_bad) e
     cross join lateral (
       select count(*)::int as n from runs r
-      where ${settled('tick', 'failure')} and (e.last_ok is null or r.tick > e.last_ok) and not r.in_maintenance
+      where ${FAILURE_SINCE_LAST_SUCCESS}
     ) fc
     left join lateral (
       select r.* from runs r
-      where ${settled('tick', 'failure')} and (e.last_ok is null or r.tick > e.last_ok) and not r.in_maintenance
+      where ${FAILURE_SINCE_LAST_SUCCESS}
       order by r.tick desc, r.id desc limit 1
     ) f on true
     left join lateral (
