@@ -4,6 +4,7 @@ import { isNotifiedKind, QUIET_EVENT_KINDS, type AlertEventKind } from '../domai
 import { silenceState, summariseHeld, type HeldSummary } from '../domain/silence.js';
 import { routesFor, shouldRoute, type RoutingConfig } from './destinations.js';
 import { writeAlertsAndEvents, type AlertWrites, type EventRow, type NotificationRow } from './event-writes.js';
+import { claimStorms, stormRuleOf, type StormConfig } from './storm-claims.js';
 
 export const NOTIFICATIONS_CHANNEL = 'scheduler_notifications';
 
@@ -18,8 +19,10 @@ export interface EventInput {
   actor?: string | null;
   data: Record<string, unknown>;
   now: Date;
-  /** PLATFORM_DESTINATIONS is optional so callers that only know the platform channel keep working. */
-  config: RoutingConfig;
+  /** PLATFORM_DESTINATIONS and the storm rule are optional so callers that only know the platform channel keep working. */
+  config: RoutingConfig & StormConfig;
+  /** Told only to these destinations (a storm's end is told in one channel, a shared cause on the platform channel only). */
+  onlyDestinations?: readonly string[];
 }
 
 /**
@@ -76,7 +79,11 @@ export async function recordAlertEvents(
       notifications.push({ event, destination, status: held ? 'held' : 'pending', at: input.now });
     }
   });
-  return writeAlertsAndEvents(trx, alerts, { events, notifications, wake, channel: NOTIFICATIONS_CHANNEL });
+  const written = await writeAlertsAndEvents(trx, alerts, { events, notifications, wake, channel: NOTIFICATIONS_CHANNEL });
+  // Openings may be part of a storm in their channel: decided here, in the transaction that records them.
+  const openings = notifications.filter((n) => n.status === 'pending' && inputs[n.event]!.kind === 'opened');
+  if (openings.length > 0) await claimStorms(trx, openings.map((n) => n.destination), inputs[0]!.now, stormRuleOf(inputs[0]!.config));
+  return written;
 }
 
 /** What routing reads: each alert's workflow and tenant settings, and the destinations that have heard each alert. */
@@ -121,7 +128,10 @@ function routerOf(facts: RoutingFacts) {
     route(input: EventInput): string[] {
       const wf = workflowOf.get(input.alert.workflowId);
       const routes = routesFor({ channel: input.tenant.channel, destinations: wf?.destinations, shadow: !!(wf?.shadow || wf?.tenantShadow) }, input.config);
-      return routes.filter((r) => shouldRoute(r, input.kind, input.alert.severity, heard.has(`${input.alert.id}\u0000${r.id}`))).map((r) => r.id);
+      return routes
+        .filter((r) => !input.onlyDestinations || input.onlyDestinations.includes(r.id))
+        .filter((r) => shouldRoute(r, input.kind, input.alert.severity, heard.has(`${input.alert.id}\u0000${r.id}`)))
+        .map((r) => r.id);
     },
     heard(alertId: number, destination: string) {
       heard.add(`${alertId}\u0000${destination}`);

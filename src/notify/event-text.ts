@@ -4,6 +4,7 @@ import { ownershipTexts } from './event-text/ownership.js';
 import { t, type Data, type EventText, type EventTextInput, type Renderer, type TextPart } from './event-text/parts.js';
 import { runTexts } from './event-text/runs.js';
 import { silenceTexts } from './event-text/silence.js';
+import { stormTexts } from './event-text/storms.js';
 import { workflowTexts } from './event-text/workflow.js';
 
 export type { EventIcon, EventInput, EventText, EventTextInput, TextPart } from './event-text/parts.js';
@@ -27,6 +28,7 @@ const RENDERERS: Record<string, Renderer> = {
   ...silenceTexts,
   ...runTexts,
   ...workflowTexts,
+  ...stormTexts,
 };
 
 /** The event in words, read defensively from its data (old rows may lack fields). */

@@ -1,3 +1,4 @@
+import { activeStorms } from './storm-queries.js';
 import type { Db } from '../../db/connect.js';
 import type { Alert, Tenant, Workflow } from '../../db/schema.js';
 import { profileFor } from '../../domain/cadence.js';
@@ -112,6 +113,7 @@ export async function homeModel(db: Db, now: Date, tenantIds: readonly string[])
     .limit(30)
     .execute();
   return {
+    storms: await activeStorms(db, tenantIds),
     tenants: tenants.map((t) => ({
       ...t,
       alerts: open
