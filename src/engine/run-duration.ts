@@ -213,7 +213,13 @@ async function tellOrOpen(trx: Transaction<Database>, deps: DurationDeps, ctx: C
   }
   const failure = { runId: opening.runId, error: null, errorGroup: null, stage: null, status: 'failed' as const, tick: opening.tick, logExcerpt: null, logUrl: null };
   const effect = { type: 'open' as const, severity: opening.severity, failures: 0, failure, escalateAt: opening.escalateAt };
-  const alert = (await openAlerts(trx, deps, [{ target: ctx, effect, lastRunId: null, cause: kind }], now)).get(workflow.id)!;
+  // The alert's shape is the evaluator's (openAlerts); it is inserted here, alone, under the workflow row's lock.
+  const { id: _provisional, generation: _generation, ...built } = openAlerts(deps, [{ target: ctx, effect, lastRunId: null, cause: kind }], now)[0]!.alert;
+  const alert = await trx
+    .insertInto('alerts')
+    .values({ ...built, policy: JSON.stringify(built.policy), generation: sql<number>`(select coalesce(max(generation), 0) + 1 from alerts where workflow_id = ${workflow.id})` })
+    .returningAll()
+    .executeTakeFirstOrThrow();
   const noLauncher = !deps.launchers(workflow);
   const { mention, ...cause } = data;
   await recordAlertEvents(trx, [
