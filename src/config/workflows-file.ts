@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { allowListProblem } from '../domain/address-policy.js';
 import { parseDuration } from '../domain/durations.js';
+import { COMPLETE_BY_TIME } from '../domain/run-duration.js';
 import { destinationListSchema } from './destination-schema.js';
 import { formatPath, locateJsonPaths, valueAt } from './json-locate.js';
 import { cronSchema, maintenanceSchema, timeZoneSchema } from './schedule-schema.js';
@@ -30,6 +31,18 @@ export const policySchema = z
     minRows: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
     /** An owned alert still failing this long after it was owned (or last reminded) reminds its owner; default from the cadence. */
     remindAfterSeconds: z.number().int().min(60).max(30 * 86_400).optional(),
+    /** A success faster than this counts as a failure, "too fast" (issue 16). */
+    minDurationSeconds: z.number().int().min(1).max(7 * 86_400).optional(),
+    /** A fixed "running long" threshold instead of the one learned from the workflow's successes. */
+    runningLongAfterSeconds: z.number().int().min(60).max(7 * 86_400).optional(),
+    /** The tick's run must have succeeded by this local time ("HH:MM", in timeZone or the workflow's zone). */
+    completeBy: z
+      .object({
+        time: z.string().regex(COMPLETE_BY_TIME, 'a local time "HH:MM", such as "06:00"'),
+        timeZone: timeZoneSchema.optional(),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 

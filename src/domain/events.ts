@@ -25,6 +25,13 @@ export const NOTIFIED_EVENT_KINDS = [
   'reminder',
   /** The tenant's ownershipExpiresAfter passed: unowned again, escalation resumes (data: previousUser, ownedSince). */
   'ownership_expired',
+  // issue 16, run duration (src/domain/run-duration.ts); each is also an opening's `cause` when no alert was open.
+  /** A run still going past its normal duration (data: runId, startedAt, runningSeconds, afterSeconds, normal?: { medianSeconds, samples }). */
+  'running_long',
+  /** No success for a tick by its completeBy deadline (data: tick, deadline, runId?, running). */
+  'completion_missed',
+  /** A success faster than minDurationSeconds, counted as a failure in an open alert (data: runId, error). */
+  'too_fast',
   // issue 16, storms: told in one channel only (data: stormId, startedAt, alerts) and on the platform channel only (shared_cause).
   /** Still open when its channel's storm ended: the alert gets a thread of its own there. */
   'storm_outlived',

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { TOO_FAST } from './run-duration.js';
 
 /**
  * Error groups (DESIGN.md, core idea 9): the same failure with a different
@@ -39,6 +40,8 @@ export interface GroupedOutcome {
   error: string | null;
   /** A success with fewer rows than the policy's minRows (core idea 8): a failure of its own kind. */
   emptyOutput?: boolean;
+  /** A success faster than the policy's minDurationSeconds (issue 16): one group whatever the numbers. */
+  tooFast?: boolean;
 }
 
 /**
@@ -50,6 +53,7 @@ export interface GroupedOutcome {
  */
 export function errorGroupOf(outcome: GroupedOutcome): string | null {
   if (outcome.emptyOutput) return fingerprintError('empty output');
+  if (outcome.tooFast) return fingerprintError(TOO_FAST);
   if (outcome.status === 'missed') return fingerprintError('missed');
   if (outcome.status !== 'failed') return null;
   return fingerprintError(outcome.error?.trim() ? outcome.error : 'failed without an error message');

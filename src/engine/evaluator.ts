@@ -5,6 +5,8 @@ import type { CadenceProfile } from '../domain/cadence.js';
 import { evaluateHistory, nextAlertState, type Effect, type HistoryFacts } from '../domain/evaluate.js';
 import { escalationMention } from '../domain/escalation.js';
 import { retriesAllowed } from '../domain/retry-budget.js';
+import { fingerprintError } from '../domain/fingerprint.js';
+import { TOO_FAST } from '../domain/run-duration.js';
 import { recordAlertEvents, releaseHeldNotifications, type EventInput, type RoutingFacts } from '../ledger/alert-events.js';
 import { provisionalAlertId } from '../ledger/event-writes.js';
 import { loadHistoryFacts } from '../ledger/history-facts.js';
@@ -18,9 +20,13 @@ export interface EvaluationTarget {
 }
 
 const LOG_EXCERPT_IN_EVENT = 4000;
+const TOO_FAST_GROUP = fingerprintError(TOO_FAST);
 
 type FlappingEffect = Extract<Effect, { type: 'flapping' }>;
 type MainEffect = Exclude<Effect, FlappingEffect>;
+type OpenEffect = Extract<Effect, { type: 'open' }>;
+/** An opening; a cause other than a failure may have no run (a deadline missed with nothing started). */
+type OpeningEffect = Omit<OpenEffect, 'failure'> & { failure: Omit<OpenEffect['failure'], 'runId'> & { runId: number | null } };
 
 /**
  * Evaluates workflows whose rows the caller has already locked (`for update`
@@ -75,6 +81,8 @@ export async function evaluateWorkflows(trx: Transaction<Database>, deps: Pick<D
         const { failure, groupChanged } = effect;
         if (groupChanged) event(next, 'error_group_changed', { from: groupChanged.from, to: groupChanged.to, error: failure.error, stage: failure.stage, runId: failure.runId });
         event(next, 'failure_recorded', { consecutiveFailures: effect.failures, error: failure.error, errorGroup: failure.errorGroup, runId: failure.runId, missed: failure.status === 'missed' });
+        // The count alone would hide why a "success" counted: the thread is told (issue 16).
+        if (failure.errorGroup === TOO_FAST_GROUP) event(next, 'too_fast', { runId: failure.runId, error: failure.error });
         break;
       }
       case 'healthy_streak':
@@ -164,7 +172,7 @@ function openedData(target: EvaluationTarget, effect: Extract<Effect, { type: 'o
   };
 }
 
-function openingPage(tenant: Tenant): { mention?: ReturnType<typeof escalationMention> } {
+export function openingPage(tenant: Tenant): { mention?: ReturnType<typeof escalationMention> } {
   const mention = escalationMention(null, tenant.oncall ?? {});
   return mention.users.length + mention.groups.length > 0 ? { mention } : {};
 }
@@ -172,13 +180,15 @@ function openingPage(tenant: Tenant): { mention?: ReturnType<typeof escalationMe
 /**
  * The alerts that open in this batch, as rows to insert and as the alert
  * their events are recorded against, under a provisional id (written with the events, see `writeAlertsAndEvents`).
+ * `lastRunId: null` and a `cause` open an alert for a run that has not failed (yet): running long, a missed
+ * deadline (src/engine/run-duration.ts inserts that one itself).
  */
-function openAlerts(
+export function openAlerts(
   deps: Pick<Deps, 'launchers'>,
-  opening: { target: EvaluationTarget; effect: Extract<Effect, { type: 'open' }> }[],
+  opening: { target: Omit<EvaluationTarget, 'finishedManualRuns'>; effect: OpeningEffect; lastRunId?: null; cause?: string }[],
   now: Date,
 ): { workflowId: number; row: Record<string, unknown>; alert: Alert }[] {
-  return opening.map(({ target: { workflow, profile }, effect }) => {
+  return opening.map(({ target: { workflow, profile }, effect, lastRunId, cause }) => {
     const { failure } = effect;
     const alert: Alert = {
       id: provisionalAlertId(workflow.id),
@@ -201,7 +211,8 @@ function openAlerts(
       errorGroupCount: 1,
       stage: failure.stage,
       firstRunId: failure.runId,
-      lastRunId: failure.runId,
+      lastRunId: lastRunId === null ? null : failure.runId,
+      cause: cause ?? null,
       ownerTeam: 'engineering',
       ownerUser: null,
       ownerNote: null,
@@ -239,6 +250,9 @@ function snapshotPolicy(profile: CadenceProfile, noLauncher: boolean) {
     graceSeconds: profile.graceSeconds,
     timeoutSeconds: profile.timeoutSeconds,
     minRows: profile.minRows,
+    minDurationSeconds: profile.minDurationSeconds,
+    runningLongAfterSeconds: profile.runningLongAfterSeconds,
+    completeBy: profile.completeBy,
     escalateAfterFailures: profile.escalateAfterFailures,
     cadenceSeconds: profile.cadenceSeconds,
     derived: profile.derived,

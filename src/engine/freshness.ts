@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Deps } from '../deps.js';
 import { nextFireAfter } from '../domain/schedule.js';
 import { profileOf } from '../ledger/profiles.js';
-import { insertRunRow, newRunRow, RUNS_FINISHED_CHANNEL } from '../ledger/runs.js';
+import { durationSince, insertRunRow, newRunRow, RUNS_FINISHED_CHANNEL } from '../ledger/runs.js';
 import { monitorWasUp } from './uptime.js';
 
 /**
@@ -42,6 +42,7 @@ export async function failOverdueRuns(deps: Pick<Deps, 'db'>, now: Date): Promis
       error,
       attemptError: error,
       finishedAt: now,
+      durationSeconds: durationSince(now),
       leaseOwner: null,
       leaseExpiresAt: null,
     });

@@ -5,6 +5,7 @@ import { runEscalationClock } from './escalation.js';
 import { checkFreshness } from './freshness.js';
 import { leaseRenewalLoop } from './lease-renewal.js';
 import { pollFinishedRuns } from './poller.js';
+import { checkRunDurations } from './run-duration.js';
 import type { LoopSpec } from './runner.js';
 import { tickSchedulerLoop } from './tick-scheduler.js';
 import { createUptimeHeartbeat, UPTIME_BEAT_MS } from './uptime.js';
@@ -12,7 +13,7 @@ import { createUptimeHeartbeat, UPTIME_BEAT_MS } from './uptime.js';
 /** How often the freshness detector looks for overdue runs and missed ticks. */
 export const FRESHNESS_INTERVAL_MS = 10_000;
 
-/** The monitoring engine's loops: poller (woken by finished runs), escalation clock, freshness detector, uptime heartbeat. */
+/** The monitoring engine's loops: poller (woken by finished runs), escalation clock, freshness detector, run durations, uptime heartbeat. */
 export function engineLoops(deps: Deps): LoopSpec[] {
   const heartbeat = createUptimeHeartbeat(deps);
   return [
@@ -47,6 +48,13 @@ export function engineLoops(deps: Deps): LoopSpec[] {
         await heartbeat.beat(deps.clock.now());
         return checkFreshness(deps);
       },
+    },
+    {
+      // Running long and completion deadlines (issue 16): told before the timeout, so on the freshness detector's pace.
+      name: 'run-duration',
+      step: 'run-duration',
+      intervalMs: FRESHNESS_INTERVAL_MS,
+      tick: () => checkRunDurations(deps),
     },
   ];
 }

@@ -6,6 +6,7 @@ import type { Deps } from '../deps.js';
 import type { CadenceProfile } from '../domain/cadence.js';
 import { errorGroupOf } from '../domain/fingerprint.js';
 import { maintenanceAt } from '../domain/maintenance.js';
+import { isTooFast, tooFastError } from '../domain/run-duration.js';
 import { NOTIFICATIONS_CHANNEL } from '../ledger/alert-events.js';
 import { launchRun } from '../ledger/runs.js';
 import { evaluateWorkflows, type EvaluationTarget } from './evaluator.js';
@@ -151,18 +152,22 @@ async function processClaimed(trx: Transaction<Database>, deps: Deps, now: Date,
 
 /**
  * Silence is data (core idea 8): a success with fewer rows than minRows is a
- * failure, "empty output". The row itself says so, so history and the
+ * failure, "empty output"; one faster than minDurationSeconds, "too fast". The row itself says so, so history and the
  * evaluator agree. Failures get their error group here, once. Every row that
  * changes is written by one statement; the runs come back in claim order.
  */
 async function applyOutputChecks(trx: Transaction<Database>, runs: Run[], contexts: Map<number, { profile: CadenceProfile }>): Promise<Run[]> {
   const changed: Run[] = [];
   const out = runs.map((run) => {
-    const { minRows } = contexts.get(run.workflowId)!.profile;
+    const { minRows, minDurationSeconds } = contexts.get(run.workflowId)!.profile;
     let next: Run | undefined;
     if (run.status === 'succeeded' && minRows !== null && (run.rows ?? 0) < minRows) {
       const error = `empty output: ${run.rows ?? 0} rows, expected at least ${minRows}`;
       next = { ...run, status: 'failed', attemptStatus: 'failed', attemptError: error, error, errorGroup: errorGroupOf({ status: 'failed', error, emptyOutput: true }) };
+    } else if (run.status === 'succeeded' && isTooFast(run.durationSeconds, minDurationSeconds)) {
+      // Too fast to be real (issue 16): a failure like empty output, so retries, counting and alerting apply as to any failure.
+      const error = tooFastError(run.durationSeconds!, minDurationSeconds!);
+      next = { ...run, status: 'failed', attemptStatus: 'failed', attemptError: error, error, errorGroup: errorGroupOf({ status: 'failed', error, tooFast: true }) };
     } else if (run.errorGroup === null) {
       const errorGroup = errorGroupOf(run);
       if (errorGroup) next = { ...run, errorGroup };

@@ -2,7 +2,7 @@
  * The order of the engine's steps, written once. It follows the data: the
  * replica says it is up → runs end and reports come in → due ticks fire →
  * people act → leases on supervised runs are renewed → overdue runs fail and
- * missed ticks are recorded → finished runs are routed and evaluated →
+ * missed ticks are recorded → runs going long and missed deadlines are told → finished runs are routed and evaluated →
  * warnings escalate, silences end → the outbox delivers.
  *
  * - The app (src/app.ts) starts one loop per step in this order; they then
@@ -16,7 +16,7 @@
  * (launched processes exiting, jobs reporting, people clicking): in a replica
  * they arrive whenever they do; the replay and the harness script them here.
  */
-export const ENGINE_STEPS = ['heartbeat', 'runs-end', 'reports', 'tick-scheduler', 'actions', 'lease-renewal', 'freshness', 'poller', 'escalation-clock', 'outbox'] as const;
+export const ENGINE_STEPS = ['heartbeat', 'runs-end', 'reports', 'tick-scheduler', 'actions', 'lease-renewal', 'freshness', 'run-duration', 'poller', 'escalation-clock', 'outbox'] as const;
 
 export type EngineStep = (typeof ENGINE_STEPS)[number];
 

@@ -57,6 +57,8 @@ export function newRunRow(row: Pick<RunRow, 'workflowId' | 'tick' | 'trigger' | 
     leaseExpiresAt: null,
     // Marked by the poller when the tick falls inside a maintenance window.
     inMaintenance: false,
+    durationSeconds: null,
+    longNoticedAt: null,
     ...row,
   };
 }
@@ -206,6 +208,11 @@ export function outcomeColumns(reported: RunOutcome, now: Date) {
   };
 }
 
+/** A finished attempt's duration, from its own start (every path that ends a running row writes it). */
+export function durationSince(now: Date) {
+  return sql<number | null>`extract(epoch from ${now}::timestamptz - started_at)`;
+}
+
 export type FinishResult =
   | { kind: 'finished'; run: Run }
   | { kind: 'already_finished'; run: Run; same: boolean }
@@ -222,7 +229,7 @@ export async function finishRun(deps: Pick<Deps, 'db' | 'clock' | 'wake'>, runId
   const result = await deps.db.transaction().execute(async (trx): Promise<FinishResult> => {
     const updated = await trx
       .updateTable('runs')
-      .set({ ...outcomeColumns(reported, now), leaseOwner: null, leaseExpiresAt: null })
+      .set({ ...outcomeColumns(reported, now), durationSeconds: durationSince(now), leaseOwner: null, leaseExpiresAt: null })
       .where('id', '=', runId)
       .where('status', '=', 'running')
       .returningAll()

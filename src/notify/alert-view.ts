@@ -30,7 +30,11 @@ export interface AlertView {
   lastError?: string;
   /** The policy version the alert runs under (docs/policies.md); absent for alerts older than versions. */
   policyVersion?: number;
+  /** What opened it when no failure did ("running long", "completion deadline missed"); absent: failures. */
+  cause?: string;
 }
+
+const CAUSE_WORDS: Record<string, string> = { running_long: 'running long', completion_missed: 'completion deadline missed' };
 
 export type AlertViewAlert = Pick<
   Alert,
@@ -54,7 +58,7 @@ export type AlertViewAlert = Pick<
   | 'silencedUntil'
   | 'silencedBy'
   | 'silenceReason'
-> & { policyVersion?: number | null };
+> & { policyVersion?: number | null; cause?: string | null };
 
 export interface AlertViewInput {
   alert: AlertViewAlert;
@@ -83,12 +87,13 @@ function milestoneOf(a: AlertViewAlert): AlertView['milestone'] {
 
 export function alertView({ alert: a, workflow, tenant, lastRun }: AlertViewInput, now: Date): AlertView {
   const resolved = a.status === 'resolved';
+  const cause = a.cause ? (CAUSE_WORDS[a.cause] ?? a.cause.replace(/_/g, ' ')) : undefined;
   const resolvedAfter = a.resolvedAt ? formatDuration(a.resolvedAt.getTime() - a.openedAt.getTime()) : '?';
   const silence = silenceAt(a, now);
   const state = silence ? 'silenced' : a.ownerUser || a.acknowledgedBy ? 'owned' : 'open';
   const headline = resolved
     ? `Resolved: ${tenant.name} / ${workflow.name}`
-    : `${severityWord(a.severity)} (${state}): ${tenant.name} / ${workflow.name}, ${a.consecutiveFailures} failure${a.consecutiveFailures === 1 ? '' : 's'}`;
+    : `${severityWord(a.severity)} (${state}): ${tenant.name} / ${workflow.name}, ${cause && a.consecutiveFailures === 0 ? cause : `${a.consecutiveFailures} failure${a.consecutiveFailures === 1 ? '' : 's'}`}`;
   // Shadow: told only to the audit destination; the marker says no one else was.
   const shadowMark = workflow.shadow || tenant.shadow ? 'Shadow · ' : '';
   const milestone = milestoneOf(a);
@@ -109,5 +114,6 @@ export function alertView({ alert: a, workflow, tenant, lastRun }: AlertViewInpu
     ...(stage ? { stage } : {}),
     ...(a.lastError ? { lastError: a.lastError } : {}),
     ...(a.policyVersion ? { policyVersion: a.policyVersion } : {}),
+    ...(cause ? { cause } : {}),
   };
 }

@@ -1,4 +1,5 @@
 import { formatDuration, utcText } from '../domain/durations.js';
+import { durationTexts } from './event-text/duration.js';
 import { lifecycleTexts } from './event-text/lifecycle.js';
 import { ownershipTexts } from './event-text/ownership.js';
 import { t, type Data, type EventText, type EventTextInput, type Renderer, type TextPart } from './event-text/parts.js';
@@ -28,6 +29,7 @@ const RENDERERS: Record<string, Renderer> = {
   ...silenceTexts,
   ...runTexts,
   ...workflowTexts,
+  ...durationTexts,
   ...stormTexts,
 };
 

@@ -194,8 +194,12 @@ function attemptOf(run: Run): Attempt {
   };
 }
 
+/**
+ * The run's kept duration, else its end minus its start (rows written without one); unknown (a report
+ * with only its end, stored with start = end, or a missed tick) replays as the default minute, not as zero.
+ */
 function durationOf(run: Run): number {
-  if (!run.startedAt || !run.finishedAt) return 60;
-  const seconds = Math.round((run.finishedAt.getTime() - run.startedAt.getTime()) / 1000);
-  return Math.min(MAX_DURATION_SECONDS, Math.max(0, seconds));
+  const elapsed = run.startedAt && run.finishedAt && run.finishedAt > run.startedAt ? (run.finishedAt.getTime() - run.startedAt.getTime()) / 1000 : null;
+  const seconds = run.durationSeconds ?? elapsed;
+  return seconds === null ? 60 : Math.min(MAX_DURATION_SECONDS, Math.max(0, Math.round(seconds)));
 }

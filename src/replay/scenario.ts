@@ -15,13 +15,22 @@ const slackChannel = z.string().regex(/^[CG][A-Z0-9_]{2,}$/, 'a Slack channel id
 const workflowRef = z.string().min(1, 'a workflow name, or tenant/name when two tenants share the name');
 const durationSeconds = z.number().int().min(0).max(7 * 86_400);
 
-const succeeded = z.object({ status: z.literal('succeeded'), rows: z.number().int().min(0).optional() }).strict();
+/** An attempt's own duration overrides its rule's (issue 16: one slow night among ordinary ones). */
+const succeeded = z.object({ status: z.literal('succeeded'), rows: z.number().int().min(0).optional(), durationSeconds: durationSeconds.optional() }).strict();
 const failed = z
-  .object({ status: z.literal('failed'), error: z.string().min(1).optional(), stage: z.string().min(1).optional(), rows: z.number().int().min(0).optional() })
+  .object({
+    status: z.literal('failed'),
+    error: z.string().min(1).optional(),
+    stage: z.string().min(1).optional(),
+    rows: z.number().int().min(0).optional(),
+    durationSeconds: durationSeconds.optional(),
+  })
   .strict();
 const missing = z.object({ status: z.literal('missing') }).strict();
+/** Starts and is never heard from again: only its timeout ends it (a hung job). */
+const hangs = z.object({ status: z.literal('hangs') }).strict();
 
-export const attemptSchema = z.discriminatedUnion('status', [succeeded, failed, missing]);
+export const attemptSchema = z.discriminatedUnion('status', [succeeded, failed, missing, hangs]);
 
 export const outcomeRuleSchema = z
   .object({
@@ -36,7 +45,7 @@ export const outcomeRuleSchema = z
   .strict();
 
 const manualOutcome = z
-  .discriminatedUnion('status', [succeeded.extend({ durationSeconds: durationSeconds.optional() }), failed.extend({ durationSeconds: durationSeconds.optional() })])
+  .discriminatedUnion('status', [succeeded, failed])
   .default({ status: 'succeeded' });
 
 const silenceDuration = z.string().superRefine((v, ctx) => {

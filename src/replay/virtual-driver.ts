@@ -5,6 +5,7 @@ import { profileFor } from '../domain/cadence.js';
 import { escalationDueAt } from '../domain/escalation.js';
 import { runEscalationClock } from '../engine/escalation.js';
 import { checkFreshness } from '../engine/freshness.js';
+import { checkRunDurations, nextDurationCheckAt } from '../engine/run-duration.js';
 import { pollFinishedRuns } from '../engine/poller.js';
 import type { UptimeHeartbeat } from '../engine/uptime.js';
 import { renewRunLeases } from '../ledger/run-leases.js';
@@ -61,7 +62,7 @@ export class VirtualDriver {
   private readonly escalationMs: number;
   private readonly phaseMs: Record<string, number> = {};
   /** When the tick scheduler and the freshness detector next have work, and when a silence next ends, as of the last look. */
-  private due = { tick: Infinity, freshness: Infinity, silenceEnd: NaN, anyOpen: false, clockWork: false };
+  private due = { tick: Infinity, freshness: Infinity, duration: Infinity, silenceEnd: NaN, anyOpen: false, clockWork: false };
 
   constructor(private readonly p: DriverParts) {
     this.escalationMs = p.deps.config.ESCALATION_INTERVAL_SECONDS * 1000;
@@ -108,6 +109,7 @@ export class VirtualDriver {
       // (a tick's, or an action's run now) is refused; the poller is called after any of those, as NOTIFY would wake it.
       let finished = false;
       let routed = false;
+      let told = false;
       const found = (did: boolean) => void (finished ||= did);
       await runInEngineOrder({
         'runs-end': async () => found((await this.time('runs-end', () => launcher.finishDue(now))) > 0),
@@ -123,12 +125,15 @@ export class VirtualDriver {
         freshness: async () => {
           if (pass === 0 && this.due.freshness <= now.getTime()) found(await this.time('freshness', () => checkFreshness(deps)));
         },
+        'run-duration': async () => {
+          if (pass === 0 && this.due.duration <= now.getTime()) told = await this.time('run-duration', () => checkRunDurations(deps));
+        },
         poller: async () => {
           routed = finished && (await this.time('poller', () => repeat(() => pollFinishedRuns(deps))));
         },
         // Alerts open only in the poller, so with none open before and no run routed now, the escalation clock has nothing to look at.
         'escalation-clock': async () => {
-          if ((onGrid && (this.due.anyOpen || this.due.clockWork || routed)) || this.due.silenceEnd === now.getTime()) await this.time('escalation-clock', () => runEscalationClock(deps));
+          if ((onGrid && (this.due.anyOpen || this.due.clockWork || routed || told)) || this.due.silenceEnd === now.getTime()) await this.time('escalation-clock', () => runEscalationClock(deps));
         },
         outbox: () => this.time('outbox', () => this.deliver()),
       });
@@ -239,7 +244,9 @@ export class VirtualDriver {
       const missedChecks = await this.missedTickChecks();
       // Held runs' leases are renewed at every instant; only a lease nobody renews can run out.
       const freshness = Math.min(...[r.nextDeadline, r.nextRunLease].map((d) => d?.getTime() ?? Infinity), ...missedChecks);
-      this.due = { tick: r.nextTick?.getTime() ?? Infinity, freshness, silenceEnd: r.silenceEnd?.getTime() ?? NaN, anyOpen: r.anyOpen, clockWork: r.clockWork };
+      const duration = (await nextDurationCheckAt(deps.db, now))?.getTime() ?? Infinity; // running long, completion deadlines
+      this.due = { tick: r.nextTick?.getTime() ?? Infinity, freshness, duration, silenceEnd: r.silenceEnd?.getTime() ?? NaN, anyOpen: r.anyOpen, clockWork: r.clockWork };
+      add(duration);
       add(r.nextTick);
       add(outside.nextTickAt());
       add(launcher.nextEndAt());

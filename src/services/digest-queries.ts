@@ -18,6 +18,8 @@ export interface DigestFacts {
   resolvedMs: number[];
   silenced: { workflow: string; until: Date | null; by: string | null; reason: string | null }[];
   maintenance: { workflow: string | null; startsAt: Date; endsAt: Date; reason: string | null }[];
+  /** Runs told as running long, and completion deadlines missed, in the period (issue 16); optional for older callers. */
+  slow?: { workflow: string; kind: 'running_long' | 'completion_missed'; at: Date }[];
   /** Storms in the tenant's channel that started in the period or are still under way (issue 16). */
   storms?: { startedAt: Date; endedAt: Date | null; alerts: number }[];
 }
@@ -70,6 +72,13 @@ export async function loadDigestFacts(db: Db, tenantId: string, since: Date, unt
         and coalesce(r.finished_at, r.created_at) > ${since} and coalesce(r.finished_at, r.created_at) <= ${until}
       group by w.name order by count(*) desc, w.name limit ${NOISIEST}
     `.execute(trx);
+    const { rows: slow } = await sql<{ workflow: string; kind: 'running_long' | 'completion_missed'; at: Date }>`
+      select w.name as workflow, coalesce(e.data->'cause'->>'kind', e.kind) as kind, e.at
+      from alert_events e join alerts a on a.id = e.alert_id join workflows w on w.id = a.workflow_id
+      where w.tenant_id = ${tenantId} and e.at > ${since} and e.at <= ${until}
+        and (e.kind in ('running_long', 'completion_missed') or (e.kind = 'opened' and e.data->'cause'->>'kind' in ('running_long', 'completion_missed')))
+      order by e.at, e.id
+    `.execute(trx);
     const { rows: storms } = await sql<{ startedAt: Date; endedAt: Date | null; alerts: number }>`
       select s.started_at, s.ended_at, (select count(*)::int from storm_alerts m where m.storm_id = s.id) as alerts
       from storms s join tenants t on s.destination = 'slack:' || t.channel
@@ -88,6 +97,7 @@ export async function loadDigestFacts(db: Db, tenantId: string, since: Date, unt
       resolvedMs: resolved.map((r) => r.resolvedAt!.getTime() - r.openedAt.getTime()),
       silenced: silenced.map((s) => ({ workflow: s.workflow, until: s.until, by: s.by, reason: s.reason })),
       maintenance,
+      slow,
     };
   });
 }

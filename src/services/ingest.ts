@@ -18,6 +18,8 @@ export interface RunReport {
   logUrl?: string;
   log?: string;
   externalId?: string;
+  /** A finish-only report's duration; unknown (null) without it. */
+  durationSeconds?: number;
 }
 
 export type ReportResult =
@@ -81,7 +83,7 @@ export async function reportRun(deps: Pick<Deps, 'db' | 'clock' | 'wake'>, repor
       match = await matchTick(trx, workflow, now);
     }
     const start = { workflow, match, externalId: report.externalId ?? null };
-    const run = report.status === 'running' ? await insertReportedRunning(trx, start, now) : await insertReportedFinished(trx, start, outcomeOf(report), now);
+    const run = report.status === 'running' ? await insertReportedRunning(trx, start, now) : await insertReportedFinished(trx, start, outcomeOf(report), now, report.durationSeconds);
     if (!run) throw new Error(`run for ${report.tenant}/${report.workflow} at ${match.tick?.toISOString()} was not inserted although its tick was free`);
     return { kind: 'created', run };
   });

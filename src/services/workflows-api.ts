@@ -11,6 +11,8 @@ import { newPingKey } from '../secrets.js';
 import { findOpenAlertForWorkflow, workflowHistory, type Scope } from '../ledger/alert-queries.js';
 import { modeOf } from './sync-workflows.js';
 import { resolveAlertsOfWorkflows } from './workflow-state.js';
+import { runningLongAfter } from '../domain/run-duration.js';
+import { loadNormalDurations } from '../ledger/run-durations.js';
 
 /** Workflows over the API: the read model, and the same upsert the file sync does, for workflows the API owns. */
 
@@ -107,6 +109,7 @@ export async function workflowView(deps: Pick<Deps, 'db' | 'clock' | 'config'>, 
   const profile = profileFor(workflow.cron, workflow.timezone, workflow.policy, now);
   const { derived, overrides, cadenceSeconds, escalateAfterFailures, ...effective } = profile;
   const history = await workflowHistory(deps.db, workflow.id, runs);
+  const normal = (await loadNormalDurations(deps.db, [workflow.id])).get(workflow.id) ?? null;
   return {
     tenant: workflow.tenantId,
     name: workflow.name,
@@ -122,6 +125,8 @@ export async function workflowView(deps: Pick<Deps, 'db' | 'clock' | 'config'>, 
     },
     launcher: launcherView(workflow.launcher),
     profile: { cadenceSeconds, escalateAfterFailures, derived, overrides, effective },
+    /** Learned from the newest successful runs (issue 16); null before enough history. */
+    duration: { normal, runningLongAfterSeconds: runningLongAfter(normal, profile.runningLongAfterSeconds) },
     policy: { version: workflow.policyVersion, shadow: workflow.shadow, versions: `/api/v1/workflows/${workflow.tenantId}/${workflow.name}/policy-versions` },
     lastRuns: history.map((h) => ({
       id: h.run.id,
@@ -132,6 +137,7 @@ export async function workflowView(deps: Pick<Deps, 'db' | 'clock' | 'config'>, 
       outcomeNote: h.outcomeNote,
       startedAt: h.run.startedAt,
       finishedAt: h.run.finishedAt,
+      durationSeconds: h.run.durationSeconds,
       attempts: h.attempts,
     })),
     openAlert: alertView(await findOpenAlertForWorkflow(deps.db, workflow.id)),

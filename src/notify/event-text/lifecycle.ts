@@ -1,5 +1,6 @@
 import { plural, relativeTime } from '../../domain/durations.js';
 import { code, date, detailOf, failures, num, pagingOf, person, str, strong, t, user, type Data, type EventInput, type EventTextInput, type EventText, type Renderer, type TextPart } from './parts.js';
+import { openingCauseParts } from './duration.js';
 import { heldSentence } from './silence.js';
 
 const opened: Renderer = ({ event, alert: a, workflow, d }) => {
@@ -14,9 +15,7 @@ const opened: Renderer = ({ event, alert: a, workflow, d }) => {
     parts: [
       t(`${severity === 'critical' ? 'Critical alert' : 'Alert'} opened: `),
       strong(workflow.name),
-      t(' has '),
-      failures(count),
-      t('.'),
+      ...(openingCauseParts(d, event.at) ?? [t(' has '), failures(count), t('.')]),
       ...(escalateAt ? [t(' It escalates to critical '), { type: 'time', at: escalateAt, relative: relativeTime(escalateAt, event.at), lead: 'relative' } as TextPart, t(' unless someone takes ownership.')] : []),
       ...paging,
     ],

@@ -50,6 +50,9 @@ const POLICY_FIELD_WORDS: Record<string, string> = {
   graceSeconds: 'grace (seconds)',
   timeoutSeconds: 'timeout (seconds)',
   minRows: 'minimum rows',
+  minDurationSeconds: 'minimum duration (seconds)',
+  runningLongAfterSeconds: 'running long after (seconds)',
+  completeBy: 'complete by',
   cadenceSeconds: 'cadence (seconds)',
   escalateAfterFailures: 'failures before escalating',
 };

@@ -29,7 +29,7 @@ export function renderAlertRoot(card: AlertCard, now: Date): SlackMessage {
     `*Tenant*\n${safeText(view.tenant.name, 200)} (\`${safeText(view.tenant.id, 80)}\`)`,
     `*Workflow*\n${safeText(view.workflow.name, 200)}`,
     `*Cadence*\n${view.cadence} (\`${safeText(view.workflow.cron, 100)}\`, ${safeText(view.workflow.timezone, 64)})`,
-    `*Consecutive failures*\n${view.consecutiveFailures}`,
+    view.cause && view.consecutiveFailures === 0 ? `*Opened for*\n${view.cause}` : `*Consecutive failures*\n${view.consecutiveFailures}`,
     `*Opened*\n${slackDate(view.openedAt)}`,
   ];
   const m = view.milestone;

@@ -24,7 +24,7 @@ export function median(values: readonly number[]): number | undefined {
 
 /** Is there anything to say? A quiet period sends nothing. */
 export function digestHasNews(f: DigestFacts): boolean {
-  return (f.storms?.length ?? 0) + f.open.length + f.flapped.length + f.noisiest.length + f.opened + f.resolvedMs.length + f.silenced.length + f.maintenance.length > 0;
+  return (f.storms?.length ?? 0) + f.open.length + f.flapped.length + f.noisiest.length + f.opened + f.resolvedMs.length + f.silenced.length + f.maintenance.length + (f.slow?.length ?? 0) > 0;
 }
 
 interface Section {
@@ -47,6 +47,9 @@ function sections(f: DigestFacts): Section[] {
   if (open.length) out.push({ title: `Broken now (${open.length})`, lines: open });
   if (f.flapped.length) {
     out.push({ title: 'Flapped', lines: f.flapped.map((x) => line(x.workflow, `flapping since ${utcText(x.since)}${x.open ? ', still open' : ', since resolved'}`)) });
+  }
+  if (f.slow?.length) {
+    out.push({ title: 'Too slow', lines: f.slow.map((x) => line(x.workflow, `${x.kind === 'running_long' ? 'running long' : 'missed its completion deadline'} at ${utcText(x.at)}`)) });
   }
   if (f.noisiest.length) out.push({ title: 'Noisiest workflows', lines: f.noisiest.map((n) => line(n.workflow, plural(n.failed, 'failed run'))) });
   const mid = median(f.resolvedMs);

@@ -13,6 +13,8 @@ export interface HomeAlert {
   ownerTeam: string;
   ownerUser: string | null;
   silenced: { until: Date | 'resolved' } | null;
+  /** What opened it when no failure did ('running_long', 'completion_missed'; issue 16). */
+  cause?: string | null;
 }
 
 export interface HomeDeadNotification {
@@ -51,7 +53,7 @@ export function renderHome(model: HomeModel, now: Date): { type: 'home'; blocks:
       const icon = a.severity === 'critical' ? ':rotating_light:' : ':warning:';
       const owner = a.ownerUser ? userMention(a.ownerUser) : `unowned (${a.ownerTeam})`;
       const silence = a.silenced ? ` · :mute: ${a.silenced.until === 'resolved' ? 'until resolved' : `until ${slackDate(a.silenced.until)}`}` : '';
-      return `${icon} *${safeText(a.workflowName, 100)}* · ${a.severity} · open ${formatDuration(now.getTime() - a.openedAt.getTime())} · ${plural(a.consecutiveFailures, 'failure')} · ${owner}${silence}`;
+      return `${icon} *${safeText(a.workflowName, 100)}* · ${a.severity} · open ${formatDuration(now.getTime() - a.openedAt.getTime())} · ${a.cause && !a.consecutiveFailures ? a.cause.replace(/_/g, ' ') : plural(a.consecutiveFailures, 'failure')} · ${owner}${silence}`;
     });
     blocks.push(...lineSections(lines));
   }

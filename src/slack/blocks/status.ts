@@ -1,5 +1,5 @@
 import type { AlertCard } from './alert-card.js';
-import { cadenceInWords, plural } from '../../domain/durations.js';
+import { cadenceInWords, formatDuration, plural } from '../../domain/durations.js';
 import { slackDate, userMention } from './format.js';
 import { historyLine, type HistoryRow } from './history.js';
 import { capBlocks, lineSections, LIMITS, mrkdwn, omittedNote, safeText } from './limits.js';
@@ -15,8 +15,17 @@ export interface WorkflowStatusRow {
   monitoring: boolean;
   mode: string;
   nextTickAt: Date | null;
-  lastRun: { status: string; finishedAt: Date | null } | null;
-  openAlert: { id: number; severity: string; ownerUser: string | null; silenced: boolean; consecutiveFailures: number } | null;
+  lastRun: { status: string; finishedAt: Date | null; startedAt?: Date | null; runningLong?: boolean } | null;
+  openAlert: { id: number; severity: string; ownerUser: string | null; silenced: boolean; consecutiveFailures: number; cause?: string | null } | null;
+  /** The learned normal duration (issue 16); null before enough history. */
+  normalSeconds?: number | null;
+}
+
+/** " · running since 02:00 (usually 20 minutes), running long" for a run still going. */
+function durationNote(row: WorkflowStatusRow): string {
+  const usually = row.normalSeconds != null ? `usually ${formatDuration(row.normalSeconds * 1000)}` : '';
+  if (row.lastRun?.status !== 'running' || !row.lastRun.startedAt) return usually ? ` · ${usually}` : '';
+  return ` · running since ${slackDate(row.lastRun.startedAt)}${usually ? ` (${usually})` : ''}${row.lastRun.runningLong ? ', *running long*' : ''}`;
 }
 
 function health(row: WorkflowStatusRow): string {
@@ -35,10 +44,10 @@ export function renderStatusList(rows: WorkflowStatusRow[], scopeLabel: string, 
   if (rows.length === 0) blocks.push({ type: 'section', text: mrkdwn('No workflows configured.') });
   const lines = rows.map((r) => {
     const alert = r.openAlert
-      ? ` · alert #${r.openAlert.id}, ${plural(r.openAlert.consecutiveFailures, 'failure')}${r.openAlert.ownerUser ? `, owner ${userMention(r.openAlert.ownerUser)}` : ', unowned'}${r.openAlert.silenced ? ', silenced' : ''}`
+      ? ` · alert #${r.openAlert.id}, ${r.openAlert.cause && !r.openAlert.consecutiveFailures ? r.openAlert.cause.replace(/_/g, ' ') : plural(r.openAlert.consecutiveFailures, 'failure')}${r.openAlert.ownerUser ? `, owner ${userMention(r.openAlert.ownerUser)}` : ', unowned'}${r.openAlert.silenced ? ', silenced' : ''}`
       : '';
     const next = r.nextTickAt ? ` · next ${slackDate(r.nextTickAt)}` : r.mode === 'observed' ? ' · observed' : '';
-    return `${health(r)} *${safeText(r.name, 100)}*${rows.some((o) => o.tenantId !== r.tenantId) ? ` (${safeText(r.tenantId, 64)})` : ''} \`${safeText(r.cron, 60)}\`${next}${alert}`;
+    return `${health(r)} *${safeText(r.name, 100)}*${rows.some((o) => o.tenantId !== r.tenantId) ? ` (${safeText(r.tenantId, 64)})` : ''} \`${safeText(r.cron, 60)}\`${next}${durationNote(r)}${alert}`;
   });
   blocks.push(...lineSections(lines));
   const text = `Workflows of ${scopeLabel}: ${rows.map((r) => `${r.name}${r.openAlert ? ` (${r.openAlert.severity})` : ''}`).join(', ') || 'none'}`;
@@ -50,6 +59,8 @@ export interface WorkflowDetail {
   tenantName: string;
   cadenceSeconds: number;
   policy: { retries: number; alertAfter: number; firstSeverity: string } | null;
+  /** "06:00 Europe/Berlin" when the workflow has a completion deadline. */
+  completeBy?: string | null;
   runs: HistoryRow[];
   alert: AlertCard | null;
 }
@@ -61,6 +72,8 @@ export function renderWorkflowStatus(d: WorkflowDetail): SlackMessage {
     `*${safeText(r.name, 100)}* of ${safeText(d.tenantName, 100)}: ${health(r)}`,
     `Runs ${cadenceInWords(d.cadenceSeconds)} (\`${safeText(r.cron, 60)}\`, ${safeText(r.timezone, 64)}), ${r.mode}${r.nextTickAt ? `, next tick ${slackDate(r.nextTickAt)}` : ''}`,
     d.policy ? `Policy: ${d.policy.retries} retries per tick, alert after ${d.policy.alertAfter} confirmed failure${d.policy.alertAfter === 1 ? '' : 's'}, opens as ${d.policy.firstSeverity}` : '',
+    durationNote(r) ? `Duration:${durationNote(r).slice(2)}` : '',
+    d.completeBy ? `Must complete by ${safeText(d.completeBy, 80)} each tick` : '',
   ].filter(Boolean);
   const blocks: Block[] = [{ type: 'section', text: mrkdwn(profile.join('\n')) }];
   if (d.alert) {

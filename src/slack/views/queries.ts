@@ -11,6 +11,7 @@ import { cardFrom } from './alert-card-loader.js';
 import type { HistoryRow } from '../blocks/history.js';
 import type { HomeModel } from '../blocks/home.js';
 import type { WorkflowDetail, WorkflowStatusRow } from '../blocks/status.js';
+import { loadNormalDurations } from '../../ledger/run-durations.js';
 
 /** Read models the Slack surfaces need beyond the engine's alert queries. Every one honours the scope. */
 
@@ -40,13 +41,14 @@ export async function statusRows(db: Db, workflows: Workflow[], now: Date): Prom
   const alerts = await db.selectFrom('alerts').selectAll().where('status', '=', 'open').where('workflowId', 'in', ids).execute();
   const lastRuns = await db
     .selectFrom('runs')
-    .select(['workflowId', 'status', 'finishedAt'])
+    .select(['workflowId', 'status', 'startedAt', 'finishedAt', 'longNoticedAt'])
     .distinctOn('workflowId')
     .where('workflowId', 'in', ids)
     .where('originalRunId', 'is', null)
     .orderBy('workflowId')
     .orderBy('id', 'desc')
     .execute();
+  const normals = await loadNormalDurations(db, ids);
   return workflows.map((w) => {
     const alert = alerts.find((a) => a.workflowId === w.id);
     const run = lastRuns.find((r) => r.workflowId === w.id);
@@ -60,8 +62,9 @@ export async function statusRows(db: Db, workflows: Workflow[], now: Date): Prom
       monitoring: w.monitoring,
       mode: w.mode,
       nextTickAt: w.nextTickAt,
-      lastRun: run ? { status: run.status, finishedAt: run.finishedAt } : null,
-      openAlert: alert ? { id: alert.id, severity: alert.severity, ownerUser: alert.ownerUser, silenced, consecutiveFailures: alert.consecutiveFailures } : null,
+      lastRun: run ? { status: run.status, finishedAt: run.finishedAt, startedAt: run.startedAt, runningLong: run.longNoticedAt !== null } : null,
+      openAlert: alert ? { id: alert.id, severity: alert.severity, ownerUser: alert.ownerUser, silenced, consecutiveFailures: alert.consecutiveFailures, cause: alert.cause } : null,
+      normalSeconds: normals.get(w.id)?.medianSeconds ?? null,
     };
   });
 }
@@ -92,6 +95,7 @@ export async function workflowDetail(db: Db, launchers: LauncherResolver, workfl
     cadenceSeconds: profile.cadenceSeconds,
     // The retries a tick gets: none without a launcher to start them, whatever the policy says.
     policy: { retries: retriesAllowed(profile.retries, !!launchers(workflow)), alertAfter: profile.alertAfter, firstSeverity: profile.firstSeverity },
+    completeBy: profile.completeBy ? `${profile.completeBy.time} ${profile.completeBy.timeZone ?? workflow.timezone}` : null,
     runs: await historyRows(db, workflow.id, 10),
     alert: alert ? await cardFrom(db, launchers, alert, workflow, tenant) : null,
   };
@@ -124,6 +128,7 @@ export async function homeModel(db: Db, now: Date, tenantIds: readonly string[])
           severity: alert.severity,
           openedAt: alert.openedAt,
           consecutiveFailures: alert.consecutiveFailures,
+          cause: alert.cause,
           ownerTeam: alert.ownerTeam,
           ownerUser: alert.ownerUser,
           silenced: silenceOf(alert, now),
