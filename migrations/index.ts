@@ -9,6 +9,7 @@ import * as m0007 from './0007_destination_outages.js';
 import * as m0008 from './0008_retention_indexes.js';
 import * as m0010 from './0010_policy_versions_shadow.js';
 import * as m0011 from './0011_tenant_digest.js';
+import * as m0012 from './0012_dependencies.js';
 
 /** Forward-only, applied in name order. Add new files here. */
 export const migrations: Record<string, Migration> = {
@@ -22,4 +23,5 @@ export const migrations: Record<string, Migration> = {
   '0008_retention_indexes': m0008,
   '0010_policy_versions_shadow': m0010,
   '0011_tenant_digest': m0011,
+  '0012_dependencies': m0012,
 };

@@ -188,6 +188,8 @@ export interface AlertsTable {
   policyVersion: Defaulted<number | null>;
   /** When the last reminder was told (migration 0005); the claim of the next one. */
   remindedAt: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  /** The upstream incident this alert is linked to (migration 0012): it outlived it, or was open when it broke. */
+  upstreamAlertId: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface AlertEventsTable {
@@ -294,6 +296,23 @@ export interface HousekeepingFiringsTable {
   error: string | null;
 }
 
+/** A workflow's `dependsOn`, resolved (migration 0012). */
+export interface WorkflowDependenciesTable {
+  workflowId: number;
+  upstreamId: number;
+}
+
+/** A downstream workflow's failures recorded against an open upstream alert (migration 0012). */
+export interface UpstreamBlocksTable {
+  upstreamAlertId: number;
+  workflowId: number;
+  since: Timestamp;
+  lastAt: Timestamp;
+  failures: Defaulted<number>;
+  missed: Defaulted<number>;
+  lastRunId: number | null;
+}
+
 export interface Database {
   policyVersions: PolicyVersionsTable;
   tenants: TenantsTable;
@@ -309,6 +328,8 @@ export interface Database {
   maintenanceWindows: MaintenanceWindowsTable;
   destinationOutages: DestinationOutagesTable;
   housekeepingFirings: HousekeepingFiringsTable;
+  workflowDependencies: WorkflowDependenciesTable;
+  upstreamBlocks: UpstreamBlocksTable;
 }
 
 export type Tenant = Selectable<TenantsTable>;

@@ -25,6 +25,13 @@ export const NOTIFIED_EVENT_KINDS = [
   'reminder',
   /** The tenant's ownershipExpiresAfter passed: unowned again, escalation resumes (data: previousUser, ownedSince). */
   'ownership_expired',
+  // issue 16, dependencies (docs/alerts.md):
+  /** On the upstream alert: the downstream workflows held back by it, the whole list each time one is added (data: upstreamAlertId, affected[], otherTenants). */
+  'upstream_affected',
+  /** On a downstream alert opening after its upstream's incident resolved (data: upstreamAlertId, upstreamWorkflow | upstreamOtherTenant, upstreamResolvedAt). */
+  'outlived_upstream',
+  /** On a downstream alert already open when its upstream's alert opens: it stays, linked (data: upstreamAlertId, upstreamWorkflow | upstreamOtherTenant). */
+  'upstream_broke',
 ] as const;
 export type NotifiedEventKind = (typeof NOTIFIED_EVENT_KINDS)[number];
 

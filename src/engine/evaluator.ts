@@ -7,6 +7,7 @@ import { escalationMention } from '../domain/escalation.js';
 import { retriesAllowed } from '../domain/retry-budget.js';
 import { recordAlertEvents, releaseHeldNotifications, type EventInput } from '../services/alert-events.js';
 import { loadHistoryFacts } from './history-facts.js';
+import { findBlocked, linkOpenDownstreams, outlivedData, recordBlocks } from './upstream-blocks.js';
 
 export interface EvaluationTarget {
   workflow: Workflow;
@@ -47,8 +48,13 @@ export async function evaluateWorkflows(trx: Transaction<Database>, deps: Pick<D
     const flapping = effects.find((e): e is FlappingEffect => e.type === 'flapping');
     return { target, alert, effect: effects.find((e): e is MainEffect => e.type !== 'flapping'), flapping };
   });
+  // Held back by an open upstream incident: no alert of its own (upstream-blocks.ts).
+  const candidates = decided.map(({ target: { workflow }, alert, effect }) => ({ workflowId: workflow.id, hasOpenAlert: !!alert, opens: effect?.type === 'open', newestFailure: facts.get(workflow.id)!.newestFailure }));
+  const blocked = await findBlocked(trx, candidates, now);
+  for (const d of decided) if (d.effect?.type === 'open' && blocked.some((b) => b.workflowId === d.target.workflow.id)) d.effect = undefined;
 
-  const opened = await openAlerts(trx, deps, decided.flatMap((d) => (d.effect?.type === 'open' ? [{ target: d.target, effect: d.effect }] : [])), now);
+  const opening = decided.flatMap((d) => (d.effect?.type === 'open' ? [{ target: d.target, effect: d.effect, upstreamAlertId: facts.get(d.target.workflow.id)!.upstreamResolved?.alertId ?? null }] : []));
+  const opened = await openAlerts(trx, deps, opening, now);
   const changed = await updateAlerts(
     trx,
     decided.flatMap(({ alert, effect, flapping }) => {
@@ -94,6 +100,8 @@ export async function evaluateWorkflows(trx: Transaction<Database>, deps: Pick<D
           // Opening at critical pages the tenant's on-call (when it names anyone), as an escalation to critical does.
           ...(effect.severity === 'critical' ? openingPage(tenant) : {}),
         });
+        const outlived = facts.get(target.workflow.id)!.upstreamResolved;
+        if (outlived) event(opened.get(target.workflow.id)!, 'outlived_upstream', await outlivedData(trx, target.workflow.id, outlived.alertId));
         break;
       }
       case 'failure_recorded': {
@@ -125,6 +133,10 @@ export async function evaluateWorkflows(trx: Transaction<Database>, deps: Pick<D
     }
     flappingNote();
   }
+  // After the openings they follow: an upstream's thread starts with its own root.
+  const told = (alert: Alert, tenant: Pick<Tenant, 'channel'>, kind: EventInput['kind'], data: Record<string, unknown>) => events.push({ alert, tenant, kind, data, now, config: deps.config });
+  await recordBlocks(trx, blocked, opened, now, told);
+  await linkOpenDownstreams(trx, opened, now, told);
   await recordAlertEvents(trx, events);
 }
 
@@ -137,14 +149,14 @@ function openingPage(tenant: Tenant): { mention?: ReturnType<typeof escalationMe
 async function openAlerts(
   trx: Transaction<Database>,
   deps: Pick<Deps, 'launchers'>,
-  opening: { target: EvaluationTarget; effect: Extract<Effect, { type: 'open' }> }[],
+  opening: { target: EvaluationTarget; effect: Extract<Effect, { type: 'open' }>; upstreamAlertId: number | null }[],
   now: Date,
 ): Promise<Map<number, Alert>> {
   if (opening.length === 0) return new Map();
   const rows = await trx
     .insertInto('alerts')
     .values(
-      opening.map(({ target: { workflow, profile }, effect }) => {
+      opening.map(({ target: { workflow, profile }, effect, upstreamAlertId }) => {
         const { failure } = effect;
         return {
           workflowId: workflow.id,
@@ -178,6 +190,7 @@ async function openAlerts(
           healthyStreak: 0,
           resolvedByRunId: null,
           updatedAt: now,
+          upstreamAlertId,
         };
       }),
     )

@@ -10,6 +10,7 @@ import { evaluateWorkflows, type EvaluationTarget } from './evaluator.js';
 import { loadMaintenanceRules } from './maintenance-rules.js';
 import { createProfileCache } from './profiles.js';
 import { handleFailedOriginal, handleFinishedAttempt, type Launch } from './retry.js';
+import { withUpstreams } from './upstream-blocks.js';
 
 /**
  * The poller (DESIGN.md, core idea 1): the run ledger is the queue. One tick
@@ -72,7 +73,9 @@ async function processClaimed(trx: Transaction<Database>, deps: Deps, now: Date,
   if (runs.length === 0) return { claimed: [], launches: [] };
   const workflowIds = [...new Set(runs.map((r) => r.workflowId))].sort((a, b) => a - b);
   // Workflow rows are locked in id order: two replicas with overlapping batches cannot deadlock.
-  const workflows = await trx.selectFrom('workflows').selectAll().where('id', 'in', workflowIds).orderBy('id').forUpdate().execute();
+  // Their upstreams are locked with them, so a dependency is judged once (upstream-blocks.ts).
+  const locked = await trx.selectFrom('workflows').selectAll().where('id', 'in', await withUpstreams(trx, workflowIds)).orderBy('id').forUpdate().execute();
+  const workflows = locked.filter((w) => workflowIds.includes(w.id));
   const tenants = await trx
     .selectFrom('tenants')
     .selectAll()

@@ -66,6 +66,11 @@ export function workflowsRoutes(deps: Deps): Router {
         throw forbidden(`workflow ${tenant}/${name} has a launcher the operator set; only the operator (the workflows file or the admin token) can change it`);
       case 'ping_key_taken':
         throw conflict('ping_key_taken', 'body.pingKey: another workflow already uses this ping key');
+      case 'bad_dependencies':
+        throw invalidInput(
+          result.issues.map((i) => ({ code: 'custom' as const, path: ['dependsOn', i.dep], message: i.message, input: undefined })),
+          input,
+        );
     }
   });
 

@@ -1,6 +1,7 @@
 import type { AlertEvent } from '../db/schema.js';
 import { formatDuration, plural, relativeTime, utcText } from '../domain/durations.js';
 import type { AlertViewAlert } from './alert-view.js';
+import { dependencyEventText } from './event-text/dependencies.js';
 
 /**
  * What an alert event says, decided once from its data and the alert's
@@ -178,6 +179,8 @@ function resolvedText(event: EventInput, a: EventTextInput['alert'], d: Data): E
 
 /** The event in words, read defensively from its data (old rows may lack fields). */
 export function eventText({ event, alert: a, workflow }: EventTextInput): EventText {
+  const family = dependencyEventText(event, workflow);
+  if (family) return family;
   const d = (event.data ?? {}) as Data;
   switch (event.kind) {
     case 'opened': {

@@ -6,6 +6,7 @@ import { nextFireAfter } from '../domain/schedule.js';
 import { hashToken, newPingKey, rememberSecrets, secretsOfEntry } from '../secrets.js';
 import type { LauncherConfig } from '../db/schema.js';
 import type { RoutingConfig } from '../engine/destinations.js';
+import { syncFileDependencies } from './dependencies.js';
 import { resolveAlertsOfWorkflows } from './workflow-state.js';
 import { recordPolicyVersionsIn } from './policy-versions.js';
 import { announceGoingLive, shadowStates } from './shadow.js';
@@ -136,6 +137,7 @@ export async function syncWorkflowsFile(
       await trx.updateTable('workflows').set({ enabled: false, updatedAt: now }).where('id', 'in', gone).execute();
     }
     result.workflows.disabled = gone.length + disabled.length;
+    await syncFileDependencies(trx, file.workflows);
     // Disabling stops its escalation at once: its open alert is resolved with that reason.
     await resolveAlertsOfWorkflows(trx, [...gone, ...disabled], 'workflow_disabled', null, now, routing);
     await recordPolicyVersionsIn(trx, [...seen].filter((id) => !disabled.includes(id)), { now, config: routing, changedBy: 'workflows file' });

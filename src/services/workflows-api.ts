@@ -9,6 +9,7 @@ import { profileFor } from '../domain/cadence.js';
 import { fireTimesAfter, nextFireAfter } from '../domain/schedule.js';
 import { newPingKey } from '../secrets.js';
 import { findOpenAlertForWorkflow, workflowHistory, type Scope } from './alert-queries.js';
+import { dependsOnView, replaceDependencies, resolveApiDependencies, type DependencyIssue } from './dependencies.js';
 import { modeOf } from './sync-workflows.js';
 import { resolveAlertsOfWorkflows } from './workflow-state.js';
 
@@ -152,7 +153,8 @@ export type PutResult =
   | { kind: 'tenant_not_found' }
   | { kind: 'owned_by_file' }
   | { kind: 'operator_launcher' }
-  | { kind: 'ping_key_taken' };
+  | { kind: 'ping_key_taken' }
+  | { kind: 'bad_dependencies'; issues: DependencyIssue[] };
 
 /**
  * Creates or replaces an API-owned workflow (validated by the caller with the
@@ -175,6 +177,8 @@ export async function putWorkflow(deps: Pick<Deps, 'db' | 'clock' | 'config'>, s
     const pingKey = spec.pingKey ?? current?.pingKey ?? newPingKey();
     const keyOwner = await trx.selectFrom('workflows').select('id').where('pingKey', '=', pingKey).executeTakeFirst();
     if (keyOwner && keyOwner.id !== current?.id) return { kind: 'ping_key_taken' };
+    const dependencies = await resolveApiDependencies(trx, spec, scope.tenantId);
+    if (!dependencies.ok) return { kind: 'bad_dependencies', issues: dependencies.issues };
     const mode = modeOf(spec);
     // A pause set by hand (Slack, the pause endpoint) is kept until resumed by hand.
     const paused = spec.paused || !!current?.pausedBy;
@@ -199,6 +203,7 @@ export async function putWorkflow(deps: Pick<Deps, 'db' | 'clock' | 'config'>, s
     const written = current
       ? await trx.updateTable('workflows').set(values).where('id', '=', current.id).returningAll().executeTakeFirstOrThrow()
       : await trx.insertInto('workflows').values({ tenantId: spec.tenant, name: spec.name, createdAt: now, ...values }).returningAll().executeTakeFirstOrThrow();
+    await replaceDependencies(trx, written.id, dependencies.upstreamIds);
     if (current && !written.enabled) await resolveAlertsOfWorkflows(trx, [written.id], 'workflow_disabled', actor, now, deps.config);
     await announceGoingLive(trx, shadowBefore, now, deps.config, { tenantId: spec.tenant, workflowName: spec.name });
     const versioned = await recordPolicyVersionsIn(trx, [written.id], { now, config: deps.config, changedBy: `api (${scope.tenantId ? `tenant ${scope.tenantId}` : 'admin'})` });
