@@ -138,3 +138,10 @@ export function dependencyVerdict(input: {
   if (input.hasOpenAlert || !input.incident || input.newestFailureRunId === null) return { kind: 'own' };
   return { kind: 'blocked', incident: input.incident, record: input.newestFailureRunId !== input.blockLastRunId };
 }
+
+/** What an alert's root shows of its dependencies: downstream workflows it holds back; the upstream incident it is linked to. */
+export interface AlertDependency {
+  affected?: number;
+  /** `workflow` null: another tenant's, not named. */
+  upstream?: { alertId: number; workflow: string | null; open: boolean };
+}

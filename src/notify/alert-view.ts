@@ -1,4 +1,5 @@
 import type { Alert, Run, Tenant, Workflow } from '../db/schema.js';
+import type { AlertDependency } from '../domain/dependencies.js';
 import { cadenceInWords, formatDuration } from '../domain/durations.js';
 
 /**
@@ -29,6 +30,8 @@ export interface AlertView {
   lastError?: string;
   /** The policy version the alert runs under (docs/policies.md); absent for alerts older than versions. */
   policyVersion?: number;
+  /** Dependencies (docs/alerts.md): downstream workflows held back by this alert; the upstream incident this one is linked to. */
+  dependency?: AlertDependency;
 }
 
 export type AlertViewAlert = Pick<
@@ -61,6 +64,7 @@ export interface AlertViewInput {
   tenant: Pick<Tenant, 'id' | 'name'> & { shadow?: boolean };
   /** The alert's latest run, for its stage when the alert has none. */
   lastRun?: Pick<Run, 'stage'> | null;
+  dependency?: AlertDependency;
 }
 
 export function severityWord(severity: AlertViewAlert['severity']): string {
@@ -81,7 +85,7 @@ function milestoneOf(a: AlertViewAlert): AlertView['milestone'] {
   return undefined;
 }
 
-export function alertView({ alert: a, workflow, tenant, lastRun }: AlertViewInput, now: Date): AlertView {
+export function alertView({ alert: a, workflow, tenant, lastRun, dependency }: AlertViewInput, now: Date): AlertView {
   const resolved = a.status === 'resolved';
   const resolvedAfter = a.resolvedAt ? formatDuration(a.resolvedAt.getTime() - a.openedAt.getTime()) : '?';
   const silence = silenceAt(a, now);
@@ -109,5 +113,6 @@ export function alertView({ alert: a, workflow, tenant, lastRun }: AlertViewInpu
     ...(stage ? { stage } : {}),
     ...(a.lastError ? { lastError: a.lastError } : {}),
     ...(a.policyVersion ? { policyVersion: a.policyVersion } : {}),
+    ...(dependency && (dependency.affected || dependency.upstream) ? { dependency } : {}),
   };
 }
