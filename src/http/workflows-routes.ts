@@ -22,7 +22,7 @@ export function workflowsRoutes(deps: Deps): Router {
     const { tenant, name } = req.params as { tenant: string; name: string };
     const workflow = await findWorkflow(deps.db, tenant, name, scopeOf(principalOf(res)));
     if (!workflow) throw missing(tenant, name);
-    res.json(await workflowView(deps, workflow));
+    res.json(await workflowView(deps, workflow, 10, scopeOf(principalOf(res)).tenantId));
   });
 
   router.get('/workflows/:tenant/:name/policy-versions', async (req, res) => {
@@ -56,7 +56,7 @@ export function workflowsRoutes(deps: Deps): Router {
     switch (result.kind) {
       case 'created':
       case 'updated':
-        res.status(result.kind === 'created' ? 201 : 200).json(await workflowView(deps, result.workflow));
+        res.status(result.kind === 'created' ? 201 : 200).json(await workflowView(deps, result.workflow, 10, scope.tenantId));
         return;
       case 'tenant_not_found':
         throw notFound(`tenant ${tenant} not found`);

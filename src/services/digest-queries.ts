@@ -18,6 +18,8 @@ export interface DigestFacts {
   resolvedMs: number[];
   silenced: { workflow: string; until: Date | null; by: string | null; reason: string | null }[];
   maintenance: { workflow: string | null; startsAt: Date; endsAt: Date; reason: string | null }[];
+  /** Workflows held back by an upstream incident in the period (docs/alerts.md): no alert of their own, told in the upstream's thread. */
+  heldBack?: { workflow: string; upstream: string; failures: number; missed: number; stillBlocked: boolean }[];
 }
 
 const NOISIEST = 5;
@@ -61,6 +63,15 @@ export async function loadDigestFacts(db: Db, tenantId: string, since: Date, unt
       .where('maintenanceWindows.endsAt', '>', since)
       .orderBy('maintenanceWindows.startsAt')
       .execute();
+    const { rows: heldBack } = await sql<{ workflow: string; upstream: string; failures: number; missed: number; stillBlocked: boolean }>`
+      select w.name as workflow,
+        case when uw.tenant_id = w.tenant_id then uw.name else 'another tenant''s workflow' end as upstream,
+        b.failures, b.missed, ua.status = 'open' as still_blocked
+      from upstream_blocks b join workflows w on w.id = b.workflow_id
+      join alerts ua on ua.id = b.upstream_alert_id join workflows uw on uw.id = ua.workflow_id
+      where w.tenant_id = ${tenantId} and b.last_at > ${since} and b.since <= ${until}
+      order by b.since, w.name
+    `.execute(trx);
     const { rows: noisiest } = await sql<{ workflow: string; failed: string }>`
       select w.name as workflow, count(*) as failed
       from runs r join workflows w on w.id = r.workflow_id
@@ -79,6 +90,7 @@ export async function loadDigestFacts(db: Db, tenantId: string, since: Date, unt
       resolvedMs: resolved.map((r) => r.resolvedAt!.getTime() - r.openedAt.getTime()),
       silenced: silenced.map((s) => ({ workflow: s.workflow, until: s.until, by: s.by, reason: s.reason })),
       maintenance,
+      heldBack,
     };
   });
 }

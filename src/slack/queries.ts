@@ -1,4 +1,5 @@
 import type { Db } from '../db/connect.js';
+import { blockedWorkflows, upstreamLabel, type BlockedWorkflow } from '../services/dependency-state.js';
 import type { Alert, Tenant, Workflow } from '../db/schema.js';
 import { profileFor } from '../domain/cadence.js';
 import { parseDestination } from '../domain/events.js';
@@ -31,9 +32,11 @@ export async function workflowsInScope(db: Db, scope: Scope): Promise<Workflow[]
     .execute();
 }
 
-export async function statusRows(db: Db, workflows: Workflow[], now: Date): Promise<WorkflowStatusRow[]> {
+/** `viewerTenant`: the channel's tenant (undefined: the platform channel); another tenant's upstream is not named to it. */
+export async function statusRows(db: Db, workflows: Workflow[], now: Date, viewerTenant?: string): Promise<WorkflowStatusRow[]> {
   if (workflows.length === 0) return [];
   const ids = workflows.map((w) => w.id);
+  const blocked = (await blockedWorkflows(db, viewerTenant)).filter((b) => ids.includes(b.workflowId));
   const alerts = await db.selectFrom('alerts').selectAll().where('status', '=', 'open').where('workflowId', 'in', ids).execute();
   const lastRuns = await db
     .selectFrom('runs')
@@ -48,6 +51,7 @@ export async function statusRows(db: Db, workflows: Workflow[], now: Date): Prom
     const alert = alerts.find((a) => a.workflowId === w.id);
     const run = lastRuns.find((r) => r.workflowId === w.id);
     const silenced = !!alert?.silencedBy && (!alert.silencedUntil || alert.silencedUntil > now);
+    const block = blocked.find((b) => b.workflowId === w.id);
     return {
       tenantId: w.tenantId,
       name: w.name,
@@ -59,6 +63,7 @@ export async function statusRows(db: Db, workflows: Workflow[], now: Date): Prom
       nextTickAt: w.nextTickAt,
       lastRun: run ? { status: run.status, finishedAt: run.finishedAt } : null,
       openAlert: alert ? { id: alert.id, severity: alert.severity, ownerUser: alert.ownerUser, silenced, consecutiveFailures: alert.consecutiveFailures } : null,
+      blockedBy: block ? { upstream: upstreamLabel(block, viewerTenant), alertId: block.upstream.alertId, failures: block.failures, missed: block.missed, since: block.since } : null,
     };
   });
 }
@@ -79,7 +84,8 @@ export async function historyRows(db: Db, workflowId: number, limit = 10): Promi
 }
 
 export async function workflowDetail(db: Db, launchers: LauncherResolver, workflow: Workflow, now: Date): Promise<WorkflowDetail> {
-  const [row] = await statusRows(db, [workflow], now);
+  // Named as the workflow's own tenant sees it: the detail never names another tenant's workflow.
+  const [row] = await statusRows(db, [workflow], now, workflow.tenantId);
   const tenant = await db.selectFrom('tenants').selectAll().where('id', '=', workflow.tenantId).executeTakeFirstOrThrow();
   const alert = await db.selectFrom('alerts').selectAll().where('workflowId', '=', workflow.id).where('status', '=', 'open').executeTakeFirst();
   const profile = profileFor(workflow.cron, workflow.timezone, workflow.policy, now);
@@ -108,9 +114,13 @@ export async function homeModel(db: Db, now: Date, tenantIds: readonly string[])
     .orderBy('n.id', 'desc')
     .limit(30)
     .execute();
+  const blocked = (await blockedWorkflows(db)).filter((b) => tenantIds.includes(b.tenantId));
+  // The upstream is named only when the viewer may see its tenant.
+  const upstreamOf = (b: BlockedWorkflow) => (tenantIds.includes(b.upstream.tenantId) ? upstreamLabel(b, undefined) : "another tenant's workflow");
   return {
     tenants: tenants.map((t) => ({
       ...t,
+      blocked: blocked.filter((b) => b.tenantId === t.id).map((b) => ({ workflowName: b.name, upstream: upstreamOf(b), alertId: b.upstream.alertId })),
       alerts: open
         .filter((o) => o.tenant.id === t.id)
         .map(({ alert, workflow }) => ({

@@ -49,7 +49,7 @@ async function runCommand(ctx: SlackContext, body: { text: string; user_id: stri
 
   if (command.kind === 'maintenance') return maintenanceCommand(ctx, where, command, body, (name) => resolveWorkflow(ctx, where, name));
   if (command.kind === 'status' && !command.workflow) {
-    const message = renderStatusList(await statusRows(deps.db, await workflowsInScope(deps.db, where.scope), now), where.label);
+    const message = renderStatusList(await statusRows(deps.db, await workflowsInScope(deps.db, where.scope), now, where.scope.tenantId), where.label);
     return { text: message.text, blocks: message.blocks as never };
   }
   if (command.kind === 'mine') return { text: mineText(await listOpenAlerts(deps.db, where.scope), body.user_id, where.kind === 'platform') };
