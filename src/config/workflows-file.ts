@@ -364,7 +364,7 @@ export const workflowsFileSchema = z
       if (names.has(key)) ctx.addIssue({ code: 'custom', path: ['workflows', i, 'name'], message: `duplicate workflow name in tenant "${w.tenant}"` });
       names.add(key);
     });
-    const refs = (list: unknown) => (Array.isArray(list) ? list.map((r) => (typeof r === 'string' ? r : '')) : []);
+    const refs = (list: unknown) => (Array.isArray(list) ? list.map((r) => (dependencyRef.safeParse(r).success ? (r as string) : '')) : []);
     const nodes = file.workflows.map((w) => ({ tenant: w.tenant, name: w.name, dependsOn: refs(w.dependsOn) }));
     for (const p of dependencyProblems(nodes)) ctx.addIssue({ code: 'custom', path: ['workflows', p.node, 'dependsOn', p.dep], message: p.message });
   });

@@ -128,7 +128,7 @@ export const scenarioSchema = z
       if (keys.has(key)) issue(['workflows', i, 'name'], `duplicate workflow name in tenant "${w.tenant}"`);
       keys.add(key);
     });
-    const refs = (list: unknown) => (Array.isArray(list) ? list.map((r) => (typeof r === 'string' ? r : '')) : []);
+    const refs = (list: unknown) => (Array.isArray(list) ? list.map((r) => (dependencyRef.safeParse(r).success ? (r as string) : '')) : []);
     for (const p of dependencyProblems(s.workflows.map((w) => ({ tenant: w.tenant, name: w.name, dependsOn: refs(w.dependsOn) })))) {
       issue(['workflows', p.node, 'dependsOn', p.dep], p.message);
     }

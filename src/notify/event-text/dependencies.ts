@@ -68,5 +68,6 @@ function affectedParts(d: Record<string, unknown>): TextPart[] {
   if (others > 0) items.push([t(`${plural(others, "workflow of another tenant", "workflows of other tenants")}`)]);
   const joined = items.flatMap((p, i) => (i === 0 ? p : [t(i === items.length - 1 ? ' and ' : ', '), ...p]));
   const total = affected.length + others;
+  if (total === 0) return [t('Also affected: downstream workflows, with no alerts of their own while this one is open.')];
   return [t(`Also affected (${plural(total, 'downstream workflow')}, no alerts of their own while this one is open): `), ...joined, t('.')];
 }
