@@ -6,8 +6,8 @@ import { runEscalationClock } from '../src/engine/escalation.js';
 import { checkFreshness } from '../src/engine/freshness.js';
 import { runLoop } from '../src/engine/runner.js';
 import { createUptimeHeartbeat } from '../src/engine/uptime.js';
-import { tickSchedulerLoop } from '../src/launch/tick-scheduler.js';
-import type { Launcher } from '../src/launch/types.js';
+import { tickSchedulerLoop } from '../src/engine/tick-scheduler.js';
+import type { Launcher } from '../src/launcher.js';
 import { silentLogger } from '../src/log.js';
 
 /**

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { systemClock } from '../src/clock.js';
-import { RecordingSlackApi } from '../src/slack/recording-slack-api.js';
-import { finishRun } from '../src/services/runs.js';
+import { RecordingSlackApi } from '../src/replay/recording-slack-api.js';
+import { finishRun } from '../src/ledger/runs.js';
 import { figure, type BenchContext, type Figure } from './lib/figures.js';
 import { freshDatabase } from './lib/postgres.js';
 import { spawnReplica } from './lib/replica.js';

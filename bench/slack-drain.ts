@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { systemClock } from '../src/clock.js';
-import { NOTIFICATIONS_CHANNEL } from '../src/services/alert-events.js';
-import { RecordingSlackApi } from '../src/slack/recording-slack-api.js';
+import { NOTIFICATIONS_CHANNEL } from '../src/ledger/alert-events.js';
+import { RecordingSlackApi } from '../src/replay/recording-slack-api.js';
 import { figure, type BenchContext, type Figure } from './lib/figures.js';
 import { freshDatabase } from './lib/postgres.js';
 import { spawnReplica } from './lib/replica.js';

@@ -2,7 +2,7 @@ import type { Clock } from './clock.js';
 import type { Config } from './config/env.js';
 import type { Db } from './db/connect.js';
 import type { Logger } from './log.js';
-import type { LauncherResolver } from './launch/types.js';
+import type { LauncherResolver } from './launcher.js';
 
 /** What every service and loop is handed. Nothing else is global. */
 export interface Deps {

@@ -5,7 +5,7 @@ import { packageFile } from './config/package-files.js';
 import { readWorkflowsFile, WorkflowsFileError } from './config/workflows-file.js';
 import { migrateToLatest } from './db/migrate.js';
 import { EmbeddedPostgresError } from './db/embedded.js';
-import { openDatabase } from './db/open.js';
+import { openDatabase } from './open-database.js';
 import { createLogger } from './log.js';
 import { systemClock } from './clock.js';
 import { recordPolicyVersions } from './services/policy-versions.js';

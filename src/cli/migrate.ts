@@ -1,6 +1,6 @@
 import { loadConfig, ConfigError } from '../config/env.js';
 import { migrateToLatest } from '../db/migrate.js';
-import { openDatabase } from '../db/open.js';
+import { openDatabase } from '../open-database.js';
 import { createLogger } from '../log.js';
 
 try {

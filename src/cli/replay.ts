@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { ConfigError, loadConfig } from '../config/env.js';
-import { openDatabase } from '../db/open.js';
+import { openDatabase } from '../open-database.js';
 import { applyCandidate, readCandidatePolicy } from '../replay/candidate-policy.js';
 import { comparePolicies, renderComparison } from '../replay/compare-policies.js';
 import { parseDuration } from '../domain/durations.js';

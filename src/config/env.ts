@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import cron from 'node-cron';
 import { z } from 'zod';
 import { allowListProblem } from '../domain/address-policy.js';
-import { resolveCommandUser } from '../launch/command-user.js';
+import { resolveCommandUser } from './command-user.js';
 import { formatPath, valueAt } from './json-locate.js';
 import { resolveDestinations } from './secret-refs.js';
 import { destinationListSchema, type DestinationInput, type DestinationSpec } from './workflows-file.js';

@@ -2,8 +2,8 @@ import type { Transaction } from 'kysely';
 import type { Alert, Database, Workflow } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { escalationDue, escalationMention, ownershipExpired, reminderDue } from '../domain/escalation.js';
-import { endSilence } from '../services/alert-actions.js';
-import { recordAlertEvents, type EventInput } from '../services/alert-events.js';
+import { endSilence } from '../ledger/alert-actions.js';
+import { recordAlertEvents, type EventInput } from '../ledger/alert-events.js';
 import { runMaintenanceClock } from './maintenance-clock.js';
 import { workflowsInMaintenance } from './maintenance-rules.js';
 

@@ -5,8 +5,8 @@ import type { CadenceProfile } from '../domain/cadence.js';
 import { evaluateHistory, type Effect } from '../domain/evaluate.js';
 import { escalationMention } from '../domain/escalation.js';
 import { retriesAllowed } from '../domain/retry-budget.js';
-import { recordAlertEvents, releaseHeldNotifications, type EventInput } from '../services/alert-events.js';
-import { loadHistoryFacts } from './history-facts.js';
+import { recordAlertEvents, releaseHeldNotifications, type EventInput } from '../ledger/alert-events.js';
+import { loadHistoryFacts } from '../ledger/history-facts.js';
 import { findBlocked, linkOpenDownstreams, outlivedData, recordBlocks } from './upstream-blocks.js';
 
 export interface EvaluationTarget {

@@ -3,7 +3,7 @@ import type { Deps } from '../deps.js';
 import { profileFor } from '../domain/cadence.js';
 import { fingerprintError } from '../domain/fingerprint.js';
 import { nextFireAfter } from '../domain/schedule.js';
-import { newRunRow, RUNS_FINISHED_CHANNEL } from '../services/runs.js';
+import { newRunRow, RUNS_FINISHED_CHANNEL } from '../ledger/runs.js';
 import { monitorWasUp } from './uptime.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { Deps } from '../deps.js';
-import { runRetentionPass } from '../services/retention.js';
+import { runRetentionPass } from '../ledger/retention.js';
 import type { HousekeepingJob } from './housekeeping.js';
 
 /** The replica's wall-clock jobs, from the configuration. */

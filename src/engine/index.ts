@@ -1,9 +1,12 @@
 import type { Deps } from '../deps.js';
-import { RUNS_FINISHED_CHANNEL } from '../services/runs.js';
+import { RUNS_FINISHED_CHANNEL } from '../ledger/runs.js';
+import { heldRunsOf } from '../ledger/run-leases.js';
 import { runEscalationClock } from './escalation.js';
 import { checkFreshness } from './freshness.js';
+import { leaseRenewalLoop } from './lease-renewal.js';
 import { pollFinishedRuns } from './poller.js';
 import type { LoopSpec } from './runner.js';
+import { tickSchedulerLoop } from './tick-scheduler.js';
 import { createUptimeHeartbeat, UPTIME_BEAT_MS } from './uptime.js';
 
 /** How often the freshness detector looks for overdue runs and missed ticks. */
@@ -42,4 +45,12 @@ export function engineLoops(deps: Deps): LoopSpec[] {
       },
     },
   ];
+}
+
+/** Loops that bring runs in: the tick scheduler, and lease renewal of the attempts this replica supervises. */
+export function runLoops(deps: Deps): LoopSpec[] {
+  const loops = [tickSchedulerLoop(deps)];
+  const held = heldRunsOf(deps.launchers);
+  if (held) loops.push(leaseRenewalLoop(deps, held));
+  return loops;
 }

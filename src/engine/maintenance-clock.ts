@@ -2,7 +2,7 @@ import { sql, type Transaction } from 'kysely';
 import type { Database, MaintenanceWindowsTable, Workflow } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { occurrenceAt, recurringRules, type MaintenanceRule } from '../domain/maintenance.js';
-import { recordAlertEvents, type EventInput } from '../services/alert-events.js';
+import { recordAlertEvents, type EventInput } from '../ledger/alert-events.js';
 import type { Selectable } from 'kysely';
 
 type WindowRow = Selectable<MaintenanceWindowsTable>;
@@ -103,7 +103,7 @@ async function endOf(trx: Transaction<Database>, deps: Pick<Deps, 'config'>, win
     scope: window.workflowId === null ? ('tenant' as const) : ('workflow' as const),
   });
   if (alerts.length === 0) {
-    // A tenant-wide window with no thread to tell: the tenant channel gets the note (src/slack/maintenance-notes.ts).
+    // A tenant-wide window with no thread to tell: the tenant channel gets the note (src/slack/transport/maintenance-notes.ts).
     if (window.workflowId === null) {
       const [total] = await countTicks(trx, window, ids, false);
       await trx.updateTable('maintenanceWindows').set({ channelNote: JSON.stringify(summary(total)) }).where('id', '=', window.id).execute();

@@ -5,10 +5,10 @@ import type { Deps } from '../deps.js';
 import type { CadenceProfile } from '../domain/cadence.js';
 import { fingerprintError } from '../domain/fingerprint.js';
 import { maintenanceAt } from '../domain/maintenance.js';
-import { launchRun } from '../services/runs.js';
+import { launchRun } from '../ledger/runs.js';
 import { evaluateWorkflows, type EvaluationTarget } from './evaluator.js';
 import { loadMaintenanceRules } from './maintenance-rules.js';
-import { createProfileCache } from './profiles.js';
+import { createProfileCache } from '../ledger/profiles.js';
 import { handleFailedOriginal, handleFinishedAttempt, type Launch } from './retry.js';
 import { withUpstreams } from './upstream-blocks.js';
 

@@ -3,7 +3,7 @@ import type { Database, Run, Tenant, Workflow } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import type { CadenceProfile } from '../domain/cadence.js';
 import { fingerprintError } from '../domain/fingerprint.js';
-import { insertRunningRun } from '../services/runs.js';
+import { insertRunningRun } from '../ledger/runs.js';
 import { hasAnotherAttempt } from '../domain/retry-budget.js';
 
 /**

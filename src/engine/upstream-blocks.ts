@@ -2,7 +2,7 @@ import { sql, type Transaction } from 'kysely';
 import type { Alert, Database, Tenant } from '../db/schema.js';
 import { blockingIncident, dependencyVerdict, type UpstreamIncident } from '../domain/dependencies.js';
 import type { FailureFacts } from '../domain/evaluate.js';
-import type { EventInput } from '../services/alert-events.js';
+import type { EventInput } from '../ledger/alert-events.js';
 
 /**
  * Workflow dependencies in the evaluator (issue 16, docs/alerts.md). While an

@@ -1,6 +1,6 @@
 import type { RequestHandler, Response } from 'express';
 import type { Deps } from '../deps.js';
-import type { Scope } from '../services/alert-queries.js';
+import type { Scope } from '../ledger/alert-queries.js';
 import { callbackTokenFor, runIdOfCallbackToken } from '../launch/signature.js';
 import { hashToken, rememberSecrets, sameSecret } from '../secrets.js';
 import { forbidden, notFound, unauthorized } from './api-error.js';

@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 import type { Deps } from '../deps.js';
 import { getAlertDetail, listAlerts } from '../services/alert-read.js';
-import { getRunDetail, listRuns } from '../services/run-queries.js';
+import { getRunDetail, listRuns } from '../ledger/run-queries.js';
 import { badRequest, notFound, parseInput } from './api-error.js';
 import { principalOf, scopeOf } from './auth.js';
 

@@ -2,10 +2,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Deps } from '../deps.js';
 import type { LauncherConfig } from '../db/schema.js';
-import type { LaunchContext, LaunchOutcome, Launcher } from './types.js';
-import { resolveCommandUser, type CommandUser } from './command-user.js';
+import type { LaunchContext, LaunchOutcome, Launcher } from '../launcher.js';
+import { resolveCommandUser, type CommandUser } from '../config/command-user.js';
 import { OutputTail } from './output-tail.js';
-import { renewRunLeases, type HeldRuns } from './run-leases.js';
+import { renewRunLeases, type HeldRuns } from '../ledger/run-leases.js';
 import { reportOutcome } from './report-outcome.js';
 
 type CommandConfig = Extract<LauncherConfig, { kind: 'command' }>;

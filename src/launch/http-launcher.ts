@@ -1,9 +1,9 @@
 import type { Deps } from '../deps.js';
 import type { LauncherConfig } from '../db/schema.js';
-import type { RunOutcome } from '../services/runs.js';
-import type { LaunchContext, LaunchOutcome, Launcher } from './types.js';
+import type { RunOutcome } from '../ledger/runs.js';
+import type { LaunchContext, LaunchOutcome, Launcher } from '../launcher.js';
 import { callbackTokenFor, signLaunchRequest, SIGNATURE_HEADER, TIMESTAMP_HEADER } from './signature.js';
-import { releaseRunLease, renewRunLeases, type HeldRuns } from './run-leases.js';
+import { releaseRunLease, renewRunLeases, type HeldRuns } from '../ledger/run-leases.js';
 import { reportOutcome } from './report-outcome.js';
 import { hostAllowed, parseAllowList, type AllowList } from '../domain/address-policy.js';
 import { guardedPost, TargetNotAllowedError } from './guarded-post.js';

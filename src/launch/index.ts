@@ -1,10 +1,8 @@
 import type { Deps } from '../deps.js';
-import type { LoopSpec } from '../engine/runner.js';
 import { createCommandLauncher } from './command-launcher.js';
 import { createHttpLauncher } from './http-launcher.js';
-import { HeldRuns, heldRunsOf, leaseRenewalLoop, registerHeldRuns } from './run-leases.js';
-import { tickSchedulerLoop } from './tick-scheduler.js';
-import type { LauncherResolver } from './types.js';
+import { HeldRuns, registerHeldRuns } from '../ledger/run-leases.js';
+import type { LauncherResolver } from '../launcher.js';
 
 /** The real launchers: one of each kind per replica, chosen by the workflow's `launcher.kind`. */
 export function createLaunchers(deps: Omit<Deps, 'launchers'>): LauncherResolver {
@@ -31,12 +29,4 @@ const shutdowns = new WeakMap<LauncherResolver, (graceMs: number) => Promise<voi
 /** Ends what this replica's launchers still supervise (see CommandLauncher.shutdown). */
 export async function shutdownLaunchers(resolver: LauncherResolver, graceMs: number): Promise<void> {
   await shutdowns.get(resolver)?.(graceMs);
-}
-
-/** Loops that bring runs in: the tick scheduler, and lease renewal of the attempts this replica supervises. */
-export function runLoops(deps: Deps): LoopSpec[] {
-  const loops = [tickSchedulerLoop(deps)];
-  const held = heldRunsOf(deps.launchers);
-  if (held) loops.push(leaseRenewalLoop(deps, held));
-  return loops;
 }

@@ -1,5 +1,5 @@
 import type { Deps } from '../deps.js';
-import { finishRun, type FinishResult, type RunOutcome } from '../services/runs.js';
+import { finishRun, type FinishResult, type RunOutcome } from '../ledger/runs.js';
 
 type ReportDeps = Pick<Deps, 'db' | 'clock' | 'logger'>;
 

@@ -1,6 +1,6 @@
 import type { Deps } from '../deps.js';
 import type { LoopSpec } from '../engine/runner.js';
-import { NOTIFICATIONS_CHANNEL } from '../services/alert-events.js';
+import { NOTIFICATIONS_CHANNEL } from '../ledger/alert-events.js';
 import { deliverOne } from './deliver-one.js';
 import { drainOutbox } from './drain.js';
 import type { Pacer } from './pacer.js';

@@ -1,8 +1,8 @@
 import type { Deps } from '../deps.js';
-import { releaseOwnership, reassign, silence, takeOwnership, unsilence, type Actor } from '../services/alert-actions.js';
-import { findOpenAlertForWorkflow } from '../services/alert-queries.js';
+import { releaseOwnership, reassign, silence, takeOwnership, unsilence, type Actor } from '../ledger/alert-actions.js';
+import { findOpenAlertForWorkflow } from '../ledger/alert-queries.js';
 import { requestRunNow } from '../services/run-now.js';
-import { scopeForChannel } from '../slack/tenancy.js';
+import { scopeForChannel } from '../slack/listeners/tenancy.js';
 import { parseDuration } from '../domain/durations.js';
 import type { ScenarioLauncher } from './scenario-launcher.js';
 import type { ScenarioAction } from './scenario.js';

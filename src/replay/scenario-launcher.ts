@@ -1,7 +1,7 @@
 import type { Deps } from '../deps.js';
-import type { LaunchContext, LaunchOutcome, Launcher, LauncherResolver } from '../launch/types.js';
-import { releaseRunLease } from '../launch/run-leases.js';
-import { finishRun, type RunOutcome } from '../services/runs.js';
+import type { LaunchContext, LaunchOutcome, Launcher, LauncherResolver } from '../launcher.js';
+import { releaseRunLease } from '../ledger/run-leases.js';
+import { finishRun, type RunOutcome } from '../ledger/runs.js';
 import { scriptedAttempt } from './outcomes.js';
 import type { Attempt, ManualOutcome, OutcomeRule } from './scenario.js';
 

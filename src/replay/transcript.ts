@@ -1,5 +1,5 @@
 import type { Db } from '../db/connect.js';
-import type { RecordedCall } from '../slack/recording-slack-api.js';
+import type { RecordedCall } from './recording-slack-api.js';
 
 /** One message the bot posted or rewrote, as Slack received it. */
 export interface TranscriptCall {

@@ -1,8 +1,8 @@
-import { cursorPage } from './cursor-page.js';
+import { cursorPage } from '../ledger/cursor-page.js';
 import type { Db } from '../db/connect.js';
 import { shownDestination } from '../domain/destination-outage.js';
-import type { Scope } from './alert-queries.js';
-import { alertDependencyDetail } from './dependency-state.js';
+import type { Scope } from '../ledger/alert-queries.js';
+import { alertDependencyDetail } from '../ledger/dependency-state.js';
 
 export interface AlertFilter {
   status?: 'open' | 'resolved';

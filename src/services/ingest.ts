@@ -1,9 +1,9 @@
 import type { Run } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { latestFireAtOrBefore } from '../domain/schedule.js';
-import type { Scope } from './alert-queries.js';
-import { insertReportedFinished, insertReportedRunning, lockWorkflow, matchTick, tickRow, type TickMatch } from './reported-runs.js';
-import { finishRun, type FinishResult, type RunOutcome } from './runs.js';
+import type { Scope } from '../ledger/alert-queries.js';
+import { insertReportedFinished, insertReportedRunning, lockWorkflow, matchTick, tickRow, type TickMatch } from '../ledger/reported-runs.js';
+import { finishRun, type FinishResult, type RunOutcome } from '../ledger/runs.js';
 
 /** The ingest API's use cases: a job run elsewhere reports its start and end. */
 

@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely';
 import type { MaintenanceWindowsTable } from '../db/schema.js';
 import type { Deps } from '../deps.js';
-import type { Scope } from './alert-queries.js';
+import type { Scope } from '../ledger/alert-queries.js';
 
 /** One-off maintenance windows, set from Slack (`/scheduler maintenance`) or the API (`POST /api/v1/maintenance`). */
 

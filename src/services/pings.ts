@@ -1,7 +1,7 @@
 import type { Run } from '../db/schema.js';
 import type { Deps } from '../deps.js';
-import { insertReportedFinished, insertReportedRunning, lockWorkflow, matchTick } from './reported-runs.js';
-import { finishRun, type RunOutcome } from './runs.js';
+import { insertReportedFinished, insertReportedRunning, lockWorkflow, matchTick } from '../ledger/reported-runs.js';
+import { finishRun, type RunOutcome } from '../ledger/runs.js';
 
 /**
  * Healthchecks-style pings: `/ping/<key>/start`, then `/ping/<key>` (success),

@@ -4,8 +4,8 @@ import type { Alert, Database } from '../db/schema.js';
 import { profileFor } from '../domain/cadence.js';
 import { escalateAtFor } from '../domain/evaluate.js';
 import { effectivePolicy, policyChanges, type EffectivePolicy, type PolicyChange } from '../domain/policy-version.js';
-import type { RoutingConfig } from '../engine/destinations.js';
-import { recordAlertEvents } from './alert-events.js';
+import type { RoutingConfig } from '../ledger/destinations.js';
+import { recordAlertEvents } from '../ledger/alert-events.js';
 
 /**
  * Records a new policy version for every workflow whose effective policy is

@@ -1,9 +1,9 @@
 import type { Run, Workflow } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { profileFor } from '../domain/cadence.js';
-import { recordAlertEvent } from './alert-events.js';
-import type { Actor, Scope } from './alert-actions.js';
-import { insertRunningRun, launchRun } from './runs.js';
+import { recordAlertEvent } from '../ledger/alert-events.js';
+import type { Actor, Scope } from '../ledger/alert-actions.js';
+import { insertRunningRun, launchRun } from '../ledger/runs.js';
 
 export type RunNowResult =
   | { kind: 'started'; run: Run }

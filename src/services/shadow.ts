@@ -1,12 +1,12 @@
 import type { Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
-import type { RoutingConfig } from '../engine/destinations.js';
-import { recordAlertEvents } from './alert-events.js';
+import type { RoutingConfig } from '../ledger/destinations.js';
+import { recordAlertEvents } from '../ledger/alert-events.js';
 
 /**
  * Shadow mode (issue 17): a tenant or workflow in shadow is evaluated and
  * recorded as usual and told only to the audit destination (routing, in
- * src/engine/destinations.ts). Going live does not replay history into the
+ * src/ledger/destinations.ts). Going live does not replay history into the
  * tenant's channel: each open alert gets one `went_live` event, so every
  * destination that never heard of it starts its thread from the alert's
  * current state (a root), and the audit thread is told once.

@@ -5,7 +5,7 @@ import { resolveDestinations, resolveLauncher, type SecretEnv, type SecretIssue 
 import { nextFireAfter } from '../domain/schedule.js';
 import { hashToken, newPingKey, rememberSecrets, secretsOfEntry } from '../secrets.js';
 import type { LauncherConfig } from '../db/schema.js';
-import type { RoutingConfig } from '../engine/destinations.js';
+import type { RoutingConfig } from '../ledger/destinations.js';
 import { syncFileDependencies } from './dependencies.js';
 import { resolveAlertsOfWorkflows } from './workflow-state.js';
 import { recordPolicyVersionsIn } from './policy-versions.js';

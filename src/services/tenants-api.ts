@@ -3,7 +3,7 @@ import type { Db } from '../db/connect.js';
 import type { DigestSchedule, OnCallConfig, TenantRightsConfig } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { hashToken, newToken } from '../secrets.js';
-import type { Scope } from './alert-queries.js';
+import type { Scope } from '../ledger/alert-queries.js';
 import { announceGoingLive, shadowStates } from './shadow.js';
 
 /** Tenants over the API: the admin creates them and mints their tokens; a tenant sees only itself. */

@@ -2,9 +2,9 @@ import { sql, type Transaction } from 'kysely';
 import type { Alert, Database, Workflow } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { nextFireAfter } from '../domain/schedule.js';
-import type { RoutingConfig } from '../engine/destinations.js';
-import { recordAlertEvent, releaseHeldNotifications } from './alert-events.js';
-import type { Scope } from './alert-queries.js';
+import type { RoutingConfig } from '../ledger/destinations.js';
+import { recordAlertEvent, releaseHeldNotifications } from '../ledger/alert-events.js';
+import type { Scope } from '../ledger/alert-queries.js';
 
 /**
  * A workflow's own state as people change it (issue 13): pause and resume

@@ -4,21 +4,21 @@ import { slackMode } from '../config/env.js';
 import type { Deps } from '../deps.js';
 import type { LoopSpec } from '../engine/runner.js';
 import type { HousekeepingJob } from '../engine/housekeeping.js';
-import { digestJob } from './digest.js';
+import { digestJob } from './views/digest.js';
 import { digestMailer } from '../notify/digest-mail.js';
 import { createOutboxSender, type SenderOptions } from '../notify/sender.js';
 import { destinationTransports } from '../notify/transports/index.js';
-import { consoleOutboxApi } from './console-sink.js';
-import { createHomeRefresher } from './home.js';
+import { consoleOutboxApi } from './transport/console-sink.js';
+import { createHomeRefresher } from './views/home.js';
 import { registerListeners } from './listeners/index.js';
-import { createRootRefresher } from './root-refresher.js';
-import { createMaintenanceNotes } from './maintenance-notes.js';
-import { createWebClient, slackLogger, webOutboxApi, type SlackOutboxApi } from './slack-api.js';
-import { slackTransport } from './slack-transport.js';
-import { botAuthorization } from './bot-authorization.js';
-import { slackRequestGuard } from './request-guard.js';
-import { platformOutageNotice } from './outage-notice.js';
-import { webDirectory, type SlackDirectory } from './directory.js';
+import { createRootRefresher } from './transport/root-refresher.js';
+import { createMaintenanceNotes } from './transport/maintenance-notes.js';
+import { createWebClient, slackLogger, webOutboxApi, type SlackOutboxApi } from './transport/slack-api.js';
+import { slackTransport } from './transport/slack-transport.js';
+import { botAuthorization } from './transport/bot-authorization.js';
+import { slackRequestGuard } from './listeners/request-guard.js';
+import { platformOutageNotice } from './transport/outage-notice.js';
+import { webDirectory, type SlackDirectory } from './transport/directory.js';
 
 export interface SlackRuntime {
   /** Loops that deliver the outbox (Slack and other destinations). */

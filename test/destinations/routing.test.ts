@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/env.js';
 import { destinationId, parseWorkflowsFile, WorkflowsFileError } from '../../src/config/workflows-file.js';
-import { routeOf, routesFor, shouldRoute } from '../../src/engine/destinations.js';
+import { routeOf, routesFor, shouldRoute } from '../../src/ledger/destinations.js';
 import { renderMetrics } from '../../src/http/metrics-route.js';
 import { ManualClock } from '../../src/clock.js';
 import { renderHome } from '../../src/slack/blocks/home.js';
-import { homeModel } from '../../src/slack/queries.js';
+import { homeModel } from '../../src/slack/views/queries.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { makeTenant, makeWorkflow, T0 } from '../helpers/factories.js';
 import { insertAlert } from '../helpers/slack-outbox.js';

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Workflow } from '../../src/db/schema.js';
-import { InvalidActionInput, reassign, releaseOwnership, silence, takeOwnership, unsilence } from '../../src/services/alert-actions.js';
-import { getAlertView, listOpenAlerts } from '../../src/services/alert-queries.js';
+import { InvalidActionInput, reassign, releaseOwnership, silence, takeOwnership, unsilence } from '../../src/ledger/alert-actions.js';
+import { getAlertView, listOpenAlerts } from '../../src/ledger/alert-queries.js';
 import { requestRunNow } from '../../src/services/run-now.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { createEngine, reportRun, type Engine } from '../helpers/engine-harness.js';

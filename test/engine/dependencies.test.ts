@@ -3,7 +3,7 @@ import { ManualClock } from '../../src/clock.js';
 import { createDb, createPool, type Db } from '../../src/db/connect.js';
 import type { NewRun, Workflow } from '../../src/db/schema.js';
 import { pollFinishedRunsDetailed } from '../../src/engine/poller.js';
-import { newRunRow } from '../../src/services/runs.js';
+import { newRunRow } from '../../src/ledger/runs.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { createEngine, reportRun, type Engine } from '../helpers/engine-harness.js';
 import { makeTenant, makeWorkflow } from '../helpers/factories.js';

@@ -5,7 +5,7 @@ import type { NewRun, Workflow } from '../../src/db/schema.js';
 import { isNotifiedKind, QUIET_EVENT_KINDS } from '../../src/domain/events.js';
 import { escalateDueWarnings } from '../../src/engine/escalation.js';
 import { pollFinishedRunsDetailed } from '../../src/engine/poller.js';
-import { newRunRow } from '../../src/services/runs.js';
+import { newRunRow } from '../../src/ledger/runs.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { createEngine, type Engine } from '../helpers/engine-harness.js';
 import { makeTenant, makeWorkflow } from '../helpers/factories.js';

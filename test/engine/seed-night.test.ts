@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Workflow } from '../../src/db/schema.js';
 import { isNotifiedKind } from '../../src/domain/events.js';
-import { workflowHistory } from '../../src/services/alert-queries.js';
+import { workflowHistory } from '../../src/ledger/alert-queries.js';
 import { requestRunNow } from '../../src/services/run-now.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { createEngine, driveSeedNight, notificationStory, PLATFORM, type Engine, type SeedOutcome } from '../helpers/engine-harness.js';

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
-import { finishRun, insertRunningRun } from '../../src/services/runs.js';
+import { finishRun, insertRunningRun } from '../../src/ledger/runs.js';
 import { startTestApp } from '../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { eventually } from '../helpers/eventually.js';

@@ -9,7 +9,7 @@ import { checkFreshness } from '../../src/engine/freshness.js';
 import { pollFinishedRuns } from '../../src/engine/poller.js';
 import { createUptimeHeartbeat, type UptimeHeartbeat } from '../../src/engine/uptime.js';
 import { silentLogger } from '../../src/log.js';
-import { insertRunningRun, launchRun, newRunRow } from '../../src/services/runs.js';
+import { insertRunningRun, launchRun, newRunRow } from '../../src/ledger/runs.js';
 import { ScriptedLauncher, type ScriptedOutcome } from './engine-launcher.js';
 import { minutes } from './factories.js';
 

@@ -1,7 +1,7 @@
 import type { Deps } from '../../src/deps.js';
 import type { Workflow } from '../../src/db/schema.js';
-import type { LaunchContext, LaunchOutcome, Launcher, LauncherResolver } from '../../src/launch/types.js';
-import { finishRun, RUN_LEASE_MS, type RunOutcome } from '../../src/services/runs.js';
+import type { LaunchContext, LaunchOutcome, Launcher, LauncherResolver } from '../../src/launcher.js';
+import { finishRun, RUN_LEASE_MS, type RunOutcome } from '../../src/ledger/runs.js';
 
 /**
  * A launcher whose outcomes the test scripts, per workflow, in order. Each

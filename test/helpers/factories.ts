@@ -2,7 +2,7 @@ import type { Db } from '../../src/db/connect.js';
 import type { Insertable } from 'kysely';
 import type { TenantsTable, WorkflowsTable } from '../../src/db/schema.js';
 import { newPingKey } from '../../src/secrets.js';
-import { newRunRow, type RunRow } from '../../src/services/runs.js';
+import { newRunRow, type RunRow } from '../../src/ledger/runs.js';
 
 /** The reference night of the seed: 10 March 2026, UTC. */
 export const T0 = new Date('2026-03-10T02:00:00Z');

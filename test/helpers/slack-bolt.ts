@@ -7,10 +7,10 @@ import { ManualClock, systemClock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config/env.js';
 import type { Db } from '../../src/db/connect.js';
 import type { Deps } from '../../src/deps.js';
-import type { LauncherResolver } from '../../src/launch/types.js';
+import type { LauncherResolver } from '../../src/launcher.js';
 import { silentLogger } from '../../src/log.js';
 import { startSlack, type SlackRuntime } from '../../src/slack/index.js';
-import { RecordingSlackApi } from '../../src/slack/recording-slack-api.js';
+import { RecordingSlackApi } from '../../src/replay/recording-slack-api.js';
 import { T0 } from './factories.js';
 
 export const SIGNING_SECRET = 'test-signing-secret-0123456789';

@@ -5,11 +5,11 @@ import type { Alert, AlertsTable } from '../../src/db/schema.js';
 import type { AlertEventKind } from '../../src/domain/events.js';
 import { silentLogger } from '../../src/log.js';
 import { createOutboxSender, type SenderOptions } from '../../src/notify/sender.js';
-import { recordAlertEvent } from '../../src/services/alert-events.js';
-import { createRootRefresher } from '../../src/slack/root-refresher.js';
-import { createWebClient, webOutboxApi, type SlackOutboxApi } from '../../src/slack/slack-api.js';
-import { slackTransport } from '../../src/slack/slack-transport.js';
-import { RecordingSlackApi, type RecordingSlackApiOptions } from '../../src/slack/recording-slack-api.js';
+import { recordAlertEvent } from '../../src/ledger/alert-events.js';
+import { createRootRefresher } from '../../src/slack/transport/root-refresher.js';
+import { createWebClient, webOutboxApi, type SlackOutboxApi } from '../../src/slack/transport/slack-api.js';
+import { slackTransport } from '../../src/slack/transport/slack-transport.js';
+import { RecordingSlackApi, type RecordingSlackApiOptions } from '../../src/replay/recording-slack-api.js';
 import { T0 } from './factories.js';
 
 /** An alert row as the engine would have opened it. */

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runRetentionPass } from '../../src/services/retention.js';
+import { runRetentionPass } from '../../src/ledger/retention.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { makeRun, makeTenant, makeWorkflow, T0 } from '../helpers/factories.js';
 import { addEvent, insertAlert } from '../helpers/slack-outbox.js';

@@ -2,7 +2,7 @@ import { sql as raw } from 'kysely';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import { createDb, createPool, type Db } from '../../src/db/connect.js';
-import { RecordingSlackApi } from '../../src/slack/recording-slack-api.js';
+import { RecordingSlackApi } from '../../src/replay/recording-slack-api.js';
 import { startTestApp } from '../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { makeTenant, makeWorkflow } from '../helpers/factories.js';

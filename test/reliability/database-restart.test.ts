@@ -7,7 +7,7 @@ import { systemClock } from '../../src/clock.js';
 import { createDb, createPool, type Db } from '../../src/db/connect.js';
 import { startEmbeddedPostgres, type EmbeddedServer } from '../../src/db/embedded.js';
 import { createScratchDatabase, withDatabase, type ScratchDatabase } from '../../src/db/scratch.js';
-import { RecordingSlackApi } from '../../src/slack/recording-slack-api.js';
+import { RecordingSlackApi } from '../../src/replay/recording-slack-api.js';
 import { startTestApp } from '../helpers/app.js';
 import { makeTenant, makeWorkflow } from '../helpers/factories.js';
 import { apiClient } from '../helpers/http-api.js';

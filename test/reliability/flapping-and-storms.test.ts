@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LIMITS } from '../../src/slack/blocks/limits.js';
 import { renderHome } from '../../src/slack/blocks/home.js';
-import { homeModel } from '../../src/slack/queries.js';
+import { homeModel } from '../../src/slack/views/queries.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { createEngine, reportRun } from '../helpers/engine-harness.js';
 import { makeTenant, makeWorkflow, minutes, T0 } from '../helpers/factories.js';

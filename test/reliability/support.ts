@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../src/db/connect.js';
-import type { RecordingSlackApi } from '../../src/slack/recording-slack-api.js';
+import type { RecordingSlackApi } from '../../src/replay/recording-slack-api.js';
 
 /** The tables whose content a refused request must leave exactly as it was. */
 const LEDGER_TABLES = ['tenants', 'workflows', 'runs', 'alerts', 'alert_events', 'notifications', 'alert_threads'] as const;

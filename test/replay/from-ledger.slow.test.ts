@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { RunRow } from '../../src/services/runs.js';
-import { newRunRow } from '../../src/services/runs.js';
+import type { RunRow } from '../../src/ledger/runs.js';
+import { newRunRow } from '../../src/ledger/runs.js';
 import { applyCandidate, checkCandidatePolicy } from '../../src/replay/candidate-policy.js';
 import { comparePolicies, outcomeOf, renderComparison, type PolicyOutcome } from '../../src/replay/compare-policies.js';
 import { scenarioFromLedger } from '../../src/replay/from-ledger.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { createCommandLauncher } from '../../src/launch/command-launcher.js';
-import { HeldRuns } from '../../src/launch/run-leases.js';
+import { HeldRuns } from '../../src/ledger/run-leases.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { at, makeRun, makeTenant, makeWorkflow } from '../helpers/factories.js';
 import { eventually, finishedRun, isAlive, replicaDeps } from './support.js';

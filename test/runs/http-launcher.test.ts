@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { checkFreshness } from '../../src/engine/freshness.js';
-import { fireDueTicks } from '../../src/launch/tick-scheduler.js';
+import { fireDueTicks } from '../../src/engine/tick-scheduler.js';
 import { signLaunchRequest, verifyLaunchSignature } from '../../src/launch/signature.js';
 import { startTestApp } from '../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { pollFinishedRuns } from '../../src/engine/poller.js';
-import { fireDueTicks } from '../../src/launch/tick-scheduler.js';
+import { fireDueTicks } from '../../src/engine/tick-scheduler.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { at, makeTenant, makeWorkflow } from '../helpers/factories.js';
 import { eventually, replicaDeps } from './support.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock, systemClock } from '../../src/clock.js';
-import { RecordingSlackApi } from '../../src/slack/recording-slack-api.js';
+import { RecordingSlackApi } from '../../src/replay/recording-slack-api.js';
 import { startTestApp } from '../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { makeTenant, T0 } from '../helpers/factories.js';

@@ -8,7 +8,7 @@ import { renderReassignModal } from '../../src/slack/blocks/reassign-modal.js';
 import { renderResolveModal } from '../../src/slack/blocks/resolve-modal.js';
 import { renderStatusList, renderWorkflowStatus, type WorkflowStatusRow } from '../../src/slack/blocks/status.js';
 import type { Block } from '../../src/slack/blocks/types.js';
-import { ACTION, VIEW } from '../../src/slack/ids.js';
+import { ACTION, VIEW } from '../../src/slack/blocks/ids.js';
 
 const NOW = new Date('2026-03-10T09:05:00Z');
 const OPENED = new Date('2026-03-10T02:03:00Z');

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Launcher } from '../../src/launch/types.js';
-import { ACTION, REASSIGN_FIELD, VIEW } from '../../src/slack/ids.js';
+import type { Launcher } from '../../src/launcher.js';
+import { ACTION, REASSIGN_FIELD, VIEW } from '../../src/slack/blocks/ids.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { makeRun, makeTenant, makeWorkflow, T0 } from '../helpers/factories.js';
 import { eventually, startSlackRig, type SlackRig } from '../helpers/slack-bolt.js';

@@ -1,11 +1,11 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log.js';
 import { createOutboxSender } from '../../src/notify/sender.js';
-import { consoleOutboxApi } from '../../src/slack/console-sink.js';
-import { METADATA_EVENT_TYPE } from '../../src/slack/ids.js';
-import { slackTransport } from '../../src/slack/slack-transport.js';
-import { createRootRefresher } from '../../src/slack/root-refresher.js';
-import type { StoredMessage } from '../../src/slack/recording-slack-api.js';
+import { consoleOutboxApi } from '../../src/slack/transport/console-sink.js';
+import { METADATA_EVENT_TYPE } from '../../src/slack/blocks/ids.js';
+import { slackTransport } from '../../src/slack/transport/slack-transport.js';
+import { createRootRefresher } from '../../src/slack/transport/root-refresher.js';
+import type { StoredMessage } from '../../src/replay/recording-slack-api.js';
 import { ManualClock } from '../../src/clock.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { makeTenant, makeWorkflow, T0 } from '../helpers/factories.js';

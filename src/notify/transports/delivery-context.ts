@@ -1,7 +1,7 @@
 import type { DestinationSpec } from '../../config/workflows-file.js';
 import type { Db } from '../../db/connect.js';
 import type { Alert, Run } from '../../db/schema.js';
-import { routesFor, type RoutingConfig } from '../../engine/destinations.js';
+import { routesFor, type RoutingConfig } from '../../ledger/destinations.js';
 import type { DeliveryInput, DeliveryResult } from '../transport.js';
 
 /**

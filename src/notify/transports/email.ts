@@ -2,7 +2,7 @@ import nodemailer from 'nodemailer';
 import type { Config } from '../../config/env.js';
 import type { Db } from '../../db/connect.js';
 import type { Severity } from '../../db/schema.js';
-import type { RoutingConfig } from '../../engine/destinations.js';
+import type { RoutingConfig } from '../../ledger/destinations.js';
 import type { DeliveryInput, DeliveryResult, Transport } from '../transport.js';
 import { alertFacts } from './alert-facts.js';
 import { destinationSpecFor, isResult, lastRunOf, threadRootOf } from './delivery-context.js';

@@ -1,6 +1,6 @@
 import type { Config } from '../../config/env.js';
 import type { Db } from '../../db/connect.js';
-import type { RoutingConfig } from '../../engine/destinations.js';
+import type { RoutingConfig } from '../../ledger/destinations.js';
 import type { DeliveryInput, DeliveryResult, Transport } from '../transport.js';
 import { ownerChange } from '../event-text.js';
 import { alertFacts } from './alert-facts.js';

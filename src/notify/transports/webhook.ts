@@ -1,6 +1,6 @@
 import type { Config } from '../../config/env.js';
 import type { Db } from '../../db/connect.js';
-import type { RoutingConfig } from '../../engine/destinations.js';
+import type { RoutingConfig } from '../../ledger/destinations.js';
 import { SIGNATURE_HEADER, signLaunchRequest, TIMESTAMP_HEADER } from '../../launch/signature.js';
 import type { DeliveryInput, DeliveryResult, Transport } from '../transport.js';
 import { eventTextFields } from '../event-text.js';

@@ -2,7 +2,7 @@ import type { Run, Workflow } from '../../db/schema.js';
 import { alertView, type AlertView, type AlertViewInput } from '../../notify/alert-view.js';
 import { plural } from '../../domain/durations.js';
 import { eventText, type EventInput } from '../../notify/event-text.js';
-import { ACTION, SILENCE_CHOICES } from '../ids.js';
+import { ACTION, SILENCE_CHOICES } from './ids.js';
 import { eventFallback, eventMrkdwn } from './event-text.js';
 import { slackDate, userMention } from './format.js';
 import { capBlocks, checkId, codeBlock, cutMrkdwn, LIMITS, mrkdwn, omittedNote, plain, safeText, truncate } from './limits.js';

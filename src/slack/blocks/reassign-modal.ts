@@ -1,4 +1,4 @@
-import { REASSIGN_FIELD, VIEW } from '../ids.js';
+import { REASSIGN_FIELD, VIEW } from './ids.js';
 import { LIMITS, mrkdwn, plain, safeText } from './limits.js';
 import type { Block } from './types.js';
 

@@ -1,5 +1,5 @@
-import { RESOLVE_NOTE_MAX } from '../../services/alert-actions.js';
-import { RESOLVE_FIELD, VIEW } from '../ids.js';
+import { RESOLVE_NOTE_MAX } from '../../ledger/alert-actions.js';
+import { RESOLVE_FIELD, VIEW } from './ids.js';
 import { LIMITS, mrkdwn, plain, safeText } from './limits.js';
 import type { Block } from './types.js';
 

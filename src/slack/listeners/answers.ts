@@ -1,4 +1,4 @@
-import type { ActionResult } from '../../services/alert-actions.js';
+import type { ActionResult } from '../../ledger/alert-actions.js';
 import type { RunNowResult } from '../../services/run-now.js';
 import { userMention } from '../blocks/format.js';
 import { escapeMrkdwn } from '../blocks/limits.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RESOLVE_FIELD } from '../ids.js';
+import { RESOLVE_FIELD } from '../blocks/ids.js';
 
 /** The parts of Slack's payloads the listeners rely on, validated before use. */
 

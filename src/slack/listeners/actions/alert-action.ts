@@ -2,11 +2,11 @@ import type { AllMiddlewareArgs, BlockAction, SlackActionMiddlewareArgs } from '
 import { metrics } from '../../../metrics.js';
 import type { Tenant } from '../../../db/schema.js';
 import type { SlackAction } from '../../../domain/rights.js';
-import type { Scope } from '../../../services/alert-queries.js';
-import { loadAlertCard } from '../../alert-card-loader.js';
+import type { Scope } from '../../../ledger/alert-queries.js';
+import { loadAlertCard } from '../../views/alert-card-loader.js';
 import { renderAlertRoot } from '../../blocks/alert-card.js';
-import { refusalFor } from '../../rights.js';
-import { scopeForChannel, UNLINKED_TEXT } from '../../tenancy.js';
+import { refusalFor } from '../rights.js';
+import { scopeForChannel, UNLINKED_TEXT } from '../tenancy.js';
 import type { SlackContext } from '../context.js';
 import { parseAlertAction, type ParsedAlertAction } from '../payloads.js';
 

@@ -1,7 +1,7 @@
 import type { App } from '@slack/bolt';
 import { renderHistory } from '../../blocks/history.js';
-import { ACTION } from '../../ids.js';
-import { alertInScope, historyRows } from '../../queries.js';
+import { ACTION } from '../../blocks/ids.js';
+import { alertInScope, historyRows } from '../../views/queries.js';
 import { NOT_FOUND_TEXT } from '../answers.js';
 import type { SlackContext } from '../context.js';
 import { alertAction } from './alert-action.js';

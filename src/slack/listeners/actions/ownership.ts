@@ -1,7 +1,7 @@
 import type { App } from '@slack/bolt';
-import { releaseOwnership, takeOwnership } from '../../../services/alert-actions.js';
-import { ACTION } from '../../ids.js';
-import { alertInScope } from '../../queries.js';
+import { releaseOwnership, takeOwnership } from '../../../ledger/alert-actions.js';
+import { ACTION } from '../../blocks/ids.js';
+import { alertInScope } from '../../views/queries.js';
 import { actionRefusal, NOT_FOUND_TEXT } from '../answers.js';
 import type { SlackContext } from '../context.js';
 import { alertAction, refuse } from './alert-action.js';

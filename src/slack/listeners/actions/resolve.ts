@@ -1,7 +1,7 @@
 import type { App } from '@slack/bolt';
 import { renderResolveModal } from '../../blocks/resolve-modal.js';
-import { ACTION } from '../../ids.js';
-import { alertInScope } from '../../queries.js';
+import { ACTION } from '../../blocks/ids.js';
+import { alertInScope } from '../../views/queries.js';
 import { NOT_FOUND_TEXT } from '../answers.js';
 import type { SlackContext } from '../context.js';
 import { alertAction, openModal, refuse } from './alert-action.js';

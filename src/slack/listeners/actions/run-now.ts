@@ -1,7 +1,7 @@
 import type { App } from '@slack/bolt';
 import { requestRunNow } from '../../../services/run-now.js';
-import { ACTION } from '../../ids.js';
-import { alertInScope } from '../../queries.js';
+import { ACTION } from '../../blocks/ids.js';
+import { alertInScope } from '../../views/queries.js';
 import { NOT_FOUND_TEXT, runNowText } from '../answers.js';
 import type { SlackContext } from '../context.js';
 import { alertAction, refuse } from './alert-action.js';

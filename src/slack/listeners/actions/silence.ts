@@ -1,8 +1,8 @@
 import type { App } from '@slack/bolt';
 import { silenceAction } from '../../../domain/rights.js';
-import { silence, unsilence } from '../../../services/alert-actions.js';
-import { ACTION, SILENCE_CHOICES } from '../../ids.js';
-import { alertInScope } from '../../queries.js';
+import { silence, unsilence } from '../../../ledger/alert-actions.js';
+import { ACTION, SILENCE_CHOICES } from '../../blocks/ids.js';
+import { alertInScope } from '../../views/queries.js';
 import { actionRefusal, NOT_FOUND_TEXT } from '../answers.js';
 import type { SlackContext } from '../context.js';
 import { alertAction, refuse } from './alert-action.js';

@@ -1,7 +1,7 @@
 import { escapeMrkdwn } from '../../blocks/limits.js';
 import { USAGE } from '../../blocks/help.js';
-import { digestOnDemand } from '../../digest.js';
-import type { SlackScope } from '../../tenancy.js';
+import { digestOnDemand } from '../../views/digest.js';
+import type { SlackScope } from '../tenancy.js';
 import type { SlackContext } from '../context.js';
 
 /**

@@ -3,9 +3,9 @@ import { startMaintenance } from '../../../services/maintenance-windows.js';
 import { pauseWorkflow, resumeWorkflow, type PauseResult } from '../../../services/workflow-state.js';
 import { slackDate } from '../../blocks/format.js';
 import { escapeMrkdwn } from '../../blocks/limits.js';
-import type { SchedulerCommand } from '../../commands/parse-command.js';
-import { refusalFor } from '../../rights.js';
-import type { SlackScope } from '../../tenancy.js';
+import type { SchedulerCommand } from './parse-command.js';
+import { refusalFor } from '../rights.js';
+import type { SlackScope } from '../tenancy.js';
 import type { SlackContext } from '../context.js';
 
 /**

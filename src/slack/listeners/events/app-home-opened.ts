@@ -1,5 +1,5 @@
 import type { App } from '@slack/bolt';
-import { publishHome } from '../../home.js';
+import { publishHome } from '../../views/home.js';
 import type { SlackContext } from '../context.js';
 
 /** Records who looks at the Home tab (so state changes refresh it for them) and publishes it fresh. */

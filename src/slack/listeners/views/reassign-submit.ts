@@ -1,8 +1,8 @@
 import type { App } from '@slack/bolt';
-import { reassign } from '../../../services/alert-actions.js';
-import { VIEW } from '../../ids.js';
-import { alertInScope } from '../../queries.js';
-import { scopeForChannel, UNLINKED_TEXT } from '../../tenancy.js';
+import { reassign } from '../../../ledger/alert-actions.js';
+import { VIEW } from '../../blocks/ids.js';
+import { alertInScope } from '../../views/queries.js';
+import { scopeForChannel, UNLINKED_TEXT } from '../tenancy.js';
 import { refuse } from '../actions/alert-action.js';
 import { actionRefusal, NOT_FOUND_TEXT } from '../answers.js';
 import type { SlackContext } from '../context.js';

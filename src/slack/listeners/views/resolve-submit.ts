@@ -1,11 +1,11 @@
 import type { App } from '@slack/bolt';
 import { metrics } from '../../../metrics.js';
-import { RESOLVE_NOTE_MAX, resolveByHand } from '../../../services/alert-actions.js';
-import { loadAlertCard } from '../../alert-card-loader.js';
+import { RESOLVE_NOTE_MAX, resolveByHand } from '../../../ledger/alert-actions.js';
+import { loadAlertCard } from '../../views/alert-card-loader.js';
 import { renderAlertRoot } from '../../blocks/alert-card.js';
-import { RESOLVE_FIELD, VIEW } from '../../ids.js';
-import { alertInScope } from '../../queries.js';
-import { scopeForChannel, UNLINKED_TEXT } from '../../tenancy.js';
+import { RESOLVE_FIELD, VIEW } from '../../blocks/ids.js';
+import { alertInScope } from '../../views/queries.js';
+import { scopeForChannel, UNLINKED_TEXT } from '../tenancy.js';
 import { refuse } from '../actions/alert-action.js';
 import { actionRefusal, NOT_FOUND_TEXT } from '../answers.js';
 import type { SlackContext } from '../context.js';

@@ -1,0 +1,157 @@
+import { sql, type Transaction } from 'kysely';
+import type { Insertable } from 'kysely';
+import type { Alert, AlertEvent, Database, NotificationsTable, Tenant } from '../db/schema.js';
+import { isNotifiedKind, notificationKey, QUIET_EVENT_KINDS, type AlertEventKind } from '../domain/events.js';
+import { silenceState, summariseHeld, type HeldSummary } from '../domain/silence.js';
+import { routesFor, shouldRoute, type RoutingConfig } from './destinations.js';
+
+export const NOTIFICATIONS_CHANNEL = 'scheduler_notifications';
+
+/** Always delivered, even while the alert is silenced. */
+const NEVER_HELD: readonly string[] = ['silenced', 'unsilenced', 'resolved'];
+
+export interface EventInput {
+  /** The alert as it stands after the change this event records. */
+  alert: Alert;
+  tenant: Pick<Tenant, 'channel'>;
+  kind: AlertEventKind;
+  actor?: string | null;
+  data: Record<string, unknown>;
+  now: Date;
+  /** PLATFORM_DESTINATIONS is optional so callers that only know the platform channel keep working. */
+  config: RoutingConfig;
+}
+
+/**
+ * Records one alert event and, in the same transaction, its outbox rows: one
+ * per destination for a notified kind, and quiet ones (data.quiet = true; the
+ * root is re-rendered, no reply) for failure_recorded / healthy_streak. While
+ * the alert is silenced rows are written `held`. Wakes the senders via NOTIFY,
+ * which Postgres delivers only at commit.
+ */
+export async function recordAlertEvent(trx: Transaction<Database>, input: EventInput): Promise<AlertEvent> {
+  return (await recordAlertEvents(trx, [input]))[0]!;
+}
+
+/**
+ * recordAlertEvent for many events at once, in a fixed number of statements
+ * (the evaluator records a whole poller batch's events this way). Events are
+ * recorded in the given order, so their ids, and each thread's delivery
+ * order, follow it; an earlier event's rows count as "heard" for a later
+ * event of the same alert, exactly as if they had been recorded one by one.
+ */
+export async function recordAlertEvents(trx: Transaction<Database>, inputs: EventInput[]): Promise<AlertEvent[]> {
+  if (inputs.length === 0) return [];
+  const quiet = (i: EventInput) => (QUIET_EVENT_KINDS as readonly string[]).includes(i.kind);
+  const router = await loadRouting(
+    trx,
+    inputs.map((i) => i.alert),
+  );
+  const inserted = await trx
+    .insertInto('alertEvents')
+    .values(
+      inputs.map((i) => ({
+        alertId: i.alert.id,
+        at: i.now,
+        kind: i.kind,
+        actor: i.actor ?? null,
+        data: JSON.stringify(quiet(i) ? { ...i.data, quiet: true } : i.data),
+        policyVersion: router.policyVersion(i.alert),
+      })),
+    )
+    .returningAll()
+    .execute();
+  // One row per input, ids increasing in input order (one multi-row insert takes its ids in order).
+  const events = inserted.sort((a, b) => a.id - b.id);
+  const routed = inputs.map((input, i) => ({ input, event: events[i]! })).filter(({ input }) => quiet(input) || isNotifiedKind(input.kind));
+  if (routed.length === 0) return events;
+  const rows: Insertable<NotificationsTable>[] = [];
+  let wake = false;
+  for (const { input, event } of routed) {
+    const destinations = router.route(input);
+    if (destinations.length === 0) continue;
+    const held = silenceState(input.alert, input.now).silenced && !NEVER_HELD.includes(input.kind);
+    wake ||= !held;
+    for (const destination of destinations) {
+      router.heard(input.alert.id, destination);
+      rows.push({
+        alertId: input.alert.id,
+        eventId: event.id,
+        destination,
+        idempotencyKey: notificationKey(input.alert.id, event.id, destination),
+        status: held ? 'held' : 'pending',
+        nextAttemptAt: input.now,
+        leaseOwner: null,
+        leaseExpiresAt: null,
+        result: null,
+        lastError: null,
+        createdAt: input.now,
+        sentAt: null,
+      });
+    }
+  }
+  if (rows.length > 0) await trx.insertInto('notifications').values(rows).execute();
+  if (wake) await sql`select pg_notify(${NOTIFICATIONS_CHANNEL}, ${String(routed[0]!.input.alert.id)})`.execute(trx);
+  return events;
+}
+
+/**
+ * The destinations each event goes to under each one's routing rules. The
+ * tenant's configured destinations are read here, in the event's transaction,
+ * so every caller routes the same way whatever part of the tenant it loaded.
+ * "Heard" is decided from the outbox itself: a destination with a row for
+ * this alert that was not skipped has been told the alert exists.
+ */
+async function loadRouting(trx: Transaction<Database>, alerts: Pick<Alert, 'id' | 'workflowId'>[]) {
+  const workflowIds = [...new Set(alerts.map((a) => a.workflowId))];
+  const alertIds = [...new Set(alerts.map((a) => a.id))];
+  const stored = await trx
+    .selectFrom('workflows')
+    .innerJoin('tenants', 'tenants.id', 'workflows.tenantId')
+    .select(['workflows.id', 'tenants.destinations', 'workflows.policyVersion', 'workflows.shadow', 'tenants.shadow as tenantShadow'])
+    .where('workflows.id', 'in', workflowIds)
+    .execute();
+  const workflowOf = new Map(stored.map((s) => [s.id, s]));
+  const heardRows = await trx
+    .selectFrom('notifications')
+    .select(['alertId', 'destination'])
+    .distinct()
+    .where('alertId', 'in', alertIds)
+    .where('status', '!=', 'skipped')
+    .execute();
+  const heard = new Set(heardRows.map((r) => `${r.alertId}\u0000${r.destination}`));
+  return {
+    /** The version an event is decided under: the workflow's current one (evaluation uses the current policy). */
+    policyVersion(alert: Pick<Alert, 'workflowId'> & { policyVersion?: number | null }): number | null {
+      return workflowOf.get(alert.workflowId)?.policyVersion ?? alert.policyVersion ?? null;
+    },
+    route(input: EventInput): string[] {
+      const wf = workflowOf.get(input.alert.workflowId);
+      const routes = routesFor({ channel: input.tenant.channel, destinations: wf?.destinations, shadow: !!(wf?.shadow || wf?.tenantShadow) }, input.config);
+      return routes.filter((r) => shouldRoute(r, input.kind, input.alert.severity, heard.has(`${input.alert.id}\u0000${r.id}`))).map((r) => r.id);
+    },
+    heard(alertId: number, destination: string) {
+      heard.add(`${alertId}\u0000${destination}`);
+    },
+  };
+}
+
+/**
+ * Ends the hold on an alert's notifications: held rows become `skipped` and
+ * the summary of what they said is returned, for the one event that replaces them.
+ */
+export async function releaseHeldNotifications(trx: Transaction<Database>, alert: Alert): Promise<HeldSummary> {
+  const rows = await trx
+    .updateTable('notifications')
+    .set({ status: 'skipped' })
+    .where('alertId', '=', alert.id)
+    .where('status', '=', 'held')
+    .returning(['eventId'])
+    .execute();
+  const eventIds = [...new Set(rows.map((r) => r.eventId))];
+  const events = eventIds.length ? await trx.selectFrom('alertEvents').select(['kind']).where('id', 'in', eventIds).execute() : [];
+  return summariseHeld(
+    events.map((e) => e.kind),
+    alert,
+  );
+}

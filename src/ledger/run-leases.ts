@@ -1,0 +1,71 @@
+import type { Deps } from '../deps.js';
+import { RUN_LEASE_MS } from './runs.js';
+import type { LauncherResolver } from '../launcher.js';
+
+type LeaseDeps = Pick<Deps, 'db' | 'clock' | 'replicaId'>;
+
+/**
+ * The running attempts this process is supervising right now (a live child
+ * process, an HTTP request in flight). Only these have their leases renewed:
+ * renewing by `lease_owner = replicaId` alone would let a restarted process
+ * with the same REPLICA_ID keep alive the leases of runs that died with its
+ * predecessor, and they would never be failed as "worker lost".
+ */
+export class HeldRuns {
+  private readonly ids = new Set<number>();
+  add(runId: number): void {
+    this.ids.add(runId);
+  }
+  release(runId: number): void {
+    this.ids.delete(runId);
+  }
+  list(): number[] {
+    return [...this.ids];
+  }
+}
+
+const heldByResolver = new WeakMap<LauncherResolver, HeldRuns>();
+
+/** Ties a resolver to the runs its launchers hold, so `runLoops` can renew them. */
+export function registerHeldRuns(resolver: LauncherResolver, held: HeldRuns): void {
+  heldByResolver.set(resolver, held);
+}
+
+export function heldRunsOf(resolver: LauncherResolver): HeldRuns | undefined {
+  return heldByResolver.get(resolver);
+}
+
+/**
+ * Takes (or extends) this replica's lease on running rows it supervises. A
+ * row another replica holds is left alone; a row inserted without a lease
+ * (nobody was named) is taken, so every supervised run can be failed as
+ * "worker lost" if this process dies.
+ */
+export async function renewRunLeases(deps: LeaseDeps, runIds: number[], now: Date): Promise<number> {
+  if (runIds.length === 0) return 0;
+  const result = await deps.db
+    .updateTable('runs')
+    .set({ leaseOwner: deps.replicaId, leaseExpiresAt: new Date(now.getTime() + RUN_LEASE_MS) })
+    .where('id', 'in', runIds)
+    .where('status', '=', 'running')
+    .where((eb) => eb.or([eb('leaseOwner', '=', deps.replicaId), eb('leaseOwner', 'is', null)]))
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+/**
+ * Hands a run's end to someone else (the far side of a callback launch): no
+ * lease, so only its deadline can fail it, not the loss of this replica.
+ */
+export async function releaseRunLease(deps: LeaseDeps, runId: number): Promise<void> {
+  await deps.db
+    .updateTable('runs')
+    .set({ leaseOwner: null, leaseExpiresAt: null })
+    .where('id', '=', runId)
+    .where('status', '=', 'running')
+    .where('leaseOwner', '=', deps.replicaId)
+    .execute();
+}
+
+/** Renews well inside the lease, so one slow or failed renewal does not lose it. */
+export const LEASE_RENEW_INTERVAL_MS = RUN_LEASE_MS / 4;

@@ -1,0 +1,187 @@
+import { sql, type Transaction } from 'kysely';
+import type { Database, Run, RunTrigger, Tenant, Workflow } from '../db/schema.js';
+import type { Deps } from '../deps.js';
+import type { LaunchContext } from '../launcher.js';
+import { redactSecrets } from '../secrets.js';
+
+/** The ledger's two primitives: a run begins (a `running` row), and a run ends. */
+
+export const RUNS_FINISHED_CHANNEL = 'scheduler_runs_finished';
+
+/** How long a replica's hold on a running attempt lasts unless renewed. */
+export const RUN_LEASE_MS = 60_000;
+
+export interface NewRunningRun {
+  workflow: Workflow;
+  tick: Date | null;
+  trigger: RunTrigger;
+  attempt?: number;
+  originalRunId?: number | null;
+  requestedBy?: string | null;
+  externalId?: string | null;
+  timeoutSeconds: number;
+  /** The replica that will launch it holds its lease; null for runs reported from outside. */
+  leaseOwner: string | null;
+}
+
+/** A run row as first written, before the database gives it an id and a creation time. */
+export type RunRow = Omit<Run, 'id' | 'createdAt'>;
+
+/**
+ * A new `runs` row: what the row is (workflow, tick, trigger, status) plus
+ * whatever its writer already knows; every column a later event fills in
+ * (verdict, error, lease, processing) starts empty. Every writer of a run row
+ * goes through here, so a new column gets its starting value in one place.
+ */
+export function newRunRow(row: Pick<RunRow, 'workflowId' | 'tick' | 'trigger' | 'status'> & Partial<RunRow>): RunRow {
+  return {
+    attempt: 1,
+    originalRunId: null,
+    attemptStatus: null,
+    attemptError: null,
+    startedAt: null,
+    finishedAt: null,
+    deadlineAt: null,
+    error: null,
+    errorGroup: null,
+    stage: null,
+    rows: null,
+    exitCode: null,
+    logExcerpt: null,
+    logUrl: null,
+    outcomeNote: null,
+    requestedBy: null,
+    externalId: null,
+    processedAt: null,
+    leaseOwner: null,
+    leaseExpiresAt: null,
+    // Marked by the poller when the tick falls inside a maintenance window.
+    inMaintenance: false,
+    ...row,
+  };
+}
+
+/**
+ * Inserts a `running` row inside the caller's transaction. For an original
+ * row the unique index on (workflow, tick) makes a second insert for the same
+ * tick a no-op: the result is undefined and the caller fires nothing.
+ */
+export async function insertRunningRun(trx: Transaction<Database>, spec: NewRunningRun, now: Date): Promise<Run | undefined> {
+  const row = await trx
+    .insertInto('runs')
+    .values(
+      newRunRow({
+        workflowId: spec.workflow.id,
+        tick: spec.tick,
+        trigger: spec.trigger,
+        attempt: spec.attempt ?? 1,
+        originalRunId: spec.originalRunId ?? null,
+        status: 'running',
+        startedAt: now,
+        deadlineAt: new Date(now.getTime() + spec.timeoutSeconds * 1000),
+        requestedBy: spec.requestedBy ?? null,
+        externalId: spec.externalId ?? null,
+        leaseOwner: spec.leaseOwner,
+        leaseExpiresAt: spec.leaseOwner ? new Date(now.getTime() + RUN_LEASE_MS) : null,
+      }),
+    )
+    .onConflict((oc) => oc.columns(['workflowId', 'tick']).where('originalRunId', 'is', null).where('tick', 'is not', null).doNothing())
+    .returningAll()
+    .executeTakeFirst();
+  return row;
+}
+
+/**
+ * Hands a committed `running` row to the workflow's launcher. Never call it
+ * inside a transaction. When there is no launcher or the launch is refused, the
+ * run ends at once as failed with the reason, so the engine sees it.
+ */
+export async function launchRun(deps: Deps, run: Run, workflow: Workflow, tenant: Pick<Tenant, 'id' | 'name'>, timeoutSeconds: number): Promise<void> {
+  const launcher = deps.launchers(workflow);
+  if (!launcher) {
+    await finishRun(deps, run.id, { status: 'failed', error: 'no launcher configured for this workflow' });
+    return;
+  }
+  const ctx: LaunchContext = { runId: run.id, workflow, tenant, tick: run.tick, attempt: run.attempt, trigger: run.trigger, timeoutSeconds };
+  let outcome;
+  try {
+    outcome = await launcher.launch(ctx);
+  } catch (error) {
+    outcome = { started: false as const, error: error instanceof Error ? error.message : String(error) };
+  }
+  if (!outcome.started) await finishRun(deps, run.id, { status: 'failed', error: `launch failed: ${outcome.error}` });
+}
+
+export interface RunOutcome {
+  status: 'succeeded' | 'failed';
+  error?: string | null;
+  stage?: string | null;
+  rows?: number | null;
+  exitCode?: number | null;
+  logExcerpt?: string | null;
+  logUrl?: string | null;
+}
+
+/**
+ * PostgreSQL text cannot hold NUL, and run output is untrusted (binary output,
+ * a hostile error text): without this one stray \0 turns a report into a 500
+ * and a launcher's outcome into a lost run. Everything else is kept as sent;
+ * escaping for Slack happens when rendering.
+ */
+export function storableOutcome<T extends RunOutcome>(outcome: T): T {
+  // Secrets go before anything is stored: the alert, its notifications and the API views are all read from here.
+  const clean = (v: string | null | undefined) => (typeof v === 'string' ? redactSecrets(v.replace(/\u0000/g, '\uFFFD')) : v);
+  return { ...outcome, error: clean(outcome.error), stage: clean(outcome.stage), logExcerpt: clean(outcome.logExcerpt), logUrl: clean(outcome.logUrl) };
+}
+
+/**
+ * The columns a finished run's outcome sets, made storable first; the same
+ * whether a running row ends (finishRun) or a run is reported only by its end.
+ */
+export function outcomeColumns(reported: RunOutcome, now: Date) {
+  const outcome = storableOutcome(reported);
+  return {
+    status: outcome.status,
+    attemptStatus: outcome.status,
+    attemptError: outcome.error ?? null,
+    finishedAt: now,
+    error: outcome.error ?? null,
+    stage: outcome.stage ?? null,
+    rows: outcome.rows ?? null,
+    exitCode: outcome.exitCode ?? null,
+    logExcerpt: outcome.logExcerpt ?? null,
+    logUrl: outcome.logUrl ?? null,
+  };
+}
+
+export type FinishResult =
+  | { kind: 'finished'; run: Run }
+  | { kind: 'already_finished'; run: Run; same: boolean }
+  | { kind: 'not_found' };
+
+/**
+ * Ends a `running` run with its outcome (a conditional update: only a running
+ * row changes) and wakes the pollers on every replica. Finishing twice with
+ * the same outcome is harmless; with a different one it is reported, not applied.
+ */
+export async function finishRun(deps: Pick<Deps, 'db' | 'clock'>, runId: number, reported: RunOutcome): Promise<FinishResult> {
+  const now = deps.clock.now();
+  const outcome = storableOutcome(reported);
+  return deps.db.transaction().execute(async (trx) => {
+    const updated = await trx
+      .updateTable('runs')
+      .set({ ...outcomeColumns(reported, now), leaseOwner: null, leaseExpiresAt: null })
+      .where('id', '=', runId)
+      .where('status', '=', 'running')
+      .returningAll()
+      .executeTakeFirst();
+    if (updated) {
+      await sql`select pg_notify(${RUNS_FINISHED_CHANNEL}, ${String(runId)})`.execute(trx);
+      return { kind: 'finished', run: updated };
+    }
+    const existing = await trx.selectFrom('runs').selectAll().where('id', '=', runId).executeTakeFirst();
+    if (!existing) return { kind: 'not_found' };
+    const same = (existing.attemptStatus ?? existing.status) === outcome.status;
+    return { kind: 'already_finished', run: existing, same };
+  });
+}

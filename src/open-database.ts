@@ -1,0 +1,55 @@
+import { join } from 'node:path';
+import type pg from 'pg';
+import type { Config } from './config/env.js';
+import type { Logger } from './log.js';
+import { createDb, createPool, type Db } from './db/connect.js';
+import { startEmbeddedPostgres } from './db/embedded.js';
+
+export interface OpenDatabase {
+  db: Db;
+  pool: pg.Pool;
+  url: string;
+  embedded: boolean;
+  close(): Promise<void>;
+}
+
+/** DATABASE_URL when set; otherwise an embedded PostgreSQL kept under DATA_DIR. */
+export async function openDatabase(config: Config, logger: Logger, poolSize = 10): Promise<OpenDatabase> {
+  let url = config.DATABASE_URL;
+  let stopEmbedded: (() => Promise<void>) | undefined;
+  if (!url) {
+    const dir = join(config.DATA_DIR, 'postgres');
+    logger.info({ dir }, 'no DATABASE_URL: starting embedded PostgreSQL');
+    const server = await startEmbeddedPostgres(dir, { onLog: (line) => logger.debug({ postgres: line.trim() }, 'embedded postgres') });
+    if (server.relocated) logger.info({ dir, cluster: server.clusterDir }, 'the postgres user cannot reach DATA_DIR: the embedded cluster lives in its own folder');
+    await ensureDatabase(server.url('postgres'), 'scheduler_bot');
+    url = server.url('scheduler_bot');
+    stopEmbedded = server.stop;
+  }
+  const pool = createPool(url, poolSize);
+  const db = createDb(pool);
+  return {
+    db,
+    pool,
+    url,
+    embedded: !!stopEmbedded,
+    async close() {
+      await db.destroy();
+      await stopEmbedded?.();
+    },
+  };
+}
+
+export async function ensureDatabase(adminUrl: string, name: string): Promise<void> {
+  const pool = createPool(adminUrl, 1);
+  try {
+    const found = await pool.query('select 1 from pg_database where datname = $1', [name]);
+    if (found.rowCount === 0) {
+      await pool.query(`create database "${name.replace(/"/g, '""')}"`).catch((error: { code?: string }) => {
+        if (error.code !== '42P04') throw error; // created meanwhile by another process
+      });
+    }
+  } finally {
+    await pool.end();
+  }
+}

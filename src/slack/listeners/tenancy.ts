@@ -1,0 +1,25 @@
+import type { Config } from '../../config/env.js';
+import type { Db } from '../../db/connect.js';
+import type { Tenant } from '../../db/schema.js';
+import type { Scope } from '../../ledger/alert-queries.js';
+
+/**
+ * Which workflows a Slack surface may see and touch. A tenant's channel: that
+ * tenant only. The platform channel and the App Home: everything. Any other
+ * channel: nothing (the bot says so politely).
+ */
+export type SlackScope =
+  | { kind: 'tenant'; tenant: Tenant; scope: Scope; label: string }
+  | { kind: 'platform'; scope: Scope; label: string }
+  | { kind: 'unlinked'; channel: string | undefined };
+
+export async function scopeForChannel(db: Db, config: Pick<Config, 'PLATFORM_CHANNEL'>, channel: string | undefined): Promise<SlackScope> {
+  if (channel && config.PLATFORM_CHANNEL && channel === config.PLATFORM_CHANNEL) return { kind: 'platform', scope: {}, label: 'every tenant' };
+  if (!channel) return { kind: 'unlinked', channel };
+  const tenant = await db.selectFrom('tenants').selectAll().where('channel', '=', channel).where('enabled', '=', true).executeTakeFirst();
+  if (!tenant) return { kind: 'unlinked', channel };
+  return { kind: 'tenant', tenant, scope: { tenantId: tenant.id }, label: tenant.name };
+}
+
+export const UNLINKED_TEXT =
+  "This channel isn't linked to a tenant, so I can't show or change any workflows here. Use your tenant's channel, the platform channel, or my App Home.";

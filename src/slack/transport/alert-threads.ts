@@ -1,0 +1,32 @@
+import type { Db } from '../../db/connect.js';
+import type { AlertThread } from '../../db/schema.js';
+
+export async function findThread(db: Db, alertId: number, destination: string): Promise<AlertThread | undefined> {
+  return db.selectFrom('alertThreads').selectAll().where('alertId', '=', alertId).where('destination', '=', destination).executeTakeFirst();
+}
+
+/**
+ * Records a root once it is known to exist. A second writer (a lookup that
+ * found the same root) changes nothing: the first ts stays.
+ */
+export async function saveThread(db: Db, t: { alertId: number; destination: string; channel: string; rootTs: string; renderedEventId: number; now: Date }): Promise<void> {
+  await db
+    .insertInto('alertThreads')
+    .values({ alertId: t.alertId, destination: t.destination, channel: t.channel, rootTs: t.rootTs, renderedEventId: t.renderedEventId, createdAt: t.now })
+    .onConflict((oc) => oc.columns(['alertId', 'destination']).doNothing())
+    .execute();
+}
+
+/** The key the root was posted with, so a re-render keeps the root's own metadata. */
+export async function rootKey(db: Db, alertId: number, destination: string, rootTs: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('notifications')
+    .select('idempotencyKey')
+    .where('alertId', '=', alertId)
+    .where('destination', '=', destination)
+    .where('status', '=', 'sent')
+    .where((eb) => eb(eb.ref('result', '->>').key('ts' as never), '=', rootTs))
+    .orderBy('id')
+    .executeTakeFirst();
+  return row?.idempotencyKey;
+}

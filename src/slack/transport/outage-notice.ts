@@ -1,0 +1,24 @@
+import type { OutageNotice } from '../../notify/sender.js';
+import { renderOutageNotice } from '../blocks/outage-notice.js';
+import { alertMetadata } from './metadata.js';
+import type { SlackOutboxApi } from './slack-api.js';
+
+/**
+ * Posts a long outage (and its end) to the platform channel, unless the
+ * platform channel is the destination that is failing: then the log line and
+ * the metric are all there is, as they are when no platform channel is set.
+ */
+export function platformOutageNotice(api: SlackOutboxApi, platformChannel: string | undefined): ((notice: OutageNotice) => Promise<void>) | undefined {
+  if (!platformChannel) return undefined;
+  return async (notice) => {
+    if (notice.destination === `slack:${platformChannel}`) return;
+    const message = renderOutageNotice(notice);
+    const key = `outage:${notice.destination}:${notice.outage.failingSince.toISOString()}:${notice.kind}`;
+    const r = await api.postMessage({
+      channel: platformChannel,
+      ...message,
+      metadata: alertMetadata({ alertId: 0, tenant: 'platform', workflow: '', event: `destination_${notice.kind}`, severity: 'warning', key }),
+    });
+    if (!r.ok) throw new Error(`platform channel answered ${r.error}`);
+  };
+}

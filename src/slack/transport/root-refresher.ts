@@ -1,0 +1,91 @@
+import { sql } from 'kysely';
+import type { Deps } from '../../deps.js';
+import type { LoopSpec } from '../../engine/runner.js';
+import { rootKey } from './alert-threads.js';
+import { loadAlertCard } from '../views/alert-card-loader.js';
+import { renderAlertRoot } from '../blocks/alert-card.js';
+import { alertMetadata } from './metadata.js';
+import type { SlackOutboxApi } from './slack-api.js';
+
+/** chat.update is Tier 3 (about 50 a minute per workspace): one every 1.2 s stays under it. */
+export const ROOT_UPDATE_INTERVAL_MS = 1200;
+
+/** Resolved alerts whose roots may still need their last re-render. */
+const RECENT_MS = 24 * 3_600_000;
+
+/**
+ * Keeps each thread's root showing the alert's current state. A root needs a
+ * re-render when a notification newer than what it was rendered from has been
+ * delivered in its thread (so the header never runs ahead of the replies).
+ * Re-rendering reads current state, so however many events queued up, one
+ * chat.update covers them all: that is the coalescing.
+ *
+ * Claiming is a compare-and-set on alert_threads.rendered_event_id: only one
+ * replica wins a given re-render. A failed update puts the old value back so
+ * it is tried again; a crash between the two leaves the root one state behind
+ * until the next event.
+ */
+export function createRootRefresher(deps: Pick<Deps, 'db' | 'clock' | 'logger' | 'launchers'>, api: SlackOutboxApi, options: { intervalMs?: number; minIntervalMs?: number } = {}) {
+  const minInterval = options.minIntervalMs ?? (api.mode === 'console' ? 0 : ROOT_UPDATE_INTERVAL_MS);
+  let notBefore = 0;
+  const log = deps.logger.child({ loop: 'slack-root-refresher' });
+
+  async function tick(): Promise<boolean> {
+    const now = deps.clock.now();
+    if (now.getTime() < notBefore) return false;
+    const due = await sql<{ alertId: number; destination: string; channel: string; rootTs: string; renderedEventId: number | null; target: number }>`
+      select t.alert_id, t.destination, t.channel, t.root_ts, t.rendered_event_id, x.target
+      from alert_threads t
+      join alerts a on a.id = t.alert_id
+      cross join lateral (
+        select max(n.event_id) as target from notifications n
+        where n.alert_id = t.alert_id and n.destination = t.destination and n.status = 'sent'
+      ) x
+      where x.target > coalesce(t.rendered_event_id, 0)
+        and (a.status = 'open' or a.resolved_at > ${new Date(now.getTime() - RECENT_MS)})
+      order by x.target
+      limit 1
+    `.execute(deps.db);
+    const thread = due.rows[0];
+    if (!thread) return false;
+    const loaded = await loadAlertCard(deps.db, deps.launchers, Number(thread.alertId));
+    if (!loaded) return false;
+    const previous = thread.renderedEventId === null ? null : Number(thread.renderedEventId);
+    const rendered = Math.max(loaded.eventId, Number(thread.target));
+    const won = await deps.db
+      .updateTable('alertThreads')
+      .set({ renderedEventId: rendered })
+      .where('alertId', '=', Number(thread.alertId))
+      .where('destination', '=', thread.destination)
+      .where((eb) => (previous === null ? eb('renderedEventId', 'is', null) : eb('renderedEventId', '=', previous)))
+      .executeTakeFirst();
+    if (Number(won.numUpdatedRows) === 0) return true;
+
+    notBefore = now.getTime() + minInterval;
+    const { card } = loaded;
+    const message = renderAlertRoot(card, now);
+    const key = await rootKey(deps.db, card.alert.id, thread.destination, thread.rootTs);
+    const metadata = key
+      ? alertMetadata({ alertId: card.alert.id, tenant: card.tenant.id, workflow: card.workflow.name, event: 'opened', severity: card.alert.severity, key })
+      : undefined;
+    const result = await api.updateMessage({ channel: thread.channel, ts: thread.rootTs, ...message, metadata });
+    if (result.ok) return true;
+    if (result.kind === 'permanent') {
+      log.error({ alertId: card.alert.id, destination: thread.destination, error: result.error }, 'root cannot be updated');
+      return true;
+    }
+    if (result.kind === 'rate_limited') notBefore = now.getTime() + result.retryAfterMs;
+    log.warn({ alertId: card.alert.id, destination: thread.destination, error: result.error }, 'root update failed; will retry');
+    await deps.db
+      .updateTable('alertThreads')
+      .set({ renderedEventId: previous })
+      .where('alertId', '=', Number(thread.alertId))
+      .where('destination', '=', thread.destination)
+      .where('renderedEventId', '=', rendered)
+      .execute();
+    return false;
+  }
+
+  const loop: LoopSpec = { name: 'slack-root-refresher', intervalMs: options.intervalMs ?? 500, tick, wakeOn: [] };
+  return { tick, loop };
+}

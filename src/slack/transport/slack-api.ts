@@ -1,0 +1,121 @@
+import { webApi } from '@slack/bolt';
+import type { Logger } from '../../log.js';
+import { metrics } from '../../metrics.js';
+import { classifySlackError, type SlackFailure } from './classify-error.js';
+import type { Block } from '../blocks/types.js';
+import type { AlertMessageMetadata } from './metadata.js';
+
+/**
+ * The few Web API calls the outbox makes, with every failure classified and
+ * counted. Two implementations: the real WebClient (HTTP and Socket Mode, or
+ * SLACK_API_URL's stand-in) and the console sink.
+ */
+export type SlackCall<T> = ({ ok: true } & T) | ({ ok: false } & SlackFailure);
+
+export interface PostArgs {
+  channel: string;
+  text: string;
+  blocks: Block[];
+  metadata: AlertMessageMetadata;
+  threadTs?: string;
+  /** A thread reply also shown in the channel (an escalation pages people there). */
+  replyBroadcast?: boolean;
+}
+
+export interface SlackHistoryMessage {
+  ts: string;
+  threadTs?: string;
+  metadata?: { event_type?: string; event_payload?: Record<string, unknown> };
+}
+
+export interface SlackOutboxApi {
+  readonly mode: 'web' | 'console';
+  postMessage(args: PostArgs): Promise<SlackCall<{ ts: string }>>;
+  updateMessage(args: { channel: string; ts: string; text: string; blocks: Block[]; metadata?: AlertMessageMetadata }): Promise<SlackCall<object>>;
+  /** Top-level messages of a channel newer than `oldest`, metadata included. */
+  history(channel: string, oldest: Date, limit: number): Promise<SlackCall<{ messages: SlackHistoryMessage[] }>>;
+  /** A thread's root and replies, metadata included. */
+  replies(channel: string, rootTs: string): Promise<SlackCall<{ messages: SlackHistoryMessage[] }>>;
+  publishHome(userId: string, view: Record<string, unknown>): Promise<SlackCall<object>>;
+}
+
+/** A WebClient that leaves retries to the outbox: no retry chain, 429s rejected at once. */
+export function createWebClient(token: string, options: { apiUrl?: string; timeoutMs?: number; logger: Logger }): InstanceType<typeof webApi.WebClient> {
+  return new webApi.WebClient(token, {
+    ...(options.apiUrl ? { slackApiUrl: options.apiUrl } : {}),
+    retryConfig: { retries: 0 },
+    rejectRateLimitedCalls: true,
+    timeout: options.timeoutMs ?? 10_000,
+    logger: slackLogger(options.logger),
+  });
+}
+
+/** @slack/logger's interface over pino, so the client's warnings land in our logs at debug. */
+export function slackLogger(logger: Logger): webApi.Logger {
+  const child = logger.child({ component: 'slack-web-api' });
+  let level = webApi.LogLevel.INFO;
+  return {
+    debug: (...m: unknown[]) => child.debug(m.map(String).join(' ')),
+    info: (...m: unknown[]) => child.debug(m.map(String).join(' ')),
+    warn: (...m: unknown[]) => child.debug(m.map(String).join(' ')),
+    error: (...m: unknown[]) => child.warn(m.map(String).join(' ')),
+    setLevel: (l: webApi.LogLevel) => void (level = l),
+    getLevel: () => level,
+    setName: () => {},
+  };
+}
+
+async function call<T>(method: string, mutating: boolean, run: () => Promise<T>): Promise<SlackCall<T>> {
+  try {
+    const data = await run();
+    metrics.slackCalls.inc({ method, result: 'ok' });
+    return { ok: true, ...data };
+  } catch (error) {
+    const failure = classifySlackError(error, mutating);
+    metrics.slackCalls.inc({ method, result: failure.kind === 'permanent' || failure.kind === 'transient' ? failure.error : failure.kind });
+    return { ok: false, ...failure };
+  }
+}
+
+type Msg = { ts?: string; thread_ts?: string; metadata?: SlackHistoryMessage['metadata'] };
+const toHistory = (m: Msg): SlackHistoryMessage => ({ ts: m.ts ?? '', threadTs: m.thread_ts, metadata: m.metadata });
+
+export function webOutboxApi(client: InstanceType<typeof webApi.WebClient>): SlackOutboxApi {
+  return {
+    mode: 'web',
+    postMessage: (a) =>
+      call('chat.postMessage', true, async () => {
+        const args = {
+          channel: a.channel,
+          text: a.text,
+          blocks: a.blocks as never,
+          metadata: a.metadata,
+          ...(a.threadTs ? { thread_ts: a.threadTs } : {}),
+          unfurl_links: false,
+          unfurl_media: false,
+        };
+        const r = await client.chat.postMessage(a.threadTs && a.replyBroadcast ? { ...args, thread_ts: a.threadTs, reply_broadcast: true } : args);
+        return { ts: r.ts! };
+      }),
+    updateMessage: (a) =>
+      call('chat.update', false, async () => {
+        await client.chat.update({ channel: a.channel, ts: a.ts, text: a.text, blocks: a.blocks as never, ...(a.metadata ? { metadata: a.metadata } : {}) });
+        return {};
+      }),
+    history: (channel, oldest, limit) =>
+      call('conversations.history', false, async () => {
+        const r = await client.conversations.history({ channel, oldest: (oldest.getTime() / 1000).toFixed(6), limit, include_all_metadata: true });
+        return { messages: ((r.messages ?? []) as Msg[]).map(toHistory) };
+      }),
+    replies: (channel, rootTs) =>
+      call('conversations.replies', false, async () => {
+        const r = await client.conversations.replies({ channel, ts: rootTs, limit: 1000, include_all_metadata: true });
+        return { messages: ((r.messages ?? []) as Msg[]).map(toHistory) };
+      }),
+    publishHome: (userId, view) =>
+      call('views.publish', false, async () => {
+        await client.views.publish({ user_id: userId, view: view as never });
+        return {};
+      }),
+  };
+}

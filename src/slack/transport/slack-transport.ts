@@ -1,0 +1,107 @@
+import type { Db } from '../../db/connect.js';
+import { isNotifiedKind } from '../../domain/events.js';
+import type { LauncherResolver } from '../../launcher.js';
+import type { DeliveryInput, DeliveryResult, FindDeliveredResult, Transport } from '../../notify/transport.js';
+import { findThread, saveThread } from './alert-threads.js';
+import { cardFrom, loadAlertCard } from '../views/alert-card-loader.js';
+import { renderAlertReply, renderAlertRoot } from '../blocks/alert-card.js';
+import { alertMetadata, metadataKey } from './metadata.js';
+import type { SlackOutboxApi } from './slack-api.js';
+import { affectedReplyTs, withUpstreamLink } from './upstream-replies.js';
+
+/** Slack's documented pace for chat.postMessage: about one message per second per channel. */
+export const SLACK_CHANNEL_INTERVAL_MS = 1000;
+
+/**
+ * The replies broadcast to the channel, because they page someone: an
+ * escalation to critical, and an alert that opens critical with someone to
+ * page (its event carries `data.mention`).
+ */
+function broadcasts(event: DeliveryInput['event']): boolean {
+  if (event.kind === 'escalated') return true;
+  const mention = (event.data as { mention?: { users?: unknown[]; groups?: unknown[] } } | null)?.mention;
+  return event.kind === 'opened' && !!mention && (mention.users?.length ?? 0) + (mention.groups?.length ?? 0) > 0;
+}
+
+/** How far back the channel history is searched for a root whose post had an unknown outcome. */
+const LOOKBACK_MS = 24 * 3_600_000;
+
+/**
+ * Slack delivery of alert events. The first delivered event of an alert in a
+ * channel posts the thread's root (rendered from current state); every later
+ * notified event is a reply in that thread, except a later `upstream_affected`,
+ * which edits the first one's reply (upstream-replies.ts). Quiet events (failure counts)
+ * post nothing: the root refresher re-renders the root in place, coalesced.
+ */
+export function slackTransport(deps: { db: Db; launchers: LauncherResolver }, api: SlackOutboxApi): Transport {
+  return {
+    kind: 'slack',
+    pacing: { key: (destination) => destination, minIntervalMs: api.mode === 'console' ? 0 : SLACK_CHANNEL_INTERVAL_MS },
+
+    async deliver(input: DeliveryInput): Promise<DeliveryResult> {
+      const { notification: n, event } = input;
+      const thread = await findThread(deps.db, n.alertId, n.destination);
+      const quiet = !isNotifiedKind(event.kind) || (event.data as { quiet?: unknown }).quiet === true;
+      if (quiet) return { kind: 'sent', ref: thread?.rootTs ?? '', result: { rerender: true } };
+
+      const metadata = alertMetadata({
+        alertId: input.alert.id,
+        tenant: input.tenant.id,
+        workflow: input.workflow.name,
+        event: event.kind,
+        severity: input.alert.severity,
+        key: n.idempotencyKey,
+      });
+      if (!thread) {
+        const loaded = await loadAlertCard(deps.db, deps.launchers, n.alertId);
+        if (!loaded) return { kind: 'permanent', error: `alert ${n.alertId} not found` };
+        const message = renderAlertRoot(loaded.card, input.now);
+        const posted = await api.postMessage({ channel: input.target, ...message, metadata });
+        if (!posted.ok) return posted;
+        await saveThread(deps.db, { alertId: n.alertId, destination: n.destination, channel: input.target, rootTs: posted.ts, renderedEventId: loaded.eventId, now: input.now });
+        if (broadcasts(event)) {
+          // A root's post notifies nobody: an alert that opens critical also pages in a broadcast reply.
+          // Should this post fail, the retry finds the thread and posts only the reply.
+          const page = await api.postMessage({ channel: input.target, ...renderAlertReply(event, loaded.card, input.now), metadata, threadTs: posted.ts, replyBroadcast: true });
+          if (!page.ok) return page;
+        }
+        return { kind: 'sent', ref: posted.ts, result: { ts: posted.ts, root: true } };
+      }
+      const card = await cardFrom(deps.db, deps.launchers, input.alert, input.workflow, input.tenant);
+      const message = await withUpstreamLink(deps.db, renderAlertReply(event, card, input.now), event.kind, event.data, n.destination);
+      const earlier = event.kind === 'upstream_affected' ? await affectedReplyTs(deps.db, n.alertId, n.destination, n.eventId) : undefined;
+      if (earlier) {
+        const edited = await api.updateMessage({ channel: thread.channel, ts: earlier, ...message, metadata });
+        if (!edited.ok) return edited;
+        return { kind: 'sent', ref: earlier, result: { ts: earlier, threadTs: thread.rootTs, edited: true } };
+      }
+      const posted = await api.postMessage({ channel: thread.channel, ...message, metadata, threadTs: thread.rootTs, replyBroadcast: broadcasts(event) });
+      if (!posted.ok) return posted;
+      return { kind: 'sent', ref: posted.ts, result: { ts: posted.ts, threadTs: thread.rootTs } };
+    },
+
+    async findDelivered(input: DeliveryInput): Promise<FindDeliveredResult> {
+      const n = input.notification;
+      const key = n.idempotencyKey;
+      const thread = await findThread(deps.db, n.alertId, n.destination);
+      if (thread) {
+        const r = await api.replies(thread.channel, thread.rootTs);
+        if (!r.ok) return lookupFailed(r);
+        const hit = r.messages.find((m) => metadataKey(m) === key);
+        return hit ? { kind: 'found', ref: hit.ts, result: { ts: hit.ts, threadTs: thread.rootTs } } : { kind: 'not_found' };
+      }
+      const r = await api.history(input.target, new Date(n.createdAt.getTime() - LOOKBACK_MS), 200);
+      if (!r.ok) return lookupFailed(r);
+      const hit = r.messages.find((m) => metadataKey(m) === key && !m.threadTs);
+      if (!hit) return { kind: 'not_found' };
+      // The root went out but was never recorded: record it now. The root was
+      // rendered from a state at least as new as this event.
+      await saveThread(deps.db, { alertId: n.alertId, destination: n.destination, channel: input.target, rootTs: hit.ts, renderedEventId: n.eventId, now: input.now });
+      return { kind: 'found', ref: hit.ts, result: { ts: hit.ts, root: true } };
+    },
+  };
+}
+
+function lookupFailed(r: { kind: string; error: string; retryAfterMs?: number }): FindDeliveredResult {
+  return { kind: 'failed', error: r.error, permanent: r.kind === 'permanent', ...(r.kind === 'rate_limited' ? { retryAfterMs: r.retryAfterMs } : {}) };
+}

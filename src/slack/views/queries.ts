@@ -1,0 +1,143 @@
+import type { Db } from '../../db/connect.js';
+import type { Alert, Tenant, Workflow } from '../../db/schema.js';
+import { profileFor } from '../../domain/cadence.js';
+import { parseDestination } from '../../domain/events.js';
+import type { LauncherResolver } from '../../launcher.js';
+import { listOpenAlerts, workflowHistory, type Scope } from '../../ledger/alert-queries.js';
+import { blockedWorkflows, upstreamLabel, type BlockedWorkflow } from '../../ledger/dependency-state.js';
+import { cardFrom } from './alert-card-loader.js';
+import type { HistoryRow } from '../blocks/history.js';
+import type { HomeModel } from '../blocks/home.js';
+import type { WorkflowDetail, WorkflowStatusRow } from '../blocks/status.js';
+
+/** Read models the Slack surfaces need beyond the engine's alert queries. Every one honours the scope. */
+
+export async function alertInScope(db: Db, alertId: number, scope: Scope): Promise<{ alert: Alert; workflow: Workflow; tenant: Tenant } | undefined> {
+  const alert = await db.selectFrom('alerts').selectAll().where('id', '=', alertId).executeTakeFirst();
+  if (!alert) return undefined;
+  const workflow = await db.selectFrom('workflows').selectAll().where('id', '=', alert.workflowId).executeTakeFirstOrThrow();
+  if (scope.tenantId !== undefined && workflow.tenantId !== scope.tenantId) return undefined;
+  const tenant = await db.selectFrom('tenants').selectAll().where('id', '=', workflow.tenantId).executeTakeFirstOrThrow();
+  return { alert, workflow, tenant };
+}
+
+export async function workflowsInScope(db: Db, scope: Scope): Promise<Workflow[]> {
+  return db
+    .selectFrom('workflows')
+    .selectAll()
+    .where('enabled', '=', true)
+    .$if(scope.tenantId !== undefined, (q) => q.where('tenantId', '=', scope.tenantId!))
+    .orderBy('tenantId')
+    .orderBy('name')
+    .execute();
+}
+
+/** `viewerTenant`: the channel's tenant (undefined: the platform channel); another tenant's upstream is not named to it. */
+export async function statusRows(db: Db, workflows: Workflow[], now: Date, viewerTenant?: string): Promise<WorkflowStatusRow[]> {
+  if (workflows.length === 0) return [];
+  const ids = workflows.map((w) => w.id);
+  const blocked = (await blockedWorkflows(db, viewerTenant)).filter((b) => ids.includes(b.workflowId));
+  const alerts = await db.selectFrom('alerts').selectAll().where('status', '=', 'open').where('workflowId', 'in', ids).execute();
+  const lastRuns = await db
+    .selectFrom('runs')
+    .select(['workflowId', 'status', 'finishedAt'])
+    .distinctOn('workflowId')
+    .where('workflowId', 'in', ids)
+    .where('originalRunId', 'is', null)
+    .orderBy('workflowId')
+    .orderBy('id', 'desc')
+    .execute();
+  return workflows.map((w) => {
+    const alert = alerts.find((a) => a.workflowId === w.id);
+    const run = lastRuns.find((r) => r.workflowId === w.id);
+    const silenced = !!alert?.silencedBy && (!alert.silencedUntil || alert.silencedUntil > now);
+    const block = blocked.find((b) => b.workflowId === w.id);
+    return {
+      tenantId: w.tenantId,
+      name: w.name,
+      cron: w.cron,
+      timezone: w.timezone,
+      paused: w.paused,
+      monitoring: w.monitoring,
+      mode: w.mode,
+      nextTickAt: w.nextTickAt,
+      lastRun: run ? { status: run.status, finishedAt: run.finishedAt } : null,
+      openAlert: alert ? { id: alert.id, severity: alert.severity, ownerUser: alert.ownerUser, silenced, consecutiveFailures: alert.consecutiveFailures } : null,
+      blockedBy: block ? { upstream: upstreamLabel(block, viewerTenant), alertId: block.upstream.alertId, failures: block.failures, missed: block.missed, since: block.since } : null,
+    };
+  });
+}
+
+export async function historyRows(db: Db, workflowId: number, limit = 10): Promise<HistoryRow[]> {
+  const ticks = await workflowHistory(db, workflowId, limit);
+  return ticks.map((t) => ({
+    runId: t.run.id,
+    tick: t.run.tick,
+    trigger: t.run.trigger,
+    status: t.status,
+    attempts: t.attempts.length,
+    startedAt: t.run.startedAt,
+    finishedAt: t.attempts[t.attempts.length - 1]?.finishedAt ?? t.run.finishedAt,
+    error: t.error,
+    outcomeNote: t.outcomeNote,
+  }));
+}
+
+export async function workflowDetail(db: Db, launchers: LauncherResolver, workflow: Workflow, now: Date): Promise<WorkflowDetail> {
+  // Named as the workflow's own tenant sees it: the detail never names another tenant's workflow.
+  const [row] = await statusRows(db, [workflow], now, workflow.tenantId);
+  const tenant = await db.selectFrom('tenants').selectAll().where('id', '=', workflow.tenantId).executeTakeFirstOrThrow();
+  const alert = await db.selectFrom('alerts').selectAll().where('workflowId', '=', workflow.id).where('status', '=', 'open').executeTakeFirst();
+  const profile = profileFor(workflow.cron, workflow.timezone, workflow.policy, now);
+  return {
+    row: row!,
+    tenantName: tenant.name,
+    cadenceSeconds: profile.cadenceSeconds,
+    policy: { retries: profile.retries, alertAfter: profile.alertAfter, firstSeverity: profile.firstSeverity },
+    runs: await historyRows(db, workflow.id, 10),
+    alert: alert ? await cardFrom(db, launchers, alert, workflow, tenant) : null,
+  };
+}
+
+/** The App Home of one viewer: only `tenantIds` (src/domain/rights.ts visibleTenants). */
+export async function homeModel(db: Db, now: Date, tenantIds: readonly string[]): Promise<HomeModel> {
+  if (tenantIds.length === 0) return { tenants: [], dead: [] };
+  const open = (await listOpenAlerts(db, {})).filter((o) => tenantIds.includes(o.tenant.id));
+  const tenants = await db.selectFrom('tenants').select(['id', 'name']).where('enabled', '=', true).where('id', 'in', tenantIds).orderBy('id').execute();
+  const dead = await db
+    .selectFrom('notifications as n')
+    .innerJoin('alerts as a', 'a.id', 'n.alertId')
+    .innerJoin('workflows as w', 'w.id', 'a.workflowId')
+    .select(['n.id', 'n.destination', 'n.lastError', 'n.createdAt', 'w.tenantId', 'w.name as workflowName'])
+    .where('n.status', '=', 'dead')
+    .where('w.tenantId', 'in', tenantIds)
+    .orderBy('n.id', 'desc')
+    .limit(30)
+    .execute();
+  const blocked = (await blockedWorkflows(db)).filter((b) => tenantIds.includes(b.tenantId));
+  // The upstream is named only when the viewer may see its tenant.
+  const upstreamOf = (b: BlockedWorkflow) => (tenantIds.includes(b.upstream.tenantId) ? upstreamLabel(b, undefined) : "another tenant's workflow");
+  return {
+    tenants: tenants.map((t) => ({
+      ...t,
+      blocked: blocked.filter((b) => b.tenantId === t.id).map((b) => ({ workflowName: b.name, upstream: upstreamOf(b), alertId: b.upstream.alertId })),
+      alerts: open
+        .filter((o) => o.tenant.id === t.id)
+        .map(({ alert, workflow }) => ({
+          id: alert.id,
+          workflowName: workflow.name,
+          severity: alert.severity,
+          openedAt: alert.openedAt,
+          consecutiveFailures: alert.consecutiveFailures,
+          ownerTeam: alert.ownerTeam,
+          ownerUser: alert.ownerUser,
+          silenced: alert.silencedBy && (!alert.silencedUntil || alert.silencedUntil > now) ? { until: alert.silencedUntil ?? ('resolved' as const) } : null,
+        })),
+    })),
+    // A destination is named by its kind only: its target (a webhook URL, an address, a routing key digest) is the tenant's secret.
+    dead: dead.map((d) => {
+      const { kind, target } = parseDestination(d.destination);
+      return { id: d.id, destination: kind, tenantId: d.tenantId, workflowName: d.workflowName, lastError: d.lastError && target ? d.lastError.split(target).join('…') : d.lastError, createdAt: d.createdAt };
+    }),
+  };
+}

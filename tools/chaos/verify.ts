@@ -1,0 +1,168 @@
+import { readFile } from 'node:fs/promises';
+import { sql } from 'kysely';
+import type { Db } from '../../src/db/connect.js';
+import { isNotifiedKind } from '../../src/domain/events.js';
+import type { RecordingSlackApi, StoredMessage } from '../../src/replay/recording-slack-api.js';
+import { EXPECTED_STORY, type Workload } from './workload.js';
+
+/**
+ * The end-of-scenario audit: the ledger and the Slack server's log against
+ * what the driver did. Every count here is a finding when it is not zero
+ * (except `dead`, which the revoked-token scenario expects).
+ */
+export interface Verdict {
+  runs: number;
+  /** Finished runs the engine never evaluated. */
+  unevaluated: number;
+  /** Notification keys that must be in Slack: every notified event's row per destination. */
+  expected: number;
+  delivered: number;
+  duplicated: number;
+  lost: number;
+  /** Rows that went dead (permanent Slack errors); shown on the App Home, not silently dropped. */
+  dead: number;
+  /** Workflows with more alerts than their story has. */
+  alertsOpenedTwice: number;
+  /** Managed ticks (or retry attempts) launched more than once. */
+  ticksFiredTwice: number;
+  /** Alerts whose notified events differ from the script's story. */
+  storyMismatches: string[];
+  /** Threads whose replies are out of event order. */
+  misordered: number;
+}
+
+const KEY = /^alert:(\d+):event:(\d+):(.+)$/;
+
+export async function verifyScenario(db: Db, slack: RecordingSlackApi, workload: Workload, launchLog: string): Promise<Verdict> {
+  const runs = await db.selectFrom('runs').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const unevaluated = await db
+    .selectFrom('runs')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('status', 'in', ['succeeded', 'failed', 'missed'])
+    .where('processedAt', 'is', null)
+    .executeTakeFirstOrThrow();
+
+  // Expected keys: every outbox row of a notified event (held-then-summarised rows are 'skipped' by design).
+  const rows = await db
+    .selectFrom('notifications')
+    .innerJoin('alertEvents', 'alertEvents.id', 'notifications.eventId')
+    .select(['notifications.idempotencyKey', 'notifications.status', 'alertEvents.kind'])
+    .execute();
+  const expectedRows = rows.filter((r) => isNotifiedKind(r.kind) && r.status !== 'skipped');
+  const seen = new Map<string, number>();
+  for (const m of slack.messages()) {
+    const key = keyOf(m);
+    if (key) seen.set(key, (seen.get(key) ?? 0) + 1);
+  }
+  let delivered = 0;
+  let lost = 0;
+  let dead = 0;
+  for (const r of expectedRows) {
+    const n = seen.get(r.idempotencyKey) ?? 0;
+    if (n > 0) delivered++;
+    else if (r.status === 'dead') dead++;
+    else lost++;
+  }
+  const known = new Set(rows.map((r) => r.idempotencyKey));
+  let duplicated = 0;
+  for (const [key, n] of seen) duplicated += known.has(key) ? n - 1 : n; // a key the ledger never wrote is a duplicate of nothing: count it
+
+  // Stories: per scripted workflow, its alerts and their notified events in order.
+  const stories = await db
+    .selectFrom('alerts')
+    .innerJoin('workflows', 'workflows.id', 'alerts.workflowId')
+    .innerJoin('alertEvents', 'alertEvents.alertId', 'alerts.id')
+    .select(['workflows.tenantId', 'workflows.name', 'alerts.id as alertId', 'alertEvents.kind'])
+    .orderBy('alertEvents.id')
+    .execute();
+  const byWorkflow = new Map<string, Map<number, string[]>>();
+  for (const s of stories) {
+    const key = `${s.tenantId}/${s.name}`;
+    const alerts = byWorkflow.get(key) ?? new Map<number, string[]>();
+    byWorkflow.set(key, alerts);
+    const kinds = alerts.get(Number(s.alertId)) ?? [];
+    alerts.set(Number(s.alertId), kinds);
+    if (isNotifiedKind(s.kind)) kinds.push(s.kind);
+  }
+  let alertsOpenedTwice = 0;
+  const storyMismatches: string[] = [];
+  for (const w of workload.scripted) {
+    const alerts = [...(byWorkflow.get(`${w.tenant}/${w.name}`)?.values() ?? [])];
+    const story = EXPECTED_STORY[w.pattern];
+    const wanted = story ? 1 : 0;
+    if (alerts.length > wanted) alertsOpenedTwice++;
+    if (alerts.length < wanted) storyMismatches.push(`${w.tenant}/${w.name} (${w.pattern}): no alert`);
+    if (story && alerts.length === 1 && !matchesStory(alerts[0]!, story)) storyMismatches.push(`${w.tenant}/${w.name} (${w.pattern}): ${alerts[0]!.join(' → ')}`);
+  }
+  for (const w of workload.scheduled) {
+    const open = await sql<{ n: number }>`
+      select count(*)::int as n from alerts a join workflows w on w.id = a.workflow_id
+      where w.tenant_id = ${w.tenant} and w.name = ${w.name} and a.status = 'open'
+    `.execute(db);
+    if ((open.rows[0]?.n ?? 0) > 1) alertsOpenedTwice++;
+  }
+
+  return {
+    runs: Number(runs.n),
+    unevaluated: Number(unevaluated.n),
+    expected: expectedRows.length,
+    delivered,
+    duplicated,
+    lost,
+    dead,
+    alertsOpenedTwice,
+    ticksFiredTwice: (await launchesTwice(launchLog)) + (await originalsTwice(db)),
+    storyMismatches,
+    misordered: misorderedThreads(slack),
+  };
+}
+
+function keyOf(m: StoredMessage): string | undefined {
+  const key = m.metadata?.event_payload?.key;
+  return typeof key === 'string' ? key : undefined;
+}
+
+/** `run_requested+` matches one or more; anything else exactly once, in order. */
+function matchesStory(kinds: string[], story: string[]): boolean {
+  let i = 0;
+  for (const step of story) {
+    const many = step.endsWith('+');
+    const kind = many ? step.slice(0, -1) : step;
+    if (kinds[i] !== kind) {
+      // A manual run's own end is told in the thread too; allow it between the requests and the recovery.
+      return false;
+    }
+    i++;
+    if (many) while (kinds[i] === kind || (kind === 'run_requested' && kinds[i] === 'run_finished')) i++;
+  }
+  return i === kinds.length;
+}
+
+/** Replies must come in event order after their root, per thread. */
+function misorderedThreads(slack: RecordingSlackApi): number {
+  let bad = 0;
+  const roots = slack.messages().filter((m) => !m.threadTs);
+  for (const root of roots) {
+    const ids = [root, ...slack.replies(root.channel, root.ts)].map((m) => Number(KEY.exec(keyOf(m) ?? '')?.[2] ?? NaN));
+    for (let i = 1; i < ids.length; i++) if (!(ids[i]! > ids[i - 1]!)) bad++;
+  }
+  return bad;
+}
+
+/** Each (workflow, tick, attempt) the launcher started, counted from the commands' own log. */
+async function launchesTwice(launchLog: string): Promise<number> {
+  const text = await readFile(launchLog, 'utf8').catch(() => '');
+  const seen = new Map<string, number>();
+  for (const line of text.split('\n').filter(Boolean)) seen.set(line, (seen.get(line) ?? 0) + 1);
+  return [...seen.values()].filter((n) => n > 1).length;
+}
+
+async function originalsTwice(db: Db): Promise<number> {
+  const { rows } = await sql<{ n: number }>`
+    select count(*)::int as n from (
+      select workflow_id, tick from runs where original_run_id is null and tick is not null
+      group by workflow_id, tick having count(*) > 1
+    ) x
+  `.execute(db);
+  return rows[0]?.n ?? 0;
+}
