@@ -132,6 +132,7 @@ async function affectedList(trx: Transaction<Database>, alertId: number) {
     .orderBy('w.name')
     .execute();
   const own = rows.filter((r) => r.tenantId === upstream.id);
+  const told = await trx.selectFrom('alertEvents').select('id').where('alertId', '=', alertId).where('kind', '=', 'upstream_affected').limit(1).executeTakeFirst();
   return {
     alert,
     tenant: { channel: upstream.channel },
@@ -139,6 +140,8 @@ async function affectedList(trx: Transaction<Database>, alertId: number) {
       upstreamAlertId: alertId,
       affected: own.map((r) => ({ tenant: r.tenantId, workflow: r.name, since: r.since.toISOString(), failures: r.failures, missed: r.missed })),
       otherTenants: rows.length - own.length,
+      // Not the first list: Slack edits its reply, other destinations heard the first (destinations.ts).
+      ...(told ? { update: true } : {}),
     },
   };
 }

@@ -128,7 +128,8 @@ async function loadRouting(trx: Transaction<Database>, alerts: Pick<Alert, 'id' 
     route(input: EventInput): string[] {
       const wf = workflowOf.get(input.alert.workflowId);
       const routes = routesFor({ channel: input.tenant.channel, destinations: wf?.destinations, shadow: !!(wf?.shadow || wf?.tenantShadow) }, input.config);
-      return routes.filter((r) => shouldRoute(r, input.kind, input.alert.severity, heard.has(`${input.alert.id}\u0000${r.id}`))).map((r) => r.id);
+      const update = (input.data as { update?: unknown }).update === true;
+      return routes.filter((r) => shouldRoute(r, input.kind, input.alert.severity, heard.has(`${input.alert.id}\u0000${r.id}`), update)).map((r) => r.id);
     },
     heard(alertId: number, destination: string) {
       heard.add(`${alertId}\u0000${destination}`);
