@@ -1,7 +1,8 @@
 /**
- * The house rules of src/, checked: no import cycle between its top-level
- * folders (a file directly in src/ is a node of its own), no source file over
- * 300 lines, no function over 80 lines. Prints every violation; those listed
+ * The house rules of src/ and tools/, checked: no import cycle between their
+ * top-level folders (a file directly in src/ is a node of its own; each folder
+ * of tools/ is one), production code in src/ never imports tools/, no source
+ * file over 300 lines, no function over 80 lines. Prints every violation; those listed
  * in scripts/check-imports.allow (today's, to be emptied by the folder layout
  * work) do not fail the check. `npm run check:imports`; `-- --write-allow`
  * rewrites the list from what is found.
@@ -12,6 +13,7 @@ import ts from 'typescript';
 
 const ROOT = resolve(dirname(new URL(import.meta.url).pathname), '..');
 const SRC = join(ROOT, 'src');
+const TOOLS = join(ROOT, 'tools');
 const ALLOW = join(ROOT, 'scripts', 'check-imports.allow');
 const MAX_FILE_LINES = 300;
 const MAX_FUNCTION_LINES = 80;
@@ -24,8 +26,9 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-/** The graph node a file of src/ belongs to: its top-level folder, or the file itself when it sits in src/. */
+/** The graph node a file belongs to: its top-level folder of src/ (or the file itself when it sits in src/), or `tools/<folder>`. */
 function nodeOf(file: string): string {
+  if (file.startsWith(TOOLS + '/')) return `tools/${relative(TOOLS, file).split('/')[0]!}`;
   const rel = relative(SRC, file);
   return rel.includes('/') ? rel.split('/')[0]! : rel;
 }
@@ -60,7 +63,7 @@ function functionName(node: ts.Node, sf: ts.SourceFile): string {
 
 const violations: string[] = [];
 const edges = new Map<string, Edge>();
-for (const file of sourceFiles(SRC)) {
+for (const file of [...sourceFiles(SRC), ...(existsSync(TOOLS) ? sourceFiles(TOOLS) : [])]) {
   const text = readFileSync(file, 'utf8');
   const rel = relative(ROOT, file);
   const lines = text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
@@ -69,7 +72,8 @@ for (const file of sourceFiles(SRC)) {
   for (const spec of importsOf(sf)) {
     if (!spec.startsWith('.')) continue;
     const target = resolve(dirname(file), spec);
-    if (!target.startsWith(SRC + '/')) continue;
+    if (file.startsWith(SRC + '/') && target.startsWith(TOOLS + '/')) violations.push(`tools-import ${rel} (imports ${spec}: production code must not depend on tools/)`);
+    if (!target.startsWith(SRC + '/') && !target.startsWith(TOOLS + '/')) continue;
     const from = nodeOf(file);
     const to = nodeOf(target.replace(/\.js$/, '.ts'));
     if (from !== to && !edges.has(`${from} -> ${to}`)) edges.set(`${from} -> ${to}`, { from, to, example: `${rel} imports ${spec}` });

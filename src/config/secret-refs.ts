@@ -117,3 +117,12 @@ function isObject(v: unknown): v is Record<string, unknown> {
 function listOf(v: unknown): unknown[] {
   return Array.isArray(v) ? v : [];
 }
+
+/** A secret given inline or by the name of an environment variable: exactly one of the two. */
+export function exactlyOne(inline: string, byEnv: string) {
+  return (value: Record<string, unknown>, ctx: z.core.$RefinementCtx) => {
+    const given = [inline, byEnv].filter((k) => value[k] !== undefined).length;
+    if (given === 0) ctx.addIssue({ code: 'custom', path: [inline], message: `give "${inline}" or "${byEnv}" (the name of an environment variable holding it)` });
+    if (given === 2) ctx.addIssue({ code: 'custom', path: [byEnv], message: `give "${inline}" or "${byEnv}", not both` });
+  };
+}

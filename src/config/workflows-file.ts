@@ -1,14 +1,16 @@
-import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { allowListProblem } from '../domain/address-policy.js';
 import { dependencyProblems } from '../domain/dependencies.js';
-import { NOTIFIED_EVENT_KINDS } from '../domain/events.js';
-import { checkCron, isTimeZone } from '../domain/schedule.js';
 import { parseDuration } from '../domain/durations.js';
-import type { RecurringMaintenance } from '../db/schema.js';
+import { destinationListSchema } from './destination-schema.js';
 import { formatPath, locateJsonPaths, valueAt } from './json-locate.js';
-import { envVarName, launcherSecret, pagerDutyRoutingKey, unresolvedSecretIssues, webhookSecret, type SecretEnv } from './secret-refs.js';
+import { cronSchema, maintenanceSchema, timeZoneSchema } from './schedule-schema.js';
+import { envVarName, launcherSecret, unresolvedSecretIssues, type SecretEnv } from './secret-refs.js';
+
+// The destination and schedule fields live in their own files; importers keep one entry point.
+export { DESTINATION_KINDS, destinationId, destinationListSchema, destinationSchema, resolvedDestinationSchema, type DestinationInput, type DestinationSpec } from './destination-schema.js';
+export { cronSchema, maintenanceSchema, recurringMaintenanceOf, timeZoneSchema, type MaintenanceSpec } from './schedule-schema.js';
 
 /** A chosen ping key must be as hard to guess as a generated one (16 random bytes, 22 base64url characters). */
 export const PING_KEY_MIN_LENGTH = 22;
@@ -31,13 +33,6 @@ export const policySchema = z
     remindAfterSeconds: z.number().int().min(60).max(30 * 86_400).optional(),
   })
   .strict();
-
-export const cronSchema = z.string().superRefine((cron, ctx) => {
-  const check = checkCron(cron);
-  if (!check.ok) ctx.addIssue({ code: 'custom', message: `invalid cron: ${check.reason}` });
-});
-
-export const timeZoneSchema = z.string().refine(isTimeZone, 'not an IANA time zone (such as "Europe/Berlin" or "UTC")');
 
 export const launcherSchema = z.discriminatedUnion('kind', [
   z
@@ -64,170 +59,6 @@ export const launcherSchema = z.discriminatedUnion('kind', [
       if (l.secret !== undefined && l.secretEnv !== undefined) ctx.addIssue({ code: 'custom', path: ['secretEnv'], message: 'give "secret" or "secretEnv", not both' });
     }),
 ]);
-
-export const DESTINATION_KINDS = ['slack', 'email', 'webhook', 'pagerduty'] as const;
-
-const routingFields = {
-  /** Which events to deliver after the opening; the opening and `resolved` always go (a thread needs its start and end). */
-  events: z.array(z.enum(NOTIFIED_EVENT_KINDS)).min(1).optional(),
-  /** Lowest alert severity this destination hears about (pagerduty defaults to critical, the rest to warning). */
-  minSeverity: z.enum(['warning', 'critical']).optional(),
-};
-
-const slackDestination = z
-  .object({
-    kind: z.literal('slack'),
-    channel: z.string().regex(/^[CG][A-Z0-9]{2,}$/, 'a Slack channel id such as C0123ABCD'),
-    ...routingFields,
-  })
-  .strict();
-
-const emailDestination = z
-  .object({
-    kind: z.literal('email'),
-    to: z.array(z.email('an email address such as ops@example.com')).min(1).max(50),
-    ...routingFields,
-  })
-  .strict();
-
-const webhookFields = {
-  kind: z.literal('webhook'),
-  url: z.url({ protocol: /^https?$/, error: 'an http(s) URL' }),
-  headers: z.record(z.string(), z.string()).optional(),
-  ...routingFields,
-};
-
-const kindError = { error: (issue: { code: string }) => (issue.code === 'invalid_union' ? `kind must be one of ${DESTINATION_KINDS.map((k) => `"${k}"`).join(', ')}` : undefined) };
-
-/** A secret given inline or by the name of an environment variable: exactly one of the two. */
-function exactlyOne(inline: string, byEnv: string) {
-  return (value: Record<string, unknown>, ctx: z.core.$RefinementCtx) => {
-    const given = [inline, byEnv].filter((k) => value[k] !== undefined).length;
-    if (given === 0) ctx.addIssue({ code: 'custom', path: [inline], message: `give "${inline}" or "${byEnv}" (the name of an environment variable holding it)` });
-    if (given === 2) ctx.addIssue({ code: 'custom', path: [byEnv], message: `give "${inline}" or "${byEnv}", not both` });
-  };
-}
-
-/**
- * Where an alert's events go besides the tenant's own channel and the
- * platform channel, as written in the workflows file, the tenants API and
- * PLATFORM_DESTINATIONS: secrets inline or by environment variable. One shape
- * per kind; the engine routes by `events` and `minSeverity`, the sender
- * delivers by `kind`.
- */
-export const destinationSchema = z.discriminatedUnion(
-  'kind',
-  [
-    slackDestination,
-    emailDestination,
-    z
-      .object({
-        ...webhookFields,
-        /** HMAC-SHA256 key for the X-Scheduler-Signature header; share it with the receiver. */
-        secret: webhookSecret.optional(),
-        /** Name of an environment variable holding `secret`. */
-        secretEnv: envVarName.optional(),
-      })
-      .strict()
-      .superRefine(exactlyOne('secret', 'secretEnv')),
-    z
-      .object({
-        kind: z.literal('pagerduty'),
-        /** The Events API v2 integration key of a PagerDuty service. */
-        routingKey: pagerDutyRoutingKey.optional(),
-        /** Name of an environment variable holding `routingKey`. */
-        routingKeyEnv: envVarName.optional(),
-        ...routingFields,
-      })
-      .strict()
-      .superRefine(exactlyOne('routingKey', 'routingKeyEnv')),
-  ],
-  kindError,
-);
-
-/**
- * A destination with its secrets resolved (src/config/secret-refs.ts): the
- * form stored in `tenants.destinations` and held in PLATFORM_DESTINATIONS,
- * the only one the engine and the transports see.
- */
-export const resolvedDestinationSchema = z.discriminatedUnion(
-  'kind',
-  [
-    slackDestination,
-    emailDestination,
-    z.object({ ...webhookFields, secret: webhookSecret }).strict(),
-    z.object({ kind: z.literal('pagerduty'), routingKey: pagerDutyRoutingKey, ...routingFields }).strict(),
-  ],
-  kindError,
-);
-
-export const destinationListSchema = z
-  .array(destinationSchema)
-  .max(20)
-  .superRefine((list, ctx) => {
-    const seen = new Set<string>();
-    list.forEach((d, i) => {
-      // Before resolution a routing key may be only a variable's name: list it under that name.
-      const id = d.kind === 'pagerduty' && d.routingKey === undefined ? `pagerduty:$${d.routingKeyEnv}` : destinationId(d as DestinationSpec);
-      if (seen.has(id)) ctx.addIssue({ code: 'custom', path: [i], message: `duplicate destination "${id}"` });
-      seen.add(id);
-    });
-  });
-
-/**
- * The destination's identity in the outbox (`notifications.destination`, and
- * so in every idempotency key): `kind:target`. Secrets never appear in it; a
- * PagerDuty destination is named by a digest of its routing key, the resolved
- * value whichever way it was given, so moving a key from the file into the
- * environment keeps the identity an open incident's rows were written under.
- */
-export function destinationId(d: DestinationSpec): string {
-  switch (d.kind) {
-    case 'slack':
-      return `slack:${d.channel}`;
-    case 'email':
-      return `email:${[...d.to].map((a) => a.toLowerCase()).sort().join(',')}`;
-    case 'webhook':
-      return `webhook:${d.url}`;
-    case 'pagerduty':
-      return `pagerduty:${createHash('sha256').update(d.routingKey).digest('hex').slice(0, 12)}`;
-  }
-}
-
-/** The longest recurring maintenance window: a week (a longer one is a pause, not maintenance). */
-const MAX_MAINTENANCE_MS = 7 * 86_400_000;
-
-/**
- * A recurring maintenance window: opens at each fire time of `cron` in
- * `timezone` (the workflow's own zone when left out; UTC for a tenant) and
- * lasts `durationMinutes` or `duration` ("90m", "2h", "1h30m"): exactly one.
- */
-export const maintenanceSchema = z
-  .object({
-    cron: cronSchema,
-    durationMinutes: z.number().int().min(1).max(MAX_MAINTENANCE_MS / 60_000).optional(),
-    duration: z
-      .string()
-      .refine((d) => parseDuration(d) !== undefined, 'not a duration; use something like "90m", "2h" or "1h30m"')
-      .refine((d) => (parseDuration(d) ?? 0) <= MAX_MAINTENANCE_MS, 'at most 7d')
-      .optional(),
-    timezone: timeZoneSchema.optional(),
-    reason: z.string().min(1).max(500).optional(),
-  })
-  .strict()
-  .superRefine(exactlyOne('durationMinutes', 'duration'));
-
-export type MaintenanceSpec = z.infer<typeof maintenanceSchema>;
-
-/** The file's recurring windows as stored (workflows.maintenance, tenants.maintenance). */
-export function recurringMaintenanceOf(specs: readonly MaintenanceSpec[] | undefined, defaultTimezone: string): RecurringMaintenance[] {
-  return (specs ?? []).map((m) => ({
-    cron: m.cron.trim(),
-    timezone: m.timezone ?? defaultTimezone,
-    durationMs: m.durationMinutes !== undefined ? m.durationMinutes * 60_000 : parseDuration(m.duration!)!,
-    ...(m.reason ? { reason: m.reason } : {}),
-  }));
-}
 
 const slackUserId = z.string().regex(/^[UW][A-Z0-9]{2,}$/, 'a Slack user id such as U0123ABCD');
 const slackUserGroupId = z.string().regex(/^S[A-Z0-9]{2,}$/, 'a Slack user group id such as S0123ABCD');
@@ -374,10 +205,6 @@ export type WorkflowSpec = z.infer<typeof workflowSchema>;
 export type TenantSpec = z.infer<typeof tenantSchema>;
 export type PolicySpec = z.infer<typeof policySchema>;
 export type LauncherSpec = z.infer<typeof launcherSchema>;
-/** A destination as written (secrets inline or by environment variable). */
-export type DestinationInput = z.infer<typeof destinationSchema>;
-/** A destination with its secrets resolved: what is stored and delivered to. */
-export type DestinationSpec = z.infer<typeof resolvedDestinationSchema>;
 
 export class WorkflowsFileError extends Error {
   constructor(

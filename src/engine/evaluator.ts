@@ -2,12 +2,12 @@ import { sql, type Transaction } from 'kysely';
 import type { Alert, Database, Run, Tenant, Workflow } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import type { CadenceProfile } from '../domain/cadence.js';
-import { evaluateHistory, type Effect } from '../domain/evaluate.js';
+import { evaluateHistory, type Effect, type HistoryFacts } from '../domain/evaluate.js';
 import { escalationMention } from '../domain/escalation.js';
 import { retriesAllowed } from '../domain/retry-budget.js';
 import { recordAlertEvents, releaseHeldNotifications, type EventInput } from '../ledger/alert-events.js';
 import { loadHistoryFacts } from '../ledger/history-facts.js';
-import { findBlocked, linkOpenDownstreams, outlivedData, recordBlocks } from './upstream-blocks.js';
+import { findBlocked, linkOpenDownstreams, outlivedData, recordBlocks, type Blocked } from './upstream-blocks.js';
 
 export interface EvaluationTarget {
   workflow: Workflow;
@@ -41,28 +41,12 @@ export async function evaluateWorkflows(trx: Transaction<Database>, deps: Pick<D
   const openBy = new Map(open.map((a) => [a.workflowId, a]));
   const facts = await loadHistoryFacts(trx, ids, [...openBy.keys()]);
 
-  const decided = targets.map((target) => {
-    const alert = openBy.get(target.workflow.id) ?? null;
-    const { cron, timezone } = target.workflow;
-    const effects = evaluateHistory({ facts: facts.get(target.workflow.id)!, alert, policy: target.profile, cadenceSeconds: target.profile.cadenceSeconds, schedule: { cron, timezone }, now });
-    const flapping = effects.find((e): e is FlappingEffect => e.type === 'flapping');
-    return { target, alert, effect: effects.find((e): e is MainEffect => e.type !== 'flapping'), flapping };
-  });
-  // Held back by an open upstream incident: no alert of its own (upstream-blocks.ts).
-  const candidates = decided.map(({ target: { workflow }, alert, effect }) => ({ workflowId: workflow.id, hasOpenAlert: !!alert, opens: effect?.type === 'open', newestFailure: facts.get(workflow.id)!.newestFailure }));
-  const blocked = await findBlocked(trx, candidates, now);
-  for (const d of decided) if (d.effect?.type === 'open' && blocked.some((b) => b.workflowId === d.target.workflow.id)) d.effect = undefined;
+  const decided = targets.map((target) => decide(target, openBy.get(target.workflow.id) ?? null, facts.get(target.workflow.id)!, now));
 
+  const blocked = await holdBack(trx, decided, facts, now);
   const opening = decided.flatMap((d) => (d.effect?.type === 'open' ? [{ target: d.target, effect: d.effect, upstreamAlertId: facts.get(d.target.workflow.id)!.upstreamResolved?.alertId ?? null }] : []));
   const opened = await openAlerts(trx, deps, opening, now);
-  const changed = await updateAlerts(
-    trx,
-    decided.flatMap(({ alert, effect, flapping }) => {
-      if (!alert || (!effect && !flapping)) return [];
-      const next = effect && effect.type !== 'open' ? nextState(alert, effect, now) : alert;
-      return [flapping ? { ...next, flappingSince: now, updatedAt: now } : next];
-    }),
-  );
+  const changed = await updateAlerts(trx, decided.flatMap((d) => changedAlert(d, now)));
 
   const events: EventInput[] = [];
   for (const { target, alert, effect, flapping } of decided) {
@@ -81,25 +65,7 @@ export async function evaluateWorkflows(trx: Transaction<Database>, deps: Pick<D
     }
     switch (effect.type) {
       case 'open': {
-        const { failure } = effect;
-        const noLauncher = !deps.launchers(target.workflow);
-        event(opened.get(target.workflow.id)!, 'opened', {
-          severity: effect.severity,
-          consecutiveFailures: effect.failures,
-          errorGroup: failure.errorGroup,
-          error: failure.error,
-          stage: failure.stage,
-          runId: failure.runId,
-          missed: failure.status === 'missed',
-          tick: failure.tick?.toISOString() ?? null,
-          logExcerpt: failure.logExcerpt ? failure.logExcerpt.slice(-LOG_EXCERPT_IN_EVENT) : null,
-          logUrl: failure.logUrl,
-          retries: retriesAllowed(target.profile.retries, !noLauncher),
-          noLauncher,
-          escalateAt: effect.escalateAt?.toISOString() ?? null,
-          // Opening at critical pages the tenant's on-call (when it names anyone), as an escalation to critical does.
-          ...(effect.severity === 'critical' ? openingPage(tenant) : {}),
-        });
+        event(opened.get(target.workflow.id)!, 'opened', openedData(target, effect, !deps.launchers(target.workflow)));
         const outlived = facts.get(target.workflow.id)!.upstreamResolved;
         if (outlived) event(opened.get(target.workflow.id)!, 'outlived_upstream', await outlivedData(trx, target.workflow.id, outlived.alertId));
         break;
@@ -133,11 +99,65 @@ export async function evaluateWorkflows(trx: Transaction<Database>, deps: Pick<D
     }
     flappingNote();
   }
-  // After the openings they follow: an upstream's thread starts with its own root.
-  const told = (alert: Alert, tenant: Pick<Tenant, 'channel'>, kind: EventInput['kind'], data: Record<string, unknown>) => events.push({ alert, tenant, kind, data, now, config: deps.config });
-  await recordBlocks(trx, blocked, opened, now, told);
-  await linkOpenDownstreams(trx, opened, now, told);
+  await tellDependencies(trx, deps, { blocked, opened, now }, events);
   await recordAlertEvents(trx, events);
+}
+
+/**
+ * Held back by an open upstream incident (upstream-blocks.ts): a workflow
+ * whose upstream has an open alert, or opens one in this batch, opens none.
+ */
+async function holdBack(trx: Transaction<Database>, decided: Decision[], facts: Map<number, HistoryFacts>, now: Date): Promise<Blocked[]> {
+  const candidates = decided.map(({ target: { workflow }, alert, effect }) => ({ workflowId: workflow.id, hasOpenAlert: !!alert, opens: effect?.type === 'open', newestFailure: facts.get(workflow.id)!.newestFailure }));
+  const blocked = await findBlocked(trx, candidates, now);
+  for (const d of decided) if (d.effect?.type === 'open' && blocked.some((b) => b.workflowId === d.target.workflow.id)) d.effect = undefined;
+  return blocked;
+}
+
+/** After the openings they follow (an upstream's thread starts with its own root): the "also affected" lists and the links of open downstream alerts. */
+async function tellDependencies(trx: Transaction<Database>, deps: Pick<Deps, 'config'>, b: { blocked: Blocked[]; opened: Map<number, Alert>; now: Date }, events: EventInput[]): Promise<void> {
+  const told = (alert: Alert, tenant: Pick<Tenant, 'channel'>, kind: EventInput['kind'], data: Record<string, unknown>) => events.push({ alert, tenant, kind, data, now: b.now, config: deps.config });
+  await recordBlocks(trx, b.blocked, b.opened, b.now, told);
+  await linkOpenDownstreams(trx, b.opened, b.now, told);
+}
+
+type Decision = { target: EvaluationTarget; alert: Alert | null; effect: MainEffect | undefined; flapping: FlappingEffect | undefined };
+
+/** What the domain rules say follows for one workflow: at most one main effect, and a flapping note. */
+function decide(target: EvaluationTarget, alert: Alert | null, facts: HistoryFacts, now: Date): Decision {
+  const { cron, timezone } = target.workflow;
+  const effects = evaluateHistory({ facts, alert, policy: target.profile, cadenceSeconds: target.profile.cadenceSeconds, schedule: { cron, timezone }, now });
+  const flapping = effects.find((e): e is FlappingEffect => e.type === 'flapping');
+  return { target, alert, effect: effects.find((e): e is MainEffect => e.type !== 'flapping'), flapping };
+}
+
+/** The open alert's next state when the decision changes it (none otherwise). */
+function changedAlert({ alert, effect, flapping }: Decision, now: Date): Alert[] {
+  if (!alert || (!effect && !flapping)) return [];
+  const next = effect && effect.type !== 'open' ? nextState(alert, effect, now) : alert;
+  return [flapping ? { ...next, flappingSince: now, updatedAt: now } : next];
+}
+
+/** The `opened` event's data: the failure that opened it and what the alert will do next. */
+function openedData(target: EvaluationTarget, effect: Extract<Effect, { type: 'open' }>, noLauncher: boolean): Record<string, unknown> {
+  const { failure } = effect;
+  return {
+    severity: effect.severity,
+    consecutiveFailures: effect.failures,
+    errorGroup: failure.errorGroup,
+    error: failure.error,
+    stage: failure.stage,
+    runId: failure.runId,
+    missed: failure.status === 'missed',
+    tick: failure.tick?.toISOString() ?? null,
+    logExcerpt: failure.logExcerpt ? failure.logExcerpt.slice(-LOG_EXCERPT_IN_EVENT) : null,
+    logUrl: failure.logUrl,
+    retries: retriesAllowed(target.profile.retries, !noLauncher),
+    noLauncher,
+    escalateAt: effect.escalateAt?.toISOString() ?? null,
+    // Opening at critical pages the tenant's on-call (when it names anyone), as an escalation to critical does.
+    ...(effect.severity === 'critical' ? openingPage(target.tenant) : {}),
+  };
 }
 
 function openingPage(tenant: Tenant): { mention?: ReturnType<typeof escalationMention> } {

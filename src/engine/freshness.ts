@@ -3,7 +3,7 @@ import type { Deps } from '../deps.js';
 import { profileFor } from '../domain/cadence.js';
 import { fingerprintError } from '../domain/fingerprint.js';
 import { nextFireAfter } from '../domain/schedule.js';
-import { newRunRow, RUNS_FINISHED_CHANNEL } from '../ledger/runs.js';
+import { insertRunRow, newRunRow, RUNS_FINISHED_CHANNEL } from '../ledger/runs.js';
 import { monitorWasUp } from './uptime.js';
 
 /**
@@ -92,27 +92,23 @@ export async function recordMissedTicks(deps: Pick<Deps, 'db'>, now: Date): Prom
         if (!seen) {
           const up = await monitorWasUp(trx, tick);
           const error = up ? `missed: no run started by ${windowEnd.toISOString()}` : null;
-          const inserted = await trx
-            .insertInto('runs')
-            .values(
-              newRunRow({
-                workflowId: workflow.id,
-                tick,
-                trigger: 'schedule',
-                status: up ? 'missed' : 'skipped',
-                attemptStatus: up ? 'missed' : null,
-                attemptError: error,
-                error,
-                errorGroup: up ? fingerprintError('missed') : null,
-                outcomeNote: up ? null : 'the monitor was not running at this tick',
-                finishedAt: now,
-                // A skipped tick is never evaluated; a missed one goes through the poller.
-                processedAt: up ? null : now,
-              }),
-            )
-            .onConflict((oc) => oc.columns(['workflowId', 'tick']).where('originalRunId', 'is', null).where('tick', 'is not', null).doNothing())
-            .returning('id')
-            .executeTakeFirst();
+          const inserted = await insertRunRow(
+            trx,
+            newRunRow({
+              workflowId: workflow.id,
+              tick,
+              trigger: 'schedule',
+              status: up ? 'missed' : 'skipped',
+              attemptStatus: up ? 'missed' : null,
+              attemptError: error,
+              error,
+              errorGroup: up ? fingerprintError('missed') : null,
+              outcomeNote: up ? null : 'the monitor was not running at this tick',
+              finishedAt: now,
+              // A skipped tick is never evaluated; a missed one goes through the poller.
+              processedAt: up ? null : now,
+            }),
+          );
           if (inserted) recorded++;
         }
         tick = nextFireAfter(workflow.cron, workflow.timezone, tick);

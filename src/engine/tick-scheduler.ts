@@ -1,10 +1,10 @@
-import { sql, type Transaction } from 'kysely';
-import type { Database, Run, Workflow } from '../db/schema.js';
+import type { Transaction } from 'kysely';
+import type { Database } from '../db/schema.js';
 import type { Deps } from '../deps.js';
-import { fireTimesBetween, latestFireAtOrBefore, nextFireAfter } from '../domain/schedule.js';
-import { createProfileCache } from '../ledger/profiles.js';
+import { LaunchQueue, type Launch } from './launch-queue.js';
 import type { LoopSpec } from './runner.js';
-import { launchRun, newRunRow, RUN_LEASE_MS } from '../ledger/runs.js';
+import { advanceNextTicks, claimDueWorkflows, insertOriginalRuns, insertSkippedRuns } from './tick-claim.js';
+import { fireAfterScheduled, planFires, profileOf } from './tick-plan.js';
 
 /**
  * Workflows claimed per transaction. Every statement of a batch is one round
@@ -19,25 +19,6 @@ const BATCHES_PER_TICK = 25;
 const CLAIMERS = 2;
 /** Launches in flight at once: a spawn or an HTTP request each, plus a lease write. */
 const LAUNCH_CONCURRENCY = 32;
-/** After a long outage only this many older ticks are written as skipped; the rest are counted in the log. */
-const MAX_SKIPPED_ROWS = 1_000;
-
-const SKIPPED_NOTE = 'not fired: the scheduler was not running at this tick; only the latest due tick runs after a gap';
-
-/** Profiles by (hour, cron, zone, overrides): the same few recur across a batch and across batches. */
-const profileOf = createProfileCache();
-
-type ClaimedWorkflow = Workflow & { tenantName: string };
-
-interface Fire {
-  workflow: ClaimedWorkflow;
-  /** The tick that fires now: the latest due one. */
-  tick: Date;
-  /** Older due ticks, recorded as skipped. */
-  skipped: Date[];
-  nextTickAt: Date;
-  timeoutSeconds: number;
-}
 
 /**
  * Fires every due tick of managed workflows exactly once across replicas, a
@@ -91,11 +72,6 @@ export async function fireDueTicks(deps: Deps): Promise<boolean> {
   return sleepUntilNextDue(deps);
 }
 
-interface Launch {
-  run: Run;
-  fire: Fire;
-}
-
 interface FiredBatch {
   claimed: number;
   skipped: number;
@@ -119,204 +95,6 @@ async function fireBatch(trx: Transaction<Database>, deps: Deps, now: Date): Pro
     skippedWorkflows: skipped.slice(0, 20).map((f) => `${f.workflow.tenantId}/${f.workflow.name}`),
     launches,
   };
-}
-
-function claimDueWorkflows(trx: Transaction<Database>, now: Date, limit: number): Promise<ClaimedWorkflow[]> {
-  return trx
-    .selectFrom('workflows')
-    .innerJoin('tenants', 'tenants.id', 'workflows.tenantId')
-    .selectAll('workflows')
-    .select('tenants.name as tenantName')
-    .where('workflows.enabled', '=', true)
-    .where('workflows.paused', '=', false)
-    .where('workflows.mode', '=', 'managed')
-    .where('workflows.nextTickAt', '<=', now)
-    .where('tenants.enabled', '=', true)
-    .orderBy('workflows.nextTickAt')
-    .limit(limit)
-    .forUpdate('workflows')
-    .skipLocked()
-    .execute();
-}
-
-/**
- * What each claimed workflow fires. Only the latest due tick fires; older
- * ones fell while no scheduler ran (or while the workflow was paused) and are
- * recorded as skipped, not failed. Cron arithmetic is the main CPU cost at a
- * busy minute boundary, so it is done once per distinct (cron, zone, stored
- * next tick), not per workflow: every `* * * * *` workflow due at 12:00
- * shares one. In the usual case the tick after the stored one is still to
- * come, and that single fire time gives everything: the stored tick fires,
- * nothing was skipped, and it is the next tick.
- */
-function planFires(claimed: ClaimedWorkflow[], now: Date): Fire[] {
-  const plans = new Map<string, { tick: Date; skipped: Date[]; nextTickAt: Date }>();
-  return claimed.map((workflow) => {
-    const scheduled = workflow.nextTickAt!;
-    const key = scheduleKey(workflow.cron, workflow.timezone, scheduled);
-    let plan = plans.get(key);
-    if (!plan) {
-      const following = fireAfterScheduled(workflow.cron, workflow.timezone, scheduled, key);
-      plan = following > now ? { tick: scheduled, skipped: [], nextTickAt: following } : planAfterGap(workflow.cron, workflow.timezone, scheduled, now);
-      plans.set(key, plan);
-    }
-    return { workflow, ...plan, timeoutSeconds: profileOf(workflow, now).timeoutSeconds };
-  });
-}
-
-/** Ticks were missed: the latest due one fires, the ones between the stored tick and it are skipped. */
-function planAfterGap(cron: string, tz: string, scheduled: Date, now: Date) {
-  const latestFire = latestFireAtOrBefore(cron, tz, now);
-  const tick = latestFire && latestFire > scheduled ? latestFire : scheduled;
-  const skipped = [scheduled, ...fireTimesBetween(cron, tz, scheduled, new Date(tick.getTime() - 1), MAX_SKIPPED_ROWS + 1)]
-    .filter((s) => s < tick)
-    .slice(-MAX_SKIPPED_ROWS);
-  // Strictly after now: `tick` is at or before now, so this is the first tick still to come.
-  return { tick, skipped, nextTickAt: nextFireAfter(cron, tz, now) };
-}
-
-const scheduleKey = (cron: string, tz: string, scheduled: Date) => `${tz}\u0000${scheduled.getTime()}\u0000${cron}`;
-
-/**
- * The fire time after a stored next tick depends on nothing else, so it is
- * kept across batches and ticks (and computed ahead, see warmUpcomingTicks).
- */
-const followingFires = new Map<string, Date>();
-const FOLLOWING_FIRES_MAX = 50_000;
-
-function fireAfterScheduled(cron: string, tz: string, scheduled: Date, key = scheduleKey(cron, tz, scheduled)): Date {
-  let following = followingFires.get(key);
-  if (!following) {
-    following = nextFireAfter(cron, tz, scheduled);
-    if (followingFires.size >= FOLLOWING_FIRES_MAX) followingFires.clear();
-    followingFires.set(key, following);
-  }
-  return following;
-}
-
-/**
- * The fired ticks' original rows, `running` and leased to this replica. A
- * tick that already has its original row (the unique index) is skipped by
- * ON CONFLICT and absent from the result: nothing to launch for it. Only ids
- * come back: the rest of each row is what was just written, and parsing
- * thousands of whole rows was a visible share of a crowded boundary's CPU.
- */
-async function insertOriginalRuns(trx: Transaction<Database>, fires: Fire[], replicaId: string, now: Date): Promise<Launch[]> {
-  const leaseExpiresAt = new Date(now.getTime() + RUN_LEASE_MS);
-  const deadlines = fires.map((f) => new Date(now.getTime() + f.timeoutSeconds * 1000));
-  const { rows } = await sql<{ id: number; workflowId: number; createdAt: Date }>`
-    insert into runs (workflow_id, tick, trigger, attempt, status, started_at, deadline_at, lease_owner, lease_expires_at)
-    select v.workflow_id, v.tick, 'schedule', 1, 'running', ${now}, v.deadline_at, ${replicaId}, ${leaseExpiresAt}
-    from unnest(
-      ${fires.map((f) => f.workflow.id)}::int4[],
-      ${fires.map((f) => f.tick.toISOString())}::timestamptz[],
-      ${deadlines.map((d) => d.toISOString())}::timestamptz[]
-    ) as v(workflow_id, tick, deadline_at)
-    on conflict (workflow_id, tick) where original_run_id is null and tick is not null do nothing
-    returning id, workflow_id, created_at
-  `.execute(trx);
-  const index = new Map(fires.map((f, i) => [f.workflow.id, i]));
-  // In id order: launches start in the order the ledger shows.
-  return rows
-    .sort((a, b) => a.id - b.id)
-    .map((r) => {
-      const i = index.get(r.workflowId)!;
-      const fire = fires[i]!;
-      const run: Run = {
-        id: r.id,
-        ...newRunRow({
-          workflowId: r.workflowId,
-          tick: fire.tick,
-          trigger: 'schedule',
-          status: 'running',
-          startedAt: now,
-          deadlineAt: deadlines[i]!,
-          leaseOwner: replicaId,
-          leaseExpiresAt,
-        }),
-        createdAt: r.createdAt,
-      };
-      return { run, fire };
-    });
-}
-
-/** Skipped rows are neither successes nor failures: born processed, so the poller never sees them. */
-async function insertSkippedRuns(trx: Transaction<Database>, fires: Fire[], now: Date): Promise<void> {
-  const workflowIds = fires.flatMap((f) => f.skipped.map(() => f.workflow.id));
-  const ticks = fires.flatMap((f) => f.skipped.map((s) => s.toISOString()));
-  await sql`
-    insert into runs (workflow_id, tick, trigger, attempt, status, finished_at, outcome_note, processed_at)
-    select v.workflow_id, v.tick, 'schedule', 1, 'skipped', ${now}, ${SKIPPED_NOTE}, ${now}
-    from unnest(${workflowIds}::int4[], ${ticks}::timestamptz[]) as v(workflow_id, tick)
-    on conflict (workflow_id, tick) where original_run_id is null and tick is not null do nothing
-  `.execute(trx);
-}
-
-async function advanceNextTicks(trx: Transaction<Database>, fires: Fire[]): Promise<void> {
-  const ids = fires.map((f) => f.workflow.id);
-  // `w.id = any(…)` lets the planner find the rows by primary key; joined to unnest alone it
-  // hashes the whole table (a sequential scan of 100,000 workflows per batch).
-  await sql`
-    update workflows w set next_tick_at = v.next_tick_at
-    from unnest(${ids}::int4[], ${fires.map((f) => f.nextTickAt.toISOString())}::timestamptz[]) as v(id, next_tick_at)
-    where w.id = v.id and w.id = any(${ids}::int4[])
-  `.execute(trx);
-}
-
-/**
- * Launches committed runs at most `limit` at a time, started as soon as they
- * are added, so the next batch's claim does not wait for them. drain() waits
- * for all and hands back the first failure for the tick to throw, so the
- * runner logs it with the loop's context (launchRun already fails a run whose
- * launcher refuses; what reaches here is the database failing under it, and
- * the run's lease then runs out and the freshness detector fails it).
- */
-class LaunchQueue {
-  private readonly waiting: (() => Promise<void>)[] = [];
-  private readonly settled: Promise<void>[] = [];
-  private active = 0;
-  private firstFailure: { error: unknown } | undefined;
-
-  constructor(
-    private readonly deps: Deps,
-    private readonly limit: number,
-  ) {}
-
-  add(run: Run, fire: Fire): void {
-    const { tenantName, ...workflow } = fire.workflow;
-    const tenant = { id: workflow.tenantId, name: tenantName };
-    const workflowNow = { ...workflow, nextTickAt: fire.nextTickAt };
-    let done!: () => void;
-    this.settled.push(new Promise<void>((resolve) => (done = resolve)));
-    this.waiting.push(async () => {
-      try {
-        await launchRun(this.deps, run, workflowNow, tenant, fire.timeoutSeconds);
-      } catch (error) {
-        this.deps.logger.error({ err: error, runId: run.id, workflowId: workflow.id }, 'scheduled launch failed');
-        this.firstFailure ??= { error };
-      } finally {
-        done();
-      }
-    });
-    this.pump();
-  }
-
-  /** Waits for every launch; the first failure, if any, for the caller to throw. */
-  async drain(): Promise<{ error: unknown } | undefined> {
-    await Promise.all(this.settled);
-    return this.firstFailure;
-  }
-
-  private pump(): void {
-    while (this.active < this.limit && this.waiting.length > 0) {
-      const next = this.waiting.shift()!;
-      this.active++;
-      void next().finally(() => {
-        this.active--;
-        this.pump();
-      });
-    }
-  }
 }
 
 /**

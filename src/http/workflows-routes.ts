@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import { Router, type Request, type Response } from 'express';
 import { resolveLauncher } from '../config/secret-refs.js';
 import { workflowSchema } from '../config/workflows-file.js';
 import type { Deps } from '../deps.js';
@@ -32,47 +32,7 @@ export function workflowsRoutes(deps: Deps): Router {
     res.json({ tenant, name, current: workflow.policyVersion, versions: await policyVersions(deps.db, workflow.id) });
   });
 
-  router.put('/workflows/:tenant/:name', async (req, res) => {
-    const { tenant, name } = req.params as { tenant: string; name: string };
-    const principal = principalOf(res);
-    const scope = scopeOf(principal);
-    const body: unknown = req.body;
-    if (!body || typeof body !== 'object' || Array.isArray(body)) throw badRequest('body: expected a JSON object describing the workflow (the same fields as in the workflows file)');
-    for (const field of ['tenant', 'name'] as const) {
-      const given = (body as Record<string, unknown>)[field];
-      const path = field === 'tenant' ? tenant : name;
-      if (given !== undefined && given !== path) throw badRequest(`body.${field}: ${JSON.stringify(given)} differs from the URL's ${JSON.stringify(path)}`);
-    }
-    const input = { ...body, tenant, name };
-    const spec = parseInput(workflowSchema, input);
-    if (scope.tenantId !== undefined && scope.tenantId !== tenant) throw notFound(`tenant ${tenant} not found`);
-    await checkTenantWorkflow(deps, principal, spec);
-    // A launcher's `secretEnv` is resolved on the way in, as the file sync does (see sync-workflows.ts).
-    const launcher = spec.launcher ? resolveLauncher(spec.launcher, process.env, ['launcher']) : undefined;
-    if (launcher && !launcher.ok) throw invalidInput(launcher.issues, input);
-    if (launcher) rememberSecrets(secretsOfEntry(launcher.value));
-    const trusted = launcher && principal.kind === 'admin' ? { ...launcher.value, operatorSet: true } : launcher?.value;
-    const result = await putWorkflow(deps, { ...spec, launcher: trusted }, scope, actorName(principal));
-    switch (result.kind) {
-      case 'created':
-      case 'updated':
-        res.status(result.kind === 'created' ? 201 : 200).json(await workflowView(deps, result.workflow, 10, scope.tenantId));
-        return;
-      case 'tenant_not_found':
-        throw notFound(`tenant ${tenant} not found`);
-      case 'owned_by_file':
-        throw conflict('owned_by_file', `workflow ${tenant}/${name} is declared in the workflows file; change it there`);
-      case 'operator_launcher':
-        throw forbidden(`workflow ${tenant}/${name} has a launcher the operator set; only the operator (the workflows file or the admin token) can change it`);
-      case 'ping_key_taken':
-        throw conflict('ping_key_taken', 'body.pingKey: another workflow already uses this ping key');
-      case 'bad_dependencies':
-        throw invalidInput(
-          result.issues.map((i) => ({ code: 'custom' as const, path: ['dependsOn', i.dep], message: i.message, input: undefined })),
-          input,
-        );
-    }
-  });
+  router.put('/workflows/:tenant/:name', (req, res) => putWorkflowRoute(deps, req, res));
 
   router.delete('/workflows/:tenant/:name', async (req, res) => {
     const { tenant, name } = req.params as { tenant: string; name: string };
@@ -105,4 +65,50 @@ export function workflowsRoutes(deps: Deps): Router {
   });
 
   return router;
+}
+
+/**
+ * PUT /workflows/:tenant/:name: the body is a workflow as in the workflows
+ * file; the URL names it. Created (201) or replaced (200).
+ */
+async function putWorkflowRoute(deps: Deps, req: Request, res: Response): Promise<void> {
+  const { tenant, name } = req.params as { tenant: string; name: string };
+  const principal = principalOf(res);
+  const scope = scopeOf(principal);
+  const body: unknown = req.body;
+  if (!body || typeof body !== 'object' || Array.isArray(body)) throw badRequest('body: expected a JSON object describing the workflow (the same fields as in the workflows file)');
+  for (const field of ['tenant', 'name'] as const) {
+    const given = (body as Record<string, unknown>)[field];
+    const path = field === 'tenant' ? tenant : name;
+    if (given !== undefined && given !== path) throw badRequest(`body.${field}: ${JSON.stringify(given)} differs from the URL's ${JSON.stringify(path)}`);
+  }
+  const input = { ...body, tenant, name };
+  const spec = parseInput(workflowSchema, input);
+  if (scope.tenantId !== undefined && scope.tenantId !== tenant) throw notFound(`tenant ${tenant} not found`);
+  await checkTenantWorkflow(deps, principal, spec);
+  // A launcher's `secretEnv` is resolved on the way in, as the file sync does (see sync-workflows.ts).
+  const launcher = spec.launcher ? resolveLauncher(spec.launcher, process.env, ['launcher']) : undefined;
+  if (launcher && !launcher.ok) throw invalidInput(launcher.issues, input);
+  if (launcher) rememberSecrets(secretsOfEntry(launcher.value));
+  const trusted = launcher && principal.kind === 'admin' ? { ...launcher.value, operatorSet: true } : launcher?.value;
+  const result = await putWorkflow(deps, { ...spec, launcher: trusted }, scope, actorName(principal));
+  switch (result.kind) {
+    case 'created':
+    case 'updated':
+      res.status(result.kind === 'created' ? 201 : 200).json(await workflowView(deps, result.workflow, 10, scope.tenantId));
+      return;
+    case 'tenant_not_found':
+      throw notFound(`tenant ${tenant} not found`);
+    case 'owned_by_file':
+      throw conflict('owned_by_file', `workflow ${tenant}/${name} is declared in the workflows file; change it there`);
+    case 'operator_launcher':
+      throw forbidden(`workflow ${tenant}/${name} has a launcher the operator set; only the operator (the workflows file or the admin token) can change it`);
+    case 'ping_key_taken':
+      throw conflict('ping_key_taken', 'body.pingKey: another workflow already uses this ping key');
+    case 'bad_dependencies':
+      throw invalidInput(
+        result.issues.map((i) => ({ code: 'custom' as const, path: ['dependsOn', i.dep], message: i.message, input: undefined })),
+        input,
+      );
+  }
 }

@@ -1,12 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import type { Deps } from '../deps.js';
 import type { LauncherConfig } from '../db/schema.js';
 import type { LaunchContext, LaunchOutcome, Launcher } from '../launcher.js';
 import { resolveCommandUser, type CommandUser } from '../config/command-user.js';
-import { OutputTail } from './output-tail.js';
+import { supervise, watch } from './command-supervisor.js';
+import { signalGroup } from './process-group.js';
 import { renewRunLeases, type HeldRuns } from '../ledger/run-leases.js';
-import { reportOutcome } from './report-outcome.js';
 
 type CommandConfig = Extract<LauncherConfig, { kind: 'command' }>;
 type CommandDeps = Pick<Deps, 'db' | 'clock' | 'logger' | 'replicaId' | 'config'>;
@@ -48,26 +47,6 @@ export function commandEnvironment(config: CommandConfig, ctx: LaunchContext, ba
     ATTEMPT: String(ctx.attempt),
     TRIGGER: ctx.trigger,
   };
-}
-
-interface Watched {
-  tail: OutputTail;
-  closed: Promise<void>;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-/**
- * Signals a whole process group; false when no process of it is left. Never
- * throws: it runs from timers, where a throw would take the replica down.
- */
-function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
-  try {
-    process.kill(-pgid, signal);
-    return true;
-  } catch (error) {
-    // EPERM: a member changed its credentials; it exists, and only its owner can end it.
-    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
-  }
 }
 
 /**
@@ -120,7 +99,7 @@ export function createCommandLauncher(deps: CommandDeps, held: HeldRuns, options
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       // Listen before any await: a quick command can exit before the next line runs.
-      const watched = watch(child);
+      const watched = watch(child, tailBytes);
       const spawned = await new Promise<{ ok: true } | { ok: false; error: string }>((resolve) => {
         child.once('spawn', () => resolve({ ok: true }));
         child.once('error', (error) => resolve({ ok: false, error: error.message }));
@@ -129,7 +108,7 @@ export function createCommandLauncher(deps: CommandDeps, held: HeldRuns, options
 
       held.add(ctx.runId);
       const control = { interrupted: false };
-      const done = supervise(child, watched, ctx, config, log, control).finally(() => {
+      const done = supervise({ deps, killGraceMs, drainMs }, child, watched, ctx, config, log, control).finally(() => {
         held.release(ctx.runId);
         live.delete(ctx.runId);
       });
@@ -146,124 +125,4 @@ export function createCommandLauncher(deps: CommandDeps, held: HeldRuns, options
       return { started: true };
     },
   };
-
-  function watch(child: ChildProcess): Watched {
-    const tail = new OutputTail(tailBytes);
-    child.stdout!.on('data', (c: Buffer) => tail.write(c));
-    child.stderr!.on('data', (c: Buffer) => tail.write(c));
-    const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-      child.once('exit', (code, signal) => resolve({ code, signal })),
-    );
-    return { tail, closed, exited };
-  }
-
-  async function supervise(
-    child: ChildProcess,
-    watched: Watched,
-    ctx: LaunchContext,
-    config: CommandConfig,
-    log: CommandDeps['logger'],
-    control: { interrupted: boolean },
-  ): Promise<void> {
-    const pgid = child.pid!;
-    const { tail, closed, exited } = watched;
-
-    let termSentAt: number | undefined;
-    let killTimer: NodeJS.Timeout | undefined;
-    const watchdog = setTimeout(() => {
-      termSentAt = Date.now();
-      log.warn({ timeoutSeconds: ctx.timeoutSeconds }, 'run timed out: terminating its process group');
-      signalGroup(pgid, 'SIGTERM');
-      // A leader that traps TERM never exits on its own.
-      killTimer = setTimeout(() => signalGroup(pgid, 'SIGKILL'), killGraceMs);
-    }, ctx.timeoutSeconds * 1000);
-
-    const { code, signal } = await exited;
-    clearTimeout(watchdog);
-    const timedOut = termSentAt !== undefined;
-    let leftRunning = false;
-    if (timedOut) {
-      await reapGroup(pgid, termSentAt! + killGraceMs);
-      clearTimeout(killTimer);
-    } else if (groupHasLiveMembers(pgid)) {
-      // The shell is done but something it started still runs: nobody would
-      // supervise it any more, and "succeeded" would be a claim about work still going on.
-      leftRunning = true;
-      log.warn({ code }, 'command exited but left processes in its group: terminating them');
-      signalGroup(pgid, 'SIGTERM');
-      await reapGroup(pgid, Date.now() + killGraceMs);
-    }
-    // Background children may still hold the pipes; do not wait on them for ever.
-    await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, drainMs))]);
-    child.stdout!.destroy();
-    child.stderr!.destroy();
-
-    const logExcerpt = tail.text() || null;
-    if (control.interrupted) {
-      await reportOutcome(deps, ctx.runId, { status: 'failed', error: 'interrupted: the scheduler-bot replica running it shut down', exitCode: code, logExcerpt });
-    } else if (timedOut) {
-      await reportOutcome(deps, ctx.runId, { status: 'failed', error: `timed out after ${ctx.timeoutSeconds}s (process group terminated)`, exitCode: code, logExcerpt });
-    } else if (leftRunning) {
-      const status = code !== null ? `exited with code ${code}` : `was killed by ${signal}`;
-      await reportOutcome(deps, ctx.runId, { status: 'failed', error: `${status} but left processes running in its group; they were terminated`, exitCode: code, logExcerpt });
-    } else if (code === 0) {
-      await reportOutcome(deps, ctx.runId, { status: 'succeeded', exitCode: 0, logExcerpt });
-    } else {
-      const error = code !== null ? `exited with code ${code}` : `killed by ${signal}`;
-      await reportOutcome(deps, ctx.runId, { status: 'failed', error: lastLineOr(logExcerpt, error), exitCode: code, logExcerpt });
-    }
-    log.debug({ code, signal, timedOut, command: config.command }, 'command finished');
-  }
-}
-
-/**
- * After TERM: give the group its grace, then KILL whatever is left (members
- * that trap or ignore TERM). Polls the group rather than trusting the leader's
- * exit, because the leader often dies first and leaves children behind.
- */
-async function reapGroup(pgid: number, until: number): Promise<void> {
-  while (Date.now() < until) {
-    if (!groupHasLiveMembers(pgid)) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  signalGroup(pgid, 'SIGKILL');
-  // KILL is not instant on a busy machine: report the run only once its processes are gone.
-  for (let i = 0; i < 40 && groupHasLiveMembers(pgid); i++) await new Promise((resolve) => setTimeout(resolve, 25));
-}
-
-/**
- * Whether any process of the group is still running. Zombies do not count:
- * an orphan that exited waits for init to reap it, and where init does not
- * reap (some containers) it would otherwise look alive for ever.
- */
-function groupHasLiveMembers(pgid: number): boolean {
-  if (!signalGroup(pgid, 0)) return false;
-  let pids: string[];
-  try {
-    pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
-  } catch {
-    return true; // no /proc: trust the signal
-  }
-  for (const pid of pids) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      // After the command name: state, ppid, pgrp, …
-      const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(pgrp) === pgid && state !== 'Z') return true;
-    } catch {
-      // exited while we looked
-    }
-  }
-  return false;
-}
-
-/** The error of a failed command: its exit status, with the last line it printed when there is one. */
-function lastLineOr(output: string | null, status: string): string {
-  const last = output
-    ?.split('\n')
-    .map((l) => l.trim())
-    .filter(Boolean)
-    .pop();
-  return last ? `${status}: ${last.slice(0, 500)}` : status;
 }

@@ -2,7 +2,7 @@ import { sql, type Transaction } from 'kysely';
 import type { Database, Run, RunTrigger, Workflow } from '../db/schema.js';
 import { profileFor } from '../domain/cadence.js';
 import { latestFireAtOrBefore } from '../domain/schedule.js';
-import { insertRunningRun, newRunRow, outcomeColumns, RUNS_FINISHED_CHANNEL, type RunOutcome } from './runs.js';
+import { insertRunningRun, insertRunRow, newRunRow, outcomeColumns, RUNS_FINISHED_CHANNEL, type RunOutcome } from './runs.js';
 
 /**
  * Runs reported from outside (the ingest API and pings): the job ran
@@ -58,20 +58,19 @@ export async function insertReportedRunning(trx: Transaction<Database>, start: R
  * the poller to pick up like any other, and the pollers are woken.
  */
 export async function insertReportedFinished(trx: Transaction<Database>, start: ReportedStart, reported: RunOutcome, now: Date): Promise<Run> {
-  const run = await trx
-    .insertInto('runs')
-    .values(
-      newRunRow({
-        workflowId: start.workflow.id,
-        tick: start.match.tick,
-        trigger: start.match.trigger,
-        ...outcomeColumns(reported, now),
-        startedAt: now,
-        externalId: start.externalId,
-      }),
-    )
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const run = await insertRunRow(
+    trx,
+    newRunRow({
+      workflowId: start.workflow.id,
+      tick: start.match.tick,
+      trigger: start.match.trigger,
+      ...outcomeColumns(reported, now),
+      startedAt: now,
+      externalId: start.externalId,
+    }),
+  );
+  // matchTick gave a tick only when it had no row, under the workflow's lock: a conflict here is a bug, not a report to drop.
+  if (!run) throw new Error(`run row for workflow ${start.workflow.id} tick ${start.match.tick?.toISOString()} already exists`);
   await sql`select pg_notify(${RUNS_FINISHED_CHANNEL}, ${String(run.id)})`.execute(trx);
   return run;
 }

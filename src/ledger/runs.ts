@@ -1,4 +1,4 @@
-import { sql, type Transaction } from 'kysely';
+import { sql, type OnConflictBuilder, type Transaction } from 'kysely';
 import type { Database, Run, RunTrigger, Tenant, Workflow } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import type { LaunchContext } from '../launcher.js';
@@ -62,33 +62,85 @@ export function newRunRow(row: Pick<RunRow, 'workflowId' | 'tick' | 'trigger' | 
 }
 
 /**
+ * A tick has one original row: the unique index `runs_one_original_per_tick`
+ * on (workflow, tick) where original_run_id is null and tick is not null.
+ * Every insert of a run row names it here and does nothing on conflict, so a
+ * second writer for the same tick (another replica's scheduler, a report, the
+ * freshness detector) gets no row back and fires or records nothing. Retries
+ * (original_run_id set) and manual runs (no tick) are outside the index.
+ */
+const onOriginalTick = (oc: OnConflictBuilder<Database, 'runs'>) =>
+  oc.columns(['workflowId', 'tick']).where('originalRunId', 'is', null).where('tick', 'is not', null).doNothing();
+const ON_ORIGINAL_TICK = sql`on conflict (workflow_id, tick) where original_run_id is null and tick is not null do nothing`;
+
+/** Inserts one run row (see `newRunRow`); undefined when its tick already has its original row. */
+export function insertRunRow(trx: Transaction<Database>, row: RunRow): Promise<Run | undefined> {
+  return trx.insertInto('runs').values(row).onConflict(onOriginalTick).returningAll().executeTakeFirst();
+}
+
+/** A scheduled tick's original row as the tick scheduler writes it in bulk: `running` and leased, or `skipped`. */
+export interface ScheduledRow {
+  workflowId: number;
+  tick: Date;
+  status: 'running' | 'skipped';
+  startedAt?: Date | null;
+  deadlineAt?: Date | null;
+  leaseOwner?: string | null;
+  leaseExpiresAt?: Date | null;
+  finishedAt?: Date | null;
+  outcomeNote?: string | null;
+  processedAt?: Date | null;
+}
+
+/**
+ * Inserts scheduled ticks' original rows in one statement whatever their
+ * number (one array per column, so no limit on bind parameters applies). A
+ * tick that already has its original row is absent from the result. Only ids
+ * come back: parsing thousands of whole rows was a visible share of a crowded
+ * boundary's CPU, and the rest of each row is what the caller just wrote.
+ */
+export async function insertScheduledRows(trx: Transaction<Database>, rows: ScheduledRow[]): Promise<{ id: number; workflowId: number; createdAt: Date }[]> {
+  if (rows.length === 0) return [];
+  const col = <T>(pick: (r: ScheduledRow) => T | null | undefined) => rows.map((r) => pick(r) ?? null);
+  const iso = (pick: (r: ScheduledRow) => Date | null | undefined) => col((r) => pick(r)?.toISOString());
+  const { rows: inserted } = await sql<{ id: number; workflowId: number; createdAt: Date }>`
+    insert into runs (workflow_id, tick, trigger, attempt, status, started_at, deadline_at, lease_owner, lease_expires_at, finished_at, outcome_note, processed_at)
+    select v.workflow_id, v.tick, 'schedule', 1, v.status, v.started_at, v.deadline_at, v.lease_owner, v.lease_expires_at, v.finished_at, v.outcome_note, v.processed_at
+    from unnest(
+      ${col((r) => r.workflowId)}::int4[], ${iso((r) => r.tick)}::timestamptz[], ${col((r) => r.status)}::text[],
+      ${iso((r) => r.startedAt)}::timestamptz[], ${iso((r) => r.deadlineAt)}::timestamptz[], ${col((r) => r.leaseOwner)}::text[],
+      ${iso((r) => r.leaseExpiresAt)}::timestamptz[], ${iso((r) => r.finishedAt)}::timestamptz[], ${col((r) => r.outcomeNote)}::text[],
+      ${iso((r) => r.processedAt)}::timestamptz[]
+    ) as v(workflow_id, tick, status, started_at, deadline_at, lease_owner, lease_expires_at, finished_at, outcome_note, processed_at)
+    ${ON_ORIGINAL_TICK}
+    returning id, workflow_id, created_at
+  `.execute(trx);
+  return inserted;
+}
+
+/**
  * Inserts a `running` row inside the caller's transaction. For an original
  * row the unique index on (workflow, tick) makes a second insert for the same
  * tick a no-op: the result is undefined and the caller fires nothing.
  */
 export async function insertRunningRun(trx: Transaction<Database>, spec: NewRunningRun, now: Date): Promise<Run | undefined> {
-  const row = await trx
-    .insertInto('runs')
-    .values(
-      newRunRow({
-        workflowId: spec.workflow.id,
-        tick: spec.tick,
-        trigger: spec.trigger,
-        attempt: spec.attempt ?? 1,
-        originalRunId: spec.originalRunId ?? null,
-        status: 'running',
-        startedAt: now,
-        deadlineAt: new Date(now.getTime() + spec.timeoutSeconds * 1000),
-        requestedBy: spec.requestedBy ?? null,
-        externalId: spec.externalId ?? null,
-        leaseOwner: spec.leaseOwner,
-        leaseExpiresAt: spec.leaseOwner ? new Date(now.getTime() + RUN_LEASE_MS) : null,
-      }),
-    )
-    .onConflict((oc) => oc.columns(['workflowId', 'tick']).where('originalRunId', 'is', null).where('tick', 'is not', null).doNothing())
-    .returningAll()
-    .executeTakeFirst();
-  return row;
+  return insertRunRow(
+    trx,
+    newRunRow({
+      workflowId: spec.workflow.id,
+      tick: spec.tick,
+      trigger: spec.trigger,
+      attempt: spec.attempt ?? 1,
+      originalRunId: spec.originalRunId ?? null,
+      status: 'running',
+      startedAt: now,
+      deadlineAt: new Date(now.getTime() + spec.timeoutSeconds * 1000),
+      requestedBy: spec.requestedBy ?? null,
+      externalId: spec.externalId ?? null,
+      leaseOwner: spec.leaseOwner,
+      leaseExpiresAt: spec.leaseOwner ? new Date(now.getTime() + RUN_LEASE_MS) : null,
+    }),
+  );
 }
 
 /**

@@ -87,43 +87,8 @@ export async function scenarioFromLedger(db: Db, selection: LedgerSelection): Pr
     .execute();
   const ticklessOf = (manual: boolean) => tickless.filter((r) => (r.trigger === 'manual') === manual).reduce((n, r) => n + Number(r.n), 0);
 
-  const nameOf = new Map(workflows.map((w) => [w.id, w.name]));
-  const ticks = groupTicks(runs);
-  const outcomes: NonNullable<ScenarioInput['outcomes']> = [];
-  const missingIn = new Set<number>();
-  let skipped = 0;
-  let manual = ticklessOf(true);
-  for (const [workflowId, byTick] of ticks) {
-    let open: { key: string; from: Date; to: Date; attempts: Attempt[]; durationSeconds: number } | undefined;
-    const flush = () => {
-      if (open) outcomes.push({ workflow: nameOf.get(workflowId)!, from: open.from.toISOString(), to: open.to.toISOString(), durationSeconds: open.durationSeconds, attempts: open.attempts });
-      open = undefined;
-    };
-    for (const [tick, attempts] of byTick) {
-      const original = attempts[0]!;
-      if (original.trigger === 'manual') {
-        manual++;
-        continue;
-      }
-      if (original.status === 'skipped') {
-        skipped++;
-        flush();
-        continue;
-      }
-      if (original.status === 'running' || original.status === 'pending_retry') continue; // not decided yet: nothing to replay
-      const scripted = attempts.map(attemptOf);
-      if (scripted[0]!.status === 'missing') missingIn.add(workflowId);
-      const durationSeconds = durationOf(original);
-      const key = JSON.stringify([scripted, durationSeconds]);
-      const at = new Date(tick);
-      if (open && open.key === key) open.to = at;
-      else {
-        flush();
-        open = { key, from: at, to: at, attempts: scripted, durationSeconds };
-      }
-    }
-    flush();
-  }
+  const { outcomes, missingIn, skipped, manualTicks } = foldOutcomes(runs, new Map(workflows.map((w) => [w.id, w.name])));
+  const manual = manualTicks + ticklessOf(true);
 
   const notes: string[] = [];
   const external = ticklessOf(false);
@@ -161,6 +126,50 @@ async function dependenciesAmong(db: Db, workflows: { id: number; name: string }
   const rows = await db.selectFrom('workflowDependencies').selectAll().where('workflowId', 'in', ids).where('upstreamId', 'in', ids).execute();
   for (const r of rows) out.set(r.workflowId, [...(out.get(r.workflowId) ?? []), workflows.find((w) => w.id === r.upstreamId)!.name]);
   return out;
+}
+
+/**
+ * Each workflow's decided ticks as scenario outcomes, consecutive ticks that
+ * did the same folded into one rule; with what cannot be replayed counted.
+ */
+function foldOutcomes(runs: Run[], nameOf: Map<number, string>) {
+  const ticks = groupTicks(runs);
+  const outcomes: NonNullable<ScenarioInput['outcomes']> = [];
+  const missingIn = new Set<number>();
+  let skipped = 0;
+  let manualTicks = 0;
+  for (const [workflowId, byTick] of ticks) {
+    let open: { key: string; from: Date; to: Date; attempts: Attempt[]; durationSeconds: number } | undefined;
+    const flush = () => {
+      if (open) outcomes.push({ workflow: nameOf.get(workflowId)!, from: open.from.toISOString(), to: open.to.toISOString(), durationSeconds: open.durationSeconds, attempts: open.attempts });
+      open = undefined;
+    };
+    for (const [tick, attempts] of byTick) {
+      const original = attempts[0]!;
+      if (original.trigger === 'manual') {
+        manualTicks++;
+        continue;
+      }
+      if (original.status === 'skipped') {
+        skipped++;
+        flush();
+        continue;
+      }
+      if (original.status === 'running' || original.status === 'pending_retry') continue; // not decided yet: nothing to replay
+      const scripted = attempts.map(attemptOf);
+      if (scripted[0]!.status === 'missing') missingIn.add(workflowId);
+      const durationSeconds = durationOf(original);
+      const key = JSON.stringify([scripted, durationSeconds]);
+      const at = new Date(tick);
+      if (open && open.key === key) open.to = at;
+      else {
+        flush();
+        open = { key, from: at, to: at, attempts: scripted, durationSeconds };
+      }
+    }
+    flush();
+  }
+  return { outcomes, missingIn, skipped, manualTicks };
 }
 
 /** workflow id → tick (ms) → the tick's rows, the original first, then its attempts in order. */

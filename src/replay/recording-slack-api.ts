@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import type { Clock } from '../clock.js';
+import type { SlackFault, FaultMatch, RecordedCall, SlackMetadata, StoredMessage, RecordedResponse, RecordingSlackApiOptions } from './recording-slack-types.js';
+import { isMetadata, parseBody, readBody, sendJson, str } from './recording-slack-wire.js';
 
 /**
  * A stand-in for Slack's Web API on loopback: it keeps the messages it is
@@ -14,79 +15,7 @@ import type { Clock } from '../clock.js';
  * a sender must tell apart.
  */
 
-export type SlackFault =
-  /** HTTP 429 with `Retry-After`; nothing stored. */
-  | { kind: 'http_429'; retryAfterSeconds: number }
-  /** HTTP 500; nothing stored. */
-  | { kind: 'http_500' }
-  /** HTTP 200 `{ok:false, error:"ratelimited"}`; nothing stored. */
-  | { kind: 'ratelimited' }
-  /** HTTP 200 `{ok:false, error}` (channel_not_found, is_archived…); nothing stored. */
-  | { kind: 'platform_error'; error: string }
-  /** The connection is reset before the call is handled; nothing stored. */
-  | { kind: 'reset' }
-  /** The call is handled and stored, then the connection drops before the answer. */
-  | { kind: 'lost' }
-  /** The call is handled and stored; the answer comes `delayMs` (real time) later, past a client timeout. */
-  | { kind: 'slow'; delayMs: number };
-
-export interface FaultMatch {
-  /** How many matching calls get this fault (default 1). */
-  times?: number;
-  /** Only calls of this method (`chat.postMessage`…). */
-  method?: string;
-  /** Only calls for this channel. */
-  channel?: string;
-}
-
-export interface RecordedCall {
-  seq: number;
-  /** The injected clock's time when the call arrived. */
-  at: Date;
-  method: string;
-  channel?: string;
-  ts?: string;
-  threadTs?: string;
-  text?: string;
-  blocks?: unknown[];
-  metadata?: SlackMetadata;
-  /** Every argument as received (JSON-valued form fields parsed). */
-  args: Record<string, unknown>;
-  /** `ok`, or what went wrong: the fault kind or the platform error. */
-  outcome: string;
-}
-
-export interface SlackMetadata {
-  event_type: string;
-  event_payload: Record<string, unknown>;
-}
-
-export interface StoredMessage {
-  channel: string;
-  ts: string;
-  threadTs?: string;
-  text: string;
-  blocks?: unknown[];
-  metadata?: SlackMetadata;
-  /** How many times chat.update rewrote it. */
-  updates: number;
-}
-
-export interface RecordedResponse {
-  at: Date;
-  id: string;
-  body: Record<string, unknown>;
-}
-
-export interface RecordingSlackApiOptions {
-  clock: Clock;
-  /** Refuse a channel's chat.postMessage sooner than this after its previous one (429 + Retry-After). */
-  postMessageMinIntervalMs?: number;
-  botUserId?: string;
-  teamId?: string;
-  /** The WebSocket URL `apps.connections.open` hands out (Socket Mode); without it the method is unknown. */
-  socketModeUrl?: string;
-}
+export type { SlackFault, FaultMatch, RecordedCall, SlackMetadata, StoredMessage, RecordedResponse, RecordingSlackApiOptions } from './recording-slack-types.js';
 
 type QueuedFault = { fault: SlackFault; match: FaultMatch; left: number };
 
@@ -346,45 +275,4 @@ export class RecordingSlackApi {
       ...(withMetadata && m.metadata ? { metadata: m.metadata } : {}),
     };
   }
-}
-
-function str(v: unknown): string | undefined {
-  return typeof v === 'string' && v !== '' ? v : undefined;
-}
-
-function isMetadata(v: unknown): v is SlackMetadata {
-  return typeof v === 'object' && v !== null && typeof (v as SlackMetadata).event_type === 'string';
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
-/** Web API clients send forms whose object-valued fields are JSON text; response_url posts are JSON. */
-function parseBody(raw: string, contentType: string | undefined): Record<string, unknown> {
-  if (!raw) return {};
-  if (contentType?.includes('application/json')) return JSON.parse(raw) as Record<string, unknown>;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of new URLSearchParams(raw)) {
-    out[k] = /^[[{]/.test(v) ? safeJson(v) : v;
-  }
-  return out;
-}
-
-function safeJson(v: string): unknown {
-  try {
-    return JSON.parse(v);
-  } catch {
-    return v;
-  }
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });
-  res.end(JSON.stringify(body));
 }

@@ -1,10 +1,10 @@
-import { sql } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { Db } from '../db/connect.js';
 import { describeIssues, recurringMaintenanceOf, WorkflowsFileError, type DestinationSpec, type WorkflowsFile, type WorkflowSpec } from '../config/workflows-file.js';
 import { resolveDestinations, resolveLauncher, type SecretEnv, type SecretIssue } from '../config/secret-refs.js';
 import { nextFireAfter } from '../domain/schedule.js';
 import { hashToken, newPingKey, rememberSecrets, secretsOfEntry } from '../secrets.js';
-import type { LauncherConfig } from '../db/schema.js';
+import type { Database, LauncherConfig } from '../db/schema.js';
 import type { RoutingConfig } from '../ledger/destinations.js';
 import { syncFileDependencies } from './dependencies.js';
 import { resolveAlertsOfWorkflows } from './workflow-state.js';
@@ -38,112 +38,128 @@ export async function syncWorkflowsFile(
   return db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(hashtext('scheduler-bot:sync-workflows'))`.execute(trx);
     const shadowBefore = await shadowStates(trx);
-    const result: SyncResult = { tenants: { upserted: 0, disabled: 0 }, workflows: { created: 0, updated: 0, disabled: 0 } };
-
-    const fileTenantIds = file.tenants.map((t) => t.id);
-    const fileChannels = file.tenants.map((t) => t.channel).filter((c): c is string => !!c);
-    // Channels moving between tenants: release them first so the unique index holds mid-sync.
-    if (fileChannels.length) {
-      await trx.updateTable('tenants').set({ channel: null }).where('channel', 'in', fileChannels).where('id', 'not in', fileTenantIds).execute();
-    }
-    for (const t of file.tenants) {
-      const token = t.apiTokenEnv ? env[t.apiTokenEnv] : undefined;
-      rememberSecrets([token]);
-      const values = {
-        name: t.name,
-        channel: t.channel ?? null,
-        destinations: JSON.stringify(secrets.destinations.get(t.id) ?? []),
-        maintenance: JSON.stringify(recurringMaintenanceOf(t.maintenance, 'UTC')),
-        secretEnvPrefix: t.secretEnvPrefix ?? null,
-        launcherHosts: JSON.stringify((t.launcherHosts ?? []).map((h) => h.toLowerCase())),
-        source: 'file' as const,
-        enabled: true,
-        shadow: t.shadow ?? false,
-        rights: JSON.stringify(t.rights ?? {}),
-        oncall: JSON.stringify(t.oncall ?? {}),
-        ownershipExpiresAfterSeconds: t.ownershipExpiresAfter ?? null,
-        digest: t.digest ? JSON.stringify({ cron: t.digest.cron.trim(), timezone: t.digest.timezone }) : null,
-        updatedAt: now,
-        ...(token ? { apiTokenHash: hashToken(token) } : {}),
-      };
-      await trx
-        .insertInto('tenants')
-        .values({ id: t.id, apiTokenHash: null, createdAt: now, ...values })
-        .onConflict((oc) => oc.column('id').doUpdateSet(values))
-        .execute();
-      result.tenants.upserted++;
-    }
-    const disabledTenants = await trx
-      .updateTable('tenants')
-      .set({ enabled: false, updatedAt: now })
-      .where('source', '=', 'file')
-      .where('enabled', '=', true)
-      .$if(fileTenantIds.length > 0, (q) => q.where('id', 'not in', fileTenantIds))
-      .executeTakeFirst();
-    result.tenants.disabled = Number(disabledTenants.numUpdatedRows);
-
-    const existing = await trx.selectFrom('workflows').selectAll().forUpdate().execute();
-    const byKey = new Map(existing.map((w) => [`${w.tenantId}/${w.name}`, w]));
-    const seen = new Set<number>();
-    const disabled: number[] = [];
-    for (const spec of file.workflows) {
-      const current = byKey.get(`${spec.tenant}/${spec.name}`);
-      const mode = modeOf(spec);
-      // Resuming (re-enabled, or unpaused) starts from the next tick to come: what fell
-      // while it was off was never meant to run, so it is neither fired late nor missed.
-      // A pause set by hand (Slack, API) outlives a restart; `/scheduler resume` ends it.
-      const paused = spec.paused || !!current?.pausedBy;
-      const enabled = spec.enabled;
-      const resumed = !!current && enabled && (!current.enabled || (current.paused && !paused));
-      const scheduleChanged = !current || resumed || current.cron !== spec.cron || current.timezone !== spec.timezone || current.mode !== mode;
-      const values = {
-        cron: spec.cron,
-        timezone: spec.timezone,
-        mode,
-        launcher: secrets.launchers.has(spec) ? JSON.stringify(secrets.launchers.get(spec)) : null,
-        policy: JSON.stringify(spec.policy ?? {}),
-        monitoring: spec.monitoring,
-        paused,
-        enabled,
-        maintenance: JSON.stringify(recurringMaintenanceOf(spec.maintenance, spec.timezone)),
-        shadow: spec.shadow ?? false,
-        source: 'file' as const,
-        updatedAt: now,
-        // Managed and observed workflows both keep next_tick_at: the scheduler fires
-        // managed ones, the freshness detector uses it for observed ones.
-        nextTickAt: scheduleChanged ? nextFireAfter(spec.cron, spec.timezone, now) : current!.nextTickAt,
-      };
-      if (current) {
-        await trx
-          .updateTable('workflows')
-          .set({ ...values, ...(spec.pingKey ? { pingKey: spec.pingKey } : {}) })
-          .where('id', '=', current.id)
-          .execute();
-        seen.add(current.id);
-        if (!enabled && current.enabled) disabled.push(current.id);
-        result.workflows.updated++;
-      } else {
-        const created = await trx
-          .insertInto('workflows')
-          .values({ tenantId: spec.tenant, name: spec.name, pingKey: spec.pingKey ?? newPingKey(), createdAt: now, ...values })
-          .returning('id')
-          .executeTakeFirstOrThrow();
-        seen.add(created.id);
-        result.workflows.created++;
-      }
-    }
-    const gone = existing.filter((w) => w.source === 'file' && w.enabled && !seen.has(w.id)).map((w) => w.id);
-    if (gone.length) {
-      await trx.updateTable('workflows').set({ enabled: false, updatedAt: now }).where('id', 'in', gone).execute();
-    }
-    result.workflows.disabled = gone.length + disabled.length;
+    const tenants = await syncTenants(trx, file, secrets, env, now);
+    const workflows = await syncWorkflows(trx, file, secrets, now);
     await syncFileDependencies(trx, file.workflows);
     // Disabling stops its escalation at once: its open alert is resolved with that reason.
-    await resolveAlertsOfWorkflows(trx, [...gone, ...disabled], 'workflow_disabled', null, now, routing);
-    await recordPolicyVersionsIn(trx, [...seen].filter((id) => !disabled.includes(id)), { now, config: routing, changedBy: 'workflows file' });
+    await resolveAlertsOfWorkflows(trx, workflows.turnedOff, 'workflow_disabled', null, now, routing);
+    await recordPolicyVersionsIn(trx, [...workflows.seen].filter((id) => !workflows.disabled.includes(id)), { now, config: routing, changedBy: 'workflows file' });
     await announceGoingLive(trx, shadowBefore, now, routing);
-    return result;
+    return { tenants, workflows: workflows.result };
   });
+}
+
+type FileSecrets = ReturnType<typeof resolveFileSecrets>;
+
+/** The file's tenants upserted (a channel moving between tenants released first); file tenants gone from it disabled. */
+async function syncTenants(trx: Transaction<Database>, file: WorkflowsFile, secrets: FileSecrets, env: SecretEnv, now: Date): Promise<SyncResult['tenants']> {
+  const result = { upserted: 0, disabled: 0 };
+  const fileTenantIds = file.tenants.map((t) => t.id);
+  const fileChannels = file.tenants.map((t) => t.channel).filter((c): c is string => !!c);
+  // Channels moving between tenants: release them first so the unique index holds mid-sync.
+  if (fileChannels.length) {
+    await trx.updateTable('tenants').set({ channel: null }).where('channel', 'in', fileChannels).where('id', 'not in', fileTenantIds).execute();
+  }
+  for (const t of file.tenants) {
+    const token = t.apiTokenEnv ? env[t.apiTokenEnv] : undefined;
+    rememberSecrets([token]);
+    const values = {
+      name: t.name,
+      channel: t.channel ?? null,
+      destinations: JSON.stringify(secrets.destinations.get(t.id) ?? []),
+      maintenance: JSON.stringify(recurringMaintenanceOf(t.maintenance, 'UTC')),
+      secretEnvPrefix: t.secretEnvPrefix ?? null,
+      launcherHosts: JSON.stringify((t.launcherHosts ?? []).map((h) => h.toLowerCase())),
+      source: 'file' as const,
+      enabled: true,
+      shadow: t.shadow ?? false,
+      rights: JSON.stringify(t.rights ?? {}),
+      oncall: JSON.stringify(t.oncall ?? {}),
+      ownershipExpiresAfterSeconds: t.ownershipExpiresAfter ?? null,
+      digest: t.digest ? JSON.stringify({ cron: t.digest.cron.trim(), timezone: t.digest.timezone }) : null,
+      updatedAt: now,
+      ...(token ? { apiTokenHash: hashToken(token) } : {}),
+    };
+    await trx
+      .insertInto('tenants')
+      .values({ id: t.id, apiTokenHash: null, createdAt: now, ...values })
+      .onConflict((oc) => oc.column('id').doUpdateSet(values))
+      .execute();
+    result.upserted++;
+  }
+  const disabledTenants = await trx
+    .updateTable('tenants')
+    .set({ enabled: false, updatedAt: now })
+    .where('source', '=', 'file')
+    .where('enabled', '=', true)
+    .$if(fileTenantIds.length > 0, (q) => q.where('id', 'not in', fileTenantIds))
+    .executeTakeFirst();
+  result.disabled = Number(disabledTenants.numUpdatedRows);
+  return result;
+}
+
+/**
+ * The file's workflows created or updated, file workflows gone from it
+ * disabled; the ids the file keeps (`seen`) and those it turned off.
+ */
+async function syncWorkflows(trx: Transaction<Database>, file: WorkflowsFile, secrets: FileSecrets, now: Date) {
+  const result = { created: 0, updated: 0, disabled: 0 };
+  const existing = await trx.selectFrom('workflows').selectAll().forUpdate().execute();
+  const byKey = new Map(existing.map((w) => [`${w.tenantId}/${w.name}`, w]));
+  const seen = new Set<number>();
+  const disabled: number[] = [];
+  for (const spec of file.workflows) {
+    const current = byKey.get(`${spec.tenant}/${spec.name}`);
+    const mode = modeOf(spec);
+    // Resuming (re-enabled, or unpaused) starts from the next tick to come: what fell
+    // while it was off was never meant to run, so it is neither fired late nor missed.
+    // A pause set by hand (Slack, API) outlives a restart; `/scheduler resume` ends it.
+    const paused = spec.paused || !!current?.pausedBy;
+    const enabled = spec.enabled;
+    const resumed = !!current && enabled && (!current.enabled || (current.paused && !paused));
+    const scheduleChanged = !current || resumed || current.cron !== spec.cron || current.timezone !== spec.timezone || current.mode !== mode;
+    const values = {
+      cron: spec.cron,
+      timezone: spec.timezone,
+      mode,
+      launcher: secrets.launchers.has(spec) ? JSON.stringify(secrets.launchers.get(spec)) : null,
+      policy: JSON.stringify(spec.policy ?? {}),
+      monitoring: spec.monitoring,
+      paused,
+      enabled,
+      maintenance: JSON.stringify(recurringMaintenanceOf(spec.maintenance, spec.timezone)),
+      shadow: spec.shadow ?? false,
+      source: 'file' as const,
+      updatedAt: now,
+      // Managed and observed workflows both keep next_tick_at: the scheduler fires
+      // managed ones, the freshness detector uses it for observed ones.
+      nextTickAt: scheduleChanged ? nextFireAfter(spec.cron, spec.timezone, now) : current!.nextTickAt,
+    };
+    if (current) {
+      await trx
+        .updateTable('workflows')
+        .set({ ...values, ...(spec.pingKey ? { pingKey: spec.pingKey } : {}) })
+        .where('id', '=', current.id)
+        .execute();
+      seen.add(current.id);
+      if (!enabled && current.enabled) disabled.push(current.id);
+      result.updated++;
+    } else {
+      const created = await trx
+        .insertInto('workflows')
+        .values({ tenantId: spec.tenant, name: spec.name, pingKey: spec.pingKey ?? newPingKey(), createdAt: now, ...values })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      seen.add(created.id);
+      result.created++;
+    }
+  }
+  const gone = existing.filter((w) => w.source === 'file' && w.enabled && !seen.has(w.id)).map((w) => w.id);
+  if (gone.length) {
+    await trx.updateTable('workflows').set({ enabled: false, updatedAt: now }).where('id', 'in', gone).execute();
+  }
+  result.disabled = gone.length + disabled.length;
+  return { result, seen, turnedOff: [...gone, ...disabled], disabled };
 }
 
 /**

@@ -1,29 +1,21 @@
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { systemClock } from '../../src/clock.js';
-import { createDb, type Db } from '../../src/db/connect.js';
+import type { Db } from '../../src/db/connect.js';
 import { startEmbeddedPostgres, type EmbeddedServer } from '../../src/db/embedded.js';
 import type { Logger } from '../../src/log.js';
-import { RecordingSlackApi, type SlackFault } from '../../src/replay/recording-slack-api.js';
+import { RecordingSlackApi } from '../../src/replay/recording-slack-api.js';
+import { startChaos, type ChaosActions, type ScenarioSpec } from './faults.js';
+import { adminQuery, driverDb, PostgresHandle, settle } from './postgres-handle.js';
 import { ReplicaSet } from './replicas.js';
 import type { ScenarioResult } from './report.js';
+import { signSlackRequest } from './slack-signature.js';
 import { StallMonitor } from './stalls.js';
 import { verifyScenario } from './verify.js';
-import { buildWorkload, driveWorkload, signSlackRequest, terminateBotConnections } from './workload.js';
+import { buildWorkload, driveWorkload, type DriverStats, type Workload } from './workload.js';
 
-export interface ScenarioSpec {
-  name: string;
-  /** kill -9 a random replica every few seconds and restart it. */
-  kills: boolean;
-  /** The Slack server answers at random with 429, 500, ratelimited, resets, slow and lost answers. */
-  slackFaults: boolean;
-  /** A fixed schedule (DATABASE_FAULTS): pg_terminate_backend of every bot connection, and restarts of Postgres when it is ours. */
-  databaseFaults: boolean;
-  /** The bot token is revoked for a while: invalid_auth. */
-  revokedToken: boolean;
-}
+export { DATABASE_FAULTS, type ScenarioSpec } from './faults.js';
 
 export const SCENARIOS: ScenarioSpec[] = [
   { name: 'replica kills', kills: true, slackFaults: false, databaseFaults: false, revokedToken: false },
@@ -46,23 +38,6 @@ const BOT_TOKEN = 'xoxb-chaos-token';
 const SETTLE_TIMEOUT_MS = 180_000;
 /** How long faults are injected in each scenario, at least. */
 const MIN_CHAOS_MS = 40_000;
-/**
- * The database-faults scenario's schedule, the same on every machine: after
- * each pause (ms), terminate every bot connection, or restart Postgres (when
- * the suite started it). A slow machine does not get more faults.
- */
-export const DATABASE_FAULTS: { afterMs: number; fault: 'terminate' | 'restart' }[] = [
-  { afterMs: 5_000, fault: 'terminate' },
-  { afterMs: 4_000, fault: 'terminate' },
-  { afterMs: 4_000, fault: 'restart' },
-  { afterMs: 4_000, fault: 'terminate' },
-  { afterMs: 4_000, fault: 'terminate' },
-  { afterMs: 4_000, fault: 'terminate' },
-  { afterMs: 4_000, fault: 'terminate' },
-  { afterMs: 4_000, fault: 'restart' },
-  { afterMs: 4_000, fault: 'terminate' },
-  { afterMs: 4_000, fault: 'terminate' },
-];
 /** Longest a due tick, a finished run or a pending notification may wait while the database is up (database-faults scenario). */
 export const STALL_LIMIT_SECONDS = 10;
 
@@ -94,45 +69,6 @@ export async function runChaos(o: ChaosOptions): Promise<ScenarioResult[]> {
   return results;
 }
 
-/** The Postgres the scenarios share; restartable only when the suite started it. */
-class PostgresHandle {
-  constructor(
-    private readonly dir: string,
-    readonly adminUrl: string,
-    private embedded: EmbeddedServer | undefined,
-  ) {}
-
-  get restartable(): boolean {
-    return !!this.embedded;
-  }
-
-  url(database: string): string {
-    const u = new URL(this.adminUrl);
-    u.pathname = `/${database}`;
-    return u.toString();
-  }
-
-  async down(): Promise<void> {
-    await this.embedded?.stop();
-  }
-
-  async up(): Promise<void> {
-    if (this.embedded) this.embedded = await startEmbeddedPostgres(this.dir, { persistent: true });
-  }
-
-  async stop(): Promise<void> {
-    await this.embedded?.stop();
-  }
-}
-
-/** A pool of the driver's own, named so that terminating the bot's connections leaves it alone. */
-function driverDb(url: string): Db {
-  const pool = new pg.Pool({ connectionString: url, max: 10, application_name: 'chaos-driver' });
-  pool.on('error', () => {});
-  pool.on('connect', (client) => client.on('error', () => {}));
-  return createDb(pool);
-}
-
 async function runScenario(spec: ScenarioSpec, server: PostgresHandle, root: string, o: ChaosOptions): Promise<ScenarioResult> {
   const started = systemClock.now().getTime();
   const database = `chaos_${spec.name.replace(/[^a-z]+/g, '_')}_${process.pid}`;
@@ -162,84 +98,12 @@ async function runScenario(spec: ScenarioSpec, server: PostgresHandle, root: str
   const stalls = new StallMonitor(db);
   stalls.start();
   const problems: string[] = [];
-  const actions = { slackFaults: 0, terminations: 0, terminated: 0, pgRestarts: 0, readyzOutage: 0, readyzChecks: 0, revoked: 0 };
-  let stopping = false;
-  const chaos: Promise<void>[] = [];
-
-  if (spec.kills) {
-    chaos.push(
-      (async () => {
-        while (!stopping) {
-          await systemClock.sleep(2_000 + Math.random() * 3_000);
-          if (stopping) break;
-          const victim = replicas.replicas[Math.floor(Math.random() * replicas.replicas.length)]!;
-          if (!victim.ready) continue;
-          await replicas.killAndRestart(victim, 300 + Math.random() * 1_500).catch((e: Error) => problems.push(e.message));
-        }
-      })(),
-    );
-  }
-  if (spec.slackFaults) {
-    const faults: SlackFault[] = [
-      { kind: 'http_429', retryAfterSeconds: 1 },
-      { kind: 'http_500' },
-      { kind: 'ratelimited' },
-      { kind: 'reset' },
-      { kind: 'lost' },
-      { kind: 'slow', delayMs: 11_000 },
-    ];
-    chaos.push(
-      (async () => {
-        while (!stopping) {
-          await systemClock.sleep(400);
-          const fault = faults[Math.floor(Math.random() * faults.length)]!;
-          // Slow answers tie up a call past the client's 10 s timeout: a few of them go a long way.
-          if (fault.kind === 'slow' && Math.random() < 0.7) continue;
-          slack.failNext(fault, { method: Math.random() < 0.8 ? 'chat.postMessage' : undefined });
-          actions.slackFaults++;
-        }
-      })(),
-    );
-  }
-  if (spec.databaseFaults) {
-    chaos.push(
-      (async () => {
-        for (const step of DATABASE_FAULTS) {
-          await systemClock.sleep(step.afterMs);
-          if (step.fault === 'restart' && server.restartable) {
-            stalls.databaseDown();
-            await server.down();
-            actions.pgRestarts++;
-            // While it is down, every replica's /readyz must say so (an answer that does not come in time is not "ready" either).
-            await systemClock.sleep(2_500);
-            for (const r of replicas.live()) {
-              actions.readyzChecks++;
-              const res = await fetch(`${r.url}/readyz`, { signal: AbortSignal.timeout(5_000) }).catch(() => undefined);
-              if (res?.status !== 200) actions.readyzOutage++;
-            }
-            await systemClock.sleep(2_000);
-            await server.up();
-            stalls.databaseUp();
-            continue;
-          }
-          const n = await terminateBotConnections(admin, database).catch(() => 0);
-          actions.terminations++;
-          actions.terminated += n;
-        }
-      })(),
-    );
-  }
-  if (spec.revokedToken) {
-    // The token is revoked for the first posts: they go dead, and the App Home must list them.
-    slack.failNext({ kind: 'platform_error', error: 'invalid_auth' }, { method: 'chat.postMessage', times: 25 });
-    actions.revoked = 25;
-  }
+  const chaos = startChaos(spec, { replicas, slack, server, stalls, admin, database, problems });
 
   const driven = await driveWorkload(workload, { db, replicas, apiToken: API_TOKEN, signingSecret: SIGNING_SECRET, stepTimeoutMs: 120_000, log: (line) => o.logger.info({ scenario: spec.name }, line) });
   // The faults go on for a while after the driver is done: deliveries, ticks and leases are still in flight.
   await systemClock.sleep(Math.max(0, started + MIN_CHAOS_MS - systemClock.now().getTime()));
-  stopping = true;
-  await Promise.all(chaos);
+  const actions = await chaos.stop();
   slack.clearFaults();
   problems.push(...driven.stuck);
   for (const r of replicas.replicas) if (!r.ready) await replicas.restart(r).catch((e: Error) => problems.push(e.message));
@@ -276,45 +140,8 @@ async function runScenario(spec: ScenarioSpec, server: PostgresHandle, root: str
   await adminQuery(admin, `drop database if exists ${database} with (force)`).catch(() => {});
   await admin.destroy();
 
-  const described = [
-    `${o.workflows}+${workload.scheduled.length} workflows`,
-    `${driven.reports} reports, ${driven.clicks} clicks, ${driven.runNows} run-nows`,
-    spec.kills && `${replicas.kills} kills/${replicas.restarts} restarts`,
-    spec.slackFaults && `${actions.slackFaults} Slack faults`,
-    spec.databaseFaults && `${actions.terminations} terminations (${actions.terminated} conns)`,
-    spec.databaseFaults && (server.restartable ? `${actions.pgRestarts} pg restarts (readyz not ready ${actions.readyzOutage}/${actions.readyzChecks})` : 'no pg restart (external DATABASE_URL)'),
-    spec.revokedToken && `invalid_auth on ${actions.revoked} posts`,
-    '2 faulty launchers (hang, SIGKILL)',
-  ].filter((x): x is string => !!x);
+  const described = describeActions(spec, o, { workload, driven, replicas, server, actions });
   return { name: spec.name, actions: described, verdict, problems, longestStall, seconds: (systemClock.now().getTime() - started) / 1000 };
-}
-
-async function adminQuery(admin: Db, text: string): Promise<void> {
-  const { sql } = await import('kysely');
-  await sql.raw(text).execute(admin);
-}
-
-/** Nothing left to send and nothing left to evaluate, for a few consecutive looks. */
-async function settle(db: Db, timeoutMs: number): Promise<boolean> {
-  const until = systemClock.now().getTime() + timeoutMs;
-  let quiet = 0;
-  while (systemClock.now().getTime() < until) {
-    try {
-      const open = await db.selectFrom('notifications').select((eb) => eb.fn.countAll<number>().as('n')).where('status', 'in', ['pending', 'sending']).executeTakeFirstOrThrow();
-      const unevaluated = await db
-        .selectFrom('runs')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('status', 'in', ['succeeded', 'failed', 'missed'])
-        .where('processedAt', 'is', null)
-        .executeTakeFirstOrThrow();
-      quiet = Number(open.n) === 0 && Number(unevaluated.n) === 0 ? quiet + 1 : 0;
-      if (quiet >= 3) return true;
-    } catch {
-      quiet = 0;
-    }
-    await systemClock.sleep(1_000);
-  }
-  return false;
 }
 
 /** Opens the App Home as Slack would (a signed app_home_opened event) and waits for it to list the dead rows. */
@@ -339,4 +166,23 @@ async function homeShowsDead(db: Db, replicas: ReplicaSet, slack: RecordingSlack
     await systemClock.sleep(500);
   }
   return false;
+}
+
+/** One line per kind of fault the scenario injected, for the report. */
+function describeActions(
+  spec: ScenarioSpec,
+  o: ChaosOptions,
+  r: { workload: Workload; driven: DriverStats; replicas: ReplicaSet; server: PostgresHandle; actions: ChaosActions },
+): string[] {
+  const { workload, driven, replicas, server, actions } = r;
+  return [
+    `${o.workflows}+${workload.scheduled.length} workflows`,
+    `${driven.reports} reports, ${driven.clicks} clicks, ${driven.runNows} run-nows`,
+    spec.kills && `${replicas.kills} kills/${replicas.restarts} restarts`,
+    spec.slackFaults && `${actions.slackFaults} Slack faults`,
+    spec.databaseFaults && `${actions.terminations} terminations (${actions.terminated} conns)`,
+    spec.databaseFaults && (server.restartable ? `${actions.pgRestarts} pg restarts (readyz not ready ${actions.readyzOutage}/${actions.readyzChecks})` : 'no pg restart (external DATABASE_URL)'),
+    spec.revokedToken && `invalid_auth on ${actions.revoked} posts`,
+    '2 faulty launchers (hang, SIGKILL)',
+  ].filter((x): x is string => !!x);
 }

@@ -67,7 +67,25 @@ export async function verifyScenario(db: Db, slack: RecordingSlackApi, workload:
   let duplicated = 0;
   for (const [key, n] of seen) duplicated += known.has(key) ? n - 1 : n; // a key the ledger never wrote is a duplicate of nothing: count it
 
-  // Stories: per scripted workflow, its alerts and their notified events in order.
+  const { alertsOpenedTwice, storyMismatches } = await storyChecks(db, workload);
+
+  return {
+    runs: Number(runs.n),
+    unevaluated: Number(unevaluated.n),
+    expected: expectedRows.length,
+    delivered,
+    duplicated,
+    lost,
+    dead,
+    alertsOpenedTwice,
+    ticksFiredTwice: (await launchesTwice(launchLog)) + (await originalsTwice(db)),
+    storyMismatches,
+    misordered: misorderedThreads(slack),
+  };
+}
+
+/** Per scripted workflow, its alerts and their notified events in order against the story its pattern expects; and alerts opened twice. */
+async function storyChecks(db: Db, workload: Workload): Promise<{ alertsOpenedTwice: number; storyMismatches: string[] }> {
   const stories = await db
     .selectFrom('alerts')
     .innerJoin('workflows', 'workflows.id', 'alerts.workflowId')
@@ -101,20 +119,7 @@ export async function verifyScenario(db: Db, slack: RecordingSlackApi, workload:
     `.execute(db);
     if ((open.rows[0]?.n ?? 0) > 1) alertsOpenedTwice++;
   }
-
-  return {
-    runs: Number(runs.n),
-    unevaluated: Number(unevaluated.n),
-    expected: expectedRows.length,
-    delivered,
-    duplicated,
-    lost,
-    dead,
-    alertsOpenedTwice,
-    ticksFiredTwice: (await launchesTwice(launchLog)) + (await originalsTwice(db)),
-    storyMismatches,
-    misordered: misorderedThreads(slack),
-  };
+  return { alertsOpenedTwice, storyMismatches };
 }
 
 function keyOf(m: StoredMessage): string | undefined {

@@ -1,9 +1,9 @@
-import { createHmac } from 'node:crypto';
 import { sql } from 'kysely';
 import { systemClock } from '../../src/clock.js';
 import type { Db } from '../../src/db/connect.js';
 import { ACTION } from '../../src/slack/blocks/ids.js';
 import type { ReplicaSet } from './replicas.js';
+import { signSlackRequest } from './slack-signature.js';
 
 /**
  * What the driver does to the bot, and what it therefore expects. Scripted
@@ -291,20 +291,4 @@ class Driver {
       await systemClock.sleep(pauseMs);
     }
   }
-}
-
-/** Slack's request signature: `v0=` HMAC-SHA256 of `v0:{timestamp}:{raw body}`. */
-export function signSlackRequest(secret: string, body: string, contentType = 'application/x-www-form-urlencoded'): Record<string, string> {
-  const ts = Math.floor(systemClock.now().getTime() / 1000);
-  const signature = `v0=${createHmac('sha256', secret).update(`v0:${ts}:${body}`).digest('hex')}`;
-  return { 'content-type': contentType, 'x-slack-request-timestamp': String(ts), 'x-slack-signature': signature };
-}
-
-/** Drops every connection the bot's processes hold to `database` (their pools must reconnect by themselves). */
-export async function terminateBotConnections(admin: Db, database: string): Promise<number> {
-  const { rows } = await sql<{ n: number }>`
-    select count(pg_terminate_backend(pid))::int as n from pg_stat_activity
-    where datname = ${database} and application_name like 'scheduler-bot%' and pid <> pg_backend_pid()
-  `.execute(admin);
-  return rows[0]?.n ?? 0;
 }

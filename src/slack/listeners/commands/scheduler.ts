@@ -1,8 +1,7 @@
 import type { App } from '@slack/bolt';
 import type { Workflow } from '../../../db/schema.js';
-import { silenceAction, type SlackAction } from '../../../domain/rights.js';
-import { reassign, releaseOwnership, resolveByHand, silence, takeOwnership, unsilence } from '../../../ledger/alert-actions.js';
-import { findOpenAlertForWorkflow, listOpenAlerts, type OpenAlertRow } from '../../../ledger/alert-queries.js';
+import type { SlackAction } from '../../../domain/rights.js';
+import { listOpenAlerts, type OpenAlertRow } from '../../../ledger/alert-queries.js';
 import { requestRunNow } from '../../../services/run-now.js';
 import { groupMention, slackDate, userMention } from '../../blocks/format.js';
 import { helpText } from '../../blocks/help.js';
@@ -14,14 +13,14 @@ import { parseSchedulerCommand } from './parse-command.js';
 import { historyRows, statusRows, workflowDetail, workflowsInScope } from '../../views/queries.js';
 import { refusalFor } from '../rights.js';
 import { scopeForChannel, UNLINKED_TEXT, type SlackScope } from '../tenancy.js';
-import { actionRefusal, runNowText } from '../answers.js';
+import { runNowText } from '../answers.js';
+import { alertCommand } from './alert-commands.js';
 import type { SlackContext } from '../context.js';
 import { maintenanceCommand, pauseOrResumeCommand } from './workflow-state.js';
 import { digestCommand } from './digest.js';
 import { commandBody } from '../payloads.js';
 
 type Reply = { text: string; public?: boolean; blocks?: never };
-
 
 /** `/scheduler`: acked at once; the answer follows on the response_url. Ephemeral unless it changed state. */
 export function registerSchedulerCommand(app: App, ctx: SlackContext): void {
@@ -59,10 +58,7 @@ async function runCommand(ctx: SlackContext, body: { text: string; user_id: stri
   if ('reply' in found) return found.reply;
   const wf = found.workflow;
   const tenant = where.kind === 'tenant' ? where.tenant : await deps.db.selectFrom('tenants').selectAll().where('id', '=', wf.tenantId).executeTakeFirstOrThrow();
-  const name = `*${escapeMrkdwn(wf.name)}*`;
-  // State changes answer the caller privately; the channel hears of them only in the alert's thread (through the outbox).
   const refusal = (action: SlackAction) => refusalFor({ action, user: body.user_id, tenant, channelMember: true }, deps.config, ctx.directory);
-  const openAlert = () => findOpenAlertForWorkflow(deps.db, wf.id);
 
   switch (command.kind) {
     case 'status': {
@@ -79,60 +75,11 @@ async function runCommand(ctx: SlackContext, body: { text: string; user_id: stri
       const result = await requestRunNow(deps, { workflowId: wf.id, actor, scope: where.scope });
       return { text: runNowText(result, wf.name).text };
     }
-    case 'ack': {
-      const refused = await refusal('take');
-      if (refused) return { text: refused };
-      const alert = await openAlert();
-      if (!alert) return { text: `${name} has no open alert to acknowledge.` };
-      const result = await takeOwnership(deps, { alertId: alert.id, actor, scope: where.scope });
-      return { text: actionRefusal(result) ?? `You own the alert on ${name} now; escalation stopped. The thread says so.` };
-    }
-    case 'release': {
-      const refused = await refusal('release_own');
-      if (refused) return { text: refused };
-      const alert = await openAlert();
-      if (!alert) return { text: `${name} has no open alert.` };
-      const othersRefusal = await refusal('release_other');
-      const result = await releaseOwnership(deps, { alertId: alert.id, actor, scope: where.scope, mayReleaseOthers: !othersRefusal });
-      if (result.kind === 'owned_by_other') return { text: othersRefusal! };
-      return { text: actionRefusal(result) ?? `The alert on ${name} is unowned again; it escalates on its own if it keeps failing.` };
-    }
-    case 'reassign': {
-      const refused = await refusal('reassign');
-      if (refused) return { text: refused };
-      const alert = await openAlert();
-      if (!alert) return { text: `${name} has no open alert to reassign.` };
-      const result = await reassign(deps, { alertId: alert.id, actor, scope: where.scope, team: alert.ownerTeam, user: command.user, note: command.note ?? null });
-      return { text: actionRefusal(result) ?? `The alert on ${name} is ${userMention(command.user)}'s now.` };
-    }
-    case 'silence': {
-      const refused = await refusal(silenceAction(command.durationMs));
-      if (refused) return { text: refused };
-      const alert = await openAlert();
-      if (!alert) return { text: `${name} has no open alert to silence.` };
-      const until = command.durationMs === null ? ('resolved' as const) : new Date(now.getTime() + command.durationMs);
-      const result = await silence(deps, { alertId: alert.id, actor, scope: where.scope, until, reason: command.reason ?? null });
-      return { text: actionRefusal(result) ?? `Silenced the alert on ${name} ${until === 'resolved' ? 'until it resolves' : `until ${slackDate(until)}`}.` };
-    }
     case 'pause':
     case 'resume':
       return pauseOrResumeCommand(ctx, where, command, wf, body);
-    case 'unsilence': {
-      const refused = await refusal('unsilence');
-      if (refused) return { text: refused };
-      const alert = await openAlert();
-      if (!alert) return { text: `${name} has no open alert.` };
-      const result = await unsilence(deps, { alertId: alert.id, actor, scope: where.scope });
-      return { text: actionRefusal(result) ?? `Unsilenced the alert on ${name}.` };
-    }
-    case 'resolve': {
-      const refused = await refusal('resolve');
-      if (refused) return { text: refused };
-      const alert = await openAlert();
-      if (!alert) return { text: `${name} has no open alert to resolve.` };
-      const result = await resolveByHand(deps, { alertId: alert.id, actor, scope: where.scope, note: command.note });
-      return { text: actionRefusal(result) ?? `Resolved the alert on ${name}; its next failure opens a new one.` };
-    }
+    default:
+      return (await alertCommand(ctx, { command, workflow: wf, tenant, scope: where.scope, actor, now })) ?? { text: helpText() };
   }
 }
 

@@ -1,0 +1,129 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { NOTIFIED_EVENT_KINDS } from '../domain/events.js';
+import { envVarName, exactlyOne, pagerDutyRoutingKey, webhookSecret } from './secret-refs.js';
+
+export const DESTINATION_KINDS = ['slack', 'email', 'webhook', 'pagerduty'] as const;
+
+const routingFields = {
+  /** Which events to deliver after the opening; the opening and `resolved` always go (a thread needs its start and end). */
+  events: z.array(z.enum(NOTIFIED_EVENT_KINDS)).min(1).optional(),
+  /** Lowest alert severity this destination hears about (pagerduty defaults to critical, the rest to warning). */
+  minSeverity: z.enum(['warning', 'critical']).optional(),
+};
+
+const slackDestination = z
+  .object({
+    kind: z.literal('slack'),
+    channel: z.string().regex(/^[CG][A-Z0-9]{2,}$/, 'a Slack channel id such as C0123ABCD'),
+    ...routingFields,
+  })
+  .strict();
+
+const emailDestination = z
+  .object({
+    kind: z.literal('email'),
+    to: z.array(z.email('an email address such as ops@example.com')).min(1).max(50),
+    ...routingFields,
+  })
+  .strict();
+
+const webhookFields = {
+  kind: z.literal('webhook'),
+  url: z.url({ protocol: /^https?$/, error: 'an http(s) URL' }),
+  headers: z.record(z.string(), z.string()).optional(),
+  ...routingFields,
+};
+
+const kindError = { error: (issue: { code: string }) => (issue.code === 'invalid_union' ? `kind must be one of ${DESTINATION_KINDS.map((k) => `"${k}"`).join(', ')}` : undefined) };
+
+/**
+ * Where an alert's events go besides the tenant's own channel and the
+ * platform channel, as written in the workflows file, the tenants API and
+ * PLATFORM_DESTINATIONS: secrets inline or by environment variable. One shape
+ * per kind; the engine routes by `events` and `minSeverity`, the sender
+ * delivers by `kind`.
+ */
+export const destinationSchema = z.discriminatedUnion(
+  'kind',
+  [
+    slackDestination,
+    emailDestination,
+    z
+      .object({
+        ...webhookFields,
+        /** HMAC-SHA256 key for the X-Scheduler-Signature header; share it with the receiver. */
+        secret: webhookSecret.optional(),
+        /** Name of an environment variable holding `secret`. */
+        secretEnv: envVarName.optional(),
+      })
+      .strict()
+      .superRefine(exactlyOne('secret', 'secretEnv')),
+    z
+      .object({
+        kind: z.literal('pagerduty'),
+        /** The Events API v2 integration key of a PagerDuty service. */
+        routingKey: pagerDutyRoutingKey.optional(),
+        /** Name of an environment variable holding `routingKey`. */
+        routingKeyEnv: envVarName.optional(),
+        ...routingFields,
+      })
+      .strict()
+      .superRefine(exactlyOne('routingKey', 'routingKeyEnv')),
+  ],
+  kindError,
+);
+
+/**
+ * A destination with its secrets resolved (src/config/secret-refs.ts): the
+ * form stored in `tenants.destinations` and held in PLATFORM_DESTINATIONS,
+ * the only one the engine and the transports see.
+ */
+export const resolvedDestinationSchema = z.discriminatedUnion(
+  'kind',
+  [
+    slackDestination,
+    emailDestination,
+    z.object({ ...webhookFields, secret: webhookSecret }).strict(),
+    z.object({ kind: z.literal('pagerduty'), routingKey: pagerDutyRoutingKey, ...routingFields }).strict(),
+  ],
+  kindError,
+);
+
+export const destinationListSchema = z
+  .array(destinationSchema)
+  .max(20)
+  .superRefine((list, ctx) => {
+    const seen = new Set<string>();
+    list.forEach((d, i) => {
+      // Before resolution a routing key may be only a variable's name: list it under that name.
+      const id = d.kind === 'pagerduty' && d.routingKey === undefined ? `pagerduty:$${d.routingKeyEnv}` : destinationId(d as DestinationSpec);
+      if (seen.has(id)) ctx.addIssue({ code: 'custom', path: [i], message: `duplicate destination "${id}"` });
+      seen.add(id);
+    });
+  });
+
+/**
+ * The destination's identity in the outbox (`notifications.destination`, and
+ * so in every idempotency key): `kind:target`. Secrets never appear in it; a
+ * PagerDuty destination is named by a digest of its routing key, the resolved
+ * value whichever way it was given, so moving a key from the file into the
+ * environment keeps the identity an open incident's rows were written under.
+ */
+export function destinationId(d: DestinationSpec): string {
+  switch (d.kind) {
+    case 'slack':
+      return `slack:${d.channel}`;
+    case 'email':
+      return `email:${[...d.to].map((a) => a.toLowerCase()).sort().join(',')}`;
+    case 'webhook':
+      return `webhook:${d.url}`;
+    case 'pagerduty':
+      return `pagerduty:${createHash('sha256').update(d.routingKey).digest('hex').slice(0, 12)}`;
+  }
+}
+
+/** A destination as written (secrets inline or by environment variable). */
+export type DestinationInput = z.infer<typeof destinationSchema>;
+/** A destination with its secrets resolved: what is stored and delivered to. */
+export type DestinationSpec = z.infer<typeof resolvedDestinationSchema>;

@@ -1,0 +1,49 @@
+import { z } from 'zod';
+import type { RecurringMaintenance } from '../db/schema.js';
+import { parseDuration } from '../domain/durations.js';
+import { checkCron, isTimeZone } from '../domain/schedule.js';
+import { exactlyOne } from './secret-refs.js';
+
+/** The schedule fields of the workflows file: cron, time zone, recurring maintenance windows. */
+
+export const cronSchema = z.string().superRefine((cron, ctx) => {
+  const check = checkCron(cron);
+  if (!check.ok) ctx.addIssue({ code: 'custom', message: `invalid cron: ${check.reason}` });
+});
+
+export const timeZoneSchema = z.string().refine(isTimeZone, 'not an IANA time zone (such as "Europe/Berlin" or "UTC")');
+
+/** The longest recurring maintenance window: a week (a longer one is a pause, not maintenance). */
+const MAX_MAINTENANCE_MS = 7 * 86_400_000;
+
+/**
+ * A recurring maintenance window: opens at each fire time of `cron` in
+ * `timezone` (the workflow's own zone when left out; UTC for a tenant) and
+ * lasts `durationMinutes` or `duration` ("90m", "2h", "1h30m"): exactly one.
+ */
+export const maintenanceSchema = z
+  .object({
+    cron: cronSchema,
+    durationMinutes: z.number().int().min(1).max(MAX_MAINTENANCE_MS / 60_000).optional(),
+    duration: z
+      .string()
+      .refine((d) => parseDuration(d) !== undefined, 'not a duration; use something like "90m", "2h" or "1h30m"')
+      .refine((d) => (parseDuration(d) ?? 0) <= MAX_MAINTENANCE_MS, 'at most 7d')
+      .optional(),
+    timezone: timeZoneSchema.optional(),
+    reason: z.string().min(1).max(500).optional(),
+  })
+  .strict()
+  .superRefine(exactlyOne('durationMinutes', 'duration'));
+
+export type MaintenanceSpec = z.infer<typeof maintenanceSchema>;
+
+/** The file's recurring windows as stored (workflows.maintenance, tenants.maintenance). */
+export function recurringMaintenanceOf(specs: readonly MaintenanceSpec[] | undefined, defaultTimezone: string): RecurringMaintenance[] {
+  return (specs ?? []).map((m) => ({
+    cron: m.cron.trim(),
+    timezone: m.timezone ?? defaultTimezone,
+    durationMs: m.durationMinutes !== undefined ? m.durationMinutes * 60_000 : parseDuration(m.duration!)!,
+    ...(m.reason ? { reason: m.reason } : {}),
+  }));
+}

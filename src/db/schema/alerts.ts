@@ -1,0 +1,109 @@
+import type { ColumnType, Generated } from 'kysely';
+import type { Defaulted, DefaultedJson, DefaultedTimestamp, Json, Timestamp } from './columns.js';
+
+/** Alerts, their events, the outbox of notifications, and what delivering them keeps. */
+
+export type AlertStatus = 'open' | 'resolved';
+export type Severity = 'warning' | 'critical';
+export type OwnerTeam = 'engineering' | 'customer';
+export type NotificationStatus = 'pending' | 'held' | 'sending' | 'sent' | 'dead' | 'skipped';
+
+export interface AlertsTable {
+  id: Generated<number>;
+  workflowId: number;
+  generation: number;
+  status: AlertStatus;
+  severity: Severity;
+  openedAt: Timestamp;
+  escalatedAt: Timestamp | null;
+  escalateAt: Timestamp | null;
+  resolvedAt: Timestamp | null;
+  cadenceSeconds: number;
+  policy: Json<Record<string, unknown>>;
+  consecutiveFailures: number;
+  lastError: string | null;
+  errorGroup: string | null;
+  errorGroupFirstAt: Timestamp | null;
+  errorGroupLastAt: Timestamp | null;
+  errorGroupCount: Defaulted<number>;
+  stage: string | null;
+  firstRunId: number | null;
+  lastRunId: number | null;
+  ownerTeam: Defaulted<OwnerTeam>;
+  ownerUser: string | null;
+  ownerNote: string | null;
+  acknowledgedBy: string | null;
+  acknowledgedAt: Timestamp | null;
+  silencedUntil: Timestamp | null;
+  silencedBy: string | null;
+  silenceReason: string | null;
+  healthyStreak: Defaulted<number>;
+  resolvedByRunId: number | null;
+  updatedAt: Timestamp;
+  /** First seen flapping while open (migration 0003); the `flapping` note is posted once. */
+  flappingSince: Timestamp | null;
+  /** The workflow's policy version the alert runs under (opened under, or told of since; migration 0010). */
+  policyVersion: Defaulted<number | null>;
+  /** When the last reminder was told (migration 0005); the claim of the next one. */
+  remindedAt: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  /** The upstream incident this alert is linked to (migration 0012): it outlived it, or was open when it broke. */
+  upstreamAlertId: ColumnType<number | null, number | null | undefined, number | null>;
+}
+
+export interface AlertEventsTable {
+  id: Generated<number>;
+  alertId: number;
+  at: Timestamp;
+  kind: string;
+  actor: string | null;
+  data: DefaultedJson<Record<string, unknown>>;
+  /** The policy version the event was decided under (migration 0010). */
+  policyVersion: Defaulted<number | null>;
+}
+
+export interface NotificationsTable {
+  id: Generated<number>;
+  alertId: number;
+  eventId: number;
+  destination: string;
+  idempotencyKey: string;
+  status: Defaulted<NotificationStatus>;
+  attempts: Defaulted<number>;
+  nextAttemptAt: Timestamp;
+  leaseOwner: string | null;
+  leaseExpiresAt: Timestamp | null;
+  result: Json<Record<string, unknown>> | null;
+  lastError: string | null;
+  createdAt: Timestamp;
+  sentAt: Timestamp | null;
+}
+
+export interface AlertThreadsTable {
+  alertId: number;
+  destination: string;
+  channel: string;
+  rootTs: string;
+  renderedEventId: number | null;
+  createdAt: DefaultedTimestamp;
+}
+
+export interface SlackHomeViewsTable {
+  userId: string;
+  openedAt: Timestamp;
+}
+
+/** When the next delivery under a pacing key may start, shared by every replica. */
+export interface PaceSlotsTable {
+  key: string;
+  nextAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export interface DestinationOutagesTable {
+  destination: string;
+  failingSince: Timestamp;
+  failures: number;
+  heldUntil: Timestamp;
+  lastError: string;
+  noticedAt: Timestamp | null;
+}

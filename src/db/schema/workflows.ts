@@ -1,0 +1,84 @@
+import type { ColumnType, Generated } from 'kysely';
+import type { Defaulted, DefaultedJson, DefaultedTimestamp, Json, Timestamp } from './columns.js';
+import type { Severity } from './alerts.js';
+import type { RecurringMaintenance } from './tenants.js';
+
+/** Workflows, their policy versions and maintenance windows. */
+
+export type WorkflowMode = 'managed' | 'observed';
+
+/** Per-workflow overrides of the cadence profile; every field optional. */
+export interface PolicyOverrides {
+  retries?: number;
+  alertAfter?: number;
+  firstSeverity?: Severity;
+  escalationMultiplier?: number;
+  recoverAfter?: number;
+  graceSeconds?: number;
+  timeoutSeconds?: number;
+  minRows?: number;
+  /** Reminder period for an owned, still failing alert (migration 0005); default from the cadence. */
+  remindAfterSeconds?: number;
+}
+
+export type LauncherConfig =
+  | { kind: 'command'; command: string; cwd?: string; env?: Record<string, string>; operatorSet?: boolean }
+  | { kind: 'http'; url: string; mode: 'sync' | 'callback'; headers?: Record<string, string>; secret?: string; operatorSet?: boolean };
+// `operatorSet`: written by the file sync or the admin token, never accepted from input. An http
+// launcher without it is a tenant's and may reach only the hosts the operator allows (docs/security.md).
+
+export interface WorkflowsTable {
+  id: Generated<number>;
+  tenantId: string;
+  name: string;
+  cron: string;
+  timezone: Defaulted<string>;
+  enabled: Defaulted<boolean>;
+  monitoring: Defaulted<boolean>;
+  paused: Defaulted<boolean>;
+  /** A pause set by hand (Slack, API), migration 0006; null when the pause (if any) is the file's. */
+  pausedAt: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  pausedBy: ColumnType<string | null, string | null | undefined, string | null>;
+  pauseReason: ColumnType<string | null, string | null | undefined, string | null>;
+  maintenance: DefaultedJson<RecurringMaintenance[]>;
+  mode: WorkflowMode;
+  launcher: Json<LauncherConfig | null> | null;
+  policy: DefaultedJson<PolicyOverrides>;
+  pingKey: string;
+  nextTickAt: Timestamp | null;
+  source: Defaulted<'file' | 'api'>;
+  createdAt: DefaultedTimestamp;
+  updatedAt: DefaultedTimestamp;
+  /** The newest row of policy_versions for this workflow; null until its policy was first recorded (migration 0010). */
+  policyVersion: Defaulted<number | null>;
+  shadow: Defaulted<boolean>;
+}
+
+export interface PolicyVersionsTable {
+  workflowId: number;
+  version: number;
+  /** The effective policy: cadence-derived defaults with the workflow's overrides applied. */
+  policy: Json<Record<string, unknown>>;
+  changedBy: string;
+  changedAt: Timestamp;
+}
+
+/** A one-off maintenance window, or one occurrence of a recurring one (migration 0006). */
+export interface MaintenanceWindowsTable {
+  id: Generated<number>;
+  tenantId: string;
+  /** null: the whole tenant. */
+  workflowId: number | null;
+  startsAt: Timestamp;
+  endsAt: Timestamp;
+  reason: string | null;
+  createdBy: string | null;
+  /** Which recurring rule this occurrence belongs to; null for a one-off window. */
+  recurrence: string | null;
+  /** When its `maintenance_ended` note was claimed; null until then. */
+  toldAt: Timestamp | null;
+  /** A tenant-wide window that ended with no open alert: the summary for the tenant channel (a `maintenance_ended` event's data). */
+  channelNote: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
+  channelNotedAt: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  createdAt: Timestamp;
+}

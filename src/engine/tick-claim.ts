@@ -1,0 +1,82 @@
+import { sql, type Transaction } from 'kysely';
+import type { Database, Run } from '../db/schema.js';
+import { insertScheduledRows, newRunRow, RUN_LEASE_MS } from '../ledger/runs.js';
+import type { Launch } from './launch-queue.js';
+import type { ClaimedWorkflow, Fire } from './tick-plan.js';
+
+const SKIPPED_NOTE = 'not fired: the scheduler was not running at this tick; only the latest due tick runs after a gap';
+
+/** Due managed workflows, locked FOR UPDATE SKIP LOCKED: another scheduler skips them and takes the next ones. */
+export function claimDueWorkflows(trx: Transaction<Database>, now: Date, limit: number): Promise<ClaimedWorkflow[]> {
+  return trx
+    .selectFrom('workflows')
+    .innerJoin('tenants', 'tenants.id', 'workflows.tenantId')
+    .selectAll('workflows')
+    .select('tenants.name as tenantName')
+    .where('workflows.enabled', '=', true)
+    .where('workflows.paused', '=', false)
+    .where('workflows.mode', '=', 'managed')
+    .where('workflows.nextTickAt', '<=', now)
+    .where('tenants.enabled', '=', true)
+    .orderBy('workflows.nextTickAt')
+    .limit(limit)
+    .forUpdate('workflows')
+    .skipLocked()
+    .execute();
+}
+
+/**
+ * The fired ticks' original rows, `running` and leased to this replica. A
+ * tick that already has its original row (the unique index) is skipped by
+ * `insertScheduledRows` and absent from the result: nothing to launch for it.
+ */
+export async function insertOriginalRuns(trx: Transaction<Database>, fires: Fire[], replicaId: string, now: Date): Promise<Launch[]> {
+  const leaseExpiresAt = new Date(now.getTime() + RUN_LEASE_MS);
+  const deadlines = fires.map((f) => new Date(now.getTime() + f.timeoutSeconds * 1000));
+  const rows = await insertScheduledRows(
+    trx,
+    fires.map((f, i) => ({ workflowId: f.workflow.id, tick: f.tick, status: 'running', startedAt: now, deadlineAt: deadlines[i]!, leaseOwner: replicaId, leaseExpiresAt })),
+  );
+  const index = new Map(fires.map((f, i) => [f.workflow.id, i]));
+  // In id order: launches start in the order the ledger shows.
+  return rows
+    .sort((a, b) => a.id - b.id)
+    .map((r) => {
+      const i = index.get(r.workflowId)!;
+      const fire = fires[i]!;
+      const run: Run = {
+        id: r.id,
+        ...newRunRow({
+          workflowId: r.workflowId,
+          tick: fire.tick,
+          trigger: 'schedule',
+          status: 'running',
+          startedAt: now,
+          deadlineAt: deadlines[i]!,
+          leaseOwner: replicaId,
+          leaseExpiresAt,
+        }),
+        createdAt: r.createdAt,
+      };
+      return { run, fire };
+    });
+}
+
+/** Skipped rows are neither successes nor failures: born processed, so the poller never sees them. */
+export async function insertSkippedRuns(trx: Transaction<Database>, fires: Fire[], now: Date): Promise<void> {
+  await insertScheduledRows(
+    trx,
+    fires.flatMap((f) => f.skipped.map((tick) => ({ workflowId: f.workflow.id, tick, status: 'skipped' as const, finishedAt: now, outcomeNote: SKIPPED_NOTE, processedAt: now }))),
+  );
+}
+
+export async function advanceNextTicks(trx: Transaction<Database>, fires: Fire[]): Promise<void> {
+  const ids = fires.map((f) => f.workflow.id);
+  // `w.id = any(…)` lets the planner find the rows by primary key; joined to unnest alone it
+  // hashes the whole table (a sequential scan of 100,000 workflows per batch).
+  await sql`
+    update workflows w set next_tick_at = v.next_tick_at
+    from unnest(${ids}::int4[], ${fires.map((f) => f.nextTickAt.toISOString())}::timestamptz[]) as v(id, next_tick_at)
+    where w.id = v.id and w.id = any(${ids}::int4[])
+  `.execute(trx);
+}
