@@ -156,3 +156,59 @@ function decideOpenAlert(facts: HistoryFacts, alert: OpenAlertFacts, recoverAfte
   if (facts.healthyStreak === 0 && alert.healthyStreak > 0) return { type: 'streak_reset' };
   return null;
 }
+
+/** The alert columns the evaluation changes (structurally the alerts row). */
+export interface AlertStateFields {
+  status: 'open' | 'resolved';
+  consecutiveFailures: number;
+  lastError: string | null;
+  stage: string | null;
+  lastRunId: number | null;
+  healthyStreak: number;
+  errorGroup: string | null;
+  errorGroupFirstAt: Date | null;
+  errorGroupLastAt: Date | null;
+  errorGroupCount: number;
+  resolvedAt: Date | null;
+  resolvedByRunId: number | null;
+  flappingSince: Date | null;
+  updatedAt: Date;
+}
+
+/**
+ * The state transition of an open alert: the alert after the effects of one
+ * evaluation (every effect but `open`, which makes a new row). Pure; the
+ * evaluator writes what it returns.
+ */
+export function nextAlertState<A extends AlertStateFields>(current: A, effects: readonly Effect[], now: Date): A {
+  return effects.reduce<A>((alert, effect) => applyEffect(alert, effect, now), current);
+}
+
+function applyEffect<A extends AlertStateFields>(current: A, effect: Effect, now: Date): A {
+  switch (effect.type) {
+    case 'open':
+      return current;
+    case 'failure_recorded': {
+      const { failure, groupChanged } = effect;
+      return {
+        ...current,
+        consecutiveFailures: effect.failures,
+        lastError: failure.error,
+        stage: failure.stage,
+        lastRunId: failure.runId,
+        healthyStreak: 0,
+        errorGroup: failure.errorGroup,
+        ...(groupChanged ? { errorGroupFirstAt: now, errorGroupLastAt: now, errorGroupCount: 1 } : { errorGroupLastAt: now, errorGroupCount: current.errorGroupCount + 1 }),
+        updatedAt: now,
+      };
+    }
+    case 'healthy_streak':
+      return { ...current, healthyStreak: effect.streak, updatedAt: now };
+    case 'streak_reset':
+      return { ...current, healthyStreak: 0, updatedAt: now };
+    case 'resolve':
+      return { ...current, status: 'resolved', resolvedAt: now, resolvedByRunId: effect.runId, healthyStreak: 0, updatedAt: now };
+    case 'flapping':
+      return { ...current, flappingSince: now, updatedAt: now };
+  }
+}

@@ -2,7 +2,7 @@ import { sql, type Transaction } from 'kysely';
 import type { Alert, Database, Run, Tenant, Workflow } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import type { CadenceProfile } from '../domain/cadence.js';
-import { evaluateHistory, type Effect, type HistoryFacts } from '../domain/evaluate.js';
+import { evaluateHistory, nextAlertState, type Effect, type HistoryFacts } from '../domain/evaluate.js';
 import { escalationMention } from '../domain/escalation.js';
 import { retriesAllowed } from '../domain/retry-budget.js';
 import { recordAlertEvents, releaseHeldNotifications, type EventInput } from '../ledger/alert-events.js';
@@ -131,11 +131,10 @@ function decide(target: EvaluationTarget, alert: Alert | null, facts: HistoryFac
   return { target, alert, effect: effects.find((e): e is MainEffect => e.type !== 'flapping'), flapping };
 }
 
-/** The open alert's next state when the decision changes it (none otherwise). */
+/** The open alert's next state when the decision changes it (none otherwise): the domain's transition (nextAlertState). */
 function changedAlert({ alert, effect, flapping }: Decision, now: Date): Alert[] {
   if (!alert || (!effect && !flapping)) return [];
-  const next = effect && effect.type !== 'open' ? nextState(alert, effect, now) : alert;
-  return [flapping ? { ...next, flappingSince: now, updatedAt: now } : next];
+  return [nextAlertState(alert, [...(effect ? [effect] : []), ...(flapping ? [flapping] : [])], now)];
 }
 
 /** The `opened` event's data: the failure that opened it and what the alert will do next. */
@@ -217,34 +216,6 @@ async function openAlerts(
     .returningAll()
     .execute();
   return new Map(rows.map((a) => [a.workflowId, a]));
-}
-
-/** The alert after an effect other than opening (pure; written by updateAlerts). */
-function nextState(current: Alert, effect: Exclude<MainEffect, { type: 'open' }>, now: Date): Alert {
-  switch (effect.type) {
-    case 'failure_recorded': {
-      const { failure, groupChanged } = effect;
-      return {
-        ...current,
-        consecutiveFailures: effect.failures,
-        lastError: failure.error,
-        stage: failure.stage,
-        lastRunId: failure.runId,
-        healthyStreak: 0,
-        errorGroup: failure.errorGroup,
-        ...(groupChanged
-          ? { errorGroupFirstAt: now, errorGroupLastAt: now, errorGroupCount: 1 }
-          : { errorGroupLastAt: now, errorGroupCount: current.errorGroupCount + 1 }),
-        updatedAt: now,
-      };
-    }
-    case 'healthy_streak':
-      return { ...current, healthyStreak: effect.streak, updatedAt: now };
-    case 'streak_reset':
-      return { ...current, healthyStreak: 0, updatedAt: now };
-    case 'resolve':
-      return { ...current, status: 'resolved', resolvedAt: now, resolvedByRunId: effect.runId, healthyStreak: 0, updatedAt: now };
-  }
 }
 
 /** Writes the changed columns of every alert in one statement; the new states by alert id. */

@@ -18,6 +18,7 @@ export function engineLoops(deps: Deps): LoopSpec[] {
   return [
     {
       name: 'monitor-uptime',
+      step: 'heartbeat',
       intervalMs: UPTIME_BEAT_MS,
       tick: async () => {
         await heartbeat.beat(deps.clock.now());
@@ -26,17 +27,20 @@ export function engineLoops(deps: Deps): LoopSpec[] {
     },
     {
       name: 'run-poller',
+      step: 'poller',
       intervalMs: deps.config.POLL_INTERVAL_SECONDS * 1000,
       wakeOn: [RUNS_FINISHED_CHANNEL],
       tick: () => pollFinishedRuns(deps),
     },
     {
       name: 'escalation-clock',
+      step: 'escalation-clock',
       intervalMs: deps.config.ESCALATION_INTERVAL_SECONDS * 1000,
       tick: () => runEscalationClock(deps),
     },
     {
       name: 'freshness',
+      step: 'freshness',
       intervalMs: FRESHNESS_INTERVAL_MS,
       tick: async () => {
         // Beat first: a replica that just started must count itself as up before judging ticks.

@@ -3,12 +3,12 @@ import { isConnectionError } from '../db/connection-errors.js';
 import type { Database, Run, Tenant, Workflow } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import type { CadenceProfile } from '../domain/cadence.js';
-import { fingerprintError } from '../domain/fingerprint.js';
+import { errorGroupOf } from '../domain/fingerprint.js';
 import { maintenanceAt } from '../domain/maintenance.js';
 import { launchRun } from '../ledger/runs.js';
 import { evaluateWorkflows, type EvaluationTarget } from './evaluator.js';
 import { loadMaintenanceRules } from './maintenance-rules.js';
-import { createProfileCache } from '../ledger/profiles.js';
+import { profileOf } from '../ledger/profiles.js';
 import { handleFailedOriginal, handleFinishedAttempt, type Launch } from './retry.js';
 import { withUpstreams } from './upstream-blocks.js';
 
@@ -24,8 +24,6 @@ import { withUpstreams } from './upstream-blocks.js';
  */
 
 export const DEFAULT_POLL_BATCH = 100;
-
-const profileOf = createProfileCache();
 
 export async function pollFinishedRuns(deps: Deps, batch = DEFAULT_POLL_BATCH): Promise<boolean> {
   return (await pollFinishedRunsDetailed(deps, batch)).length > 0;
@@ -135,10 +133,10 @@ async function applyOutputChecks(trx: Transaction<Database>, runs: Run[], contex
     let next: Run | undefined;
     if (run.status === 'succeeded' && minRows !== null && (run.rows ?? 0) < minRows) {
       const error = `empty output: ${run.rows ?? 0} rows, expected at least ${minRows}`;
-      next = { ...run, status: 'failed', attemptStatus: 'failed', attemptError: error, error, errorGroup: fingerprintError('empty output') };
-    } else if (run.status !== 'succeeded' && run.errorGroup === null) {
-      const error = run.error ?? (run.status === 'missed' ? 'missed' : 'failed without an error message');
-      next = { ...run, errorGroup: fingerprintError(error) };
+      next = { ...run, status: 'failed', attemptStatus: 'failed', attemptError: error, error, errorGroup: errorGroupOf({ status: 'failed', error, emptyOutput: true }) };
+    } else if (run.errorGroup === null) {
+      const errorGroup = errorGroupOf(run);
+      if (errorGroup) next = { ...run, errorGroup };
     }
     if (next) changed.push(next);
     return next ?? run;

@@ -26,6 +26,13 @@ function settled(place: 'tick' | 'no tick', outcome: keyof typeof STATUSES) {
 }
 
 /**
+ * A confirmed tick failure of the current streak (after `cf.count_from`: the
+ * last success, or a later end of an upstream incident that held it back):
+ * the count and the newest one read the same rows.
+ */
+const FAILURE_SINCE_LAST_SUCCESS = sql`${settled('tick', 'failure')} and (cf.count_from is null or r.tick > cf.count_from) and not r.in_maintenance`;
+
+/**
  * The evaluator's facts for many workflows in one statement. Only settled
  * rows count: original rows whose verdict is final (succeeded, failed,
  * missed) and that the poller has processed. A row another replica has
@@ -121,11 +128,11 @@ function factsQuery(workflowIds: number[], withStreak: number[]) {
     cross join lateral (select greatest(e.last_ok, ub.pos) as count_from) cf
     cross join lateral (
       select count(*)::int as n from runs r
-      where ${settled('tick', 'failure')} and (cf.count_from is null or r.tick > cf.count_from) and not r.in_maintenance
+      where ${FAILURE_SINCE_LAST_SUCCESS}
     ) fc
     left join lateral (
       select r.* from runs r
-      where ${settled('tick', 'failure')} and (cf.count_from is null or r.tick > cf.count_from) and not r.in_maintenance
+      where ${FAILURE_SINCE_LAST_SUCCESS}
       order by r.tick desc, r.id desc limit 1
     ) f on true
     left join lateral (

@@ -1,6 +1,7 @@
 import type { Alert, Run, Tenant, Workflow } from '../db/schema.js';
 import type { AlertDependency } from '../domain/dependencies.js';
 import { cadenceInWords, formatDuration } from '../domain/durations.js';
+import { silenceState } from '../domain/silence.js';
 
 /**
  * The facts of an alert as every destination shows them, decided once: the
@@ -71,11 +72,10 @@ export function severityWord(severity: AlertViewAlert['severity']): string {
   return severity === 'critical' ? 'Critical' : 'Warning';
 }
 
-/** A silence ends at its time or when the alert resolves; an expired one is not shown even before the loop clears it. */
+/** The silence in force at `now` (src/domain/silence.ts decides), as the view shows it. */
 function silenceAt(a: AlertViewAlert, now: Date): AlertView['silence'] {
-  if (a.status !== 'open' || !a.silencedBy) return undefined;
-  if (a.silencedUntil && a.silencedUntil.getTime() <= now.getTime()) return undefined;
-  return { until: a.silencedUntil ?? 'resolved', by: a.silencedBy };
+  const state = silenceState(a, now);
+  return state.silenced ? { until: state.until, by: state.by } : undefined;
 }
 
 function milestoneOf(a: AlertViewAlert): AlertView['milestone'] {

@@ -8,7 +8,7 @@ export interface DigestFacts {
   since: Date;
   until: Date;
   /** Alerts open at `until`, oldest first. */
-  open: { workflow: string; severity: Severity; openedAt: Date; owner: string | null; silencedUntil: Date | null }[];
+  open: { workflow: string; severity: Severity; openedAt: Date; owner: string | null; silencedUntil: Date | null; silencedBy: string | null }[];
   /** Alerts seen flapping in the period (or still flapping). */
   flapped: { workflow: string; since: Date; open: boolean }[];
   /** Workflows with the most failed or missed runs in the period (maintenance ticks left out), most first. */
@@ -31,7 +31,7 @@ export async function loadDigestFacts(db: Db, tenantId: string, since: Date, unt
     if (!tenant) return undefined;
     const alerts = () => trx.selectFrom('alerts').innerJoin('workflows', 'workflows.id', 'alerts.workflowId').where('workflows.tenantId', '=', tenantId);
     const open = await alerts()
-      .select(['workflows.name as workflow', 'alerts.severity', 'alerts.openedAt', 'alerts.ownerUser as owner', 'alerts.silencedUntil'])
+      .select(['workflows.name as workflow', 'alerts.severity', 'alerts.openedAt', 'alerts.ownerUser as owner', 'alerts.silencedUntil', 'alerts.silencedBy'])
       .where('alerts.status', '=', 'open')
       .orderBy('alerts.openedAt')
       .execute();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { escalateAtFor, evaluateHistory, type FailureFacts, type HistoryFacts, type OpenAlertFacts } from '../../src/domain/evaluate.js';
+import { escalateAtFor, evaluateHistory, nextAlertState, type AlertStateFields, type Effect, type FailureFacts, type HistoryFacts, type OpenAlertFacts } from '../../src/domain/evaluate.js';
 
 const NOW = new Date('2026-03-10T09:00:00Z');
 const OPENED = new Date('2026-03-10T08:00:00Z');
@@ -60,5 +60,48 @@ describe('escalateAtFor', () => {
     const openedAt = schedule ? new Date('2026-03-13T08:00:00Z') : OPENED;
     const at = escalateAtFor(openedAt, severity, multiplier, cadence, schedule);
     expect(at?.toISOString() ?? null).toBe(expected);
+  });
+});
+
+describe('nextAlertState: the open alert after an evaluation', () => {
+  const before: AlertStateFields = {
+    status: 'open',
+    consecutiveFailures: 2,
+    lastError: 'connection refused',
+    stage: null,
+    lastRunId: 10,
+    healthyStreak: 1,
+    errorGroup: 'g1',
+    errorGroupFirstAt: OPENED,
+    errorGroupLastAt: OPENED,
+    errorGroupCount: 2,
+    resolvedAt: null,
+    resolvedByRunId: null,
+    flappingSince: null,
+    updatedAt: OPENED,
+  };
+  const recorded = (runId: number, group: string, changed: boolean): Effect => ({
+    type: 'failure_recorded',
+    failures: 3,
+    failure: { ...failure(runId, group), error: 'timeout', stage: 'load' },
+    groupChanged: changed ? { from: 'g1', to: group } : null,
+  });
+  const flapping: Effect = { type: 'flapping', transitions: 5, window: 10, recoverAfter: 3 };
+  it.each<[string, Effect[], Partial<AlertStateFields>]>([
+    ['nothing happened: unchanged', [], {}],
+    ['a failure of the same group: counted, streak reset, group seen again', [recorded(11, 'g1', false)], { consecutiveFailures: 3, lastError: 'timeout', stage: 'load', lastRunId: 11, healthyStreak: 0, errorGroupLastAt: NOW, errorGroupCount: 3, updatedAt: NOW }],
+    ['a failure of a new group: the group starts over', [recorded(11, 'g2', true)], { consecutiveFailures: 3, lastError: 'timeout', stage: 'load', lastRunId: 11, healthyStreak: 0, errorGroup: 'g2', errorGroupFirstAt: NOW, errorGroupLastAt: NOW, errorGroupCount: 1, updatedAt: NOW }],
+    ['a healthy streak: recorded', [{ type: 'healthy_streak', streak: 2, of: 3 }], { healthyStreak: 2, updatedAt: NOW }],
+    ['a streak reset: back to zero', [{ type: 'streak_reset' }], { healthyStreak: 0, updatedAt: NOW }],
+    ['resolve: resolved by the run, streak cleared', [{ type: 'resolve', runId: 12, trigger: 'schedule', durationSeconds: 3600, successes: 1, recoverAfter: 1 }], { status: 'resolved', resolvedAt: NOW, resolvedByRunId: 12, healthyStreak: 0, updatedAt: NOW }],
+    ['flapping alone: marked flapping since now', [flapping], { flappingSince: NOW, updatedAt: NOW }],
+    ['a streak and flapping: both', [{ type: 'healthy_streak', streak: 2, of: 3 }, flapping], { healthyStreak: 2, flappingSince: NOW, updatedAt: NOW }],
+  ])('%s', (_case, effects, changed) => {
+    expect(nextAlertState(before, effects, NOW)).toEqual({ ...before, ...changed });
+  });
+
+  it('keeps the columns it does not decide (the caller passes the whole row)', () => {
+    const row = { ...before, id: 7, ownerUser: 'U0ALICE' };
+    expect(nextAlertState(row, [{ type: 'streak_reset' }], NOW)).toMatchObject({ id: 7, ownerUser: 'U0ALICE', healthyStreak: 0 });
   });
 });

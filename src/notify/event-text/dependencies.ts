@@ -1,73 +1,66 @@
 import { plural } from '../../domain/durations.js';
-import type { EventInput, EventText, TextPart } from '../event-text.js';
+import { date, num, str, strong, t, type Data, type Renderer, type TextPart } from './parts.js';
 
 /**
- * The dependency events in words (issue 16): `upstream_affected` on the
- * upstream alert, `outlived_upstream` and `upstream_broke` on a downstream
- * one. Read defensively from the event's data; names are raw (each renderer
- * escapes them). Undefined for any other kind.
+ * The dependency events in words (issue 16, docs/alerts.md):
+ * `upstream_affected` on the upstream alert, `outlived_upstream` and
+ * `upstream_broke` on a downstream one. Names are raw (each renderer escapes
+ * them); another tenant's workflow is never named here, the engine leaves it out.
  */
-export function dependencyEventText(event: Pick<EventInput, 'kind' | 'data' | 'at'>, workflow: { name: string }): EventText | undefined {
-  const d = (event.data ?? {}) as Record<string, unknown>;
-  switch (event.kind) {
-    case 'upstream_affected':
-      return { what: 'upstream_affected', icon: 'info', parts: affectedParts(d) };
-    case 'outlived_upstream': {
-      const resolvedAt = typeof d.upstreamResolvedAt === 'string' ? new Date(d.upstreamResolvedAt) : undefined;
-      const when: TextPart[] = resolvedAt && !Number.isNaN(resolvedAt.getTime()) ? [t(' at '), { type: 'time', at: resolvedAt }] : [];
-      return {
-        what: 'outlived_upstream',
-        icon: 'warning',
-        parts: [strong(workflow.name), t(' outlived its upstream incident: '), ...upstreamName(d), t(' recovered'), ...when, t(', and this workflow kept failing past its own threshold.')],
-      };
-    }
-    case 'upstream_broke':
-      return {
-        what: 'upstream_broke',
-        icon: 'info',
-        parts: [t('Upstream '), ...upstreamName(d), t(' now has an alert of its own'), ...alertNo(d), t('. This alert stays open; failures here may follow from it.')],
-      };
-    default:
-      return undefined;
-  }
+
+/** The upstream by name within the tenant; "another tenant's workflow" otherwise. */
+function upstreamName(d: Data): TextPart[] {
+  const name = str(d, 'upstreamWorkflow');
+  return name ? [strong(name)] : [t("another tenant's workflow")];
 }
 
-const t = (text: string): TextPart => ({ type: 'text', text });
-const strong = (text: string): TextPart => ({ type: 'strong', text });
-
-function upstreamName(d: Record<string, unknown>): TextPart[] {
-  if (typeof d.upstreamWorkflow === 'string' && d.upstreamWorkflow) return [strong(d.upstreamWorkflow)];
-  return [t("another tenant's workflow")];
-}
-
-function alertNo(d: Record<string, unknown>): TextPart[] {
-  return typeof d.upstreamAlertId === 'number' ? [t(` (alert #${d.upstreamAlertId})`)] : [];
-}
-
-interface Affected {
-  workflow: string;
-  failures: number;
-  missed: number;
-}
-
-function affectedOf(v: unknown): Affected[] {
+function affectedOf(v: unknown): { workflow: string; failures: number; missed: number }[] {
   if (!Array.isArray(v)) return [];
-  return v.flatMap((a: Record<string, unknown>) =>
-    a && typeof a.workflow === 'string' ? [{ workflow: a.workflow, failures: typeof a.failures === 'number' ? a.failures : 0, missed: typeof a.missed === 'number' ? a.missed : 0 }] : [],
-  );
+  return v.flatMap((a: Data) => (a && typeof a.workflow === 'string' ? [{ workflow: a.workflow, failures: num(a, 'failures') ?? 0, missed: num(a, 'missed') ?? 0 }] : []));
 }
 
-/** "Also affected, with no alerts of their own while this one is open: *a* (1 failure), *b* (1 missed tick) and 2 workflows of other tenants." */
-function affectedParts(d: Record<string, unknown>): TextPart[] {
+/** "Also affected (3 downstream workflows, …): *a* (1 failure), *b* (1 missed tick) and 1 workflow of another tenant." */
+const upstreamAffected: Renderer = ({ d }) => {
   const affected = affectedOf(d.affected);
-  const others = typeof d.otherTenants === 'number' ? d.otherTenants : 0;
+  const others = num(d, 'otherTenants') ?? 0;
   const items: TextPart[][] = affected.map((a) => {
     const counts = [a.failures ? plural(a.failures, 'failure') : '', a.missed ? plural(a.missed, 'missed tick') : ''].filter(Boolean).join(', ');
     return [strong(a.workflow), ...(counts ? [t(` (${counts})`)] : [])];
   });
-  if (others > 0) items.push([t(`${plural(others, "workflow of another tenant", "workflows of other tenants")}`)]);
-  const joined = items.flatMap((p, i) => (i === 0 ? p : [t(i === items.length - 1 ? ' and ' : ', '), ...p]));
+  if (others > 0) items.push([t(plural(others, 'workflow of another tenant', 'workflows of other tenants'))]);
   const total = affected.length + others;
-  if (total === 0) return [t('Also affected: downstream workflows, with no alerts of their own while this one is open.')];
-  return [t(`Also affected (${plural(total, 'downstream workflow')}, no alerts of their own while this one is open): `), ...joined, t('.')];
-}
+  if (total === 0) return { what: 'upstream_affected', icon: 'info', parts: [t('Also affected: downstream workflows, with no alerts of their own while this one is open.')] };
+  const joined = items.flatMap((p, i) => (i === 0 ? p : [t(i === items.length - 1 ? ' and ' : ', '), ...p]));
+  return { what: 'upstream_affected', icon: 'info', parts: [t(`Also affected (${plural(total, 'downstream workflow')}, no alerts of their own while this one is open): `), ...joined, t('.')] };
+};
+
+const outlivedUpstream: Renderer = ({ workflow, d }) => {
+  const resolvedAt = date(d, 'upstreamResolvedAt');
+  return {
+    what: 'outlived_upstream',
+    icon: 'warning',
+    parts: [
+      strong(workflow.name),
+      t(' outlived its upstream incident: '),
+      ...upstreamName(d),
+      t(' recovered'),
+      ...(resolvedAt ? [t(' at '), { type: 'time', at: resolvedAt } as TextPart] : []),
+      t(', and this workflow kept failing past its own threshold.'),
+    ],
+  };
+};
+
+const upstreamBroke: Renderer = ({ d }) => {
+  const alertId = num(d, 'upstreamAlertId');
+  return {
+    what: 'upstream_broke',
+    icon: 'info',
+    parts: [t('Upstream '), ...upstreamName(d), t(' now has an alert of its own'), ...(alertId !== undefined ? [t(` (alert #${alertId})`)] : []), t('. This alert stays open; failures here may follow from it.')],
+  };
+};
+
+export const dependencyTexts = {
+  upstream_affected: upstreamAffected,
+  outlived_upstream: outlivedUpstream,
+  upstream_broke: upstreamBroke,
+} satisfies Record<string, Renderer>;

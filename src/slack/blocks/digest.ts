@@ -1,4 +1,5 @@
 import { formatDuration, plural, utcText } from '../../domain/durations.js';
+import { silenceState } from '../../domain/silence.js';
 import type { DigestFacts } from '../../services/digest-queries.js';
 import { slackDate, userMention } from './format.js';
 import { escapeMrkdwn, lineSections, mrkdwn, safeText } from './limits.js';
@@ -39,7 +40,7 @@ function sections(f: DigestFacts): Section[] {
   const open = f.open.map((a) => {
     const age = formatDuration(at.getTime() - a.openedAt.getTime());
     const owner = a.owner ? `owned by ${userMention(a.owner)}` : 'unowned';
-    const silenced = a.silencedUntil && a.silencedUntil > at ? ', silenced' : '';
+    const silenced = silenceState({ status: 'open', silencedBy: a.silencedBy, silencedUntil: a.silencedUntil }, at).silenced ? ', silenced' : '';
     const w = name(a.workflow);
     return { slack: `${w.slack}: ${a.severity}, open ${age}, ${owner}${silenced}`, plain: `${w.plain}: ${a.severity}, open ${age}, ${a.owner ? `owned by ${a.owner}` : 'unowned'}${silenced}` };
   });

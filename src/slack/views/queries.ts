@@ -2,6 +2,8 @@ import type { Db } from '../../db/connect.js';
 import type { Alert, Tenant, Workflow } from '../../db/schema.js';
 import { profileFor } from '../../domain/cadence.js';
 import { parseDestination } from '../../domain/events.js';
+import { retriesAllowed } from '../../domain/retry-budget.js';
+import { silenceState } from '../../domain/silence.js';
 import type { LauncherResolver } from '../../launcher.js';
 import { listOpenAlerts, workflowHistory, type Scope } from '../../ledger/alert-queries.js';
 import { blockedWorkflows, upstreamLabel, type BlockedWorkflow } from '../../ledger/dependency-state.js';
@@ -50,7 +52,7 @@ export async function statusRows(db: Db, workflows: Workflow[], now: Date, viewe
   return workflows.map((w) => {
     const alert = alerts.find((a) => a.workflowId === w.id);
     const run = lastRuns.find((r) => r.workflowId === w.id);
-    const silenced = !!alert?.silencedBy && (!alert.silencedUntil || alert.silencedUntil > now);
+    const silenced = !!alert && silenceState(alert, now).silenced;
     const block = blocked.find((b) => b.workflowId === w.id);
     return {
       tenantId: w.tenantId,
@@ -93,7 +95,8 @@ export async function workflowDetail(db: Db, launchers: LauncherResolver, workfl
     row: row!,
     tenantName: tenant.name,
     cadenceSeconds: profile.cadenceSeconds,
-    policy: { retries: profile.retries, alertAfter: profile.alertAfter, firstSeverity: profile.firstSeverity },
+    // The retries a tick gets: none without a launcher to start them, whatever the policy says.
+    policy: { retries: retriesAllowed(profile.retries, !!launchers(workflow)), alertAfter: profile.alertAfter, firstSeverity: profile.firstSeverity },
     runs: await historyRows(db, workflow.id, 10),
     alert: alert ? await cardFrom(db, launchers, alert, workflow, tenant) : null,
   };
@@ -131,7 +134,7 @@ export async function homeModel(db: Db, now: Date, tenantIds: readonly string[])
           consecutiveFailures: alert.consecutiveFailures,
           ownerTeam: alert.ownerTeam,
           ownerUser: alert.ownerUser,
-          silenced: alert.silencedBy && (!alert.silencedUntil || alert.silencedUntil > now) ? { until: alert.silencedUntil ?? ('resolved' as const) } : null,
+          silenced: silenceOf(alert, now),
         })),
     })),
     // A destination is named by its kind only: its target (a webhook URL, an address, a routing key digest) is the tenant's secret.
@@ -140,4 +143,10 @@ export async function homeModel(db: Db, now: Date, tenantIds: readonly string[])
       return { id: d.id, destination: kind, tenantId: d.tenantId, workflowName: d.workflowName, lastError: d.lastError && target ? d.lastError.split(target).join('…') : d.lastError, createdAt: d.createdAt };
     }),
   };
+}
+
+/** The home tab's silence of an alert: its end while one is in force (src/domain/silence.ts), else null. */
+function silenceOf(alert: Pick<Alert, 'status' | 'silencedBy' | 'silencedUntil'>, now: Date): { until: Date | 'resolved' } | null {
+  const state = silenceState(alert, now);
+  return state.silenced ? { until: state.until } : null;
 }
