@@ -2,6 +2,7 @@ import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { AlertEventsTable, AlertsTable, AlertThreadsTable, DestinationOutagesTable, NotificationsTable, PaceSlotsTable, SlackHomeViewsTable } from './schema/alerts.js';
 import type { UpstreamBlocksTable, WorkflowDependenciesTable } from './schema/dependencies.js';
 import type { HousekeepingFiringsTable, MonitorUptimeTable, RunsTable } from './schema/runs.js';
+import type { SharedCausesTable, StormAlertsTable, StormsTable } from './schema/storms.js';
 import type { TenantsTable } from './schema/tenants.js';
 import type { MaintenanceWindowsTable, PolicyVersionsTable, WorkflowsTable } from './schema/workflows.js';
 
@@ -9,6 +10,7 @@ import type { MaintenanceWindowsTable, PolicyVersionsTable, WorkflowsTable } fro
 export type * from './schema/alerts.js';
 export type * from './schema/dependencies.js';
 export type * from './schema/runs.js';
+export type * from './schema/storms.js';
 export type * from './schema/tenants.js';
 export type * from './schema/workflows.js';
 
@@ -29,6 +31,9 @@ export interface Database {
   housekeepingFirings: HousekeepingFiringsTable;
   workflowDependencies: WorkflowDependenciesTable;
   upstreamBlocks: UpstreamBlocksTable;
+  storms: StormsTable;
+  stormAlerts: StormAlertsTable;
+  sharedCauses: SharedCausesTable;
 }
 
 export type Tenant = Selectable<TenantsTable>;

@@ -32,6 +32,11 @@ export const NOTIFIED_EVENT_KINDS = [
   'outlived_upstream',
   /** On a downstream alert already open when its upstream's alert opens: it stays, linked (data: upstreamAlertId, upstreamWorkflow | upstreamOtherTenant). */
   'upstream_broke',
+  // issue 16, storms: told in one channel only (data: stormId, startedAt, alerts) and on the platform channel only (shared_cause).
+  /** Still open when its channel's storm ended: the alert gets a thread of its own there. */
+  'storm_outlived',
+  /** One error group failing several workflows (of any tenants): operator-only, never shown to a tenant. */
+  'shared_cause',
 ] as const;
 export type NotifiedEventKind = (typeof NOTIFIED_EVENT_KINDS)[number];
 
@@ -61,3 +66,6 @@ export function parseDestination(destination: string): { kind: string; target: s
   const i = destination.indexOf(':');
   return i < 0 ? { kind: destination, target: '' } : { kind: destination.slice(0, i), target: destination.slice(i + 1) };
 }
+
+/** Kinds only the operator sees (they name other tenants' workflows): left out of every tenant-facing read. */
+export const OPERATOR_ONLY_EVENT_KINDS: readonly string[] = ['shared_cause'];

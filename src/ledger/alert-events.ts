@@ -4,6 +4,7 @@ import type { Alert, AlertEvent, Database, NotificationsTable, Tenant } from '..
 import { isNotifiedKind, notificationKey, QUIET_EVENT_KINDS, type AlertEventKind } from '../domain/events.js';
 import { silenceState, summariseHeld, type HeldSummary } from '../domain/silence.js';
 import { routesFor, shouldRoute, type RoutingConfig } from './destinations.js';
+import { claimStorms, stormRuleOf, type StormConfig } from './storm-claims.js';
 
 export const NOTIFICATIONS_CHANNEL = 'scheduler_notifications';
 
@@ -18,8 +19,10 @@ export interface EventInput {
   actor?: string | null;
   data: Record<string, unknown>;
   now: Date;
-  /** PLATFORM_DESTINATIONS is optional so callers that only know the platform channel keep working. */
-  config: RoutingConfig;
+  /** PLATFORM_DESTINATIONS and the storm rule are optional so callers that only know the platform channel keep working. */
+  config: RoutingConfig & StormConfig;
+  /** Told only to these destinations (a storm's end is told in one channel, a shared cause on the platform channel only). */
+  onlyDestinations?: readonly string[];
 }
 
 /**
@@ -91,6 +94,10 @@ export async function recordAlertEvents(trx: Transaction<Database>, inputs: Even
     }
   }
   if (rows.length > 0) await trx.insertInto('notifications').values(rows).execute();
+  // Openings may be part of a storm in their channel: decided here, in the transaction that records them.
+  const opened = new Set(routed.filter(({ input }) => input.kind === 'opened').map(({ event }) => event.id));
+  const openings = rows.filter((r) => r.status === 'pending' && opened.has(r.eventId as number));
+  if (openings.length > 0) await claimStorms(trx, openings.map((r) => r.destination), routed[0]!.input.now, stormRuleOf(routed[0]!.input.config));
   if (wake) await sql`select pg_notify(${NOTIFICATIONS_CHANNEL}, ${String(routed[0]!.input.alert.id)})`.execute(trx);
   return events;
 }
@@ -129,7 +136,10 @@ async function loadRouting(trx: Transaction<Database>, alerts: Pick<Alert, 'id' 
       const wf = workflowOf.get(input.alert.workflowId);
       const routes = routesFor({ channel: input.tenant.channel, destinations: wf?.destinations, shadow: !!(wf?.shadow || wf?.tenantShadow) }, input.config);
       const update = (input.data as { update?: unknown }).update === true;
-      return routes.filter((r) => shouldRoute(r, input.kind, input.alert.severity, heard.has(`${input.alert.id}\u0000${r.id}`), update)).map((r) => r.id);
+      return routes
+        .filter((r) => !input.onlyDestinations || input.onlyDestinations.includes(r.id))
+        .filter((r) => shouldRoute(r, input.kind, input.alert.severity, heard.has(`${input.alert.id}\u0000${r.id}`), update))
+        .map((r) => r.id);
     },
     heard(alertId: number, destination: string) {
       heard.add(`${alertId}\u0000${destination}`);

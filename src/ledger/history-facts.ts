@@ -27,10 +27,11 @@ function settled(place: 'tick' | 'no tick', outcome: keyof typeof STATUSES) {
 
 /**
  * A confirmed tick failure of the current streak (after `cf.count_from`: the
- * last success, or a later end of an upstream incident that held it back):
- * the count and the newest one read the same rows.
+ * last success, or a later end of an upstream incident that held the workflow
+ * back): the count and the newest one read the same rows. The bound is an
+ * index condition (`r.tick > coalesce(…)`), never `… is null or r.tick > …`: see below.
  */
-const FAILURE_SINCE_LAST_SUCCESS = sql`${settled('tick', 'failure')} and (cf.count_from is null or r.tick > cf.count_from) and not r.in_maintenance`;
+const FAILURE_SINCE_LAST_SUCCESS = sql`${settled('tick', 'failure')} and r.tick > coalesce(cf.count_from, '-infinity') and not r.in_maintenance`;
 
 /**
  * The evaluator's facts for many workflows in one statement. Only settled
@@ -47,10 +48,19 @@ const FAILURE_SINCE_LAST_SUCCESS = sql`${settled('tick', 'failure')} and (cf.cou
  *   the current failure streak, not the history;
  * - the healthy streak and the newest success are read only for `withStreak`
  *   (workflows with an open alert: nothing else looks at them), from the
- *   newest HEALTHY_WINDOW ticks;
+ *   newest HEALTHY_WINDOW ticks (the streak's walk is bounded below by the
+ *   oldest of them, so it reads that window, never the workflow's history).
+ *   Each of those walks says `w.streak` inside its own WHERE: a join
+ *   condition alone (`on w.streak`) is applied after the lateral subquery
+ *   has run, so every workflow paid for them;
  * - the newest FLAP_WINDOW tick outcomes (flapping) likewise only for
  *   `withStreak`: an index range scan of ten rows;
- * - runs outside any tick (manual, rare) are read from that index's null entries.
+ * - runs outside any tick (manual, rare) are read from that index's null entries;
+ * - "newer than the newest success" is written `r.tick > coalesce(e.last_ok,
+ *   '-infinity')`, never `e.last_ok is null or r.tick > e.last_ok`: the OR
+ *   is no index condition, and the planner then read every tick the
+ *   workflow ever had to count its failures (10 ms a workflow at a thousand
+ *   ticks each; bench/ledger-growth.ts, test/ledger/query-plans.test.ts).
  *
  * A tick failure inside a maintenance window (runs.in_maintenance) is not a
  * failure here: it neither counts, nor breaks a healthy streak, nor flaps.
@@ -67,21 +77,6 @@ export async function loadHistoryFacts(trx: Transaction<Database>, workflowIds: 
   for (const r of rows) out.set(r.workflowId, toHistoryFacts(r));
   for (const id of workflowIds) if (!out.has(id)) out.set(id, { failures: 0, healthyStreak: 0, newestFailure: null, newestSuccess: null });
   return out;
-}
-
-/** The newest tick outcomes, newest first, for flapping. */
-function flapJoin() {
-  return sql`
-    -- the newest tick outcomes, newest first, for flapping
-    left join lateral (
-      select array_agg(t.status order by t.tick desc) as outcomes from (
-        select r.tick, r.status from runs r
-        where ${settled('tick', 'any')}
-          and not (r.in_maintenance and r.status <> 'succeeded')
-        order by r.tick desc limit ${FLAP_WINDOW}
-      ) t
-    ) rt on w.streak
-  `;
 }
 
 function factsQuery(workflowIds: number[], withStreak: number[]) {
@@ -109,12 +104,12 @@ function factsQuery(workflowIds: number[], withStreak: number[]) {
     ) okm on true
     left join lateral (
       select max(coalesce(r.started_at, r.finished_at)) as pos from runs r
-      where ${settled('no tick', 'failure')}
+      where w.streak and ${settled('no tick', 'failure')}
     ) badm on w.streak
     left join lateral (
-      select max(t.tick) filter (where t.status <> 'succeeded' and not t.in_maintenance) as pos from (
+      select max(t.tick) filter (where t.status <> 'succeeded' and not t.in_maintenance) as pos, min(t.tick) as oldest from (
         select r.tick, r.status, r.in_maintenance from runs r
-        where ${settled('tick', 'any')}
+        where w.streak and ${settled('tick', 'any')}
         order by r.tick desc limit ${HEALTHY_WINDOW}
       ) t
     ) badt on w.streak
@@ -138,13 +133,13 @@ function factsQuery(workflowIds: number[], withStreak: number[]) {
     left join lateral (
       select count(*)::int as n from (
         select 1 from runs r
-        where ${settled('tick', 'success')} and (e.last_bad is null or r.tick > e.last_bad)
+        where w.streak and ${settled('tick', 'success')} and r.tick > coalesce(e.last_bad, '-infinity') and r.tick >= coalesce(badt.oldest, '-infinity')
         order by r.tick desc limit ${HEALTHY_WINDOW}
       ) x
     ) hs on w.streak
     left join lateral (
       select count(*)::int as n from runs r
-      where ${settled('no tick', 'success')} and (e.last_bad is null or coalesce(r.started_at, r.finished_at) > e.last_bad)
+      where w.streak and ${settled('no tick', 'success')} and (e.last_bad is null or coalesce(r.started_at, r.finished_at) > e.last_bad)
     ) hm on w.streak
     -- the newest success, if it is newer than every failure
     left join lateral (
@@ -157,6 +152,21 @@ function factsQuery(workflowIds: number[], withStreak: number[]) {
       order by c.pos desc, c.id desc limit 1
     ) s on w.streak
     ${flapJoin()}
+  `;
+}
+
+/** The newest tick outcomes, newest first, for flapping. */
+function flapJoin() {
+  return sql`
+    -- the newest tick outcomes, newest first, for flapping
+    left join lateral (
+      select array_agg(t.status order by t.tick desc) as outcomes from (
+        select r.tick, r.status from runs r
+        where w.streak and ${settled('tick', 'any')}
+          and not (r.in_maintenance and r.status <> 'succeeded')
+        order by r.tick desc limit ${FLAP_WINDOW}
+      ) t
+    ) rt on w.streak
   `;
 }
 

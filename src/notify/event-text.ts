@@ -5,6 +5,7 @@ import { ownershipTexts } from './event-text/ownership.js';
 import { t, type Data, type EventText, type EventTextInput, type Renderer, type TextPart } from './event-text/parts.js';
 import { runTexts } from './event-text/runs.js';
 import { silenceTexts } from './event-text/silence.js';
+import { stormTexts } from './event-text/storms.js';
 import { workflowTexts } from './event-text/workflow.js';
 
 export type { EventIcon, EventInput, EventText, EventTextInput, TextPart } from './event-text/parts.js';
@@ -29,6 +30,7 @@ const RENDERERS: Record<string, Renderer> = {
   ...runTexts,
   ...workflowTexts,
   ...dependencyTexts,
+  ...stormTexts,
 };
 
 /** The event in words, read defensively from its data (old rows may lack fields). */

@@ -20,6 +20,8 @@ export interface DigestFacts {
   maintenance: { workflow: string | null; startsAt: Date; endsAt: Date; reason: string | null }[];
   /** Workflows held back by an upstream incident in the period (docs/alerts.md): no alert of their own, told in the upstream's thread. */
   heldBack?: { workflow: string; upstream: string; failures: number; missed: number; stillBlocked: boolean }[];
+  /** Storms in the tenant's channel that started in the period or are still under way (issue 16). */
+  storms?: { startedAt: Date; endedAt: Date | null; alerts: number }[];
 }
 
 const NOISIEST = 5;
@@ -79,9 +81,16 @@ export async function loadDigestFacts(db: Db, tenantId: string, since: Date, unt
         and coalesce(r.finished_at, r.created_at) > ${since} and coalesce(r.finished_at, r.created_at) <= ${until}
       group by w.name order by count(*) desc, w.name limit ${NOISIEST}
     `.execute(trx);
+    const { rows: storms } = await sql<{ startedAt: Date; endedAt: Date | null; alerts: number }>`
+      select s.started_at, s.ended_at, (select count(*)::int from storm_alerts m where m.storm_id = s.id) as alerts
+      from storms s join tenants t on s.destination = 'slack:' || t.channel
+      where t.id = ${tenantId} and s.started_at <= ${until} and (s.started_at > ${since} or s.ended_at is null or s.ended_at > ${since})
+      order by s.started_at
+    `.execute(trx);
     return {
       tenant,
       since,
+      storms,
       until,
       open,
       flapped: flapped.map((f) => ({ workflow: f.workflow, since: f.since!, open: f.status === 'open' })),

@@ -201,4 +201,33 @@ describe('bundled scenarios', { timeout: 120_000 }, () => {
     const alerts = await t!.db.selectFrom('alerts').innerJoin('workflows', 'workflows.id', 'alerts.workflowId').select(['workflows.name', 'alerts.id', 'alerts.upstreamAlertId', 'alerts.consecutiveFailures']).orderBy('alerts.id').execute();
     expect(alerts[1]).toMatchObject({ name: 'finance-ledger', upstreamAlertId: alerts[0]!.id, consecutiveFailures: 2 });
   });
+
+  it('50 unrelated workflows failing at one tick: one storm message per channel, each alert ownable, a handful of posts; the one that outlives the storm gets its own thread', async () => {
+    const { transcript, actions } = await replay('storm-50-workflows.json');
+    expect(actions.map((a) => a.result)).toEqual(['ok']);
+    expect(transcript.summary).toMatchObject({ alerts: 50 });
+    const story = storyByChannel(threadsOf(transcript.calls));
+    const posts = (channel: string) => transcript.calls.filter((c) => c.method === 'chat.postMessage' && c.channel === channel);
+    for (const channel of ['CACME', 'CPLATFORM']) {
+      const roots = posts(channel).filter((c) => c.thread_ts === null);
+      // The storm message first, then load-13's own root once the storm ended (49 recovered at 03:00).
+      expect(roots.map(eventOf)).toEqual(['storm', 'storm_outlived']);
+      expect(posts(channel).length).toBeLessThanOrEqual(5);
+      // Its own thread from then on: the root, the reply saying it outlived the storm, its escalation.
+      expect(story[channel]!['load-13']).toEqual([['storm_outlived', 'storm_outlived', 'escalated']]);
+    }
+    // The shared cause: told once, on the platform channel only, in the storm's thread and broadcast.
+    const stormThread = (channel: string) => threadsOf(transcript.calls).find((th) => th.channel === channel && th.events[0] === 'storm')!;
+    expect(stormThread('CPLATFORM').replies.map(eventOf)).toEqual(['shared_cause']);
+    expect(stormThread('CACME').replies).toEqual([]);
+    // Updated in place as alerts opened, were owned and resolved: chat.update, never a post per alert.
+    expect(stormThread('CACME').updates.length).toBeGreaterThan(0);
+    const owned = await t!.db.selectFrom('alerts').innerJoin('workflows', 'workflows.id', 'alerts.workflowId').select(['alerts.ownerUser']).where('workflows.name', '=', 'load-07').executeTakeFirstOrThrow();
+    expect(owned.ownerUser).toBe('U_ENG');
+    const storms = await t!.db.selectFrom('storms').select(['destination', 'endedAt']).orderBy('destination').execute();
+    expect(storms.map((s) => [s.destination, s.endedAt !== null])).toEqual([
+      ['slack:CACME', true],
+      ['slack:CPLATFORM', true],
+    ]);
+  });
 });

@@ -42,7 +42,8 @@ export function threadsOf(calls: readonly TranscriptCall[]): ThreadShape[] {
     const key = `${c.channel} ${c.method === 'chat.update' ? c.ts : c.thread_ts}`;
     const thread = threads.get(key);
     if (!thread) throw new Error(`${c.method} at ${c.at} in ${c.channel} belongs to no root posted before it`);
-    if (c.metadata && alertOf(c) !== thread.alertId) throw new Error(`${c.method} at ${c.at} carries alert ${alertOf(c)} in the thread of alert ${thread.alertId}`);
+    // A storm message's thread stands for many alerts: its replies (a shared cause) name their own.
+    if (c.metadata && alertOf(c) !== thread.alertId && thread.events[0] !== 'storm') throw new Error(`${c.method} at ${c.at} carries alert ${alertOf(c)} in the thread of alert ${thread.alertId}`);
     if (c.method === 'chat.update') thread.updates.push(c);
     else {
       thread.replies.push(c);

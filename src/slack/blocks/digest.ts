@@ -24,7 +24,7 @@ export function median(values: readonly number[]): number | undefined {
 
 /** Is there anything to say? A quiet period sends nothing. */
 export function digestHasNews(f: DigestFacts): boolean {
-  return f.open.length + f.flapped.length + f.noisiest.length + f.opened + f.resolvedMs.length + f.silenced.length + f.maintenance.length + (f.heldBack?.length ?? 0) > 0;
+  return (f.storms?.length ?? 0) + f.open.length + f.flapped.length + f.noisiest.length + f.opened + f.resolvedMs.length + f.silenced.length + f.maintenance.length + (f.heldBack?.length ?? 0) > 0;
 }
 
 interface Section {
@@ -57,6 +57,13 @@ function sections(f: DigestFacts): Section[] {
   const mid = median(f.resolvedMs);
   const counts = `${plural(f.opened, 'alert')} opened, ${f.resolvedMs.length} resolved${mid === undefined ? '' : ` (median time to resolve ${formatDuration(mid)})`}`;
   if (f.opened || f.resolvedMs.length) out.push({ title: 'Alerts', lines: [{ slack: counts, plain: counts }] });
+  if (f.storms?.length) {
+    const storms = f.storms.map((x) => {
+      const what = `storm at ${utcText(x.startedAt)}: ${plural(x.alerts, 'alert')} at once, told as one message${x.endedAt && x.endedAt <= at ? `, ended ${utcText(x.endedAt)}` : ', still under way'}`;
+      return { slack: escapeMrkdwn(what), plain: what };
+    });
+    out.push({ title: 'Storms', lines: storms });
+  }
   const quiet = [
     ...f.silenced.map((s) => line(s.workflow, `silenced ${s.until ? `until ${utcText(s.until)}` : 'until resolved'}${s.reason ? `: ${s.reason}` : ''}`)),
     ...f.maintenance.map((m) => {

@@ -1,3 +1,4 @@
+import { stormSummaryLine } from './storm-message.js';
 import { formatDuration, plural } from '../../domain/durations.js';
 import { slackDate, userMention } from './format.js';
 import { capBlocks, lineSections, LIMITS, mrkdwn, omittedNote, plain, safeText, withItems } from './limits.js';
@@ -33,6 +34,8 @@ export interface HomeBlocked {
 export interface HomeModel {
   tenants: { id: string; name: string; alerts: HomeAlert[]; blocked?: HomeBlocked[] }[];
   dead: HomeDeadNotification[];
+  /** Storms under way in these tenants' channels (issue 16). */
+  storms?: Parameters<typeof stormSummaryLine>[0][];
 }
 
 /** The App Home tab: the cross-tenant dashboard. */
@@ -45,6 +48,7 @@ export function renderHome(model: HomeModel, now: Date): { type: 'home'; blocks:
       elements: [mrkdwn(`${open} open alert${open === 1 ? '' : 's'} across ${model.tenants.filter((t) => t.alerts.length).length} tenant(s) · updated ${slackDate(now)}`)],
     },
   ];
+  if (model.storms?.length) blocks.push({ type: 'context', elements: model.storms.slice(0, LIMITS.contextElements).map((s) => mrkdwn(stormSummaryLine(s), LIMITS.contextElementText)) });
   if (open === 0) blocks.push({ type: 'section', text: mrkdwn(':white_check_mark: Nothing is broken right now.') });
   for (const tenant of model.tenants) {
     const held = tenant.blocked ?? [];

@@ -3,6 +3,7 @@ import { cadenceInWords, plural } from '../../domain/durations.js';
 import { slackDate, userMention } from './format.js';
 import { historyLine, type HistoryRow } from './history.js';
 import { capBlocks, lineSections, LIMITS, mrkdwn, omittedNote, safeText } from './limits.js';
+import { stormSummaryLine } from './storm-message.js';
 import type { Block, SlackMessage } from './types.js';
 
 export interface WorkflowStatusRow {
@@ -39,8 +40,9 @@ function health(row: WorkflowStatusRow): string {
 }
 
 /** `/scheduler status` without a name: every workflow in scope, grouped by tenant when there are several. */
-export function renderStatusList(rows: WorkflowStatusRow[], scopeLabel: string): SlackMessage {
+export function renderStatusList(rows: WorkflowStatusRow[], scopeLabel: string, storms: Parameters<typeof stormSummaryLine>[0][] = []): SlackMessage {
   const blocks: Block[] = [{ type: 'section', text: mrkdwn(`*Workflows of ${safeText(scopeLabel, 200)}* (${rows.length})`) }];
+  if (storms.length > 0) blocks.push({ type: 'context', elements: storms.slice(0, LIMITS.contextElements).map((s) => mrkdwn(stormSummaryLine(s), LIMITS.contextElementText)) });
   if (rows.length === 0) blocks.push({ type: 'section', text: mrkdwn('No workflows configured.') });
   const lines = rows.map((r) => {
     const alert = r.openAlert

@@ -1,3 +1,4 @@
+import { activeStorms } from './storm-queries.js';
 import type { Db } from '../../db/connect.js';
 import type { Alert, Tenant, Workflow } from '../../db/schema.js';
 import { profileFor } from '../../domain/cadence.js';
@@ -121,6 +122,7 @@ export async function homeModel(db: Db, now: Date, tenantIds: readonly string[])
   // The upstream is named only when the viewer may see its tenant.
   const upstreamOf = (b: BlockedWorkflow) => (tenantIds.includes(b.upstream.tenantId) ? upstreamLabel(b, undefined) : "another tenant's workflow");
   return {
+    storms: await activeStorms(db, tenantIds),
     tenants: tenants.map((t) => ({
       ...t,
       blocked: blocked.filter((b) => b.tenantId === t.id).map((b) => ({ workflowName: b.name, upstream: upstreamOf(b), alertId: b.upstream.alertId })),
