@@ -76,13 +76,15 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   if (options.loops !== false) {
     const specs = inEngineOrder([...runLoops(deps), ...engineLoops(deps), ...slack.loops]);
     for (const spec of specs) loops.push(runLoop(spec, { clock, logger: options.logger, signal: abort.signal }));
+    const wakeLoops = (channel: string) => specs.forEach((s, i) => s.wakeOn?.includes(channel) && loops[i]!.wake());
+    deps.wake = wakeLoops;
     housekeeping.start();
     if (options.databaseUrl) {
       const channels = specs.flatMap((s) => s.wakeOn ?? []);
       listening = listenForWakeups(
         options.databaseUrl,
         channels,
-        (channel) => specs.forEach((s, i) => s.wakeOn?.includes(channel) && loops[i]!.wake()),
+        wakeLoops,
         options.logger,
         abort.signal,
       );

@@ -1,4 +1,4 @@
-import { sql, type Transaction } from 'kysely';
+import { sql, type RawBuilder, type Transaction } from 'kysely';
 import type { Alert, Database, Tenant } from '../db/schema.js';
 import { blockingIncident, dependencyVerdict, type UpstreamIncident } from '../domain/dependencies.js';
 import type { FailureFacts } from '../domain/evaluate.js';
@@ -11,26 +11,67 @@ import type { EventInput } from '../ledger/alert-events.js';
  * (`upstream_blocks`) and told in the upstream's thread (`upstream_affected`,
  * one reply the Slack transport edits as more are hit).
  *
- * Why it is decided once: the poller locks a batch's workflow rows together
- * with every upstream of them, in id order (`withUpstreams`). The evaluation
- * that opens or resolves an upstream's alert holds that upstream's row, so a
- * downstream evaluation either sees the alert committed or runs first (and
- * the upstream, opening after, links the downstream's open alert); two
- * downstream batches blocked by one incident take their turns on its row, so
- * each sees the other's block when it rewrites the list.
+ * Why it is decided once: the poller's claim locks a batch's workflow rows
+ * together with every upstream of them, in id order, or skips the run
+ * (`lockedWithUpstreams`). The evaluation that opens or resolves an
+ * upstream's alert holds that upstream's row, so a downstream evaluation
+ * either sees the alert committed or runs first (and the upstream, opening
+ * after, links the downstream's open alert); two downstream batches blocked
+ * by one incident take their turns on its row (the second skips the
+ * downstream's runs until the first commits), so each sees the other's block
+ * when it rewrites the list.
  */
 
-/** The batch's workflow ids with all their upstreams (transitive), sorted: the rows the poller locks. */
-export async function withUpstreams(trx: Transaction<Database>, workflowIds: number[]): Promise<number[]> {
-  const { rows } = await sql<{ id: number }>`
-    with recursive up(id) as (
-      select unnest(${workflowIds}::int[])
+/**
+ * The transitive upstreams of every workflow, `upstream_of(workflow_id,
+ * upstream_id)`: one entry of a `with recursive` list (the dependency graph is
+ * configuration, small beside the ledger).
+ */
+export const upstreamOfCte = sql`upstream_of(workflow_id, upstream_id) as (
+      select d.workflow_id, d.upstream_id from workflow_dependencies d
       union
-      select d.upstream_id from up join workflow_dependencies d on d.workflow_id = up.id
+      select u.workflow_id, d.upstream_id from upstream_of u join workflow_dependencies d on d.workflow_id = u.upstream_id
+    )`;
+
+/**
+ * A condition for the poller's claim (with `upstreamOfCte` in scope): this
+ * transaction locks all the upstreams of the workflow `workflowId`, in id
+ * order, then the workflow itself, skipping rows another transaction holds;
+ * true only if it got every one of them. The workflow's own row is tried
+ * only once its upstreams are held (a `case` is evaluated in order), so a
+ * workflow whose upstream is busy is not left locked for nothing (another
+ * replica would skip its runs). A replica never waits here, so never
+ * deadlocks, and never judges a dependency another replica is judging.
+ */
+export function lockedWithUpstreams(workflowId: RawBuilder<unknown>) {
+  const upstreams = sql`select u.upstream_id from upstream_of u where u.workflow_id = ${workflowId} and u.upstream_id <> ${workflowId}`;
+  return sql<boolean>`case
+    when (select count(*) from (select w.id from workflows w where w.id = any(array(${upstreams})) order by w.id for update skip locked) held)
+      = (select count(*) from (${upstreams}) u)
+    then exists (select 1 from workflows w where w.id = ${workflowId} for update skip locked)
+    else false
+  end`;
+}
+
+/**
+ * When a claim came back empty: in a transaction that holds nothing yet,
+ * waits for the upstreams of the oldest finished, unprocessed runs (locks
+ * them, in id order), so that the claim after it (a new statement, a new
+ * snapshot) takes its turn on a busy dependency group instead of leaving it
+ * to the replica that holds it. How many rows it locked (none without dependencies).
+ */
+export async function awaitUpstreamTurn(trx: Transaction<Database>, limit: number): Promise<number> {
+  const { rows } = await sql<{ id: number }>`
+    with recursive ${upstreamOfCte}
+    select w.id from workflows w
+    where w.id in (
+      select u.upstream_id from upstream_of u where u.workflow_id in (
+        select r.workflow_id from runs r where r.processed_at is null and r.status in ('succeeded', 'failed', 'missed') order by r.id limit ${limit}
+      )
     )
-    select id from up order by id
+    order by w.id for update
   `.execute(trx);
-  return rows.map((r) => r.id);
+  return rows.length;
 }
 
 export interface DependencyCandidate {

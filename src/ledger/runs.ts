@@ -213,13 +213,13 @@ export type FinishResult =
 
 /**
  * Ends a `running` run with its outcome (a conditional update: only a running
- * row changes) and wakes the pollers on every replica. Finishing twice with
+ * row changes) and wakes the pollers on every replica (this one's at once, after commit). Finishing twice with
  * the same outcome is harmless; with a different one it is reported, not applied.
  */
-export async function finishRun(deps: Pick<Deps, 'db' | 'clock'>, runId: number, reported: RunOutcome): Promise<FinishResult> {
+export async function finishRun(deps: Pick<Deps, 'db' | 'clock' | 'wake'>, runId: number, reported: RunOutcome): Promise<FinishResult> {
   const now = deps.clock.now();
   const outcome = storableOutcome(reported);
-  return deps.db.transaction().execute(async (trx) => {
+  const result = await deps.db.transaction().execute(async (trx): Promise<FinishResult> => {
     const updated = await trx
       .updateTable('runs')
       .set({ ...outcomeColumns(reported, now), leaseOwner: null, leaseExpiresAt: null })
@@ -236,4 +236,6 @@ export async function finishRun(deps: Pick<Deps, 'db' | 'clock'>, runId: number,
     const same = (existing.attemptStatus ?? existing.status) === outcome.status;
     return { kind: 'already_finished', run: existing, same };
   });
+  if (result.kind === 'finished') deps.wake?.(RUNS_FINISHED_CHANNEL);
+  return result;
 }
