@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { allowListProblem } from '../domain/address-policy.js';
+import { dependencyProblems } from '../domain/dependencies.js';
 import { parseDuration } from '../domain/durations.js';
 import { COMPLETE_BY_TIME } from '../domain/run-duration.js';
 import { destinationListSchema } from './destination-schema.js';
@@ -139,6 +140,14 @@ export const tenantSchema = z
   })
   .strict();
 
+/** A workflow of the same tenant by name, or another tenant's as tenant/name. */
+export const dependencyRef = z
+  .string()
+  .regex(
+    /^(?:[a-z0-9][a-z0-9_-]{0,62}\/)?[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/,
+    'a workflow name of the same tenant, or tenant/name for another tenant\'s workflow',
+  );
+
 export const workflowSchema = z
   .object({
     tenant: z.string().min(1),
@@ -157,6 +166,8 @@ export const workflowSchema = z
     maintenance: z.array(maintenanceSchema).max(20).optional(),
     /** Shadow mode for this workflow alone (a tenant's `shadow` covers all of its workflows). */
     shadow: z.boolean().optional(),
+    /** Workflows this one depends on: a name in the same tenant, or tenant/name (docs/workflows-file.md). */
+    dependsOn: z.array(dependencyRef).max(50).optional(),
     /** Fixed ping key (at least 22 characters, as long as a generated one); generated and kept when absent. */
     pingKey: z
       .string()
@@ -197,6 +208,9 @@ export const workflowsFileSchema = z
       if (names.has(key)) ctx.addIssue({ code: 'custom', path: ['workflows', i, 'name'], message: `duplicate workflow name in tenant "${w.tenant}"` });
       names.add(key);
     });
+    const refs = (list: unknown) => (Array.isArray(list) ? list.map((r) => (dependencyRef.safeParse(r).success ? (r as string) : '')) : []);
+    const nodes = file.workflows.map((w) => ({ tenant: w.tenant, name: w.name, dependsOn: refs(w.dependsOn) }));
+    for (const p of dependencyProblems(nodes)) ctx.addIssue({ code: 'custom', path: ['workflows', p.node, 'dependsOn', p.dep], message: p.message });
   });
 
 export type WorkflowsFile = z.infer<typeof workflowsFileSchema>;

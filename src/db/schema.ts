@@ -1,5 +1,6 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { AlertEventsTable, AlertsTable, AlertThreadsTable, DestinationOutagesTable, NotificationsTable, PaceSlotsTable, SlackHomeViewsTable } from './schema/alerts.js';
+import type { UpstreamBlocksTable, WorkflowDependenciesTable } from './schema/dependencies.js';
 import type { HousekeepingFiringsTable, MonitorUptimeTable, RunsTable } from './schema/runs.js';
 import type { SharedCausesTable, StormAlertsTable, StormsTable } from './schema/storms.js';
 import type { TenantsTable } from './schema/tenants.js';
@@ -7,6 +8,7 @@ import type { MaintenanceWindowsTable, PolicyVersionsTable, WorkflowsTable } fro
 
 /** The kysely `Database`: one table type per table, kept by area in src/db/schema/. */
 export type * from './schema/alerts.js';
+export type * from './schema/dependencies.js';
 export type * from './schema/runs.js';
 export type * from './schema/storms.js';
 export type * from './schema/tenants.js';
@@ -27,6 +29,8 @@ export interface Database {
   maintenanceWindows: MaintenanceWindowsTable;
   destinationOutages: DestinationOutagesTable;
   housekeepingFirings: HousekeepingFiringsTable;
+  workflowDependencies: WorkflowDependenciesTable;
+  upstreamBlocks: UpstreamBlocksTable;
   storms: StormsTable;
   stormAlerts: StormAlertsTable;
   sharedCauses: SharedCausesTable;

@@ -42,6 +42,12 @@ export interface HistoryFacts {
    * open alert: flapping only changes how an open alert resolves.
    */
   recentOutcomes?: TickOutcome[];
+  /**
+   * The newest upstream incident that held this workflow back has resolved
+   * and the workflow has not succeeded since: `failures` count only from that
+   * resolution on, and an alert that opens now outlived that incident.
+   */
+  upstreamResolved?: { alertId: number };
 }
 
 export interface OpenAlertFacts {

@@ -32,6 +32,13 @@ export const NOTIFIED_EVENT_KINDS = [
   'completion_missed',
   /** A success faster than minDurationSeconds, counted as a failure in an open alert (data: runId, error). */
   'too_fast',
+  // issue 16, dependencies (docs/alerts.md):
+  /** On the upstream alert: the downstream workflows held back by it, the whole list each time one is added (data: upstreamAlertId, affected[], otherTenants). */
+  'upstream_affected',
+  /** On a downstream alert opening after its upstream's incident resolved (data: upstreamAlertId, upstreamWorkflow | upstreamOtherTenant, upstreamResolvedAt). */
+  'outlived_upstream',
+  /** On a downstream alert already open when its upstream's alert opens: it stays, linked (data: upstreamAlertId, upstreamWorkflow | upstreamOtherTenant). */
+  'upstream_broke',
   // issue 16, storms: told in one channel only (data: stormId, startedAt, alerts) and on the platform channel only (shared_cause).
   /** Still open when its channel's storm ended: the alert gets a thread of its own there. */
   'storm_outlived',

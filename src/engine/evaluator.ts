@@ -1,15 +1,14 @@
 import { sql, type Transaction } from 'kysely';
-import type { Alert, Database, Run, Tenant, Workflow } from '../db/schema.js';
+import type { Alert, AlertEvent, Database, Run, Tenant, Workflow } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import type { CadenceProfile } from '../domain/cadence.js';
 import { evaluateHistory, nextAlertState, type Effect, type HistoryFacts } from '../domain/evaluate.js';
-import { escalationMention } from '../domain/escalation.js';
-import { retriesAllowed } from '../domain/retry-budget.js';
 import { fingerprintError } from '../domain/fingerprint.js';
 import { TOO_FAST } from '../domain/run-duration.js';
 import { recordAlertEvents, releaseHeldNotifications, type EventInput, type RoutingFacts } from '../ledger/alert-events.js';
-import { provisionalAlertId } from '../ledger/event-writes.js';
 import { loadHistoryFacts } from '../ledger/history-facts.js';
+import { openAlerts, openedData } from './alert-openings.js';
+import { findBlocked, linkOpenDownstreams, outlivedData, recordBlocks, type Blocked } from './upstream-blocks.js';
 
 export interface EvaluationTarget {
   workflow: Workflow;
@@ -19,14 +18,10 @@ export interface EvaluationTarget {
   finishedManualRuns: Run[];
 }
 
-const LOG_EXCERPT_IN_EVENT = 4000;
 const TOO_FAST_GROUP = fingerprintError(TOO_FAST);
 
 type FlappingEffect = Extract<Effect, { type: 'flapping' }>;
 type MainEffect = Exclude<Effect, FlappingEffect>;
-type OpenEffect = Extract<Effect, { type: 'open' }>;
-/** An opening; a cause other than a failure may have no run (a deadline missed with nothing started). */
-type OpeningEffect = Omit<OpenEffect, 'failure'> & { failure: Omit<OpenEffect['failure'], 'runId'> & { runId: number | null } };
 
 /**
  * Evaluates workflows whose rows the caller has already locked (`for update`
@@ -52,7 +47,12 @@ export async function evaluateWorkflows(trx: Transaction<Database>, deps: Pick<D
 
   const decided = targets.map((target) => decide(target, openBy.get(target.workflow.id) ?? null, facts.get(target.workflow.id)!, now));
 
-  const opening = openAlerts(deps, decided.flatMap((d) => (d.effect?.type === 'open' ? [{ target: d.target, effect: d.effect }] : [])), now);
+  const blocked = await holdBack(trx, decided, facts, now);
+  const opening = openAlerts(
+    deps,
+    decided.flatMap((d) => (d.effect?.type === 'open' ? [{ target: d.target, effect: d.effect, upstreamAlertId: facts.get(d.target.workflow.id)!.upstreamResolved?.alertId ?? null }] : [])),
+    now,
+  );
   const opened = new Map(opening.map((a) => [a.workflowId, a.alert]));
   const changed = byId(decided.flatMap((d) => changedAlert(d, now)));
 
@@ -73,9 +73,12 @@ export async function evaluateWorkflows(trx: Transaction<Database>, deps: Pick<D
       continue;
     }
     switch (effect.type) {
-      case 'open':
+      case 'open': {
         event(opened.get(target.workflow.id)!, 'opened', openedData(target, effect, !deps.launchers(target.workflow)));
+        const outlived = facts.get(target.workflow.id)!.upstreamResolved;
+        if (outlived) event(opened.get(target.workflow.id)!, 'outlived_upstream', await outlivedData(trx, target.workflow.id, outlived.alertId));
         break;
+      }
       case 'failure_recorded': {
         const next = changed.get(alert!.id)!;
         const { failure, groupChanged } = effect;
@@ -109,12 +112,10 @@ export async function evaluateWorkflows(trx: Transaction<Database>, deps: Pick<D
     }
     flappingNote();
   }
-  const routing: RoutingFacts = {
-    workflows: targets.map(({ workflow, tenant }) => ({ id: workflow.id, destinations: tenant.destinations, policyVersion: workflow.policyVersion, shadow: workflow.shadow, tenantShadow: tenant.shadow })),
-    heard,
-  };
-  await recordAlertEvents(trx, events, { routing: routingRead ? routing : undefined, alerts: { opening, changed: [...changed.values()] } });
-  return events.length > 0;
+  const routing = routingRead ? routingOf(targets, heard) : undefined;
+  const written = await recordAlertEvents(trx, events, { routing, alerts: { opening, changed: [...changed.values()] } });
+  const told = await tellDependencies(trx, deps, { blocked, opened: withRealIds(opened, events, written), now });
+  return events.length + told > 0;
 }
 
 /**
@@ -134,6 +135,42 @@ async function lockOpenAlerts(trx: Transaction<Database>, workflowIds: number[])
   return { open, heard: rows.flatMap((r) => r.heardBy.map((destination) => ({ alertId: r.id, destination }))) };
 }
 
+/**
+ * Held back by an open upstream incident (upstream-blocks.ts): a workflow
+ * whose upstream has an open alert, or opens one in this batch, opens none.
+ */
+async function holdBack(trx: Transaction<Database>, decided: Decision[], facts: Map<number, HistoryFacts>, now: Date): Promise<Blocked[]> {
+  const candidates = decided.map(({ target: { workflow }, alert, effect }) => ({ workflowId: workflow.id, hasOpenAlert: !!alert, opens: effect?.type === 'open', newestFailure: facts.get(workflow.id)!.newestFailure }));
+  const blocked = await findBlocked(trx, candidates, now);
+  for (const d of decided) if (d.effect?.type === 'open' && blocked.some((b) => b.workflowId === d.target.workflow.id)) d.effect = undefined;
+  return blocked;
+}
+
+/**
+ * After the openings they follow (an upstream's thread starts with its own
+ * root): the "also affected" lists and the links of open downstream alerts.
+ * They write against the real ids of this batch's openings (foreign keys), so
+ * they run after the statement that inserted them, and their events are a
+ * second `recordAlertEvents`. The number of events recorded.
+ */
+async function tellDependencies(trx: Transaction<Database>, deps: Pick<Deps, 'config'>, b: { blocked: Blocked[]; opened: Map<number, Alert>; now: Date }): Promise<number> {
+  const events: EventInput[] = [];
+  const told = (alert: Alert, tenant: Pick<Tenant, 'channel'>, kind: EventInput['kind'], data: Record<string, unknown>) => events.push({ alert, tenant, kind, data, now: b.now, config: deps.config });
+  await recordBlocks(trx, b.blocked, b.opened, b.now, told);
+  await linkOpenDownstreams(trx, b.opened, b.now, told);
+  await recordAlertEvents(trx, events);
+  return events.length;
+}
+
+/** This batch's openings under the ids the write gave them: each one's `opened` event names it. */
+function withRealIds(opened: Map<number, Alert>, events: EventInput[], written: AlertEvent[]): Map<number, Alert> {
+  const real = new Map<number, Alert>();
+  events.forEach((e, i) => {
+    if (e.kind === 'opened' && e.alert.id < 0) real.set(e.alert.workflowId, { ...opened.get(e.alert.workflowId)!, id: written[i]!.alertId });
+  });
+  return real;
+}
+
 type Decision = { target: EvaluationTarget; alert: Alert | null; effect: MainEffect | undefined; flapping: FlappingEffect | undefined };
 
 /** What the domain rules say follows for one workflow: at most one main effect, and a flapping note. */
@@ -150,113 +187,14 @@ function changedAlert({ alert, effect, flapping }: Decision, now: Date): Alert[]
   return [nextAlertState(alert, [...(effect ? [effect] : []), ...(flapping ? [flapping] : [])], now)];
 }
 
-/** The `opened` event's data: the failure that opened it and what the alert will do next. */
-function openedData(target: EvaluationTarget, effect: Extract<Effect, { type: 'open' }>, noLauncher: boolean): Record<string, unknown> {
-  const { failure } = effect;
+/** What routing needs of the batch, read with it: no statement of its own. */
+function routingOf(targets: EvaluationTarget[], heard: RoutingFacts['heard']): RoutingFacts {
   return {
-    severity: effect.severity,
-    consecutiveFailures: effect.failures,
-    errorGroup: failure.errorGroup,
-    error: failure.error,
-    stage: failure.stage,
-    runId: failure.runId,
-    missed: failure.status === 'missed',
-    tick: failure.tick?.toISOString() ?? null,
-    logExcerpt: failure.logExcerpt ? failure.logExcerpt.slice(-LOG_EXCERPT_IN_EVENT) : null,
-    logUrl: failure.logUrl,
-    retries: retriesAllowed(target.profile.retries, !noLauncher),
-    noLauncher,
-    escalateAt: effect.escalateAt?.toISOString() ?? null,
-    // Opening at critical pages the tenant's on-call (when it names anyone), as an escalation to critical does.
-    ...(effect.severity === 'critical' ? openingPage(target.tenant) : {}),
+    workflows: targets.map(({ workflow, tenant }) => ({ id: workflow.id, destinations: tenant.destinations, policyVersion: workflow.policyVersion, shadow: workflow.shadow, tenantShadow: tenant.shadow })),
+    heard,
   };
-}
-
-export function openingPage(tenant: Tenant): { mention?: ReturnType<typeof escalationMention> } {
-  const mention = escalationMention(null, tenant.oncall ?? {});
-  return mention.users.length + mention.groups.length > 0 ? { mention } : {};
-}
-
-/**
- * The alerts that open in this batch, as rows to insert and as the alert
- * their events are recorded against, under a provisional id (written with the events, see `writeAlertsAndEvents`).
- * `lastRunId: null` and a `cause` open an alert for a run that has not failed (yet): running long, a missed
- * deadline (src/engine/run-duration.ts inserts that one itself).
- */
-export function openAlerts(
-  deps: Pick<Deps, 'launchers'>,
-  opening: { target: Omit<EvaluationTarget, 'finishedManualRuns'>; effect: OpeningEffect; lastRunId?: null; cause?: string }[],
-  now: Date,
-): { workflowId: number; row: Record<string, unknown>; alert: Alert }[] {
-  return opening.map(({ target: { workflow, profile }, effect, lastRunId, cause }) => {
-    const { failure } = effect;
-    const alert: Alert = {
-      id: provisionalAlertId(workflow.id),
-      workflowId: workflow.id,
-      generation: 0,
-      status: 'open',
-      severity: effect.severity,
-      openedAt: now,
-      escalatedAt: null,
-      escalateAt: effect.escalateAt,
-      resolvedAt: null,
-      cadenceSeconds: profile.cadenceSeconds,
-      policy: snapshotPolicy(profile, !deps.launchers(workflow)),
-      policyVersion: workflow.policyVersion,
-      consecutiveFailures: effect.failures,
-      lastError: failure.error,
-      errorGroup: failure.errorGroup,
-      errorGroupFirstAt: now,
-      errorGroupLastAt: now,
-      errorGroupCount: 1,
-      stage: failure.stage,
-      firstRunId: failure.runId,
-      lastRunId: lastRunId === null ? null : failure.runId,
-      cause: cause ?? null,
-      ownerTeam: 'engineering',
-      ownerUser: null,
-      ownerNote: null,
-      acknowledgedBy: null,
-      acknowledgedAt: null,
-      silencedUntil: null,
-      silencedBy: null,
-      silenceReason: null,
-      healthyStreak: 0,
-      resolvedByRunId: null,
-      updatedAt: now,
-      flappingSince: null,
-      remindedAt: null,
-    };
-    return { workflowId: workflow.id, row: snakeRow(alert), alert };
-  });
-}
-
-function snakeRow(alert: Alert): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(alert).map(([k, v]) => [k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), v]));
 }
 
 function byId(next: Alert[]): Map<number, Alert> {
   return new Map(next.map((a) => [a.id, a]));
-}
-
-/** The policy in force when the alert opened, kept on the alert (editing the workflow mid-incident changes nothing). */
-function snapshotPolicy(profile: CadenceProfile, noLauncher: boolean) {
-  return {
-    retries: profile.retries,
-    alertAfter: profile.alertAfter,
-    firstSeverity: profile.firstSeverity,
-    escalationMultiplier: profile.escalationMultiplier,
-    recoverAfter: profile.recoverAfter,
-    graceSeconds: profile.graceSeconds,
-    timeoutSeconds: profile.timeoutSeconds,
-    minRows: profile.minRows,
-    minDurationSeconds: profile.minDurationSeconds,
-    runningLongAfterSeconds: profile.runningLongAfterSeconds,
-    completeBy: profile.completeBy,
-    escalateAfterFailures: profile.escalateAfterFailures,
-    cadenceSeconds: profile.cadenceSeconds,
-    derived: profile.derived,
-    overrides: profile.overrides,
-    noLauncher,
-  };
 }

@@ -13,6 +13,7 @@ import { evaluateWorkflows, type EvaluationTarget } from './evaluator.js';
 import { loadMaintenanceRules } from './maintenance-rules.js';
 import { profileOf } from '../ledger/profiles.js';
 import { handleFailedOriginal, handleFinishedAttempt, type Launch } from './retry.js';
+import { awaitUpstreamTurn, lockedWithUpstreams, upstreamOfCte } from './upstream-blocks.js';
 
 /**
  * The poller (DESIGN.md, core idea 1): the run ledger is the queue. One tick
@@ -37,6 +38,8 @@ export async function pollFinishedRunsDetailed(deps: Deps, batch = DEFAULT_POLL_
   let outcome: BatchOutcome;
   try {
     outcome = await deps.db.transaction().execute((trx) => processClaimed(trx, deps, now, batch));
+    // Nothing to take: maybe a dependency group another replica holds; its turn is waited for (upstream-blocks.ts).
+    if (outcome.claimed.length === 0) outcome = await deps.db.transaction().execute(async (trx) => ((await awaitUpstreamTurn(trx, batch)) > 0 ? processClaimed(trx, deps, now, batch) : outcome));
   } catch (error) {
     deps.logger.warn({ err: error }, 'poller batch failed; processing its runs one at a time');
     return pollOneByOne(deps, now, batch);
@@ -67,9 +70,11 @@ interface ClaimedBatch {
 
 /**
  * One round trip: the oldest finished, unprocessed runs of workflows whose
- * row it can lock (`skip locked`), marked processed and returned with their
- * workflow rows and tenants. A workflow that another replica is evaluating
- * is skipped, not waited for: its runs stay for whoever takes it next, once
+ * row it can lock (`skip locked`) together with the rows of all their
+ * upstreams (`lockedWithUpstreams`: a dependency is judged once), marked
+ * processed and returned with their workflow rows and tenants. A workflow
+ * that another replica is evaluating, or whose upstream it holds, is
+ * skipped, not waited for: its runs stay for whoever takes it next, once
  * that replica has committed. So the runs of one workflow are evaluated in
  * the order they arrived (a replica never evaluates a newer run of a
  * workflow while an older one is in another's hands: "one failure more" is
@@ -81,10 +86,10 @@ interface ClaimedBatch {
  */
 async function claimBatch(trx: Transaction<Database>, now: Date, limit: number): Promise<ClaimedBatch> {
   const { rows } = await sql<Run & { workflowRow: Record<string, unknown>; tenantRow: Record<string, unknown> }>`
-    with candidates as (
+    with recursive ${upstreamOfCte}, candidates as (
       select r.id, r.workflow_id from runs r
       where r.processed_at is null and r.status in ('succeeded', 'failed', 'missed')
-        and exists (select 1 from workflows w where w.id = r.workflow_id for update skip locked)
+        and ${lockedWithUpstreams(sql.ref('r.workflow_id'))}
       order by r.id
       limit ${limit}
     ), marked as (

@@ -10,7 +10,7 @@ import { nextFireAfter } from '../domain/schedule.js';
 import { recordAlertEvents } from '../ledger/alert-events.js';
 import { profileOf } from '../ledger/profiles.js';
 import { loadNormalDurations } from '../ledger/run-durations.js';
-import { openAlerts, openingPage } from './evaluator.js';
+import { openAlerts, openingPage } from './alert-openings.js';
 import { loadMaintenanceRules } from './maintenance-rules.js';
 
 /**

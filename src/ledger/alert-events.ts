@@ -128,9 +128,10 @@ function routerOf(facts: RoutingFacts) {
     route(input: EventInput): string[] {
       const wf = workflowOf.get(input.alert.workflowId);
       const routes = routesFor({ channel: input.tenant.channel, destinations: wf?.destinations, shadow: !!(wf?.shadow || wf?.tenantShadow) }, input.config);
+      const update = (input.data as { update?: unknown }).update === true;
       return routes
         .filter((r) => !input.onlyDestinations || input.onlyDestinations.includes(r.id))
-        .filter((r) => shouldRoute(r, input.kind, input.alert.severity, heard.has(`${input.alert.id}\u0000${r.id}`)))
+        .filter((r) => shouldRoute(r, input.kind, input.alert.severity, heard.has(`${input.alert.id}\u0000${r.id}`), update))
         .map((r) => r.id);
     },
     heard(alertId: number, destination: string) {

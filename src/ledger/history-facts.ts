@@ -26,10 +26,12 @@ function settled(place: 'tick' | 'no tick', outcome: keyof typeof STATUSES) {
 }
 
 /**
- * A confirmed tick failure of the current streak (after `e.last_ok`): the count and the newest one read the same rows.
- * The bound is an index condition (`r.tick > coalesce(…)`), never `e.last_ok is null or r.tick > e.last_ok`: see below.
+ * A confirmed tick failure of the current streak (after `cf.count_from`: the
+ * last success, or a later end of an upstream incident that held the workflow
+ * back): the count and the newest one read the same rows. The bound is an
+ * index condition (`r.tick > coalesce(…)`), never `… is null or r.tick > …`: see below.
  */
-const FAILURE_SINCE_LAST_SUCCESS = sql`${settled('tick', 'failure')} and r.tick > coalesce(e.last_ok, '-infinity') and not r.in_maintenance`;
+const FAILURE_SINCE_LAST_SUCCESS = sql`${settled('tick', 'failure')} and r.tick > coalesce(cf.count_from, '-infinity') and not r.in_maintenance`;
 
 /**
  * The evaluator's facts for many workflows in one statement. Only settled
@@ -62,18 +64,31 @@ const FAILURE_SINCE_LAST_SUCCESS = sql`${settled('tick', 'failure')} and r.tick 
  *
  * A tick failure inside a maintenance window (runs.in_maintenance) is not a
  * failure here: it neither counts, nor breaks a healthy streak, nor flaps.
+ *
+ * Failures are counted from the workflow's last success, or from the end of
+ * the newest upstream incident that held it back (upstream_blocks), whichever
+ * is later: after its upstream recovers, a downstream workflow is judged on
+ * its own history from then on (docs/alerts.md, dependencies).
  */
 export async function loadHistoryFacts(trx: Transaction<Database>, workflowIds: number[], withStreak: number[] = workflowIds): Promise<Map<number, HistoryFacts>> {
   const out = new Map<number, HistoryFacts>();
   if (workflowIds.length === 0) return out;
-  const { rows } = await sql<FactsRow>`
+  const { rows } = await factsQuery(workflowIds, withStreak).execute(trx);
+  for (const r of rows) out.set(r.workflowId, toHistoryFacts(r));
+  for (const id of workflowIds) if (!out.has(id)) out.set(id, { failures: 0, healthyStreak: 0, newestFailure: null, newestSuccess: null });
+  return out;
+}
+
+function factsQuery(workflowIds: number[], withStreak: number[]) {
+  return sql<FactsRow>`
     with w as (
       select id as workflow_id, id = any(${withStreak}::int[]) as streak from unnest(${workflowIds}::int[]) as id group by id
     )
     select w.workflow_id, fc.n as failures, coalesce(hs.n, 0) + coalesce(hm.n, 0) as healthy,
       f.id as fail_run_id, f.error as fail_error, f.error_group as fail_group, f.stage as fail_stage, f.status as fail_status,
       f.tick as fail_tick, f.log_excerpt as fail_log_excerpt, f.log_url as fail_log_url,
-      s.id as ok_run_id, s.trigger as ok_trigger, s.tick as ok_tick, rt.outcomes as recent
+      s.id as ok_run_id, s.trigger as ok_trigger, s.tick as ok_tick, rt.outcomes as recent,
+      case when ub.pos is not null and (e.last_ok is null or e.last_ok < ub.pos) then ub.id end as outlived_alert_id
     from w
     -- newest settled success with a tick: the walk stops at it
     left join lateral (
@@ -98,7 +113,14 @@ export async function loadHistoryFacts(trx: Transaction<Database>, workflowIds: 
         order by r.tick desc limit ${HEALTHY_WINDOW}
       ) t
     ) badt on w.streak
+    -- the newest upstream incident that held this workflow back and has resolved: counting starts again there
+    left join lateral (
+      select ua.id, ua.resolved_at as pos from upstream_blocks b join alerts ua on ua.id = b.upstream_alert_id
+      where b.workflow_id = w.workflow_id and ua.status = 'resolved'
+      order by ua.resolved_at desc limit 1
+    ) ub on true
     cross join lateral (select greatest(okt.pos, okm.pos) as last_ok, greatest(badt.pos, badm.pos) as last_bad) e
+    cross join lateral (select greatest(e.last_ok, ub.pos) as count_from) cf
     cross join lateral (
       select count(*)::int as n from runs r
       where ${FAILURE_SINCE_LAST_SUCCESS}
@@ -129,6 +151,13 @@ export async function loadHistoryFacts(trx: Transaction<Database>, workflowIds: 
       where c.id is not null and (e.last_bad is null or c.pos > e.last_bad)
       order by c.pos desc, c.id desc limit 1
     ) s on w.streak
+    ${flapJoin()}
+  `;
+}
+
+/** The newest tick outcomes, newest first, for flapping. */
+function flapJoin() {
+  return sql`
     -- the newest tick outcomes, newest first, for flapping
     left join lateral (
       select array_agg(t.status order by t.tick desc) as outcomes from (
@@ -138,10 +167,7 @@ export async function loadHistoryFacts(trx: Transaction<Database>, workflowIds: 
         order by r.tick desc limit ${FLAP_WINDOW}
       ) t
     ) rt on w.streak
-  `.execute(trx);
-  for (const r of rows) out.set(r.workflowId, toHistoryFacts(r));
-  for (const id of workflowIds) if (!out.has(id)) out.set(id, { failures: 0, healthyStreak: 0, newestFailure: null, newestSuccess: null });
-  return out;
+  `;
 }
 
 interface FactsRow {
@@ -160,6 +186,7 @@ interface FactsRow {
   okTrigger: string | null;
   okTick: Date | null;
   recent: string[] | null;
+  outlivedAlertId: number | null;
 }
 
 function toHistoryFacts(r: FactsRow): HistoryFacts {
@@ -181,5 +208,6 @@ function toHistoryFacts(r: FactsRow): HistoryFacts {
         : null,
     newestSuccess: r.okRunId !== null ? { runId: r.okRunId, trigger: r.okTrigger ?? 'schedule', tick: r.okTick } : null,
     recentOutcomes: (r.recent ?? []).map((status): TickOutcome => (status === 'succeeded' ? 'success' : 'failure')),
+    ...(r.outlivedAlertId !== null ? { upstreamResolved: { alertId: Number(r.outlivedAlertId) } } : {}),
   };
 }

@@ -1,4 +1,5 @@
 import type { Alert, Run, Tenant, Workflow } from '../db/schema.js';
+import type { AlertDependency } from '../domain/dependencies.js';
 import { cadenceInWords, formatDuration } from '../domain/durations.js';
 import { silenceState } from '../domain/silence.js';
 
@@ -32,6 +33,8 @@ export interface AlertView {
   policyVersion?: number;
   /** What opened it when no failure did ("running long", "completion deadline missed"); absent: failures. */
   cause?: string;
+  /** Dependencies (docs/alerts.md): downstream workflows held back by this alert; the upstream incident this one is linked to. */
+  dependency?: AlertDependency;
 }
 
 const CAUSE_WORDS: Record<string, string> = { running_long: 'running long', completion_missed: 'completion deadline missed' };
@@ -66,6 +69,7 @@ export interface AlertViewInput {
   tenant: Pick<Tenant, 'id' | 'name'> & { shadow?: boolean };
   /** The alert's latest run, for its stage when the alert has none. */
   lastRun?: Pick<Run, 'stage'> | null;
+  dependency?: AlertDependency;
 }
 
 export function severityWord(severity: AlertViewAlert['severity']): string {
@@ -85,7 +89,7 @@ function milestoneOf(a: AlertViewAlert): AlertView['milestone'] {
   return undefined;
 }
 
-export function alertView({ alert: a, workflow, tenant, lastRun }: AlertViewInput, now: Date): AlertView {
+export function alertView({ alert: a, workflow, tenant, lastRun, dependency }: AlertViewInput, now: Date): AlertView {
   const resolved = a.status === 'resolved';
   const cause = a.cause ? (CAUSE_WORDS[a.cause] ?? a.cause.replace(/_/g, ' ')) : undefined;
   const resolvedAfter = a.resolvedAt ? formatDuration(a.resolvedAt.getTime() - a.openedAt.getTime()) : '?';
@@ -115,5 +119,6 @@ export function alertView({ alert: a, workflow, tenant, lastRun }: AlertViewInpu
     ...(a.lastError ? { lastError: a.lastError } : {}),
     ...(a.policyVersion ? { policyVersion: a.policyVersion } : {}),
     ...(cause ? { cause } : {}),
+    ...(dependency && (dependency.affected || dependency.upstream) ? { dependency } : {}),
   };
 }

@@ -1,5 +1,6 @@
 import { formatDuration, utcText } from '../domain/durations.js';
 import { durationTexts } from './event-text/duration.js';
+import { dependencyTexts } from './event-text/dependencies.js';
 import { lifecycleTexts } from './event-text/lifecycle.js';
 import { ownershipTexts } from './event-text/ownership.js';
 import { t, type Data, type EventText, type EventTextInput, type Renderer, type TextPart } from './event-text/parts.js';
@@ -30,6 +31,7 @@ const RENDERERS: Record<string, Renderer> = {
   ...runTexts,
   ...workflowTexts,
   ...durationTexts,
+  ...dependencyTexts,
   ...stormTexts,
 };
 

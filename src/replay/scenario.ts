@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
-import { cronSchema, describeIssues, policySchema, tenantSchema, timeZoneSchema } from '../config/workflows-file.js';
+import { cronSchema, dependencyRef, describeIssues, policySchema, tenantSchema, timeZoneSchema } from '../config/workflows-file.js';
+import { dependencyProblems } from '../domain/dependencies.js';
 import { parseDuration } from '../domain/durations.js';
 
 /**
@@ -88,6 +89,8 @@ const scenarioWorkflow = z
      * (a managed tick cannot go unstarted: the bot fires it itself), else managed.
      */
     mode: z.enum(['managed', 'observed']).optional(),
+    /** The workflows it depends on, as in the workflows file: a name of the same tenant, or tenant/name. */
+    dependsOn: z.array(dependencyRef).max(50).optional(),
   })
   .strict();
 
@@ -134,6 +137,10 @@ export const scenarioSchema = z
       if (keys.has(key)) issue(['workflows', i, 'name'], `duplicate workflow name in tenant "${w.tenant}"`);
       keys.add(key);
     });
+    const refs = (list: unknown) => (Array.isArray(list) ? list.map((r) => (dependencyRef.safeParse(r).success ? (r as string) : '')) : []);
+    for (const p of dependencyProblems(s.workflows.map((w) => ({ tenant: w.tenant, name: w.name, dependsOn: refs(w.dependsOn) })))) {
+      issue(['workflows', p.node, 'dependsOn', p.dep], p.message);
+    }
 
     s.outcomes.forEach((o, i) => {
       const found = resolveWorkflow(s.workflows, o.workflow);

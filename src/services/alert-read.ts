@@ -3,6 +3,7 @@ import { cursorPage } from '../ledger/cursor-page.js';
 import type { Db } from '../db/connect.js';
 import { shownDestination } from '../domain/destination-outage.js';
 import type { Scope } from '../ledger/alert-queries.js';
+import { alertDependencyDetail } from '../ledger/dependency-state.js';
 
 export interface AlertFilter {
   status?: 'open' | 'resolved';
@@ -56,9 +57,10 @@ export async function getAlertDetail(db: Db, scope: Scope, id: number) {
     .where('alertId', '=', id)
     .orderBy('id')
     .execute();
-  const { policy: _policy, ...fields } = alert;
+  const { policy: _policy, upstreamAlertId: _upstream, ...fields } = alert;
   return {
     ...fields,
+    dependency: await alertDependencyDetail(db, alert, scope.tenantId),
     events,
     ownerHistory: events.filter((e) => e.kind === 'owner_changed').map((e) => ({ at: e.at, actor: e.actor, ...e.data })),
     notifications: notifications.filter((n) => shown.has(n.eventId)).map((n) => ({ ...n, destination: shownDestination(n.destination), nextAttemptAt: n.status === 'pending' || n.status === 'sending' ? n.nextAttemptAt : null })),

@@ -24,7 +24,7 @@ export function median(values: readonly number[]): number | undefined {
 
 /** Is there anything to say? A quiet period sends nothing. */
 export function digestHasNews(f: DigestFacts): boolean {
-  return (f.storms?.length ?? 0) + f.open.length + f.flapped.length + f.noisiest.length + f.opened + f.resolvedMs.length + f.silenced.length + f.maintenance.length + (f.slow?.length ?? 0) > 0;
+  return (f.storms?.length ?? 0) + f.open.length + f.flapped.length + f.noisiest.length + f.opened + f.resolvedMs.length + f.silenced.length + f.maintenance.length + (f.slow?.length ?? 0) + (f.heldBack?.length ?? 0) > 0;
 }
 
 interface Section {
@@ -45,6 +45,11 @@ function sections(f: DigestFacts): Section[] {
     return { slack: `${w.slack}: ${a.severity}, open ${age}, ${owner}${silenced}`, plain: `${w.plain}: ${a.severity}, open ${age}, ${a.owner ? `owned by ${a.owner}` : 'unowned'}${silenced}` };
   });
   if (open.length) out.push({ title: `Broken now (${open.length})`, lines: open });
+  const held = (f.heldBack ?? []).map((h) => {
+    const counts = [h.failures ? plural(h.failures, 'failure') : '', h.missed ? plural(h.missed, 'missed tick') : ''].filter(Boolean).join(', ');
+    return line(h.workflow, `upstream-blocked by ${h.upstream}${counts ? ` (${counts})` : ''}${h.stillBlocked ? ', still blocked' : ', upstream since recovered'}`);
+  });
+  if (held.length) out.push({ title: 'Held back by an upstream incident', lines: held });
   if (f.flapped.length) {
     out.push({ title: 'Flapped', lines: f.flapped.map((x) => line(x.workflow, `flapping since ${utcText(x.since)}${x.open ? ', still open' : ', since resolved'}`)) });
   }

@@ -19,6 +19,8 @@ export interface WorkflowStatusRow {
   openAlert: { id: number; severity: string; ownerUser: string | null; silenced: boolean; consecutiveFailures: number; cause?: string | null } | null;
   /** The learned normal duration (issue 16); null before enough history. */
   normalSeconds?: number | null;
+  /** Held back by an open upstream incident (docs/alerts.md, dependencies): its failures are told in that alert's thread. */
+  blockedBy?: { upstream: string; alertId: number; failures: number; missed: number; since: Date } | null;
 }
 
 /** " · running since 02:00 (usually 20 minutes), running long" for a run still going. */
@@ -28,9 +30,18 @@ function durationNote(row: WorkflowStatusRow): string {
   return ` · running since ${slackDate(row.lastRun.startedAt)}${usually ? ` (${usually})` : ''}${row.lastRun.runningLong ? ', *running long*' : ''}`;
 }
 
+/** " · upstream-blocked by *warehouse-load* (alert #12): 2 failures since …" */
+function blockedText(row: WorkflowStatusRow): string {
+  const b = row.blockedBy;
+  if (!b) return '';
+  const counts = [b.failures ? plural(b.failures, 'failure') : '', b.missed ? plural(b.missed, 'missed tick') : ''].filter(Boolean).join(', ');
+  return ` · upstream-blocked by *${safeText(b.upstream, 100)}* (alert #${b.alertId})${counts ? `: ${counts} since ${slackDate(b.since)}` : ''}, told in its thread`;
+}
+
 function health(row: WorkflowStatusRow): string {
   if (row.paused) return ':double_vertical_bar: paused';
   if (row.openAlert) return `${row.openAlert.severity === 'critical' ? ':rotating_light:' : ':warning:'} ${row.openAlert.severity}`;
+  if (row.blockedBy) return ':link: upstream-blocked';
   if (!row.lastRun) return ':grey_question: no runs yet';
   if (row.lastRun.status === 'succeeded') return ':large_green_circle: healthy';
   if (row.lastRun.status === 'running') return ':hourglass_flowing_sand: running';
@@ -47,10 +58,10 @@ export function renderStatusList(rows: WorkflowStatusRow[], scopeLabel: string, 
       ? ` · alert #${r.openAlert.id}, ${r.openAlert.cause && !r.openAlert.consecutiveFailures ? r.openAlert.cause.replace(/_/g, ' ') : plural(r.openAlert.consecutiveFailures, 'failure')}${r.openAlert.ownerUser ? `, owner ${userMention(r.openAlert.ownerUser)}` : ', unowned'}${r.openAlert.silenced ? ', silenced' : ''}`
       : '';
     const next = r.nextTickAt ? ` · next ${slackDate(r.nextTickAt)}` : r.mode === 'observed' ? ' · observed' : '';
-    return `${health(r)} *${safeText(r.name, 100)}*${rows.some((o) => o.tenantId !== r.tenantId) ? ` (${safeText(r.tenantId, 64)})` : ''} \`${safeText(r.cron, 60)}\`${next}${durationNote(r)}${alert}`;
+    return `${health(r)} *${safeText(r.name, 100)}*${rows.some((o) => o.tenantId !== r.tenantId) ? ` (${safeText(r.tenantId, 64)})` : ''} \`${safeText(r.cron, 60)}\`${next}${durationNote(r)}${alert}${blockedText(r)}`;
   });
   blocks.push(...lineSections(lines));
-  const text = `Workflows of ${scopeLabel}: ${rows.map((r) => `${r.name}${r.openAlert ? ` (${r.openAlert.severity})` : ''}`).join(', ') || 'none'}`;
+  const text = `Workflows of ${scopeLabel}: ${rows.map((r) => `${r.name}${r.openAlert ? ` (${r.openAlert.severity})` : r.blockedBy ? ' (upstream-blocked)' : ''}`).join(', ') || 'none'}`;
   return { text: safeText(text, LIMITS.fallbackText), blocks: capBlocks(blocks, LIMITS.messageBlocks, omittedNote) };
 }
 
@@ -84,6 +95,8 @@ export function renderWorkflowStatus(d: WorkflowDetail): SlackMessage {
         `*Open alert #${a.id}*: ${a.severity}, ${a.consecutiveFailures} consecutive failures since ${slackDate(a.openedAt)}; owner ${a.ownerTeam}${a.ownerUser ? ` (${userMention(a.ownerUser)})` : ''}${a.lastError ? `\nLast error: \`${safeText(a.lastError.replace(/\s+/g, ' '), 500)}\`` : ''}`,
       ),
     });
+  } else if (r.blockedBy) {
+    blocks.push({ type: 'section', text: mrkdwn(`*Upstream-blocked*: no alert of its own while its upstream is down${blockedText(r)}.`) });
   } else {
     blocks.push({ type: 'section', text: mrkdwn('No open alert.') });
   }

@@ -7,6 +7,7 @@ import { cardFrom, loadAlertCard } from '../views/alert-card-loader.js';
 import { renderAlertReply, renderAlertRoot } from '../blocks/alert-card.js';
 import { alertMetadata, metadataKey } from './metadata.js';
 import type { SlackOutboxApi } from './slack-api.js';
+import { affectedReplyTs, withUpstreamLink } from './upstream-replies.js';
 import { deliversToStorm, deliverToStorm, findStormDelivery } from './storm-delivery.js';
 import { stormOf } from '../views/storm-queries.js';
 
@@ -30,7 +31,8 @@ const LOOKBACK_MS = 24 * 3_600_000;
 /**
  * Slack delivery of alert events. The first delivered event of an alert in a
  * channel posts the thread's root (rendered from current state); every later
- * notified event is a reply in that thread. Quiet events (failure counts)
+ * notified event is a reply in that thread, except a later `upstream_affected`,
+ * which edits the first one's reply (upstream-replies.ts). Quiet events (failure counts)
  * post nothing: the root refresher re-renders the root in place, coalesced.
  */
 export function slackTransport(deps: { db: Db; launchers: LauncherResolver }, api: SlackOutboxApi): Transport {
@@ -70,7 +72,13 @@ export function slackTransport(deps: { db: Db; launchers: LauncherResolver }, ap
         return { kind: 'sent', ref: posted.ts, result: { ts: posted.ts, root: true } };
       }
       const card = await cardFrom(deps.db, deps.launchers, input.alert, input.workflow, input.tenant);
-      const message = renderAlertReply(event, card, input.now);
+      const message = await withUpstreamLink(deps.db, renderAlertReply(event, card, input.now), event.kind, event.data, n.destination);
+      const earlier = event.kind === 'upstream_affected' ? await affectedReplyTs(deps.db, n.alertId, n.destination, n.eventId) : undefined;
+      if (earlier) {
+        const edited = await api.updateMessage({ channel: thread.channel, ts: earlier, ...message, metadata });
+        if (!edited.ok) return edited;
+        return { kind: 'sent', ref: earlier, result: { ts: earlier, threadTs: thread.rootTs, edited: true } };
+      }
       const posted = await api.postMessage({ channel: thread.channel, ...message, metadata, threadTs: thread.rootTs, replyBroadcast: broadcasts(event) });
       if (!posted.ok) return posted;
       return { kind: 'sent', ref: posted.ts, result: { ts: posted.ts, threadTs: thread.rootTs } };

@@ -7,6 +7,7 @@ import { retriesAllowed } from '../../domain/retry-budget.js';
 import { silenceState } from '../../domain/silence.js';
 import type { LauncherResolver } from '../../launcher.js';
 import { listOpenAlerts, workflowHistory, type Scope } from '../../ledger/alert-queries.js';
+import { blockedWorkflows, upstreamLabel, type BlockedWorkflow } from '../../ledger/dependency-state.js';
 import { cardFrom } from './alert-card-loader.js';
 import type { HistoryRow } from '../blocks/history.js';
 import type { HomeModel } from '../blocks/home.js';
@@ -35,9 +36,11 @@ export async function workflowsInScope(db: Db, scope: Scope): Promise<Workflow[]
     .execute();
 }
 
-export async function statusRows(db: Db, workflows: Workflow[], now: Date): Promise<WorkflowStatusRow[]> {
+/** `viewerTenant`: the channel's tenant (undefined: the platform channel); another tenant's upstream is not named to it. */
+export async function statusRows(db: Db, workflows: Workflow[], now: Date, viewerTenant?: string): Promise<WorkflowStatusRow[]> {
   if (workflows.length === 0) return [];
   const ids = workflows.map((w) => w.id);
+  const blocked = (await blockedWorkflows(db, viewerTenant)).filter((b) => ids.includes(b.workflowId));
   const alerts = await db.selectFrom('alerts').selectAll().where('status', '=', 'open').where('workflowId', 'in', ids).execute();
   const lastRuns = await db
     .selectFrom('runs')
@@ -53,6 +56,7 @@ export async function statusRows(db: Db, workflows: Workflow[], now: Date): Prom
     const alert = alerts.find((a) => a.workflowId === w.id);
     const run = lastRuns.find((r) => r.workflowId === w.id);
     const silenced = !!alert && silenceState(alert, now).silenced;
+    const block = blocked.find((b) => b.workflowId === w.id);
     return {
       tenantId: w.tenantId,
       name: w.name,
@@ -65,6 +69,7 @@ export async function statusRows(db: Db, workflows: Workflow[], now: Date): Prom
       lastRun: run ? { status: run.status, finishedAt: run.finishedAt, startedAt: run.startedAt, runningLong: run.longNoticedAt !== null } : null,
       openAlert: alert ? { id: alert.id, severity: alert.severity, ownerUser: alert.ownerUser, silenced, consecutiveFailures: alert.consecutiveFailures, cause: alert.cause } : null,
       normalSeconds: normals.get(w.id)?.medianSeconds ?? null,
+      blockedBy: block ? { upstream: upstreamLabel(block, viewerTenant), alertId: block.upstream.alertId, failures: block.failures, missed: block.missed, since: block.since } : null,
     };
   });
 }
@@ -85,7 +90,8 @@ export async function historyRows(db: Db, workflowId: number, limit = 10): Promi
 }
 
 export async function workflowDetail(db: Db, launchers: LauncherResolver, workflow: Workflow, now: Date): Promise<WorkflowDetail> {
-  const [row] = await statusRows(db, [workflow], now);
+  // Named as the workflow's own tenant sees it: the detail never names another tenant's workflow.
+  const [row] = await statusRows(db, [workflow], now, workflow.tenantId);
   const tenant = await db.selectFrom('tenants').selectAll().where('id', '=', workflow.tenantId).executeTakeFirstOrThrow();
   const alert = await db.selectFrom('alerts').selectAll().where('workflowId', '=', workflow.id).where('status', '=', 'open').executeTakeFirst();
   const profile = profileFor(workflow.cron, workflow.timezone, workflow.policy, now);
@@ -116,10 +122,14 @@ export async function homeModel(db: Db, now: Date, tenantIds: readonly string[])
     .orderBy('n.id', 'desc')
     .limit(30)
     .execute();
+  const blocked = (await blockedWorkflows(db)).filter((b) => tenantIds.includes(b.tenantId));
+  // The upstream is named only when the viewer may see its tenant.
+  const upstreamOf = (b: BlockedWorkflow) => (tenantIds.includes(b.upstream.tenantId) ? upstreamLabel(b, undefined) : "another tenant's workflow");
   return {
     storms: await activeStorms(db, tenantIds),
     tenants: tenants.map((t) => ({
       ...t,
+      blocked: blocked.filter((b) => b.tenantId === t.id).map((b) => ({ workflowName: b.name, upstream: upstreamOf(b), alertId: b.upstream.alertId })),
       alerts: open
         .filter((o) => o.tenant.id === t.id)
         .map(({ alert, workflow }) => ({

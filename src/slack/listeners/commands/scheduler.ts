@@ -50,7 +50,7 @@ async function runCommand(ctx: SlackContext, body: { text: string; user_id: stri
   if (command.kind === 'maintenance') return maintenanceCommand(ctx, where, command, body, (name) => resolveWorkflow(ctx, where, name));
   if (command.kind === 'status' && !command.workflow) {
     const storms = await activeStorms(deps.db, where.scope.tenantId ? [where.scope.tenantId] : undefined);
-    const message = renderStatusList(await statusRows(deps.db, await workflowsInScope(deps.db, where.scope), now), where.label, storms);
+    const message = renderStatusList(await statusRows(deps.db, await workflowsInScope(deps.db, where.scope), now, where.scope.tenantId), where.label, storms);
     return { text: message.text, blocks: message.blocks as never };
   }
   if (command.kind === 'mine') return { text: mineText(await listOpenAlerts(deps.db, where.scope), body.user_id, where.kind === 'platform') };
