@@ -146,7 +146,9 @@ function decideOpenAlert(facts: HistoryFacts, alert: OpenAlertFacts, recoverAfte
       recoverAfter,
     };
   }
-  if (facts.newestFailure && facts.newestFailure.runId !== alert.lastRunId) {
+  // A newer failure, or an older tick's failure that landed after a newer one (two replicas, retries finishing out of
+  // order): the streak grew either way and is counted; the failure told stays the newest.
+  if (facts.newestFailure && (facts.newestFailure.runId !== alert.lastRunId || facts.failures > alert.consecutiveFailures)) {
     const groupChanged = facts.newestFailure.errorGroup !== alert.errorGroup ? { from: alert.errorGroup, to: facts.newestFailure.errorGroup } : null;
     return { type: 'failure_recorded', failures: facts.failures, failure: facts.newestFailure, groupChanged };
   }

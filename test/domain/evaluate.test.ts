@@ -18,6 +18,7 @@ describe('evaluateHistory: the alert state transition', () => {
     { name: 'no alert, alertAfter failures: open', facts: facts({ failures: 2, newestFailure: failure(11) }), alert: null, expected: ['open'] },
     { name: 'no alert, failures counted but no failure row (all missed before history): nothing', facts: facts({ failures: 2 }), alert: null, expected: [] },
     { name: 'open alert, a new failure: failure recorded', facts: facts({ failures: 3, newestFailure: failure(11) }), alert: alert(), expected: ['failure_recorded'] },
+    { name: 'open alert, an older tick\'s failure landing after the newest was recorded: failure recorded (the streak grew)', facts: facts({ failures: 3, newestFailure: failure(10) }), alert: alert(), expected: ['failure_recorded'] },
     { name: 'open alert, the same failure again: nothing', facts: facts({ failures: 2, newestFailure: failure(10) }), alert: alert(), expected: [] },
     { name: 'open alert, a success: resolve', facts: facts({ healthyStreak: 1, newestSuccess: success(12) }), alert: alert(), expected: ['resolve'] },
     { name: 'open alert needing 3 successes, one so far: healthy streak', facts: facts({ healthyStreak: 1, newestSuccess: success(12) }), alert: alert(), recoverAfter: 3, expected: ['healthy_streak'] },
