@@ -5,6 +5,7 @@ import { alertingPeer } from './alerting.js';
 import { evaluationThroughput } from './evaluation-throughput.js';
 import { clockScale } from './clock-scale.js';
 import { failureLatency } from './failure-latency.js';
+import { ledgerGrowth } from './ledger-growth.js';
 import { replaySpeed } from './replay-speed.js';
 import { slackDrain } from './slack-drain.js';
 import type { Benchmark, BenchSize, Figure } from './lib/figures.js';
@@ -22,6 +23,7 @@ const BENCHMARKS: Record<string, Benchmark> = {
   drain: slackDrain,
   replay: replaySpeed,
   alerting: alertingPeer,
+  'ledger-growth': ledgerGrowth,
 };
 
 const args = process.argv.slice(2);

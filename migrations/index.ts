@@ -9,6 +9,10 @@ import * as m0007 from './0007_destination_outages.js';
 import * as m0008 from './0008_retention_indexes.js';
 import * as m0010 from './0010_policy_versions_shadow.js';
 import * as m0011 from './0011_tenant_digest.js';
+import * as m0012 from './0012_dependencies.js';
+import * as m0013 from './0013_storms.js';
+import * as m0014 from './0014_run_duration.js';
+import * as m0015 from './0015_ledger_indexes.js';
 
 /** Forward-only, applied in name order. Add new files here. */
 export const migrations: Record<string, Migration> = {
@@ -22,4 +26,8 @@ export const migrations: Record<string, Migration> = {
   '0008_retention_indexes': m0008,
   '0010_policy_versions_shadow': m0010,
   '0011_tenant_digest': m0011,
+  '0012_dependencies': m0012,
+  '0013_storms': m0013,
+  '0014_run_duration': m0014,
+  '0015_ledger_indexes': m0015,
 };

@@ -6,6 +6,7 @@ import type { Db } from './db/connect.js';
 import type { Deps } from './deps.js';
 import { engineLoops, runLoops } from './engine/index.js';
 import { runLoop, type RunningLoop } from './engine/runner.js';
+import { inEngineOrder } from './engine/steps.js';
 import { listenForWakeups } from './engine/wakeups.js';
 import { healthRouter } from './http/health.js';
 import { apiRoutes } from './http/routes.js';
@@ -75,15 +76,17 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
 
   let listening: Promise<void> = Promise.resolve();
   if (options.loops !== false) {
-    const specs = [...runLoops(deps), ...engineLoops(deps), ...slack.loops];
+    const specs = inEngineOrder([...runLoops(deps), ...engineLoops(deps), ...slack.loops]);
     for (const spec of specs) loops.push(runLoop(spec, { clock, logger: options.logger, signal: abort.signal }));
+    const wakeLoops = (channel: string) => specs.forEach((s, i) => s.wakeOn?.includes(channel) && loops[i]!.wake());
+    deps.wake = wakeLoops;
     housekeeping.start();
     if (options.databaseUrl) {
       const channels = specs.flatMap((s) => s.wakeOn ?? []);
       listening = listenForWakeups(
         options.databaseUrl,
         channels,
-        (channel) => specs.forEach((s, i) => s.wakeOn?.includes(channel) && loops[i]!.wake()),
+        wakeLoops,
         options.logger,
         abort.signal,
       );

@@ -14,4 +14,11 @@ export interface Deps {
   replicaId: string;
   /** Which launcher starts a workflow's runs (scheduled, retry, run now). */
   launchers: LauncherResolver;
+  /**
+   * Wakes this process's loops that listen on a NOTIFY channel, at once: for
+   * a commit this process just made (the NOTIFY it sent still wakes the other
+   * replicas; this saves the hop through the LISTEN connection). Absent where
+   * no loops run.
+   */
+  wake?: (channel: string) => void;
 }

@@ -98,6 +98,12 @@ export const envSchema = z.object({
   COMMAND_USER: optionalText,
   /** Unknown-key pings one client address may send per minute before 429. */
   PING_UNKNOWN_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(30),
+  /** Openings in one channel within STORM_WINDOW_SECONDS that make one storm message (0: never a storm). */
+  STORM_MIN_ALERTS: z.coerce.number().int().min(0).max(10_000).default(5),
+  STORM_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(120),
+  /** Workflows with an open alert in one error group within SHARED_CAUSE_WINDOW_SECONDS that make a shared cause (0: off). */
+  SHARED_CAUSE_MIN_WORKFLOWS: z.coerce.number().int().min(0).max(10_000).default(3),
+  SHARED_CAUSE_WINDOW_SECONDS: z.coerce.number().int().min(60).max(7 * 86_400).default(3600),
 });
 
 export type Env = z.infer<typeof envSchema>;

@@ -1,7 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { allowListProblem } from '../domain/address-policy.js';
+import { dependencyProblems } from '../domain/dependencies.js';
 import { parseDuration } from '../domain/durations.js';
+import { COMPLETE_BY_TIME } from '../domain/run-duration.js';
 import { destinationListSchema } from './destination-schema.js';
 import { formatPath, locateJsonPaths, valueAt } from './json-locate.js';
 import { cronSchema, maintenanceSchema, timeZoneSchema } from './schedule-schema.js';
@@ -30,6 +32,18 @@ export const policySchema = z
     minRows: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
     /** An owned alert still failing this long after it was owned (or last reminded) reminds its owner; default from the cadence. */
     remindAfterSeconds: z.number().int().min(60).max(30 * 86_400).optional(),
+    /** A success faster than this counts as a failure, "too fast" (issue 16). */
+    minDurationSeconds: z.number().int().min(1).max(7 * 86_400).optional(),
+    /** A fixed "running long" threshold instead of the one learned from the workflow's successes. */
+    runningLongAfterSeconds: z.number().int().min(60).max(7 * 86_400).optional(),
+    /** The tick's run must have succeeded by this local time ("HH:MM", in timeZone or the workflow's zone). */
+    completeBy: z
+      .object({
+        time: z.string().regex(COMPLETE_BY_TIME, 'a local time "HH:MM", such as "06:00"'),
+        timeZone: timeZoneSchema.optional(),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 
@@ -126,6 +140,14 @@ export const tenantSchema = z
   })
   .strict();
 
+/** A workflow of the same tenant by name, or another tenant's as tenant/name. */
+export const dependencyRef = z
+  .string()
+  .regex(
+    /^(?:[a-z0-9][a-z0-9_-]{0,62}\/)?[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/,
+    'a workflow name of the same tenant, or tenant/name for another tenant\'s workflow',
+  );
+
 export const workflowSchema = z
   .object({
     tenant: z.string().min(1),
@@ -144,6 +166,8 @@ export const workflowSchema = z
     maintenance: z.array(maintenanceSchema).max(20).optional(),
     /** Shadow mode for this workflow alone (a tenant's `shadow` covers all of its workflows). */
     shadow: z.boolean().optional(),
+    /** Workflows this one depends on: a name in the same tenant, or tenant/name (docs/workflows-file.md). */
+    dependsOn: z.array(dependencyRef).max(50).optional(),
     /** Fixed ping key (at least 22 characters, as long as a generated one); generated and kept when absent. */
     pingKey: z
       .string()
@@ -184,6 +208,9 @@ export const workflowsFileSchema = z
       if (names.has(key)) ctx.addIssue({ code: 'custom', path: ['workflows', i, 'name'], message: `duplicate workflow name in tenant "${w.tenant}"` });
       names.add(key);
     });
+    const refs = (list: unknown) => (Array.isArray(list) ? list.map((r) => (dependencyRef.safeParse(r).success ? (r as string) : '')) : []);
+    const nodes = file.workflows.map((w) => ({ tenant: w.tenant, name: w.name, dependsOn: refs(w.dependsOn) }));
+    for (const p of dependencyProblems(nodes)) ctx.addIssue({ code: 'custom', path: ['workflows', p.node, 'dependsOn', p.dep], message: p.message });
   });
 
 export type WorkflowsFile = z.infer<typeof workflowsFileSchema>;

@@ -35,6 +35,9 @@ export function createPool(url: string, max = 10, applicationName = 'scheduler-b
     max,
     types,
     application_name: applicationName,
+    // No JIT: every statement here is short, and on a large ledger the planner's cost estimates pass
+    // jit_above_cost, so a query of a few milliseconds spent seconds compiling (bench/ledger-growth.ts).
+    options: '-c jit=off',
     connectionTimeoutMillis: DB_TIMEOUTS.CONNECT_TIMEOUT_MS,
     statement_timeout: DB_TIMEOUTS.STATEMENT_TIMEOUT_MS,
     idle_in_transaction_session_timeout: DB_TIMEOUTS.IDLE_IN_TRANSACTION_MS,

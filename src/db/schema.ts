@@ -1,12 +1,16 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { AlertEventsTable, AlertsTable, AlertThreadsTable, DestinationOutagesTable, NotificationsTable, PaceSlotsTable, SlackHomeViewsTable } from './schema/alerts.js';
+import type { UpstreamBlocksTable, WorkflowDependenciesTable } from './schema/dependencies.js';
 import type { HousekeepingFiringsTable, MonitorUptimeTable, RunsTable } from './schema/runs.js';
+import type { SharedCausesTable, StormAlertsTable, StormsTable } from './schema/storms.js';
 import type { TenantsTable } from './schema/tenants.js';
 import type { MaintenanceWindowsTable, PolicyVersionsTable, WorkflowsTable } from './schema/workflows.js';
 
 /** The kysely `Database`: one table type per table, kept by area in src/db/schema/. */
 export type * from './schema/alerts.js';
+export type * from './schema/dependencies.js';
 export type * from './schema/runs.js';
+export type * from './schema/storms.js';
 export type * from './schema/tenants.js';
 export type * from './schema/workflows.js';
 
@@ -25,6 +29,11 @@ export interface Database {
   maintenanceWindows: MaintenanceWindowsTable;
   destinationOutages: DestinationOutagesTable;
   housekeepingFirings: HousekeepingFiringsTable;
+  workflowDependencies: WorkflowDependenciesTable;
+  upstreamBlocks: UpstreamBlocksTable;
+  storms: StormsTable;
+  stormAlerts: StormAlertsTable;
+  sharedCauses: SharedCausesTable;
 }
 
 export type Tenant = Selectable<TenantsTable>;

@@ -1,3 +1,4 @@
+import type { CompleteBy } from './run-duration.js';
 import { nextFireAfter } from './schedule.js';
 
 /**
@@ -25,6 +26,12 @@ export interface Policy {
   timeoutSeconds: number;
   /** A success with fewer rows than this counts as a failure ("empty output"); null: no check. */
   minRows: number | null;
+  /** A success faster than this counts as a failure ("too fast"); null: no check. */
+  minDurationSeconds: number | null;
+  /** A fixed "running long" threshold; null: learned from the workflow's own successes (run-duration.ts). */
+  runningLongAfterSeconds: number | null;
+  /** The tick's run must have succeeded by this local time; null: no deadline. */
+  completeBy: CompleteBy | null;
 }
 
 /** Per-workflow overrides, every field optional (the shape of workflows.policy). */
@@ -133,6 +140,9 @@ export function derivePolicy(cadenceSeconds: number): Policy {
     // Most of the cadence: a run still going when the next tick fires is overlapping itself. At most 6 h.
     timeoutSeconds: Math.round(clamp(gap * 0.9, 60, 6 * HOUR)),
     minRows: null,
+    minDurationSeconds: null,
+    runningLongAfterSeconds: null,
+    completeBy: null,
   };
 }
 
@@ -148,6 +158,9 @@ export function applyOverrides(derived: Policy, overrides: PolicyOverrides): Pol
     graceSeconds: pick('graceSeconds'),
     timeoutSeconds: pick('timeoutSeconds'),
     minRows: pick('minRows'),
+    minDurationSeconds: pick('minDurationSeconds'),
+    runningLongAfterSeconds: pick('runningLongAfterSeconds'),
+    completeBy: pick('completeBy'),
   };
 }
 

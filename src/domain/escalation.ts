@@ -24,11 +24,32 @@ export type EscalationDecision = { due: false } | { due: true; reason: 'kept_fai
  * is the reason given when both hold.
  */
 export function escalationDue(alert: EscalationFields, now: Date): EscalationDecision {
-  if (alert.status !== 'open' || alert.severity !== 'warning' || alert.acknowledgedAt !== null) return { due: false };
-  const threshold = Number(alert.policy.escalateAfterFailures ?? Number.POSITIVE_INFINITY);
-  if (alert.consecutiveFailures >= threshold) return { due: true, reason: 'kept_failing' };
+  if (!escalates(alert)) return { due: false };
+  if (keptFailing(alert)) return { due: true, reason: 'kept_failing' };
   if (alert.escalateAt && alert.escalateAt.getTime() <= now.getTime()) return { due: true, reason: 'deadline' };
   return { due: false };
+}
+
+/**
+ * When escalationDue first says yes for the alert as it stands: `now` when it
+ * already kept failing, else its deadline; null when it never will (owned,
+ * critical, resolved, or no deadline). For a driver deciding when to look
+ * next (the replay); a new failure can only make it sooner, and that comes
+ * with a poll.
+ */
+export function escalationDueAt(alert: EscalationFields, now: Date): Date | null {
+  if (!escalates(alert)) return null;
+  return keptFailing(alert) ? now : alert.escalateAt;
+}
+
+/** Only an open warning nobody has taken ownership of can escalate. */
+function escalates(alert: EscalationFields): boolean {
+  return alert.status === 'open' && alert.severity === 'warning' && alert.acknowledgedAt === null;
+}
+
+/** The failures since opening reached the snapshotted escalateAfterFailures (an old snapshot without one never does). */
+function keptFailing(alert: EscalationFields): boolean {
+  return alert.consecutiveFailures >= Number(alert.policy.escalateAfterFailures ?? Number.POSITIVE_INFINITY);
 }
 
 export interface Mention {

@@ -42,6 +42,12 @@ export interface HistoryFacts {
    * open alert: flapping only changes how an open alert resolves.
    */
   recentOutcomes?: TickOutcome[];
+  /**
+   * The newest upstream incident that held this workflow back has resolved
+   * and the workflow has not succeeded since: `failures` count only from that
+   * resolution on, and an alert that opens now outlived that incident.
+   */
+  upstreamResolved?: { alertId: number };
 }
 
 export interface OpenAlertFacts {
@@ -149,7 +155,9 @@ function decideOpenAlert(facts: HistoryFacts, alert: OpenAlertFacts, recoverAfte
       recoverAfter,
     };
   }
-  if (facts.newestFailure && facts.newestFailure.runId !== alert.lastRunId) {
+  // A newer failure, or an older tick's failure that landed after a newer one (two replicas, retries finishing out of
+  // order): the streak grew either way and is counted; the failure told stays the newest.
+  if (facts.newestFailure && (facts.newestFailure.runId !== alert.lastRunId || facts.failures > alert.consecutiveFailures)) {
     const groupChanged = facts.newestFailure.errorGroup !== alert.errorGroup ? { from: alert.errorGroup, to: facts.newestFailure.errorGroup } : null;
     return { type: 'failure_recorded', failures: facts.failures, failure: facts.newestFailure, groupChanged };
   }
@@ -158,4 +166,60 @@ function decideOpenAlert(facts: HistoryFacts, alert: OpenAlertFacts, recoverAfte
   }
   if (facts.healthyStreak === 0 && alert.healthyStreak > 0) return { type: 'streak_reset' };
   return null;
+}
+
+/** The alert columns the evaluation changes (structurally the alerts row). */
+export interface AlertStateFields {
+  status: 'open' | 'resolved';
+  consecutiveFailures: number;
+  lastError: string | null;
+  stage: string | null;
+  lastRunId: number | null;
+  healthyStreak: number;
+  errorGroup: string | null;
+  errorGroupFirstAt: Date | null;
+  errorGroupLastAt: Date | null;
+  errorGroupCount: number;
+  resolvedAt: Date | null;
+  resolvedByRunId: number | null;
+  flappingSince: Date | null;
+  updatedAt: Date;
+}
+
+/**
+ * The state transition of an open alert: the alert after the effects of one
+ * evaluation (every effect but `open`, which makes a new row). Pure; the
+ * evaluator writes what it returns.
+ */
+export function nextAlertState<A extends AlertStateFields>(current: A, effects: readonly Effect[], now: Date): A {
+  return effects.reduce<A>((alert, effect) => applyEffect(alert, effect, now), current);
+}
+
+function applyEffect<A extends AlertStateFields>(current: A, effect: Effect, now: Date): A {
+  switch (effect.type) {
+    case 'open':
+      return current;
+    case 'failure_recorded': {
+      const { failure, groupChanged } = effect;
+      return {
+        ...current,
+        consecutiveFailures: effect.failures,
+        lastError: failure.error,
+        stage: failure.stage,
+        lastRunId: failure.runId,
+        healthyStreak: 0,
+        errorGroup: failure.errorGroup,
+        ...(groupChanged ? { errorGroupFirstAt: now, errorGroupLastAt: now, errorGroupCount: 1 } : { errorGroupLastAt: now, errorGroupCount: current.errorGroupCount + 1 }),
+        updatedAt: now,
+      };
+    }
+    case 'healthy_streak':
+      return { ...current, healthyStreak: effect.streak, updatedAt: now };
+    case 'streak_reset':
+      return { ...current, healthyStreak: 0, updatedAt: now };
+    case 'resolve':
+      return { ...current, status: 'resolved', resolvedAt: now, resolvedByRunId: effect.runId, healthyStreak: 0, updatedAt: now };
+    case 'flapping':
+      return { ...current, flappingSince: now, updatedAt: now };
+  }
 }

@@ -25,6 +25,25 @@ export const NOTIFIED_EVENT_KINDS = [
   'reminder',
   /** The tenant's ownershipExpiresAfter passed: unowned again, escalation resumes (data: previousUser, ownedSince). */
   'ownership_expired',
+  // issue 16, run duration (src/domain/run-duration.ts); each is also an opening's `cause` when no alert was open.
+  /** A run still going past its normal duration (data: runId, startedAt, runningSeconds, afterSeconds, normal?: { medianSeconds, samples }). */
+  'running_long',
+  /** No success for a tick by its completeBy deadline (data: tick, deadline, runId?, running). */
+  'completion_missed',
+  /** A success faster than minDurationSeconds, counted as a failure in an open alert (data: runId, error). */
+  'too_fast',
+  // issue 16, dependencies (docs/alerts.md):
+  /** On the upstream alert: the downstream workflows held back by it, the whole list each time one is added (data: upstreamAlertId, affected[], otherTenants). */
+  'upstream_affected',
+  /** On a downstream alert opening after its upstream's incident resolved (data: upstreamAlertId, upstreamWorkflow | upstreamOtherTenant, upstreamResolvedAt). */
+  'outlived_upstream',
+  /** On a downstream alert already open when its upstream's alert opens: it stays, linked (data: upstreamAlertId, upstreamWorkflow | upstreamOtherTenant). */
+  'upstream_broke',
+  // issue 16, storms: told in one channel only (data: stormId, startedAt, alerts) and on the platform channel only (shared_cause).
+  /** Still open when its channel's storm ended: the alert gets a thread of its own there. */
+  'storm_outlived',
+  /** One error group failing several workflows (of any tenants): operator-only, never shown to a tenant. */
+  'shared_cause',
 ] as const;
 export type NotifiedEventKind = (typeof NOTIFIED_EVENT_KINDS)[number];
 
@@ -54,3 +73,6 @@ export function parseDestination(destination: string): { kind: string; target: s
   const i = destination.indexOf(':');
   return i < 0 ? { kind: destination, target: '' } : { kind: destination.slice(0, i), target: destination.slice(i + 1) };
 }
+
+/** Kinds only the operator sees (they name other tenants' workflows): left out of every tenant-facing read. */
+export const OPERATOR_ONLY_EVENT_KINDS: readonly string[] = ['shared_cause'];

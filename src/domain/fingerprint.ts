@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { TOO_FAST } from './run-duration.js';
 
 /**
  * Error groups (DESIGN.md, core idea 9): the same failure with a different
@@ -31,4 +32,29 @@ export function normaliseError(text: string): string {
 export function fingerprintError(text: string | null | undefined): string | null {
   if (!text || !text.trim()) return null;
   return createHash('sha1').update(normaliseError(text), 'utf8').digest('hex').slice(0, 12);
+}
+
+/** What the poller knows of a finished run when it groups it. */
+export interface GroupedOutcome {
+  status: string;
+  error: string | null;
+  /** A success with fewer rows than the policy's minRows (core idea 8): a failure of its own kind. */
+  emptyOutput?: boolean;
+  /** A success faster than the policy's minDurationSeconds (issue 16): one group whatever the numbers. */
+  tooFast?: boolean;
+}
+
+/**
+ * The error group of a finished run, decided once, where every finished run
+ * passes (the poller's claim: reported, launched, timed out, worker lost and
+ * missed alike). Successes and skipped ticks have none; a missed tick is one
+ * group whatever its window; empty output is one group whatever the counts;
+ * a failure without a message is grouped as such.
+ */
+export function errorGroupOf(outcome: GroupedOutcome): string | null {
+  if (outcome.emptyOutput) return fingerprintError('empty output');
+  if (outcome.tooFast) return fingerprintError(TOO_FAST);
+  if (outcome.status === 'missed') return fingerprintError('missed');
+  if (outcome.status !== 'failed') return null;
+  return fingerprintError(outcome.error?.trim() ? outcome.error : 'failed without an error message');
 }

@@ -15,6 +15,9 @@ export interface EffectivePolicy {
   graceSeconds: number;
   timeoutSeconds: number;
   minRows: number | null;
+  minDurationSeconds: number | null;
+  runningLongAfterSeconds: number | null;
+  completeBy: { time: string; timeZone?: string } | null;
   cadenceSeconds: number;
   escalateAfterFailures: number;
 }
@@ -28,6 +31,9 @@ export const EFFECTIVE_POLICY_FIELDS = [
   'graceSeconds',
   'timeoutSeconds',
   'minRows',
+  'minDurationSeconds',
+  'runningLongAfterSeconds',
+  'completeBy',
   'cadenceSeconds',
   'escalateAfterFailures',
 ] as const satisfies readonly (keyof EffectivePolicy)[];
@@ -48,5 +54,14 @@ export interface PolicyChange {
  * re-sync, or an override written out that equals its default).
  */
 export function policyChanges(stored: Partial<Record<string, unknown>> | null, next: EffectivePolicy): PolicyChange[] {
-  return EFFECTIVE_POLICY_FIELDS.filter((f) => !stored || !Object.is(stored[f] ?? null, next[f] ?? null)).map((field) => ({ field, from: stored?.[field] ?? null, to: next[field] }));
+  return EFFECTIVE_POLICY_FIELDS.filter((f) => !stored || !same(stored[f] ?? null, next[f] ?? null)).map((field) => ({ field, from: stored?.[field] ?? null, to: next[field] }));
+}
+
+/** Values as stored in JSON: an object (completeBy) is the same when its fields are. */
+function same(a: unknown, b: unknown): boolean {
+  if (a && b && typeof a === 'object' && typeof b === 'object') {
+    const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
+    return keys.every((k) => Object.is((a as Record<string, unknown>)[k] ?? null, (b as Record<string, unknown>)[k] ?? null));
+  }
+  return Object.is(a, b);
 }

@@ -12,10 +12,23 @@ export interface SilenceFields {
  */
 export type SilenceState = { silenced: false } | { silenced: true; until: Date | 'resolved'; by: string; reason: string | null };
 
-export function silenceState(alert: SilenceFields, now: Date): SilenceState {
+/**
+ * Is the alert silenced at `now`? The one rule every reader asks (held
+ * notifications, unsilence, the alert card, the webhook payload, /scheduler
+ * status, the digest): a silence is in force while the alert is open and its
+ * time has not come; it ends when the alert resolves, and an expired one is
+ * over even before the escalation clock clears its columns.
+ */
+export function silenceState(alert: Pick<SilenceFields, 'status' | 'silencedBy' | 'silencedUntil'> & Partial<Pick<SilenceFields, 'silenceReason'>>, now: Date): SilenceState {
   if (alert.status !== 'open' || !alert.silencedBy) return { silenced: false };
   if (alert.silencedUntil && alert.silencedUntil.getTime() <= now.getTime()) return { silenced: false };
-  return { silenced: true, until: alert.silencedUntil ?? 'resolved', by: alert.silencedBy, reason: alert.silenceReason };
+  return { silenced: true, until: alert.silencedUntil ?? 'resolved', by: alert.silencedBy, reason: alert.silenceReason ?? null };
+}
+
+/** The silence as a payload field: its end as an ISO time, "resolved" for an until-resolved silence, null when none is in force. */
+export function silencedUntilField(state: SilenceState): string | null {
+  if (!state.silenced) return null;
+  return state.until === 'resolved' ? 'resolved' : state.until.toISOString();
 }
 
 /** What was held while an alert was silenced, told in one event when the silence ends. */

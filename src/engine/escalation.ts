@@ -6,6 +6,7 @@ import { endSilence } from '../ledger/alert-actions.js';
 import { recordAlertEvents, type EventInput } from '../ledger/alert-events.js';
 import { runMaintenanceClock } from './maintenance-clock.js';
 import { workflowsInMaintenance } from './maintenance-rules.js';
+import { runStormClock } from './storm-clock.js';
 
 /**
  * The escalation clock (DESIGN.md, core idea 6; issue 13). Each step locks
@@ -26,7 +27,9 @@ export async function runEscalationClock(deps: Pick<Deps, 'db' | 'clock' | 'conf
   const expired = await expireOwnerships(deps, now);
   const escalated = await escalateDueWarnings(deps, now);
   const reminded = await sendReminders(deps, now);
-  return maintenance || ended + expired + escalated + reminded > 0;
+  // Storms that settled end (their open alerts get threads of their own); shared causes are called out.
+  const storms = await runStormClock(deps, now);
+  return maintenance || storms || ended + expired + escalated + reminded > 0;
 }
 
 type Candidate = {

@@ -1,9 +1,8 @@
 import { sql } from 'kysely';
 import type { Deps } from '../deps.js';
-import { profileFor } from '../domain/cadence.js';
-import { fingerprintError } from '../domain/fingerprint.js';
 import { nextFireAfter } from '../domain/schedule.js';
-import { insertRunRow, newRunRow, RUNS_FINISHED_CHANNEL } from '../ledger/runs.js';
+import { profileOf } from '../ledger/profiles.js';
+import { durationSince, insertRunRow, newRunRow, RUNS_FINISHED_CHANNEL } from '../ledger/runs.js';
 import { monitorWasUp } from './uptime.js';
 
 /**
@@ -42,8 +41,8 @@ export async function failOverdueRuns(deps: Pick<Deps, 'db'>, now: Date): Promis
       attemptStatus: 'failed' as const,
       error,
       attemptError: error,
-      errorGroup: fingerprintError(error),
       finishedAt: now,
+      durationSeconds: durationSince(now),
       leaseOwner: null,
       leaseExpiresAt: null,
     });
@@ -76,7 +75,7 @@ export async function recordMissedTicks(deps: Pick<Deps, 'db'>, now: Date): Prom
       .execute();
     let recorded = 0;
     for (const workflow of due) {
-      const profile = profileFor(workflow.cron, workflow.timezone, workflow.policy, now);
+      const profile = profileOf(workflow, now);
       const graceMs = profile.graceSeconds * 1000;
       let tick = workflow.nextTickAt!;
       for (let i = 0; i < MAX_TICKS_PER_PASS && tick.getTime() + graceMs <= now.getTime(); i++) {
@@ -102,7 +101,6 @@ export async function recordMissedTicks(deps: Pick<Deps, 'db'>, now: Date): Prom
               attemptStatus: up ? 'missed' : null,
               attemptError: error,
               error,
-              errorGroup: up ? fingerprintError('missed') : null,
               outcomeNote: up ? null : 'the monitor was not running at this tick',
               finishedAt: now,
               // A skipped tick is never evaluated; a missed one goes through the poller.

@@ -8,6 +8,7 @@ type LeaseDeps = Pick<Deps, 'db' | 'clock' | 'replicaId'>;
 export function leaseRenewalLoop(deps: LeaseDeps, held: HeldRuns): LoopSpec {
   return {
     name: 'run-lease-renewal',
+    step: 'lease-renewal',
     intervalMs: LEASE_RENEW_INTERVAL_MS,
     async tick() {
       await renewRunLeases(deps, held.list(), deps.clock.now());

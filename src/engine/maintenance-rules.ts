@@ -1,5 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
-import type { Database, Workflow } from '../db/schema.js';
+import type { Database, Tenant, Workflow } from '../db/schema.js';
 import { maintenanceAt, recurringRules, type MaintenanceRule } from '../domain/maintenance.js';
 
 type Reader = Kysely<Database> | Transaction<Database>;
@@ -9,13 +9,19 @@ type Reader = Kysely<Database> | Transaction<Database>;
  * its own recurring rules, its tenant's, and the one-off windows (the
  * workflow's and the tenant-wide ones) that have not ended by then. Recorded
  * occurrences of recurring rules are left out: the rules themselves say the
- * same. Two statements whatever the number of workflows.
+ * same. Two statements whatever the number of workflows (one when the tenants are given).
  */
-export async function loadMaintenanceRules(db: Reader, workflows: Pick<Workflow, 'id' | 'tenantId' | 'maintenance'>[], since: Date): Promise<Map<number, MaintenanceRule[]>> {
+export async function loadMaintenanceRules(
+  db: Reader,
+  workflows: Pick<Workflow, 'id' | 'tenantId' | 'maintenance'>[],
+  since: Date,
+  /** The workflows' tenants when the caller has read them already (the poller's claim): one statement fewer. */
+  known?: Pick<Tenant, 'id' | 'maintenance'>[],
+): Promise<Map<number, MaintenanceRule[]>> {
   const out = new Map<number, MaintenanceRule[]>();
   if (workflows.length === 0) return out;
   const tenantIds = [...new Set(workflows.map((w) => w.tenantId))];
-  const tenants = await db.selectFrom('tenants').select(['id', 'maintenance']).where('id', 'in', tenantIds).execute();
+  const tenants = known ?? (await db.selectFrom('tenants').select(['id', 'maintenance']).where('id', 'in', tenantIds).execute());
   const oneOff = await db
     .selectFrom('maintenanceWindows')
     .selectAll()

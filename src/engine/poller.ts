@@ -1,15 +1,19 @@
 import { sql, type Transaction } from 'kysely';
 import { isConnectionError } from '../db/connection-errors.js';
+import { rowFromJson } from '../db/json-rows.js';
 import type { Database, Run, Tenant, Workflow } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import type { CadenceProfile } from '../domain/cadence.js';
-import { fingerprintError } from '../domain/fingerprint.js';
+import { errorGroupOf } from '../domain/fingerprint.js';
 import { maintenanceAt } from '../domain/maintenance.js';
+import { isTooFast, tooFastError } from '../domain/run-duration.js';
+import { NOTIFICATIONS_CHANNEL } from '../ledger/alert-events.js';
 import { launchRun } from '../ledger/runs.js';
 import { evaluateWorkflows, type EvaluationTarget } from './evaluator.js';
 import { loadMaintenanceRules } from './maintenance-rules.js';
-import { createProfileCache } from '../ledger/profiles.js';
+import { profileOf } from '../ledger/profiles.js';
 import { handleFailedOriginal, handleFinishedAttempt, type Launch } from './retry.js';
+import { awaitUpstreamTurn, lockedWithUpstreams, upstreamOfCte } from './upstream-blocks.js';
 
 /**
  * The poller (DESIGN.md, core idea 1): the run ledger is the queue. One tick
@@ -49,8 +53,6 @@ export function adaptivePoller(deps: Deps): () => Promise<boolean> {
   };
 }
 
-const profileOf = createProfileCache();
-
 export async function pollFinishedRuns(deps: Deps, batch = DEFAULT_POLL_BATCH): Promise<boolean> {
   return (await pollFinishedRunsDetailed(deps, batch)).length > 0;
 }
@@ -61,6 +63,8 @@ export async function pollFinishedRunsDetailed(deps: Deps, batch = DEFAULT_POLL_
   let outcome: BatchOutcome;
   try {
     outcome = await deps.db.transaction().execute((trx) => processClaimed(trx, deps, now, batch));
+    // Nothing to take: maybe a dependency group another replica holds; its turn is waited for (upstream-blocks.ts).
+    if (outcome.claimed.length === 0) outcome = await deps.db.transaction().execute(async (trx) => ((await awaitUpstreamTurn(trx, batch)) > 0 ? processClaimed(trx, deps, now, batch) : outcome));
   } catch (error) {
     // A lost connection is nobody's fault: the batch rolled back whole and the runner takes it again after a
     // short back-off. Going one run at a time instead (a transaction each, for up to a whole batch of runs
@@ -70,6 +74,7 @@ export async function pollFinishedRunsDetailed(deps: Deps, batch = DEFAULT_POLL_
     deps.logger.warn({ err: error }, 'poller batch failed; processing its runs one at a time');
     return pollOneByOne(deps, now, batch);
   }
+  if (outcome.told) deps.wake?.(NOTIFICATIONS_CHANNEL);
   await launchAll(deps, outcome.launches);
   return outcome.claimed;
 }
@@ -77,41 +82,72 @@ export async function pollFinishedRunsDetailed(deps: Deps, batch = DEFAULT_POLL_
 interface BatchOutcome {
   claimed: number[];
   launches: Launch[];
+  /** Events were recorded: this replica's sender is woken at once after commit. */
+  told: boolean;
 }
 
-/** Claims with one statement: select … for update skip locked, then mark processed, returning the rows. */
+/** Claims with one statement (see `claimBatch`): marked processed at claim time, returned in id order. */
 export async function claimFinishedRuns(trx: Transaction<Database>, now: Date, limit: number): Promise<Run[]> {
-  const { rows } = await sql<Run>`
-    with claimed as (
-      select id from runs
-      where processed_at is null and status in ('succeeded', 'failed', 'missed')
-      order by id
+  return (await claimBatch(trx, now, limit)).runs;
+}
+
+interface ClaimedBatch {
+  runs: Run[];
+  /** The claimed runs' workflows, locked, in id order. */
+  workflows: Workflow[];
+  tenants: Tenant[];
+}
+
+/**
+ * One round trip: the oldest finished, unprocessed runs of workflows whose
+ * row it can lock (`skip locked`) together with the rows of all their
+ * upstreams (`lockedWithUpstreams`: a dependency is judged once), marked
+ * processed and returned with their workflow rows and tenants. A workflow
+ * that another replica is evaluating, or whose upstream it holds, is
+ * skipped, not waited for: its runs stay for whoever takes it next, once
+ * that replica has committed. So the runs of one workflow are evaluated in
+ * the order they arrived (a replica never evaluates a newer run of a
+ * workflow while an older one is in another's hands: "one failure more" is
+ * never told before the failure it follows), replicas split a busy ledger
+ * by workflow instead of queueing on each other's locks, and never deadlock.
+ * The runs are walked in id order on `runs_unprocessed`, locking each
+ * workflow as it is met; the update takes a run only if it is still
+ * unprocessed (another replica may have committed it since this statement began).
+ */
+async function claimBatch(trx: Transaction<Database>, now: Date, limit: number): Promise<ClaimedBatch> {
+  const { rows } = await sql<Run & { workflowRow: Record<string, unknown>; tenantRow: Record<string, unknown> }>`
+    with recursive ${upstreamOfCte}, candidates as (
+      select r.id, r.workflow_id from runs r
+      where r.processed_at is null and r.status in ('succeeded', 'failed', 'missed')
+        and ${lockedWithUpstreams(sql.ref('r.workflow_id'))}
+      order by r.id
       limit ${limit}
-      for update skip locked
+    ), marked as (
+      update runs set processed_at = ${now}
+      from candidates c where runs.id = c.id and runs.processed_at is null
+      returning runs.*
+    ), context as (
+      select w.id, to_jsonb(w) as workflow_row, to_jsonb(t) as tenant_row
+      from workflows w join tenants t on t.id = w.tenant_id
+      where w.id in (select workflow_id from marked)
     )
-    update runs set processed_at = ${now}
-    from claimed where runs.id = claimed.id
-    returning runs.*
+    select marked.*, context.workflow_row, context.tenant_row from marked join context on context.id = marked.workflow_id
   `.execute(trx);
-  return rows.sort((a, b) => a.id - b.id);
+  const workflows = new Map<number, Workflow>();
+  const tenants = new Map<string, Tenant>();
+  const runs = rows.map(({ workflowRow, tenantRow, ...run }) => {
+    if (!workflows.has(run.workflowId)) workflows.set(run.workflowId, rowFromJson<Workflow>(workflowRow));
+    const tenant = rowFromJson<Tenant>(tenantRow);
+    if (!tenants.has(tenant.id)) tenants.set(tenant.id, tenant);
+    return run;
+  });
+  return { runs: runs.sort((a, b) => a.id - b.id), workflows: [...workflows.values()].sort((a, b) => a.id - b.id), tenants: [...tenants.values()] };
 }
 
 async function processClaimed(trx: Transaction<Database>, deps: Deps, now: Date, limit: number, onClaim?: (ids: number[]) => void): Promise<BatchOutcome> {
-  const runs = await claimFinishedRuns(trx, now, limit);
+  const { runs, workflows, tenants } = await claimBatch(trx, now, limit);
   onClaim?.(runs.map((r) => r.id));
-  if (runs.length === 0) return { claimed: [], launches: [] };
-  const workflowIds = [...new Set(runs.map((r) => r.workflowId))].sort((a, b) => a - b);
-  // Workflow rows are locked in id order: two replicas with overlapping batches cannot deadlock.
-  const workflows = await trx.selectFrom('workflows').selectAll().where('id', 'in', workflowIds).orderBy('id').forUpdate().execute();
-  const tenants = await trx
-    .selectFrom('tenants')
-    .selectAll()
-    .where(
-      'id',
-      'in',
-      [...new Set(workflows.map((w) => w.tenantId))],
-    )
-    .execute();
+  if (runs.length === 0) return { claimed: [], launches: [], told: false };
   const tenantBy = new Map(tenants.map((t) => [t.id, t]));
   const contexts = new Map<number, { workflow: Workflow; tenant: Tenant; profile: CadenceProfile }>();
   for (const w of workflows) contexts.set(w.id, { workflow: w, tenant: tenantBy.get(w.tenantId)!, profile: profileOf(w, now) });
@@ -120,7 +156,7 @@ async function processClaimed(trx: Transaction<Database>, deps: Deps, now: Date,
     runs.filter((r) => contexts.get(r.workflowId)!.workflow.monitoring),
     contexts,
   );
-  await markMaintenanceTicks(trx, checked, workflows);
+  await markMaintenanceTicks(trx, checked, workflows, tenants);
 
   const launches: Launch[] = [];
   const targets = new Map<number, EvaluationTarget>();
@@ -145,27 +181,31 @@ async function processClaimed(trx: Transaction<Database>, deps: Deps, now: Date,
       if (run.tick === null && run.trigger === 'manual') t.finishedManualRuns.push(run);
     }
   }
-  await evaluateWorkflows(trx, deps, [...targets.values()], now);
-  return { claimed: runs.map((r) => r.id), launches };
+  const told = await evaluateWorkflows(trx, deps, [...targets.values()], now);
+  return { claimed: runs.map((r) => r.id), launches, told };
 }
 
 /**
  * Silence is data (core idea 8): a success with fewer rows than minRows is a
- * failure, "empty output". The row itself says so, so history and the
+ * failure, "empty output"; one faster than minDurationSeconds, "too fast". The row itself says so, so history and the
  * evaluator agree. Failures get their error group here, once. Every row that
  * changes is written by one statement; the runs come back in claim order.
  */
 async function applyOutputChecks(trx: Transaction<Database>, runs: Run[], contexts: Map<number, { profile: CadenceProfile }>): Promise<Run[]> {
   const changed: Run[] = [];
   const out = runs.map((run) => {
-    const { minRows } = contexts.get(run.workflowId)!.profile;
+    const { minRows, minDurationSeconds } = contexts.get(run.workflowId)!.profile;
     let next: Run | undefined;
     if (run.status === 'succeeded' && minRows !== null && (run.rows ?? 0) < minRows) {
       const error = `empty output: ${run.rows ?? 0} rows, expected at least ${minRows}`;
-      next = { ...run, status: 'failed', attemptStatus: 'failed', attemptError: error, error, errorGroup: fingerprintError('empty output') };
-    } else if (run.status !== 'succeeded' && run.errorGroup === null) {
-      const error = run.error ?? (run.status === 'missed' ? 'missed' : 'failed without an error message');
-      next = { ...run, errorGroup: fingerprintError(error) };
+      next = { ...run, status: 'failed', attemptStatus: 'failed', attemptError: error, error, errorGroup: errorGroupOf({ status: 'failed', error, emptyOutput: true }) };
+    } else if (run.status === 'succeeded' && isTooFast(run.durationSeconds, minDurationSeconds)) {
+      // Too fast to be real (issue 16): a failure like empty output, so retries, counting and alerting apply as to any failure.
+      const error = tooFastError(run.durationSeconds!, minDurationSeconds!);
+      next = { ...run, status: 'failed', attemptStatus: 'failed', attemptError: error, error, errorGroup: errorGroupOf({ status: 'failed', error, tooFast: true }) };
+    } else if (run.errorGroup === null) {
+      const errorGroup = errorGroupOf(run);
+      if (errorGroup) next = { ...run, errorGroup };
     }
     if (next) changed.push(next);
     return next ?? run;
@@ -189,11 +229,11 @@ async function applyOutputChecks(trx: Transaction<Database>, runs: Run[], contex
  * tick's verdict and that history reads) is marked, and history facts skip
  * its failure. A retry attempt marks its original, since the verdict lands there.
  */
-async function markMaintenanceTicks(trx: Transaction<Database>, runs: Run[], workflows: Workflow[]): Promise<void> {
+async function markMaintenanceTicks(trx: Transaction<Database>, runs: Run[], workflows: Workflow[], tenants: Tenant[]): Promise<void> {
   const ticked = runs.filter((r) => r.tick !== null);
   if (ticked.length === 0) return;
   const since = new Date(Math.min(...ticked.map((r) => r.tick!.getTime())));
-  const rules = await loadMaintenanceRules(trx, workflows, since);
+  const rules = await loadMaintenanceRules(trx, workflows, since, tenants);
   const ids = ticked.filter((r) => maintenanceAt(rules.get(r.workflowId) ?? [], r.tick!) !== null).map((r) => r.originalRunId ?? r.id);
   if (ids.length > 0) await trx.updateTable('runs').set({ inMaintenance: true }).where('id', 'in', [...new Set(ids)]).execute();
 }
@@ -217,6 +257,7 @@ async function pollOneByOne(deps: Deps, now: Date, limit: number): Promise<numbe
     }
     if (outcome.claimed.length === 0) break;
     found.push(...outcome.claimed);
+    if (outcome.told) deps.wake?.(NOTIFICATIONS_CHANNEL);
     await launchAll(deps, outcome.launches);
   }
   return found;

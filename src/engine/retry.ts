@@ -2,7 +2,6 @@ import type { Transaction } from 'kysely';
 import type { Database, Run, Tenant, Workflow } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import type { CadenceProfile } from '../domain/cadence.js';
-import { fingerprintError } from '../domain/fingerprint.js';
 import { insertRunningRun } from '../ledger/runs.js';
 import { hasAnotherAttempt } from '../domain/retry-budget.js';
 
@@ -66,7 +65,8 @@ export async function handleFinishedAttempt(trx: Transaction<Database>, deps: Re
     .set({
       status: failed ? 'failed' : 'succeeded',
       error: failed ? run.error : null,
-      errorGroup: failed ? (run.errorGroup ?? fingerprintError(run.error)) : null,
+      // Grouped by the poller when it claimed the attempt (domain/fingerprint.ts errorGroupOf).
+      errorGroup: failed ? run.errorGroup : null,
       outcomeNote: failed ? `failed on all ${run.attempt} attempts` : `recovered on attempt ${run.attempt}`,
       // The tick's verdict carries the deciding attempt's details; the original's own attempt stays in attempt_status/attempt_error.
       stage: run.stage,

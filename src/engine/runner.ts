@@ -2,6 +2,7 @@ import type { Clock } from '../clock.js';
 import { isConnectionError } from '../db/connection-errors.js';
 import type { Logger } from '../log.js';
 import { metrics } from '../metrics.js';
+import type { EngineStep } from './steps.js';
 
 /**
  * One unit of work; resolves true when it found work (the runner then goes
@@ -16,6 +17,8 @@ export type LoopTick = (signal?: AbortSignal, progress?: () => void) => Promise<
 
 export interface LoopSpec {
   name: string;
+  /** Where the loop sits in the engine's order (src/engine/steps.ts); absent for loops outside the engine. */
+  step?: EngineStep;
   intervalMs: number;
   tick: LoopTick;
   /** Postgres NOTIFY channels that wake this loop early (the interval stays the fallback). */

@@ -1,12 +1,12 @@
 import type { Workflow } from '../db/schema.js';
 import { fireTimesBetween, latestFireAtOrBefore, nextFireAfter } from '../domain/schedule.js';
-import { createProfileCache } from '../ledger/profiles.js';
+import { profileOf } from '../ledger/profiles.js';
 
 /** After a long outage only this many older ticks are written as skipped; the rest are counted in the log. */
 const MAX_SKIPPED_ROWS = 1_000;
 
-/** Profiles by (hour, cron, zone, overrides): the same few recur across a batch and across batches. */
-export const profileOf = createProfileCache();
+/** The replica's one profile memo (src/ledger/profiles.ts), re-exported for the scheduler's warm-up. */
+export { profileOf };
 
 export type ClaimedWorkflow = Workflow & { tenantName: string };
 

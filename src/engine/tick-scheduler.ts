@@ -163,6 +163,7 @@ async function warmUpcomingTicks(deps: Deps, at: Date): Promise<void> {
 export function tickSchedulerLoop(deps: Deps): LoopSpec {
   return {
     name: 'tick-scheduler',
+    step: 'tick-scheduler',
     intervalMs: deps.config.TICK_INTERVAL_SECONDS * 1000,
     tick: () => fireDueTicks(deps),
   };

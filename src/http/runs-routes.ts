@@ -27,9 +27,12 @@ export const runReportSchema = z
       .transform((s) => new Date(s))
       .optional(),
     externalId: z.string().min(1).max(200).optional(),
+    /** How long a run reported only by its end took (a start report's run is timed from its start). */
+    durationSeconds: z.number().min(0).max(7 * 86_400).optional(),
     ...detail,
   })
-  .strict();
+  .strict()
+  .refine((r) => r.durationSeconds === undefined || r.status !== 'running', { path: ['durationSeconds'], message: 'only a finished run has a duration' });
 
 export const runFinishSchema = z
   .object({
@@ -40,7 +43,7 @@ export const runFinishSchema = z
   })
   .strict();
 
-const runView = (run: Run) => ({ id: run.id, tick: run.tick, status: run.status, trigger: run.trigger });
+const runView = (run: Run) => ({ id: run.id, tick: run.tick, status: run.status, trigger: run.trigger, durationSeconds: run.durationSeconds });
 
 function runIdParam(raw: string): number {
   if (!/^\d{1,15}$/.test(raw)) throw badRequest(`run id must be a positive integer (got ${JSON.stringify(raw)})`);

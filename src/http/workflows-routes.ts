@@ -22,7 +22,7 @@ export function workflowsRoutes(deps: Deps): Router {
     const { tenant, name } = req.params as { tenant: string; name: string };
     const workflow = await findWorkflow(deps.db, tenant, name, scopeOf(principalOf(res)));
     if (!workflow) throw missing(tenant, name);
-    res.json(await workflowView(deps, workflow));
+    res.json(await workflowView(deps, workflow, 10, scopeOf(principalOf(res)).tenantId));
   });
 
   router.get('/workflows/:tenant/:name/policy-versions', async (req, res) => {
@@ -95,7 +95,7 @@ async function putWorkflowRoute(deps: Deps, req: Request, res: Response): Promis
   switch (result.kind) {
     case 'created':
     case 'updated':
-      res.status(result.kind === 'created' ? 201 : 200).json(await workflowView(deps, result.workflow));
+      res.status(result.kind === 'created' ? 201 : 200).json(await workflowView(deps, result.workflow, 10, scope.tenantId));
       return;
     case 'tenant_not_found':
       throw notFound(`tenant ${tenant} not found`);
@@ -105,5 +105,10 @@ async function putWorkflowRoute(deps: Deps, req: Request, res: Response): Promis
       throw forbidden(`workflow ${tenant}/${name} has a launcher the operator set; only the operator (the workflows file or the admin token) can change it`);
     case 'ping_key_taken':
       throw conflict('ping_key_taken', 'body.pingKey: another workflow already uses this ping key');
+    case 'bad_dependencies':
+      throw invalidInput(
+        result.issues.map((i) => ({ code: 'custom' as const, path: ['dependsOn', i.dep], message: i.message, input: undefined })),
+        input,
+      );
   }
 }

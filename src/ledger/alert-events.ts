@@ -1,9 +1,10 @@
-import { sql, type Transaction } from 'kysely';
-import type { Insertable } from 'kysely';
-import type { Alert, AlertEvent, Database, NotificationsTable, Tenant } from '../db/schema.js';
-import { isNotifiedKind, notificationKey, QUIET_EVENT_KINDS, type AlertEventKind } from '../domain/events.js';
+import type { Transaction } from 'kysely';
+import type { Alert, AlertEvent, Database, Tenant } from '../db/schema.js';
+import { isNotifiedKind, QUIET_EVENT_KINDS, type AlertEventKind } from '../domain/events.js';
 import { silenceState, summariseHeld, type HeldSummary } from '../domain/silence.js';
 import { routesFor, shouldRoute, type RoutingConfig } from './destinations.js';
+import { writeAlertsAndEvents, type AlertWrites, type EventRow, type NotificationRow } from './event-writes.js';
+import { claimStorms, stormRuleOf, type StormConfig } from './storm-claims.js';
 
 export const NOTIFICATIONS_CHANNEL = 'scheduler_notifications';
 
@@ -18,8 +19,10 @@ export interface EventInput {
   actor?: string | null;
   data: Record<string, unknown>;
   now: Date;
-  /** PLATFORM_DESTINATIONS is optional so callers that only know the platform channel keep working. */
-  config: RoutingConfig;
+  /** PLATFORM_DESTINATIONS and the storm rule are optional so callers that only know the platform channel keep working. */
+  config: RoutingConfig & StormConfig;
+  /** Told only to these destinations (a storm's end is told in one channel, a shared cause on the platform channel only). */
+  onlyDestinations?: readonly string[];
 }
 
 /**
@@ -34,92 +37,89 @@ export async function recordAlertEvent(trx: Transaction<Database>, input: EventI
 }
 
 /**
- * recordAlertEvent for many events at once, in a fixed number of statements
- * (the evaluator records a whole poller batch's events this way). Events are
+ * recordAlertEvent for many events at once: one statement writes them all
+ * with their outbox rows, after two that read the routing (none when the
+ * caller knows it: the evaluator records a whole poller batch's events, and
+ * its alert rows, this way). Events are
  * recorded in the given order, so their ids, and each thread's delivery
  * order, follow it; an earlier event's rows count as "heard" for a later
  * event of the same alert, exactly as if they had been recorded one by one.
  */
-export async function recordAlertEvents(trx: Transaction<Database>, inputs: EventInput[]): Promise<AlertEvent[]> {
-  if (inputs.length === 0) return [];
+export async function recordAlertEvents(
+  trx: Transaction<Database>,
+  inputs: EventInput[],
+  /**
+   * For the evaluator, which has read and locked all of it already: the routing facts (no statement
+   * to read them) and its alert rows, written by the same statement as the events.
+   */
+  known: { routing?: RoutingFacts; alerts?: AlertWrites } = {},
+): Promise<AlertEvent[]> {
+  const alerts = known.alerts ?? { opening: [], changed: [] };
+  if (inputs.length === 0 && alerts.opening.length + alerts.changed.length === 0) return [];
   const quiet = (i: EventInput) => (QUIET_EVENT_KINDS as readonly string[]).includes(i.kind);
-  const router = await loadRouting(
-    trx,
-    inputs.map((i) => i.alert),
-  );
-  const inserted = await trx
-    .insertInto('alertEvents')
-    .values(
-      inputs.map((i) => ({
-        alertId: i.alert.id,
-        at: i.now,
-        kind: i.kind,
-        actor: i.actor ?? null,
-        data: JSON.stringify(quiet(i) ? { ...i.data, quiet: true } : i.data),
-        policyVersion: router.policyVersion(i.alert),
-      })),
-    )
-    .returningAll()
-    .execute();
-  // One row per input, ids increasing in input order (one multi-row insert takes its ids in order).
-  const events = inserted.sort((a, b) => a.id - b.id);
-  const routed = inputs.map((input, i) => ({ input, event: events[i]! })).filter(({ input }) => quiet(input) || isNotifiedKind(input.kind));
-  if (routed.length === 0) return events;
-  const rows: Insertable<NotificationsTable>[] = [];
+  const router = routerOf(known.routing ?? (await loadRoutingFacts(trx, inputs.map((i) => i.alert))));
+  const events: EventRow[] = inputs.map((i) => ({
+    alertId: i.alert.id,
+    at: i.now,
+    kind: i.kind,
+    actor: i.actor ?? null,
+    data: quiet(i) ? { ...i.data, quiet: true } : i.data,
+    policyVersion: router.policyVersion(i.alert),
+  }));
+  const notifications: NotificationRow[] = [];
   let wake = false;
-  for (const { input, event } of routed) {
+  inputs.forEach((input, event) => {
+    if (!quiet(input) && !isNotifiedKind(input.kind)) return;
     const destinations = router.route(input);
-    if (destinations.length === 0) continue;
+    if (destinations.length === 0) return;
     const held = silenceState(input.alert, input.now).silenced && !NEVER_HELD.includes(input.kind);
     wake ||= !held;
     for (const destination of destinations) {
       router.heard(input.alert.id, destination);
-      rows.push({
-        alertId: input.alert.id,
-        eventId: event.id,
-        destination,
-        idempotencyKey: notificationKey(input.alert.id, event.id, destination),
-        status: held ? 'held' : 'pending',
-        nextAttemptAt: input.now,
-        leaseOwner: null,
-        leaseExpiresAt: null,
-        result: null,
-        lastError: null,
-        createdAt: input.now,
-        sentAt: null,
-      });
+      notifications.push({ event, destination, status: held ? 'held' : 'pending', at: input.now });
     }
-  }
-  if (rows.length > 0) await trx.insertInto('notifications').values(rows).execute();
-  if (wake) await sql`select pg_notify(${NOTIFICATIONS_CHANNEL}, ${String(routed[0]!.input.alert.id)})`.execute(trx);
-  return events;
+  });
+  const written = await writeAlertsAndEvents(trx, alerts, { events, notifications, wake, channel: NOTIFICATIONS_CHANNEL });
+  // Openings may be part of a storm in their channel: decided here, in the transaction that records them.
+  const openings = notifications.filter((n) => n.status === 'pending' && inputs[n.event]!.kind === 'opened');
+  if (openings.length > 0) await claimStorms(trx, openings.map((n) => n.destination), inputs[0]!.now, stormRuleOf(inputs[0]!.config));
+  return written;
+}
+
+/** What routing reads: each alert's workflow and tenant settings, and the destinations that have heard each alert. */
+export interface RoutingFacts {
+  workflows: { id: number; destinations: unknown; policyVersion: number | null; shadow: boolean; tenantShadow: boolean }[];
+  /** A destination with a row for the alert that was not skipped has been told the alert exists. */
+  heard: { alertId: number; destination: string }[];
 }
 
 /**
- * The destinations each event goes to under each one's routing rules. The
- * tenant's configured destinations are read here, in the event's transaction,
+ * The tenant's configured destinations are read in the event's transaction,
  * so every caller routes the same way whatever part of the tenant it loaded.
- * "Heard" is decided from the outbox itself: a destination with a row for
- * this alert that was not skipped has been told the alert exists.
  */
-async function loadRouting(trx: Transaction<Database>, alerts: Pick<Alert, 'id' | 'workflowId'>[]) {
+async function loadRoutingFacts(trx: Transaction<Database>, alerts: Pick<Alert, 'id' | 'workflowId'>[]): Promise<RoutingFacts> {
   const workflowIds = [...new Set(alerts.map((a) => a.workflowId))];
   const alertIds = [...new Set(alerts.map((a) => a.id))];
-  const stored = await trx
+  const workflows = await trx
     .selectFrom('workflows')
     .innerJoin('tenants', 'tenants.id', 'workflows.tenantId')
     .select(['workflows.id', 'tenants.destinations', 'workflows.policyVersion', 'workflows.shadow', 'tenants.shadow as tenantShadow'])
     .where('workflows.id', 'in', workflowIds)
     .execute();
-  const workflowOf = new Map(stored.map((s) => [s.id, s]));
-  const heardRows = await trx
+  const heard = await trx
     .selectFrom('notifications')
     .select(['alertId', 'destination'])
     .distinct()
     .where('alertId', 'in', alertIds)
     .where('status', '!=', 'skipped')
     .execute();
-  const heard = new Set(heardRows.map((r) => `${r.alertId}\u0000${r.destination}`));
+  return { workflows, heard };
+}
+
+/** The destinations each event goes to under each one's routing rules. */
+function routerOf(facts: RoutingFacts) {
+  const workflowOf = new Map(facts.workflows.map((s) => [s.id, s]));
+  const heard = new Set(facts.heard.map((r) => `${r.alertId}\u0000${r.destination}`));
   return {
     /** The version an event is decided under: the workflow's current one (evaluation uses the current policy). */
     policyVersion(alert: Pick<Alert, 'workflowId'> & { policyVersion?: number | null }): number | null {
@@ -128,7 +128,11 @@ async function loadRouting(trx: Transaction<Database>, alerts: Pick<Alert, 'id' 
     route(input: EventInput): string[] {
       const wf = workflowOf.get(input.alert.workflowId);
       const routes = routesFor({ channel: input.tenant.channel, destinations: wf?.destinations, shadow: !!(wf?.shadow || wf?.tenantShadow) }, input.config);
-      return routes.filter((r) => shouldRoute(r, input.kind, input.alert.severity, heard.has(`${input.alert.id}\u0000${r.id}`))).map((r) => r.id);
+      const update = (input.data as { update?: unknown }).update === true;
+      return routes
+        .filter((r) => !input.onlyDestinations || input.onlyDestinations.includes(r.id))
+        .filter((r) => shouldRoute(r, input.kind, input.alert.severity, heard.has(`${input.alert.id}\u0000${r.id}`), update))
+        .map((r) => r.id);
     },
     heard(alertId: number, destination: string) {
       heard.add(`${alertId}\u0000${destination}`);

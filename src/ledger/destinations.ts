@@ -89,10 +89,13 @@ export function destinationsFor(tenant: RoutingTenant, config: RoutingConfig): s
  *   `escalated` for a critical-only destination: its thread starts there).
  *   A destination added mid-incident starts with the next event it asked for.
  * Quiet events (a failure count, for Slack to re-render its root) go only to
- * Slack destinations already in the thread.
+ * Slack destinations already in the thread, and updates (`data.update`) only
+ * to Slack destinations.
  */
-export function shouldRoute(route: Route, kind: AlertEventKind, severity: Severity, heard: boolean): boolean {
+export function shouldRoute(route: Route, kind: AlertEventKind, severity: Severity, heard: boolean, update = false): boolean {
   if (route.everything) return true;
+  // An update of an earlier message (a longer "also affected" list) edits it in Slack; elsewhere the first one was told.
+  if (update && route.kind !== 'slack') return false;
   if ((QUIET_EVENT_KINDS as readonly string[]).includes(kind)) return route.kind === 'slack' && heard;
   if (!isNotifiedKind(kind)) return false;
   const wanted = route.events === undefined || route.events.includes(kind);

@@ -26,6 +26,14 @@ function settled(place: 'tick' | 'no tick', outcome: keyof typeof STATUSES) {
 }
 
 /**
+ * A confirmed tick failure of the current streak (after `cf.count_from`: the
+ * last success, or a later end of an upstream incident that held the workflow
+ * back): the count and the newest one read the same rows. The bound is an
+ * index condition (`r.tick > coalesce(…)`), never `… is null or r.tick > …`: see below.
+ */
+const FAILURE_SINCE_LAST_SUCCESS = sql`${settled('tick', 'failure')} and r.tick > coalesce(cf.count_from, '-infinity') and not r.in_maintenance`;
+
+/**
  * The evaluator's facts for many workflows in one statement. Only settled
  * rows count: original rows whose verdict is final (succeeded, failed,
  * missed) and that the poller has processed. A row another replica has
@@ -40,25 +48,47 @@ function settled(place: 'tick' | 'no tick', outcome: keyof typeof STATUSES) {
  *   the current failure streak, not the history;
  * - the healthy streak and the newest success are read only for `withStreak`
  *   (workflows with an open alert: nothing else looks at them), from the
- *   newest HEALTHY_WINDOW ticks;
+ *   newest HEALTHY_WINDOW ticks (the streak's walk is bounded below by the
+ *   oldest of them, so it reads that window, never the workflow's history).
+ *   Each of those walks says `w.streak` inside its own WHERE: a join
+ *   condition alone (`on w.streak`) is applied after the lateral subquery
+ *   has run, so every workflow paid for them;
  * - the newest FLAP_WINDOW tick outcomes (flapping) likewise only for
  *   `withStreak`: an index range scan of ten rows;
- * - runs outside any tick (manual, rare) are read from that index's null entries.
+ * - runs outside any tick (manual, rare) are read from that index's null entries;
+ * - "newer than the newest success" is written `r.tick > coalesce(e.last_ok,
+ *   '-infinity')`, never `e.last_ok is null or r.tick > e.last_ok`: the OR
+ *   is no index condition, and the planner then read every tick the
+ *   workflow ever had to count its failures (10 ms a workflow at a thousand
+ *   ticks each; bench/ledger-growth.ts, test/ledger/query-plans.test.ts).
  *
  * A tick failure inside a maintenance window (runs.in_maintenance) is not a
  * failure here: it neither counts, nor breaks a healthy streak, nor flaps.
+ *
+ * Failures are counted from the workflow's last success, or from the end of
+ * the newest upstream incident that held it back (upstream_blocks), whichever
+ * is later: after its upstream recovers, a downstream workflow is judged on
+ * its own history from then on (docs/alerts.md, dependencies).
  */
 export async function loadHistoryFacts(trx: Transaction<Database>, workflowIds: number[], withStreak: number[] = workflowIds): Promise<Map<number, HistoryFacts>> {
   const out = new Map<number, HistoryFacts>();
   if (workflowIds.length === 0) return out;
-  const { rows } = await sql<FactsRow>`
+  const { rows } = await factsQuery(workflowIds, withStreak).execute(trx);
+  for (const r of rows) out.set(r.workflowId, toHistoryFacts(r));
+  for (const id of workflowIds) if (!out.has(id)) out.set(id, { failures: 0, healthyStreak: 0, newestFailure: null, newestSuccess: null });
+  return out;
+}
+
+function factsQuery(workflowIds: number[], withStreak: number[]) {
+  return sql<FactsRow>`
     with w as (
       select id as workflow_id, id = any(${withStreak}::int[]) as streak from unnest(${workflowIds}::int[]) as id group by id
     )
     select w.workflow_id, fc.n as failures, coalesce(hs.n, 0) + coalesce(hm.n, 0) as healthy,
       f.id as fail_run_id, f.error as fail_error, f.error_group as fail_group, f.stage as fail_stage, f.status as fail_status,
       f.tick as fail_tick, f.log_excerpt as fail_log_excerpt, f.log_url as fail_log_url,
-      s.id as ok_run_id, s.trigger as ok_trigger, s.tick as ok_tick, rt.outcomes as recent
+      s.id as ok_run_id, s.trigger as ok_trigger, s.tick as ok_tick, rt.outcomes as recent,
+      case when ub.pos is not null and (e.last_ok is null or e.last_ok < ub.pos) then ub.id end as outlived_alert_id
     from w
     -- newest settled success with a tick: the walk stops at it
     left join lateral (
@@ -74,35 +104,42 @@ export async function loadHistoryFacts(trx: Transaction<Database>, workflowIds: 
     ) okm on true
     left join lateral (
       select max(coalesce(r.started_at, r.finished_at)) as pos from runs r
-      where ${settled('no tick', 'failure')}
+      where w.streak and ${settled('no tick', 'failure')}
     ) badm on w.streak
     left join lateral (
-      select max(t.tick) filter (where t.status <> 'succeeded' and not t.in_maintenance) as pos from (
+      select max(t.tick) filter (where t.status <> 'succeeded' and not t.in_maintenance) as pos, min(t.tick) as oldest from (
         select r.tick, r.status, r.in_maintenance from runs r
-        where ${settled('tick', 'any')}
+        where w.streak and ${settled('tick', 'any')}
         order by r.tick desc limit ${HEALTHY_WINDOW}
       ) t
     ) badt on w.streak
+    -- the newest upstream incident that held this workflow back and has resolved: counting starts again there
+    left join lateral (
+      select ua.id, ua.resolved_at as pos from upstream_blocks b join alerts ua on ua.id = b.upstream_alert_id
+      where b.workflow_id = w.workflow_id and ua.status = 'resolved'
+      order by ua.resolved_at desc limit 1
+    ) ub on true
     cross join lateral (select greatest(okt.pos, okm.pos) as last_ok, greatest(badt.pos, badm.pos) as last_bad) e
+    cross join lateral (select greatest(e.last_ok, ub.pos) as count_from) cf
     cross join lateral (
       select count(*)::int as n from runs r
-      where ${settled('tick', 'failure')} and (e.last_ok is null or r.tick > e.last_ok) and not r.in_maintenance
+      where ${FAILURE_SINCE_LAST_SUCCESS}
     ) fc
     left join lateral (
       select r.* from runs r
-      where ${settled('tick', 'failure')} and (e.last_ok is null or r.tick > e.last_ok) and not r.in_maintenance
+      where ${FAILURE_SINCE_LAST_SUCCESS}
       order by r.tick desc, r.id desc limit 1
     ) f on true
     left join lateral (
       select count(*)::int as n from (
         select 1 from runs r
-        where ${settled('tick', 'success')} and (e.last_bad is null or r.tick > e.last_bad)
+        where w.streak and ${settled('tick', 'success')} and r.tick > coalesce(e.last_bad, '-infinity') and r.tick >= coalesce(badt.oldest, '-infinity')
         order by r.tick desc limit ${HEALTHY_WINDOW}
       ) x
     ) hs on w.streak
     left join lateral (
       select count(*)::int as n from runs r
-      where ${settled('no tick', 'success')} and (e.last_bad is null or coalesce(r.started_at, r.finished_at) > e.last_bad)
+      where w.streak and ${settled('no tick', 'success')} and (e.last_bad is null or coalesce(r.started_at, r.finished_at) > e.last_bad)
     ) hm on w.streak
     -- the newest success, if it is newer than every failure
     left join lateral (
@@ -114,19 +151,23 @@ export async function loadHistoryFacts(trx: Transaction<Database>, workflowIds: 
       where c.id is not null and (e.last_bad is null or c.pos > e.last_bad)
       order by c.pos desc, c.id desc limit 1
     ) s on w.streak
+    ${flapJoin()}
+  `;
+}
+
+/** The newest tick outcomes, newest first, for flapping. */
+function flapJoin() {
+  return sql`
     -- the newest tick outcomes, newest first, for flapping
     left join lateral (
       select array_agg(t.status order by t.tick desc) as outcomes from (
         select r.tick, r.status from runs r
-        where ${settled('tick', 'any')}
+        where w.streak and ${settled('tick', 'any')}
           and not (r.in_maintenance and r.status <> 'succeeded')
         order by r.tick desc limit ${FLAP_WINDOW}
       ) t
     ) rt on w.streak
-  `.execute(trx);
-  for (const r of rows) out.set(r.workflowId, toHistoryFacts(r));
-  for (const id of workflowIds) if (!out.has(id)) out.set(id, { failures: 0, healthyStreak: 0, newestFailure: null, newestSuccess: null });
-  return out;
+  `;
 }
 
 interface FactsRow {
@@ -145,6 +186,7 @@ interface FactsRow {
   okTrigger: string | null;
   okTick: Date | null;
   recent: string[] | null;
+  outlivedAlertId: number | null;
 }
 
 function toHistoryFacts(r: FactsRow): HistoryFacts {
@@ -166,5 +208,6 @@ function toHistoryFacts(r: FactsRow): HistoryFacts {
         : null,
     newestSuccess: r.okRunId !== null ? { runId: r.okRunId, trigger: r.okTrigger ?? 'schedule', tick: r.okTick } : null,
     recentOutcomes: (r.recent ?? []).map((status): TickOutcome => (status === 'succeeded' ? 'success' : 'failure')),
+    ...(r.outlivedAlertId !== null ? { upstreamResolved: { alertId: Number(r.outlivedAlertId) } } : {}),
   };
 }

@@ -57,7 +57,7 @@ export async function insertReportedRunning(trx: Transaction<Database>, start: R
  * A run reported only by its end (no start was sent): inserted finished, for
  * the poller to pick up like any other, and the pollers are woken.
  */
-export async function insertReportedFinished(trx: Transaction<Database>, start: ReportedStart, reported: RunOutcome, now: Date): Promise<Run> {
+export async function insertReportedFinished(trx: Transaction<Database>, start: ReportedStart, reported: RunOutcome, now: Date, durationSeconds?: number): Promise<Run> {
   const run = await insertRunRow(
     trx,
     newRunRow({
@@ -65,7 +65,9 @@ export async function insertReportedFinished(trx: Transaction<Database>, start: 
       tick: start.match.tick,
       trigger: start.match.trigger,
       ...outcomeColumns(reported, now),
-      startedAt: now,
+      // Without a reported duration its start is unknown: "now" keeps tick matching as it was, the duration stays null.
+      startedAt: durationSeconds === undefined ? now : new Date(now.getTime() - durationSeconds * 1000),
+      durationSeconds: durationSeconds ?? null,
       externalId: start.externalId,
     }),
   );

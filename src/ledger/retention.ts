@@ -23,6 +23,13 @@ export interface RetentionResult {
 
 const DAY_MS = 86_400_000;
 
+/** One batch as it ran: a statement of its own, so `ms` is also the longest any lock it took was held. */
+export interface RetentionBatch {
+  table: 'alerts' | 'notifications' | 'runs';
+  rows: number;
+  ms: number;
+}
+
 /**
  * One retention pass: bounded batched deletes, oldest first, each batch a
  * statement of its own (autocommit), until a batch comes back short. Why not
@@ -35,21 +42,34 @@ const DAY_MS = 86_400_000;
  * Order matters: alerts first, so the runs they pointed at are free by the
  * time the run batches look.
  */
-export async function runRetentionPass(db: Db, now: Date, policy: RetentionPolicy = DEFAULT_RETENTION): Promise<RetentionResult> {
+export async function runRetentionPass(db: Db, now: Date, policy: RetentionPolicy = DEFAULT_RETENTION, onBatch?: (batch: RetentionBatch) => void): Promise<RetentionResult> {
   const out: RetentionResult = { alerts: 0, notifications: 0, runs: 0, batches: 0 };
   const cut = (days: number) => new Date(now.getTime() - days * DAY_MS);
-  const drain = async (step: () => Promise<number>) => {
+  const drain = async (table: RetentionBatch['table'], step: () => Promise<number>) => {
     let total = 0;
     for (;;) {
+      const started = performance.now();
       const n = await step();
+      onBatch?.({ table, rows: n, ms: performance.now() - started });
       out.batches++;
       total += n;
       if (n < policy.batch) return total;
     }
   };
-  out.alerts = await drain(() => deleteResolvedAlerts(db, cut(policy.alertDays), policy.batch));
-  out.notifications = await drain(() => deleteSettledNotifications(db, cut(policy.notificationDays), policy.batch));
-  out.runs = await drain(() => deleteRuns(db, cut(policy.runDays), policy.batch));
+  out.alerts = await drain('alerts', () => deleteResolvedAlerts(db, cut(policy.alertDays), policy.batch));
+  // Runs and notifications are walked in id order with a cursor: rows that must stay (an alert still points
+  // at them) are passed over once per pass, not once per batch (each batch re-reading them made the batches of a
+  // long pass slower and slower: bench/ledger-growth.ts).
+  const walk = (table: RetentionBatch['table'], step: (after: number) => Promise<Batch>) => {
+    let after = 0;
+    return drain(table, async () => {
+      const done = await step(after);
+      after = done.last;
+      return done.n;
+    });
+  };
+  out.notifications = await walk('notifications', (after) => deleteSettledNotifications(db, cut(policy.notificationDays), policy.batch, after));
+  out.runs = await walk('runs', (after) => deleteRuns(db, cut(policy.runDays), policy.batch, after));
   return out;
 }
 
@@ -72,27 +92,33 @@ async function deleteResolvedAlerts(db: Db, before: Date, batch: number): Promis
   return rows[0]?.n ?? 0;
 }
 
-async function deleteSettledNotifications(db: Db, before: Date, batch: number): Promise<number> {
-  const { rows } = await sql<{ n: number }>`
+/** Removed count, and the highest id of the batch: the next batch starts after it. */
+interface Batch {
+  n: number;
+  last: number;
+}
+
+async function deleteSettledNotifications(db: Db, before: Date, batch: number, after: number): Promise<Batch> {
+  const { rows } = await sql<Batch>`
     with victims as (
       select n.id from notifications n join alerts a on a.id = n.alert_id
-      where n.status in ('sent', 'dead', 'skipped') and n.created_at < ${before} and a.status = 'resolved'
+      where n.id > ${after} and n.status in ('sent', 'dead', 'skipped') and n.created_at < ${before} and a.status = 'resolved'
       order by n.id
       limit ${batch}
       for update of n skip locked
     ),
     gone as (delete from notifications n using victims v where n.id = v.id returning 1)
-    select (select count(*) from gone)::int as n
+    select (select count(*) from gone)::int as n, coalesce((select max(id) from victims), ${after})::float8 as last
   `.execute(db);
-  return rows[0]?.n ?? 0;
+  return rows[0] ?? { n: 0, last: after };
 }
 
 /** A tick's original row and its attempts go together, or not at all. */
-async function deleteRuns(db: Db, before: Date, batch: number): Promise<number> {
-  const { rows } = await sql<{ n: number }>`
+async function deleteRuns(db: Db, before: Date, batch: number, after: number): Promise<Batch> {
+  const { rows } = await sql<Batch>`
     with victims as (
       select r.id from runs r
-      where r.created_at < ${before}
+      where r.id > ${after} and r.created_at < ${before}
         and r.original_run_id is null
         and r.status in ('succeeded', 'failed', 'missed', 'skipped')
         and (r.processed_at is not null or r.status = 'skipped')
@@ -114,7 +140,7 @@ async function deleteRuns(db: Db, before: Date, batch: number): Promise<number> 
     ),
     gone_attempts as (delete from runs x using victims v where x.original_run_id = v.id returning 1),
     gone as (delete from runs r using victims v where r.id = v.id returning 1)
-    select (select count(*) from gone)::int + (select count(*) from gone_attempts)::int as n
+    select (select count(*) from gone)::int + (select count(*) from gone_attempts)::int as n, coalesce((select max(id) from victims), ${after})::float8 as last
   `.execute(db);
-  return rows[0]?.n ?? 0;
+  return rows[0] ?? { n: 0, last: after };
 }

@@ -1,6 +1,7 @@
 import { cursorPage } from './cursor-page.js';
 import type { Db } from '../db/connect.js';
 import type { Run, RunStatus } from '../db/schema.js';
+import { loadNormalDurations } from './run-durations.js';
 import type { Scope } from './alert-queries.js';
 
 export interface RunFilter {
@@ -26,6 +27,7 @@ export interface RunListItem {
   status: RunStatus;
   startedAt: Date | null;
   finishedAt: Date | null;
+  durationSeconds: number | null;
   error: string | null;
 }
 
@@ -39,7 +41,7 @@ export async function listRuns(db: Db, scope: Scope, f: RunFilter): Promise<{ ru
   let q = db
     .selectFrom('runs as r')
     .innerJoin('workflows as w', 'w.id', 'r.workflowId')
-    .select(['r.id', 'w.tenantId as tenant', 'w.name as workflow', 'r.tick', 'r.trigger', 'r.attempt', 'r.status', 'r.startedAt', 'r.finishedAt', 'r.error'])
+    .select(['r.id', 'w.tenantId as tenant', 'w.name as workflow', 'r.tick', 'r.trigger', 'r.attempt', 'r.status', 'r.startedAt', 'r.finishedAt', 'r.durationSeconds', 'r.error'])
     .orderBy('r.id', 'desc')
     .limit(f.limit + 1);
   if (scope.tenantId) q = q.where('w.tenantId', '=', scope.tenantId);
@@ -65,9 +67,10 @@ export async function getRunDetail(db: Db, scope: Scope, id: number) {
   const run = await q.executeTakeFirst();
   if (!run) return undefined;
   const originalId = run.originalRunId ?? run.id;
+  const normal = (await loadNormalDurations(db, [run.workflowId])).get(run.workflowId) ?? null;
   const attempts = await db
     .selectFrom('runs')
-    .select(['id', 'attempt', 'trigger', 'status', 'attemptStatus', 'attemptError', 'startedAt', 'finishedAt', 'exitCode'])
+    .select(['id', 'attempt', 'trigger', 'status', 'attemptStatus', 'attemptError', 'startedAt', 'finishedAt', 'durationSeconds', 'exitCode'])
     .where((eb) => eb.or([eb('id', '=', originalId), eb('originalRunId', '=', originalId)]))
     .orderBy('attempt')
     .execute();
@@ -82,6 +85,10 @@ export async function getRunDetail(db: Db, scope: Scope, id: number) {
     status: run.status,
     startedAt: run.startedAt,
     finishedAt: run.finishedAt,
+    durationSeconds: run.durationSeconds,
+    /** The workflow's normal duration (median of its newest successes), to read this one against; null before enough history. */
+    normalDuration: normal,
+    runningLongSince: run.longNoticedAt,
     error: run.error,
     errorGroup: run.errorGroup,
     stage: run.stage,

@@ -57,6 +57,8 @@ export function newRunRow(row: Pick<RunRow, 'workflowId' | 'tick' | 'trigger' | 
     leaseExpiresAt: null,
     // Marked by the poller when the tick falls inside a maintenance window.
     inMaintenance: false,
+    durationSeconds: null,
+    longNoticedAt: null,
     ...row,
   };
 }
@@ -206,6 +208,11 @@ export function outcomeColumns(reported: RunOutcome, now: Date) {
   };
 }
 
+/** A finished attempt's duration, from its own start (every path that ends a running row writes it). */
+export function durationSince(now: Date) {
+  return sql<number | null>`extract(epoch from ${now}::timestamptz - started_at)`;
+}
+
 export type FinishResult =
   | { kind: 'finished'; run: Run }
   | { kind: 'already_finished'; run: Run; same: boolean }
@@ -213,16 +220,16 @@ export type FinishResult =
 
 /**
  * Ends a `running` run with its outcome (a conditional update: only a running
- * row changes) and wakes the pollers on every replica. Finishing twice with
+ * row changes) and wakes the pollers on every replica (this one's at once, after commit). Finishing twice with
  * the same outcome is harmless; with a different one it is reported, not applied.
  */
-export async function finishRun(deps: Pick<Deps, 'db' | 'clock'>, runId: number, reported: RunOutcome): Promise<FinishResult> {
+export async function finishRun(deps: Pick<Deps, 'db' | 'clock' | 'wake'>, runId: number, reported: RunOutcome): Promise<FinishResult> {
   const now = deps.clock.now();
   const outcome = storableOutcome(reported);
-  return deps.db.transaction().execute(async (trx) => {
+  const result = await deps.db.transaction().execute(async (trx): Promise<FinishResult> => {
     const updated = await trx
       .updateTable('runs')
-      .set({ ...outcomeColumns(reported, now), leaseOwner: null, leaseExpiresAt: null })
+      .set({ ...outcomeColumns(reported, now), durationSeconds: durationSince(now), leaseOwner: null, leaseExpiresAt: null })
       .where('id', '=', runId)
       .where('status', '=', 'running')
       .returningAll()
@@ -236,4 +243,6 @@ export async function finishRun(deps: Pick<Deps, 'db' | 'clock'>, runId: number,
     const same = (existing.attemptStatus ?? existing.status) === outcome.status;
     return { kind: 'already_finished', run: existing, same };
   });
+  if (result.kind === 'finished') deps.wake?.(RUNS_FINISHED_CHANNEL);
+  return result;
 }

@@ -1,5 +1,7 @@
 import type { Alert, Run, Tenant, Workflow } from '../db/schema.js';
+import type { AlertDependency } from '../domain/dependencies.js';
 import { cadenceInWords, formatDuration } from '../domain/durations.js';
+import { silenceState } from '../domain/silence.js';
 
 /**
  * The facts of an alert as every destination shows them, decided once: the
@@ -29,7 +31,13 @@ export interface AlertView {
   lastError?: string;
   /** The policy version the alert runs under (docs/policies.md); absent for alerts older than versions. */
   policyVersion?: number;
+  /** What opened it when no failure did ("running long", "completion deadline missed"); absent: failures. */
+  cause?: string;
+  /** Dependencies (docs/alerts.md): downstream workflows held back by this alert; the upstream incident this one is linked to. */
+  dependency?: AlertDependency;
 }
+
+const CAUSE_WORDS: Record<string, string> = { running_long: 'running long', completion_missed: 'completion deadline missed' };
 
 export type AlertViewAlert = Pick<
   Alert,
@@ -53,7 +61,7 @@ export type AlertViewAlert = Pick<
   | 'silencedUntil'
   | 'silencedBy'
   | 'silenceReason'
-> & { policyVersion?: number | null };
+> & { policyVersion?: number | null; cause?: string | null };
 
 export interface AlertViewInput {
   alert: AlertViewAlert;
@@ -61,17 +69,17 @@ export interface AlertViewInput {
   tenant: Pick<Tenant, 'id' | 'name'> & { shadow?: boolean };
   /** The alert's latest run, for its stage when the alert has none. */
   lastRun?: Pick<Run, 'stage'> | null;
+  dependency?: AlertDependency;
 }
 
 export function severityWord(severity: AlertViewAlert['severity']): string {
   return severity === 'critical' ? 'Critical' : 'Warning';
 }
 
-/** A silence ends at its time or when the alert resolves; an expired one is not shown even before the loop clears it. */
+/** The silence in force at `now` (src/domain/silence.ts decides), as the view shows it. */
 function silenceAt(a: AlertViewAlert, now: Date): AlertView['silence'] {
-  if (a.status !== 'open' || !a.silencedBy) return undefined;
-  if (a.silencedUntil && a.silencedUntil.getTime() <= now.getTime()) return undefined;
-  return { until: a.silencedUntil ?? 'resolved', by: a.silencedBy };
+  const state = silenceState(a, now);
+  return state.silenced ? { until: state.until, by: state.by } : undefined;
 }
 
 function milestoneOf(a: AlertViewAlert): AlertView['milestone'] {
@@ -81,14 +89,15 @@ function milestoneOf(a: AlertViewAlert): AlertView['milestone'] {
   return undefined;
 }
 
-export function alertView({ alert: a, workflow, tenant, lastRun }: AlertViewInput, now: Date): AlertView {
+export function alertView({ alert: a, workflow, tenant, lastRun, dependency }: AlertViewInput, now: Date): AlertView {
   const resolved = a.status === 'resolved';
+  const cause = a.cause ? (CAUSE_WORDS[a.cause] ?? a.cause.replace(/_/g, ' ')) : undefined;
   const resolvedAfter = a.resolvedAt ? formatDuration(a.resolvedAt.getTime() - a.openedAt.getTime()) : '?';
   const silence = silenceAt(a, now);
   const state = silence ? 'silenced' : a.ownerUser || a.acknowledgedBy ? 'owned' : 'open';
   const headline = resolved
     ? `Resolved: ${tenant.name} / ${workflow.name}`
-    : `${severityWord(a.severity)} (${state}): ${tenant.name} / ${workflow.name}, ${a.consecutiveFailures} failure${a.consecutiveFailures === 1 ? '' : 's'}`;
+    : `${severityWord(a.severity)} (${state}): ${tenant.name} / ${workflow.name}, ${cause && a.consecutiveFailures === 0 ? cause : `${a.consecutiveFailures} failure${a.consecutiveFailures === 1 ? '' : 's'}`}`;
   // Shadow: told only to the audit destination; the marker says no one else was.
   const shadowMark = workflow.shadow || tenant.shadow ? 'Shadow · ' : '';
   const milestone = milestoneOf(a);
@@ -109,5 +118,7 @@ export function alertView({ alert: a, workflow, tenant, lastRun }: AlertViewInpu
     ...(stage ? { stage } : {}),
     ...(a.lastError ? { lastError: a.lastError } : {}),
     ...(a.policyVersion ? { policyVersion: a.policyVersion } : {}),
+    ...(cause ? { cause } : {}),
+    ...(dependency && (dependency.affected || dependency.upstream) ? { dependency } : {}),
   };
 }

@@ -40,6 +40,7 @@ export function createOutboxSender(deps: Pick<Deps, 'db' | 'clock' | 'logger' | 
     busy: () => ctx.awake.count > 0,
     loop: {
       name: 'outbox-sender',
+      step: 'outbox',
       intervalMs: ctx.o.intervalMs,
       // Waiting on the clock with rows in hand needs a way to be told to stop:
       // called without the runner's signal (loops driven by hand), it makes one round.

@@ -59,6 +59,7 @@ export async function scenarioFromLedger(db: Db, selection: LedgerSelection): Pr
     .orderBy('name');
   if (selection.workflow) query = query.where('name', '=', selection.workflow);
   const workflows = await query.execute();
+  const dependsOn = await dependenciesAmong(db, workflows);
   if (workflows.length === 0) {
     throw new LedgerSelectionError(selection.workflow ? `no monitored workflow "${selection.workflow}" in tenant "${tenant.id}"` : `tenant "${tenant.id}" has no monitored workflows`);
   }
@@ -108,12 +109,23 @@ export async function scenarioFromLedger(db: Db, selection: LedgerSelection): Pr
       cron: w.cron,
       timezone: w.timezone,
       policy: w.policy ?? {},
+      ...(dependsOn.get(w.id)?.length ? { dependsOn: dependsOn.get(w.id) } : {}),
       // A tick that was never started can only be played by an outside scheduler.
       mode: missingIn.has(w.id) ? 'observed' : w.mode,
     })),
     outcomes,
   };
   return { scenario, policies, notes };
+}
+
+/** Each workflow's upstreams among the replayed ones, by name (the replay holds one tenant). */
+async function dependenciesAmong(db: Db, workflows: { id: number; name: string }[]): Promise<Map<number, string[]>> {
+  const ids = workflows.map((w) => w.id);
+  const out = new Map<number, string[]>();
+  if (ids.length === 0) return out;
+  const rows = await db.selectFrom('workflowDependencies').selectAll().where('workflowId', 'in', ids).where('upstreamId', 'in', ids).execute();
+  for (const r of rows) out.set(r.workflowId, [...(out.get(r.workflowId) ?? []), workflows.find((w) => w.id === r.upstreamId)!.name]);
+  return out;
 }
 
 /**
@@ -194,8 +206,12 @@ function attemptOf(run: Run): Attempt {
   };
 }
 
+/**
+ * The run's kept duration, else its end minus its start (rows written without one); unknown (a report
+ * with only its end, stored with start = end, or a missed tick) replays as the default minute, not as zero.
+ */
 function durationOf(run: Run): number {
-  if (!run.startedAt || !run.finishedAt) return 60;
-  const seconds = Math.round((run.finishedAt.getTime() - run.startedAt.getTime()) / 1000);
-  return Math.min(MAX_DURATION_SECONDS, Math.max(0, seconds));
+  const elapsed = run.startedAt && run.finishedAt && run.finishedAt > run.startedAt ? (run.finishedAt.getTime() - run.startedAt.getTime()) / 1000 : null;
+  const seconds = run.durationSeconds ?? elapsed;
+  return seconds === null ? 60 : Math.min(MAX_DURATION_SECONDS, Math.max(0, Math.round(seconds)));
 }

@@ -24,6 +24,7 @@ export async function loadScenario(db: Db, scenario: Scenario): Promise<Map<stri
       mode: w.mode,
       launcher: { ...SCENARIO_LAUNCHER },
       policy: w.policy,
+      ...(w.dependsOn ? { dependsOn: w.dependsOn } : {}),
       monitoring: true,
       paused: false,
       enabled: true,

@@ -19,5 +19,6 @@ export function scriptedAttempt(rules: readonly OutcomeRule[], workflowKey: stri
   const rule = rules.find((r) => r.workflow === workflowKey && (!r.from || r.from.getTime() <= t) && (!r.to || t <= r.to.getTime()));
   if (!rule) return { attempt: SUCCESS, durationMs: DEFAULT_DURATION_MS };
   const entry = rule.attempts[Math.min(attempt, rule.attempts.length) - 1]!;
-  return { attempt: entry, durationMs: rule.durationSeconds * 1000 };
+  const own = 'durationSeconds' in entry ? entry.durationSeconds : undefined;
+  return { attempt: entry, durationMs: (own ?? rule.durationSeconds) * 1000 };
 }

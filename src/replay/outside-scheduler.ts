@@ -45,7 +45,8 @@ export class OutsideScheduler {
         if (attempt.status === 'missing') continue;
         const result = await reportRun(this.deps, { tenant: cursor.workflow.tenant, workflow: cursor.workflow.name, status: 'running', tick }, {});
         if (result.kind !== 'created') throw new Error(`the outside scheduler could not report ${cursor.workflow.key} at ${tick.toISOString()}: ${result.kind}`);
-        this.launcher.endLater(result.run.id, now.getTime() + durationMs, runOutcome(attempt));
+        // A hung job reported its start and is never heard from again: its timeout ends it.
+        if (attempt.status !== 'hangs') this.launcher.endLater(result.run.id, now.getTime() + durationMs, runOutcome(attempt));
         started++;
       }
     }

@@ -34,6 +34,8 @@ export class RecordingSlackApi {
   private readonly faults: QueuedFault[] = [];
   private readonly lastPost = new Map<string, number>();
   private readonly sockets = new Set<Socket>();
+  /** Slow answers still on their way (the call itself is already stored). */
+  private readonly slowAnswers = new Set<Promise<void>>();
   private seq = 0;
   private tsSeq = 0;
 
@@ -171,10 +173,17 @@ export class RecordingSlackApi {
     }
     if (fault?.kind === 'slow') {
       call.outcome = 'slow';
-      await new Promise((r) => setTimeout(r, fault.delayMs));
+      const delay = new Promise<void>((r) => setTimeout(r, fault.delayMs));
+      this.slowAnswers.add(delay);
+      await delay.finally(() => this.slowAnswers.delete(delay));
       if (res.destroyed || req.socket.destroyed) return;
     }
     sendJson(res, 200, answer);
+  }
+
+  /** Resolves once every slow answer has been sent (or dropped with its client): nothing more will arrive. */
+  async answered(): Promise<void> {
+    while (this.slowAnswers.size > 0) await Promise.all([...this.slowAnswers]);
   }
 
   private takeFault(call: RecordedCall): SlackFault | undefined {

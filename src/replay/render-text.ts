@@ -85,6 +85,8 @@ function timeline(result: ReplayResult): Line[] {
   const lines: Line[] = [];
   // The open fold of root re-renders per thread, until something is posted in that thread.
   const folds = new Map<string, { line: Line; count: number; first: Date }>();
+  // Replies by ts: an update of one is an edited reply (upstream_affected), not a root re-render.
+  const replyRoot = new Map<string, string>();
   for (const e of entries) {
     if (e.line) {
       lines.push(e.line);
@@ -95,10 +97,16 @@ function timeline(result: ReplayResult): Line[] {
       const root = c.thread_ts ?? c.ts;
       const label = threadOf(c.channel, root);
       folds.delete(`${c.channel} ${root}`);
+      if (c.thread_ts) replyRoot.set(`${c.channel} ${c.ts}`, c.thread_ts);
       lines.push({ at: e.at, channel: c.channel, thread: c.thread_ts ? `${label} ↳` : `${label} new`, text: oneLine(c.text) });
       continue;
     }
     const key = `${c.channel} ${c.ts}`;
+    const editedIn = replyRoot.get(key);
+    if (editedIn) {
+      lines.push({ at: e.at, channel: c.channel, thread: `${threadOf(c.channel, editedIn)} ↳✎`, text: oneLine(`reply edited: ${c.text}`) });
+      continue;
+    }
     const label = threadOf(c.channel, c.ts);
     const fold = folds.get(key);
     if (fold) {

@@ -19,8 +19,8 @@ interface PendingEnd {
  * The one stand-in for the outside world's jobs: a launcher whose attempts
  * end as the scenario says, `durationSeconds` of virtual time after they
  * start, reported through the ledger's finishRun like any launcher. A
- * `missing` attempt is accepted and never heard from again (its lease is
- * handed back, as a callback launch's is), so only its deadline fails it.
+ * `missing` or `hangs` attempt is accepted and never heard from again (its
+ * lease is handed back, as a callback launch's is), so only its deadline fails it.
  */
 export class ScenarioLauncher implements Launcher {
   readonly kind = 'scenario';
@@ -51,7 +51,7 @@ export class ScenarioLauncher implements Launcher {
       return { started: true };
     }
     const { attempt, durationMs } = scriptedAttempt(this.rules, this.keyOf(ctx.workflow.id), ctx.tick, ctx.attempt);
-    if (attempt.status === 'missing') {
+    if (attempt.status === 'missing' || attempt.status === 'hangs') {
       await releaseRunLease(this.deps, ctx.runId);
       return { started: true };
     }
@@ -87,7 +87,7 @@ export class ScenarioLauncher implements Launcher {
   }
 }
 
-export function runOutcome(attempt: Exclude<Attempt, { status: 'missing' }> | ManualOutcome): RunOutcome {
+export function runOutcome(attempt: Exclude<Attempt, { status: 'missing' | 'hangs' }> | ManualOutcome): RunOutcome {
   if (attempt.status === 'succeeded') return { status: 'succeeded', rows: attempt.rows ?? null };
   return { status: 'failed', error: attempt.error ?? 'failed', stage: attempt.stage ?? null, rows: attempt.rows ?? null };
 }

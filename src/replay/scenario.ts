@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
-import { cronSchema, describeIssues, policySchema, tenantSchema, timeZoneSchema } from '../config/workflows-file.js';
+import { cronSchema, dependencyRef, describeIssues, policySchema, tenantSchema, timeZoneSchema } from '../config/workflows-file.js';
+import { dependencyProblems } from '../domain/dependencies.js';
 import { parseDuration } from '../domain/durations.js';
 
 /**
@@ -15,13 +16,22 @@ const slackChannel = z.string().regex(/^[CG][A-Z0-9_]{2,}$/, 'a Slack channel id
 const workflowRef = z.string().min(1, 'a workflow name, or tenant/name when two tenants share the name');
 const durationSeconds = z.number().int().min(0).max(7 * 86_400);
 
-const succeeded = z.object({ status: z.literal('succeeded'), rows: z.number().int().min(0).optional() }).strict();
+/** An attempt's own duration overrides its rule's (issue 16: one slow night among ordinary ones). */
+const succeeded = z.object({ status: z.literal('succeeded'), rows: z.number().int().min(0).optional(), durationSeconds: durationSeconds.optional() }).strict();
 const failed = z
-  .object({ status: z.literal('failed'), error: z.string().min(1).optional(), stage: z.string().min(1).optional(), rows: z.number().int().min(0).optional() })
+  .object({
+    status: z.literal('failed'),
+    error: z.string().min(1).optional(),
+    stage: z.string().min(1).optional(),
+    rows: z.number().int().min(0).optional(),
+    durationSeconds: durationSeconds.optional(),
+  })
   .strict();
 const missing = z.object({ status: z.literal('missing') }).strict();
+/** Starts and is never heard from again: only its timeout ends it (a hung job). */
+const hangs = z.object({ status: z.literal('hangs') }).strict();
 
-export const attemptSchema = z.discriminatedUnion('status', [succeeded, failed, missing]);
+export const attemptSchema = z.discriminatedUnion('status', [succeeded, failed, missing, hangs]);
 
 export const outcomeRuleSchema = z
   .object({
@@ -36,7 +46,7 @@ export const outcomeRuleSchema = z
   .strict();
 
 const manualOutcome = z
-  .discriminatedUnion('status', [succeeded.extend({ durationSeconds: durationSeconds.optional() }), failed.extend({ durationSeconds: durationSeconds.optional() })])
+  .discriminatedUnion('status', [succeeded, failed])
   .default({ status: 'succeeded' });
 
 const silenceDuration = z.string().superRefine((v, ctx) => {
@@ -79,6 +89,8 @@ const scenarioWorkflow = z
      * (a managed tick cannot go unstarted: the bot fires it itself), else managed.
      */
     mode: z.enum(['managed', 'observed']).optional(),
+    /** The workflows it depends on, as in the workflows file: a name of the same tenant, or tenant/name. */
+    dependsOn: z.array(dependencyRef).max(50).optional(),
   })
   .strict();
 
@@ -125,6 +137,10 @@ export const scenarioSchema = z
       if (keys.has(key)) issue(['workflows', i, 'name'], `duplicate workflow name in tenant "${w.tenant}"`);
       keys.add(key);
     });
+    const refs = (list: unknown) => (Array.isArray(list) ? list.map((r) => (dependencyRef.safeParse(r).success ? (r as string) : '')) : []);
+    for (const p of dependencyProblems(s.workflows.map((w) => ({ tenant: w.tenant, name: w.name, dependsOn: refs(w.dependsOn) })))) {
+      issue(['workflows', p.node, 'dependsOn', p.dep], p.message);
+    }
 
     s.outcomes.forEach((o, i) => {
       const found = resolveWorkflow(s.workflows, o.workflow);

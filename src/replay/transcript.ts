@@ -20,7 +20,7 @@ export interface TranscriptSummary {
   roots: number;
   /** Messages posted in a thread. */
   replies: number;
-  /** chat.update calls re-rendering a root in place. */
+  /** chat.update calls: roots re-rendered in place, and edited replies (a growing "also affected" list). */
   updates: number;
   /** Scheduled ticks whose verdict was a failure (failed or missed). */
   failedTicks: number;

@@ -2,11 +2,14 @@ import { sql } from 'kysely';
 import type { ManualClock } from '../clock.js';
 import type { Deps } from '../deps.js';
 import { profileFor } from '../domain/cadence.js';
+import { escalationDueAt } from '../domain/escalation.js';
 import { runEscalationClock } from '../engine/escalation.js';
 import { checkFreshness } from '../engine/freshness.js';
+import { checkRunDurations, nextDurationCheckAt } from '../engine/run-duration.js';
 import { pollFinishedRuns } from '../engine/poller.js';
 import type { UptimeHeartbeat } from '../engine/uptime.js';
 import { renewRunLeases } from '../ledger/run-leases.js';
+import { runInEngineOrder } from '../engine/steps.js';
 import { fireDueTicks } from '../engine/tick-scheduler.js';
 import type { OutboxSender } from '../notify/sender.js';
 import { ROOT_UPDATE_INTERVAL_MS } from '../slack/transport/root-refresher.js';
@@ -59,7 +62,7 @@ export class VirtualDriver {
   private readonly escalationMs: number;
   private readonly phaseMs: Record<string, number> = {};
   /** When the tick scheduler and the freshness detector next have work, and when a silence next ends, as of the last look. */
-  private due = { tick: Infinity, freshness: Infinity, silenceEnd: NaN, anyOpen: false, clockWork: false };
+  private due = { tick: Infinity, freshness: Infinity, duration: Infinity, silenceEnd: NaN, anyOpen: false, clockWork: false };
 
   constructor(private readonly p: DriverParts) {
     this.escalationMs = p.deps.config.ESCALATION_INTERVAL_SECONDS * 1000;
@@ -85,9 +88,10 @@ export class VirtualDriver {
   }
 
   /**
-   * One instant: every loop in a fixed order. The order follows the data
-   * (runs end → ticks fire → people act → overdue runs fail → finished runs
-   * are routed and evaluated → warnings escalate → the outbox delivers), so
+   * One instant: every loop in the engine's order (src/engine/steps.ts,
+   * which follows the data: runs end → ticks fire → people act → overdue runs
+   * fail → finished runs are routed and evaluated → warnings escalate → the
+   * outbox delivers), so
    * one pass settles the instant unless a run launched in it also ends in it
    * (a zero-second duration), which takes another pass. The tick scheduler and
    * the freshness detector are called only when the last look at the
@@ -103,17 +107,36 @@ export class VirtualDriver {
     for (let pass = 0; pass < MAX_ROUNDS; pass++) {
       // A run ends when its scripted time comes, when the freshness detector fails it, or at once when a launch
       // (a tick's, or an action's run now) is refused; the poller is called after any of those, as NOTIFY would wake it.
-      let finished = (await this.time('runs-end', () => launcher.finishDue(now))) > 0;
-      await this.time('outside-scheduler', () => outside.reportDue(now));
-      if (pass === 0 && this.due.tick <= now.getTime()) finished = (await this.time('tick-scheduler', () => repeat(() => fireDueTicks(deps)))) || finished;
-      if (pass === 0) finished = (await this.time('actions', () => this.performActions(now))) || finished;
-      // Renewed before the freshness check: a supervised run is never "lost" between instants.
-      await this.time('lease-renewal', () => renewRunLeases(deps, launcher.heldRunIds(), now));
-      if (pass === 0 && this.due.freshness <= now.getTime()) finished = (await this.time('freshness', () => checkFreshness(deps))) || finished;
-      // Alerts open only in the poller, so with none open before and no run routed now, the escalation clock has nothing to look at.
-      const routed = finished && (await this.time('poller', () => repeat(() => pollFinishedRuns(deps))));
-      if ((onGrid && (this.due.anyOpen || this.due.clockWork || routed)) || this.due.silenceEnd === now.getTime()) await this.time('escalation-clock', () => runEscalationClock(deps));
-      await this.time('outbox', () => this.deliver());
+      let finished = false;
+      let routed = false;
+      let told = false;
+      const found = (did: boolean) => void (finished ||= did);
+      await runInEngineOrder({
+        'runs-end': async () => found((await this.time('runs-end', () => launcher.finishDue(now))) > 0),
+        reports: () => this.time('outside-scheduler', () => outside.reportDue(now)),
+        'tick-scheduler': async () => {
+          if (pass === 0 && this.due.tick <= now.getTime()) found(await this.time('tick-scheduler', () => repeat(() => fireDueTicks(deps))));
+        },
+        actions: async () => {
+          if (pass === 0) found(await this.time('actions', () => this.performActions(now)));
+        },
+        // Renewed before the freshness check: a supervised run is never "lost" between instants.
+        'lease-renewal': () => this.time('lease-renewal', () => renewRunLeases(deps, launcher.heldRunIds(), now)),
+        freshness: async () => {
+          if (pass === 0 && this.due.freshness <= now.getTime()) found(await this.time('freshness', () => checkFreshness(deps)));
+        },
+        'run-duration': async () => {
+          if (pass === 0 && this.due.duration <= now.getTime()) told = await this.time('run-duration', () => checkRunDurations(deps));
+        },
+        poller: async () => {
+          routed = finished && (await this.time('poller', () => repeat(() => pollFinishedRuns(deps))));
+        },
+        // Alerts open only in the poller, so with none open before and no run routed now, the escalation clock has nothing to look at.
+        'escalation-clock': async () => {
+          if ((onGrid && (this.due.anyOpen || this.due.clockWork || routed || told)) || this.due.silenceEnd === now.getTime()) await this.time('escalation-clock', () => runEscalationClock(deps));
+        },
+        outbox: () => this.time('outbox', () => this.deliver()),
+      });
       if ((launcher.nextEndAt()?.getTime() ?? Infinity) > now.getTime()) return;
     }
     throw new Error(`the engine did not settle at ${now.toISOString()}`);
@@ -149,6 +172,19 @@ export class VirtualDriver {
     return any;
   }
 
+  /** When the earliest warning escalates: SQL narrows to those that can, the domain's rule says when. */
+  private async nextEscalation(now: Date): Promise<number | undefined> {
+    const warnings = await this.p.deps.db
+      .selectFrom('alerts')
+      .select(['status', 'severity', 'acknowledgedAt', 'escalateAt', 'consecutiveFailures', 'policy'])
+      .where('status', '=', 'open')
+      .where('severity', '=', 'warning')
+      .where('acknowledgedAt', 'is', null)
+      .execute();
+    const at = Math.min(...warnings.map((a) => escalationDueAt(a, now)?.getTime() ?? Infinity));
+    return Number.isFinite(at) ? at : undefined;
+  }
+
   /** The earliest instant after now at which anything can happen; `outboxOnly` after the scenario's end. */
   private async nextInstant(outboxOnly: boolean): Promise<Date | undefined> {
     const { deps, clock, launcher, outside, scenario, sender } = this.p;
@@ -166,7 +202,6 @@ export class VirtualDriver {
       nextDeadline: Date | null;
       nextRunLease: Date | null;
       anyOpen: boolean;
-      nextEscalation: Date | null;
       clockWork: boolean;
       silenceEnd: Date | null;
       nextSend: Date | null;
@@ -180,8 +215,6 @@ export class VirtualDriver {
         (select min(deadline_at) from runs where status = 'running') as next_deadline,
         (select min(lease_expires_at) from runs where status = 'running' and id <> all(${launcher.heldRunIds()}::int8[])) as next_run_lease,
         exists (select 1 from alerts where status = 'open') as any_open,
-        (select min(case when consecutive_failures >= coalesce((policy->>'escalateAfterFailures')::int, 2147483647) then ${now} else escalate_at end)
-          from alerts where status = 'open' and severity = 'warning' and acknowledged_at is null) as next_escalation,
         -- Reminders, ownership expiry and maintenance windows are decided in TypeScript each minute: while any can be due, stop on every grid instant.
         (exists (select 1 from alerts where status = 'open' and (acknowledged_at is not null or (silenced_by is not null and silenced_until is null)))
           or exists (select 1 from maintenance_windows where told_at is null)
@@ -211,7 +244,9 @@ export class VirtualDriver {
       const missedChecks = await this.missedTickChecks();
       // Held runs' leases are renewed at every instant; only a lease nobody renews can run out.
       const freshness = Math.min(...[r.nextDeadline, r.nextRunLease].map((d) => d?.getTime() ?? Infinity), ...missedChecks);
-      this.due = { tick: r.nextTick?.getTime() ?? Infinity, freshness, silenceEnd: r.silenceEnd?.getTime() ?? NaN, anyOpen: r.anyOpen, clockWork: r.clockWork };
+      const duration = (await nextDurationCheckAt(deps.db, now))?.getTime() ?? Infinity; // running long, completion deadlines
+      this.due = { tick: r.nextTick?.getTime() ?? Infinity, freshness, duration, silenceEnd: r.silenceEnd?.getTime() ?? NaN, anyOpen: r.anyOpen, clockWork: r.clockWork };
+      add(duration);
       add(r.nextTick);
       add(outside.nextTickAt());
       add(launcher.nextEndAt());
@@ -220,7 +255,7 @@ export class VirtualDriver {
       add(scenario.actions[this.nextAction]?.at);
       // The escalation clock's timed work: a deadline, or a warning that kept failing (due at once); a silence's
       // end is added above. The first instant on its grid after the earliest.
-      const clockDue = r.clockWork ? t + 1 : r.nextEscalation?.getTime();
+      const clockDue = r.clockWork ? t + 1 : await this.nextEscalation(now);
       if (clockDue !== undefined) {
         const since = Math.max(clockDue, t + 1) - scenario.start.getTime();
         add(scenario.start.getTime() + Math.ceil(since / this.escalationMs) * this.escalationMs);

@@ -1,7 +1,9 @@
+import { OPERATOR_ONLY_EVENT_KINDS } from '../domain/events.js';
 import { cursorPage } from '../ledger/cursor-page.js';
 import type { Db } from '../db/connect.js';
 import { shownDestination } from '../domain/destination-outage.js';
 import type { Scope } from '../ledger/alert-queries.js';
+import { alertDependencyDetail } from '../ledger/dependency-state.js';
 
 export interface AlertFilter {
   status?: 'open' | 'resolved';
@@ -39,18 +41,28 @@ export async function getAlertDetail(db: Db, scope: Scope, id: number) {
   if (scope.tenantId) q = q.where('w.tenantId', '=', scope.tenantId);
   const alert = await q.executeTakeFirst();
   if (!alert) return undefined;
-  const events = await db.selectFrom('alertEvents').select(['id', 'at', 'kind', 'actor', 'data']).where('alertId', '=', id).orderBy('id').execute();
+  // A tenant never reads operator-only events (a shared cause names other tenants' workflows), nor their deliveries.
+  const hidden = scope.tenantId ? OPERATOR_ONLY_EVENT_KINDS : [];
+  const events = await db
+    .selectFrom('alertEvents')
+    .select(['id', 'at', 'kind', 'actor', 'data'])
+    .where('alertId', '=', id)
+    .$if(hidden.length > 0, (q) => q.where('kind', 'not in', hidden))
+    .orderBy('id')
+    .execute();
+  const shown = new Set(events.map((e) => e.id));
   const notifications = await db
     .selectFrom('notifications')
     .select(['eventId', 'destination', 'status', 'attempts', 'lastError', 'createdAt', 'sentAt', 'nextAttemptAt'])
     .where('alertId', '=', id)
     .orderBy('id')
     .execute();
-  const { policy: _policy, ...fields } = alert;
+  const { policy: _policy, upstreamAlertId: _upstream, ...fields } = alert;
   return {
     ...fields,
+    dependency: await alertDependencyDetail(db, alert, scope.tenantId),
     events,
     ownerHistory: events.filter((e) => e.kind === 'owner_changed').map((e) => ({ at: e.at, actor: e.actor, ...e.data })),
-    notifications: notifications.map((n) => ({ ...n, destination: shownDestination(n.destination), nextAttemptAt: n.status === 'pending' || n.status === 'sending' ? n.nextAttemptAt : null })),
+    notifications: notifications.filter((n) => shown.has(n.eventId)).map((n) => ({ ...n, destination: shownDestination(n.destination), nextAttemptAt: n.status === 'pending' || n.status === 'sending' ? n.nextAttemptAt : null })),
   };
 }

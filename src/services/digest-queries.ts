@@ -1,6 +1,6 @@
-import { sql } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { Db } from '../db/connect.js';
-import type { Severity } from '../db/schema.js';
+import type { Database, Severity } from '../db/schema.js';
 
 /** What the digest of one tenant says about the period (since, until]: read in one snapshot, shaped by src/slack/blocks/digest.ts. */
 export interface DigestFacts {
@@ -8,7 +8,7 @@ export interface DigestFacts {
   since: Date;
   until: Date;
   /** Alerts open at `until`, oldest first. */
-  open: { workflow: string; severity: Severity; openedAt: Date; owner: string | null; silencedUntil: Date | null }[];
+  open: { workflow: string; severity: Severity; openedAt: Date; owner: string | null; silencedUntil: Date | null; silencedBy: string | null }[];
   /** Alerts seen flapping in the period (or still flapping). */
   flapped: { workflow: string; since: Date; open: boolean }[];
   /** Workflows with the most failed or missed runs in the period (maintenance ticks left out), most first. */
@@ -18,6 +18,12 @@ export interface DigestFacts {
   resolvedMs: number[];
   silenced: { workflow: string; until: Date | null; by: string | null; reason: string | null }[];
   maintenance: { workflow: string | null; startsAt: Date; endsAt: Date; reason: string | null }[];
+  /** Runs told as running long, and completion deadlines missed, in the period (issue 16); optional for older callers. */
+  slow?: { workflow: string; kind: 'running_long' | 'completion_missed'; at: Date }[];
+  /** Workflows held back by an upstream incident in the period (docs/alerts.md): no alert of their own, told in the upstream's thread. */
+  heldBack?: { workflow: string; upstream: string; failures: number; missed: number; stillBlocked: boolean }[];
+  /** Storms in the tenant's channel that started in the period or are still under way (issue 16). */
+  storms?: { startedAt: Date; endedAt: Date | null; alerts: number }[];
 }
 
 const NOISIEST = 5;
@@ -29,7 +35,7 @@ export async function loadDigestFacts(db: Db, tenantId: string, since: Date, unt
     if (!tenant) return undefined;
     const alerts = () => trx.selectFrom('alerts').innerJoin('workflows', 'workflows.id', 'alerts.workflowId').where('workflows.tenantId', '=', tenantId);
     const open = await alerts()
-      .select(['workflows.name as workflow', 'alerts.severity', 'alerts.openedAt', 'alerts.ownerUser as owner', 'alerts.silencedUntil'])
+      .select(['workflows.name as workflow', 'alerts.severity', 'alerts.openedAt', 'alerts.ownerUser as owner', 'alerts.silencedUntil', 'alerts.silencedBy'])
       .where('alerts.status', '=', 'open')
       .orderBy('alerts.openedAt')
       .execute();
@@ -68,9 +74,13 @@ export async function loadDigestFacts(db: Db, tenantId: string, since: Date, unt
         and coalesce(r.finished_at, r.created_at) > ${since} and coalesce(r.finished_at, r.created_at) <= ${until}
       group by w.name order by count(*) desc, w.name limit ${NOISIEST}
     `.execute(trx);
+    const heldBack = await heldBackIn(trx, tenantId, since, until);
+    const slow = await slowIn(trx, tenantId, since, until);
+    const storms = await stormsIn(trx, tenantId, since, until);
     return {
       tenant,
       since,
+      storms,
       until,
       open,
       flapped: flapped.map((f) => ({ workflow: f.workflow, since: f.since!, open: f.status === 'open' })),
@@ -79,6 +89,42 @@ export async function loadDigestFacts(db: Db, tenantId: string, since: Date, unt
       resolvedMs: resolved.map((r) => r.resolvedAt!.getTime() - r.openedAt.getTime()),
       silenced: silenced.map((s) => ({ workflow: s.workflow, until: s.until, by: s.by, reason: s.reason })),
       maintenance,
+      slow,
+      heldBack,
     };
   });
+}
+
+async function heldBackIn(trx: Transaction<Database>, tenantId: string, since: Date, until: Date) {
+  const { rows } = await sql<{ workflow: string; upstream: string; failures: number; missed: number; stillBlocked: boolean }>`
+    select w.name as workflow,
+      case when uw.tenant_id = w.tenant_id then uw.name else 'another tenant''s workflow' end as upstream,
+      b.failures, b.missed, ua.status = 'open' as still_blocked
+    from upstream_blocks b join workflows w on w.id = b.workflow_id
+    join alerts ua on ua.id = b.upstream_alert_id join workflows uw on uw.id = ua.workflow_id
+    where w.tenant_id = ${tenantId} and b.last_at > ${since} and b.since <= ${until}
+    order by b.since, w.name
+  `.execute(trx);
+  return rows;
+}
+
+async function slowIn(trx: Transaction<Database>, tenantId: string, since: Date, until: Date) {
+  const { rows } = await sql<{ workflow: string; kind: 'running_long' | 'completion_missed'; at: Date }>`
+    select w.name as workflow, coalesce(e.data->'cause'->>'kind', e.kind) as kind, e.at
+    from alert_events e join alerts a on a.id = e.alert_id join workflows w on w.id = a.workflow_id
+    where w.tenant_id = ${tenantId} and e.at > ${since} and e.at <= ${until}
+      and (e.kind in ('running_long', 'completion_missed') or (e.kind = 'opened' and e.data->'cause'->>'kind' in ('running_long', 'completion_missed')))
+    order by e.at, e.id
+  `.execute(trx);
+  return rows;
+}
+
+async function stormsIn(trx: Transaction<Database>, tenantId: string, since: Date, until: Date) {
+  const { rows } = await sql<{ startedAt: Date; endedAt: Date | null; alerts: number }>`
+    select s.started_at, s.ended_at, (select count(*)::int from storm_alerts m where m.storm_id = s.id) as alerts
+    from storms s join tenants t on s.destination = 'slack:' || t.channel
+    where t.id = ${tenantId} and s.started_at <= ${until} and (s.started_at > ${since} or s.ended_at is null or s.ended_at > ${since})
+    order by s.started_at
+  `.execute(trx);
+  return rows;
 }

@@ -3,7 +3,7 @@ import type { Deps } from '../deps.js';
 import { latestFireAtOrBefore } from '../domain/schedule.js';
 import type { Scope } from '../ledger/alert-queries.js';
 import { insertReportedFinished, insertReportedRunning, lockWorkflow, matchTick, tickRow, type TickMatch } from '../ledger/reported-runs.js';
-import { finishRun, type FinishResult, type RunOutcome } from '../ledger/runs.js';
+import { finishRun, RUNS_FINISHED_CHANNEL, type FinishResult, type RunOutcome } from '../ledger/runs.js';
 
 /** The ingest API's use cases: a job run elsewhere reports its start and end. */
 
@@ -18,6 +18,8 @@ export interface RunReport {
   logUrl?: string;
   log?: string;
   externalId?: string;
+  /** A finish-only report's duration; unknown (null) without it. */
+  durationSeconds?: number;
 }
 
 export type ReportResult =
@@ -45,7 +47,7 @@ const outcomeOf = (r: RunReport): RunOutcome => ({
  * with nothing new is acknowledged, a terminal status for a run still
  * running finishes it, and a different end for a finished one is a conflict.
  */
-export async function reportRun(deps: Pick<Deps, 'db' | 'clock'>, report: RunReport, scope: Scope): Promise<ReportResult> {
+export async function reportRun(deps: Pick<Deps, 'db' | 'clock' | 'wake'>, report: RunReport, scope: Scope): Promise<ReportResult> {
   if (scope.tenantId !== undefined && scope.tenantId !== report.tenant) return { kind: 'not_found' };
   const now = deps.clock.now();
   const decided = await deps.db.transaction().execute(async (trx): Promise<ReportResult | { kind: 'finish'; run: Run }> => {
@@ -81,10 +83,12 @@ export async function reportRun(deps: Pick<Deps, 'db' | 'clock'>, report: RunRep
       match = await matchTick(trx, workflow, now);
     }
     const start = { workflow, match, externalId: report.externalId ?? null };
-    const run = report.status === 'running' ? await insertReportedRunning(trx, start, now) : await insertReportedFinished(trx, start, outcomeOf(report), now);
+    const run = report.status === 'running' ? await insertReportedRunning(trx, start, now) : await insertReportedFinished(trx, start, outcomeOf(report), now, report.durationSeconds);
     if (!run) throw new Error(`run for ${report.tenant}/${report.workflow} at ${match.tick?.toISOString()} was not inserted although its tick was free`);
     return { kind: 'created', run };
   });
+  // Reported finished: this replica's poller takes it now rather than after the NOTIFY's round.
+  if (decided.kind === 'created' && decided.run.status !== 'running') deps.wake?.(RUNS_FINISHED_CHANNEL);
   if (decided.kind !== 'finish') return decided;
   const finished = await finishRun(deps, decided.run.id, outcomeOf(report));
   if (finished.kind === 'finished') return { kind: 'existing', run: finished.run };
@@ -94,7 +98,7 @@ export async function reportRun(deps: Pick<Deps, 'db' | 'clock'>, report: RunRep
 
 /** Finishes a running run by id, within what the caller may see. */
 export async function finishReportedRun(
-  deps: Pick<Deps, 'db' | 'clock'>,
+  deps: Pick<Deps, 'db' | 'clock' | 'wake'>,
   runId: number,
   outcome: RunOutcome,
   visible: { tenantId?: string; runId?: number },

@@ -1,7 +1,7 @@
 import type { Run } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { insertReportedFinished, insertReportedRunning, lockWorkflow, matchTick } from '../ledger/reported-runs.js';
-import { finishRun, type RunOutcome } from '../ledger/runs.js';
+import { finishRun, RUNS_FINISHED_CHANNEL, type RunOutcome } from '../ledger/runs.js';
 
 /**
  * Healthchecks-style pings: `/ping/<key>/start`, then `/ping/<key>` (success),
@@ -41,7 +41,7 @@ export function outcomeOfPing(signal: Exclude<PingSignal, { kind: 'start' }>, bo
   return { status: 'failed', exitCode, logExcerpt, error: last ? `${status}: ${last}` : status };
 }
 
-export async function recordPing(deps: Pick<Deps, 'db' | 'clock'>, ping: Ping): Promise<PingResult> {
+export async function recordPing(deps: Pick<Deps, 'db' | 'clock' | 'wake'>, ping: Ping): Promise<PingResult> {
   const now = deps.clock.now();
   const externalId = ping.rid ? ridKey(ping.rid) : null;
   const decided = await deps.db.transaction().execute(async (trx): Promise<PingResult | { kind: 'finish'; run: Run }> => {
@@ -88,6 +88,7 @@ export async function recordPing(deps: Pick<Deps, 'db' | 'clock'>, ping: Ping): 
     const run = await insertReportedFinished(trx, { workflow, match: await matchTick(trx, workflow, now), externalId }, outcomeOfPing(ping.signal, ping.body), now);
     return { kind: 'recorded', run };
   });
+  if (decided.kind === 'recorded' && decided.run.status !== 'running') deps.wake?.(RUNS_FINISHED_CHANNEL);
   if (decided.kind !== 'finish') return decided;
   const finished = await finishRun(deps, decided.run.id, outcomeOfPing(ping.signal as Exclude<PingSignal, { kind: 'start' }>, ping.body));
   return finished.kind === 'not_found' ? { kind: 'not_found' } : { kind: 'recorded', run: finished.run };

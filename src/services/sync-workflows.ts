@@ -6,6 +6,7 @@ import { nextFireAfter } from '../domain/schedule.js';
 import { hashToken, newPingKey, rememberSecrets, secretsOfEntry } from '../secrets.js';
 import type { Database, LauncherConfig } from '../db/schema.js';
 import type { RoutingConfig } from '../ledger/destinations.js';
+import { syncFileDependencies } from './dependencies.js';
 import { resolveAlertsOfWorkflows } from './workflow-state.js';
 import { recordPolicyVersionsIn } from './policy-versions.js';
 import { announceGoingLive, shadowStates } from './shadow.js';
@@ -39,6 +40,7 @@ export async function syncWorkflowsFile(
     const shadowBefore = await shadowStates(trx);
     const tenants = await syncTenants(trx, file, secrets, env, now);
     const workflows = await syncWorkflows(trx, file, secrets, now);
+    await syncFileDependencies(trx, file.workflows);
     // Disabling stops its escalation at once: its open alert is resolved with that reason.
     await resolveAlertsOfWorkflows(trx, workflows.turnedOff, 'workflow_disabled', null, now, routing);
     await recordPolicyVersionsIn(trx, [...workflows.seen].filter((id) => !workflows.disabled.includes(id)), { now, config: routing, changedBy: 'workflows file' });

@@ -9,8 +9,12 @@ import { profileFor } from '../domain/cadence.js';
 import { fireTimesAfter, nextFireAfter } from '../domain/schedule.js';
 import { newPingKey } from '../secrets.js';
 import { findOpenAlertForWorkflow, workflowHistory, type Scope } from '../ledger/alert-queries.js';
+import { blockedWorkflows, type BlockedWorkflow } from '../ledger/dependency-state.js';
+import { dependsOnView, replaceDependencies, resolveApiDependencies, type DependencyIssue } from './dependencies.js';
 import { modeOf } from './sync-workflows.js';
 import { resolveAlertsOfWorkflows } from './workflow-state.js';
+import { runningLongAfter } from '../domain/run-duration.js';
+import { loadNormalDurations } from '../ledger/run-durations.js';
 
 /** Workflows over the API: the read model, and the same upsert the file sync does, for workflows the API owns. */
 
@@ -85,8 +89,10 @@ export async function listWorkflows(db: Db, scope: Scope) {
         .orderBy('id', 'desc')
         .execute()
     : [];
+  const blocked = await blockedWorkflows(db, scope.tenantId);
   return workflows.map((w) => {
     const lastRun = last.find((r) => r.workflowId === w.id);
+    const block = blocked.find((b) => b.workflowId === w.id);
     return {
       tenant: w.tenantId,
       name: w.name,
@@ -98,15 +104,33 @@ export async function listWorkflows(db: Db, scope: Scope) {
       nextTickAt: w.nextTickAt,
       lastRun: lastRun ? { id: lastRun.id, tick: lastRun.tick, status: lastRun.status, startedAt: lastRun.startedAt, finishedAt: lastRun.finishedAt } : null,
       openAlert: alertView(alerts.find((a) => a.workflowId === w.id)),
+      upstreamBlocked: block ? blockedView(block, scope.tenantId) : null,
     };
   });
 }
 
-export async function workflowView(deps: Pick<Deps, 'db' | 'clock' | 'config'>, workflow: Workflow, runs = 10) {
+/** Held back by an open upstream incident: which one, how often, since when (the upstream named only where the caller may see it). */
+function blockedView(b: BlockedWorkflow, scopeTenant: string | undefined) {
+  const visible = scopeTenant === undefined || b.upstream.tenantId === scopeTenant;
+  return {
+    upstream: visible ? { tenant: b.upstream.tenantId, workflow: b.upstream.workflow, alertId: b.upstream.alertId } : { otherTenant: true },
+    since: b.since,
+    failures: b.failures,
+    missed: b.missed,
+  };
+}
+
+async function blockedOf(db: Db, workflow: Workflow, scopeTenant: string | undefined) {
+  const block = (await blockedWorkflows(db, workflow.tenantId)).find((b) => b.workflowId === workflow.id);
+  return block ? blockedView(block, scopeTenant) : null;
+}
+
+export async function workflowView(deps: Pick<Deps, 'db' | 'clock' | 'config'>, workflow: Workflow, runs = 10, scopeTenant?: string) {
   const now = deps.clock.now();
   const profile = profileFor(workflow.cron, workflow.timezone, workflow.policy, now);
   const { derived, overrides, cadenceSeconds, escalateAfterFailures, ...effective } = profile;
   const history = await workflowHistory(deps.db, workflow.id, runs);
+  const normal = (await loadNormalDurations(deps.db, [workflow.id])).get(workflow.id) ?? null;
   return {
     tenant: workflow.tenantId,
     name: workflow.name,
@@ -122,6 +146,8 @@ export async function workflowView(deps: Pick<Deps, 'db' | 'clock' | 'config'>, 
     },
     launcher: launcherView(workflow.launcher),
     profile: { cadenceSeconds, escalateAfterFailures, derived, overrides, effective },
+    /** Learned from the newest successful runs (issue 16); null before enough history. */
+    duration: { normal, runningLongAfterSeconds: runningLongAfter(normal, profile.runningLongAfterSeconds) },
     policy: { version: workflow.policyVersion, shadow: workflow.shadow, versions: `/api/v1/workflows/${workflow.tenantId}/${workflow.name}/policy-versions` },
     lastRuns: history.map((h) => ({
       id: h.run.id,
@@ -132,9 +158,12 @@ export async function workflowView(deps: Pick<Deps, 'db' | 'clock' | 'config'>, 
       outcomeNote: h.outcomeNote,
       startedAt: h.run.startedAt,
       finishedAt: h.run.finishedAt,
+      durationSeconds: h.run.durationSeconds,
       attempts: h.attempts,
     })),
     openAlert: alertView(await findOpenAlertForWorkflow(deps.db, workflow.id)),
+    ...(await dependsOnView(deps.db, workflow, scopeTenant)),
+    upstreamBlocked: await blockedOf(deps.db, workflow, scopeTenant),
     /** The read API for this workflow's history (docs/api.md); each of `lastRuns` is at `/api/v1/runs/{id}`. */
     links: {
       runs: `/api/v1/runs?tenant=${encodeURIComponent(workflow.tenantId)}&workflow=${encodeURIComponent(workflow.name)}`,
@@ -152,7 +181,8 @@ export type PutResult =
   | { kind: 'tenant_not_found' }
   | { kind: 'owned_by_file' }
   | { kind: 'operator_launcher' }
-  | { kind: 'ping_key_taken' };
+  | { kind: 'ping_key_taken' }
+  | { kind: 'bad_dependencies'; issues: DependencyIssue[] };
 
 /**
  * Creates or replaces an API-owned workflow (validated by the caller with the
@@ -175,6 +205,8 @@ export async function putWorkflow(deps: Pick<Deps, 'db' | 'clock' | 'config'>, s
     const pingKey = spec.pingKey ?? current?.pingKey ?? newPingKey();
     const keyOwner = await trx.selectFrom('workflows').select('id').where('pingKey', '=', pingKey).executeTakeFirst();
     if (keyOwner && keyOwner.id !== current?.id) return { kind: 'ping_key_taken' };
+    const dependencies = await resolveApiDependencies(trx, spec, scope.tenantId);
+    if (!dependencies.ok) return { kind: 'bad_dependencies', issues: dependencies.issues };
     const mode = modeOf(spec);
     // A pause set by hand (Slack, the pause endpoint) is kept until resumed by hand.
     const paused = spec.paused || !!current?.pausedBy;
@@ -199,6 +231,7 @@ export async function putWorkflow(deps: Pick<Deps, 'db' | 'clock' | 'config'>, s
     const written = current
       ? await trx.updateTable('workflows').set(values).where('id', '=', current.id).returningAll().executeTakeFirstOrThrow()
       : await trx.insertInto('workflows').values({ tenantId: spec.tenant, name: spec.name, createdAt: now, ...values }).returningAll().executeTakeFirstOrThrow();
+    await replaceDependencies(trx, written.id, dependencies.upstreamIds);
     if (current && !written.enabled) await resolveAlertsOfWorkflows(trx, [written.id], 'workflow_disabled', actor, now, deps.config);
     await announceGoingLive(trx, shadowBefore, now, deps.config, { tenantId: spec.tenant, workflowName: spec.name });
     const versioned = await recordPolicyVersionsIn(trx, [written.id], { now, config: deps.config, changedBy: `api (${scope.tenantId ? `tenant ${scope.tenantId}` : 'admin'})` });

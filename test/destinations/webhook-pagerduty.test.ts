@@ -75,6 +75,20 @@ describe('webhook destination', () => {
     expect(body(got[2]!)).toMatchObject({ event: 'resolved', alert: { status: 'resolved' }, data: { runId: 9 } });
   });
 
+  it('alert.silencedUntil reports a silence only while it is in force: the resolved payload of a silenced alert says null', async () => {
+    const { rig, alert } = await setup('webhook');
+    await recordEvent(t.db, rig.config, alert.id, 'silenced', { now: at(1), actor: 'U0BOB', changes: { silencedBy: 'U0BOB', silencedUntil: at(60) }, data: { until: at(60).toISOString() } });
+    await rig.drain();
+    // Resolving ends the silence; the columns are left as they were, the rule in src/domain/silence.ts decides.
+    await recordEvent(t.db, rig.config, alert.id, 'resolved', { now: at(2), changes: { status: 'resolved', resolvedAt: at(2) }, data: { runId: 9 } });
+    await rig.drain();
+    const got = rig.webhook.requests.map(body);
+    expect(got.map((b) => [b.event, b.alert.silencedUntil])).toEqual([
+      ['silenced', at(60).toISOString()],
+      ['resolved', null],
+    ]);
+  });
+
   it('500 then 200: retried with backoff under the same key, delivered once; a 429 waits Retry-After; a 404 goes dead', async () => {
     const { rig, alert } = await setup('webhook');
     rig.webhook.answer({ status: 500, body: 'oops' }, { status: 429, headers: { 'Retry-After': '7' } });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { defaultRemindAfterMs, escalationDue, escalationMention, ownershipExpired, reminderDue, type EscalationFields, type ReminderFields } from '../../src/domain/escalation.js';
+import { defaultRemindAfterMs, escalationDue, escalationDueAt, escalationMention, ownershipExpired, reminderDue, type EscalationFields, type ReminderFields } from '../../src/domain/escalation.js';
 
 const NOW = new Date('2026-03-10T12:00:00Z');
 const ago = (ms: number) => new Date(NOW.getTime() - ms);
@@ -18,6 +18,27 @@ describe('escalationDue: when an unowned warning becomes critical, and why', () 
     ['no threshold in an old snapshot, no deadline: never', { policy: {}, escalateAt: null, consecutiveFailures: 100 }, { due: false }],
   ] as const)('%s', (_case, over, expected) => {
     expect(escalationDue({ ...warning, ...over } as EscalationFields, NOW)).toEqual(expected);
+  });
+});
+
+describe('escalationDueAt: when escalationDue first says yes, for a driver deciding when to look', () => {
+  const deadline = new Date(NOW.getTime() + H);
+  const warning: EscalationFields = { status: 'open', severity: 'warning', acknowledgedAt: null, escalateAt: deadline, consecutiveFailures: 3, policy: { escalateAfterFailures: 6 } };
+  it.each([
+    ['below the threshold: at its deadline', {}, deadline],
+    ['kept failing: now', { consecutiveFailures: 6 }, NOW],
+    ['no deadline, below the threshold: never', { escalateAt: null }, null],
+    ['owned: never', { acknowledgedAt: NOW }, null],
+    ['critical: never', { severity: 'critical' }, null],
+    ['resolved: never', { status: 'resolved', consecutiveFailures: 9 }, null],
+  ] as const)('%s', (_case, over, expected) => {
+    const alert = { ...warning, ...over } as EscalationFields;
+    expect(escalationDueAt(alert, NOW)).toEqual(expected);
+    // The two agree: due at that instant, not a millisecond before.
+    if (expected) {
+      expect(escalationDue(alert, expected).due).toBe(true);
+      if (expected !== NOW) expect(escalationDue(alert, new Date(expected.getTime() - 1)).due).toBe(false);
+    }
   });
 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { escalateAtFor, evaluateHistory, type FailureFacts, type HistoryFacts, type OpenAlertFacts } from '../../src/domain/evaluate.js';
+import { escalateAtFor, evaluateHistory, nextAlertState, type AlertStateFields, type Effect, type FailureFacts, type HistoryFacts, type OpenAlertFacts } from '../../src/domain/evaluate.js';
 
 const NOW = new Date('2026-03-10T09:00:00Z');
 const OPENED = new Date('2026-03-10T08:00:00Z');
@@ -18,6 +18,7 @@ describe('evaluateHistory: the alert state transition', () => {
     { name: 'no alert, alertAfter failures: open', facts: facts({ failures: 2, newestFailure: failure(11) }), alert: null, expected: ['open'] },
     { name: 'no alert, failures counted but no failure row (all missed before history): nothing', facts: facts({ failures: 2 }), alert: null, expected: [] },
     { name: 'open alert, a new failure: failure recorded', facts: facts({ failures: 3, newestFailure: failure(11) }), alert: alert(), expected: ['failure_recorded'] },
+    { name: 'open alert, an older tick\'s failure landing after the newest was recorded: failure recorded (the streak grew)', facts: facts({ failures: 3, newestFailure: failure(10) }), alert: alert(), expected: ['failure_recorded'] },
     { name: 'open alert, the same failure again: nothing', facts: facts({ failures: 2, newestFailure: failure(10) }), alert: alert(), expected: [] },
     { name: 'open alert, a success: resolve', facts: facts({ healthyStreak: 1, newestSuccess: success(12) }), alert: alert(), expected: ['resolve'] },
     { name: 'open alert needing 3 successes, one so far: healthy streak', facts: facts({ healthyStreak: 1, newestSuccess: success(12) }), alert: alert(), recoverAfter: 3, expected: ['healthy_streak'] },
@@ -71,5 +72,48 @@ describe('escalateAtFor', () => {
     ['2026-12-01T03:50:00Z', 3, 300, '*/5 * 1 1 *', '2027-01-01T00:15:00.000Z'],
   ] as const)('opened during a rest at %s (× %d of %d s, %s): %s', (opened, multiplier, cadence, cron, expected) => {
     expect(escalateAtFor(new Date(opened), 'warning', multiplier, cadence, { cron, timezone: 'UTC' })?.toISOString()).toBe(expected);
+  });
+});
+
+describe('nextAlertState: the open alert after an evaluation', () => {
+  const before: AlertStateFields = {
+    status: 'open',
+    consecutiveFailures: 2,
+    lastError: 'connection refused',
+    stage: null,
+    lastRunId: 10,
+    healthyStreak: 1,
+    errorGroup: 'g1',
+    errorGroupFirstAt: OPENED,
+    errorGroupLastAt: OPENED,
+    errorGroupCount: 2,
+    resolvedAt: null,
+    resolvedByRunId: null,
+    flappingSince: null,
+    updatedAt: OPENED,
+  };
+  const recorded = (runId: number, group: string, changed: boolean): Effect => ({
+    type: 'failure_recorded',
+    failures: 3,
+    failure: { ...failure(runId, group), error: 'timeout', stage: 'load' },
+    groupChanged: changed ? { from: 'g1', to: group } : null,
+  });
+  const flapping: Effect = { type: 'flapping', transitions: 5, window: 10, recoverAfter: 3 };
+  it.each<[string, Effect[], Partial<AlertStateFields>]>([
+    ['nothing happened: unchanged', [], {}],
+    ['a failure of the same group: counted, streak reset, group seen again', [recorded(11, 'g1', false)], { consecutiveFailures: 3, lastError: 'timeout', stage: 'load', lastRunId: 11, healthyStreak: 0, errorGroupLastAt: NOW, errorGroupCount: 3, updatedAt: NOW }],
+    ['a failure of a new group: the group starts over', [recorded(11, 'g2', true)], { consecutiveFailures: 3, lastError: 'timeout', stage: 'load', lastRunId: 11, healthyStreak: 0, errorGroup: 'g2', errorGroupFirstAt: NOW, errorGroupLastAt: NOW, errorGroupCount: 1, updatedAt: NOW }],
+    ['a healthy streak: recorded', [{ type: 'healthy_streak', streak: 2, of: 3 }], { healthyStreak: 2, updatedAt: NOW }],
+    ['a streak reset: back to zero', [{ type: 'streak_reset' }], { healthyStreak: 0, updatedAt: NOW }],
+    ['resolve: resolved by the run, streak cleared', [{ type: 'resolve', runId: 12, trigger: 'schedule', durationSeconds: 3600, successes: 1, recoverAfter: 1 }], { status: 'resolved', resolvedAt: NOW, resolvedByRunId: 12, healthyStreak: 0, updatedAt: NOW }],
+    ['flapping alone: marked flapping since now', [flapping], { flappingSince: NOW, updatedAt: NOW }],
+    ['a streak and flapping: both', [{ type: 'healthy_streak', streak: 2, of: 3 }, flapping], { healthyStreak: 2, flappingSince: NOW, updatedAt: NOW }],
+  ])('%s', (_case, effects, changed) => {
+    expect(nextAlertState(before, effects, NOW)).toEqual({ ...before, ...changed });
+  });
+
+  it('keeps the columns it does not decide (the caller passes the whole row)', () => {
+    const row = { ...before, id: 7, ownerUser: 'U0ALICE' };
+    expect(nextAlertState(row, [{ type: 'streak_reset' }], NOW)).toMatchObject({ id: 7, ownerUser: 'U0ALICE', healthyStreak: 0 });
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fingerprintError, normaliseError } from '../../src/domain/fingerprint.js';
+import { errorGroupOf, fingerprintError, normaliseError, type GroupedOutcome } from '../../src/domain/fingerprint.js';
 
 describe('error fingerprint', () => {
   it('groups errors that differ only in numbers, ids, timestamps, quoted values and paths', () => {
@@ -18,5 +18,21 @@ describe('error fingerprint', () => {
     expect(normaliseError("value 'abc' at 0xDEADBEEF took 12.5s")).toBe("value '<q>' at <hex> took <n>s");
     expect(fingerprintError('   ')).toBeNull();
     expect(fingerprintError(null)).toBeNull();
+  });
+});
+
+describe('errorGroupOf: the group a finished run is stored with', () => {
+  const g = fingerprintError;
+  it.each<[string, GroupedOutcome, string | null]>([
+    ['a success: none', { status: 'succeeded', error: null }, null],
+    ['a skipped tick: none', { status: 'skipped', error: 'the monitor was not running' }, null],
+    ['a failure: its error', { status: 'failed', error: 'connect ETIMEDOUT 10.0.4.17:5432' }, g('connect ETIMEDOUT 10.0.4.99:5432')],
+    ['a timeout (freshness): its words', { status: 'failed', error: 'timed out' }, g('timed out')],
+    ['a failure without a message', { status: 'failed', error: null }, g('failed without an error message')],
+    ['a failure with a blank message: as without one', { status: 'failed', error: '   ' }, g('failed without an error message')],
+    ['a missed tick: one group whatever its window', { status: 'missed', error: 'missed: no run started by 2026-03-10T02:10:00.000Z' }, g('missed')],
+    ['empty output: one group whatever the counts', { status: 'failed', error: 'empty output: 3 rows, expected at least 100', emptyOutput: true }, g('empty output')],
+  ])('%s', (_case, outcome, expected) => {
+    expect(errorGroupOf(outcome)).toBe(expected);
   });
 });

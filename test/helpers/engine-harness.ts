@@ -7,6 +7,7 @@ import { profileFor } from '../../src/domain/cadence.js';
 import { runEscalationClock } from '../../src/engine/escalation.js';
 import { checkFreshness } from '../../src/engine/freshness.js';
 import { pollFinishedRuns } from '../../src/engine/poller.js';
+import { runInEngineOrder } from '../../src/engine/steps.js';
 import { createUptimeHeartbeat, type UptimeHeartbeat } from '../../src/engine/uptime.js';
 import { silentLogger } from '../../src/log.js';
 import { insertRunningRun, launchRun, newRunRow } from '../../src/ledger/runs.js';
@@ -22,7 +23,7 @@ export interface Engine {
   heartbeat: UptimeHeartbeat;
   /** Finishes due scripted runs and polls until the ledger is quiet. */
   drain(): Promise<void>;
-  /** One engine step at the clock's current time: heartbeat, freshness, drain, escalation clock. */
+  /** One engine step at the clock's current time, in the engine's order (src/engine/steps.ts): heartbeat, lease renewal, freshness, drain, escalation clock. */
   step(): Promise<void>;
 }
 
@@ -48,11 +49,14 @@ export function createEngine(db: Db, start: Date | string, env: Record<string, s
     heartbeat,
     drain,
     async step() {
-      await heartbeat.beat(clock.now());
-      await launcher.renewLeases();
-      await checkFreshness(deps);
-      await drain();
-      await runEscalationClock(deps);
+      // Runs ending and the poller are one drain: a scripted run may end again once polled.
+      await runInEngineOrder({
+        heartbeat: () => heartbeat.beat(clock.now()),
+        'lease-renewal': () => launcher.renewLeases(),
+        freshness: () => checkFreshness(deps),
+        poller: drain,
+        'escalation-clock': () => runEscalationClock(deps),
+      });
     },
   };
 }

@@ -30,7 +30,8 @@ export interface SlackRig {
   send(body: string, contentType: string, sign?: { secret?: string; ageSeconds?: number }): Promise<{ status: number; text: string }>;
   command(text: string, who: { channel: string; user?: string }, sign?: { secret?: string; ageSeconds?: number }): Promise<{ status: number; text: string }>;
   interact(payload: Record<string, unknown>, sign?: { secret?: string; ageSeconds?: number }): Promise<{ status: number; text: string }>;
-  click(action: { actionId: string; value?: string; selected?: string; channel: string; user?: string }): Promise<{ status: number; text: string }>;
+  /** A click on a button (value) or a select or overflow option (selected); blockId defaults to the root's actions block. */
+  click(action: { actionId: string; value?: string; selected?: string; channel: string; user?: string; blockId?: string }): Promise<{ status: number; text: string }>;
   event(event: Record<string, unknown>): Promise<{ status: number; text: string }>;
   /** Runs the outbox loops until nothing is pending, moving the clock when they are idle. */
   drain(): Promise<void>;
@@ -99,7 +100,7 @@ export async function startSlackRig(db: Db, options: { env?: Record<string, stri
     },
     click(a) {
       const n = ++seq;
-      const action: Record<string, unknown> = { action_id: a.actionId, block_id: 'alert_actions', action_ts: `${n}.0`, type: a.selected ? 'static_select' : 'button' };
+      const action: Record<string, unknown> = { action_id: a.actionId, block_id: a.blockId ?? 'alert_actions', action_ts: `${n}.0`, type: a.selected ? 'static_select' : 'button' };
       if (a.selected) action.selected_option = { value: a.selected, text: { type: 'plain_text', text: a.selected } };
       else action.value = a.value;
       return rig.interact({

@@ -1,4 +1,4 @@
-import type { Insertable } from 'kysely';
+import { sql, type Insertable } from 'kysely';
 import { ManualClock } from '../../src/clock.js';
 import type { Db } from '../../src/db/connect.js';
 import type { Alert, AlertsTable } from '../../src/db/schema.js';
@@ -40,12 +40,16 @@ export async function insertAlert(db: Db, workflowId: number, overrides: Partial
     .executeTakeFirstOrThrow();
 }
 
-/** Records an event (and its outbox rows) the way the engine does, after applying `changes` to the alert. */
+/**
+ * Records an event (and its outbox rows) the way the engine does, after applying `changes` to the alert.
+ * Storms are off unless `storms` is set: these tests pin the outbox's delivery of each alert on its own
+ * (an operator may turn storms off the same way, STORM_MIN_ALERTS=0); storms have tests of their own.
+ */
 export async function addEvent(
   db: Db,
   alertId: number,
   kind: AlertEventKind,
-  options: { now: Date; platformChannel?: string; changes?: Partial<Insertable<AlertsTable>>; data?: Record<string, unknown>; actor?: string },
+  options: { now: Date; platformChannel?: string; changes?: Partial<Insertable<AlertsTable>>; data?: Record<string, unknown>; actor?: string; storms?: boolean },
 ) {
   return db.transaction().execute(async (trx) => {
     const alert = options.changes
@@ -60,7 +64,7 @@ export async function addEvent(
       actor: options.actor ?? null,
       data: options.data ?? {},
       now: options.now,
-      config: { PLATFORM_CHANNEL: options.platformChannel },
+      config: { PLATFORM_CHANNEL: options.platformChannel, ...(options.storms ? {} : { STORM_MIN_ALERTS: 0 }) },
     });
   });
 }
@@ -140,5 +144,11 @@ export async function outboxBacklog(db: Db, options: { dueBefore?: Date } = {}):
       ),
     )
     .execute();
-  return { open: Number(open.n), stale: stale.length };
+  // Storm messages (issue 16) owe a re-render the same way: a member event newer than the render, or an end not shown yet.
+  const staleStorms = await sql<{ n: number }>`
+    select count(*)::int as n from storms s
+    where s.root_ts is not null and (
+      (s.ended_at is not null and (s.rendered_at is null or s.rendered_at < s.ended_at))
+      or coalesce(s.rendered_event_id, 0) < (select max(n.event_id) from storm_alerts m join notifications n on n.alert_id = m.alert_id and n.destination = m.destination and n.status = 'sent' where m.storm_id = s.id))`.execute(db);
+  return { open: Number(open.n), stale: stale.length + (staleStorms.rows[0]?.n ?? 0) };
 }

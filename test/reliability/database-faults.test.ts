@@ -115,9 +115,10 @@ it('every connection terminated mid-run: /readyz reports the outage, loops recov
 it('a connection terminated while checked out between statements fails that transaction, not the process; the pool carries on', async () => {
   const result = t.db.transaction().execute(async (trx) => {
     const { rows } = await raw<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx);
-    await sql(`select pg_terminate_backend(${rows[0]!.pid})`);
-    // Give the FATAL time to arrive while nothing is running on this connection.
-    await new Promise((r) => setTimeout(r, 200));
+    const pid = rows[0]!.pid;
+    await sql(`select pg_terminate_backend(${pid})`);
+    // The backend is gone while nothing is running on this connection; its FATAL is on the way to the pool.
+    await eventually(async () => expect((await sql(`select 1 from pg_stat_activity where pid = ${pid}`)).rows).toEqual([]));
     await raw`select 1`.execute(trx);
   });
   await expect(result).rejects.toThrow();

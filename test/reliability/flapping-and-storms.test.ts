@@ -56,7 +56,7 @@ describe('flapping', () => {
 });
 
 describe('storms', () => {
-  it('500 workflows failing at once in one channel: 500 alerts delivered at the paced rate, none lost or doubled; the App Home stays within 100 blocks', async () => {
+  it('500 workflows failing at once in one channel: 500 alerts, one storm message (within 50 blocks), every notification delivered once; the App Home stays within 100 blocks', async () => {
     const engine = createEngine(t.db, T0, { PLATFORM_CHANNEL: '' });
     await makeTenant(t.db, { id: 'storm', name: 'Storm Co', channel: 'CSTORM' });
     const workflows = [];
@@ -70,16 +70,18 @@ describe('storms', () => {
     const rig = await startOutboxRig(t.db, { server: { postMessageMinIntervalMs: 1000 }, start: engine.clock.now() });
     try {
       await rig.drain({ maxClockMs: 2 * 3_600_000, stepMs: 1000 });
+      // One storm message instead of 500 roots: it lists 40, counts the rest, and stays within Block Kit's 50 blocks.
       const roots = rig.slack.roots('CSTORM');
-      expect(roots).toHaveLength(500);
-      const keys = roots.map((m) => m.metadata?.event_payload.key);
-      expect(new Set(keys).size).toBe(500);
+      expect(roots).toHaveLength(1);
+      expect(roots[0]!.blocks!.length).toBeLessThanOrEqual(LIMITS.messageBlocks);
+      expect(JSON.stringify(roots[0]!.blocks)).toContain('Storm: 500 alerts');
+      expect(JSON.stringify(roots[0]!.blocks)).toContain('460 more open');
       const rows = await t.db.selectFrom('notifications').select('status').where('alertId', 'in', opened.map((a) => a.id)).execute();
+      expect(rows).toHaveLength(500);
       expect(rows.filter((r) => r.status !== 'sent')).toEqual([]);
-      // At Slack's pace: never two posts to the channel within a second, so no 429 was needed.
       const posts = rig.slack.callsTo('chat.postMessage').filter((c) => c.channel === 'CSTORM');
       expect(posts.filter((c) => c.outcome !== 'ok')).toEqual([]);
-      for (let i = 1; i < posts.length; i++) expect(posts[i]!.at.getTime() - posts[i - 1]!.at.getTime()).toBeGreaterThanOrEqual(1000);
+      expect(posts).toHaveLength(1);
 
       const tenantIds = (await t.db.selectFrom('tenants').select('id').execute()).map((r) => r.id);
       const home = renderHome(await homeModel(t.db, rig.clock.now(), tenantIds), rig.clock.now());

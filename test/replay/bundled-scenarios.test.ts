@@ -155,4 +155,79 @@ describe('bundled scenarios', { timeout: 120_000 }, () => {
     // 03:00 and 04:00 CEST (01:00 and 02:00 UTC, an hour apart across the jump) fail: two confirmed failures open it.
     expect(root('hourly-sync').at).toBe('2026-03-29T02:03:00.000Z');
   });
+  it('an upstream warehouse night: one alert, one "also affected" reply per channel naming the 12, edited in place, no downstream alert, quiet after the recovery', async () => {
+    const { transcript } = await replay('upstream-warehouse-night.json');
+    expect(transcript.summary).toMatchObject({ alerts: 1, roots: 2, failedTicks: 25 });
+    const threads = threadsOf(transcript.calls);
+    const story = storyByChannel(threads);
+    for (const channel of ['CACME', 'CPLATFORM']) expect(story[channel]).toEqual({ 'warehouse-load': [['opened', 'upstream_affected', 'run_requested', 'run_finished', 'resolved']] });
+    for (const th of threads) {
+      const reply = th.replies.find((r) => eventOf(r) === 'upstream_affected')!;
+      // Told once, then edited as each of the other eleven was hit: the last edit names all twelve.
+      expect(th.edits).toHaveLength(11);
+      expect(th.edits.every((e) => e.ts === reply.ts)).toBe(true);
+      const last = th.edits.at(-1)!.text;
+      for (const wf of ['orders-mart', 'customers-mart', 'finance-ledger', 'exec-dashboard']) expect(last).toContain(wf);
+      expect(last).toMatch(/12 downstream workflows/);
+      expect(time(th.edits.at(-1)!)).toBeLessThan(at('2026-03-10T03:00:00Z'));
+    }
+    // Every downstream failure is recorded against its own workflow, counted once per tick.
+    const blocks = await t!.db.selectFrom('upstreamBlocks').select(['failures', 'missed']).execute();
+    expect(blocks).toHaveLength(12);
+    expect(blocks.every((b) => b.failures === 2 && b.missed === 0)).toBe(true);
+    // Nothing after the upstream's recovery (04:01): the downstream jobs pass on their next runs.
+    expect(transcript.calls.every((c) => time(c) <= at('2026-03-10T04:02:00Z'))).toBe(true);
+  });
+
+  it('the same night where one downstream keeps failing: it opens its own alert after its own threshold, counted from the recovery, saying it outlived the upstream', async () => {
+    const { transcript } = await replay('upstream-outlived.json');
+    expect(transcript.summary).toMatchObject({ alerts: 2, roots: 4 });
+    const threads = threadsOf(transcript.calls);
+    const story = storyByChannel(threads);
+    for (const channel of ['CACME', 'CPLATFORM']) {
+      expect(story[channel]).toEqual({
+        'warehouse-load': [['opened', 'upstream_affected', 'run_requested', 'run_finished', 'resolved']],
+        'finance-ledger': [['opened', 'outlived_upstream']],
+      });
+    }
+    // Hourly: two failures alert. 02:34 and 03:34 were held back; 04:34 and 05:34 count (retries end at 05:37).
+    for (const th of threads.filter((x) => x.workflow === 'finance-ledger')) {
+      expect(th.root.at).toBe('2026-03-10T05:37:00.000Z');
+      const outlived = th.replies.find((r) => eventOf(r) === 'outlived_upstream')!;
+      // The reply links to the warehouse thread in the same channel.
+      const upstreamRoot = threads.find((x) => x.workflow === 'warehouse-load' && x.channel === th.channel)!.rootTs;
+      expect(JSON.stringify(outlived.blocks)).toContain(`https://slack.com/archives/${th.channel}/p${upstreamRoot.replace('.', '')}`);
+    }
+    const alerts = await t!.db.selectFrom('alerts').innerJoin('workflows', 'workflows.id', 'alerts.workflowId').select(['workflows.name', 'alerts.id', 'alerts.upstreamAlertId', 'alerts.consecutiveFailures']).orderBy('alerts.id').execute();
+    expect(alerts[1]).toMatchObject({ name: 'finance-ledger', upstreamAlertId: alerts[0]!.id, consecutiveFailures: 2 });
+  });
+
+  it('50 unrelated workflows failing at one tick: one storm message per channel, each alert ownable, a handful of posts; the one that outlives the storm gets its own thread', async () => {
+    const { transcript, actions } = await replay('storm-50-workflows.json');
+    expect(actions.map((a) => a.result)).toEqual(['ok']);
+    expect(transcript.summary).toMatchObject({ alerts: 50 });
+    const story = storyByChannel(threadsOf(transcript.calls));
+    const posts = (channel: string) => transcript.calls.filter((c) => c.method === 'chat.postMessage' && c.channel === channel);
+    for (const channel of ['CACME', 'CPLATFORM']) {
+      const roots = posts(channel).filter((c) => c.thread_ts === null);
+      // The storm message first, then load-13's own root once the storm ended (49 recovered at 03:00).
+      expect(roots.map(eventOf)).toEqual(['storm', 'storm_outlived']);
+      expect(posts(channel).length).toBeLessThanOrEqual(5);
+      // Its own thread from then on: the root, the reply saying it outlived the storm, its escalation.
+      expect(story[channel]!['load-13']).toEqual([['storm_outlived', 'storm_outlived', 'escalated']]);
+    }
+    // The shared cause: told once, on the platform channel only, in the storm's thread and broadcast.
+    const stormThread = (channel: string) => threadsOf(transcript.calls).find((th) => th.channel === channel && th.events[0] === 'storm')!;
+    expect(stormThread('CPLATFORM').replies.map(eventOf)).toEqual(['shared_cause']);
+    expect(stormThread('CACME').replies).toEqual([]);
+    // Updated in place as alerts opened, were owned and resolved: chat.update, never a post per alert.
+    expect(stormThread('CACME').updates.length).toBeGreaterThan(0);
+    const owned = await t!.db.selectFrom('alerts').innerJoin('workflows', 'workflows.id', 'alerts.workflowId').select(['alerts.ownerUser']).where('workflows.name', '=', 'load-07').executeTakeFirstOrThrow();
+    expect(owned.ownerUser).toBe('U_ENG');
+    const storms = await t!.db.selectFrom('storms').select(['destination', 'endedAt']).orderBy('destination').execute();
+    expect(storms.map((s) => [s.destination, s.endedAt !== null])).toEqual([
+      ['slack:CACME', true],
+      ['slack:CPLATFORM', true],
+    ]);
+  });
 });

@@ -11,6 +11,8 @@ export interface ThreadShape {
   root: TranscriptCall;
   replies: TranscriptCall[];
   updates: TranscriptCall[];
+  /** chat.update of a reply (an `upstream_affected` reply edited as more are hit). */
+  edits: TranscriptCall[];
 }
 
 const payload = (c: TranscriptCall) => (c.metadata as { event_payload?: Record<string, unknown> } | null)?.event_payload ?? {};
@@ -25,19 +27,28 @@ export const workflowOf = (c: TranscriptCall) => String(payload(c).workflow);
  */
 export function threadsOf(calls: readonly TranscriptCall[]): ThreadShape[] {
   const threads = new Map<string, ThreadShape>();
+  const replies = new Map<string, ThreadShape>();
   for (const c of calls) {
     if (c.method === 'chat.postMessage' && c.thread_ts === null) {
-      threads.set(`${c.channel} ${c.ts}`, { channel: c.channel, rootTs: c.ts, alertId: alertOf(c), workflow: workflowOf(c), events: [eventOf(c)], root: c, replies: [], updates: [] });
+      threads.set(`${c.channel} ${c.ts}`, { channel: c.channel, rootTs: c.ts, alertId: alertOf(c), workflow: workflowOf(c), events: [eventOf(c)], root: c, replies: [], updates: [], edits: [] });
+      continue;
+    }
+    const edited = c.method === 'chat.update' ? replies.get(`${c.channel} ${c.ts}`) : undefined;
+    if (edited) {
+      if (c.metadata && alertOf(c) !== edited.alertId) throw new Error(`edit at ${c.at} carries alert ${alertOf(c)} in the thread of alert ${edited.alertId}`);
+      edited.edits.push(c);
       continue;
     }
     const key = `${c.channel} ${c.method === 'chat.update' ? c.ts : c.thread_ts}`;
     const thread = threads.get(key);
     if (!thread) throw new Error(`${c.method} at ${c.at} in ${c.channel} belongs to no root posted before it`);
-    if (c.metadata && alertOf(c) !== thread.alertId) throw new Error(`${c.method} at ${c.at} carries alert ${alertOf(c)} in the thread of alert ${thread.alertId}`);
+    // A storm message's thread stands for many alerts: its replies (a shared cause) name their own.
+    if (c.metadata && alertOf(c) !== thread.alertId && thread.events[0] !== 'storm') throw new Error(`${c.method} at ${c.at} carries alert ${alertOf(c)} in the thread of alert ${thread.alertId}`);
     if (c.method === 'chat.update') thread.updates.push(c);
     else {
       thread.replies.push(c);
       thread.events.push(eventOf(c));
+      replies.set(`${c.channel} ${c.ts}`, thread);
     }
   }
   return [...threads.values()];

@@ -1,11 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { takeOwnership } from '../../src/ledger/alert-actions.js';
 import { reportRun as ingestRun } from '../../src/services/ingest.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { createEngine, fireTick, PLATFORM, reportRun, type Engine } from '../helpers/engine-harness.js';
 import { makeTenant, makeWorkflow, minutes } from '../helpers/factories.js';
 import { startOutboxRig } from '../helpers/slack-outbox.js';
 
-/** Four shapes nobody had pinned: a tenant without a channel, a late report for a missed tick, a retry that times out, a one-tenant storm. */
+/** Four shapes nobody had pinned: a tenant without a channel, a late report for a missed tick, a retry that times out, a one-tenant storm (one storm message per channel, issue 16). */
 
 const at = (hhmm: string) => new Date(`2026-03-10T${hhmm}:00Z`);
 
@@ -125,7 +126,7 @@ describe('more faults', { timeout: 120_000 }, () => {
     expect(opened).toHaveLength(1);
   });
 
-  it('50 workflows of one tenant failing at one tick: 50 alerts, 50 roots in each channel, no key twice', async () => {
+  it('50 workflows of one tenant failing at one tick: 50 alerts, one storm message per channel, each alert still ownable from it', async () => {
     await makeTenant(t.db);
     const workflows = [];
     for (let i = 0; i < 50; i++) workflows.push(await makeWorkflow(t.db, { name: `job-${String(i).padStart(2, '0')}`, cron: '0 * * * *', policy: JSON.stringify({ alertAfter: 1 }) }));
@@ -138,18 +139,38 @@ describe('more faults', { timeout: 120_000 }, () => {
     expect(new Set(rows.map((r) => r.idempotencyKey)).size).toBe(rows.length);
     expect(rows.filter((r) => r.destination === 'slack:CACME')).toHaveLength(50);
     expect(rows.filter((r) => r.destination === `slack:${PLATFORM}`)).toHaveLength(50);
+    // One storm per channel took in every opening (the default: 5 openings within 2 minutes make a storm).
+    const storms = await t.db.selectFrom('storms').select(['id', 'destination']).orderBy('destination').execute();
+    expect(storms.map((s) => s.destination)).toEqual(['slack:CACME', `slack:${PLATFORM}`]);
+    for (const s of storms) expect(await t.db.selectFrom('stormAlerts').select('alertId').where('stormId', '=', s.id).execute()).toHaveLength(50);
 
     const rig = await startOutboxRig(t.db, { start: engine.clock.now() });
     try {
       await rig.drain({ maxClockMs: 3_600_000, stepMs: 1000 });
       for (const channel of ['CACME', PLATFORM]) {
         const roots = rig.slack.roots(channel);
-        expect(roots).toHaveLength(50);
-        expect(new Set(roots.map((m) => m.metadata?.event_payload.key)).size).toBe(50);
-        expect(new Set(roots.map((m) => m.metadata?.event_payload.workflow))).toEqual(new Set(workflows.map((w) => w.name)));
+        expect(roots).toHaveLength(1); // the storm message, not 50 roots
+        expect(rig.slack.callsTo('chat.postMessage').filter((c) => c.channel === channel).length).toBeLessThanOrEqual(5);
+        const blocks = JSON.stringify(roots[0]!.blocks);
+        expect(blocks).toContain('Storm: 50 alerts');
+        for (const wf of workflows.slice(0, 40)) expect(blocks).toContain(wf.name);
+        expect(blocks).toContain('10 more open');
       }
       const unsent = await t.db.selectFrom('notifications').select('status').where('status', '!=', 'sent').execute();
       expect(unsent).toEqual([]);
+
+      // Each alert keeps its own state and owner: taking one re-renders the storm message in place, posts nothing.
+      const posts = rig.slack.callsTo('chat.postMessage').length;
+      const job07 = await t.db.selectFrom('alerts').innerJoin('workflows', 'workflows.id', 'alerts.workflowId').select('alerts.id').where('workflows.name', '=', 'job-07').executeTakeFirstOrThrow();
+      rig.clock.advance(minutes(1));
+      engine.clock.set(rig.clock.now());
+      const taken = await takeOwnership(engine.deps, { alertId: job07.id, actor: { user: 'UOWNER', channel: 'CACME' }, scope: { tenantId: 'acme' } });
+      expect(taken.kind).toBe('ok');
+      await rig.drain({ maxClockMs: 600_000, stepMs: 1000 });
+      expect(rig.slack.callsTo('chat.postMessage')).toHaveLength(posts);
+      const storm = rig.slack.roots('CACME')[0]!;
+      expect(storm.updates).toBeGreaterThan(0);
+      expect(JSON.stringify(storm.blocks)).toMatch(/job-07\*[^"]*owner <@UOWNER>/);
     } finally {
       await rig.close();
     }

@@ -133,7 +133,7 @@ describe('outbox sender over Slack', () => {
     }
     await rig.drain();
     // Slow answers arrive after the test's client gave up; let them land before counting.
-    await new Promise((r) => setTimeout(r, 700));
+    await s.answered();
 
     const rows = await notificationRows();
     expect(rows.map((r) => r.status)).toEqual(rows.map(() => 'sent'));

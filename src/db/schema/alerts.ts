@@ -46,6 +46,10 @@ export interface AlertsTable {
   policyVersion: Defaulted<number | null>;
   /** When the last reminder was told (migration 0005); the claim of the next one. */
   remindedAt: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  /** What opened it when no failure did: 'running_long' | 'completion_missed' (migration 0014); null: failures. */
+  cause: Defaulted<string | null>;
+  /** The upstream incident this alert is linked to (migration 0012): it outlived it, or was open when it broke. */
+  upstreamAlertId: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface AlertEventsTable {

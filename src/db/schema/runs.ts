@@ -1,4 +1,4 @@
-import type { Generated } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 import type { Defaulted, DefaultedTimestamp, Json, Timestamp } from './columns.js';
 
 /** The ledger of runs, and what the loops record about themselves. */
@@ -36,6 +36,10 @@ export interface RunsTable {
   /** The tick fell inside a maintenance window: recorded, not held against the workflow (migration 0006). */
   inMaintenance: Defaulted<boolean>;
   createdAt: DefaultedTimestamp;
+  /** How long the attempt ran, set when it ends; null when unknown (migration 0014). */
+  durationSeconds: Defaulted<number | null>;
+  /** When "running long" was told for this run; setting it is the claim (migration 0014). */
+  longNoticedAt: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }
 
 export interface MonitorUptimeTable {

@@ -1,5 +1,6 @@
 import type { ColumnType, Generated } from 'kysely';
 import type { Defaulted, DefaultedJson, DefaultedTimestamp, Json, Timestamp } from './columns.js';
+import type { CompleteBy } from '../../domain/run-duration.js';
 import type { Severity } from './alerts.js';
 import type { RecurringMaintenance } from './tenants.js';
 
@@ -19,6 +20,12 @@ export interface PolicyOverrides {
   minRows?: number;
   /** Reminder period for an owned, still failing alert (migration 0005); default from the cadence. */
   remindAfterSeconds?: number;
+  /** A success faster than this counts as a failure, "too fast" (issue 16). */
+  minDurationSeconds?: number;
+  /** A fixed "running long" threshold instead of the learned one (issue 16). */
+  runningLongAfterSeconds?: number;
+  /** The tick's run must have succeeded by this local time (issue 16; seed 004's freshness deadline). */
+  completeBy?: CompleteBy;
 }
 
 export type LauncherConfig =
@@ -52,6 +59,8 @@ export interface WorkflowsTable {
   /** The newest row of policy_versions for this workflow; null until its policy was first recorded (migration 0010). */
   policyVersion: Defaulted<number | null>;
   shadow: Defaulted<boolean>;
+  /** The newest tick whose completion deadline was judged (migration 0014). */
+  completionCheckedTick: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }
 
 export interface PolicyVersionsTable {

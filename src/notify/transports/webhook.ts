@@ -1,5 +1,6 @@
 import type { Config } from '../../config/env.js';
 import type { Db } from '../../db/connect.js';
+import { silenceState, silencedUntilField } from '../../domain/silence.js';
 import type { RoutingConfig } from '../../ledger/destinations.js';
 import { SIGNATURE_HEADER, signLaunchRequest, TIMESTAMP_HEADER } from '../../launch/signature.js';
 import type { DeliveryInput, DeliveryResult, Transport } from '../transport.js';
@@ -48,7 +49,8 @@ export function webhookPayload(input: DeliveryInput, lastRun: Awaited<ReturnType
         ? { id: a.errorGroup, count: a.errorGroupCount, firstAt: a.errorGroupFirstAt?.toISOString() ?? null, lastAt: a.errorGroupLastAt?.toISOString() ?? null }
         : null,
       owner: { team: a.ownerTeam, user: a.ownerUser, note: a.ownerNote, acknowledgedAt: a.acknowledgedAt?.toISOString() ?? null },
-      silencedUntil: a.silencedBy ? (a.silencedUntil?.toISOString() ?? 'resolved') : null,
+      // Only a silence in force at delivery: a resolved alert or an expired silence reports null.
+      silencedUntil: silencedUntilField(silenceState(a, input.now)),
     },
     tenant: { id: t.id, name: t.name },
     workflow: { id: w.id, name: w.name, cron: w.cron, timezone: w.timezone },

@@ -29,7 +29,7 @@ export function renderAlertRoot(card: AlertCard, now: Date): SlackMessage {
     `*Tenant*\n${safeText(view.tenant.name, 200)} (\`${safeText(view.tenant.id, 80)}\`)`,
     `*Workflow*\n${safeText(view.workflow.name, 200)}`,
     `*Cadence*\n${view.cadence} (\`${safeText(view.workflow.cron, 100)}\`, ${safeText(view.workflow.timezone, 64)})`,
-    `*Consecutive failures*\n${view.consecutiveFailures}`,
+    view.cause && view.consecutiveFailures === 0 ? `*Opened for*\n${view.cause}` : `*Consecutive failures*\n${view.consecutiveFailures}`,
     `*Opened*\n${slackDate(view.openedAt)}`,
   ];
   const m = view.milestone;
@@ -41,6 +41,7 @@ export function renderAlertRoot(card: AlertCard, now: Date): SlackMessage {
   if (view.errorGroup) fields.push(`*Error group*\n\`${safeText(view.errorGroup.id, 100)}\` (${view.errorGroup.count}×)`);
   if (view.stage) fields.push(`*Failing stage*\n${safeText(view.stage, 200)}`);
   if (view.policyVersion) fields.push(`*Policy*\nv${view.policyVersion}`);
+  fields.push(...dependencyFields(view));
   // A section holds at most 10 fields.
   blocks.push({ type: 'section', fields: fields.slice(0, 10).map((f) => mrkdwn(f, LIMITS.contextElementText)) });
   if (fields.length > 10) blocks.push({ type: 'section', fields: fields.slice(10).map((f) => mrkdwn(f, LIMITS.contextElementText)) });
@@ -52,6 +53,18 @@ export function renderAlertRoot(card: AlertCard, now: Date): SlackMessage {
 
   const text = `${view.headline}${view.lastError ? `. Last error: ${view.lastError.replace(/\s+/g, ' ').slice(0, 500)}` : ''}`;
   return { text: safeText(text, LIMITS.fallbackText), blocks: capBlocks(blocks, LIMITS.messageBlocks, omittedNote) };
+}
+
+/** Dependencies on the root: what this incident holds back, and the upstream incident this alert is linked to. */
+function dependencyFields(view: AlertView): string[] {
+  const d = view.dependency;
+  const out: string[] = [];
+  if (d?.affected) out.push(`*Also affected*\n${plural(d.affected, 'downstream workflow')} (listed in the thread)`);
+  if (d?.upstream) {
+    const name = d.upstream.workflow ? safeText(d.upstream.workflow, 200) : "another tenant's workflow";
+    out.push(`*Upstream*\n${name} (alert #${d.upstream.alertId}, ${d.upstream.open ? 'open' : 'resolved'})`);
+  }
+  return out;
 }
 
 const SEVERITY_HEADER_ICON = { warning: '⚠️', critical: '🚨' } as const;

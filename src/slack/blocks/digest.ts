@@ -1,4 +1,5 @@
 import { formatDuration, plural, utcText } from '../../domain/durations.js';
+import { silenceState } from '../../domain/silence.js';
 import type { DigestFacts } from '../../services/digest-queries.js';
 import { slackDate, userMention } from './format.js';
 import { escapeMrkdwn, lineSections, mrkdwn, safeText } from './limits.js';
@@ -23,7 +24,7 @@ export function median(values: readonly number[]): number | undefined {
 
 /** Is there anything to say? A quiet period sends nothing. */
 export function digestHasNews(f: DigestFacts): boolean {
-  return f.open.length + f.flapped.length + f.noisiest.length + f.opened + f.resolvedMs.length + f.silenced.length + f.maintenance.length > 0;
+  return (f.storms?.length ?? 0) + f.open.length + f.flapped.length + f.noisiest.length + f.opened + f.resolvedMs.length + f.silenced.length + f.maintenance.length + (f.slow?.length ?? 0) + (f.heldBack?.length ?? 0) > 0;
 }
 
 interface Section {
@@ -39,18 +40,33 @@ function sections(f: DigestFacts): Section[] {
   const open = f.open.map((a) => {
     const age = formatDuration(at.getTime() - a.openedAt.getTime());
     const owner = a.owner ? `owned by ${userMention(a.owner)}` : 'unowned';
-    const silenced = a.silencedUntil && a.silencedUntil > at ? ', silenced' : '';
+    const silenced = silenceState({ status: 'open', silencedBy: a.silencedBy, silencedUntil: a.silencedUntil }, at).silenced ? ', silenced' : '';
     const w = name(a.workflow);
     return { slack: `${w.slack}: ${a.severity}, open ${age}, ${owner}${silenced}`, plain: `${w.plain}: ${a.severity}, open ${age}, ${a.owner ? `owned by ${a.owner}` : 'unowned'}${silenced}` };
   });
   if (open.length) out.push({ title: `Broken now (${open.length})`, lines: open });
+  const held = (f.heldBack ?? []).map((h) => {
+    const counts = [h.failures ? plural(h.failures, 'failure') : '', h.missed ? plural(h.missed, 'missed tick') : ''].filter(Boolean).join(', ');
+    return line(h.workflow, `upstream-blocked by ${h.upstream}${counts ? ` (${counts})` : ''}${h.stillBlocked ? ', still blocked' : ', upstream since recovered'}`);
+  });
+  if (held.length) out.push({ title: 'Held back by an upstream incident', lines: held });
   if (f.flapped.length) {
     out.push({ title: 'Flapped', lines: f.flapped.map((x) => line(x.workflow, `flapping since ${utcText(x.since)}${x.open ? ', still open' : ', since resolved'}`)) });
+  }
+  if (f.slow?.length) {
+    out.push({ title: 'Too slow', lines: f.slow.map((x) => line(x.workflow, `${x.kind === 'running_long' ? 'running long' : 'missed its completion deadline'} at ${utcText(x.at)}`)) });
   }
   if (f.noisiest.length) out.push({ title: 'Noisiest workflows', lines: f.noisiest.map((n) => line(n.workflow, plural(n.failed, 'failed run'))) });
   const mid = median(f.resolvedMs);
   const counts = `${plural(f.opened, 'alert')} opened, ${f.resolvedMs.length} resolved${mid === undefined ? '' : ` (median time to resolve ${formatDuration(mid)})`}`;
   if (f.opened || f.resolvedMs.length) out.push({ title: 'Alerts', lines: [{ slack: counts, plain: counts }] });
+  if (f.storms?.length) {
+    const storms = f.storms.map((x) => {
+      const what = `storm at ${utcText(x.startedAt)}: ${plural(x.alerts, 'alert')} at once, told as one message${x.endedAt && x.endedAt <= at ? `, ended ${utcText(x.endedAt)}` : ', still under way'}`;
+      return { slack: escapeMrkdwn(what), plain: what };
+    });
+    out.push({ title: 'Storms', lines: storms });
+  }
   const quiet = [
     ...f.silenced.map((s) => line(s.workflow, `silenced ${s.until ? `until ${utcText(s.until)}` : 'until resolved'}${s.reason ? `: ${s.reason}` : ''}`)),
     ...f.maintenance.map((m) => {

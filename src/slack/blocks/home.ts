@@ -1,3 +1,4 @@
+import { stormSummaryLine } from './storm-message.js';
 import { formatDuration, plural } from '../../domain/durations.js';
 import { slackDate, userMention } from './format.js';
 import { capBlocks, lineSections, LIMITS, mrkdwn, omittedNote, plain, safeText, withItems } from './limits.js';
@@ -12,6 +13,8 @@ export interface HomeAlert {
   ownerTeam: string;
   ownerUser: string | null;
   silenced: { until: Date | 'resolved' } | null;
+  /** What opened it when no failure did ('running_long', 'completion_missed'; issue 16). */
+  cause?: string | null;
 }
 
 export interface HomeDeadNotification {
@@ -23,9 +26,18 @@ export interface HomeDeadNotification {
   createdAt: Date;
 }
 
+/** A workflow held back by an open upstream incident (no alert of its own). */
+export interface HomeBlocked {
+  workflowName: string;
+  upstream: string;
+  alertId: number;
+}
+
 export interface HomeModel {
-  tenants: { id: string; name: string; alerts: HomeAlert[] }[];
+  tenants: { id: string; name: string; alerts: HomeAlert[]; blocked?: HomeBlocked[] }[];
   dead: HomeDeadNotification[];
+  /** Storms under way in these tenants' channels (issue 16). */
+  storms?: Parameters<typeof stormSummaryLine>[0][];
 }
 
 /** The App Home tab: the cross-tenant dashboard. */
@@ -38,18 +50,22 @@ export function renderHome(model: HomeModel, now: Date): { type: 'home'; blocks:
       elements: [mrkdwn(`${open} open alert${open === 1 ? '' : 's'} across ${model.tenants.filter((t) => t.alerts.length).length} tenant(s) · updated ${slackDate(now)}`)],
     },
   ];
+  if (model.storms?.length) blocks.push({ type: 'context', elements: model.storms.slice(0, LIMITS.contextElements).map((s) => mrkdwn(stormSummaryLine(s), LIMITS.contextElementText)) });
   if (open === 0) blocks.push({ type: 'section', text: mrkdwn(':white_check_mark: Nothing is broken right now.') });
   for (const tenant of model.tenants) {
-    if (tenant.alerts.length === 0) continue;
+    const held = tenant.blocked ?? [];
+    if (tenant.alerts.length === 0 && held.length === 0) continue;
     blocks.push({ type: 'divider' });
-    blocks.push(withItems({ type: 'section', text: mrkdwn(`*${safeText(tenant.name, 150)}* (\`${safeText(tenant.id, 64)}\`): ${tenant.alerts.length} open`) }, 0));
+    const heldNote = held.length ? ` · ${held.length} upstream-blocked` : '';
+    blocks.push(withItems({ type: 'section', text: mrkdwn(`*${safeText(tenant.name, 150)}* (\`${safeText(tenant.id, 64)}\`): ${tenant.alerts.length} open${heldNote}`) }, 0));
     const lines = tenant.alerts.map((a) => {
       const icon = a.severity === 'critical' ? ':rotating_light:' : ':warning:';
       const owner = a.ownerUser ? userMention(a.ownerUser) : `unowned (${a.ownerTeam})`;
       const silence = a.silenced ? ` · :mute: ${a.silenced.until === 'resolved' ? 'until resolved' : `until ${slackDate(a.silenced.until)}`}` : '';
-      return `${icon} *${safeText(a.workflowName, 100)}* · ${a.severity} · open ${formatDuration(now.getTime() - a.openedAt.getTime())} · ${plural(a.consecutiveFailures, 'failure')} · ${owner}${silence}`;
+      return `${icon} *${safeText(a.workflowName, 100)}* · ${a.severity} · open ${formatDuration(now.getTime() - a.openedAt.getTime())} · ${a.cause && !a.consecutiveFailures ? a.cause.replace(/_/g, ' ') : plural(a.consecutiveFailures, 'failure')} · ${owner}${silence}`;
     });
-    blocks.push(...lineSections(lines));
+    const heldLines = held.map((b) => `:link: *${safeText(b.workflowName, 100)}* · upstream-blocked by *${safeText(b.upstream, 100)}* (alert #${b.alertId}), told in its thread`);
+    blocks.push(...lineSections([...lines, ...heldLines]));
   }
   if (model.dead.length) {
     blocks.push({ type: 'divider' });

@@ -8,6 +8,8 @@ export const ACTION = {
   unsilence: 'alert_unsilence',
   runNow: 'alert_run_now',
   history: 'alert_history',
+  /** The overflow menu beside each alert in a storm message; option values are `<alertId>:<verb>[:<choice>]`. */
+  stormAlertMenu: 'storm_alert_menu',
 } as const;
 
 export const VIEW = {
@@ -37,3 +39,8 @@ export const SILENCE_CHOICES = [
 export type SilenceChoice = (typeof SILENCE_CHOICES)[number]['choice'];
 
 export const METADATA_EVENT_TYPE = 'scheduler_alert_event';
+
+/** A storm message's member sections: `storm:<stormId>:<alertId>` (the click says which storm to re-render). */
+export function stormBlockId(stormId: number, alertId: number): string {
+  return `storm:${stormId}:${alertId}`;
+}

@@ -22,3 +22,12 @@ export function metadataKey(message: { metadata?: { event_type?: string; event_p
   const key = m.event_payload?.key;
   return typeof key === 'string' ? key : undefined;
 }
+
+/**
+ * A storm message's metadata: its key, and the storm's first alert (the same
+ * on the post and every update, so the message always names one alert).
+ */
+export function stormMetadata(view: { members: { alertId: number; tenant: { id: string }; workflow: string; severity: string }[] }, key: string): AlertMessageMetadata | undefined {
+  const first = view.members[0];
+  return first ? alertMetadata({ alertId: first.alertId, tenant: first.tenant.id, workflow: first.workflow, event: 'storm', severity: first.severity, key }) : undefined;
+}

@@ -6,6 +6,7 @@ import { loadAlertCard } from '../views/alert-card-loader.js';
 import { renderAlertRoot } from '../blocks/alert-card.js';
 import { alertMetadata } from './metadata.js';
 import type { SlackOutboxApi } from './slack-api.js';
+import { refreshOneStorm } from './storm-refresher.js';
 
 /** chat.update is Tier 3 (about 50 a minute per workspace): one every 1.2 s stays under it. */
 export const ROOT_UPDATE_INTERVAL_MS = 1200;
@@ -33,6 +34,12 @@ export function createRootRefresher(deps: Pick<Deps, 'db' | 'clock' | 'logger' |
   async function tick(): Promise<boolean> {
     const now = deps.clock.now();
     if (now.getTime() < notBefore) return false;
+    // Storm messages first (one stands for many alerts), at the same pace as roots.
+    const storm = await refreshOneStorm(deps, api, now, log);
+    if (storm) {
+      if (storm.updated || storm.retryAfterMs !== undefined) notBefore = now.getTime() + (storm.retryAfterMs ?? minInterval);
+      return storm.updated;
+    }
     const due = await sql<{ alertId: number; destination: string; channel: string; rootTs: string; renderedEventId: number | null; target: number }>`
       select t.alert_id, t.destination, t.channel, t.root_ts, t.rendered_event_id, x.target
       from alert_threads t

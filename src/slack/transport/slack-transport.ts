@@ -7,6 +7,9 @@ import { cardFrom, loadAlertCard } from '../views/alert-card-loader.js';
 import { renderAlertReply, renderAlertRoot } from '../blocks/alert-card.js';
 import { alertMetadata, metadataKey } from './metadata.js';
 import type { SlackOutboxApi } from './slack-api.js';
+import { affectedReplyTs, withUpstreamLink } from './upstream-replies.js';
+import { deliversToStorm, deliverToStorm, findStormDelivery } from './storm-delivery.js';
+import { stormOf } from '../views/storm-queries.js';
 
 /** Slack's documented pace for chat.postMessage: about one message per second per channel. */
 export const SLACK_CHANNEL_INTERVAL_MS = 1000;
@@ -28,7 +31,8 @@ const LOOKBACK_MS = 24 * 3_600_000;
 /**
  * Slack delivery of alert events. The first delivered event of an alert in a
  * channel posts the thread's root (rendered from current state); every later
- * notified event is a reply in that thread. Quiet events (failure counts)
+ * notified event is a reply in that thread, except a later `upstream_affected`,
+ * which edits the first one's reply (upstream-replies.ts). Quiet events (failure counts)
  * post nothing: the root refresher re-renders the root in place, coalesced.
  */
 export function slackTransport(deps: { db: Db; launchers: LauncherResolver }, api: SlackOutboxApi): Transport {
@@ -50,6 +54,8 @@ export function slackTransport(deps: { db: Db; launchers: LauncherResolver }, ap
         severity: input.alert.severity,
         key: n.idempotencyKey,
       });
+      const storm = !thread && deliversToStorm(event.kind) ? await stormOf(deps.db, n.alertId, n.destination) : undefined;
+      if (storm) return deliverToStorm(deps.db, api, input, storm, () => cardFrom(deps.db, deps.launchers, input.alert, input.workflow, input.tenant));
       if (!thread) {
         const loaded = await loadAlertCard(deps.db, deps.launchers, n.alertId);
         if (!loaded) return { kind: 'permanent', error: `alert ${n.alertId} not found` };
@@ -57,16 +63,22 @@ export function slackTransport(deps: { db: Db; launchers: LauncherResolver }, ap
         const posted = await api.postMessage({ channel: input.target, ...message, metadata });
         if (!posted.ok) return posted;
         await saveThread(deps.db, { alertId: n.alertId, destination: n.destination, channel: input.target, rootTs: posted.ts, renderedEventId: loaded.eventId, now: input.now });
-        if (broadcasts(event)) {
+        if (broadcasts(event) || event.kind === 'storm_outlived') {
           // A root's post notifies nobody: an alert that opens critical also pages in a broadcast reply.
           // Should this post fail, the retry finds the thread and posts only the reply.
-          const page = await api.postMessage({ channel: input.target, ...renderAlertReply(event, loaded.card, input.now), metadata, threadTs: posted.ts, replyBroadcast: true });
+          const page = await api.postMessage({ channel: input.target, ...renderAlertReply(event, loaded.card, input.now), metadata, threadTs: posted.ts, replyBroadcast: broadcasts(event) });
           if (!page.ok) return page;
         }
         return { kind: 'sent', ref: posted.ts, result: { ts: posted.ts, root: true } };
       }
       const card = await cardFrom(deps.db, deps.launchers, input.alert, input.workflow, input.tenant);
-      const message = renderAlertReply(event, card, input.now);
+      const message = await withUpstreamLink(deps.db, renderAlertReply(event, card, input.now), event.kind, event.data, n.destination);
+      const earlier = event.kind === 'upstream_affected' ? await affectedReplyTs(deps.db, n.alertId, n.destination, n.eventId) : undefined;
+      if (earlier) {
+        const edited = await api.updateMessage({ channel: thread.channel, ts: earlier, ...message, metadata });
+        if (!edited.ok) return edited;
+        return { kind: 'sent', ref: earlier, result: { ts: earlier, threadTs: thread.rootTs, edited: true } };
+      }
       const posted = await api.postMessage({ channel: thread.channel, ...message, metadata, threadTs: thread.rootTs, replyBroadcast: broadcasts(event) });
       if (!posted.ok) return posted;
       return { kind: 'sent', ref: posted.ts, result: { ts: posted.ts, threadTs: thread.rootTs } };
@@ -82,6 +94,8 @@ export function slackTransport(deps: { db: Db; launchers: LauncherResolver }, ap
         const hit = r.messages.find((m) => metadataKey(m) === key);
         return hit ? { kind: 'found', ref: hit.ts, result: { ts: hit.ts, threadTs: thread.rootTs } } : { kind: 'not_found' };
       }
+      const storm = deliversToStorm(input.event.kind) ? await stormOf(deps.db, n.alertId, n.destination) : undefined;
+      if (storm) return findStormDelivery(deps.db, api, input, storm, LOOKBACK_MS);
       const r = await api.history(input.target, new Date(n.createdAt.getTime() - LOOKBACK_MS), 200);
       if (!r.ok) return lookupFailed(r);
       const hit = r.messages.find((m) => metadataKey(m) === key && !m.threadTs);

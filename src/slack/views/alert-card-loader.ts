@@ -2,6 +2,7 @@ import type { Db } from '../../db/connect.js';
 import type { Alert, Tenant, Workflow } from '../../db/schema.js';
 import type { LauncherResolver } from '../../launcher.js';
 import type { AlertCard } from '../blocks/alert-card.js';
+import { alertDependency } from '../../ledger/dependency-state.js';
 
 /**
  * The alert as a root message shows it, with the id of the newest event it
@@ -30,5 +31,6 @@ export async function cardFrom(db: Db, launchers: LauncherResolver, alert: Alert
     alert.status === 'resolved'
       ? await db.selectFrom('alertEvents').select(['kind', 'actor', 'at', 'data']).where('alertId', '=', alert.id).where('kind', '=', 'resolved').orderBy('id', 'desc').limit(1).executeTakeFirst()
       : undefined;
-  return { alert, workflow, tenant, lastRun: lastRun ?? null, hasLauncher: !!launchers(workflow), resolution: resolution ?? null };
+  const dependency = await alertDependency(db, alert, workflow.tenantId);
+  return { alert, workflow, tenant, lastRun: lastRun ?? null, hasLauncher: !!launchers(workflow), resolution: resolution ?? null, ...(dependency ? { dependency } : {}) };
 }

@@ -1,13 +1,18 @@
+import { activeStorms } from './storm-queries.js';
 import type { Db } from '../../db/connect.js';
 import type { Alert, Tenant, Workflow } from '../../db/schema.js';
 import { profileFor } from '../../domain/cadence.js';
 import { parseDestination } from '../../domain/events.js';
+import { retriesAllowed } from '../../domain/retry-budget.js';
+import { silenceState } from '../../domain/silence.js';
 import type { LauncherResolver } from '../../launcher.js';
 import { listOpenAlerts, workflowHistory, type Scope } from '../../ledger/alert-queries.js';
+import { blockedWorkflows, upstreamLabel, type BlockedWorkflow } from '../../ledger/dependency-state.js';
 import { cardFrom } from './alert-card-loader.js';
 import type { HistoryRow } from '../blocks/history.js';
 import type { HomeModel } from '../blocks/home.js';
 import type { WorkflowDetail, WorkflowStatusRow } from '../blocks/status.js';
+import { loadNormalDurations } from '../../ledger/run-durations.js';
 
 /** Read models the Slack surfaces need beyond the engine's alert queries. Every one honours the scope. */
 
@@ -31,23 +36,27 @@ export async function workflowsInScope(db: Db, scope: Scope): Promise<Workflow[]
     .execute();
 }
 
-export async function statusRows(db: Db, workflows: Workflow[], now: Date): Promise<WorkflowStatusRow[]> {
+/** `viewerTenant`: the channel's tenant (undefined: the platform channel); another tenant's upstream is not named to it. */
+export async function statusRows(db: Db, workflows: Workflow[], now: Date, viewerTenant?: string): Promise<WorkflowStatusRow[]> {
   if (workflows.length === 0) return [];
   const ids = workflows.map((w) => w.id);
+  const blocked = (await blockedWorkflows(db, viewerTenant)).filter((b) => ids.includes(b.workflowId));
   const alerts = await db.selectFrom('alerts').selectAll().where('status', '=', 'open').where('workflowId', 'in', ids).execute();
   const lastRuns = await db
     .selectFrom('runs')
-    .select(['workflowId', 'status', 'finishedAt'])
+    .select(['workflowId', 'status', 'startedAt', 'finishedAt', 'longNoticedAt'])
     .distinctOn('workflowId')
     .where('workflowId', 'in', ids)
     .where('originalRunId', 'is', null)
     .orderBy('workflowId')
     .orderBy('id', 'desc')
     .execute();
+  const normals = await loadNormalDurations(db, ids);
   return workflows.map((w) => {
     const alert = alerts.find((a) => a.workflowId === w.id);
     const run = lastRuns.find((r) => r.workflowId === w.id);
-    const silenced = !!alert?.silencedBy && (!alert.silencedUntil || alert.silencedUntil > now);
+    const silenced = !!alert && silenceState(alert, now).silenced;
+    const block = blocked.find((b) => b.workflowId === w.id);
     return {
       tenantId: w.tenantId,
       name: w.name,
@@ -57,8 +66,10 @@ export async function statusRows(db: Db, workflows: Workflow[], now: Date): Prom
       monitoring: w.monitoring,
       mode: w.mode,
       nextTickAt: w.nextTickAt,
-      lastRun: run ? { status: run.status, finishedAt: run.finishedAt } : null,
-      openAlert: alert ? { id: alert.id, severity: alert.severity, ownerUser: alert.ownerUser, silenced, consecutiveFailures: alert.consecutiveFailures } : null,
+      lastRun: run ? { status: run.status, finishedAt: run.finishedAt, startedAt: run.startedAt, runningLong: run.longNoticedAt !== null } : null,
+      openAlert: alert ? { id: alert.id, severity: alert.severity, ownerUser: alert.ownerUser, silenced, consecutiveFailures: alert.consecutiveFailures, cause: alert.cause } : null,
+      normalSeconds: normals.get(w.id)?.medianSeconds ?? null,
+      blockedBy: block ? { upstream: upstreamLabel(block, viewerTenant), alertId: block.upstream.alertId, failures: block.failures, missed: block.missed, since: block.since } : null,
     };
   });
 }
@@ -79,7 +90,8 @@ export async function historyRows(db: Db, workflowId: number, limit = 10): Promi
 }
 
 export async function workflowDetail(db: Db, launchers: LauncherResolver, workflow: Workflow, now: Date): Promise<WorkflowDetail> {
-  const [row] = await statusRows(db, [workflow], now);
+  // Named as the workflow's own tenant sees it: the detail never names another tenant's workflow.
+  const [row] = await statusRows(db, [workflow], now, workflow.tenantId);
   const tenant = await db.selectFrom('tenants').selectAll().where('id', '=', workflow.tenantId).executeTakeFirstOrThrow();
   const alert = await db.selectFrom('alerts').selectAll().where('workflowId', '=', workflow.id).where('status', '=', 'open').executeTakeFirst();
   const profile = profileFor(workflow.cron, workflow.timezone, workflow.policy, now);
@@ -87,7 +99,9 @@ export async function workflowDetail(db: Db, launchers: LauncherResolver, workfl
     row: row!,
     tenantName: tenant.name,
     cadenceSeconds: profile.cadenceSeconds,
-    policy: { retries: profile.retries, alertAfter: profile.alertAfter, firstSeverity: profile.firstSeverity },
+    // The retries a tick gets: none without a launcher to start them, whatever the policy says.
+    policy: { retries: retriesAllowed(profile.retries, !!launchers(workflow)), alertAfter: profile.alertAfter, firstSeverity: profile.firstSeverity },
+    completeBy: profile.completeBy ? `${profile.completeBy.time} ${profile.completeBy.timeZone ?? workflow.timezone}` : null,
     runs: await historyRows(db, workflow.id, 10),
     alert: alert ? await cardFrom(db, launchers, alert, workflow, tenant) : null,
   };
@@ -108,9 +122,14 @@ export async function homeModel(db: Db, now: Date, tenantIds: readonly string[])
     .orderBy('n.id', 'desc')
     .limit(30)
     .execute();
+  const blocked = (await blockedWorkflows(db)).filter((b) => tenantIds.includes(b.tenantId));
+  // The upstream is named only when the viewer may see its tenant.
+  const upstreamOf = (b: BlockedWorkflow) => (tenantIds.includes(b.upstream.tenantId) ? upstreamLabel(b, undefined) : "another tenant's workflow");
   return {
+    storms: await activeStorms(db, tenantIds),
     tenants: tenants.map((t) => ({
       ...t,
+      blocked: blocked.filter((b) => b.tenantId === t.id).map((b) => ({ workflowName: b.name, upstream: upstreamOf(b), alertId: b.upstream.alertId })),
       alerts: open
         .filter((o) => o.tenant.id === t.id)
         .map(({ alert, workflow }) => ({
@@ -119,9 +138,10 @@ export async function homeModel(db: Db, now: Date, tenantIds: readonly string[])
           severity: alert.severity,
           openedAt: alert.openedAt,
           consecutiveFailures: alert.consecutiveFailures,
+          cause: alert.cause,
           ownerTeam: alert.ownerTeam,
           ownerUser: alert.ownerUser,
-          silenced: alert.silencedBy && (!alert.silencedUntil || alert.silencedUntil > now) ? { until: alert.silencedUntil ?? ('resolved' as const) } : null,
+          silenced: silenceOf(alert, now),
         })),
     })),
     // A destination is named by its kind only: its target (a webhook URL, an address, a routing key digest) is the tenant's secret.
@@ -130,4 +150,10 @@ export async function homeModel(db: Db, now: Date, tenantIds: readonly string[])
       return { id: d.id, destination: kind, tenantId: d.tenantId, workflowName: d.workflowName, lastError: d.lastError && target ? d.lastError.split(target).join('…') : d.lastError, createdAt: d.createdAt };
     }),
   };
+}
+
+/** The home tab's silence of an alert: its end while one is in force (src/domain/silence.ts), else null. */
+function silenceOf(alert: Pick<Alert, 'status' | 'silencedBy' | 'silencedUntil'>, now: Date): { until: Date | 'resolved' } | null {
+  const state = silenceState(alert, now);
+  return state.silenced ? { until: state.until } : null;
 }

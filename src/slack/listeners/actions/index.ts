@@ -6,6 +6,7 @@ import { registerReassignAction } from './reassign.js';
 import { registerResolveAction } from './resolve.js';
 import { registerRunNowAction } from './run-now.js';
 import { registerSilenceActions } from './silence.js';
+import { registerStormMenuAction } from './storm-menu.js';
 
 export function registerActions(app: App, ctx: SlackContext): void {
   registerOwnershipActions(app, ctx);
@@ -14,4 +15,5 @@ export function registerActions(app: App, ctx: SlackContext): void {
   registerSilenceActions(app, ctx);
   registerRunNowAction(app, ctx);
   registerHistoryAction(app, ctx);
+  registerStormMenuAction(app, ctx);
 }

@@ -4,22 +4,31 @@ import { ACTION } from '../../blocks/ids.js';
 import { alertInScope } from '../../views/queries.js';
 import { actionRefusal, NOT_FOUND_TEXT } from '../answers.js';
 import type { SlackContext } from '../context.js';
+import type { Scope } from '../../../ledger/alert-queries.js';
+import type { ParsedAlertAction } from '../payloads.js';
 import { alertAction, refuse } from './alert-action.js';
 
+type Handler = (a: ParsedAlertAction & { scope: Scope }) => Promise<string | undefined>;
+
+/** Take ownership, as the root's button and a storm message's menu both do it. */
+export function takeHandler(ctx: SlackContext): Handler {
+  return async (a) => {
+    const found = await alertInScope(ctx.deps.db, a.alertId, a.scope);
+    if (!found) return notInScope(ctx, a, 'take ownership');
+    const refusal = await refuse(ctx, a.user, 'take', found.tenant);
+    if (refusal) return refusal;
+    return actionRefusal(await takeOwnership(ctx.deps, { alertId: a.alertId, actor: { user: a.user, channel: a.channel }, scope: a.scope }));
+  };
+}
+
 export function registerOwnershipActions(app: App, ctx: SlackContext): void {
-  app.action(
-    ACTION.takeOwnership,
-    alertAction(ctx, ACTION.takeOwnership, async (a) => {
-      const found = await alertInScope(ctx.deps.db, a.alertId, a.scope);
-      if (!found) return notInScope(ctx, a, 'take ownership');
-      const refusal = await refuse(ctx, a.user, 'take', found.tenant);
-      if (refusal) return refusal;
-      return actionRefusal(await takeOwnership(ctx.deps, { alertId: a.alertId, actor: { user: a.user, channel: a.channel }, scope: a.scope }));
-    }, { answerInPlace: true }),
-  );
-  app.action(
-    ACTION.release,
-    alertAction(ctx, ACTION.release, async (a) => {
+  app.action(ACTION.takeOwnership, alertAction(ctx, ACTION.takeOwnership, takeHandler(ctx), { answerInPlace: true }));
+  app.action(ACTION.release, alertAction(ctx, ACTION.release, releaseHandler(ctx), { answerInPlace: true }));
+}
+
+/** Release ownership (someone else's needs the admin right). */
+export function releaseHandler(ctx: SlackContext): Handler {
+  return async (a) => {
       const found = await alertInScope(ctx.deps.db, a.alertId, a.scope);
       if (!found) return notInScope(ctx, a, 'release');
       const refusal = await refuse(ctx, a.user, 'release_own', found.tenant);
@@ -30,8 +39,7 @@ export function registerOwnershipActions(app: App, ctx: SlackContext): void {
       const result = await releaseOwnership(ctx.deps, { alertId: a.alertId, actor: { user: a.user, channel: a.channel }, scope: a.scope, mayReleaseOthers: !othersRefusal });
       if (result.kind === 'owned_by_other') return othersRefusal;
       return actionRefusal(result);
-    }, { answerInPlace: true }),
-  );
+  };
 }
 
 function notInScope(ctx: SlackContext, a: { alertId: number; user: string; channel: string | undefined }, what: string): string {

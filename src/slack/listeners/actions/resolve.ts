@@ -4,13 +4,22 @@ import { ACTION } from '../../blocks/ids.js';
 import { alertInScope } from '../../views/queries.js';
 import { NOT_FOUND_TEXT } from '../answers.js';
 import type { SlackContext } from '../context.js';
-import { alertAction, openModal, refuse } from './alert-action.js';
+import type { Scope } from '../../../ledger/alert-queries.js';
+import type { ParsedAlertAction } from '../payloads.js';
+import { alertAction, openModal, refuse, type ActionArgs } from './alert-action.js';
 
 /** Opens the resolve modal (a note is required); the submission (views/resolve-submit.ts) closes the alert. */
 export function registerResolveAction(app: App, ctx: SlackContext): void {
-  app.action(
-    ACTION.resolve,
-    alertAction(ctx, ACTION.resolve, async (a, args) => {
+  app.action(ACTION.resolve, alertAction(ctx, ACTION.resolve, resolveHandler(ctx)));
+}
+
+/**
+ * Opens the resolve modal, from a root's button or a storm message's menu
+ * (`a.messageTs` is the root to update at once on success; a storm message
+ * passes none: the storm refresher re-renders it).
+ */
+export function resolveHandler(ctx: SlackContext) {
+  return async (a: ParsedAlertAction & { scope: Scope }, args: Pick<ActionArgs, 'client'>): Promise<string | undefined> => {
       const found = await alertInScope(ctx.deps.db, a.alertId, a.scope);
       if (!found) {
         ctx.deps.logger.warn({ alertId: a.alertId, user: a.user, channel: a.channel }, 'refused resolve: alert not in scope');
@@ -23,6 +32,5 @@ export function registerResolveAction(app: App, ctx: SlackContext): void {
       const view = renderResolveModal({ alertId: a.alertId, workflowName: found.workflow.name, tenantName: found.tenant.name, channel: a.channel, messageTs: a.messageTs ?? null });
       await openModal(args, a.triggerId, view);
       return undefined;
-    }),
-  );
+  };
 }

@@ -5,12 +5,13 @@ import { ACTION, SILENCE_CHOICES } from '../../blocks/ids.js';
 import { alertInScope } from '../../views/queries.js';
 import { actionRefusal, NOT_FOUND_TEXT } from '../answers.js';
 import type { SlackContext } from '../context.js';
+import type { Scope } from '../../../ledger/alert-queries.js';
+import type { ParsedAlertAction } from '../payloads.js';
 import { alertAction, refuse } from './alert-action.js';
 
-export function registerSilenceActions(app: App, ctx: SlackContext): void {
-  app.action(
-    ACTION.silence,
-    alertAction(ctx, ACTION.silence, async (a) => {
+/** Silence for the chosen time (`a.choice`), as the root's select and a storm message's menu both do it. */
+export function silenceHandler(ctx: SlackContext) {
+  return async (a: ParsedAlertAction & { scope: Scope }): Promise<string | undefined> => {
       const choice = SILENCE_CHOICES.find((c) => c.choice === a.choice);
       if (!choice) return `Unknown silence choice ${JSON.stringify(a.choice ?? '')}; pick 1 hour, 4 hours, 24 hours or until resolved.`;
       const found = await alertInScope(ctx.deps.db, a.alertId, a.scope);
@@ -22,8 +23,11 @@ export function registerSilenceActions(app: App, ctx: SlackContext): void {
       if (refusal) return refusal;
       const until = choice.ms === null ? ('resolved' as const) : new Date(ctx.deps.clock.now().getTime() + choice.ms);
       return actionRefusal(await silence(ctx.deps, { alertId: a.alertId, actor: { user: a.user, channel: a.channel }, scope: a.scope, until }));
-    }, { answerInPlace: true }),
-  );
+  };
+}
+
+export function registerSilenceActions(app: App, ctx: SlackContext): void {
+  app.action(ACTION.silence, alertAction(ctx, ACTION.silence, silenceHandler(ctx), { answerInPlace: true }));
   app.action(
     ACTION.unsilence,
     alertAction(ctx, ACTION.unsilence, async (a) => {

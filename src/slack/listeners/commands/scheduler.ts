@@ -8,6 +8,7 @@ import { helpText } from '../../blocks/help.js';
 import { renderHistory } from '../../blocks/history.js';
 import { escapeMrkdwn } from '../../blocks/limits.js';
 import { renderStatusList, renderWorkflowStatus } from '../../blocks/status.js';
+import { activeStorms } from '../../views/storm-queries.js';
 import { closestNames } from './closest-names.js';
 import { parseSchedulerCommand } from './parse-command.js';
 import { historyRows, statusRows, workflowDetail, workflowsInScope } from '../../views/queries.js';
@@ -48,7 +49,8 @@ async function runCommand(ctx: SlackContext, body: { text: string; user_id: stri
 
   if (command.kind === 'maintenance') return maintenanceCommand(ctx, where, command, body, (name) => resolveWorkflow(ctx, where, name));
   if (command.kind === 'status' && !command.workflow) {
-    const message = renderStatusList(await statusRows(deps.db, await workflowsInScope(deps.db, where.scope), now), where.label);
+    const storms = await activeStorms(deps.db, where.scope.tenantId ? [where.scope.tenantId] : undefined);
+    const message = renderStatusList(await statusRows(deps.db, await workflowsInScope(deps.db, where.scope), now, where.scope.tenantId), where.label, storms);
     return { text: message.text, blocks: message.blocks as never };
   }
   if (command.kind === 'mine') return { text: mineText(await listOpenAlerts(deps.db, where.scope), body.user_id, where.kind === 'platform') };

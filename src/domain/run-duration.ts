@@ -1,0 +1,126 @@
+import { TZDate } from '@date-fns/tz';
+import { latestFireAtOrBefore } from './schedule.js';
+
+/**
+ * Runs that take too long, or too little (issue 16). Pure: samples, policy
+ * and `now` in, verdicts out.
+ *
+ * - **Normal duration**: the median of the workflow's newest successful
+ *   attempts (at most NORMAL_SAMPLES), with the median absolute deviation as
+ *   its spread; robust to a few outliers (one 3-hour night among twenty
+ *   20-minute ones moves neither). No verdict before MIN_SAMPLES successes.
+ * - **Running long**: still running past max(3 × median, median + 6 × MAD,
+ *   median + 10 min), or past the workflow's `runningLongAfterSeconds` when it
+ *   sets one. Told only when that comes before the run's timeout (the timeout
+ *   tells its own story).
+ * - **Too fast**: a success shorter than `minDurationSeconds` counts as a
+ *   failure, like a success with fewer rows than `minRows`.
+ * - **Completion deadline**: `completeBy` { time, timeZone } — the tick's run
+ *   must have succeeded by the first such local time after the tick.
+ */
+
+export const NORMAL_SAMPLES = 50;
+export const MIN_SAMPLES = 5;
+/** Running long: at least this many times the median… */
+export const LONG_FACTOR = 3;
+/** …and this many MADs above it… */
+export const LONG_MADS = 6;
+/** …and at least this much longer than it, so a 1-minute job is not "long" at 3 minutes. */
+export const LONG_MIN_EXTRA_SECONDS = 600;
+
+export interface NormalDuration {
+  medianSeconds: number;
+  madSeconds: number;
+  samples: number;
+}
+
+/** "Finished by 06:00 in Europe/Berlin" for each tick; the zone defaults to the workflow's. */
+export interface CompleteBy {
+  time: string;
+  timeZone?: string;
+}
+
+function median(sorted: number[]): number {
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** The normal duration of the newest successful attempts (newest first; only the first NORMAL_SAMPLES count), or null before MIN_SAMPLES. */
+export function normalDuration(durations: readonly number[]): NormalDuration | null {
+  const sample = durations.slice(0, NORMAL_SAMPLES).filter((d) => Number.isFinite(d) && d >= 0);
+  if (sample.length < MIN_SAMPLES) return null;
+  const m = median([...sample].sort((a, b) => a - b));
+  const mad = median(sample.map((d) => Math.abs(d - m)).sort((a, b) => a - b));
+  return { medianSeconds: m, madSeconds: mad, samples: sample.length };
+}
+
+/** Seconds after its start at which a run is running long; null: no verdict (no override, not enough history). */
+export function runningLongAfter(normal: NormalDuration | null, overrideSeconds: number | null | undefined): number | null {
+  if (overrideSeconds != null) return overrideSeconds;
+  if (!normal) return null;
+  const { medianSeconds: m, madSeconds: mad } = normal;
+  return Math.ceil(Math.max(LONG_FACTOR * m, m + LONG_MADS * mad, m + LONG_MIN_EXTRA_SECONDS));
+}
+
+export type LongVerdict = { long: false } | { long: true; afterSeconds: number; runningSeconds: number };
+
+/**
+ * Is a run that started at `startedAt` running long at `now`? Only before its
+ * timeout: a threshold at or past the timeout leaves the verdict to it.
+ */
+export function runningLongVerdict(input: { startedAt: Date; now: Date; timeoutSeconds: number; normal: NormalDuration | null; overrideSeconds?: number | null }): LongVerdict {
+  const after = runningLongAfter(input.normal, input.overrideSeconds);
+  if (after === null || after >= input.timeoutSeconds) return { long: false };
+  const runningSeconds = Math.floor((input.now.getTime() - input.startedAt.getTime()) / 1000);
+  return runningSeconds >= after ? { long: true, afterSeconds: after, runningSeconds } : { long: false };
+}
+
+/** A success of `durationSeconds` is too fast to be real under `minDurationSeconds`; an unknown duration never is. */
+export function isTooFast(durationSeconds: number | null, minDurationSeconds: number | null | undefined): boolean {
+  return minDurationSeconds != null && durationSeconds !== null && durationSeconds < minDurationSeconds;
+}
+
+/** What a too-fast run's error group is fingerprinted from: one group whatever the numbers. */
+export const TOO_FAST = 'too fast';
+
+export function tooFastError(durationSeconds: number, minDurationSeconds: number): string {
+  return `too fast: finished in ${Math.round(durationSeconds)}s, expected at least ${minDurationSeconds}s`;
+}
+
+/** "HH:MM", 00:00–23:59. */
+export const COMPLETE_BY_TIME = /^([01]\d|2[0-3]):([0-5]\d)$/;
+
+/**
+ * The completion deadline of `tick`: the first `completeBy.time` in its zone
+ * strictly after the tick (a 02:00 nightly due by 06:00 is due the same
+ * morning; a 23:30 one the next). Counted on the local calendar, so it stays
+ * 06:00 local across DST; a time the spring-forward gap skips is read as the
+ * instant after the gap.
+ */
+export function completionDeadline(tick: Date, completeBy: CompleteBy, workflowZone: string): Date {
+  const zone = completeBy.timeZone ?? workflowZone;
+  const [, hh, mm] = COMPLETE_BY_TIME.exec(completeBy.time) ?? [, '0', '0'];
+  const local = new TZDate(tick.getTime(), zone);
+  for (let day = 0; day < 3; day++) {
+    const at = new TZDate(local.getFullYear(), local.getMonth(), local.getDate() + day, Number(hh), Number(mm), 0, zone);
+    if (at.getTime() > tick.getTime()) return new Date(at.getTime());
+  }
+  throw new Error(`unreachable: no ${completeBy.time} in ${zone} within three days of ${tick.toISOString()}`);
+}
+
+/** At most this many ticks back when looking for the newest one whose deadline has passed (a frequent cron with a daily deadline). */
+const MAX_TICKS_BACK = 2000;
+
+/**
+ * The newest tick whose completion deadline is at or before `now`, with that
+ * deadline; undefined when none is (or the schedule has no tick in reach).
+ */
+export function latestDueCompletion(schedule: { cron: string; timezone: string }, completeBy: CompleteBy, now: Date): { tick: Date; deadline: Date } | undefined {
+  let tick = latestFireAtOrBefore(schedule.cron, schedule.timezone, now);
+  for (let i = 0; tick && i < MAX_TICKS_BACK; i++) {
+    const deadline = completionDeadline(tick, completeBy, schedule.timezone);
+    if (deadline.getTime() <= now.getTime()) return { tick, deadline };
+    tick = latestFireAtOrBefore(schedule.cron, schedule.timezone, new Date(tick.getTime() - 1));
+  }
+  return undefined;
+}

@@ -1,0 +1,76 @@
+/**
+ * Storms and shared causes (issue 16): the pure rules. The ledger claims what
+ * these decide (src/services/storm-claims.ts, src/engine/storm-clock.ts);
+ * docs/alerts.md "Storms" describes them with their defaults.
+ */
+
+export interface StormRule {
+  /** Openings in one channel within `windowSeconds` (this one included) that make a storm; 0 turns storms off. */
+  minAlerts: number;
+  windowSeconds: number;
+}
+
+export const DEFAULT_STORM_RULE: StormRule = { minAlerts: 5, windowSeconds: 120 };
+
+export type StormDecision =
+  /** An ordinary opening: the alert posts its own root. */
+  | { kind: 'root' }
+  /** The opening that makes a storm: a storm starts and takes in the window's openings not yet posted. */
+  | { kind: 'start' }
+  /** The channel's storm is still growing (or a new burst arrives while it is open): the opening joins it. */
+  | { kind: 'join' };
+
+/**
+ * Is an opening in a channel part of a storm? `openingsInWindow` counts the
+ * openings sent to that channel in the last `windowSeconds`, this one
+ * included; `storm` is the channel's active storm, if any.
+ */
+export function stormDecision(input: { openingsInWindow: number; storm: { lastJoinedAt: Date } | null; now: Date; rule: StormRule }): StormDecision {
+  const { rule, storm, now } = input;
+  if (rule.minAlerts <= 0) return { kind: 'root' };
+  if (storm && now.getTime() - storm.lastJoinedAt.getTime() <= rule.windowSeconds * 1000) return { kind: 'join' };
+  if (input.openingsInWindow >= rule.minAlerts) return storm ? { kind: 'join' } : { kind: 'start' };
+  return { kind: 'root' };
+}
+
+/**
+ * When a storm ends: it has stopped growing (no opening joined for the
+ * window) and fewer of its alerts are still open than it takes to make a
+ * storm. Each alert still open then outlives the storm: it gets a thread of
+ * its own. With the default of 5, at most 4 threads follow a storm's end, and
+ * a storm whose alerts all stay open stays one message.
+ */
+export function stormEnds(input: { lastJoinedAt: Date; openMembers: number; now: Date; rule: StormRule }): boolean {
+  const { rule } = input;
+  const growing = input.now.getTime() - input.lastJoinedAt.getTime() <= rule.windowSeconds * 1000;
+  return !growing && input.openMembers < Math.max(rule.minAlerts, 1);
+}
+
+export interface SharedCauseRule {
+  /** Distinct workflows with an open alert in one error group that make it a shared cause; 0 turns it off. */
+  minWorkflows: number;
+  /** The window: the group's alerts must have failed within it; one callout per group per window. */
+  windowSeconds: number;
+}
+
+export const DEFAULT_SHARED_CAUSE_RULE: SharedCauseRule = { minWorkflows: 3, windowSeconds: 3600 };
+
+/**
+ * The window a callout is claimed for (seed 002: group + window start is the
+ * uniqueness key): windows are fixed, aligned on the epoch, so every replica
+ * names the same one.
+ */
+export function sharedCauseWindow(now: Date, rule: SharedCauseRule): { start: Date; since: Date } {
+  const ms = rule.windowSeconds * 1000;
+  return { start: new Date(Math.floor(now.getTime() / ms) * ms), since: new Date(now.getTime() - ms) };
+}
+
+/** Is an error group a shared cause: seen in enough distinct workflows (of any tenants) inside the window? */
+export function isSharedCause(workflowsInWindow: number, rule: SharedCauseRule): boolean {
+  return rule.minWorkflows > 0 && workflowsInWindow >= rule.minWorkflows;
+}
+
+/** The key a storm message's metadata carries, found again in the channel after an unknown outcome. */
+export function stormKey(stormId: number, destination: string): string {
+  return `storm:${stormId}:${destination}`;
+}

@@ -1,0 +1,88 @@
+import { plural, relativeTime } from '../../domain/durations.js';
+import { code, date, detailOf, failures, num, pagingOf, person, str, strong, t, user, type Data, type EventInput, type EventTextInput, type EventText, type Renderer, type TextPart } from './parts.js';
+import { openingCauseParts } from './duration.js';
+import { heldSentence } from './silence.js';
+
+const opened: Renderer = ({ event, alert: a, workflow, d }) => {
+  const severity = str(d, 'severity') === 'critical' || (!str(d, 'severity') && a.severity === 'critical') ? 'critical' : 'warning';
+  const count = num(d, 'consecutiveFailures') ?? a.consecutiveFailures;
+  const escalateAt = severity === 'warning' ? date(d, 'escalateAt') : undefined;
+  // An alert that opens critical pages like an escalation does (data.mention: the tenant's on-call).
+  const { mention, paging } = pagingOf(d);
+  return {
+    what: 'opened',
+    icon: severity,
+    parts: [
+      t(`${severity === 'critical' ? 'Critical alert' : 'Alert'} opened: `),
+      strong(workflow.name),
+      ...(openingCauseParts(d, event.at) ?? [t(' has '), failures(count), t('.')]),
+      ...(escalateAt ? [t(' It escalates to critical '), { type: 'time', at: escalateAt, relative: relativeTime(escalateAt, event.at), lead: 'relative' } as TextPart, t(' unless someone takes ownership.')] : []),
+      ...paging,
+    ],
+    ...(mention ? { mention } : {}),
+  };
+};
+
+const escalated: Renderer = ({ event, alert: a, d }) => {
+  const count = num(d, 'consecutiveFailures') ?? a.consecutiveFailures;
+  const { mention, paging } = pagingOf(d);
+  const why =
+    str(d, 'reason') === 'kept_failing'
+      ? [t(' after '), failures(count), t('. Nobody has taken ownership.')]
+      : [t(' with '), failures(count), t('. Nobody took ownership before the deadline.')];
+  const by = event.actor ? [t(' by '), user(event.actor)] : [];
+  return {
+    what: 'escalated',
+    icon: 'critical',
+    parts: [t('Escalated to '), strong('critical'), ...by, ...(event.actor ? [t(' with '), failures(count), t('.')] : why), ...paging],
+    ...(mention ? { mention } : {}),
+  };
+};
+
+const errorGroupChanged: Renderer = ({ alert: a, d }) => {
+  const to = str(d, 'errorGroup') ?? str(d, 'to') ?? a.errorGroup ?? '?';
+  const from = str(d, 'previous') ?? str(d, 'from');
+  return {
+    what: 'error_group_changed',
+    icon: 'new_error',
+    parts: [t('A different error appeared: group '), code(to), ...(from ? [t(' (was '), code(from), t(')')] : []), t('.')],
+    ...detailOf(str(d, 'error') ?? a.lastError ?? undefined),
+  };
+};
+
+const flapping: Renderer = ({ d }) => {
+  const changes = num(d, 'transitions');
+  const window = num(d, 'window');
+  const need = num(d, 'recoverAfter');
+  const seen = changes !== undefined ? `${plural(changes, 'change')} between success and failure${window ? ` in the last ${plural(window, 'run')}` : ''}` : 'it keeps changing between success and failure';
+  return { what: 'flapping', icon: 'flapping', parts: [t(`Flapping: ${seen}. It will resolve after ${need ? plural(need, 'success', 'successes') : 'several successes'} in a row.`)] };
+};
+
+function resolvedText(event: EventInput, a: EventTextInput['alert'], d: Data): EventText {
+  const seconds = num(d, 'durationSeconds');
+  const end = a.resolvedAt ?? event.at;
+  const ms = seconds !== undefined ? seconds * 1000 : end.getTime() - a.openedAt.getTime();
+  const after: TextPart = { type: 'duration', ms };
+  const held = heldSentence(d.heldWhileSilenced);
+  const note = str(d, 'note');
+  const quote = note ? { quote: note } : {};
+  switch (str(d, 'by') ?? 'run') {
+    case 'hand':
+      return { what: 'resolved:hand', icon: 'resolved', parts: [person(event.actor), t(' resolved the alert by hand after '), after, t('.'), ...held], ...quote };
+    case 'workflow_disabled':
+      return { what: 'resolved:workflow_disabled', icon: 'resolved', parts: [t('Resolved after '), after, t(' because the workflow was disabled.'), ...held], ...quote };
+    case 'workflow_deleted':
+      return { what: 'resolved:workflow_deleted', icon: 'resolved', parts: [t('Resolved after '), after, t(' because the workflow was deleted.'), ...held], ...quote };
+    default: {
+      const runId = num(d, 'runId') ?? num(d, 'resolvedByRunId');
+      const successes = num(d, 'successes');
+      const how = runId ? [t(`Recovered: run #${runId} succeeded${successes && successes > 1 ? ` (${successes} successes in a row)` : ''}.`)] : [t('Recovered.')];
+      return { what: 'resolved:run', icon: 'resolved', parts: [...how, t(' Resolved after '), after, t('.'), ...held], ...quote };
+    }
+  }
+}
+
+const resolved: Renderer = ({ event, alert, d }) => resolvedText(event, alert, d);
+
+/** An alert's life: opening, escalating, a new error, flapping, resolving. */
+export const lifecycleTexts = { opened, escalated, error_group_changed: errorGroupChanged, flapping, resolved } satisfies Record<string, Renderer>;

@@ -1,0 +1,75 @@
+import { relativeTime } from '../../domain/durations.js';
+import { date, failures, person, str, strong, t, user, type Data, type EventInput, type Renderer, type TextPart } from './parts.js';
+
+/** Take, release or reassign, from the row's own `action` when it has one, else from what changed. */
+export function ownerChange(event: Pick<EventInput, 'actor' | 'data'>): 'take' | 'release' | 'reassign' {
+  const d = (event.data ?? {}) as Data;
+  const action = str(d, 'action');
+  if (action === 'take' || action === 'release' || action === 'reassign') return action;
+  const fromTeam = str(d, 'fromTeam');
+  const toTeam = str(d, 'toTeam');
+  const sameTeam = !fromTeam || !toTeam || fromTeam === toTeam;
+  const fromUser = str(d, 'fromUser');
+  const toUser = str(d, 'toUser');
+  if (sameTeam && toUser && toUser === event.actor && fromUser !== toUser && d.note == null) return 'take';
+  if (sameTeam && !toUser && fromUser && fromUser === event.actor) return 'release';
+  return 'reassign';
+}
+
+function ownerParts(team: string | undefined, userId: string | undefined): TextPart[] {
+  return [strong(team ?? 'engineering'), ...(userId ? [t(' ('), user(userId), t(')')] : [])];
+}
+
+const ownerChanged: Renderer = ({ event, alert: a, d }) => {
+  const change = ownerChange(event);
+  const note = str(d, 'note');
+  const quote = note ? { quote: note } : {};
+  if (change === 'take') return { what: 'owner_changed:take', icon: 'take', parts: [person(str(d, 'toUser') ?? event.actor), t(' took ownership. Escalation stopped.')], ...quote };
+  if (change === 'release') return { what: 'owner_changed:release', icon: 'release', parts: [person(event.actor), t(' released ownership. The alert is unowned again.')], ...quote };
+  const fromTeam = str(d, 'fromTeam');
+  const toTeam = str(d, 'toTeam') ?? a.ownerTeam;
+  const fromUser = str(d, 'fromUser');
+  const toUser = str(d, 'toUser');
+  // Within one team only the person changes: name the people, and the team once.
+  const parts =
+    !fromTeam || fromTeam === toTeam
+      ? [
+          person(event.actor),
+          t(' reassigned the alert '),
+          ...(fromUser ? [t('from '), user(fromUser), t(' ')] : []),
+          t('to '),
+          ...(toUser ? [user(toUser), t(' ('), strong(toTeam), t(')')] : [t('the '), strong(toTeam), t(' team with no one named')]),
+          t('.'),
+        ]
+      : [person(event.actor), t(' reassigned the alert from '), ...ownerParts(fromTeam, fromUser), t(' to '), ...ownerParts(toTeam, toUser), t('.')];
+  return { what: 'owner_changed:reassign', icon: 'reassign', parts, ...quote };
+};
+
+const reminder: Renderer = ({ event, alert: a, d }) => {
+  const since = date(d, 'since');
+  const when = since ? [t(' '), { type: 'time', at: since, relative: relativeTime(since, event.at), lead: 'relative' } as TextPart] : [];
+  const still = [t(' The alert is still failing with '), failures(a.consecutiveFailures), t('.')];
+  const owner = str(d, 'ownerUser');
+  if (str(d, 'about') === 'silenced') {
+    return { what: 'reminder:silenced', icon: 'reminder', parts: [t('Reminder: this alert was silenced until it resolves'), ...when, t('.'), ...still] };
+  }
+  return {
+    what: 'reminder:owned',
+    icon: 'reminder',
+    parts: [t('Reminder: '), person(owner), t(' took ownership'), ...when, t('.'), ...still],
+    ...(owner ? { mention: { users: [owner], groups: [] } } : {}),
+  };
+};
+
+const ownershipExpired: Renderer = ({ event, d }) => {
+  const since = date(d, 'ownedSince');
+  const held = since ? [t(' after '), { type: 'duration', ms: event.at.getTime() - since.getTime() } as TextPart] : [];
+  return {
+    what: 'ownership_expired',
+    icon: 'expired',
+    parts: [t('Ownership by '), person(str(d, 'previousUser'), false), t(' expired'), ...held, t('. The alert is unowned again and escalation resumes.')],
+  };
+};
+
+/** Who owns the alert: take, release, reassign, reminders to the owner, ownership lapsing. */
+export const ownershipTexts = { owner_changed: ownerChanged, reminder, ownership_expired: ownershipExpired } satisfies Record<string, Renderer>;

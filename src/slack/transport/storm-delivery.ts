@@ -1,0 +1,71 @@
+import type { Db } from '../../db/connect.js';
+import type { Storm } from '../../db/schema.js';
+import { stormKey } from '../../domain/storm.js';
+import type { DeliveryInput, DeliveryResult, FindDeliveredResult } from '../../notify/transport.js';
+import { renderAlertReply, type AlertCard } from '../blocks/alert-card.js';
+import { renderStormMessage } from '../blocks/storm-message.js';
+import { alertMetadata, metadataKey, stormMetadata } from './metadata.js';
+import type { SlackOutboxApi } from './slack-api.js';
+import { claimStormPost, loadStormView, saveStormRoot } from '../views/storm-queries.js';
+
+/** Events of an alert inside a storm that are posted in the storm message's thread (broadcast), not only shown in it. */
+const STORM_THREAD_REPLIES: readonly string[] = ['shared_cause'];
+
+/** An alert whose opening a storm took in, and that has no thread of its own: its events are the storm message's. */
+export function deliversToStorm(kind: string): boolean {
+  // Outliving the storm is what gives the alert its own thread (the ordinary root path).
+  return kind !== 'storm_outlived';
+}
+
+/**
+ * Delivers one member's event to its storm: the first delivery posts the
+ * storm message (rendered from every member's current state; a lease makes
+ * sure one replica posts it), later ones leave it to the refresher, which
+ * re-renders the message in place, coalesced and paced like roots. No event
+ * of a member posts a message of its own, save a shared-cause callout.
+ */
+export async function deliverToStorm(db: Db, api: SlackOutboxApi, input: DeliveryInput, storm: Storm, card: () => Promise<AlertCard>): Promise<DeliveryResult> {
+  const { notification: n, event } = input;
+  const metadata = (kind: string, key: string) => alertMetadata({ alertId: input.alert.id, tenant: input.tenant.id, workflow: input.workflow.name, event: kind, severity: input.alert.severity, key });
+  if (!storm.rootTs) {
+    const id = Number(storm.id);
+    if (!(await claimStormPost(db, id, input.now))) return { kind: 'transient', error: `storm ${id}'s message is being posted by another delivery` };
+    const view = await loadStormView(db, id, input.now);
+    if (!view) return { kind: 'permanent', error: `storm ${id} not found` };
+    // Never empty: the delivering alert is a member.
+    const posted = await api.postMessage({ channel: storm.channel, ...renderStormMessage(view), metadata: stormMetadata(view, stormKey(id, n.destination)) ?? metadata('storm', stormKey(id, n.destination)) });
+    if (!posted.ok) {
+      // Refused before anything was posted: let the next delivery claim it at once. An unknown outcome keeps the lease.
+      if (posted.kind !== 'unknown') await db.updateTable('storms').set({ rootClaimedAt: null }).where('id', '=', id).where('rootTs', 'is', null).execute();
+      return posted;
+    }
+    await saveStormRoot(db, id, posted.ts, view.eventId, input.now);
+    return { kind: 'sent', ref: posted.ts, result: { ts: posted.ts, storm: id, root: true } };
+  }
+  if (STORM_THREAD_REPLIES.includes(event.kind)) {
+    const reply = renderAlertReply(event, await card(), input.now);
+    const posted = await api.postMessage({ channel: storm.channel, ...reply, metadata: metadata(event.kind, n.idempotencyKey), threadTs: storm.rootTs, replyBroadcast: true });
+    if (!posted.ok) return posted;
+    return { kind: 'sent', ref: posted.ts, result: { ts: posted.ts, threadTs: storm.rootTs, storm: Number(storm.id) } };
+  }
+  return { kind: 'sent', ref: storm.rootTs, result: { storm: Number(storm.id), rerender: true } };
+}
+
+/** After an unknown outcome: the storm message (or the member's reply in its thread) looked up by its key. */
+export async function findStormDelivery(db: Db, api: SlackOutboxApi, input: DeliveryInput, storm: Storm, lookbackMs: number): Promise<FindDeliveredResult> {
+  const n = input.notification;
+  if (storm.rootTs && STORM_THREAD_REPLIES.includes(input.event.kind)) {
+    const r = await api.replies(storm.channel, storm.rootTs);
+    if (!r.ok) return { kind: 'failed', error: r.error, permanent: r.kind === 'permanent' };
+    const hit = r.messages.find((m) => metadataKey(m) === n.idempotencyKey);
+    return hit ? { kind: 'found', ref: hit.ts, result: { ts: hit.ts, threadTs: storm.rootTs } } : { kind: 'not_found' };
+  }
+  if (storm.rootTs) return { kind: 'not_found' }; // a re-render only: delivering again posts nothing
+  const r = await api.history(storm.channel, new Date(n.createdAt.getTime() - lookbackMs), 200);
+  if (!r.ok) return { kind: 'failed', error: r.error, permanent: r.kind === 'permanent' };
+  const key = stormKey(Number(storm.id), n.destination);
+  const hit = r.messages.find((m) => metadataKey(m) === key && !m.threadTs);
+  if (!hit) return { kind: 'not_found' };
+  await saveStormRoot(db, Number(storm.id), hit.ts, n.eventId, input.now);
+  return { kind: 'found', ref: hit.ts, result: { ts: hit.ts, storm: Number(storm.id), root: true } };
+}

@@ -1,0 +1,44 @@
+import type { Db } from '../../db/connect.js';
+import type { Block, SlackMessage } from '../blocks/types.js';
+import { findThread } from './alert-threads.js';
+
+/**
+ * Dependencies in Slack (issue 16, docs/alerts.md):
+ * - `upstream_affected` is told once per thread: the first posts a reply,
+ *   every later one edits that reply with the whole list (each event carries
+ *   all of it), so the thread names every affected workflow in one message;
+ * - a downstream alert's `outlived_upstream` and `upstream_broke` replies
+ *   link to the upstream's thread in the same channel, when it has one.
+ */
+
+/** The reply an earlier `upstream_affected` of this alert posted in this destination, if one was sent. */
+export async function affectedReplyTs(db: Db, alertId: number, destination: string, beforeEventId: number): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('notifications as n')
+    .innerJoin('alertEvents as e', 'e.id', 'n.eventId')
+    .select((eb) => eb.ref('n.result', '->>').key('ts' as never).as('ts'))
+    .where('n.alertId', '=', alertId)
+    .where('n.destination', '=', destination)
+    .where('n.status', '=', 'sent')
+    .where('e.kind', '=', 'upstream_affected')
+    .where('n.eventId', '<', beforeEventId)
+    .orderBy('n.eventId')
+    .executeTakeFirst();
+  return (row?.ts as string | null | undefined) ?? undefined;
+}
+
+/** Slack's own link form for a message: the client opens the thread. */
+export function threadPermalink(channel: string, ts: string): string {
+  return `https://slack.com/archives/${channel}/p${ts.replace('.', '')}`;
+}
+
+/** The reply with a link to the upstream alert's thread in this channel appended, when the event names one and it exists. */
+export async function withUpstreamLink(db: Db, message: SlackMessage, kind: string, data: unknown, destination: string): Promise<SlackMessage> {
+  if (kind !== 'outlived_upstream' && kind !== 'upstream_broke') return message;
+  const upstreamAlertId = (data as { upstreamAlertId?: unknown } | null)?.upstreamAlertId;
+  if (typeof upstreamAlertId !== 'number') return message;
+  const thread = await findThread(db, upstreamAlertId, destination);
+  if (!thread) return message;
+  const link: Block = { type: 'context', elements: [{ type: 'mrkdwn', text: `<${threadPermalink(thread.channel, thread.rootTs)}|Upstream incident's thread>` }] };
+  return { ...message, blocks: [...message.blocks, link] };
+}

@@ -1,0 +1,115 @@
+import { sql } from 'kysely';
+import type { Db } from '../../db/connect.js';
+import type { Storm } from '../../db/schema.js';
+import { silenceState } from '../../domain/silence.js';
+import type { StormView } from '../blocks/storm-message.js';
+
+/** The storm that took in this alert's opening in this channel, if one did. */
+export async function stormOf(db: Db, alertId: number, destination: string): Promise<Storm | undefined> {
+  return db
+    .selectFrom('stormAlerts')
+    .innerJoin('storms', 'storms.id', 'stormAlerts.stormId')
+    .selectAll('storms')
+    .where('stormAlerts.alertId', '=', alertId)
+    .where('stormAlerts.destination', '=', destination)
+    .executeTakeFirst();
+}
+
+/** A storm and every alert it took in, as the storm message shows them now. */
+export async function loadStormView(db: Db, stormId: number, now: Date): Promise<(StormView & { eventId: number }) | undefined> {
+  // Read before the members (as loadAlertCard does): the state rendered is at least as new as the id recorded for it.
+  const latest = await db
+    .selectFrom('alertEvents')
+    .select((eb) => eb.fn.max('alertEvents.id').as('id'))
+    .where('alertId', 'in', (eb) => eb.selectFrom('stormAlerts').select('alertId').where('stormId', '=', stormId))
+    .executeTakeFirst();
+  const storm = await db.selectFrom('storms').selectAll().where('id', '=', stormId).executeTakeFirst();
+  if (!storm) return undefined;
+  const rows = await db
+    .selectFrom('stormAlerts as m')
+    .innerJoin('alerts as a', 'a.id', 'm.alertId')
+    .innerJoin('workflows as w', 'w.id', 'a.workflowId')
+    .innerJoin('tenants as t', 't.id', 'w.tenantId')
+    .leftJoin('alertThreads as th', (j) => j.onRef('th.alertId', '=', 'm.alertId').onRef('th.destination', '=', 'm.destination'))
+    .select(['a.id', 'a.status', 'a.severity', 'a.consecutiveFailures', 'a.ownerUser', 'a.silencedBy', 'a.silencedUntil', 'a.silenceReason', 'a.lastError', 'w.name as workflow', 't.id as tenantId', 't.name as tenantName', 'th.rootTs'])
+    .where('m.stormId', '=', stormId)
+    .orderBy('a.id')
+    .execute();
+  return {
+    eventId: Number(latest?.id ?? 0),
+    storm: { id: Number(storm.id), channel: storm.channel, startedAt: storm.startedAt, endedAt: storm.endedAt },
+    members: rows.map((r) => ({
+      alertId: Number(r.id),
+      tenant: { id: r.tenantId, name: r.tenantName },
+      workflow: r.workflow,
+      severity: r.severity,
+      status: r.status,
+      consecutiveFailures: r.consecutiveFailures,
+      ownerUser: r.ownerUser,
+      silenced: silenceState({ status: r.status, silencedBy: r.silencedBy, silencedUntil: r.silencedUntil, silenceReason: r.silenceReason }, now).silenced,
+      lastError: r.lastError,
+      // Open when the storm ended: it outlived the storm, and its storm_outlived event gives it a thread of its own.
+      ownThread: r.rootTs !== null || (storm.endedAt !== null && r.status === 'open'),
+    })),
+  };
+}
+
+/**
+ * Claims the post of a storm's message: a compare-and-set lease, so that of
+ * two replicas delivering two members' openings at once only one posts it.
+ * A lease older than `leaseMs` (its poster died, or its outcome is unknown and
+ * nothing was found) may be taken again.
+ */
+export async function claimStormPost(db: Db, stormId: number, now: Date, leaseMs = 60_000): Promise<boolean> {
+  const won = await db
+    .updateTable('storms')
+    .set({ rootClaimedAt: now })
+    .where('id', '=', stormId)
+    .where('rootTs', 'is', null)
+    .where((eb) => eb.or([eb('rootClaimedAt', 'is', null), eb('rootClaimedAt', '<', new Date(now.getTime() - leaseMs))]))
+    .executeTakeFirst();
+  return Number(won.numUpdatedRows) === 1;
+}
+
+/** Records the storm message once it is known to exist (the first ts stays). */
+export async function saveStormRoot(db: Db, stormId: number, rootTs: string, renderedEventId: number, now: Date): Promise<void> {
+  await db.updateTable('storms').set({ rootTs, renderedEventId, renderedAt: now }).where('id', '=', stormId).where('rootTs', 'is', null).execute();
+}
+
+/** An active storm in a tenant's own channel, as `/scheduler status`, the App Home and the digest mention it. */
+export interface StormSummary {
+  tenantId: string;
+  stormId: number;
+  channel: string;
+  startedAt: Date;
+  alerts: number;
+  open: number;
+}
+
+/**
+ * The storms under way in these tenants' own channels (each lists only that
+ * tenant's alerts). The platform channel's storms mix tenants: only the
+ * operator's views would show them, and the platform channel's own message does.
+ */
+export async function activeStorms(db: Db, tenantIds: readonly string[] | undefined): Promise<StormSummary[]> {
+  if (tenantIds && tenantIds.length === 0) return [];
+  const rows = await db
+    .selectFrom('storms as s')
+    .innerJoin('tenants as t', (j) => j.on(sql<boolean>`s.destination = 'slack:' || t.channel`))
+    .innerJoin('stormAlerts as m', 'm.stormId', 's.id')
+    .innerJoin('alerts as a', 'a.id', 'm.alertId')
+    .select((eb) => [
+      't.id as tenantId',
+      's.id as stormId',
+      's.channel',
+      's.startedAt',
+      eb.fn.countAll<number>().as('alerts'),
+      eb.fn.count<number>('a.id').filterWhere('a.status', '=', 'open').as('open'),
+    ])
+    .where('s.endedAt', 'is', null)
+    .$if(!!tenantIds, (q) => q.where('t.id', 'in', tenantIds!))
+    .groupBy(['t.id', 's.id', 's.channel', 's.startedAt'])
+    .orderBy('s.startedAt')
+    .execute();
+  return rows.map((r) => ({ ...r, stormId: Number(r.stormId), alerts: Number(r.alerts), open: Number(r.open) }));
+}

@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { silencedUntilField, silenceState, summariseHeld, type SilenceFields } from '../../src/domain/silence.js';
+
+const NOW = new Date('2026-03-10T12:00:00Z');
+const H = 3_600_000;
+const later = new Date(NOW.getTime() + H);
+const earlier = new Date(NOW.getTime() - H);
+
+describe('silenceState: is the alert silenced now', () => {
+  const silenced: SilenceFields = { status: 'open', silencedBy: 'U0BOB', silencedUntil: later, silenceReason: 'vendor outage' };
+  it.each([
+    ['open, silenced until later: in force', {}, { silenced: true, until: later, by: 'U0BOB', reason: 'vendor outage' }],
+    ['open, silenced until resolved: in force', { silencedUntil: null }, { silenced: true, until: 'resolved', by: 'U0BOB', reason: 'vendor outage' }],
+    ['open, the silence ended an hour ago (not yet cleared): over', { silencedUntil: earlier }, { silenced: false }],
+    ['open, the silence ends exactly now: over', { silencedUntil: NOW }, { silenced: false }],
+    ['open, never silenced: not silenced', { silencedBy: null, silencedUntil: null }, { silenced: false }],
+    ['resolved while silenced until later: over (resolving ends it)', { status: 'resolved' }, { silenced: false }],
+    ['resolved while silenced until resolved: over', { status: 'resolved', silencedUntil: null }, { silenced: false }],
+    ['no reason given: in force, reason null', { silenceReason: null }, { silenced: true, until: later, by: 'U0BOB', reason: null }],
+  ] as const)('%s', (_case, over, expected) => {
+    expect(silenceState({ ...silenced, ...over } as SilenceFields, NOW)).toEqual(expected);
+  });
+});
+
+describe('silencedUntilField: the silence as a payload field', () => {
+  it.each([
+    ['a timed silence: its end', { silenced: true, until: later, by: 'U', reason: null }, later.toISOString()],
+    ['until resolved', { silenced: true, until: 'resolved', by: 'U', reason: null }, 'resolved'],
+    ['none in force', { silenced: false }, null],
+  ] as const)('%s', (_case, state, expected) => expect(silencedUntilField(state)).toBe(expected));
+});
+
+describe('summariseHeld: what a silence held, told once', () => {
+  it('counts held events by kind in name order and says whether one was an escalation', () => {
+    const summary = summariseHeld(['failure_recorded', 'escalated', 'failure_recorded'], { consecutiveFailures: 5, severity: 'critical' });
+    expect(summary).toEqual({ counts: [{ kind: 'escalated', count: 1 }, { kind: 'failure_recorded', count: 2 }], escalated: true, consecutiveFailures: 5, severity: 'critical' });
+    expect(summariseHeld([], { consecutiveFailures: 2, severity: 'warning' }).escalated).toBe(false);
+  });
+});

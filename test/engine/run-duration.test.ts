@@ -1,0 +1,165 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/clock.js';
+import { createDb, createPool, type Db } from '../../src/db/connect.js';
+import type { Workflow } from '../../src/db/schema.js';
+import { checkRunDurations } from '../../src/engine/run-duration.js';
+import { loadNormalDurations } from '../../src/ledger/run-durations.js';
+import { pollFinishedRuns } from '../../src/engine/poller.js';
+import { finishRun, newRunRow } from '../../src/ledger/runs.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { createEngine, type Engine } from '../helpers/engine-harness.js';
+import { at, makeTenant, makeWorkflow } from '../helpers/factories.js';
+
+/**
+ * Running long and completion deadlines on two replicas at once (issue 16):
+ * each verdict is decided once, told once per destination, and the alert it
+ * opened resolves on the run's success like any other.
+ */
+
+const TICK = at('2026-03-10T02:00:00Z');
+let t: TestDatabase;
+let pools: Db[] = [];
+let engines: Engine[] = [];
+const clock = new ManualClock(TICK);
+let hanging: Workflow;
+let late: Workflow;
+
+/** Six nights of 20 minutes (one of 25): the normal duration is 20 minutes. */
+async function history(workflow: Workflow) {
+  const rows = [1, 2, 3, 4, 5, 6].map((d) => {
+    const tick = new Date(TICK.getTime() - d * 86_400_000);
+    const duration = d === 3 ? 1500 : 1200;
+    return newRunRow({ workflowId: workflow.id, tick, trigger: 'schedule', status: 'succeeded', attemptStatus: 'succeeded', startedAt: tick, finishedAt: new Date(tick.getTime() + duration * 1000), durationSeconds: duration, processedAt: tick });
+  });
+  await t.db.insertInto('runs').values(rows).execute();
+}
+
+async function running(workflow: Workflow) {
+  return t.db
+    .insertInto('runs')
+    .values(newRunRow({ workflowId: workflow.id, tick: TICK, trigger: 'schedule', status: 'running', startedAt: TICK, deadlineAt: new Date(TICK.getTime() + 6 * 3_600_000) }))
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+const bothReplicas = () => Promise.all(engines.map((e) => checkRunDurations(e.deps)));
+const eventsOf = (workflowId: number) =>
+  t.db.selectFrom('alertEvents').innerJoin('alerts', 'alerts.id', 'alertEvents.alertId').select(['alertEvents.id', 'alertEvents.kind', 'alertEvents.data', 'alerts.severity', 'alerts.cause']).where('alerts.workflowId', '=', workflowId).orderBy('alertEvents.id').execute();
+const rowsFor = async (eventId: number) => (await t.db.selectFrom('notifications').select('destination').where('eventId', '=', eventId).execute()).map((r) => r.destination).sort();
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  await makeTenant(t.db, { id: 'acme', channel: 'CACME' });
+  const createdAt = at('2026-03-01T00:00:00Z');
+  hanging = await makeWorkflow(t.db, { name: 'nightly', cron: '0 2 * * *', createdAt, policy: JSON.stringify({ completeBy: { time: '06:00' } }) });
+  late = await makeWorkflow(t.db, { name: 'export', cron: '0 2 * * *', createdAt, policy: JSON.stringify({ completeBy: { time: '04:00', timeZone: 'Europe/Berlin' } }) });
+  await history(hanging);
+  const yesterday = new Date(TICK.getTime() - 86_400_000);
+  await t.db.insertInto('runs').values(newRunRow({ workflowId: late.id, tick: yesterday, trigger: 'schedule', status: 'succeeded', attemptStatus: 'succeeded', startedAt: yesterday, finishedAt: new Date(yesterday.getTime() + 600_000), durationSeconds: 600, processedAt: yesterday })).execute();
+  pools = [createDb(createPool(t.url, 5)), createDb(createPool(t.url, 5))];
+  engines = pools.map((db, i) => createEngine(db, TICK, {}, `replica-${i}`, clock));
+});
+afterAll(async () => {
+  for (const p of pools) await p.destroy();
+  await t.drop();
+});
+
+describe('run duration on two replicas', () => {
+  it('learns the normal duration from the successes, robust to the slow night', async () => {
+    const normals = await loadNormalDurations(t.db, [hanging.id, late.id]);
+    expect(normals.get(hanging.id)).toEqual({ medianSeconds: 1200, madSeconds: 0, samples: 6 });
+    expect(normals.get(late.id)).toBeNull();
+  });
+
+  it('tells "running long" once, an hour in, as a warning that escalates at the timeout', async () => {
+    const run = await running(hanging);
+    await running(late);
+    clock.set(at('2026-03-10T02:59:59Z'));
+    await bothReplicas();
+    expect(await eventsOf(hanging.id)).toEqual([]);
+
+    clock.set(at('2026-03-10T03:00:00Z'));
+    await bothReplicas();
+    await bothReplicas();
+    const events = await eventsOf(hanging.id);
+    expect(events.map((e) => [e.kind, e.severity, e.cause])).toEqual([['opened', 'warning', 'running_long']]);
+    expect(events[0]!.data).toMatchObject({ consecutiveFailures: 0, runId: run.id, cause: { kind: 'running_long', runningSeconds: 3600, afterSeconds: 3600 } });
+    expect(await rowsFor(events[0]!.id)).toEqual(['slack:CACME', 'slack:CPLATFORM']);
+    const alert = await t.db.selectFrom('alerts').selectAll().where('workflowId', '=', hanging.id).executeTakeFirstOrThrow();
+    expect(alert.escalateAt).toEqual(at('2026-03-10T08:00:00Z'));
+    expect(alert.lastRunId).toBeNull();
+  });
+
+  it('a missed completion deadline opens a critical alert once, or is told once in the open thread', async () => {
+    // 04:00 in Berlin is 03:00 UTC: the export has not succeeded.
+    clock.set(at('2026-03-10T03:00:00Z'));
+    await bothReplicas();
+    await bothReplicas();
+    const exportEvents = await eventsOf(late.id);
+    // Never "running long" (no history, no verdict); yesterday's tick succeeded in time.
+    expect(exportEvents.map((e) => [e.kind, e.severity, e.cause])).toEqual([['opened', 'critical', 'completion_missed']]);
+    expect(exportEvents[0]!.data).toMatchObject({ cause: { kind: 'completion_missed', tick: TICK.toISOString(), deadline: '2026-03-10T03:00:00.000Z', running: true } });
+
+    clock.set(at('2026-03-10T06:00:00Z'));
+    await bothReplicas();
+    await bothReplicas();
+    const events = await eventsOf(hanging.id);
+    expect(events.map((e) => e.kind)).toEqual(['opened', 'completion_missed']);
+    expect(await rowsFor(events[1]!.id)).toEqual(['slack:CACME', 'slack:CPLATFORM']);
+  });
+
+  it('the run that was long succeeds: the alert resolves, and its duration is kept', async () => {
+    const run = await t.db.selectFrom('runs').selectAll().where('workflowId', '=', hanging.id).where('status', '=', 'running').executeTakeFirstOrThrow();
+    clock.set(at('2026-03-10T06:30:00Z'));
+    await finishRun(engines[0]!.deps, run.id, { status: 'succeeded' });
+    await Promise.all(engines.map((e) => pollFinishedRuns(e.deps)));
+    const events = await eventsOf(hanging.id);
+    expect(events.map((e) => e.kind)).toEqual(['opened', 'completion_missed', 'resolved']);
+    const finished = await t.db.selectFrom('runs').select(['durationSeconds', 'longNoticedAt']).where('id', '=', run.id).executeTakeFirstOrThrow();
+    expect(finished).toEqual({ durationSeconds: 4.5 * 3600, longNoticedAt: at('2026-03-10T03:00:00Z') });
+  });
+});
+
+describe('too fast', () => {
+  it('a success under minDurationSeconds counts as a failure; in an open alert the thread is told', async () => {
+    const quick = await makeWorkflow(t.db, { name: 'quick', cron: '0 * * * *', policy: JSON.stringify({ minDurationSeconds: 60, alertAfter: 1, retries: 0 }) });
+    const finishedIn = async (tick: string, seconds: number) => {
+      const start = at(tick);
+      await t.db
+        .insertInto('runs')
+        .values(newRunRow({ workflowId: quick.id, tick: start, trigger: 'schedule', status: 'succeeded', attemptStatus: 'succeeded', startedAt: start, finishedAt: new Date(start.getTime() + seconds * 1000), durationSeconds: seconds }))
+        .execute();
+      clock.set(new Date(start.getTime() + seconds * 1000));
+      await pollFinishedRuns(engines[0]!.deps);
+    };
+    await finishedIn('2026-03-10T07:00:00Z', 3);
+    await finishedIn('2026-03-10T08:00:00Z', 2);
+    const runs = await t.db.selectFrom('runs').select(['status', 'error']).where('workflowId', '=', quick.id).orderBy('id').execute();
+    expect(runs).toEqual([
+      { status: 'failed', error: 'too fast: finished in 3s, expected at least 60s' },
+      { status: 'failed', error: 'too fast: finished in 2s, expected at least 60s' },
+    ]);
+    expect((await eventsOf(quick.id)).map((e) => e.kind)).toEqual(['opened', 'failure_recorded', 'too_fast']);
+    await finishedIn('2026-03-10T09:00:00Z', 90);
+    expect((await eventsOf(quick.id)).map((e) => e.kind)).toEqual(['opened', 'failure_recorded', 'too_fast', 'resolved']);
+  });
+});
+
+describe('inside a maintenance window', () => {
+  it('a run going long is claimed but not told', async () => {
+    const vacuumed = await makeWorkflow(t.db, { name: 'vacuumed', cron: '0 2 * * *', createdAt: at('2026-03-01T00:00:00Z') });
+    await history(vacuumed);
+    const start = at('2026-03-11T02:00:00Z');
+    const run = await t.db
+      .insertInto('runs')
+      .values(newRunRow({ workflowId: vacuumed.id, tick: start, trigger: 'schedule', status: 'running', startedAt: start, deadlineAt: new Date(start.getTime() + 6 * 3_600_000) }))
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await t.db.insertInto('maintenanceWindows').values({ tenantId: 'acme', workflowId: vacuumed.id, startsAt: start, endsAt: at('2026-03-11T05:00:00Z'), reason: 'vacuum', createdBy: 'test', recurrence: null, toldAt: null, createdAt: start }).execute();
+    clock.set(at('2026-03-11T03:05:00Z'));
+    await bothReplicas();
+    expect(await eventsOf(vacuumed.id)).toEqual([]);
+    const claimed = await t.db.selectFrom('runs').select('longNoticedAt').where('id', '=', run.id).executeTakeFirstOrThrow();
+    expect(claimed.longNoticedAt).toEqual(at('2026-03-11T03:05:00Z'));
+  });
+});

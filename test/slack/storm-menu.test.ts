@@ -1,0 +1,116 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Alert } from '../../src/db/schema.js';
+import { loadDigestFacts } from '../../src/services/digest-queries.js';
+import { buildDigest } from '../../src/slack/blocks/digest.js';
+import { renderHome } from '../../src/slack/blocks/home.js';
+import { ACTION, stormBlockId } from '../../src/slack/blocks/ids.js';
+import { homeModel } from '../../src/slack/views/queries.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { createEngine, PLATFORM, reportRun, type Engine } from '../helpers/engine-harness.js';
+import { makeTenant, makeWorkflow } from '../helpers/factories.js';
+import { eventually, startSlackRig, type SlackRig } from '../helpers/slack-bolt.js';
+
+/** Each alert inside a storm message stays ownable: its ⋯ menu, clicked through the signed-request rig. */
+const TICK = new Date('2026-03-10T02:00:00Z');
+
+let t: TestDatabase;
+let engine: Engine;
+let rig: SlackRig;
+let alerts: Alert[];
+let stormId: number;
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  engine = createEngine(t.db, new Date(TICK.getTime() + 60_000));
+  rig = await startSlackRig(t.db, { clock: engine.clock, env: { PLATFORM_CHANNEL: PLATFORM } });
+  await makeTenant(t.db, { id: 'acme', name: 'Acme', channel: 'CACME' });
+  await makeTenant(t.db, { id: 'globex', name: 'Globex', channel: 'CGLOBEX' });
+  for (let i = 0; i < 6; i++) {
+    const wf = await makeWorkflow(t.db, { tenantId: 'acme', name: `load-${i}`, cron: '0 * * * *', policy: JSON.stringify({ alertAfter: 1 }) });
+    await reportRun(t.db, wf, TICK, { status: 'failed', error: 'warehouse unreachable' }, engine.clock.now());
+  }
+  await engine.drain();
+  await rig.drain();
+  alerts = await t.db.selectFrom('alerts').selectAll().orderBy('id').execute();
+  stormId = (await t.db.selectFrom('storms').select('id').where('destination', '=', 'slack:CACME').executeTakeFirstOrThrow()).id;
+});
+afterAll(async () => {
+  await rig.close();
+  await t.drop();
+});
+
+const stormMessage = () => rig.slack.roots('CACME')[0]!;
+const menu = (alert: Alert, choice: string, channel = 'CACME', user = 'U0ALICE') =>
+  rig.click({ actionId: ACTION.stormAlertMenu, blockId: stormBlockId(stormId, alert.id), selected: `${alert.id}:${choice}`, channel, user });
+const alertNow = (a: Alert) => t.db.selectFrom('alerts').selectAll().where('id', '=', a.id).executeTakeFirstOrThrow();
+
+describe('the storm message menu', { timeout: 60_000 }, () => {
+  it('six alerts at once are one storm message, each alert with its own menu', async () => {
+    expect(rig.slack.roots('CACME')).toHaveLength(1);
+    const blocks = stormMessage().blocks as { block_id?: string; accessory?: { action_id: string; options: { value: string }[] } }[];
+    const members = blocks.filter((b) => b.block_id?.startsWith('storm:'));
+    expect(members.map((b) => b.block_id)).toEqual(alerts.map((a) => stormBlockId(stormId, a.id)));
+    expect(members[0]!.accessory!.action_id).toBe(ACTION.stormAlertMenu);
+    expect(members[0]!.accessory!.options.map((o) => o.value)).toEqual([`${alerts[0]!.id}:take`, `${alerts[0]!.id}:silence:1h`, `${alerts[0]!.id}:silence:resolved`, `${alerts[0]!.id}:resolve`]);
+  });
+
+  it('Take ownership acts on that alert alone and answers with the storm message re-rendered in place; no post', async () => {
+    const posts = rig.slack.callsTo('chat.postMessage').length;
+    const responses = rig.slack.responses.length;
+    const res = await menu(alerts[2]!, 'take');
+    expect(res.status).toBe(200);
+    await eventually(async () => expect((await alertNow(alerts[2]!)).ownerUser).toBe('U0ALICE'));
+    expect((await alertNow(alerts[1]!)).ownerUser).toBeNull();
+    const answer = await eventually(() => rig.slack.responses.slice(responses).find((r) => r.body.replace_original === true) ?? Promise.reject(new Error('no answer yet')));
+    expect(JSON.stringify(answer.body.blocks)).toMatch(/load-2\*[^"]*owner <@U0ALICE>/);
+    await rig.drain();
+    expect(rig.slack.callsTo('chat.postMessage')).toHaveLength(posts);
+    expect(JSON.stringify(stormMessage().blocks)).toMatch(/load-2\*[^"]*owner <@U0ALICE>/);
+  });
+
+  it('Silence and Resolve… work from the menu too (Resolve… opens the modal)', async () => {
+    await menu(alerts[3]!, 'silence:1h');
+    await eventually(async () => expect((await alertNow(alerts[3]!)).silencedBy).toBe('U0ALICE'));
+    const views = rig.slack.openedViews.length;
+    await menu(alerts[4]!, 'resolve');
+    const opened = await eventually(() => rig.slack.openedViews[views] ?? Promise.reject(new Error('no modal yet')));
+    expect(JSON.parse((opened.view as { private_metadata: string }).private_metadata)).toMatchObject({ alertId: alerts[4]!.id, channel: 'CACME', messageTs: null });
+  });
+
+  it("another tenant's channel cannot act on these alerts, and a malformed choice is refused in words", async () => {
+    const responses = rig.slack.responses.length;
+    await menu(alerts[5]!, 'take', 'CGLOBEX', 'U0MALLORY');
+    const refused = await eventually(() => rig.slack.responses.slice(responses).find((r) => r.body.response_type === 'ephemeral') ?? Promise.reject(new Error('no answer yet')));
+    expect(String(refused.body.text)).toMatch(/not found|can't find|cannot find/i);
+    expect((await alertNow(alerts[5]!)).ownerUser).toBeNull();
+
+    const before = rig.slack.responses.length;
+    await rig.click({ actionId: ACTION.stormAlertMenu, blockId: stormBlockId(stormId, alerts[5]!.id), selected: `${alerts[5]!.id}:delete`, channel: 'CACME' });
+    const bad = await eventually(() => rig.slack.responses.slice(before).find((r) => r.body.response_type === 'ephemeral') ?? Promise.reject(new Error('no answer yet')));
+    expect(String(bad.body.text)).toContain("couldn't read that click");
+    expect((await alertNow(alerts[5]!)).ownerUser).toBeNull();
+  });
+
+  it('/scheduler status and the App Home name the storm under way; another tenant sees none', async () => {
+    const before = rig.slack.responses.length;
+    await rig.command('status', { channel: 'CACME' });
+    const status = await eventually(() => rig.slack.responses[before] ?? Promise.reject(new Error('no answer yet')));
+    expect(JSON.stringify(status.body)).toMatch(/Storm since .*6 alerts \(\d open\) are one message in <#CACME>/);
+    const other = rig.slack.responses.length;
+    await rig.command('status', { channel: 'CGLOBEX' });
+    const globex = await eventually(() => rig.slack.responses[other] ?? Promise.reject(new Error('no answer yet')));
+    expect(JSON.stringify(globex.body)).not.toContain('Storm');
+
+    const home = renderHome(await homeModel(t.db, engine.clock.now(), ['acme']), engine.clock.now());
+    expect(JSON.stringify(home.blocks)).toMatch(/Storm since .*6 alerts/);
+    expect(JSON.stringify(renderHome(await homeModel(t.db, engine.clock.now(), ['globex']), engine.clock.now()).blocks)).not.toContain('Storm');
+  });
+
+  it("the tenant's digest mentions the storm", async () => {
+    const facts = await loadDigestFacts(t.db, 'acme', new Date(TICK.getTime() - 86_400_000), engine.clock.now());
+    expect(facts!.storms).toEqual([{ startedAt: new Date(TICK.getTime() + 60_000), endedAt: null, alerts: 6 }]);
+    const digest = buildDigest(facts!)!;
+    expect(digest.plainText).toContain('Storms\n- storm at 2026-03-10 02:01 UTC: 6 alerts at once, told as one message, still under way');
+    expect((await loadDigestFacts(t.db, 'globex', new Date(TICK.getTime() - 86_400_000), engine.clock.now()))!.storms).toEqual([]);
+  });
+});
