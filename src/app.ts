@@ -22,6 +22,8 @@ import { housekeepingJobs } from './engine/housekeeping-jobs.js';
 export interface AppOptions {
   config: Config;
   db: Db;
+  /** The pool the HTTP API's requests use, so that a burst of them never queues the loops' queries (see open-database.ts); `db` when absent. */
+  apiDb?: Db;
   /** The database URL, for the LISTEN connection that wakes loops early. */
   databaseUrl?: string;
   logger: Logger;
@@ -63,7 +65,7 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   http.use(healthRouter(deps, () => [...loops.map((l) => l.status), ...(options.loops !== false ? housekeeping.statuses() : [])], startedAt));
   const slack = await startSlack(http, deps);
   const housekeeping = createHousekeeping(deps, [...housekeepingJobs(deps), ...slack.housekeeping]);
-  http.use(apiRoutes(deps, () => loops.map((l) => l.status)));
+  http.use(apiRoutes(options.apiDb ? { ...deps, db: options.apiDb } : deps, () => loops.map((l) => l.status)));
 
   const server = await new Promise<Server>((resolve, reject) => {
     const s = http.listen(options.port ?? options.config.PORT, options.config.HOST, () => resolve(s));

@@ -6,8 +6,16 @@ import { createDb, createPool, type Db } from './db/connect.js';
 import { startEmbeddedPostgres } from './db/embedded.js';
 
 export interface OpenDatabase {
+  /** The engine's pool: loops, Slack, readiness. */
   db: Db;
   pool: pg.Pool;
+  /**
+   * The HTTP API's own pool (the bulkhead of issue 19): after a database
+   * blip, clients resend their reports all at once, and in a shared pool a
+   * loop's query waited behind every one of them (pg-pool's queue is first
+   * come, first served) until its connect timeout failed the tick.
+   */
+  apiDb: Db;
   url: string;
   embedded: boolean;
   close(): Promise<void>;
@@ -28,13 +36,15 @@ export async function openDatabase(config: Config, logger: Logger, poolSize = 10
   }
   const pool = createPool(url, poolSize);
   const db = createDb(pool);
+  const apiDb = createDb(createPool(url, poolSize));
   return {
     db,
     pool,
+    apiDb,
     url,
     embedded: !!stopEmbedded,
     async close() {
-      await db.destroy();
+      await Promise.all([db.destroy(), apiDb.destroy()]);
       await stopEmbedded?.();
     },
   };

@@ -12,5 +12,6 @@ export function isConnectionError(error: unknown): boolean {
   if (code.startsWith('08') || /^57P0[1-3]$/.test(code) || code === '53300' || code === '25P03') return true;
   if (['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN'].includes(code)) return true;
   const message = typeof e?.message === 'string' ? e.message : '';
-  return /Connection terminated|connection error and is not queryable|terminating connection|timeout exceeded when trying to connect|Query read timeout|the database system is (starting up|shutting down|in recovery)/i.test(message);
+  // A database closed to connections (ALTER DATABASE … ALLOW_CONNECTIONS false, for maintenance) answers 55000, a code shared with data errors: told by its message.
+  return /Connection terminated|connection error and is not queryable|terminating connection|timeout exceeded when trying to connect|Query read timeout|the database system is (starting up|shutting down|in recovery)|is not currently accepting connections/i.test(message);
 }

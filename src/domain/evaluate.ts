@@ -79,6 +79,14 @@ const IDLE_GAP_CADENCES = 2;
  * `0 9 * * 1-5` job over the weekend), the clock stops, since nothing can be
  * seen to fail there. A weekday warning opened on Friday escalates on Monday,
  * not on Saturday. DST's 23 h and 25 h days are not rests.
+ *
+ * The rest is a gap's part after its first cadence (Friday's tick + 1 day
+ * until Monday's tick), and only what of it lies after opened_at stops the
+ * clock: an alert opened inside a rest (a late report, a yearly job's
+ * failure told months later) starts counting when the schedule resumes.
+ * Counting the whole gap instead pushed such a deadline a rest too far, into
+ * the next rest, and so on for up to 1000 fire times: a second of CPU per
+ * alert and a deadline years out, which stalled the engine (issue 19).
  */
 export function escalateAtFor(openedAt: Date, severity: Severity, multiplier: number, cadenceSeconds: number, schedule?: { cron: string; timezone: string }): Date | null {
   if (severity !== 'warning') return null;
@@ -89,7 +97,8 @@ export function escalateAtFor(openedAt: Date, severity: Severity, multiplier: nu
   for (let i = 0; i < 1000 && tick.getTime() < deadline; i++) {
     const next = nextFireAfter(schedule.cron, schedule.timezone, tick);
     const gap = next.getTime() - tick.getTime();
-    if (gap >= IDLE_GAP_CADENCES * cadenceMs) deadline += gap - cadenceMs;
+    const restFrom = Math.max(tick.getTime() + cadenceMs, openedAt.getTime());
+    if (gap >= IDLE_GAP_CADENCES * cadenceMs) deadline += Math.max(0, next.getTime() - restFrom);
     tick = next;
   }
   return new Date(deadline);

@@ -1,4 +1,4 @@
-import { CronExpressionParser } from 'cron-parser';
+import { CronExpression, CronExpressionParser } from 'cron-parser';
 
 /**
  * Fire times of a cron expression in a time zone. Nothing here reads the
@@ -78,8 +78,11 @@ export function nextFireAfter(cron: string, tz: string, from: Date): Date {
   if (shift === 0) {
     // No transition within a day and a half: the zone is a fixed offset here.
     const offset = zone.offsetAt(after);
-    const instant = wallIterator(cron, zone.wallOf(after)).next().getTime() - offset;
-    if (instant - after <= OFFSET_PROBE_MS) return new Date(instant);
+    const wall = wallIterator(cron, zone.wallOf(after)).next().getTime();
+    if (wall - offset - after <= OFFSET_PROBE_MS) return new Date(wall - offset);
+    // Further off (a yearly job): no transition near the fire time either means its wall time happens once, there.
+    const far = settledInstantOf(zone, wall, offset);
+    if (far !== undefined) return new Date(far);
   }
   const everyHour = namesEveryHour(cron);
   // Start early enough to see a wall time before `from`'s that a gap moves past it.
@@ -116,6 +119,8 @@ export function latestFireAtOrBefore(cron: string, tz: string, at: Date): Date |
       return undefined; // nothing earlier
     }
     if (until - (wall - offset) <= OFFSET_PROBE_MS && wall - offset <= until) return new Date(wall - offset);
+    const far = settledInstantOf(zone, wall, offset);
+    if (far !== undefined && far <= until) return new Date(far);
   }
   const everyHour = namesEveryHour(cron);
   const it = wallIterator(cron, zone.wallOf(until) + Math.max(shift, MINUTE) + MINUTE);
@@ -151,23 +156,40 @@ export function fireTimesBetween(cron: string, tz: string, from: Date, to: Date,
   return out;
 }
 
+/**
+ * The instant of a fire time's wall time far from `from` (whose offset is
+ * `offsetNear`), when no transition is within a day and a half of it: then
+ * that wall time happens exactly once. Undefined near a transition (the
+ * caller walks the rule at the top of this file).
+ */
+function settledInstantOf(zone: Zone, wall: number, offsetNear: number): number | undefined {
+  const offset = zone.offsetAt(wall - offsetNear);
+  const instant = wall - offset;
+  return zone.shiftNear(instant) === 0 && zone.offsetAt(instant) === offset ? instant : undefined;
+}
+
 /** Wall-clock fire times, as UTC-encoded instants (cron-parser in UTC has no DST to get wrong). */
 function wallIterator(cron: string, wallMs: number) {
-  const it = CronExpressionParser.parse(cron, { currentDate: new Date(wallMs), tz: 'UTC' });
+  const it = new CronExpression(parsed(cron).fields, { currentDate: new Date(wallMs), tz: 'UTC' });
   return { next: () => it.next().toDate(), prev: () => it.prev().toDate() };
 }
 
-const everyHourMemo = new Map<string, boolean>();
+const parsedMemo = new Map<string, CronExpression>();
+
+/** Parsing is a third of a fire time's cost, and a few expressions serve every workflow: each is parsed once (its fields never change). */
+function parsed(cron: string): CronExpression {
+  let expression = parsedMemo.get(cron);
+  if (!expression) {
+    expression = CronExpressionParser.parse(cron, { currentDate: new Date(0), tz: 'UTC' });
+    if (parsedMemo.size > 10_000) parsedMemo.clear();
+    parsedMemo.set(cron, expression);
+  }
+  return expression;
+}
 
 /** Does the hour field allow all 24 hours? Then the job keeps real spacing through a repeated hour. */
 function namesEveryHour(cron: string): boolean {
-  let known = everyHourMemo.get(cron);
-  if (known === undefined) {
-    known = CronExpressionParser.parse(cron, { currentDate: new Date(0), tz: 'UTC' }).fields.hour.values.length === 24;
-    if (everyHourMemo.size > 10_000) everyHourMemo.clear();
-    everyHourMemo.set(cron, known);
-  }
-  return known;
+  return parsed(cron).fields.hour.values.length === 24;
 }
 
 interface Zone {

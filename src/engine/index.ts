@@ -4,7 +4,7 @@ import { heldRunsOf } from '../ledger/run-leases.js';
 import { runEscalationClock } from './escalation.js';
 import { checkFreshness } from './freshness.js';
 import { leaseRenewalLoop } from './lease-renewal.js';
-import { pollFinishedRuns } from './poller.js';
+import { adaptivePoller } from './poller.js';
 import { checkRunDurations } from './run-duration.js';
 import type { LoopSpec } from './runner.js';
 import { tickSchedulerLoop } from './tick-scheduler.js';
@@ -31,7 +31,7 @@ export function engineLoops(deps: Deps): LoopSpec[] {
       step: 'poller',
       intervalMs: deps.config.POLL_INTERVAL_SECONDS * 1000,
       wakeOn: [RUNS_FINISHED_CHANNEL],
-      tick: () => pollFinishedRuns(deps),
+      tick: adaptivePoller(deps),
     },
     {
       name: 'escalation-clock',

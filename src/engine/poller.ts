@@ -21,12 +21,37 @@ import { awaitUpstreamTurn, lockedWithUpstreams, upstreamOfCte } from './upstrea
  * attempts with budget to the retry engine, tick verdicts and manual runs to
  * the evaluator. Claim, routing and evaluation share one transaction, so
  * another replica never sees a claimed run half-routed (a failure about to
- * become `pending_retry` is never counted as confirmed). If the batch throws,
- * its runs are taken again one at a time, and a run that still throws is
- * marked processed with the error logged: a fault is never re-processed forever.
+ * become `pending_retry` is never counted as confirmed). If the batch throws
+ * for another reason than a lost connection, its runs are taken again one at
+ * a time, and a run that still throws is marked processed with the error
+ * logged: a fault is never re-processed forever.
  */
 
 export const DEFAULT_POLL_BATCH = 100;
+/** The smallest batch a poller shrinks to while the database keeps dropping it. */
+export const MIN_POLL_BATCH = 10;
+
+/**
+ * The poller loop's tick, with a batch that shrinks (to a quarter, down to
+ * MIN_POLL_BATCH) each time the database drops it and grows back (doubling)
+ * with each batch that commits. A batch rolls back whole when its connection
+ * is lost, so under repeated faults on a busy machine a full batch, which
+ * takes longer than the gap between faults, never commits and the backlog
+ * only grows (issue 19); a small one commits in between.
+ */
+export function adaptivePoller(deps: Deps): () => Promise<boolean> {
+  let batch = DEFAULT_POLL_BATCH;
+  return async () => {
+    try {
+      const found = await pollFinishedRuns(deps, batch);
+      batch = Math.min(DEFAULT_POLL_BATCH, batch * 2);
+      return found;
+    } catch (error) {
+      if (isConnectionError(error)) batch = Math.max(MIN_POLL_BATCH, Math.floor(batch / 4));
+      throw error;
+    }
+  };
+}
 
 export async function pollFinishedRuns(deps: Deps, batch = DEFAULT_POLL_BATCH): Promise<boolean> {
   return (await pollFinishedRunsDetailed(deps, batch)).length > 0;
@@ -41,6 +66,11 @@ export async function pollFinishedRunsDetailed(deps: Deps, batch = DEFAULT_POLL_
     // Nothing to take: maybe a dependency group another replica holds; its turn is waited for (upstream-blocks.ts).
     if (outcome.claimed.length === 0) outcome = await deps.db.transaction().execute(async (trx) => ((await awaitUpstreamTurn(trx, batch)) > 0 ? processClaimed(trx, deps, now, batch) : outcome));
   } catch (error) {
+    // A lost connection is nobody's fault: the batch rolled back whole and the runner takes it again after a
+    // short back-off. Going one run at a time instead (a transaction each, for up to a whole batch of runs
+    // and whatever arrived meanwhile) kept every replica's poller in one tick for minutes under repeated
+    // faults while the backlog grew (issue 19). One at a time is for a run that breaks its batch.
+    if (isConnectionError(error)) throw error;
     deps.logger.warn({ err: error }, 'poller batch failed; processing its runs one at a time');
     return pollOneByOne(deps, now, batch);
   }

@@ -8,9 +8,12 @@ import type { EngineStep } from './steps.js';
  * One unit of work; resolves true when it found work (the runner then goes
  * again at once), false when idle (the runner sleeps its interval or until woken).
  * `signal` aborts when the loop is stopping: a tick that can run for long
- * (the outbox sender's paced pipelines) winds down on it.
+ * (the outbox sender's paced pipelines) winds down on it, and calls
+ * `progress` after each step that reached the database, so readiness and
+ * the seconds-since-tick metric see a loop working through a backlog
+ * rather than one stuck since its last failure.
  */
-export type LoopTick = (signal?: AbortSignal) => Promise<boolean>;
+export type LoopTick = (signal?: AbortSignal, progress?: () => void) => Promise<boolean>;
 
 export interface LoopSpec {
   name: string;
@@ -25,7 +28,7 @@ export interface LoopSpec {
 export interface LoopStatus {
   name: string;
   intervalMs: number;
-  /** When the last tick finished without an error. */
+  /** When the last tick finished without an error, or a long tick last made progress. */
   lastTickAt?: Date;
   lastErrorAt?: Date;
   lastError?: string;
@@ -83,11 +86,14 @@ export function runLoop(spec: LoopSpec, deps: { clock: Clock; logger: Logger; si
       woken = false;
       const started = performance.now();
       let foundWork = false;
-      try {
-        foundWork = await spec.tick(deps.signal);
+      const progressed = () => {
         status.failures = 0;
         status.dbErrors = 0;
         status.lastTickAt = deps.clock.now();
+      };
+      try {
+        foundWork = await spec.tick(deps.signal, progressed);
+        progressed();
       } catch (error) {
         const failures = ++status.failures;
         status.lastErrorAt = deps.clock.now();

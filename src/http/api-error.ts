@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler } from 'express';
 import type { z } from 'zod';
+import { isConnectionError } from '../db/connection-errors.js';
 import type { Logger } from '../log.js';
 import { describeIssues } from '../config/workflows-file.js';
 
@@ -46,6 +47,9 @@ interface BodyParserError {
   limit?: number;
 }
 
+/** What a refusal for a database outage asks the client to wait: the engine's loops are back within a few seconds of it. */
+const RETRY_AFTER_SECONDS = 2;
+
 export function apiErrorHandler(logger: Logger): ErrorRequestHandler {
   return (error, req, res, next) => {
     if (res.headersSent) return next(error);
@@ -74,7 +78,15 @@ export function apiErrorHandler(logger: Logger): ErrorRequestHandler {
         return;
     }
     // The route pattern, never the path: a ping's path is its key.
-    logger.error({ err: error, method: req.method, route: `${req.baseUrl}${(req.route as { path?: string } | undefined)?.path ?? ''}` }, 'API request failed');
+    const route = `${req.baseUrl}${(req.route as { path?: string } | undefined)?.path ?? ''}`;
+    if (isConnectionError(error)) {
+      // The database away for a moment (a terminated connection, a restart) is nobody's bug: the client sends again
+      // shortly. One line without a stack: under a retry storm, formatting stacks was a large share of the CPU (issue 19).
+      logger.warn({ error: (error as Error).message, method: req.method, route }, 'API request refused: database unavailable');
+      res.status(503).set('Retry-After', String(RETRY_AFTER_SECONDS)).json({ error: 'database_unavailable', message: 'the database is not answering; send the request again shortly' });
+      return;
+    }
+    logger.error({ err: error, method: req.method, route }, 'API request failed');
     res.status(500).json({ error: 'internal', message: 'internal error; the server log has the details' });
   };
 }

@@ -13,9 +13,11 @@ import { claimDue, handBackStranded, pacingOf, sleepOnClock, type SenderContext 
  * `lookMs` and whenever a pipeline ends. Rows held in process past a
  * replica's death are not lost: their lease runs out and the next claimer
  * looks them up before sending again. On `signal` the pipelines finish the
- * row in hand and hand back the ones still waiting for a slot.
+ * row in hand and hand back the ones still waiting for a slot. A drain
+ * lasts as long as the backlog (minutes for a storm), so every claim and
+ * settled delivery tells the runner it is `progress`ing.
  */
-export async function drainOutbox(ctx: SenderContext, signal: AbortSignal): Promise<boolean> {
+export async function drainOutbox(ctx: SenderContext, signal: AbortSignal, progress: () => void = () => {}): Promise<boolean> {
   const { deps, o, pacer } = ctx;
   const failed = new AbortController();
   const halt = AbortSignal.any([signal, failed.signal]);
@@ -31,9 +33,11 @@ export async function drainOutbox(ctx: SenderContext, signal: AbortSignal): Prom
       const now = deps.clock.now();
       // Destinations paced beyond what a pipeline waits out in process are left for later looks.
       const exclude = [...running.keys(), ...pacer.blockedDestinations(new Date(now.getTime() + o.holdMs))];
-      for (const c of await claimDue(ctx, now, o.batch, exclude)) {
+      const claimed = await claimDue(ctx, now, o.batch, exclude);
+      progress();
+      for (const c of claimed) {
         found = true;
-        const done = runPipeline(ctx, c, halt)
+        const done = runPipeline(ctx, c, halt, progress)
           .catch((error: unknown) => {
             failures.push(error);
             failed.abort();
@@ -60,12 +64,14 @@ export async function drainOutbox(ctx: SenderContext, signal: AbortSignal): Prom
 }
 
 /** One destination's pipeline: delivers its head, then claims and delivers the next, while its pace is within reach. */
-async function runPipeline(ctx: SenderContext, first: ClaimedNotification, halt: AbortSignal): Promise<void> {
+async function runPipeline(ctx: SenderContext, first: ClaimedNotification, halt: AbortSignal, progress: () => void): Promise<void> {
   const { deps, o } = ctx;
   ctx.awake.count++;
   try {
     for (let next: ClaimedNotification | undefined = first; next && !halt.aborted; ) {
-      if (!(await deliverOne(ctx, next, halt)) || halt.aborted) return;
+      const delivered = await deliverOne(ctx, next, halt);
+      progress();
+      if (!delivered || halt.aborted) return;
       if (heldPast(ctx, next.destination, new Date(deps.clock.now().getTime() + o.holdMs))) return;
       [next] = await claimDue(ctx, deps.clock.now(), 1, [], [next.destination]);
     }

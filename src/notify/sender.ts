@@ -44,7 +44,7 @@ export function createOutboxSender(deps: Pick<Deps, 'db' | 'clock' | 'logger' | 
       intervalMs: ctx.o.intervalMs,
       // Waiting on the clock with rows in hand needs a way to be told to stop:
       // called without the runner's signal (loops driven by hand), it makes one round.
-      tick: (signal) => (signal ? drainOutbox(ctx, signal) : sendRound(ctx)),
+      tick: (signal, progress) => (signal ? drainOutbox(ctx, signal, progress) : sendRound(ctx)),
       wakeOn: [NOTIFICATIONS_CHANNEL],
     },
   };

@@ -62,6 +62,17 @@ describe('escalateAtFor', () => {
     const at = escalateAtFor(openedAt, severity, multiplier, cadence, schedule);
     expect(at?.toISOString() ?? null).toBe(expected);
   });
+
+  it.each([
+    // Opened on Saturday, inside the weekend: the clock starts when the schedule resumes, Monday 08:00, and runs a day.
+    ['2026-03-14T12:00:00Z', 1, 86_400, '0 8 * * 1-5', '2026-03-17T08:00:00.000Z'],
+    // Opened on Friday 4 minutes after the tick: Friday's day counts, the weekend does not, Monday 08:04.
+    ['2026-03-13T08:04:00Z', 1, 86_400, '0 8 * * 1-5', '2026-03-16T08:04:00.000Z'],
+    // A job every 5 minutes on 1 January only, its failure told in December: 3 ticks into next 1 January, not years on.
+    ['2026-12-01T03:50:00Z', 3, 300, '*/5 * 1 1 *', '2027-01-01T00:15:00.000Z'],
+  ] as const)('opened during a rest at %s (× %d of %d s, %s): %s', (opened, multiplier, cadence, cron, expected) => {
+    expect(escalateAtFor(new Date(opened), 'warning', multiplier, cadence, { cron, timezone: 'UTC' })?.toISOString()).toBe(expected);
+  });
 });
 
 describe('nextAlertState: the open alert after an evaluation', () => {

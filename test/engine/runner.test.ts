@@ -51,3 +51,40 @@ it('after many database failures in a row the loop still tries again within the 
   abort.abort();
   await loop.done;
 });
+
+it('a long tick that makes progress after failures is working again: failures cleared and its last tick moved on, before it ends', async () => {
+  // The outbox sender's drain runs for minutes through a backlog; /readyz must not call it stuck for that long.
+  const clock = new ManualClock('2026-03-10T00:00:00Z');
+  const abort = new AbortController();
+  let calls = 0;
+  let step: (() => void) | undefined;
+  let finish!: (found: boolean) => void;
+  const finished = new Promise<boolean>((resolve) => (finish = resolve));
+  const loop = runLoop(
+    {
+      name: 'test-long-tick',
+      intervalMs: 1_000,
+      tick: async (_signal, progress) => {
+        if (++calls <= 2) throw Object.assign(new Error('Connection terminated unexpectedly'), {});
+        step = progress;
+        return finished;
+      },
+    },
+    { clock, logger: silentLogger, signal: abort.signal },
+  );
+  for (let i = 1; i <= 2; i++) {
+    await eventually(() => expect(calls).toBe(i));
+    await eventually(() => expect(clock.nextWake()).toBeDefined());
+    clock.advance(clock.nextWake()!.getTime() - clock.now().getTime());
+  }
+  await eventually(() => expect(step).toBeDefined());
+  expect(loop.status.failures).toBe(2);
+  expect(loop.status.lastTickAt).toBeUndefined();
+  clock.advance(30_000);
+  step!();
+  expect(loop.status.failures).toBe(0);
+  expect(loop.status.lastTickAt).toEqual(clock.now());
+  finish(false);
+  abort.abort();
+  await loop.done;
+});

@@ -5,6 +5,7 @@ import type { PostgresHandle } from './postgres-handle.js';
 import type { ReplicaSet } from './replicas.js';
 import type { StallMonitor } from './stalls.js';
 import { terminateBotConnections } from './postgres-handle.js';
+import type { Probe } from './probe.js';
 
 /** What a chaos scenario does to the bot while the driver works: the faults, started and stopped. */
 
@@ -46,6 +47,8 @@ export interface ChaosTargets {
   database: string;
   /** Where a fault that could not be injected is told. */
   problems: string[];
+  /** With CHAOS_LOG_DIR: each fault is written to the probe log as it is injected. */
+  probe?: Probe;
 }
 
 export type ChaosActions = { slackFaults: number; terminations: number; terminated: number; pgRestarts: number; readyzOutage: number; readyzChecks: number; revoked: number };
@@ -109,12 +112,14 @@ export function startChaos(spec: ScenarioSpec, c: ChaosTargets): { stop(): Promi
 
 /** DATABASE_FAULTS in order: connections terminated, and Postgres restarted when the suite owns it (with /readyz sampled while it is down). */
 async function databaseFaultSchedule(c: ChaosTargets, actions: ChaosActions): Promise<void> {
-  const { replicas, server, stalls, admin, database } = c;
+  const { replicas, server, stalls, admin, database, probe } = c;
   for (const step of DATABASE_FAULTS) {
     await systemClock.sleep(step.afterMs);
     if (step.fault === 'restart' && server.restartable) {
+      probe?.event('stopping postgres');
       stalls.databaseDown();
       await server.down();
+      probe?.event('postgres stopped');
       actions.pgRestarts++;
       // While it is down, every replica's /readyz must say so (an answer that does not come in time is not "ready" either).
       await systemClock.sleep(2_500);
@@ -124,11 +129,14 @@ async function databaseFaultSchedule(c: ChaosTargets, actions: ChaosActions): Pr
         if (res?.status !== 200) actions.readyzOutage++;
       }
       await systemClock.sleep(2_000);
+      probe?.event('starting postgres');
       await server.up();
       stalls.databaseUp();
+      probe?.event('postgres started');
       continue;
     }
     const n = await terminateBotConnections(admin, database).catch(() => 0);
+    probe?.event('terminated', { connections: n });
     actions.terminations++;
     actions.terminated += n;
   }

@@ -1,3 +1,5 @@
+import { appendFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { systemClock } from '../../src/clock.js';
@@ -29,12 +31,23 @@ class PostgresHandle {
   }
 
   async up(): Promise<void> {
-    if (this.embedded) this.embedded = await startEmbeddedPostgres(this.dir, { persistent: true });
+    if (this.embedded) this.embedded = await startEmbeddedPostgres(this.dir, { persistent: true, onLog: serverLog() });
+  }
+
+  get clusterDir(): string | undefined {
+    return this.embedded?.clusterDir;
   }
 
   async stop(): Promise<void> {
     await this.embedded?.stop();
   }
+}
+
+/** With CHAOS_LOG_DIR, the embedded server's own log goes to `postgres.log` there, each chunk stamped with when the driver read it. */
+export function serverLog(): ((chunk: string) => void) | undefined {
+  const dir = process.env.CHAOS_LOG_DIR;
+  if (!dir) return undefined;
+  return (chunk) => appendFileSync(join(dir, 'postgres.log'), `--- ${new Date().toISOString()}\n${chunk}`);
 }
 
 /** A pool of the driver's own, named so that terminating the bot's connections leaves it alone. */

@@ -7,7 +7,8 @@ import { startEmbeddedPostgres, type EmbeddedServer } from '../../src/db/embedde
 import type { Logger } from '../../src/log.js';
 import { RecordingSlackApi } from '../../src/replay/recording-slack-api.js';
 import { startChaos, type ChaosActions, type ScenarioSpec } from './faults.js';
-import { adminQuery, driverDb, PostgresHandle, settle } from './postgres-handle.js';
+import { adminQuery, driverDb, PostgresHandle, serverLog, settle } from './postgres-handle.js';
+import { Probe } from './probe.js';
 import { ReplicaSet } from './replicas.js';
 import type { ScenarioResult } from './report.js';
 import { signSlackRequest } from './slack-signature.js';
@@ -50,7 +51,7 @@ export async function runChaos(o: ChaosOptions): Promise<ScenarioResult[]> {
   let adminUrl = o.databaseUrl;
   if (!adminUrl) {
     o.logger.info('no DATABASE_URL: starting an embedded PostgreSQL for the chaos suite');
-    embedded = await startEmbeddedPostgres(join(dir, 'pg'), { persistent: true });
+    embedded = await startEmbeddedPostgres(join(dir, 'pg'), { persistent: true, onLog: serverLog() });
     adminUrl = embedded.url('postgres');
   }
   const server = new PostgresHandle(join(dir, 'pg'), adminUrl, embedded);
@@ -92,13 +93,16 @@ async function runScenario(spec: ScenarioSpec, server: PostgresHandle, root: str
     ESCALATION_INTERVAL_SECONDS: '2',
     LOG_LEVEL: 'info',
     SHUTDOWN_GRACE_SECONDS: '1',
+    ...(process.env.CHAOS_REPLICA_NODE_OPTIONS ? { NODE_OPTIONS: process.env.CHAOS_REPLICA_NODE_OPTIONS } : {}),
   };
   const replicas = await ReplicaSet.start(3, env);
   const db = driverDb(server.url(database));
   const stalls = new StallMonitor(db);
   stalls.start();
+  const probe = Probe.fromEnv({ db, replicas, database, scenario: spec.name, clusterDir: server.clusterDir, waits: () => stalls.current });
+  probe?.start();
   const problems: string[] = [];
-  const chaos = startChaos(spec, { replicas, slack, server, stalls, admin, database, problems });
+  const chaos = startChaos(spec, { replicas, slack, server, stalls, admin, database, problems, probe });
 
   const driven = await driveWorkload(workload, { db, replicas, apiToken: API_TOKEN, signingSecret: SIGNING_SECRET, stepTimeoutMs: 120_000, log: (line) => o.logger.info({ scenario: spec.name }, line) });
   // The faults go on for a while after the driver is done: deliveries, ticks and leases are still in flight.
@@ -126,8 +130,9 @@ async function runScenario(spec: ScenarioSpec, server: PostgresHandle, root: str
   }
 
   const longestStall = await stalls.stop();
+  await probe?.stop();
   if (spec.databaseFaults && longestStall.seconds > STALL_LIMIT_SECONDS) {
-    problems.push(`longest stall ${longestStall.seconds.toFixed(1)}s (${longestStall.what}) while the database was up: over ${STALL_LIMIT_SECONDS}s`);
+    problems.push(`longest stall ${longestStall.seconds.toFixed(1)}s (${longestStall.what}: ${longestStall.ref ?? '?'}) while the database was up: over ${STALL_LIMIT_SECONDS}s`);
   }
   const verdict = await verifyScenario(db, slack, workload, launchLog);
   if (spec.revokedToken && verdict.dead === 0) problems.push('the revoked token produced no dead rows');

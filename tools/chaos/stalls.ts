@@ -19,11 +19,15 @@ import type { Db } from '../../src/db/connect.js';
 export interface Stall {
   seconds: number;
   what: string;
+  /** Which one (a workflow, a run id, a notification and its destination), for the post-mortem. */
+  ref?: string;
 }
 
 export class StallMonitor {
   private readonly down: { from: number; to?: number }[] = [];
   longest: Stall = { seconds: 0, what: 'nothing waited' };
+  /** The last sample's waits, by what waited (seconds). */
+  current: Record<string, number> = {};
   private stopping = false;
   private running?: Promise<void>;
 
@@ -60,16 +64,19 @@ export class StallMonitor {
 
   private async sample(): Promise<void> {
     if (this.down.some((d) => d.to === undefined)) return;
-    const { rows } = await sql<{ what: string; since: Date | null; now: Date }>`
-      select 'due tick' as what, min(w.next_tick_at) as since, now() as now
+    const { rows } = await sql<{ what: string; since: Date | null; now: Date; ref: string }>`
+      (select 'due tick' as what, w.next_tick_at as since, now() as now, w.tenant_id || '/' || w.name as ref
         from workflows w join tenants t on t.id = w.tenant_id
         where w.enabled and not w.paused and w.mode = 'managed' and t.enabled and w.next_tick_at <= now()
+        order by 2 limit 1)
       union all
-      select 'finished run not evaluated', min(greatest(r.created_at, coalesce(r.finished_at, r.created_at))), now()
+      (select 'finished run not evaluated', greatest(r.created_at, coalesce(r.finished_at, r.created_at)), now(), 'run ' || r.id
         from runs r
         where r.processed_at is null and r.status in ('succeeded', 'failed', 'missed')
+        order by 2 limit 1)
       union all
-      select 'notification not sent', min(greatest(n.created_at, n.next_attempt_at, coalesce(n.lease_expires_at, n.created_at), coalesce(p.next_at, n.created_at))), now()
+      (select 'notification not sent', greatest(n.created_at, n.next_attempt_at, coalesce(n.lease_expires_at, n.created_at), coalesce(p.next_at, n.created_at)), now(),
+          'notification ' || n.id || ' ' || n.status || ' to ' || n.destination
         from notifications n left join pace_slots p on p.key = n.destination
         where n.status in ('pending', 'sending')
           and n.next_attempt_at <= now()
@@ -79,13 +86,16 @@ export class StallMonitor {
             select 1 from notifications e
             where e.destination = n.destination and e.id < n.id and e.status in ('pending', 'sending')
           )
+        order by 2 limit 1)
     `.execute(this.db);
+    this.current = {};
     for (const row of rows) {
       if (!row.since) continue;
       const to = new Date(row.now).getTime();
       const from = new Date(row.since).getTime();
       const seconds = (to - from - this.downWithin(from, to)) / 1000;
-      if (seconds > this.longest.seconds) this.longest = { seconds, what: row.what };
+      this.current[`${row.what} (${row.ref})`] = Math.round(seconds * 10) / 10;
+      if (seconds > this.longest.seconds) this.longest = { seconds, what: row.what, ref: row.ref };
     }
   }
 }

@@ -273,7 +273,10 @@ class Driver {
 
   /**
    * Tries `attempt` until it says done, through replicas dying and the
-   * database going away; gives up after the step timeout.
+   * database going away; gives up after the step timeout. Like a real
+   * client, it backs off (doubling from `pauseMs` to 2 s, jittered): 200
+   * scripts retrying at a fixed pace during an outage are a retry storm
+   * that the replicas then spend their CPU refusing.
    */
   private async retrying(what: string, attempt: () => Promise<boolean>, pauseMs = 500): Promise<void> {
     const until = systemClock.now().getTime() + this.o.stepTimeoutMs;
@@ -288,7 +291,8 @@ class Driver {
       if (done) return;
       if (++tries > 1 && pauseMs >= 500) this.stats.resent++;
       if (systemClock.now().getTime() > until) throw new Error(`${what}: not done after ${this.o.stepTimeoutMs / 1000}s`);
-      await systemClock.sleep(pauseMs);
+      const pause = Math.min(Math.max(pauseMs, 2_000), pauseMs * 2 ** Math.min(tries - 1, 5));
+      await systemClock.sleep(pause / 2 + (Math.random() * pause) / 2);
     }
   }
 }
