@@ -3,6 +3,7 @@ import type { Deps } from '../deps.js';
 import { DEFAULT_SHARED_CAUSE_RULE, isSharedCause, sharedCauseWindow, stormEnds, type SharedCauseRule } from '../domain/storm.js';
 import { recordAlertEvents, type EventInput } from '../ledger/alert-events.js';
 import { stormRuleOf } from '../ledger/storm-claims.js';
+import { stormMembers } from '../ledger/storm-members.js';
 
 type StormDeps = Pick<Deps, 'db' | 'clock' | 'config'>;
 
@@ -37,17 +38,7 @@ export async function endSettledStorms(deps: StormDeps, now: Date): Promise<numb
     const done = await deps.db.transaction().execute(async (trx) => {
       const storm = await trx.selectFrom('storms').selectAll().where('id', '=', id).where('endedAt', 'is', null).forUpdate().skipLocked().executeTakeFirst();
       if (!storm) return false;
-      const open = await trx
-        .selectFrom('stormAlerts as m')
-        .innerJoin('alerts as a', 'a.id', 'm.alertId')
-        .innerJoin('workflows as w', 'w.id', 'a.workflowId')
-        .innerJoin('tenants as t', 't.id', 'w.tenantId')
-        .leftJoin('alertThreads as th', (j) => j.onRef('th.alertId', '=', 'm.alertId').onRef('th.destination', '=', 'm.destination'))
-        .selectAll('a')
-        .select(['t.channel as tenantChannel', 'th.rootTs'])
-        .where('m.stormId', '=', id)
-        .where('a.status', '=', 'open')
-        .execute();
+      const open = await stormMembers(trx, id).selectAll('a').select(['t.channel as tenantChannel', 'th.rootTs']).where('a.status', '=', 'open').execute();
       if (!stormEnds({ lastJoinedAt: storm.lastJoinedAt, openMembers: open.length, now, rule })) return false;
       await trx.updateTable('storms').set({ endedAt: now }).where('id', '=', id).execute();
       const members = await trx.selectFrom('stormAlerts').select((eb) => eb.fn.countAll<number>().as('n')).where('stormId', '=', id).executeTakeFirstOrThrow();

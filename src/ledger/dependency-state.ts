@@ -16,20 +16,24 @@ export async function alertDependency(db: Db, alert: Pick<Alert, 'id' | 'upstrea
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('upstreamAlertId', '=', alert.id)
     .executeTakeFirst();
-  const upstream = alert.upstreamAlertId
-    ? await db
-        .selectFrom('alerts')
-        .innerJoin('workflows', 'workflows.id', 'alerts.workflowId')
-        .select(['alerts.id', 'alerts.status', 'workflows.name', 'workflows.tenantId'])
-        .where('alerts.id', '=', alert.upstreamAlertId)
-        .executeTakeFirst()
-    : undefined;
+  const upstream = await upstreamOf(db, alert.upstreamAlertId);
   const n = Number(affected?.n ?? 0);
   if (!n && !upstream) return undefined;
   return {
     ...(n ? { affected: n } : {}),
-    ...(upstream ? { upstream: { alertId: Number(upstream.id), workflow: upstream.tenantId === tenantId ? upstream.name : null, open: upstream.status === 'open' } } : {}),
+    ...(upstream ? { upstream: { alertId: Number(upstream.id), workflow: upstream.tenant === tenantId ? upstream.workflow : null, open: upstream.status === 'open' } } : {}),
   };
+}
+
+/** The upstream incident an alert is linked to, with its workflow and tenant; undefined when there is none. Callers decide what a viewer is shown. */
+async function upstreamOf(db: Db, upstreamAlertId: number | null) {
+  if (!upstreamAlertId) return undefined;
+  return db
+    .selectFrom('alerts as a')
+    .innerJoin('workflows as w', 'w.id', 'a.workflowId')
+    .select(['a.id', 'a.status', 'w.tenantId as tenant', 'w.name as workflow'])
+    .where('a.id', '=', upstreamAlertId)
+    .executeTakeFirst();
 }
 
 /** A workflow held back by an open upstream incident. `upstream.workflow` null: another tenant's, and the viewer is not the platform. */
@@ -96,14 +100,7 @@ export async function alertDependencyDetail(db: Db, alert: { id: number; upstrea
     .orderBy('w.name')
     .execute();
   const visible = rows.filter((r) => scopeTenant === undefined || r.tenant === scopeTenant);
-  const upstream = alert.upstreamAlertId
-    ? await db
-        .selectFrom('alerts as a')
-        .innerJoin('workflows as w', 'w.id', 'a.workflowId')
-        .select(['a.id', 'a.status', 'w.tenantId as tenant', 'w.name as workflow'])
-        .where('a.id', '=', alert.upstreamAlertId)
-        .executeTakeFirst()
-    : undefined;
+  const upstream = await upstreamOf(db, alert.upstreamAlertId);
   const shownUpstream = upstream && (scopeTenant === undefined || upstream.tenant === scopeTenant) ? { alertId: Number(upstream.id), tenant: upstream.tenant, workflow: upstream.workflow, status: upstream.status } : null;
   return {
     affected: visible,

@@ -1,7 +1,5 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { replayScenario, type ReplayResult } from '../../src/replay/replay-scenario.js';
-import { readScenario } from '../../src/replay/scenario.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { describe, expect, it } from 'vitest';
+import { bundledReplay } from './bundled-replay.js';
 import { eventOf, storyByChannel, threadsOf, workflowOf } from './transcript-shape.js';
 
 /**
@@ -10,16 +8,7 @@ import { eventOf, storyByChannel, threadsOf, workflowOf } from './transcript-sha
  * never its wording.
  */
 
-let t: TestDatabase | undefined;
-afterEach(async () => {
-  await t?.drop();
-  t = undefined;
-});
-
-async function replay(file: string): Promise<ReplayResult> {
-  t = await createTestDatabase();
-  return replayScenario(await readScenario(`examples/scenarios/${file}`), { db: t.db });
-}
+const { replay, db } = bundledReplay();
 
 const at = (iso: string) => new Date(iso).getTime();
 const time = (c: { at: string }) => new Date(c.at).getTime();
@@ -30,7 +19,7 @@ describe('bundled scenarios', { timeout: 120_000 }, () => {
     expect(transcript.calls).toEqual([]);
     // The check's one failure at 02:05 is the only failed tick: the nightly's failed first attempt was recovered by its retry.
     expect(transcript.summary).toEqual({ alerts: 0, roots: 0, replies: 0, updates: 0, failedTicks: 1 });
-    const nightly = await t!.db
+    const nightly = await db()
       .selectFrom('runs')
       .innerJoin('workflows', 'workflows.id', 'runs.workflowId')
       .select(['runs.attempt', 'runs.status', 'runs.attemptStatus', 'runs.outcomeNote'])
@@ -94,7 +83,7 @@ describe('bundled scenarios', { timeout: 120_000 }, () => {
     const resolved = transcript.calls.filter((c) => c.method === 'chat.postMessage' && eventOf(c) === 'resolved');
     // Three successes in a row are 02:50, 02:55 and 03:00 (02:45 failed): it resolves when the third ends, not at the first.
     expect(resolved.map((c) => c.at)).toEqual(['2026-03-10T03:01:00.000Z', '2026-03-10T03:01:00.000Z']);
-    const alert = await t!.db.selectFrom('alerts').selectAll().executeTakeFirstOrThrow();
+    const alert = await db().selectFrom('alerts').selectAll().executeTakeFirstOrThrow();
     expect(alert).toMatchObject({ severity: 'warning', escalatedAt: null, acknowledgedBy: 'U_ENG' });
   });
 
@@ -106,11 +95,11 @@ describe('bundled scenarios', { timeout: 120_000 }, () => {
     const unsilenced = transcript.calls.filter((c) => c.method === 'chat.postMessage' && eventOf(c) === 'unsilenced');
     expect(unsilenced.map((c) => c.at)).toEqual(['2026-03-10T03:15:00.000Z', '2026-03-10T03:15:00.000Z']);
     // The escalation happened while silenced: recorded, not posted, and summed up by the unsilenced event.
-    const events = await t!.db.selectFrom('alertEvents').select(['kind', 'data']).orderBy('id').execute();
+    const events = await db().selectFrom('alertEvents').select(['kind', 'data']).orderBy('id').execute();
     expect(events.map((e) => e.kind)).toContain('escalated');
     const summary = (events.find((e) => e.kind === 'unsilenced')!.data as { summary: { escalated: boolean } }).summary;
     expect(summary.escalated).toBe(true);
-    const held = await t!.db.selectFrom('notifications').innerJoin('alertEvents', 'alertEvents.id', 'notifications.eventId').select(['alertEvents.kind', 'notifications.status']).where('alertEvents.kind', '=', 'escalated').execute();
+    const held = await db().selectFrom('notifications').innerJoin('alertEvents', 'alertEvents.id', 'notifications.eventId').select(['alertEvents.kind', 'notifications.status']).where('alertEvents.kind', '=', 'escalated').execute();
     expect(held.map((n) => n.status)).toEqual(['skipped', 'skipped']);
   });
 
@@ -121,7 +110,7 @@ describe('bundled scenarios', { timeout: 120_000 }, () => {
     for (const channel of ['CACME', 'CPLATFORM']) {
       expect(story[channel]).toEqual({ heartbeat: [['opened', 'resolved']], 'warehouse-import': [['opened', 'resolved']] });
     }
-    const missed = await t!.db.selectFrom('runs').innerJoin('workflows', 'workflows.id', 'runs.workflowId').select(['workflows.name', 'runs.tick']).where('runs.status', '=', 'missed').orderBy('runs.tick').execute();
+    const missed = await db().selectFrom('runs').innerJoin('workflows', 'workflows.id', 'runs.workflowId').select(['workflows.name', 'runs.tick']).where('runs.status', '=', 'missed').orderBy('runs.tick').execute();
     expect(missed.map((r) => `${r.name} ${r.tick!.toISOString().slice(11, 16)}`)).toEqual([
       'warehouse-import 02:00',
       'heartbeat 02:30',
@@ -133,14 +122,14 @@ describe('bundled scenarios', { timeout: 120_000 }, () => {
     // Five-minute cadence: three missed ticks open the alert once the third's grace (a minute) has passed.
     const heartbeatRoot = transcript.calls.find((c) => c.thread_ts === null && workflowOf(c) === 'heartbeat')!;
     expect(heartbeatRoot.at).toBe('2026-03-10T02:41:00.000Z');
-    const opened = await t!.db.selectFrom('alertEvents').select('data').where('kind', '=', 'opened').execute();
+    const opened = await db().selectFrom('alertEvents').select('data').where('kind', '=', 'opened').execute();
     expect(opened.map((e) => (e.data as { missed: boolean }).missed)).toEqual([true, true]);
   });
 
   it('a DST night in Europe/Berlin: the 02:30 job fires once, at 03:30 CEST, and its threads open and close', async () => {
     const { transcript, actions } = await replay('dst-night-berlin.json');
     expect(actions.map((a) => a.result)).toEqual(['started']);
-    const ticks = await t!.db.selectFrom('runs').innerJoin('workflows', 'workflows.id', 'runs.workflowId').select(['runs.tick']).where('workflows.name', '=', 'nightly-report').where('runs.originalRunId', 'is', null).where('runs.tick', 'is not', null).execute();
+    const ticks = await db().selectFrom('runs').innerJoin('workflows', 'workflows.id', 'runs.workflowId').select(['runs.tick']).where('workflows.name', '=', 'nightly-report').where('runs.originalRunId', 'is', null).where('runs.tick', 'is not', null).execute();
     expect(ticks.map((r) => r.tick!.toISOString())).toEqual(['2026-03-29T01:30:00.000Z']);
     const story = storyByChannel(threadsOf(transcript.calls));
     for (const channel of ['CHANSA', 'CPLATFORM']) {
@@ -172,7 +161,7 @@ describe('bundled scenarios', { timeout: 120_000 }, () => {
       expect(time(th.edits.at(-1)!)).toBeLessThan(at('2026-03-10T03:00:00Z'));
     }
     // Every downstream failure is recorded against its own workflow, counted once per tick.
-    const blocks = await t!.db.selectFrom('upstreamBlocks').select(['failures', 'missed']).execute();
+    const blocks = await db().selectFrom('upstreamBlocks').select(['failures', 'missed']).execute();
     expect(blocks).toHaveLength(12);
     expect(blocks.every((b) => b.failures === 2 && b.missed === 0)).toBe(true);
     // Nothing after the upstream's recovery (04:01): the downstream jobs pass on their next runs.
@@ -198,7 +187,7 @@ describe('bundled scenarios', { timeout: 120_000 }, () => {
       const upstreamRoot = threads.find((x) => x.workflow === 'warehouse-load' && x.channel === th.channel)!.rootTs;
       expect(JSON.stringify(outlived.blocks)).toContain(`https://slack.com/archives/${th.channel}/p${upstreamRoot.replace('.', '')}`);
     }
-    const alerts = await t!.db.selectFrom('alerts').innerJoin('workflows', 'workflows.id', 'alerts.workflowId').select(['workflows.name', 'alerts.id', 'alerts.upstreamAlertId', 'alerts.consecutiveFailures']).orderBy('alerts.id').execute();
+    const alerts = await db().selectFrom('alerts').innerJoin('workflows', 'workflows.id', 'alerts.workflowId').select(['workflows.name', 'alerts.id', 'alerts.upstreamAlertId', 'alerts.consecutiveFailures']).orderBy('alerts.id').execute();
     expect(alerts[1]).toMatchObject({ name: 'finance-ledger', upstreamAlertId: alerts[0]!.id, consecutiveFailures: 2 });
   });
 
@@ -222,9 +211,9 @@ describe('bundled scenarios', { timeout: 120_000 }, () => {
     expect(stormThread('CACME').replies).toEqual([]);
     // Updated in place as alerts opened, were owned and resolved: chat.update, never a post per alert.
     expect(stormThread('CACME').updates.length).toBeGreaterThan(0);
-    const owned = await t!.db.selectFrom('alerts').innerJoin('workflows', 'workflows.id', 'alerts.workflowId').select(['alerts.ownerUser']).where('workflows.name', '=', 'load-07').executeTakeFirstOrThrow();
+    const owned = await db().selectFrom('alerts').innerJoin('workflows', 'workflows.id', 'alerts.workflowId').select(['alerts.ownerUser']).where('workflows.name', '=', 'load-07').executeTakeFirstOrThrow();
     expect(owned.ownerUser).toBe('U_ENG');
-    const storms = await t!.db.selectFrom('storms').select(['destination', 'endedAt']).orderBy('destination').execute();
+    const storms = await db().selectFrom('storms').select(['destination', 'endedAt']).orderBy('destination').execute();
     expect(storms.map((s) => [s.destination, s.endedAt !== null])).toEqual([
       ['slack:CACME', true],
       ['slack:CPLATFORM', true],

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Db } from '../../db/connect.js';
 import type { Storm } from '../../db/schema.js';
 import { silenceState } from '../../domain/silence.js';
+import { stormMembers } from '../../ledger/storm-members.js';
 import type { StormView } from '../blocks/storm-message.js';
 
 /** The storm that took in this alert's opening in this channel, if one did. */
@@ -25,14 +26,8 @@ export async function loadStormView(db: Db, stormId: number, now: Date): Promise
     .executeTakeFirst();
   const storm = await db.selectFrom('storms').selectAll().where('id', '=', stormId).executeTakeFirst();
   if (!storm) return undefined;
-  const rows = await db
-    .selectFrom('stormAlerts as m')
-    .innerJoin('alerts as a', 'a.id', 'm.alertId')
-    .innerJoin('workflows as w', 'w.id', 'a.workflowId')
-    .innerJoin('tenants as t', 't.id', 'w.tenantId')
-    .leftJoin('alertThreads as th', (j) => j.onRef('th.alertId', '=', 'm.alertId').onRef('th.destination', '=', 'm.destination'))
+  const rows = await stormMembers(db, stormId)
     .select(['a.id', 'a.status', 'a.severity', 'a.consecutiveFailures', 'a.ownerUser', 'a.silencedBy', 'a.silencedUntil', 'a.silenceReason', 'a.lastError', 'w.name as workflow', 't.id as tenantId', 't.name as tenantName', 'th.rootTs'])
-    .where('m.stormId', '=', stormId)
     .orderBy('a.id')
     .execute();
   return {
