@@ -114,7 +114,7 @@ export async function evaluationThroughput(ctx: BenchContext): Promise<Figure[]>
 
 /** A fresh ledger: no alerts, every run finished and unprocessed, ids in arrival order. */
 async function loadLedger(db: Db, runs: number, burst: number): Promise<void> {
-  await sql`truncate notifications, alert_threads, alert_events, alerts, runs restart identity`.execute(db);
+  await sql`truncate notifications, alert_threads, alert_events, alerts, runs restart identity cascade`.execute(db);
   // Each workflow's burst starts at a different tick, so failures arrive spread over the whole stream.
   await sql`
     insert into runs (workflow_id, tick, trigger, status, attempt_status, error, attempt_error, started_at, finished_at, processed_at)
