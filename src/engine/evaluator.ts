@@ -35,7 +35,8 @@ type MainEffect = Exclude<Effect, FlappingEffect>;
  * the events and their outbox rows (`writeAlertsAndEvents`). The decision
  * between them is the pure `evaluateHistory`. Only a silenced alert that
  * resolves adds statements of its own (its held rows are summarised into the
- * recovery, and routing is read again after them). True when it recorded
+ * recovery, and routing is read again after them), and so does a batch that
+ * holds a downstream back or opens an upstream's alert (`tellDependencies`). True when it recorded
  * events (the outbox may have rows to send once the caller commits).
  */
 export async function evaluateWorkflows(trx: Transaction<Database>, deps: Pick<Deps, 'config' | 'launchers'>, targets: EvaluationTarget[], now: Date): Promise<boolean> {
