@@ -65,7 +65,9 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   http.use(healthRouter(deps, () => [...loops.map((l) => l.status), ...(options.loops !== false ? housekeeping.statuses() : [])], startedAt));
   const slack = await startSlack(http, deps);
   const housekeeping = createHousekeeping(deps, [...housekeepingJobs(deps), ...slack.housekeeping]);
-  http.use(apiRoutes(options.apiDb ? { ...deps, db: options.apiDb } : deps, () => loops.map((l) => l.status)));
+  // The API's own pool, and this replica's wake-ups: `deps.wake` is set once the loops run (below), after this copy is made.
+  const apiDeps: Deps = options.apiDb ? { ...deps, db: options.apiDb, wake: (channel) => deps.wake?.(channel) } : deps;
+  http.use(apiRoutes(apiDeps, () => loops.map((l) => l.status)));
 
   const server = await new Promise<Server>((resolve, reject) => {
     const s = http.listen(options.port ?? options.config.PORT, options.config.HOST, () => resolve(s));
