@@ -70,13 +70,7 @@ async function deliverClaimed(ctx: SenderContext, claim: ClaimedNotification, wa
       }
     }
     const result = await transport.deliver(input);
-    // Slack counts its pace from when a message arrives, which is after `now`:
-    // pacing from the answer keeps the next one from landing early and costing a 429's whole Retry-After.
-    if (result.kind === 'sent' && pacing && key) {
-      const answered = deps.clock.now();
-      await pacer.hold(key, n.destination, new Date(answered.getTime() + pacing.minIntervalMs), answered);
-    }
-    await settleDelivery(ctx, transport, key, input, result, now);
+    await settleDelivery(ctx, transport, key, input, result, now, deps.clock.now());
     return true;
   } catch (error) {
     // A bug or a database error mid-delivery: the outcome is unknown, so keep
@@ -113,8 +107,16 @@ async function takeSlot(ctx: SenderContext, key: string, destination: string, in
   }
 }
 
-/** Records a transport's answer: sent, held for a rate limit, dead, or due again after a back-off. */
-async function settleDelivery(ctx: SenderContext, transport: Transport, key: string | undefined, input: DeliveryInput, result: DeliveryResult, now: Date): Promise<void> {
+/**
+ * Records a transport's answer (received at `answered`): sent, held for a
+ * rate limit, dead, or due again after a back-off. `sent` is recorded first,
+ * in one statement, before the pace or anything else: a replica that dies
+ * between the receiver's answer and that statement leaves a delivered row
+ * that the next claimer sends again (a webhook cannot be asked whether it
+ * arrived; the repeat carries the same Idempotency-Key), so that window holds
+ * nothing else.
+ */
+async function settleDelivery(ctx: SenderContext, transport: Transport, key: string | undefined, input: DeliveryInput, result: DeliveryResult, now: Date, answered: Date): Promise<void> {
   const { deps, o, pacer, log } = ctx;
   const n = input.notification;
   const kind = transport.kind;
@@ -123,6 +125,10 @@ async function settleDelivery(ctx: SenderContext, transport: Transport, key: str
   switch (result.kind) {
     case 'sent': {
       const ended = await markSent(deps.db, n.id, now, { ref: result.ref, ...result.result });
+      // Slack counts its pace from when a message arrives, which is after `now`:
+      // pacing from the answer keeps the next one from landing early and costing a 429's whole Retry-After.
+      const pacing = pacingOf(transport);
+      if (pacing && key) await pacer.hold(key, n.destination, new Date(answered.getTime() + pacing.minIntervalMs), answered);
       if (ended?.noticedAt) await notifyOutage(ctx, { kind: 'recovered', destination: n.destination, outage: ended, now });
       return;
     }

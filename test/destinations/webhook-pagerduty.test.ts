@@ -111,6 +111,22 @@ describe('webhook destination', () => {
     expect(dead.lastError).toBe('HTTP 404: no such hook');
   });
 
+  it('the answer is recorded as sent before anything else, the pace included: a replica dying after the receiver answered has one statement to outlive', async () => {
+    const { rig, alert } = await setup('webhook');
+    const seen: string[] = [];
+    const hold = rig.sender.pacer.hold.bind(rig.sender.pacer);
+    rig.sender.pacer.hold = async (...args) => {
+      const row = await t.db.selectFrom('notifications').select('status').executeTakeFirstOrThrow();
+      seen.push(row.status);
+      return hold(...args);
+    };
+    await recordEvent(t.db, rig.config, alert.id, 'opened', { now: at(0) });
+    await rig.drain();
+    expect(rig.webhook.accepted()).toHaveLength(1);
+    // The webhook is paced (per receiving host), and when its pace was held the row already said sent.
+    expect(seen).toEqual(['sent']);
+  });
+
   it('connection cut after the request arrived: resent with the same key; the receiver can drop the repeat', async () => {
     const { rig, alert } = await setup('webhook');
     rig.webhook.answer({ status: 200, drop: true });
