@@ -23,6 +23,12 @@ export interface LoopSpec {
   tick: LoopTick;
   /** Postgres NOTIFY channels that wake this loop early (the interval stays the fallback). */
   wakeOn?: string[];
+  /**
+   * Told of every wake-up, also while a tick runs: a tick that can take new
+   * work as it goes (the outbox drain, which may deliver for minutes) looks
+   * for it at once instead of after its own pause or at its end.
+   */
+  onWake?: () => void;
 }
 
 export interface LoopStatus {
@@ -129,6 +135,7 @@ export function runLoop(spec: LoopSpec, deps: { clock: Clock; logger: Logger; si
     wake() {
       woken = true;
       wakeController.abort();
+      spec.onWake?.();
     },
   };
 }

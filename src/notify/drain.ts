@@ -10,7 +10,8 @@ import { claimDue, handBackStranded, pacingOf, sleepOnClock, type SenderContext 
  * waits on the clock for the pacing slot, so a channel's next message
  * leaves the moment Slack's pace allows rather than when the slowest of a
  * batch has settled. Meanwhile it looks for newly busy destinations every
- * `lookMs` and whenever a pipeline ends. Rows held in process past a
+ * `lookMs`, whenever a pipeline ends and when the loop is woken (rows were
+ * just written: `lookNow`). Rows held in process past a
  * replica's death are not lost: their lease runs out and the next claimer
  * looks them up before sending again. On `signal` the pipelines finish the
  * row in hand and hand back the ones still waiting for a slot. A drain
@@ -26,6 +27,8 @@ export async function drainOutbox(ctx: SenderContext, signal: AbortSignal, progr
   let ended = new AbortController();
   let found = false;
   ctx.awake.count++;
+  // A wake-up (new rows) while pipelines run: look now rather than after `lookMs`.
+  ctx.lookNow = () => ended.abort();
   try {
     await handBackStranded(ctx);
     while (!halt.aborted) {
@@ -55,6 +58,7 @@ export async function drainOutbox(ctx: SenderContext, signal: AbortSignal, progr
     failures.push(error);
     failed.abort();
   } finally {
+    ctx.lookNow = () => {};
     ctx.awake.count--;
     await Promise.all(running.values());
   }

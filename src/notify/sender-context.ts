@@ -18,7 +18,7 @@ export interface SenderOptions {
   /** Tells the platform (its channel) about a long outage. */
   onOutage?: (notice: OutageNotice) => Promise<void>;
   intervalMs?: number;
-  /** While deliveries are under way, how often the loop looks for destinations that got work (NOTIFY cannot reach a running tick). */
+  /** While deliveries are under way, how often the loop looks for destinations that got work (a wake-up makes it look at once; this is the fallback). */
   lookMs?: number;
   /** A claimed row waits in process for its pacing slot at most this long; a longer wait (a rate limit) hands it back, due at the slot. */
   holdMs?: number;
@@ -58,6 +58,8 @@ export interface SenderContext {
    * for an earlier delivery before sending again.
    */
   stranded: Set<number>;
+  /** Ends the running drain's pause before its next look (a wake-up: rows were just written); nothing when no drain runs. */
+  lookNow: () => void;
 }
 
 export function createSenderContext(deps: SenderContext['deps'], transports: Transport[], options: SenderOptions): SenderContext {
@@ -71,6 +73,7 @@ export function createSenderContext(deps: SenderContext['deps'], transports: Tra
     log: deps.logger.child({ loop: 'outbox-sender' }),
     awake: { count: 0 },
     stranded: new Set(),
+    lookNow: () => {},
   };
 }
 

@@ -46,6 +46,7 @@ export function createOutboxSender(deps: Pick<Deps, 'db' | 'clock' | 'logger' | 
       // called without the runner's signal (loops driven by hand), it makes one round.
       tick: (signal, progress) => (signal ? drainOutbox(ctx, signal, progress) : sendRound(ctx)),
       wakeOn: [NOTIFICATIONS_CHANNEL],
+      onWake: () => ctx.lookNow(),
     },
   };
 }

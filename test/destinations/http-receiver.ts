@@ -15,6 +15,8 @@ export interface ScriptedAnswer {
   body?: string;
   /** Read the whole request, then cut the connection without answering. */
   drop?: boolean;
+  /** Answer only once this settles (a slow receiver); the request is listed, with status 0, as soon as it arrives. */
+  after?: Promise<unknown>;
 }
 
 /**
@@ -36,9 +38,12 @@ export class HttpReceiver {
     const server = createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
+      req.on('end', async () => {
         const answer = receiver!.script.shift() ?? receiver!.fallback;
-        receiver!.requests.push({ path: req.url ?? '/', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), status: answer.drop ? 0 : answer.status });
+        const received: ReceivedRequest = { path: req.url ?? '/', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), status: 0 };
+        receiver!.requests.push(received);
+        await answer.after;
+        received.status = answer.drop ? 0 : answer.status;
         if (answer.drop) {
           req.socket.destroy();
           return;

@@ -35,7 +35,7 @@ export interface DestinationRig {
   close(): Promise<void>;
 }
 
-export async function startDestinationRig(db: Db, options: { start?: Date; clock?: ManualClock; sender?: SenderOptions; env?: Record<string, string> } = {}): Promise<DestinationRig> {
+export async function startDestinationRig(db: Db, options: { start?: Date; clock?: ManualClock; sender?: SenderOptions; env?: Record<string, string>; timeoutMs?: number } = {}): Promise<DestinationRig> {
   const clock = options.clock ?? new ManualClock(options.start ?? T0);
   // Pacing slots are shared through the database; a rig's clock may start earlier than the last rig's ended.
   await db.deleteFrom('paceSlots').execute();
@@ -53,7 +53,7 @@ export async function startDestinationRig(db: Db, options: { start?: Date; clock
   });
   const api = webOutboxApi(createWebClient('xoxb-test-token', { apiUrl: slack.url, timeoutMs: 2000, logger: silentLogger }));
   const deps = { db, clock, config, logger: silentLogger, replicaId: 'dest-replica', launchers: () => undefined };
-  const sender = createOutboxSender(deps, [slackTransport(deps, api), ...destinationTransports(deps, { timeoutMs: 2000 })], { baseBackoffMs: 1000, ...options.sender });
+  const sender = createOutboxSender(deps, [slackTransport(deps, api), ...destinationTransports(deps, { timeoutMs: options.timeoutMs ?? 2000 })], { baseBackoffMs: 1000, ...options.sender });
   const refresher = createRootRefresher(deps, api);
 
   async function drain({ maxClockMs = 60 * 60_000, stepMs = 500 } = {}) {

@@ -1,8 +1,12 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { runLoop } from '../../src/engine/runner.js';
 import { verifyLaunchSignature } from '../../src/launch/signature.js';
+import { silentLogger } from '../../src/log.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { makeTenant, makeWorkflow, T0 } from '../helpers/factories.js';
+import { eventually } from '../helpers/eventually.js';
 import { insertAlert } from '../helpers/slack-outbox.js';
+import { HttpReceiver } from './http-receiver.js';
 import { recordEvent, ROUTING_KEY, startDestinationRig, WEBHOOK_SECRET, type DestinationRig } from './rig.js';
 
 let t: TestDatabase;
@@ -210,5 +214,39 @@ describe('pagerduty destination', () => {
     const row = await t.db.selectFrom('notifications').selectAll().executeTakeFirstOrThrow();
     expect(row.status).toBe('dead');
     expect(row.lastError).toContain('Event object is invalid');
+  });
+});
+
+describe('outbox sender loop, woken while it delivers', () => {
+  it('a wake-up reaches a drain busy with a slow receiver: another destination’s new row goes at once, on a clock that never moves', async () => {
+    // A receiver slower than any test: its request must not time out and end the drain's wait that way.
+    rig = await startDestinationRig(t.db, { timeoutMs: 10 * 60_000 });
+    const other = await HttpReceiver.start();
+    let answerSlow!: () => void;
+    rig.webhook.answer({ status: 200, after: new Promise<void>((resolve) => (answerSlow = resolve)) });
+    await makeTenant(t.db, { id: 'acme', name: 'Acme', channel: null, destinations: JSON.stringify(rig.destinations().filter((d) => d.kind === 'webhook')) });
+    await makeTenant(t.db, { id: 'globex', name: 'Globex', channel: null, destinations: JSON.stringify([{ kind: 'webhook', url: `${other.url}/hook`, secret: WEBHOOK_SECRET }]) });
+    const slow = await insertAlert(t.db, (await makeWorkflow(t.db, { tenantId: 'acme', name: 'slow' })).id);
+    const fast = await insertAlert(t.db, (await makeWorkflow(t.db, { tenantId: 'globex', name: 'fast' })).id);
+    const stop = new AbortController();
+    const loop = runLoop(rig.sender.loop, { clock: rig.clock, logger: silentLogger, signal: stop.signal });
+    try {
+      await recordEvent(t.db, rig.config, slow.id, 'opened', { now: at(0) });
+      loop.wake();
+      await eventually(() => expect(rig!.webhook.requests).toHaveLength(1));
+      // The drain is now waiting on the slow receiver and, between looks, on a clock that never moves.
+      await recordEvent(t.db, rig.config, fast.id, 'opened', { now: at(0) });
+      loop.wake();
+      await eventually(() => expect(other.accepted()).toHaveLength(1));
+      expect(rig.webhook.accepted()).toHaveLength(0);
+      expect(await t.db.selectFrom('notifications').select(['status', 'attempts']).where('alertId', '=', slow.id).executeTakeFirstOrThrow()).toEqual({ status: 'sending', attempts: 0 });
+      answerSlow();
+      await eventually(() => expect(rig!.webhook.accepted()).toHaveLength(1));
+    } finally {
+      answerSlow();
+      stop.abort();
+      await loop.done;
+      await other.close();
+    }
   });
 });
