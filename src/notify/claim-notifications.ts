@@ -1,6 +1,8 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
 import type { Notification, NotificationStatus } from '../db/schema.js';
+import { DELIVERY_INPUT_COLUMNS, deliveryInputOf, type DeliveryInputColumns } from './delivery-input.js';
+import type { DeliveryInput } from './transport.js';
 
 export interface ClaimedNotification {
   id: number;
@@ -11,6 +13,8 @@ export interface ClaimedNotification {
   row: Notification;
   /** Pending rows for the same alert and destination queued behind this one (lets a transport coalesce). */
   queuedBehind: number;
+  /** What the transport is handed (the sender adds its `now`), read by the claim itself. */
+  input: Omit<DeliveryInput, 'now'>;
 }
 
 export interface ClaimOptions {
@@ -44,7 +48,7 @@ export interface ClaimOptions {
 export async function claimNotifications(db: Db, o: ClaimOptions): Promise<ClaimedNotification[]> {
   if (o.kinds.length === 0) return [];
   const leaseUntil = new Date(o.now.getTime() + o.leaseMs);
-  const result = await sql<Notification & { previousStatus: NotificationStatus; queuedBehind: number }>`
+  const result = await sql<Notification & DeliveryInputColumns & { previousStatus: NotificationStatus; queuedBehind: number }>`
     with heads as (
       select distinct on (n.destination) n.id
       from notifications n
@@ -79,8 +83,16 @@ export async function claimNotifications(db: Db, o: ClaimOptions): Promise<Claim
     returning notifications.*, locked.previous_status,
       (select count(*) from notifications b
         where b.alert_id = notifications.alert_id and b.destination = notifications.destination and b.id > notifications.id
-          and b.status in ('pending', 'sending'))::int as queued_behind
+          and b.status in ('pending', 'sending'))::int as queued_behind,
+      ${DELIVERY_INPUT_COLUMNS}
   `.execute(db);
   // Raw SQL results pass through the CamelCasePlugin: snake_case columns arrive camelCased.
-  return result.rows.map(({ previousStatus, queuedBehind, ...row }) => ({ id: row.id, destination: row.destination, previousStatus, row, queuedBehind }));
+  return result.rows.map(({ previousStatus, queuedBehind, eventRow, alertRow, workflowRow, tenantRow, ...row }) => ({
+    id: row.id,
+    destination: row.destination,
+    previousStatus,
+    row,
+    queuedBehind,
+    input: deliveryInputOf(row, { eventRow, alertRow, workflowRow, tenantRow }, queuedBehind),
+  }));
 }

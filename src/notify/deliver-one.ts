@@ -1,7 +1,6 @@
 import { parseDestination } from '../domain/events.js';
 import { metrics } from '../metrics.js';
 import type { ClaimedNotification } from './claim-notifications.js';
-import { loadDeliveryInput } from './delivery-input.js';
 import type { SlotResult } from './pacer.js';
 import { isConnectionError } from '../db/connection-errors.js';
 import { shownDestination } from '../domain/destination-outage.js';
@@ -10,7 +9,7 @@ import { holdDestination, markDead, markRetry, markSent, markUnknown, releaseUnt
 import type { DeliveryInput, DeliveryResult, Transport } from './transport.js';
 
 /**
- * One claimed row: loads it, takes its pacing slot, settles an unknown
+ * One claimed row (its input came with the claim): takes its pacing slot, settles an unknown
  * earlier outcome with the transport's `findDelivered` before any resend,
  * delivers and records the outcome. False when it was handed back untried
  * (its pace did not allow it).
@@ -26,7 +25,7 @@ export async function deliverOne(ctx: SenderContext, claim: ClaimedNotification,
 
 async function deliverClaimed(ctx: SenderContext, claim: ClaimedNotification, wait?: AbortSignal): Promise<boolean> {
   const { deps, o, pacer, log } = ctx;
-  const loaded = await loadDeliveryInput(deps.db, claim, deps.clock.now());
+  const loaded = claim.input;
   const n = loaded.notification;
   const { kind } = parseDestination(n.destination);
   const transport = ctx.byKind.get(kind)!;

@@ -6,7 +6,7 @@ import { claimDue, handBackStranded, pacingOf, sleepOnClock, type SenderContext 
 /**
  * Keeps every destination with work busy at its pace until none has any:
  * each claimed destination gets a pipeline that delivers a row, claims
- * that destination's next head at once, prepares it (loads it) and then
+ * that destination's next head at once (with its delivery input) and then
  * waits on the clock for the pacing slot, so a channel's next message
  * leaves the moment Slack's pace allows rather than when the slowest of a
  * batch has settled. Meanwhile it looks for newly busy destinations every

@@ -8,7 +8,6 @@ import { claimDue, createSenderContext, handBackStranded, type SenderContext, ty
 import type { Transport } from './transport.js';
 
 export { backoffMs, type OutageNotice, type SenderOptions } from './sender-context.js';
-export { loadDeliveryInput } from './delivery-input.js';
 
 export interface OutboxSender {
   /**
@@ -30,7 +29,7 @@ export interface OutboxSender {
  * It never sends a key twice on purpose: an unknown outcome is settled with
  * the transport's `findDelivered` before any resend. The jobs live one a
  * file: claiming (`claimDue`), the pipelines per destination (`drainOutbox`),
- * one delivery (`deliverOne`) and its input (`loadDeliveryInput`).
+ * one delivery (`deliverOne`) and its input (read by the claim: `delivery-input.ts`).
  */
 export function createOutboxSender(deps: Pick<Deps, 'db' | 'clock' | 'logger' | 'replicaId'>, transports: Transport[], options: SenderOptions = {}): OutboxSender {
   const ctx = createSenderContext(deps, transports, options);

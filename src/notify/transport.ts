@@ -3,7 +3,7 @@ import type { Alert, AlertEvent, Notification, Tenant, Workflow } from '../db/sc
 /**
  * What the outbox sender hands a transport: one claimed notification row and
  * the alert as it is now (rendering is always from current state; the event
- * says what just happened). The sender loads it; the transport never needs to
+ * says what just happened). The claim reads it; the transport never needs to
  * know why the event happened.
  */
 export interface DeliveryInput {
