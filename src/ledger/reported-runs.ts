@@ -1,4 +1,4 @@
-import { sql, type Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { Database, Run, RunTrigger, Workflow } from '../db/schema.js';
 import { profileFor } from '../domain/cadence.js';
 import { latestFireAtOrBefore } from '../domain/schedule.js';
@@ -33,9 +33,21 @@ export async function tickRow(trx: Transaction<Database>, workflowId: number, ti
   return trx.selectFrom('runs').selectAll().where('workflowId', '=', workflowId).where('tick', '=', tick).where('originalRunId', 'is', null).executeTakeFirst();
 }
 
-/** Locks the workflow so two reports with one externalId (or one ping rid) cannot both insert. */
-export async function lockWorkflow(trx: Transaction<Database>, workflowId: number): Promise<Workflow | undefined> {
-  return trx.selectFrom('workflows').selectAll().where('id', '=', workflowId).forUpdate().executeTakeFirst();
+/**
+ * The enabled workflow of an enabled tenant that a report names (by tenant
+ * and name, or by ping key), locked so two reports with one externalId (or
+ * one ping rid) cannot both insert. One statement: it sits between a failure
+ * and its alert.
+ */
+export async function lockReportedWorkflow(trx: Transaction<Database>, by: { tenantId: string; name: string } | { pingKey: string }): Promise<Workflow | undefined> {
+  const enabled = trx
+    .selectFrom('workflows')
+    .innerJoin('tenants', 'tenants.id', 'workflows.tenantId')
+    .selectAll('workflows')
+    .where('workflows.enabled', '=', true)
+    .where('tenants.enabled', '=', true);
+  const named = 'pingKey' in by ? enabled.where('workflows.pingKey', '=', by.pingKey) : enabled.where('workflows.tenantId', '=', by.tenantId).where('workflows.name', '=', by.name);
+  return named.forUpdate('workflows').executeTakeFirst();
 }
 
 export interface ReportedStart {
@@ -55,7 +67,8 @@ export async function insertReportedRunning(trx: Transaction<Database>, start: R
 
 /**
  * A run reported only by its end (no start was sent): inserted finished, for
- * the poller to pick up like any other, and the pollers are woken.
+ * the poller to pick up like any other, and the pollers are woken (the NOTIFY
+ * goes with the insert, one statement).
  */
 export async function insertReportedFinished(trx: Transaction<Database>, start: ReportedStart, reported: RunOutcome, now: Date, durationSeconds?: number): Promise<Run> {
   const run = await insertRunRow(
@@ -70,9 +83,9 @@ export async function insertReportedFinished(trx: Transaction<Database>, start: 
       durationSeconds: durationSeconds ?? null,
       externalId: start.externalId,
     }),
+    { notify: RUNS_FINISHED_CHANNEL },
   );
   // matchTick gave a tick only when it had no row, under the workflow's lock: a conflict here is a bug, not a report to drop.
   if (!run) throw new Error(`run row for workflow ${start.workflow.id} tick ${start.match.tick?.toISOString()} already exists`);
-  await sql`select pg_notify(${RUNS_FINISHED_CHANNEL}, ${String(run.id)})`.execute(trx);
   return run;
 }

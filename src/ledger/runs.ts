@@ -75,9 +75,23 @@ const onOriginalTick = (oc: OnConflictBuilder<Database, 'runs'>) =>
   oc.columns(['workflowId', 'tick']).where('originalRunId', 'is', null).where('tick', 'is not', null).doNothing();
 const ON_ORIGINAL_TICK = sql`on conflict (workflow_id, tick) where original_run_id is null and tick is not null do nothing`;
 
-/** Inserts one run row (see `newRunRow`); undefined when its tick already has its original row. */
-export function insertRunRow(trx: Transaction<Database>, row: RunRow): Promise<Run | undefined> {
-  return trx.insertInto('runs').values(row).onConflict(onOriginalTick).returningAll().executeTakeFirst();
+/**
+ * Inserts one run row (see `newRunRow`); undefined when its tick already has
+ * its original row. With `notify`, the same statement sends a NOTIFY on that
+ * channel with the new run's id (none when nothing was inserted).
+ */
+export async function insertRunRow(trx: Transaction<Database>, row: RunRow, options: { notify?: string } = {}): Promise<Run | undefined> {
+  const insert = trx.insertInto('runs').values(row).onConflict(onOriginalTick).returningAll();
+  if (!options.notify) return insert.executeTakeFirst();
+  const found = await trx
+    .with('inserted', () => insert)
+    .selectFrom('inserted')
+    .selectAll()
+    .select(sql<unknown>`pg_notify(${options.notify}, inserted.id::text)`.as('notified'))
+    .executeTakeFirst();
+  if (!found) return undefined;
+  const { notified: _notified, ...run } = found;
+  return run as Run;
 }
 
 /** A scheduled tick's original row as the tick scheduler writes it in bulk: `running` and leased, or `skipped`. */

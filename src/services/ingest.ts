@@ -2,7 +2,7 @@ import type { Run } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { latestFireAtOrBefore } from '../domain/schedule.js';
 import type { Scope } from '../ledger/alert-queries.js';
-import { insertReportedFinished, insertReportedRunning, lockWorkflow, matchTick, tickRow, type TickMatch } from '../ledger/reported-runs.js';
+import { insertReportedFinished, insertReportedRunning, lockReportedWorkflow, matchTick, tickRow, type TickMatch } from '../ledger/reported-runs.js';
 import { finishRun, RUNS_FINISHED_CHANNEL, type FinishResult, type RunOutcome } from '../ledger/runs.js';
 
 /** The ingest API's use cases: a job run elsewhere reports its start and end. */
@@ -51,16 +51,7 @@ export async function reportRun(deps: Pick<Deps, 'db' | 'clock' | 'wake'>, repor
   if (scope.tenantId !== undefined && scope.tenantId !== report.tenant) return { kind: 'not_found' };
   const now = deps.clock.now();
   const decided = await deps.db.transaction().execute(async (trx): Promise<ReportResult | { kind: 'finish'; run: Run }> => {
-    const found = await trx
-      .selectFrom('workflows')
-      .innerJoin('tenants', 'tenants.id', 'workflows.tenantId')
-      .select('workflows.id')
-      .where('workflows.tenantId', '=', report.tenant)
-      .where('workflows.name', '=', report.workflow)
-      .where('workflows.enabled', '=', true)
-      .where('tenants.enabled', '=', true)
-      .executeTakeFirst();
-    const workflow = found && (await lockWorkflow(trx, found.id));
+    const workflow = await lockReportedWorkflow(trx, { tenantId: report.tenant, name: report.workflow });
     if (!workflow) return { kind: 'not_found' };
 
     if (report.externalId !== undefined) {

@@ -1,6 +1,6 @@
 import type { Run } from '../db/schema.js';
 import type { Deps } from '../deps.js';
-import { insertReportedFinished, insertReportedRunning, lockWorkflow, matchTick } from '../ledger/reported-runs.js';
+import { insertReportedFinished, insertReportedRunning, lockReportedWorkflow, matchTick } from '../ledger/reported-runs.js';
 import { finishRun, RUNS_FINISHED_CHANNEL, type RunOutcome } from '../ledger/runs.js';
 
 /**
@@ -45,15 +45,7 @@ export async function recordPing(deps: Pick<Deps, 'db' | 'clock' | 'wake'>, ping
   const now = deps.clock.now();
   const externalId = ping.rid ? ridKey(ping.rid) : null;
   const decided = await deps.db.transaction().execute(async (trx): Promise<PingResult | { kind: 'finish'; run: Run }> => {
-    const found = await trx
-      .selectFrom('workflows')
-      .innerJoin('tenants', 'tenants.id', 'workflows.tenantId')
-      .select('workflows.id')
-      .where('workflows.pingKey', '=', ping.key)
-      .where('workflows.enabled', '=', true)
-      .where('tenants.enabled', '=', true)
-      .executeTakeFirst();
-    const workflow = found && (await lockWorkflow(trx, found.id));
+    const workflow = await lockReportedWorkflow(trx, { pingKey: ping.key });
     if (!workflow) return { kind: 'not_found' };
 
     const sameRid = externalId
