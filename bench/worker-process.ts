@@ -8,11 +8,12 @@ import { engineLoops } from '../src/engine/index.js';
 import { runLoop, type RunningLoop } from '../src/engine/runner.js';
 import { listenForWakeups } from '../src/engine/wakeups.js';
 import { createLogger } from '../src/log.js';
+import { openDatabase } from '../src/open-database.js';
 
 /**
  * One replica for the benchmarks, as a process of its own. BENCH_MODE says what it runs:
  * - engine: the monitoring engine's loops only (poller, escalation, freshness, uptime) with LISTEN wake-ups; starts on `go`;
- * - app: the whole replica (startApp: HTTP, tick scheduler, engine, Slack outbox); starts at once;
+ * - app: the whole replica as src/main.ts starts it (its two pools, startApp: HTTP, tick scheduler, engine, outbox); starts at once;
  * - graphile: a graphile-worker (BENCH_PEER_SETTINGS, else its defaults) with one no-op task; starts on `go`;
  * - pgboss: pg-boss 10 work() loops (BENCH_PEER_SETTINGS) on a no-op queue; starts on `go`.
  * It speaks JSON lines on stdout (`ready` with the app's port, `stopped` with peak RSS) and reads `go` / `stop` on stdin.
@@ -49,12 +50,13 @@ if (mode === 'engine') {
     await db.destroy();
   };
 } else if (mode === 'app') {
-  const db = createDb(createPool(url, 10));
-  const app: RunningApp = await startApp({ config, db, databaseUrl: url, logger, port: 0 });
+  // As src/main.ts opens it: the loops' pool and the API's own.
+  const database = await openDatabase(config, logger);
+  const app: RunningApp = await startApp({ config, db: database.db, apiDb: database.apiDb, databaseUrl: database.url, logger, port: 0 });
   readyInfo = { port: app.port };
   stop = async () => {
     await app.stop();
-    await db.destroy();
+    await database.close();
   };
 } else if (mode === 'graphile') {
   const { run, Logger } = await import('graphile-worker');
