@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runLoop } from '../../src/engine/runner.js';
 import { verifyLaunchSignature } from '../../src/launch/signature.js';
 import { silentLogger } from '../../src/log.js';
+import { claimNotifications } from '../../src/notify/claim-notifications.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { makeTenant, makeWorkflow, T0 } from '../helpers/factories.js';
 import { eventually } from '../helpers/eventually.js';
@@ -129,6 +130,20 @@ describe('webhook destination', () => {
     expect(rig.webhook.accepted()).toHaveLength(1);
     // The webhook is paced (per receiving host), and when its pace was held the row already said sent.
     expect(seen).toEqual(['sent']);
+  });
+
+  it('a row whose sender died holding it (claimed, maybe posted, never settled) waits out its lease, then goes again with the same key: late, maybe twice, never lost', async () => {
+    const { rig, alert } = await setup('webhook');
+    await recordEvent(t.db, rig.config, alert.id, 'opened', { now: at(0) });
+    // Another replica claims it and dies before recording anything.
+    const [held] = await claimNotifications(t.db, { now: rig.clock.now(), owner: 'dead-replica', leaseMs: 60_000, limit: 1, kinds: ['webhook'], exclude: [] });
+    expect(held).toBeDefined();
+    expect(await rig.sender.tick()).toBe(false);
+    expect(rig.webhook.requests).toHaveLength(0);
+    rig.clock.advance(60_000);
+    expect(await rig.sender.tick()).toBe(true);
+    expect(rig.webhook.accepted().map((r) => r.headers['idempotency-key'])).toEqual([held!.row.idempotencyKey]);
+    expect(await t.db.selectFrom('notifications').select(['status', 'leaseOwner']).executeTakeFirstOrThrow()).toEqual({ status: 'sent', leaseOwner: null });
   });
 
   it('connection cut after the request arrived: resent with the same key; the receiver can drop the repeat', async () => {
