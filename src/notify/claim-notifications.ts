@@ -87,12 +87,12 @@ export async function claimNotifications(db: Db, o: ClaimOptions): Promise<Claim
       ${DELIVERY_INPUT_COLUMNS}
   `.execute(db);
   // Raw SQL results pass through the CamelCasePlugin: snake_case columns arrive camelCased.
-  return result.rows.map(({ previousStatus, queuedBehind, eventRow, alertRow, workflowRow, tenantRow, ...row }) => ({
+  return result.rows.map(({ previousStatus, queuedBehind, eventRow, alertRow, workflowRow, tenantRow, lastRunRow, ...row }) => ({
     id: row.id,
     destination: row.destination,
     previousStatus,
     row,
     queuedBehind,
-    input: deliveryInputOf(row, { eventRow, alertRow, workflowRow, tenantRow }, queuedBehind),
+    input: deliveryInputOf(row, { eventRow, alertRow, workflowRow, tenantRow, lastRunRow }, queuedBehind),
   }));
 }

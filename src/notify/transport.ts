@@ -1,4 +1,7 @@
-import type { Alert, AlertEvent, Notification, Tenant, Workflow } from '../db/schema.js';
+import type { Alert, AlertEvent, Notification, Run, Tenant, Workflow } from '../db/schema.js';
+
+/** The alert's last run as messages show it (its stage and log). */
+export type LastRun = Pick<Run, 'id' | 'logExcerpt' | 'logUrl' | 'stage'>;
 
 /**
  * What the outbox sender hands a transport: one claimed notification row and
@@ -14,6 +17,8 @@ export interface DeliveryInput {
   alert: Alert;
   workflow: Workflow;
   tenant: Tenant;
+  /** The alert's last run (`alerts.last_run_id`), if any. */
+  lastRun: LastRun | null;
   /** Pending rows for the same alert and destination queued behind this one (lets a transport coalesce). */
   queuedBehind: number;
   /** The sender's clock reading for this unit of work. */

@@ -4,7 +4,7 @@ import { verifyLaunchSignature } from '../../src/launch/signature.js';
 import { silentLogger } from '../../src/log.js';
 import { claimNotifications } from '../../src/notify/claim-notifications.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { makeTenant, makeWorkflow, T0 } from '../helpers/factories.js';
+import { makeRun, makeTenant, makeWorkflow, T0 } from '../helpers/factories.js';
 import { eventually } from '../helpers/eventually.js';
 import { insertAlert } from '../helpers/slack-outbox.js';
 import { HttpReceiver } from './http-receiver.js';
@@ -24,6 +24,7 @@ afterEach(async () => {
   await t.db.deleteFrom('notifications').execute();
   await t.db.deleteFrom('alertEvents').execute();
   await t.db.deleteFrom('alerts').execute();
+  await t.db.deleteFrom('runs').execute();
   await t.db.deleteFrom('workflows').execute();
   await t.db.deleteFrom('tenants').execute();
 });
@@ -78,6 +79,15 @@ describe('webhook destination', () => {
     });
     expect(body(got[1]!).alert.owner).toMatchObject({ user: 'U0ALICE' });
     expect(body(got[2]!)).toMatchObject({ event: 'resolved', alert: { status: 'resolved' }, data: { runId: 9 } });
+  });
+
+  it('carries the alert’s last run as the claim read it: its stage and its log link', async () => {
+    const { rig, alert } = await setup('webhook');
+    const run = await makeRun(t.db, { workflowId: alert.workflowId, tick: at(0), status: 'failed', stage: 'load orders', logUrl: 'https://ci.acme.example.com/runs/77' });
+    await t.db.updateTable('alerts').set({ lastRunId: run.id, stage: null }).where('id', '=', alert.id).execute();
+    await recordEvent(t.db, rig.config, alert.id, 'opened', { now: at(0) });
+    await rig.drain();
+    expect(body(rig.webhook.accepted()[0]!)).toMatchObject({ alert: { stage: 'load orders' }, links: { log: 'https://ci.acme.example.com/runs/77' } });
   });
 
   it('alert.silencedUntil reports a silence only while it is in force: the resolved payload of a silenced alert says null', async () => {

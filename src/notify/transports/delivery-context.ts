@@ -1,6 +1,5 @@
 import type { DestinationSpec } from '../../config/workflows-file.js';
 import type { Db } from '../../db/connect.js';
-import type { Alert, Run } from '../../db/schema.js';
 import { routesFor, type RoutingConfig } from '../../ledger/destinations.js';
 import type { DeliveryInput, DeliveryResult } from '../transport.js';
 
@@ -52,7 +51,3 @@ export async function threadRootOf(db: Db, alertId: number, destination: string)
   return row ? { notificationId: row.id, idempotencyKey: row.idempotencyKey, eventId: row.eventId, eventAt: row.at } : undefined;
 }
 
-export async function lastRunOf(db: Db, alert: Pick<Alert, 'lastRunId'>): Promise<Pick<Run, 'id' | 'logExcerpt' | 'logUrl' | 'stage'> | null> {
-  if (!alert.lastRunId) return null;
-  return (await db.selectFrom('runs').select(['id', 'logExcerpt', 'logUrl', 'stage']).where('id', '=', alert.lastRunId).executeTakeFirst()) ?? null;
-}

@@ -1,10 +1,10 @@
 import type { Config } from '../../config/env.js';
 import type { Db } from '../../db/connect.js';
 import type { RoutingConfig } from '../../ledger/destinations.js';
-import type { DeliveryInput, DeliveryResult, Transport } from '../transport.js';
+import type { DeliveryInput, DeliveryResult, LastRun, Transport } from '../transport.js';
 import { ownerChange } from '../event-text.js';
 import { alertFacts } from './alert-facts.js';
-import { destinationSpecFor, isResult, lastRunOf } from './delivery-context.js';
+import { destinationSpecFor, isResult } from './delivery-context.js';
 import { postJson } from './post-json.js';
 
 export type PagerDutyAction = 'trigger' | 'acknowledge' | 'resolve';
@@ -35,7 +35,7 @@ export function pagerDutyAction(event: Pick<DeliveryInput['event'], 'kind' | 'ac
   }
 }
 
-export function pagerDutyEvent(input: DeliveryInput, routingKey: string, action: PagerDutyAction, lastRun: Awaited<ReturnType<typeof lastRunOf>>, publicUrl?: string) {
+export function pagerDutyEvent(input: DeliveryInput, routingKey: string, action: PagerDutyAction, lastRun: LastRun | null, publicUrl?: string) {
   const base = { routing_key: routingKey, event_action: action, dedup_key: dedupKeyFor(input.alert.id) };
   if (action !== 'trigger') return base;
   const { alert: a, workflow: w, tenant: t } = input;
@@ -83,7 +83,7 @@ export function pagerDutyTransport(deps: { db: Db; config: RoutingConfig & Pick<
       if (isResult(spec)) return spec;
       const action = pagerDutyAction(input.event);
       if (!action) return { kind: 'sent', ref: 'none', result: { skipped: `no PagerDuty action for ${input.event.kind}` } };
-      const body = JSON.stringify(pagerDutyEvent(input, spec.routingKey, action, action === 'trigger' ? await lastRunOf(deps.db, input.alert) : null, deps.config.PUBLIC_URL));
+      const body = JSON.stringify(pagerDutyEvent(input, spec.routingKey, action, action === 'trigger' ? input.lastRun : null, deps.config.PUBLIC_URL));
       const outcome = await postJson(deps.config.EVENTS_API_URL, body, { timeoutMs, now: input.now });
       if (outcome.kind !== 'ok') return outcome;
       return { kind: 'sent', ref: dedupKeyFor(input.alert.id), result: { action, dedupKey: dedupKeyFor(input.alert.id), status: outcome.status } };

@@ -3,10 +3,10 @@ import type { Db } from '../../db/connect.js';
 import { silenceState, silencedUntilField } from '../../domain/silence.js';
 import type { RoutingConfig } from '../../ledger/destinations.js';
 import { SIGNATURE_HEADER, signLaunchRequest, TIMESTAMP_HEADER } from '../../launch/signature.js';
-import type { DeliveryInput, DeliveryResult, Transport } from '../transport.js';
+import type { DeliveryInput, DeliveryResult, LastRun, Transport } from '../transport.js';
 import { eventTextFields } from '../event-text.js';
 import { alertFacts } from './alert-facts.js';
-import { destinationSpecFor, isResult, lastRunOf } from './delivery-context.js';
+import { destinationSpecFor, isResult } from './delivery-context.js';
 import { postJson } from './post-json.js';
 
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
@@ -21,7 +21,7 @@ export interface WebhookOptions {
  * The JSON body of one webhook delivery: the event and the alert as it is now.
  * A stable, documented shape (docs/destinations.md, "Webhook receivers"); add fields, never rename.
  */
-export function webhookPayload(input: DeliveryInput, lastRun: Awaited<ReturnType<typeof lastRunOf>>, publicUrl: string | undefined) {
+export function webhookPayload(input: DeliveryInput, lastRun: LastRun | null, publicUrl: string | undefined) {
   const { alert: a, workflow: w, tenant: t, event: e, notification: n } = input;
   const facts = alertFacts({ alert: a, workflow: w, tenant: t, event: e, lastRun }, input.now);
   const base = publicUrl?.replace(/\/+$/, '');
@@ -78,7 +78,7 @@ export function webhookTransport(deps: { db: Db; config: RoutingConfig & Pick<Co
     async deliver(input: DeliveryInput): Promise<DeliveryResult> {
       const spec = destinationSpecFor(input, deps.config, 'webhook');
       if (isResult(spec)) return spec;
-      const body = JSON.stringify(webhookPayload(input, await lastRunOf(deps.db, input.alert), deps.config.PUBLIC_URL));
+      const body = JSON.stringify(webhookPayload(input, input.lastRun, deps.config.PUBLIC_URL));
       const timestamp = Math.floor(input.now.getTime() / 1000);
       const outcome = await postJson(spec.url, body, {
         headers: {
