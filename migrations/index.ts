@@ -13,8 +13,10 @@ import * as m0012 from './0012_dependencies.js';
 import * as m0013 from './0013_storms.js';
 import * as m0014 from './0014_run_duration.js';
 import * as m0015 from './0015_ledger_indexes.js';
-import * as m0016 from './0016_webhook_destination_ids.js';
-import * as m0017 from './0017_escalation_due_index.js';
+import * as m0016 from './0016_runs_history_unique.js';
+import * as m0017 from './0017_foreign_key_indexes.js';
+import * as m0018 from './0018_webhook_destination_ids.js';
+import * as m0019 from './0019_escalation_due_index.js';
 
 /** Forward-only, applied in name order. Add new files here. */
 export const migrations: Record<string, Migration> = {
@@ -32,6 +34,8 @@ export const migrations: Record<string, Migration> = {
   '0013_storms': m0013,
   '0014_run_duration': m0014,
   '0015_ledger_indexes': m0015,
-  '0016_webhook_destination_ids': m0016,
-  '0017_escalation_due_index': m0017,
+  '0016_runs_history_unique': m0016,
+  '0017_foreign_key_indexes': m0017,
+  '0018_webhook_destination_ids': m0018,
+  '0019_escalation_due_index': m0019,
 };

@@ -58,12 +58,12 @@ describe('migrations', () => {
   });
 });
 
-describe('0016: webhook destination ids', () => {
+describe('0018: webhook destination ids', () => {
   it('rewrites stored webhook:<URL> rows, pending ones included, to the keyed id the engine routes by, with their idempotency keys and outages', async () => {
     const db = createDb(createPool(await emptyDatabase(), 2));
     try {
-      const to15 = await new Migrator({ db, provider: { getMigrations: async () => migrations } }).migrateTo('0015_ledger_indexes');
-      expect(to15.error).toBeUndefined();
+      const before = await new Migrator({ db, provider: { getMigrations: async () => migrations } }).migrateTo('0017_foreign_key_indexes');
+      expect(before.error).toBeUndefined();
       await makeTenant(db);
       const wf = await makeWorkflow(db);
       const alert = await insertAlert(db, wf.id);
@@ -105,7 +105,7 @@ describe('schema invariants', () => {
       await makeTenant(t.db);
       const wf = await makeWorkflow(t.db);
       const original = await makeRun(t.db, { workflowId: wf.id, tick: T0 });
-      await expect(makeRun(t.db, { workflowId: wf.id, tick: T0 })).rejects.toThrow(/runs_one_original_per_tick/);
+      await expect(makeRun(t.db, { workflowId: wf.id, tick: T0 })).rejects.toThrow(/runs_history/);
       await makeRun(t.db, { workflowId: wf.id, tick: T0, trigger: 'retry', attempt: 2, originalRunId: original.id });
       await makeRun(t.db, { workflowId: wf.id, tick: T0, trigger: 'retry', attempt: 3, originalRunId: original.id });
       const rows = await t.db.selectFrom('runs').select('id').where('workflowId', '=', wf.id).execute();

@@ -110,7 +110,7 @@ export interface DestinationOutagesTable {
   noticedAt: Timestamp | null;
 }
 
-/** Keys the process needs that belong to the database, not the environment (migration 0016): `destination_id`. */
+/** Keys the process needs that belong to the database, not the environment (migration 0018): `destination_id`. */
 export interface InstanceKeysTable {
   name: string;
   value: string;
