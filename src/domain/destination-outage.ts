@@ -42,6 +42,9 @@ export function recordFailure(previous: Outage | undefined, error: string, now: 
   return { outage: { failingSince, failures, heldUntil, lastError: error, noticedAt: previous?.noticedAt ?? (raiseNotice ? now : null) }, raiseNotice };
 }
 
+/** A webhook id written before migration 0018: `webhook:<URL>`. */
+const LEGACY_WEBHOOK_ID = /^https?:\/\//i;
+
 /**
  * A destination as it may be shown, logged or posted. A webhook's id is
  * `webhook:<host>/<digest>` (src/config/destination-schema.ts), shown as it
@@ -59,8 +62,6 @@ export function shownDestination(destination: string): string {
     return 'webhook';
   }
 }
-
-const LEGACY_WEBHOOK_ID = /^https?:\/\//i;
 
 /** The receiving host of a webhook destination id, either form: what pacing goes by. */
 export function webhookHost(destination: string): string {
