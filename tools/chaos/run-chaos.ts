@@ -14,6 +14,7 @@ import type { ScenarioResult } from './report.js';
 import { signSlackRequest } from './slack-signature.js';
 import { StallMonitor } from './stalls.js';
 import { verifyScenario } from './verify.js';
+import { dumpEvidence } from './dump.js';
 import { buildWorkload, driveWorkload, type DriverStats, type Workload } from './workload.js';
 
 export { DATABASE_FAULTS, type ScenarioSpec } from './faults.js';
@@ -134,6 +135,7 @@ async function runScenario(spec: ScenarioSpec, server: PostgresHandle, root: str
   if (spec.databaseFaults && longestStall.seconds > STALL_LIMIT_SECONDS) {
     problems.push(`longest stall ${longestStall.seconds.toFixed(1)}s (${longestStall.what}: ${longestStall.ref ?? '?'}) while the database was up: over ${STALL_LIMIT_SECONDS}s`);
   }
+  await dumpEvidence(spec.name, db, slack);
   const verdict = await verifyScenario(db, slack, workload, launchLog);
   if (spec.revokedToken && verdict.dead === 0) problems.push('the revoked token produced no dead rows');
   if (!spec.revokedToken && verdict.dead > 0) problems.push(`${verdict.dead} notifications dead without a permanent error`);
