@@ -1,5 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ownReplyKey } from '../../src/domain/events.js';
+import { LIMITS } from '../../src/slack/blocks/limits.js';
+import { renderHome } from '../../src/slack/blocks/home.js';
+import { homeModel } from '../../src/slack/views/queries.js';
 import type { StoredMessage } from '../../src/replay/recording-slack-api.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { makeTenant, makeWorkflow, T0 } from '../helpers/factories.js';
@@ -94,5 +97,28 @@ describe('a revoked token', () => {
     await rig.drain();
     expect(rig.slack.callsTo('chat.postMessage').map((c) => c.outcome)).toEqual(['invalid_auth', 'lost', 'ok']);
     await expectRootPageAndRecovery(rig, alert.id);
+  });
+});
+
+describe('the App Home after a revoked token', () => {
+  it('counts every dead notification, lists the newest, and keeps them in view however many alerts are open', async () => {
+    rig = await startOutboxRig(t.db);
+    rig.slack.failNext({ kind: 'platform_error', error: 'invalid_auth' }, { method: 'chat.postMessage', times: 35 });
+    for (let i = 0; i < 35; i++) {
+      const alert = await insertAlert(t.db, (await makeWorkflow(t.db, { tenantId: 'acme' })).id);
+      await addEvent(t.db, alert.id, 'opened', { now: at(i) });
+    }
+    await rig.drain();
+    const model = await homeModel(t.db, at(60), ['acme']);
+    expect(model.dead).toHaveLength(30);
+    expect(model.deadCount).toBe(35);
+    const text = JSON.stringify(renderHome(model, at(60)).blocks);
+    expect(text).toContain('Undeliverable notifications* (35)');
+    expect(text).toContain('and 5 older, not listed here');
+    // 150 tenants' open alerts fill the surface: they give way, the undeliverable list stays.
+    const crowded = renderHome({ ...model, tenants: Array.from({ length: 150 }, (_, i) => ({ id: `t${i}`, name: `T${i}`, alerts: model.tenants[0]!.alerts.slice(0, 3) })) }, at(60));
+    expect(crowded.blocks.length).toBeLessThanOrEqual(LIMITS.surfaceBlocks);
+    expect(JSON.stringify(crowded.blocks)).toContain('Undeliverable notifications* (35)');
+    expect(JSON.stringify(crowded.blocks)).toMatch(/more not shown/);
   });
 });
