@@ -149,17 +149,27 @@ function matchesStory(kinds: string[], story: string[]): boolean {
 }
 
 /**
- * Replies must come in event order after their root, per thread. A root's own
- * reply (the page of the row that posted the root) tells the root's event: it
- * must come first, right after the root.
+ * Replies must come in event order after their root, per thread and alert (a
+ * storm message's thread holds several alerts' pages; the storm message itself
+ * tells no one event). A root's own reply (the page of the row that posted the
+ * root) tells the root's event: it must come first, right after the root.
  */
 function misorderedThreads(slack: RecordingSlackApi): number {
   let bad = 0;
-  const roots = slack.messages().filter((m) => !m.threadTs);
-  const order = (key: string) => Number(KEY.exec(rowKeyOf(key))?.[2] ?? NaN) + (rowKeyOf(key) === key ? 0 : 0.5);
-  for (const root of roots) {
-    const ids = [root, ...slack.replies(root.channel, root.ts)].map((m) => order(keyOf(m) ?? ''));
-    for (let i = 1; i < ids.length; i++) if (!(ids[i]! > ids[i - 1]!)) bad++;
+  for (const root of slack.messages().filter((m) => !m.threadTs)) {
+    const last = new Map<string, number>();
+    for (const m of [root, ...slack.replies(root.channel, root.ts)]) {
+      const key = keyOf(m) ?? '';
+      const parsed = KEY.exec(rowKeyOf(key));
+      if (!parsed) {
+        if (m !== root) bad++; // a reply that tells no alert's event
+        continue;
+      }
+      const order = Number(parsed[2]) + (rowKeyOf(key) === key ? 0 : 0.5);
+      const before = last.get(parsed[1]!);
+      if (before !== undefined && !(order > before)) bad++;
+      last.set(parsed[1]!, order);
+    }
   }
   return bad;
 }
