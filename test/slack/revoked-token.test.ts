@@ -100,6 +100,25 @@ describe('a revoked token', () => {
   });
 });
 
+describe('a page after the storm message its row posted', () => {
+  it('is still posted, once, when the storm message was kept but its answer lost', async () => {
+    rig = await startOutboxRig(t.db, { timeoutMs: 300 });
+    rig.slack.failNext({ kind: 'lost' }, { method: 'chat.postMessage', inThread: false });
+    const mention = { users: ['U0ONCALL'], groups: [] };
+    const keys: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const alert = await insertAlert(t.db, (await makeWorkflow(t.db, { tenantId: 'acme' })).id, { severity: 'critical' });
+      await addEvent(t.db, alert.id, 'opened', { now: at(i), storms: true, data: { mention } });
+      keys.push((await rowsOf(alert.id))[0]!.idempotencyKey);
+    }
+    await rig.drain();
+    const roots = rig.slack.roots('CACME');
+    expect(roots.map(key)).toEqual([expect.stringMatching(/^storm:/)]);
+    // Every critical opening pages under the storm message, the first one's too.
+    expect(rig.slack.replies('CACME', roots[0]!.ts).map(key).sort()).toEqual([...keys].sort());
+  });
+});
+
 describe('the App Home after a revoked token', () => {
   it('counts every dead notification, lists the newest, and keeps them in view however many alerts are open', async () => {
     rig = await startOutboxRig(t.db);
