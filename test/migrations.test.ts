@@ -58,11 +58,11 @@ describe('migrations', () => {
   });
 });
 
-describe('0018: webhook destination ids', () => {
+describe('0019: webhook destination ids', () => {
   it('rewrites stored webhook:<URL> rows, pending ones included, to the keyed id the engine routes by, with their idempotency keys and outages', async () => {
     const db = createDb(createPool(await emptyDatabase(), 2));
     try {
-      const before = await new Migrator({ db, provider: { getMigrations: async () => migrations } }).migrateTo('0017_foreign_key_indexes');
+      const before = await new Migrator({ db, provider: { getMigrations: async () => migrations } }).migrateTo('0018_thread_root_key');
       expect(before.error).toBeUndefined();
       await makeTenant(db);
       const wf = await makeWorkflow(db);

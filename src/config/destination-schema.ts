@@ -139,7 +139,7 @@ export function destinationId(d: DestinationSpec, idKey: string | undefined): st
  * and 16 hex digits of HMAC-SHA256 of the URL. Keyed, because a plain digest
  * of a URL with little entropy in it (`https://hooks.example.com/t/1234`) is
  * found by trying the candidates; the key is random per database, made by
- * migration 0018, and not the webhook's own secret, so rotating that secret
+ * migration 0019, and not the webhook's own secret, so rotating that secret
  * keeps the identity an open incident's rows (and its `resolved`) go by.
  */
 export function webhookDestinationId(url: string, idKey: string | undefined): string {

@@ -111,7 +111,7 @@ export type Config = Readonly<
   Omit<Env, 'PLATFORM_DESTINATIONS'> & {
     PLATFORM_DESTINATIONS: DestinationSpec[];
     /**
-     * The database's destination id key (migration 0018), which names webhook
+     * The database's destination id key (migration 0019), which names webhook
      * destinations without their URL (destinationId). Not from the
      * environment: loaded after the migrations (withDestinationIdKey,
      * src/ledger/destination-id-key.ts), before anything routes.

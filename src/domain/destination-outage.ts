@@ -42,13 +42,13 @@ export function recordFailure(previous: Outage | undefined, error: string, now: 
   return { outage: { failingSince, failures, heldUntil, lastError: error, noticedAt: previous?.noticedAt ?? (raiseNotice ? now : null) }, raiseNotice };
 }
 
-/** A webhook id written before migration 0018: `webhook:<URL>`. */
+/** A webhook id written before migration 0019: `webhook:<URL>`. */
 const LEGACY_WEBHOOK_ID = /^https?:\/\//i;
 
 /**
  * A destination as it may be shown, logged or posted. A webhook's id is
  * `webhook:<host>/<digest>` (src/config/destination-schema.ts), shown as it
- * is; one written before migration 0018 by an older replica is its URL,
+ * is; one written before migration 0019 by an older replica is its URL,
  * which can carry a token, so only its host is kept. The others' ids hold
  * nothing secret (a channel, addresses, a digest of the routing key).
  */

@@ -35,7 +35,7 @@ export async function runEscalationClock(deps: Pick<Deps, 'db' | 'clock' | 'conf
 /**
  * When an open unacknowledged warning is due to escalate: escalationDue's
  * rule (src/domain/escalation.ts) in SQL, word for word the expression of the
- * partial index `alerts_escalation_due` (migration 0019), so the claim reads
+ * partial index `alerts_escalation_due` (migration 0020), so the claim reads
  * and locks only the due ones through it. The domain rule still decides each
  * locked row.
  */

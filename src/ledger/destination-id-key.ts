@@ -1,7 +1,7 @@
 import type { Db } from '../db/connect.js';
 
 /**
- * The database's destination id key: random, made once by migration 0018 and
+ * The database's destination id key: random, made once by migration 0019 and
  * the same for every replica and every restart, so a webhook destination
  * keeps its outbox id (src/config/destination-schema.ts, webhookDestinationId)
  * for as long as its URL does. It lives beside the data it names: a copy of
@@ -9,7 +9,7 @@ import type { Db } from '../db/connect.js';
  */
 export async function loadDestinationIdKey(db: Db): Promise<string> {
   const row = await db.selectFrom('instanceKeys').select('value').where('name', '=', 'destination_id').executeTakeFirst();
-  if (!row) throw new Error('no destination id key in instance_keys: run the migrations (migration 0018 makes it)');
+  if (!row) throw new Error('no destination id key in instance_keys: run the migrations (migration 0019 makes it)');
   return row.value;
 }
 

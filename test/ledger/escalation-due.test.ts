@@ -8,7 +8,7 @@ import { insertAlert } from '../helpers/slack-outbox.js';
 
 /**
  * The escalation clock's claim reads only the due warnings through an index
- * (migration 0019, ESCALATION_DUE_AT): its SQL must pick exactly the
+ * (migration 0020, ESCALATION_DUE_AT): its SQL must pick exactly the
  * warnings the domain rule calls due, or a warning would never escalate.
  */
 let t: TestDatabase;

@@ -27,7 +27,7 @@ export function destinationSpecFor<K extends DestinationSpec['kind']>(
 
 /**
  * A row written as `webhook:<URL>` by a replica still running the version
- * before migration 0018 (a rolling upgrade): delivered to the configured
+ * before migration 0019 (a rolling upgrade): delivered to the configured
  * webhook with exactly that URL, so nothing pending is lost by the upgrade.
  */
 function isLegacyWebhookId(id: string, spec: DestinationSpec | undefined): boolean {
