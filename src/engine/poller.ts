@@ -34,23 +34,21 @@ export const MIN_POLL_BATCH: number = POLL_BATCH.min;
 
 /**
  * The poller loop's tick, with a batch sized by `nextPollBatch`: shrunk when
- * the database drops it, grown back only while batches commit quickly. When
- * the connection was lost mid-batch (the database had answered: a
- * termination, a reset), the smaller batch is taken again at once, on a new
- * connection, rather than after the runner's back-off: under faults a few
- * seconds apart that wait was a good part of the gap (issue 19). A second
- * drop in a row, or a database that does not answer, fails the tick and the
- * runner backs off. Durations are read on the deps' clock. The batches go
- * through the poller's own pool when there is one (`deps.pollerDb`).
+ * the database drops it, grown back as batches commit. When the connection
+ * was lost mid-batch (the database had answered: a termination, a reset),
+ * the smaller batch is taken again at once, on a new connection, rather than
+ * after the runner's back-off: under faults a few seconds apart that wait
+ * was a good part of the gap (issue 19). A second drop in a row, or a
+ * database that does not answer, fails the tick and the runner backs off.
+ * The batches go through the poller's own pool when there is one (`deps.pollerDb`).
  */
 export function adaptivePoller(deps: Deps): () => Promise<boolean> {
   let batch = DEFAULT_POLL_BATCH;
   const attempt = async () => {
-    const started = deps.clock.now().getTime();
     try {
       // Read at each tick: `deps.wake` is set once the loops are built.
       const found = await pollFinishedRuns(deps.pollerDb ? { ...deps, db: deps.pollerDb } : deps, batch);
-      batch = nextPollBatch(batch, { kind: 'committed', ms: deps.clock.now().getTime() - started });
+      batch = nextPollBatch(batch, { kind: 'committed' });
       return found;
     } catch (error) {
       if (isConnectionError(error)) batch = nextPollBatch(batch, { kind: 'dropped' });

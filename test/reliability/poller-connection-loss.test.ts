@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { createDb, createPool } from '../../src/db/connect.js';
-import { adaptivePoller, DEFAULT_POLL_BATCH, pollFinishedRuns } from '../../src/engine/poller.js';
+import { adaptivePoller, DEFAULT_POLL_BATCH, MIN_POLL_BATCH, pollFinishedRuns } from '../../src/engine/poller.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { createEngine, reportRun } from '../helpers/engine-harness.js';
 import { makeTenant, makeWorkflow } from '../helpers/factories.js';
@@ -49,7 +49,7 @@ it('a connection lost while a run is evaluated leaves the run for the next poll 
   expect(await t.db.selectFrom('alerts').select(['workflowId', 'status']).execute()).toEqual([{ workflowId: wf.id, status: 'open' }]);
 });
 
-it('the poller loop takes a smaller batch at once after the database drops one, and grows back as batches commit quickly', async () => {
+it('the poller loop takes a smaller batch at once after the database drops one, and grows back as batches commit', async () => {
   // A full batch that outlasts the gap between faults would roll back every time (issue 19), and waiting out
   // the runner's back-off before the next one cost a good part of that gap.
   await sql`drop trigger kill_on_alert on alerts`.execute(t.db);
@@ -71,7 +71,7 @@ it('the poller loop takes a smaller batch at once after the database drops one, 
   // The full batch is dropped; a quarter of it is taken again in the same tick, on a new connection, and commits.
   expect(await tick()).toBe(true);
   expect(await unprocessed()).toBe(120 - DEFAULT_POLL_BATCH / 4);
-  // It committed at once (the injected clock did not move): the next batch is twice the size.
+  // It committed: the next batch is twice the size.
   await tick();
   expect(await unprocessed()).toBe(120 - DEFAULT_POLL_BATCH / 4 - DEFAULT_POLL_BATCH / 2);
 });
@@ -88,10 +88,10 @@ it('two drops in a row fail the tick (the runner backs off), each one shrinking 
 
   await expect(tick()).rejects.toThrow(/terminat/);
   expect(Number((await sql<{ n: number }>`select last_value as n from kill_count`.execute(t.db)).rows[0]!.n)).toBe(2);
-  // 100, dropped → 25, dropped → 6: the next tick takes that many.
+  // 100, dropped → 25, dropped → the minimum: the next tick takes that many.
   expect(await tick()).toBe(true);
   const left = await t.db.selectFrom('runs').select((eb) => eb.fn.countAll<number>().as('n')).where('workflowId', '=', wf.id).where('processedAt', 'is', null).executeTakeFirstOrThrow();
-  expect(Number(left.n)).toBe(30 - Math.floor(DEFAULT_POLL_BATCH / 16));
+  expect(Number(left.n)).toBe(30 - MIN_POLL_BATCH);
 });
 
 it('a database that does not answer fails the tick at once, without a second attempt', async () => {
