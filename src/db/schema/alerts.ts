@@ -111,3 +111,10 @@ export interface DestinationOutagesTable {
   lastError: string;
   noticedAt: Timestamp | null;
 }
+
+/** Keys the process needs that belong to the database, not the environment (migration 0019): `destination_id`. */
+export interface InstanceKeysTable {
+  name: string;
+  value: string;
+  createdAt: DefaultedTimestamp;
+}
