@@ -50,9 +50,9 @@ if (mode === 'engine') {
     await db.destroy();
   };
 } else if (mode === 'app') {
-  // As src/main.ts opens it: the loops' pool and the API's own.
+  // As src/main.ts opens it: the loops' pool, the API's own and the poller's.
   const database = await openDatabase(config, logger);
-  const app: RunningApp = await startApp({ config, db: database.db, apiDb: database.apiDb, databaseUrl: database.url, logger, port: 0 });
+  const app: RunningApp = await startApp({ config, db: database.db, apiDb: database.apiDb, pollerDb: database.pollerDb, databaseUrl: database.url, logger, port: 0 });
   readyInfo = { port: app.port };
   stop = async () => {
     await app.stop();
