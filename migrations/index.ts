@@ -18,6 +18,7 @@ import * as m0017 from './0017_foreign_key_indexes.js';
 import * as m0018 from './0018_thread_root_key.js';
 import * as m0019 from './0019_webhook_destination_ids.js';
 import * as m0020 from './0020_escalation_due_index.js';
+import * as m0021 from './0021_notifications_by_destination.js';
 
 /** Forward-only, applied in name order. Add new files here. */
 export const migrations: Record<string, Migration> = {
@@ -40,4 +41,5 @@ export const migrations: Record<string, Migration> = {
   '0018_thread_root_key': m0018,
   '0019_webhook_destination_ids': m0019,
   '0020_escalation_due_index': m0020,
+  '0021_notifications_by_destination': m0021,
 };

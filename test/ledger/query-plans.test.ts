@@ -11,6 +11,7 @@ import { renderMetrics } from '../../src/http/metrics-route.js';
 import { fireDueTicks } from '../../src/engine/tick-scheduler.js';
 import { claimNotifications } from '../../src/notify/claim-notifications.js';
 import { countRunsByStatus } from '../../src/ledger/run-counts.js';
+import { claimStorms } from '../../src/ledger/storm-claims.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { createEngine } from '../helpers/engine-harness.js';
 
@@ -128,8 +129,21 @@ beforeAll(async () => {
   await explainAll('outbox claim', capture.take());
   await renderMetrics({ db: capture.db, clock: engine.clock });
   await explainAll('/metrics scrape', capture.take());
+  // The storm decision of a batch that opened alerts in every tenant's channel (rolled back: only its statements matter).
+  await capture.db
+    .transaction()
+    .execute(async (trx) => {
+      await claimStorms(trx, ['slack:CBENCH0', 'slack:CBENCH1', 'slack:CBENCH2'], NOW, { minAlerts: 1, windowSeconds: 120 });
+      throw new RolledBack();
+    })
+    .catch((e: unknown) => {
+      if (!(e instanceof RolledBack)) throw e;
+    });
+  await explainAll('storm claim', capture.take());
 }, 180_000);
 afterAll(() => t?.drop());
+
+class RolledBack extends Error {}
 
 describe('query plans on a history of 50,000 runs', () => {
   it.each([
@@ -140,6 +154,7 @@ describe('query plans on a history of 50,000 runs', () => {
     ['tick scheduler claim', 'runs'],
     ['outbox claim', 'notifications'],
     ['/metrics scrape', 'notifications'],
+    ['storm claim', 'notifications'],
   ])('%s: no sequential scan of runs, alert_events or notifications', (name, reads) => {
     const scans = plans.get(name)!;
     // It ran and reached the table it is about, other than by a sequential scan (a test that captured nothing would pass vacuously).
