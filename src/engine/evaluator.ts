@@ -16,6 +16,13 @@ export interface EvaluationTarget {
   profile: CadenceProfile;
   /** Manual runs that ended in this batch: the open alert hears how they went. */
   finishedManualRuns: Run[];
+  /**
+   * Whether the workflow has upstreams / downstreams, when the caller read it
+   * with the locks that stand for them (the poller's claim): a batch without
+   * any dependency sends no statement about them. Unknown: asked of the database.
+   */
+  hasUpstreams?: boolean;
+  hasDownstreams?: boolean;
 }
 
 const TOO_FAST_GROUP = fingerprintError(TOO_FAST);
@@ -115,7 +122,8 @@ export async function evaluateWorkflows(trx: Transaction<Database>, deps: Pick<D
   }
   const routing = routingRead ? routingOf(targets, heard) : undefined;
   const written = await recordAlertEvents(trx, events, { routing, alerts: { opening, changed: [...changed.values()] } });
-  const told = await tellDependencies(trx, deps, { blocked, opened: withRealIds(opened, events, written), now });
+  const noDownstreams = new Set(targets.flatMap((t) => (t.hasDownstreams === false ? [t.workflow.id] : [])));
+  const told = await tellDependencies(trx, deps, { blocked, opened: withRealIds(opened, events, written), noDownstreams, now });
   return events.length + told > 0;
 }
 
@@ -142,6 +150,8 @@ async function lockOpenAlerts(trx: Transaction<Database>, workflowIds: number[])
  */
 async function holdBack(trx: Transaction<Database>, decided: Decision[], facts: Map<number, HistoryFacts>, now: Date): Promise<Blocked[]> {
   const candidates = decided.map(({ target: { workflow }, alert, effect }) => ({ workflowId: workflow.id, hasOpenAlert: !!alert, opens: effect?.type === 'open', newestFailure: facts.get(workflow.id)!.newestFailure }));
+  // Only a workflow with upstreams can be held back (an upstream opening in this batch is one of its upstreams).
+  if (!decided.some((d) => d.target.hasUpstreams !== false)) return [];
   const blocked = await findBlocked(trx, candidates, now);
   for (const d of decided) if (d.effect?.type === 'open' && blocked.some((b) => b.workflowId === d.target.workflow.id)) d.effect = undefined;
   return blocked;
@@ -152,13 +162,18 @@ async function holdBack(trx: Transaction<Database>, decided: Decision[], facts: 
  * root): the "also affected" lists and the links of open downstream alerts.
  * They write against the real ids of this batch's openings (foreign keys), so
  * they run after the statement that inserted them, and their events are a
- * second `recordAlertEvents`. The number of events recorded.
+ * second `recordAlertEvents`. The number of events recorded. Without
+ * dependencies in the batch (the claim says so), no statement.
  */
-async function tellDependencies(trx: Transaction<Database>, deps: Pick<Deps, 'config'>, b: { blocked: Blocked[]; opened: Map<number, Alert>; now: Date }): Promise<number> {
+async function tellDependencies(
+  trx: Transaction<Database>,
+  deps: Pick<Deps, 'config'>,
+  b: { blocked: Blocked[]; opened: Map<number, Alert>; /** Workflows known to have no downstream: no open downstream alert to link. */ noDownstreams: Set<number>; now: Date },
+): Promise<number> {
   const events: EventInput[] = [];
   const told = (alert: Alert, tenant: Pick<Tenant, 'channel'>, kind: EventInput['kind'], data: Record<string, unknown>) => events.push({ alert, tenant, kind, data, now: b.now, config: deps.config });
   await recordBlocks(trx, b.blocked, b.opened, b.now, told);
-  await linkOpenDownstreams(trx, b.opened, b.now, told);
+  await linkOpenDownstreams(trx, new Map([...b.opened].filter(([workflowId]) => !b.noDownstreams.has(workflowId))), b.now, told);
   await recordAlertEvents(trx, events);
   return events.length;
 }
