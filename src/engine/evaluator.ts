@@ -7,6 +7,7 @@ import { fingerprintError } from '../domain/fingerprint.js';
 import { TOO_FAST } from '../domain/run-duration.js';
 import { recordAlertEvents, releaseHeldNotifications, type EventInput, type RoutingFacts } from '../ledger/alert-events.js';
 import { loadHistoryFacts } from '../ledger/history-facts.js';
+import { checkedRunsUpdate, type CheckedRun } from '../ledger/checked-runs.js';
 import { openAlerts, openedData } from './alert-openings.js';
 import { findBlocked, linkOpenDownstreams, outlivedData, recordBlocks, type Blocked } from './upstream-blocks.js';
 
@@ -37,8 +38,8 @@ type MainEffect = Exclude<Effect, FlappingEffect>;
  * the unique index).
  *
  * Set-based: however many workflows the batch holds, it costs three
- * statements: open alerts (locked, with who has heard of each), history
- * facts, and one that writes the alerts that open, the alerts that change,
+ * statements: open alerts (locked, with who has heard of each; it also
+ * writes the poller's output checks), history facts, and one that writes the alerts that open, the alerts that change,
  * the events and their outbox rows (`writeAlertsAndEvents`). The decision
  * between them is the pure `evaluateHistory`. Only a silenced alert that
  * resolves adds statements of its own (its held rows are summarised into the
@@ -46,10 +47,20 @@ type MainEffect = Exclude<Effect, FlappingEffect>;
  * holds a downstream back or opens an upstream's alert (`tellDependencies`). True when it recorded
  * events (the outbox may have rows to send once the caller commits).
  */
-export async function evaluateWorkflows(trx: Transaction<Database>, deps: Pick<Deps, 'config' | 'launchers'>, targets: EvaluationTarget[], now: Date): Promise<boolean> {
-  if (targets.length === 0) return false;
+export async function evaluateWorkflows(
+  trx: Transaction<Database>,
+  deps: Pick<Deps, 'config' | 'launchers'>,
+  targets: EvaluationTarget[],
+  now: Date,
+  /** Claimed rows the poller's output checks changed, not yet written: written by the first statement, before history reads them. */
+  checked: CheckedRun[] = [],
+): Promise<boolean> {
+  if (targets.length === 0) {
+    if (checked.length > 0) await checkedRunsUpdate(checked).execute(trx);
+    return false;
+  }
   const ids = targets.map((t) => t.workflow.id);
-  const { open, heard } = await lockOpenAlerts(trx, ids);
+  const { open, heard } = await lockOpenAlerts(trx, ids, checked);
   const openBy = new Map(open.map((a) => [a.workflowId, a]));
   const facts = await loadHistoryFacts(trx, ids, [...openBy.keys()]);
 
@@ -129,17 +140,18 @@ export async function evaluateWorkflows(trx: Transaction<Database>, deps: Pick<D
 
 /**
  * The open alerts of the workflows, locked, with the destinations that have
- * heard each (a row not skipped): one statement.
+ * heard each (a row not skipped): one statement, which also writes the
+ * claimed rows the output checks changed (a data-modifying CTE; the history
+ * facts, a later statement, see them).
  */
-async function lockOpenAlerts(trx: Transaction<Database>, workflowIds: number[]): Promise<{ open: Alert[]; heard: RoutingFacts['heard'] }> {
-  const rows = await trx
-    .selectFrom('alerts')
-    .selectAll('alerts')
-    .select(sql<string[]>`array(select distinct n.destination from notifications n where n.alert_id = alerts.id and n.status <> 'skipped')`.as('heardBy'))
-    .where('workflowId', 'in', workflowIds)
-    .where('status', '=', 'open')
-    .forUpdate()
-    .execute();
+async function lockOpenAlerts(trx: Transaction<Database>, workflowIds: number[], checked: CheckedRun[]): Promise<{ open: Alert[]; heard: RoutingFacts['heard'] }> {
+  const { rows } = await sql<Alert & { heardBy: string[] }>`
+    with checked as (${checkedRunsUpdate(checked)} returning 1)
+    select a.*, array(select distinct n.destination from notifications n where n.alert_id = a.id and n.status <> 'skipped') as heard_by
+    from alerts a
+    where a.workflow_id = any(${workflowIds}::int[]) and a.status = 'open'
+    for update of a
+  `.execute(trx);
   const open = rows.map(({ heardBy: _heardBy, ...alert }) => alert);
   return { open, heard: rows.flatMap((r) => r.heardBy.map((destination) => ({ alertId: r.id, destination }))) };
 }

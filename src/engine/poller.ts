@@ -12,7 +12,8 @@ import { evaluateWorkflows, type EvaluationTarget } from './evaluator.js';
 import { workflowRules } from './maintenance-rules.js';
 import { claimBatch, type ClaimedWorkflow } from './batch-claim.js';
 import { profileOf } from '../ledger/profiles.js';
-import { handleFailedOriginal, handleFinishedAttempt, type Launch } from './retry.js';
+import { handleFailedOriginal, handleFinishedAttempt, retriesFailure, type Launch } from './retry.js';
+import { checkedRunsUpdate } from '../ledger/checked-runs.js';
 import { awaitUpstreamTurn } from './upstream-blocks.js';
 
 /**
@@ -98,12 +99,17 @@ async function processClaimed(trx: Transaction<Database>, deps: Deps, now: Date,
   onClaim?.(runs.map((r) => r.id));
   if (runs.length === 0) return { claimed: [], launches: [], told: false };
   const contexts = new Map<number, RunContext>(workflows.map((c) => [c.workflow.id, { ...c, profile: profileOf(c.workflow, now) }]));
-  const checked = await applyOutputChecks(
-    trx,
+  const { runs: checked, changed } = applyOutputChecks(
     runs.filter((r) => contexts.get(r.workflowId)!.workflow.monitoring),
     contexts,
   );
   await markMaintenanceTicks(trx, checked, contexts);
+  // The checked rows are written with the evaluator's first statement, unless the retry engine reads or writes them first.
+  let unwritten = changed;
+  const written = async () => {
+    if (unwritten.length > 0) await checkedRunsUpdate(unwritten).execute(trx);
+    unwritten = [];
+  };
 
   const launches: Launch[] = [];
   const targets = new Map<number, EvaluationTarget>();
@@ -119,10 +125,12 @@ async function processClaimed(trx: Transaction<Database>, deps: Deps, now: Date,
   for (const run of checked) {
     const ctx = contexts.get(run.workflowId)!;
     if (run.originalRunId !== null) {
+      await written();
       const result = await handleFinishedAttempt(trx, deps, { run, ...ctx }, now);
       if (result.kind === 'retrying') launches.push(result.launch);
       else target(run.workflowId);
     } else if (run.tick !== null && run.status === 'failed') {
+      if (retriesFailure(deps, ctx)) await written();
       const result = await handleFailedOriginal(trx, deps, { run, ...ctx }, now);
       if (result.kind === 'retrying') launches.push(result.launch);
       else target(run.workflowId);
@@ -131,17 +139,18 @@ async function processClaimed(trx: Transaction<Database>, deps: Deps, now: Date,
       if (run.tick === null && run.trigger === 'manual') t.finishedManualRuns.push(run);
     }
   }
-  const told = await evaluateWorkflows(trx, deps, [...targets.values()], now);
+  const told = await evaluateWorkflows(trx, deps, [...targets.values()], now, unwritten);
   return { claimed: runs.map((r) => r.id), launches, told };
 }
 
 /**
  * Silence is data (core idea 8): a success with fewer rows than minRows is a
  * failure, "empty output"; one faster than minDurationSeconds, "too fast". The row itself says so, so history and the
- * evaluator agree. Failures get their error group here, once. Every row that
- * changes is written by one statement; the runs come back in claim order.
+ * evaluator agree. Failures get their error group here, once. The runs come
+ * back in claim order, with the rows that change: written by one statement
+ * (`checkedRunsUpdate`), the evaluator's first unless a retry reads them before.
  */
-async function applyOutputChecks(trx: Transaction<Database>, runs: Run[], contexts: Map<number, { profile: CadenceProfile }>): Promise<Run[]> {
+function applyOutputChecks(runs: Run[], contexts: Map<number, { profile: CadenceProfile }>): { runs: Run[]; changed: Run[] } {
   const changed: Run[] = [];
   const out = runs.map((run) => {
     const { minRows, minDurationSeconds } = contexts.get(run.workflowId)!.profile;
@@ -160,17 +169,7 @@ async function applyOutputChecks(trx: Transaction<Database>, runs: Run[], contex
     if (next) changed.push(next);
     return next ?? run;
   });
-  if (changed.length > 0) {
-    const col = <T>(pick: (r: Run) => T) => changed.map(pick);
-    await sql`
-      update runs r set status = v.status, attempt_status = v.attempt_status, attempt_error = v.attempt_error, error = v.error, error_group = v.error_group
-      from unnest(${col((r) => r.id)}::bigint[], ${col((r) => r.status)}::text[], ${col((r) => r.attemptStatus)}::text[],
-                  ${col((r) => r.attemptError)}::text[], ${col((r) => r.error)}::text[], ${col((r) => r.errorGroup)}::text[])
-        as v(id, status, attempt_status, attempt_error, error, error_group)
-      where r.id = v.id
-    `.execute(trx);
-  }
-  return out;
+  return { runs: out, changed };
 }
 
 /**
