@@ -2,6 +2,7 @@ import { sql, type Transaction } from 'kysely';
 import { rowFromJson } from '../db/json-rows.js';
 import type { Database, Run, Tenant, Workflow } from '../db/schema.js';
 import { lockedWithUpstreams, upstreamOfCte } from './upstream-blocks.js';
+import { prepared } from '../db/prepared.js';
 
 /** A one-off maintenance window as the claim returns it: the workflow's own, or its tenant's (`tenantWide`). */
 export interface OneOffWindow {
@@ -62,7 +63,7 @@ type ClaimRow = Run & {
  * unprocessed (another replica may have committed it since this statement began).
  */
 export async function claimBatch(trx: Transaction<Database>, now: Date, limit: number): Promise<ClaimedBatch> {
-  const { rows } = await sql<ClaimRow>`
+  const { rows } = await sql<ClaimRow>`${prepared}
     with recursive ${upstreamOfCte}, candidates as (
       select r.id, r.workflow_id from runs r
       where r.processed_at is null and r.status in ('succeeded', 'failed', 'missed')

@@ -10,6 +10,7 @@ import { loadHistoryFacts } from '../ledger/history-facts.js';
 import { checkedRunsUpdate, type CheckedRun } from '../ledger/checked-runs.js';
 import { openAlerts, openedData } from './alert-openings.js';
 import { findBlocked, linkOpenDownstreams, outlivedData, recordBlocks, type Blocked } from './upstream-blocks.js';
+import { prepared } from '../db/prepared.js';
 
 export interface EvaluationTarget {
   workflow: Workflow;
@@ -145,7 +146,7 @@ export async function evaluateWorkflows(
  * facts, a later statement, see them).
  */
 async function lockOpenAlerts(trx: Transaction<Database>, workflowIds: number[], checked: CheckedRun[]): Promise<{ open: Alert[]; heard: RoutingFacts['heard'] }> {
-  const { rows } = await sql<Alert & { heardBy: string[] }>`
+  const { rows } = await sql<Alert & { heardBy: string[] }>`${prepared}
     with checked as (${checkedRunsUpdate(checked)} returning 1)
     select a.*, array(select distinct n.destination from notifications n where n.alert_id = a.id and n.status <> 'skipped') as heard_by
     from alerts a

@@ -2,6 +2,7 @@ import { sql, type Transaction } from 'kysely';
 import type { Config } from '../config/env.js';
 import type { Database } from '../db/schema.js';
 import { DEFAULT_STORM_RULE, stormDecision, type StormRule } from '../domain/storm.js';
+import { prepared } from '../db/prepared.js';
 
 export type StormConfig = Partial<Pick<Config, 'STORM_MIN_ALERTS' | 'STORM_WINDOW_SECONDS'>>;
 
@@ -43,8 +44,8 @@ export async function claimStorms(trx: Transaction<Database>, destinations: stri
   if (channels.length === 0) return;
   const since = new Date(now.getTime() - rule.windowSeconds * 1000);
   // unnest returns the array in its order: the locks are taken in sorted order, one after the other.
-  await sql`select count(pg_advisory_xact_lock(${STORM_LOCK_SPACE}, hashtext(d))) from unnest(${channels}::text[]) as d`.execute(trx);
-  const { rows } = await sql<{ destination: string; stormId: number | null; lastJoinedAt: Date | null; openings: number }>`
+  await sql`${prepared}select count(pg_advisory_xact_lock(${STORM_LOCK_SPACE}, hashtext(d))) from unnest(${channels}::text[]) as d`.execute(trx);
+  const { rows } = await sql<{ destination: string; stormId: number | null; lastJoinedAt: Date | null; openings: number }>`${prepared}
     select d.destination, s.id as storm_id, s.last_joined_at,
       (select count(*)::int from notifications n join alert_events e on e.id = n.event_id
        where n.destination = d.destination and e.kind = 'opened' and n.created_at > ${since}) as openings
@@ -66,7 +67,7 @@ export async function claimStorms(trx: Transaction<Database>, destinations: stri
  * any in (a new storm starts with it).
  */
 async function joinStorms(trx: Transaction<Database>, storming: { destination: string; storm_id: number | null; channel: string }[], since: Date, now: Date): Promise<void> {
-  await sql`
+  await sql`${prepared}
     with j as (
       select * from jsonb_to_recordset(${JSON.stringify(storming)}::jsonb) as j(destination text, storm_id bigint, channel text)
     ), started as (
