@@ -29,6 +29,7 @@ export interface EvaluationTarget {
 
 const TOO_FAST_GROUP = fingerprintError(TOO_FAST);
 
+type EvaluatorDeps = Pick<Deps, 'config' | 'launchers'>;
 type FlappingEffect = Extract<Effect, { type: 'flapping' }>;
 type MainEffect = Exclude<Effect, FlappingEffect>;
 
@@ -47,21 +48,14 @@ type MainEffect = Exclude<Effect, FlappingEffect>;
  * recovery, and routing is read again after them), and so does a batch that
  * holds a downstream back or opens an upstream's alert (`tellDependencies`). True when it recorded
  * events (the outbox may have rows to send once the caller commits).
+ * `checked`: claimed rows the poller's output checks changed and has not
+ * written yet; the first statement writes them, before history reads them.
  */
-export async function evaluateWorkflows(
-  trx: Transaction<Database>,
-  deps: Pick<Deps, 'config' | 'launchers'>,
-  targets: EvaluationTarget[],
-  now: Date,
-  /** Claimed rows the poller's output checks changed, not yet written: written by the first statement, before history reads them. */
-  checked: CheckedRun[] = [],
-): Promise<boolean> {
-  if (targets.length === 0) {
-    if (checked.length > 0) await checkedRunsUpdate(checked).execute(trx);
-    return false;
-  }
+export async function evaluateWorkflows(trx: Transaction<Database>, deps: EvaluatorDeps, targets: EvaluationTarget[], now: Date, checked: CheckedRun[] = []): Promise<boolean> {
+  if (targets.length + checked.length === 0) return false;
   const ids = targets.map((t) => t.workflow.id);
   const { open, heard } = await lockOpenAlerts(trx, ids, checked);
+  if (targets.length === 0) return false;
   const openBy = new Map(open.map((a) => [a.workflowId, a]));
   const facts = await loadHistoryFacts(trx, ids, [...openBy.keys()]);
 
@@ -134,8 +128,7 @@ export async function evaluateWorkflows(
   }
   const routing = routingRead ? routingOf(targets, heard) : undefined;
   const written = await recordAlertEvents(trx, events, { routing, alerts: { opening, changed: [...changed.values()] } });
-  const noDownstreams = new Set(targets.flatMap((t) => (t.hasDownstreams === false ? [t.workflow.id] : [])));
-  const told = await tellDependencies(trx, deps, { blocked, opened: withRealIds(opened, events, written), noDownstreams, now });
+  const told = await tellDependencies(trx, deps, { blocked, opened: withRealIds(opened, events, written), targets, now });
   return events.length + told > 0;
 }
 
@@ -181,12 +174,14 @@ async function holdBack(trx: Transaction<Database>, decided: Decision[], facts: 
 async function tellDependencies(
   trx: Transaction<Database>,
   deps: Pick<Deps, 'config'>,
-  b: { blocked: Blocked[]; opened: Map<number, Alert>; /** Workflows known to have no downstream: no open downstream alert to link. */ noDownstreams: Set<number>; now: Date },
+  b: { blocked: Blocked[]; opened: Map<number, Alert>; targets: EvaluationTarget[]; now: Date },
 ): Promise<number> {
+  // A workflow the claim found without downstreams has no open downstream alert to link.
+  const noDownstreams = new Set(b.targets.flatMap((t) => (t.hasDownstreams === false ? [t.workflow.id] : [])));
   const events: EventInput[] = [];
   const told = (alert: Alert, tenant: Pick<Tenant, 'channel'>, kind: EventInput['kind'], data: Record<string, unknown>) => events.push({ alert, tenant, kind, data, now: b.now, config: deps.config });
   await recordBlocks(trx, b.blocked, b.opened, b.now, told);
-  await linkOpenDownstreams(trx, new Map([...b.opened].filter(([workflowId]) => !b.noDownstreams.has(workflowId))), b.now, told);
+  await linkOpenDownstreams(trx, new Map([...b.opened].filter(([workflowId]) => !noDownstreams.has(workflowId))), b.now, told);
   await recordAlertEvents(trx, events);
   return events.length;
 }
