@@ -58,11 +58,11 @@ export async function ledgerGrowth(ctx: BenchContext): Promise<Figure[]> {
       await seedLedgerWorkflows(database.db, size.workflows);
     }
     const t0 = performance.now();
-    const loaded = await seedHistory(ledgers[1]!.database.db, { end: HISTORY_END, ticks: size.historyTicks, stepMinutes: 5 });
+    const loaded = await seedHistory(ledgers[1]!.database, { end: HISTORY_END, ticks: size.historyTicks, stepMinutes: 5 });
     const loadSeconds = (performance.now() - t0) / 1000;
     ctx.log(`  ${NAME}: history loaded in ${Math.round(loadSeconds)} s: ${JSON.stringify(loaded)}`);
     for (const l of ledgers) {
-      await vacuumAnalyze(l.database.db);
+      await vacuumAnalyze(l.database);
       l.mark = await watermark(l.database.db);
     }
     const sizes = await Promise.all(ledgers.map((l) => databaseSize(l.database.db)));

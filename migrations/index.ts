@@ -13,6 +13,8 @@ import * as m0012 from './0012_dependencies.js';
 import * as m0013 from './0013_storms.js';
 import * as m0014 from './0014_run_duration.js';
 import * as m0015 from './0015_ledger_indexes.js';
+import * as m0016 from './0016_runs_history_unique.js';
+import * as m0017 from './0017_foreign_key_indexes.js';
 
 /** Forward-only, applied in name order. Add new files here. */
 export const migrations: Record<string, Migration> = {
@@ -30,4 +32,6 @@ export const migrations: Record<string, Migration> = {
   '0013_storms': m0013,
   '0014_run_duration': m0014,
   '0015_ledger_indexes': m0015,
+  '0016_runs_history_unique': m0016,
+  '0017_foreign_key_indexes': m0017,
 };

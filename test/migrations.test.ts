@@ -62,7 +62,7 @@ describe('schema invariants', () => {
       await makeTenant(t.db);
       const wf = await makeWorkflow(t.db);
       const original = await makeRun(t.db, { workflowId: wf.id, tick: T0 });
-      await expect(makeRun(t.db, { workflowId: wf.id, tick: T0 })).rejects.toThrow(/runs_one_original_per_tick/);
+      await expect(makeRun(t.db, { workflowId: wf.id, tick: T0 })).rejects.toThrow(/runs_history/);
       await makeRun(t.db, { workflowId: wf.id, tick: T0, trigger: 'retry', attempt: 2, originalRunId: original.id });
       await makeRun(t.db, { workflowId: wf.id, tick: T0, trigger: 'retry', attempt: 3, originalRunId: original.id });
       const rows = await t.db.selectFrom('runs').select('id').where('workflowId', '=', wf.id).execute();

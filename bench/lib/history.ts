@@ -1,5 +1,7 @@
 import { sql } from 'kysely';
-import type { Db } from '../../src/db/connect.js';
+import pg from 'pg';
+import { createDb, type Db } from '../../src/db/connect.js';
+import type { BenchDatabase } from './postgres.js';
 
 /**
  * A ledger's past, loaded with `INSERT … SELECT generate_series` (a million
@@ -32,7 +34,27 @@ export interface HistoryLoaded {
   notifications: number;
 }
 
-export async function seedHistory(db: Db, s: HistorySeed): Promise<HistoryLoaded> {
+/**
+ * A session of its own for the bulk load, without the engine's statement and
+ * query timeouts (src/db/connect.ts): one statement of a ten-million-run load
+ * (`--full`) runs for minutes, which the engine never does.
+ */
+async function bulkSession<T>(database: Pick<BenchDatabase, 'url'>, fn: (db: Db) => Promise<T>): Promise<T> {
+  const pool = new pg.Pool({ connectionString: database.url, max: 1, options: '-c jit=off' });
+  pool.on('error', () => {});
+  const db = createDb(pool);
+  try {
+    return await fn(db);
+  } finally {
+    await db.destroy();
+  }
+}
+
+export function seedHistory(database: Pick<BenchDatabase, 'url'>, s: HistorySeed): Promise<HistoryLoaded> {
+  return bulkSession(database, (db) => loadHistory(db, s));
+}
+
+async function loadHistory(db: Db, s: HistorySeed): Promise<HistoryLoaded> {
   const period = s.incidentEvery ?? 100;
   const stepSec = s.stepMinutes * 60;
   const start = new Date(s.end.getTime() - s.ticks * stepSec * 1000);
@@ -111,6 +133,8 @@ async function workflowCount(db: Db): Promise<number> {
 }
 
 /** VACUUM ANALYZE the ledger's tables: the state autovacuum reaches some time after a bulk load. */
-export async function vacuumAnalyze(db: Db): Promise<void> {
-  for (const table of ['runs', 'alerts', 'alert_events', 'notifications', 'workflows']) await sql`vacuum analyze ${sql.table(table)}`.execute(db);
+export function vacuumAnalyze(database: Pick<BenchDatabase, 'url'>): Promise<void> {
+  return bulkSession(database, async (db) => {
+    for (const table of ['runs', 'alerts', 'alert_events', 'notifications', 'workflows']) await sql`vacuum analyze ${sql.table(table)}`.execute(db);
+  });
 }

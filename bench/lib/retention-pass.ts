@@ -34,8 +34,8 @@ export async function measureRetentionPass(ctx: BenchContext, s: { workflows: nu
     await seedTenants(db, tenants);
     await seedWorkflows(db, { count: s.workflows, tenants, cronSql: sql`${`0 */${s.everyHours} * * *`}` });
     const ticks = (DAYS * 24) / s.everyHours;
-    const loaded = await seedHistory(db, { end: NOW, ticks, stepMinutes: s.everyHours * 60, incidentEvery: 20 });
-    await vacuumAnalyze(db);
+    const loaded = await seedHistory(database, { end: NOW, ticks, stepMinutes: s.everyHours * 60, incidentEvery: 20 });
+    await vacuumAnalyze(database);
     ctx.log(`  ${NAME}: retention ledger loaded: ${JSON.stringify(loaded)}`);
     const before = await sizes(db);
 
@@ -44,7 +44,7 @@ export async function measureRetentionPass(ctx: BenchContext, s: { workflows: nu
     const first = await runRetentionPass(db, NOW, DEFAULT_RETENTION, (b) => batches.push(b));
     const firstMs = performance.now() - t0;
     const afterPass = await sizes(db);
-    await vacuumAnalyze(db);
+    await vacuumAnalyze(database);
     const afterVacuum = await sizes(db);
     ctx.log(`  ${NAME}: retention pass ${JSON.stringify(first)} in ${Math.round(firstMs)} ms`);
 
@@ -54,7 +54,7 @@ export async function measureRetentionPass(ctx: BenchContext, s: { workflows: nu
     const steadyMs = performance.now() - t0;
 
     // The ten days removed are written again, after NOW: into the space the pass and VACUUM freed.
-    await seedHistory(db, { end: new Date(NOW.getTime() + 10 * 86_400_000), ticks: (10 * 24) / s.everyHours, stepMinutes: s.everyHours * 60, runsOnly: true });
+    await seedHistory(database, { end: new Date(NOW.getTime() + 10 * 86_400_000), ticks: (10 * 24) / s.everyHours, stepMinutes: s.everyHours * 60, runsOnly: true });
     const refilled = await sizes(db);
 
     const full = batches.filter((b) => b.rows > 0);

@@ -61,6 +61,19 @@ export function isNotifiedKind(kind: string): kind is NotifiedEventKind {
 }
 
 /**
+ * The events that page someone, so chat posts them as a reply broadcast to
+ * the channel (DESIGN: "opening a critical or escalating to critical mentions
+ * the owner or the on-call group, in a reply broadcast to the channel"): an
+ * escalation to critical, and an alert that opens critical with someone to
+ * page (its event carries `data.mention`). Inside a storm too.
+ */
+export function pagesSomeone(event: { kind: string; data: unknown }): boolean {
+  if (event.kind === 'escalated') return true;
+  const mention = (event.data as { mention?: { users?: unknown[]; groups?: unknown[] } } | null)?.mention;
+  return event.kind === 'opened' && !!mention && (mention.users?.length ?? 0) + (mention.groups?.length ?? 0) > 0;
+}
+
+/**
  * One outbox row per (alert, event, destination); the key is what makes a send
  * idempotent across retries, replicas and unknown outcomes.
  */

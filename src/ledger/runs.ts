@@ -64,8 +64,9 @@ export function newRunRow(row: Pick<RunRow, 'workflowId' | 'tick' | 'trigger' | 
 }
 
 /**
- * A tick has one original row: the unique index `runs_one_original_per_tick`
- * on (workflow, tick) where original_run_id is null and tick is not null.
+ * A tick has one original row: the unique index `runs_history` on (workflow,
+ * tick) where original_run_id is null (migration 0016; it is also the index
+ * every history read walks), inferred by the conflict target below.
  * Every insert of a run row names it here and does nothing on conflict, so a
  * second writer for the same tick (another replica's scheduler, a report, the
  * freshness detector) gets no row back and fires or records nothing. Retries

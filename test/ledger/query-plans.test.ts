@@ -72,7 +72,7 @@ beforeAll(async () => {
   t = await createTestDatabase();
   await seedTenants(t.db, 5);
   await seedWorkflows(t.db, { count: WORKFLOWS, tenants: 5 });
-  const loaded = await seedHistory(t.db, { end: HISTORY_END, ticks: 500, stepMinutes: 5, incidentEvery: 20 });
+  const loaded = await seedHistory(t, { end: HISTORY_END, ticks: 500, stepMinutes: 5, incidentEvery: 20 });
   expect(loaded.runs).toBe(50_000);
 
   // What the loops find to do now: half the workflows managed and due, the other half observed and 20 minutes behind;

@@ -49,6 +49,12 @@ describe('run-duration events in words', () => {
     // Once failures are counted, the root counts them again.
     expect(alertView({ alert: alert({ cause: 'running_long', consecutiveFailures: 1 }), workflow, tenant }, NOW).headline).toBe('Warning (open): Acme / nightly, 1 failure');
   });
+  it('an escalation of an alert with no failures (a run still running) does not count "0 consecutive failures"', () => {
+    const deadline = plainEventText(say('escalated', { consecutiveFailures: 0, reason: 'deadline' }).model);
+    expect(deadline).toBe('Escalated to critical. Nobody took ownership before the deadline.');
+    expect(plainEventText(say('escalated', { consecutiveFailures: 0, reason: 'kept_failing' }).model)).toBe(deadline);
+    expect(plainEventText(say('escalated', { consecutiveFailures: 3, reason: 'kept_failing' }).model)).toBe('Escalated to critical after 3 consecutive failures. Nobody has taken ownership.');
+  });
 });
 
 describe('/scheduler status and the App Home', () => {

@@ -5,6 +5,7 @@ import { buildDigest } from '../../src/slack/blocks/digest.js';
 import { renderHome } from '../../src/slack/blocks/home.js';
 import { ACTION, stormBlockId } from '../../src/slack/blocks/ids.js';
 import { homeModel } from '../../src/slack/views/queries.js';
+import { runEscalationClock } from '../../src/engine/escalation.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { createEngine, PLATFORM, reportRun, type Engine } from '../helpers/engine-harness.js';
 import { makeTenant, makeWorkflow } from '../helpers/factories.js';
@@ -112,5 +113,24 @@ describe('the storm message menu', { timeout: 60_000 }, () => {
     const digest = buildDigest(facts!)!;
     expect(digest.plainText).toContain('Storms\n- storm at 2026-03-10 02:01 UTC: 6 alerts at once, told as one message, still under way');
     expect((await loadDigestFacts(t.db, 'globex', new Date(TICK.getTime() - 86_400_000), engine.clock.now()))!.storms).toEqual([]);
+  });
+
+  it('an escalation to critical inside a storm pages: a broadcast reply in the storm message thread, not only a re-render', async () => {
+    const open = await t.db.selectFrom('alerts').selectAll().where('status', '=', 'open').where('ownerUser', 'is', null).where('silencedUntil', 'is', null).execute();
+    expect(open.length).toBeGreaterThan(0);
+    const latest = Math.max(...open.map((a) => a.escalateAt!.getTime()));
+    engine.clock.set(new Date(latest + 60_000));
+    await runEscalationClock(engine.deps);
+    await rig.drain();
+    const escalated = await t.db.selectFrom('alertEvents').select('alertId').where('kind', '=', 'escalated').execute();
+    const ids = escalated.map((e) => Number(e.alertId)).sort();
+    expect(ids).toEqual(expect.arrayContaining(open.map((a) => Number(a.id))));
+    const pages = rig.slack.callsTo('chat.postMessage').filter((c) => c.channel === 'CACME' && c.metadata?.event_payload.event === 'escalated');
+    expect(pages.map((c) => c.metadata!.event_payload.alert_id).sort()).toEqual(ids);
+    for (const page of pages) {
+      expect(page.threadTs).toBe(stormMessage().ts);
+      expect(String(page.args.reply_broadcast)).toBe('true');
+    }
+    expect(rig.slack.roots('CACME')).toHaveLength(1);
   });
 });

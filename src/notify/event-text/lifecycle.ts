@@ -26,15 +26,17 @@ const opened: Renderer = ({ event, alert: a, workflow, d }) => {
 const escalated: Renderer = ({ event, alert: a, d }) => {
   const count = num(d, 'consecutiveFailures') ?? a.consecutiveFailures;
   const { mention, paging } = pagingOf(d);
+  // An alert about a run that is still running (running long, a missed completion deadline) has no failures to count.
+  const withCount = count > 0 ? [t(' with '), failures(count)] : [];
   const why =
-    str(d, 'reason') === 'kept_failing'
+    str(d, 'reason') === 'kept_failing' && count > 0
       ? [t(' after '), failures(count), t('. Nobody has taken ownership.')]
-      : [t(' with '), failures(count), t('. Nobody took ownership before the deadline.')];
+      : [...withCount, t('. Nobody took ownership before the deadline.')];
   const by = event.actor ? [t(' by '), user(event.actor)] : [];
   return {
     what: 'escalated',
     icon: 'critical',
-    parts: [t('Escalated to '), strong('critical'), ...by, ...(event.actor ? [t(' with '), failures(count), t('.')] : why), ...paging],
+    parts: [t('Escalated to '), strong('critical'), ...by, ...(event.actor ? [...withCount, t('.')] : why), ...paging],
     ...(mention ? { mention } : {}),
   };
 };

@@ -92,7 +92,7 @@ export function renderWorkflowStatus(d: WorkflowDetail): SlackMessage {
     blocks.push({
       type: 'section',
       text: mrkdwn(
-        `*Open alert #${a.id}*: ${a.severity}, ${a.consecutiveFailures} consecutive failures since ${slackDate(a.openedAt)}; owner ${a.ownerTeam}${a.ownerUser ? ` (${userMention(a.ownerUser)})` : ''}${a.lastError ? `\nLast error: \`${safeText(a.lastError.replace(/\s+/g, ' '), 500)}\`` : ''}`,
+        `*Open alert #${a.id}*: ${a.severity}, ${a.consecutiveFailures > 0 ? `${plural(a.consecutiveFailures, 'consecutive failure')} since` : 'open since'} ${slackDate(a.openedAt)}; owner ${a.ownerTeam}${a.ownerUser ? ` (${userMention(a.ownerUser)})` : ''}${a.lastError ? `\nLast error: \`${safeText(a.lastError.replace(/\s+/g, ' '), 500)}\`` : ''}`,
       ),
     });
   } else if (r.blockedBy) {

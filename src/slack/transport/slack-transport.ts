@@ -1,5 +1,5 @@
 import type { Db } from '../../db/connect.js';
-import { isNotifiedKind } from '../../domain/events.js';
+import { isNotifiedKind, pagesSomeone as broadcasts } from '../../domain/events.js';
 import type { LauncherResolver } from '../../launcher.js';
 import type { DeliveryInput, DeliveryResult, FindDeliveredResult, Transport } from '../../notify/transport.js';
 import { findThread, saveThread } from './alert-threads.js';
@@ -13,17 +13,6 @@ import { stormOf } from '../views/storm-queries.js';
 
 /** Slack's documented pace for chat.postMessage: about one message per second per channel. */
 export const SLACK_CHANNEL_INTERVAL_MS = 1000;
-
-/**
- * The replies broadcast to the channel, because they page someone: an
- * escalation to critical, and an alert that opens critical with someone to
- * page (its event carries `data.mention`).
- */
-function broadcasts(event: DeliveryInput['event']): boolean {
-  if (event.kind === 'escalated') return true;
-  const mention = (event.data as { mention?: { users?: unknown[]; groups?: unknown[] } } | null)?.mention;
-  return event.kind === 'opened' && !!mention && (mention.users?.length ?? 0) + (mention.groups?.length ?? 0) > 0;
-}
 
 /** How far back the channel history is searched for a root whose post had an unknown outcome. */
 const LOOKBACK_MS = 24 * 3_600_000;

@@ -1,5 +1,6 @@
 import type { Db } from '../../db/connect.js';
 import type { Storm } from '../../db/schema.js';
+import { pagesSomeone } from '../../domain/events.js';
 import { stormKey } from '../../domain/storm.js';
 import type { DeliveryInput, DeliveryResult, FindDeliveredResult } from '../../notify/transport.js';
 import { renderAlertReply, type AlertCard } from '../blocks/alert-card.js';
@@ -8,8 +9,13 @@ import { alertMetadata, metadataKey, stormMetadata } from './metadata.js';
 import type { SlackOutboxApi } from './slack-api.js';
 import { claimStormPost, loadStormView, saveStormRoot } from '../views/storm-queries.js';
 
-/** Events of an alert inside a storm that are posted in the storm message's thread (broadcast), not only shown in it. */
-const STORM_THREAD_REPLIES: readonly string[] = ['shared_cause'];
+/**
+ * Events of an alert inside a storm that are posted in the storm message's
+ * thread (broadcast), not only shown in it: a shared-cause callout, and every
+ * event that pages someone (an escalation to critical, a critical opening with
+ * someone to page), since a re-rendered storm message notifies nobody.
+ */
+const postsInStormThread = (event: DeliveryInput['event']): boolean => event.kind === 'shared_cause' || pagesSomeone(event);
 
 /** An alert whose opening a storm took in, and that has no thread of its own: its events are the storm message's. */
 export function deliversToStorm(kind: string): boolean {
@@ -22,39 +28,54 @@ export function deliversToStorm(kind: string): boolean {
  * storm message (rendered from every member's current state; a lease makes
  * sure one replica posts it), later ones leave it to the refresher, which
  * re-renders the message in place, coalesced and paced like roots. No event
- * of a member posts a message of its own, save a shared-cause callout.
+ * of a member posts a message of its own, save a shared-cause callout and a
+ * page (see `postsInStormThread`).
  */
 export async function deliverToStorm(db: Db, api: SlackOutboxApi, input: DeliveryInput, storm: Storm, card: () => Promise<AlertCard>): Promise<DeliveryResult> {
   const { notification: n, event } = input;
-  const metadata = (kind: string, key: string) => alertMetadata({ alertId: input.alert.id, tenant: input.tenant.id, workflow: input.workflow.name, event: kind, severity: input.alert.severity, key });
-  if (!storm.rootTs) {
-    const id = Number(storm.id);
-    if (!(await claimStormPost(db, id, input.now))) return { kind: 'transient', error: `storm ${id}'s message is being posted by another delivery` };
-    const view = await loadStormView(db, id, input.now);
-    if (!view) return { kind: 'permanent', error: `storm ${id} not found` };
-    // Never empty: the delivering alert is a member.
-    const posted = await api.postMessage({ channel: storm.channel, ...renderStormMessage(view), metadata: stormMetadata(view, stormKey(id, n.destination)) ?? metadata('storm', stormKey(id, n.destination)) });
-    if (!posted.ok) {
-      // Refused before anything was posted: let the next delivery claim it at once. An unknown outcome keeps the lease.
-      if (posted.kind !== 'unknown') await db.updateTable('storms').set({ rootClaimedAt: null }).where('id', '=', id).where('rootTs', 'is', null).execute();
-      return posted;
-    }
-    await saveStormRoot(db, id, posted.ts, view.eventId, input.now);
-    return { kind: 'sent', ref: posted.ts, result: { ts: posted.ts, storm: id, root: true } };
+  let rootTs = storm.rootTs;
+  if (!rootTs) {
+    const root = await postStormMessage(db, api, input, storm);
+    // The storm message's post notifies nobody: a critical opening also pages in a broadcast reply.
+    // Should that reply fail, the retry finds the storm's root saved and posts only the reply.
+    if (root.kind !== 'sent' || !postsInStormThread(event)) return root;
+    rootTs = root.ref;
   }
-  if (STORM_THREAD_REPLIES.includes(event.kind)) {
+  if (postsInStormThread(event)) {
     const reply = renderAlertReply(event, await card(), input.now);
-    const posted = await api.postMessage({ channel: storm.channel, ...reply, metadata: metadata(event.kind, n.idempotencyKey), threadTs: storm.rootTs, replyBroadcast: true });
+    const posted = await api.postMessage({ channel: storm.channel, ...reply, metadata: memberMetadata(input, event.kind, n.idempotencyKey), threadTs: rootTs, replyBroadcast: true });
     if (!posted.ok) return posted;
-    return { kind: 'sent', ref: posted.ts, result: { ts: posted.ts, threadTs: storm.rootTs, storm: Number(storm.id) } };
+    return { kind: 'sent', ref: posted.ts, result: { ts: posted.ts, threadTs: rootTs, storm: Number(storm.id) } };
   }
-  return { kind: 'sent', ref: storm.rootTs, result: { storm: Number(storm.id), rerender: true } };
+  return { kind: 'sent', ref: rootTs, result: { storm: Number(storm.id), rerender: true } };
+}
+
+const memberMetadata = (input: DeliveryInput, kind: string, key: string) =>
+  alertMetadata({ alertId: input.alert.id, tenant: input.tenant.id, workflow: input.workflow.name, event: kind, severity: input.alert.severity, key });
+
+/** The storm's first delivery posts its message, once across replicas (a lease on the storm row). */
+async function postStormMessage(db: Db, api: SlackOutboxApi, input: DeliveryInput, storm: Storm): Promise<DeliveryResult> {
+  const n = input.notification;
+  const id = Number(storm.id);
+  if (!(await claimStormPost(db, id, input.now))) return { kind: 'transient', error: `storm ${id}'s message is being posted by another delivery` };
+  const view = await loadStormView(db, id, input.now);
+  if (!view) return { kind: 'permanent', error: `storm ${id} not found` };
+  // Never empty: the delivering alert is a member.
+  const key = stormKey(id, n.destination);
+  const posted = await api.postMessage({ channel: storm.channel, ...renderStormMessage(view), metadata: stormMetadata(view, key) ?? memberMetadata(input, 'storm', key) });
+  if (!posted.ok) {
+    // Refused before anything was posted: let the next delivery claim it at once. An unknown outcome keeps the lease.
+    if (posted.kind !== 'unknown') await db.updateTable('storms').set({ rootClaimedAt: null }).where('id', '=', id).where('rootTs', 'is', null).execute();
+    return posted;
+  }
+  await saveStormRoot(db, id, posted.ts, view.eventId, input.now);
+  return { kind: 'sent', ref: posted.ts, result: { ts: posted.ts, storm: id, root: true } };
 }
 
 /** After an unknown outcome: the storm message (or the member's reply in its thread) looked up by its key. */
 export async function findStormDelivery(db: Db, api: SlackOutboxApi, input: DeliveryInput, storm: Storm, lookbackMs: number): Promise<FindDeliveredResult> {
   const n = input.notification;
-  if (storm.rootTs && STORM_THREAD_REPLIES.includes(input.event.kind)) {
+  if (storm.rootTs && postsInStormThread(input.event)) {
     const r = await api.replies(storm.channel, storm.rootTs);
     if (!r.ok) return { kind: 'failed', error: r.error, permanent: r.kind === 'permanent' };
     const hit = r.messages.find((m) => metadataKey(m) === n.idempotencyKey);

@@ -1,6 +1,7 @@
 import type { App } from '@slack/bolt';
 import type { Workflow } from '../../../db/schema.js';
 import type { SlackAction } from '../../../domain/rights.js';
+import { plural } from '../../../domain/durations.js';
 import { listOpenAlerts, type OpenAlertRow } from '../../../ledger/alert-queries.js';
 import { requestRunNow } from '../../../services/run-now.js';
 import { groupMention, slackDate, userMention } from '../../blocks/format.js';
@@ -88,7 +89,7 @@ async function runCommand(ctx: SlackContext, body: { text: string; user_id: stri
 function mineText(open: OpenAlertRow[], user: string, qualify: boolean): string {
   const mine = open.filter((o) => o.alert.ownerUser === user);
   if (mine.length === 0) return 'You own no open alerts here.';
-  const lines = mine.map(({ alert, workflow }) => `• ${alert.severity === 'critical' ? ':rotating_light:' : ':warning:'} *${escapeMrkdwn(qualify ? `${workflow.tenantId}/${workflow.name}` : workflow.name)}*: ${alert.severity}, ${alert.consecutiveFailures} consecutive failures, open since ${slackDate(alert.openedAt)}`);
+  const lines = mine.map(({ alert, workflow }) => `• ${alert.severity === 'critical' ? ':rotating_light:' : ':warning:'} *${escapeMrkdwn(qualify ? `${workflow.tenantId}/${workflow.name}` : workflow.name)}*: ${alert.severity}, ${alert.consecutiveFailures > 0 ? `${plural(alert.consecutiveFailures, 'consecutive failure')}, ` : ''}open since ${slackDate(alert.openedAt)}`);
   return [`You own ${mine.length} open alert${mine.length === 1 ? '' : 's'}:`, ...lines].join('\n');
 }
 
