@@ -93,7 +93,7 @@ function factsQuery(workflowIds: number[], withStreak: number[]) {
       case when ub.pos is not null and (e.last_ok is null or e.last_ok < ub.pos) then ub.id end as outlived_alert_id
     from w
     -- newest settled success with a tick: the walk stops at it. An original row's tick is unique in its workflow
-    -- (runs_one_original_per_tick), so ordering by tick alone is exact and lets the index scan stop at the first row;
+    -- (the unique runs_history index), so ordering by tick alone is exact and lets the index scan stop at the first row;
     -- a second key (id) made the planner sort every matching row of the workflow first.
     left join lateral (
       select r.id, r.trigger, r.tick as pos from runs r
