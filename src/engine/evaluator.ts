@@ -41,8 +41,10 @@ type MainEffect = Exclude<Effect, FlappingEffect>;
  *
  * Set-based: however many workflows the batch holds, it costs three
  * statements: open alerts (locked, with who has heard of each; it also
- * writes the poller's output checks), history facts, and one that writes the alerts that open, the alerts that change,
- * the events and their outbox rows (`writeAlertsAndEvents`). The decision
+ * writes the poller's output checks), history facts, and one that writes
+ * the alerts that open, the alerts that change, the events and their
+ * outbox rows (`writeAlertsAndEvents`; with the storm claims after it when
+ * alerts open in a Slack channel). The decision
  * between them is the pure `evaluateHistory`. Only a silenced alert that
  * resolves adds statements of its own (its held rows are summarised into the
  * recovery, and routing is read again after them), and so does a batch that

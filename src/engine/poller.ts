@@ -1,4 +1,4 @@
-import { sql, type Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import { isConnectionError } from '../db/connection-errors.js';
 import type { Database, Run } from '../db/schema.js';
 import type { Deps } from '../deps.js';
