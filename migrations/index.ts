@@ -15,6 +15,9 @@ import * as m0014 from './0014_run_duration.js';
 import * as m0015 from './0015_ledger_indexes.js';
 import * as m0016 from './0016_runs_history_unique.js';
 import * as m0017 from './0017_foreign_key_indexes.js';
+import * as m0018 from './0018_thread_root_key.js';
+import * as m0019 from './0019_webhook_destination_ids.js';
+import * as m0020 from './0020_escalation_due_index.js';
 
 /** Forward-only, applied in name order. Add new files here. */
 export const migrations: Record<string, Migration> = {
@@ -34,4 +37,7 @@ export const migrations: Record<string, Migration> = {
   '0015_ledger_indexes': m0015,
   '0016_runs_history_unique': m0016,
   '0017_foreign_key_indexes': m0017,
+  '0018_thread_root_key': m0018,
+  '0019_webhook_destination_ids': m0019,
+  '0020_escalation_due_index': m0020,
 };

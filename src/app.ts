@@ -13,6 +13,7 @@ import { apiRoutes } from './http/routes.js';
 import { createLaunchers, shutdownLaunchers } from './launch/index.js';
 import type { LauncherResolver } from './launcher.js';
 import type { Logger } from './log.js';
+import { withDestinationIdKey } from './ledger/destination-id-key.js';
 import { rememberSecrets } from './secrets.js';
 import { rememberStoredSecrets } from './services/stored-secrets.js';
 import { startSlack } from './slack/index.js';
@@ -50,10 +51,11 @@ export interface RunningApp {
  */
 export async function startApp(options: AppOptions): Promise<RunningApp> {
   const clock = options.clock ?? systemClock;
-  rememberSecrets(configSecrets(options.config));
+  const config = await destinationIdKeyed(options);
+  rememberSecrets(configSecrets(config));
   // A replica starts with its database down (it reconnects later); the secrets then come as they are used or set.
   await rememberStoredSecrets(options.db).catch((error) => options.logger.warn({ err: error }, 'could not read stored secrets for redaction'));
-  const base = { db: options.db, clock, config: options.config, logger: options.logger, replicaId: options.config.REPLICA_ID };
+  const base = { db: options.db, clock, config, logger: options.logger, replicaId: config.REPLICA_ID };
   const deps: Deps = { ...base, launchers: options.launchers ?? createLaunchers(base) };
   const startedAt = clock.now();
   const abort = new AbortController();
@@ -68,7 +70,7 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   http.use(apiRoutes(options.apiDb ? { ...deps, db: options.apiDb } : deps, () => loops.map((l) => l.status)));
 
   const server = await new Promise<Server>((resolve, reject) => {
-    const s = http.listen(options.port ?? options.config.PORT, options.config.HOST, () => resolve(s));
+    const s = http.listen(options.port ?? config.PORT, config.HOST, () => resolve(s));
     s.once('error', reject);
   });
   const address = server.address();
@@ -104,7 +106,7 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
         abort.abort();
         await housekeeping.stop();
         await Promise.allSettled([...loops.map((l) => l.done), listening]);
-        await shutdownLaunchers(deps.launchers, options.config.SHUTDOWN_GRACE_SECONDS * 1000);
+        await shutdownLaunchers(deps.launchers, config.SHUTDOWN_GRACE_SECONDS * 1000);
         await slack.stop();
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -112,4 +114,21 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
       return stopping;
     },
   };
+}
+
+/**
+ * The configuration with the database's destination id key. main.ts loads it
+ * after the migrations, so a replica always starts with it; an app started on
+ * a database directly (tests, benchmarks, the chaos harness) reads it here.
+ * Started with that database away, it has none: routing to a webhook then
+ * fails loudly (destinationId) rather than naming the destination by its URL.
+ */
+async function destinationIdKeyed(options: AppOptions): Promise<Config> {
+  if (options.config.destinationIdKey) return options.config;
+  try {
+    return await withDestinationIdKey(options.db, options.config);
+  } catch (error) {
+    options.logger.warn({ err: error }, 'could not read the destination id key: webhook destinations cannot be routed by this app');
+    return options.config;
+  }
 }

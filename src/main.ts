@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { startApp } from './app.js';
 import { ConfigError, loadConfig, readSecretFiles, slackMode } from './config/env.js';
 import { packageFile } from './config/package-files.js';
+import { withDestinationIdKey } from './ledger/destination-id-key.js';
 import { readWorkflowsFile, WorkflowsFileError } from './config/workflows-file.js';
 import { migrateToLatest } from './db/migrate.js';
 import { EmbeddedPostgresError } from './db/embedded.js';
@@ -72,6 +73,8 @@ async function main(): Promise<void> {
     const migrated = await migrateToLatest(database.db);
     const applied = migrated.results?.filter((r) => r.status === 'Success').map((r) => r.migrationName) ?? [];
     if (applied.length) logger.info({ applied }, 'migrations applied');
+    // Webhook destinations are named by a digest under the database's key: loaded before anything routes.
+    config = await withDestinationIdKey(database.db, config);
     const sync = await syncWorkflowsFile(database.db, file, systemClock.now(), process.env, config);
     logger.info({ file: workflowsPath, ...sync }, 'workflows synced');
     // Workflows written over the API, and any whose derived defaults this release changes.

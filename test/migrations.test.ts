@@ -1,12 +1,15 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { sql } from 'kysely';
+import { Migrator, sql } from 'kysely';
+import { webhookDestinationId } from '../src/config/destination-schema.js';
+import { loadDestinationIdKey } from '../src/ledger/destination-id-key.js';
 import { createDb, createPool } from '../src/db/connect.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { withDatabase } from '../src/db/scratch.js';
 import { migrations } from '../migrations/index.js';
 import { createTestDatabase } from './helpers/db.js';
 import { makeRun, makeTenant, makeWorkflow, T0 } from './helpers/factories.js';
+import { insertAlert } from './helpers/slack-outbox.js';
 
 const admin = createPool(inject('pgAdminUrl'), 1);
 const created: string[] = [];
@@ -51,6 +54,46 @@ describe('migrations', () => {
     } finally {
       await a.destroy();
       await b.destroy();
+    }
+  });
+});
+
+describe('0019: webhook destination ids', () => {
+  it('rewrites stored webhook:<URL> rows, pending ones included, to the keyed id the engine routes by, with their idempotency keys and outages', async () => {
+    const db = createDb(createPool(await emptyDatabase(), 2));
+    try {
+      const before = await new Migrator({ db, provider: { getMigrations: async () => migrations } }).migrateTo('0018_thread_root_key');
+      expect(before.error).toBeUndefined();
+      await makeTenant(db);
+      const wf = await makeWorkflow(db);
+      const alert = await insertAlert(db, wf.id);
+      const event = await db.insertInto('alertEvents').values({ alertId: alert.id, at: T0, kind: 'opened', data: '{}' }).returning('id').executeTakeFirstOrThrow();
+      const url = 'https://hooks.slack.example.com/services/T0/B0/secrettoken?x=querysecret';
+      const row = (destination: string, status: 'pending' | 'sent') => ({
+        alertId: alert.id,
+        eventId: event.id,
+        destination,
+        idempotencyKey: `alert:${alert.id}:event:${event.id}:${destination}`,
+        status,
+        nextAttemptAt: T0,
+        createdAt: T0,
+      });
+      await db.insertInto('notifications').values([row(`webhook:${url}`, 'pending'), row('slack:CACME', 'sent')]).execute();
+      await db.insertInto('destinationOutages').values({ destination: `webhook:${url}`, failingSince: T0, failures: 2, heldUntil: T0, lastError: 'HTTP 503' }).execute();
+
+      await migrateToLatest(db);
+      const key = await loadDestinationIdKey(db);
+      expect(key.length).toBeGreaterThanOrEqual(40);
+      const id = webhookDestinationId(url, key);
+      const rows = await db.selectFrom('notifications').select(['destination', 'idempotencyKey', 'status']).orderBy('id').execute();
+      expect(rows).toEqual([
+        { destination: id, idempotencyKey: `alert:${alert.id}:event:${event.id}:${id}`, status: 'pending' },
+        { destination: 'slack:CACME', idempotencyKey: `alert:${alert.id}:event:${event.id}:slack:CACME`, status: 'sent' },
+      ]);
+      expect(await db.selectFrom('destinationOutages').select('destination').execute()).toEqual([{ destination: id }]);
+      expect(JSON.stringify(rows)).not.toMatch(/secrettoken|querysecret/);
+    } finally {
+      await db.destroy();
     }
   });
 });

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { z } from 'zod';
 import { NOTIFIED_EVENT_KINDS } from '../domain/events.js';
 import { envVarName, exactlyOne, pagerDutyRoutingKey, webhookSecret } from './secret-refs.js';
@@ -97,8 +97,15 @@ export const destinationListSchema = z
     const seen = new Set<string>();
     list.forEach((d, i) => {
       // Before resolution a routing key may be only a variable's name: list it under that name.
-      const id = d.kind === 'pagerduty' && d.routingKey === undefined ? `pagerduty:$${d.routingKeyEnv}` : destinationId(d as DestinationSpec);
-      if (seen.has(id)) ctx.addIssue({ code: 'custom', path: [i], message: `duplicate destination "${id}"` });
+      // Webhooks are told apart by URL here (the id's digest needs the database's key; the message shows the host only).
+      const id =
+        d.kind === 'pagerduty' && d.routingKey === undefined
+          ? `pagerduty:$${d.routingKeyEnv}`
+          : d.kind === 'webhook'
+            ? `webhook:${d.url}`
+            : destinationId(d as DestinationSpec, undefined);
+      const shown = d.kind === 'webhook' ? `webhook:${hostOf(d.url)}` : id;
+      if (seen.has(id)) ctx.addIssue({ code: 'custom', path: [i], message: `duplicate destination "${shown}"` });
       seen.add(id);
     });
   });
@@ -109,17 +116,42 @@ export const destinationListSchema = z
  * PagerDuty destination is named by a digest of its routing key, the resolved
  * value whichever way it was given, so moving a key from the file into the
  * environment keeps the identity an open incident's rows were written under.
+ * A webhook's URL often is a secret (a Slack incoming webhook, a token in the
+ * query), so it is named by its host and a keyed digest of the URL
+ * (`webhookDestinationId`); `idKey` is the database's destination id key
+ * (src/ledger/destination-id-key.ts), needed for webhooks only.
  */
-export function destinationId(d: DestinationSpec): string {
+export function destinationId(d: DestinationSpec, idKey: string | undefined): string {
   switch (d.kind) {
     case 'slack':
       return `slack:${d.channel}`;
     case 'email':
       return `email:${[...d.to].map((a) => a.toLowerCase()).sort().join(',')}`;
     case 'webhook':
-      return `webhook:${d.url}`;
+      return webhookDestinationId(d.url, idKey);
     case 'pagerduty':
       return `pagerduty:${createHash('sha256').update(d.routingKey).digest('hex').slice(0, 12)}`;
+  }
+}
+
+/**
+ * `webhook:<host>/<digest>`: the host (shown anyway, and what pacing goes by)
+ * and 16 hex digits of HMAC-SHA256 of the URL. Keyed, because a plain digest
+ * of a URL with little entropy in it (`https://hooks.example.com/t/1234`) is
+ * found by trying the candidates; the key is random per database, made by
+ * migration 0019, and not the webhook's own secret, so rotating that secret
+ * keeps the identity an open incident's rows (and its `resolved`) go by.
+ */
+export function webhookDestinationId(url: string, idKey: string | undefined): string {
+  if (!idKey) throw new Error('a webhook destination id needs the destination id key (loadDestinationIdKey, src/ledger/destination-id-key.ts)');
+  return `webhook:${hostOf(url)}/${createHmac('sha256', idKey).update(url).digest('hex').slice(0, 16)}`;
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return 'invalid-url';
   }
 }
 

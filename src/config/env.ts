@@ -107,7 +107,18 @@ export const envSchema = z.object({
 });
 
 export type Env = z.infer<typeof envSchema>;
-export type Config = Readonly<Omit<Env, 'PLATFORM_DESTINATIONS'> & { PLATFORM_DESTINATIONS: DestinationSpec[] }>;
+export type Config = Readonly<
+  Omit<Env, 'PLATFORM_DESTINATIONS'> & {
+    PLATFORM_DESTINATIONS: DestinationSpec[];
+    /**
+     * The database's destination id key (migration 0019), which names webhook
+     * destinations without their URL (destinationId). Not from the
+     * environment: loaded after the migrations (withDestinationIdKey,
+     * src/ledger/destination-id-key.ts), before anything routes.
+     */
+    destinationIdKey?: string;
+  }
+>;
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -153,7 +164,7 @@ export function configSecrets(config: Config): string[] {
   const smtpPassword = config.SMTP_URL ? safeUrlPassword(config.SMTP_URL) : undefined;
   const dbPassword = config.DATABASE_URL ? safeUrlPassword(config.DATABASE_URL) : undefined;
   const platform = config.PLATFORM_DESTINATIONS.flatMap((d) => [d.kind === 'webhook' ? d.secret : undefined, d.kind === 'pagerduty' ? d.routingKey : undefined]);
-  return [config.SLACK_BOT_TOKEN, config.SLACK_SIGNING_SECRET, config.SLACK_APP_TOKEN, config.API_TOKEN, config.LAUNCHER_SECRET, smtpPassword, dbPassword, ...platform].filter(
+  return [config.SLACK_BOT_TOKEN, config.SLACK_SIGNING_SECRET, config.SLACK_APP_TOKEN, config.API_TOKEN, config.LAUNCHER_SECRET, config.destinationIdKey, smtpPassword, dbPassword, ...platform].filter(
     (v): v is string => typeof v === 'string' && v !== '',
   );
 }

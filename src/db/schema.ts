@@ -1,5 +1,5 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
-import type { AlertEventsTable, AlertsTable, AlertThreadsTable, DestinationOutagesTable, NotificationsTable, PaceSlotsTable, SlackHomeViewsTable } from './schema/alerts.js';
+import type { AlertEventsTable, AlertsTable, AlertThreadsTable, DestinationOutagesTable, InstanceKeysTable, NotificationsTable, PaceSlotsTable, SlackHomeViewsTable } from './schema/alerts.js';
 import type { UpstreamBlocksTable, WorkflowDependenciesTable } from './schema/dependencies.js';
 import type { HousekeepingFiringsTable, MonitorUptimeTable, RunsTable } from './schema/runs.js';
 import type { SharedCausesTable, StormAlertsTable, StormsTable } from './schema/storms.js';
@@ -28,6 +28,7 @@ export interface Database {
   paceSlots: PaceSlotsTable;
   maintenanceWindows: MaintenanceWindowsTable;
   destinationOutages: DestinationOutagesTable;
+  instanceKeys: InstanceKeysTable;
   housekeepingFirings: HousekeepingFiringsTable;
   workflowDependencies: WorkflowDependenciesTable;
   upstreamBlocks: UpstreamBlocksTable;

@@ -42,16 +42,34 @@ export function recordFailure(previous: Outage | undefined, error: string, now: 
   return { outage: { failingSince, failures, heldUntil, lastError: error, noticedAt: previous?.noticedAt ?? (raiseNotice ? now : null) }, raiseNotice };
 }
 
+/** A webhook id written before migration 0019: `webhook:<URL>`. */
+const LEGACY_WEBHOOK_ID = /^https?:\/\//i;
+
 /**
- * A destination as it may be shown, logged or posted: a webhook's id is its
- * URL, which can carry a token, so only its host is kept. The others' ids
- * hold nothing secret (a channel, addresses, a digest of the routing key).
+ * A destination as it may be shown, logged or posted. A webhook's id is
+ * `webhook:<host>/<digest>` (src/config/destination-schema.ts), shown as it
+ * is; one written before migration 0019 by an older replica is its URL,
+ * which can carry a token, so only its host is kept. The others' ids hold
+ * nothing secret (a channel, addresses, a digest of the routing key).
  */
 export function shownDestination(destination: string): string {
   if (!destination.startsWith('webhook:')) return destination;
+  const target = destination.slice('webhook:'.length);
+  if (!LEGACY_WEBHOOK_ID.test(target)) return destination;
   try {
-    return `webhook:${new URL(destination.slice('webhook:'.length)).host}`;
+    return `webhook:${new URL(target).host}`;
   } catch {
     return 'webhook';
+  }
+}
+
+/** The receiving host of a webhook destination id, either form: what pacing goes by. */
+export function webhookHost(destination: string): string {
+  const target = destination.slice('webhook:'.length);
+  if (!LEGACY_WEBHOOK_ID.test(target)) return target.split('/')[0]!;
+  try {
+    return new URL(target).host;
+  } catch {
+    return target;
   }
 }

@@ -81,6 +81,23 @@ export function notificationKey(alertId: number, eventId: number, destination: s
   return `alert:${alertId}:event:${eventId}:${destination}`;
 }
 
+/**
+ * The key of the second message of a row that posts its alert's root and then
+ * a reply of its own under it (a page, or outliving a storm): marked, so that
+ * the two messages are told apart when an unknown outcome is looked up, and
+ * no key stands on two messages.
+ */
+export function ownReplyKey(key: string): string {
+  return `${key}${OWN_REPLY_SUFFIX}`;
+}
+
+const OWN_REPLY_SUFFIX = '#reply';
+
+/** The outbox row key a message key belongs to: itself, or the row whose own reply it is. */
+export function rowKeyOf(messageKey: string): string {
+  return messageKey.endsWith(OWN_REPLY_SUFFIX) ? messageKey.slice(0, -OWN_REPLY_SUFFIX.length) : messageKey;
+}
+
 /** `slack:C0123` → { kind: 'slack', target: 'C0123' } */
 export function parseDestination(destination: string): { kind: string; target: string } {
   const i = destination.indexOf(':');

@@ -69,6 +69,36 @@ export function maintenanceAt(rules: readonly MaintenanceRule[], at: Date): Acti
   return best;
 }
 
+export interface HeldSpan {
+  startsAt: Date;
+  endsAt: Date;
+}
+
+/**
+ * How far an open warning's escalation deadline moves when `window` ends:
+ * the part of it from `from` (the alert's opening) on that no `earlier`
+ * window already held. "Earlier" is the order ends are told in (end, then
+ * id), so over any set of windows, overlapping or not, told in any passes,
+ * the moves add up to their union once: two overlapping windows never
+ * count the time they share twice.
+ */
+export function newlyHeldMs(window: HeldSpan, earlier: readonly HeldSpan[], from: Date): number {
+  const start = Math.max(window.startsAt.getTime(), from.getTime());
+  const end = window.endsAt.getTime();
+  if (end <= start) return 0;
+  const covered = earlier
+    .map((e) => [Math.max(e.startsAt.getTime(), start), Math.min(e.endsAt.getTime(), end)] as const)
+    .filter(([a, b]) => a < b)
+    .sort((x, y) => x[0] - y[0]);
+  let held = 0;
+  let reached = start;
+  for (const [a, b] of covered) {
+    if (a > reached) held += a - reached;
+    reached = Math.max(reached, b);
+  }
+  return held + Math.max(0, end - reached);
+}
+
 /**
  * Stored recurring rules (workflows.maintenance / tenants.maintenance jsonb),
  * read defensively: they were validated by the file's schema on the way in,

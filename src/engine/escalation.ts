@@ -1,4 +1,4 @@
-import type { Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { Alert, Database, Workflow } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { escalationDue, escalationMention, ownershipExpired, reminderDue } from '../domain/escalation.js';
@@ -32,6 +32,15 @@ export async function runEscalationClock(deps: Pick<Deps, 'db' | 'clock' | 'conf
   return maintenance || storms || ended + expired + escalated + reminded > 0;
 }
 
+/**
+ * When an open unacknowledged warning is due to escalate: escalationDue's
+ * rule (src/domain/escalation.ts) in SQL, word for word the expression of the
+ * partial index `alerts_escalation_due` (migration 0020), so the claim reads
+ * and locks only the due ones through it. The domain rule still decides each
+ * locked row.
+ */
+const ESCALATION_DUE_AT = sql<Date | null>`(case when alerts.consecutive_failures >= escalation_threshold(alerts.policy) then alerts.opened_at else alerts.escalate_at end)`;
+
 type Candidate = {
   alert: Alert;
   channel: string | null;
@@ -40,8 +49,13 @@ type Candidate = {
   workflow: Pick<Workflow, 'id' | 'tenantId' | 'maintenance'>;
 };
 
-/** Open alerts matching `where`, locked, with what the rules need of their tenant. */
-async function lockCandidates(trx: Transaction<Database>, where: 'unacknowledged_warning' | 'owned' | 'owned_or_silenced_until_resolved'): Promise<Candidate[]> {
+/**
+ * Open alerts matching `where`, locked, with what the rules need of their
+ * tenant. `due_warning`: the unacknowledged warnings due at `now` only
+ * (ESCALATION_DUE_AT), so a replica's pass locks what it will escalate, not
+ * every open warning.
+ */
+async function lockCandidates(trx: Transaction<Database>, where: 'due_warning' | 'owned' | 'owned_or_silenced_until_resolved', now?: Date): Promise<Candidate[]> {
   const rows = await trx
     .selectFrom('alerts')
     .innerJoin('workflows', 'workflows.id', 'alerts.workflowId')
@@ -50,8 +64,13 @@ async function lockCandidates(trx: Transaction<Database>, where: 'unacknowledged
     .select(['tenants.channel as tenantChannel', 'tenants.oncall as tenantOncall', 'tenants.ownershipExpiresAfterSeconds as tenantExpiry', 'workflows.tenantId as wfTenant', 'workflows.maintenance as wfMaintenance'])
     .where('alerts.status', '=', 'open')
     // A paused or disabled workflow's warning does not escalate (pausing stops the clock; resuming moves the deadline).
-    .$if(where === 'unacknowledged_warning', (q) =>
-      q.where('alerts.severity', '=', 'warning').where('alerts.acknowledgedAt', 'is', null).where('workflows.enabled', '=', true).where('workflows.paused', '=', false),
+    .$if(where === 'due_warning', (q) =>
+      q
+        .where('alerts.severity', '=', 'warning')
+        .where('alerts.acknowledgedAt', 'is', null)
+        .where(ESCALATION_DUE_AT, '<=', now!)
+        .where('workflows.enabled', '=', true)
+        .where('workflows.paused', '=', false),
     )
     .$if(where === 'owned', (q) => q.where('alerts.ownerUser', 'is not', null).where('alerts.acknowledgedAt', 'is not', null).where('tenants.ownershipExpiresAfterSeconds', 'is not', null))
     .$if(where === 'owned_or_silenced_until_resolved', (q) =>
@@ -77,7 +96,7 @@ async function lockCandidates(trx: Transaction<Database>, where: 'unacknowledged
 
 export async function escalateDueWarnings(deps: Pick<Deps, 'db' | 'config'>, now: Date): Promise<number> {
   return deps.db.transaction().execute(async (trx) => {
-    const decided = (await lockCandidates(trx, 'unacknowledged_warning')).flatMap((c) => {
+    const decided = (await lockCandidates(trx, 'due_warning', now)).flatMap((c) => {
       const decision = escalationDue(c.alert, now);
       return decision.due ? [{ ...c, reason: decision.reason }] : [];
     });

@@ -1,7 +1,7 @@
 import { sql, type Transaction } from 'kysely';
-import type { Database, MaintenanceWindowsTable, Workflow } from '../db/schema.js';
+import type { Alert, Database, MaintenanceWindowsTable, Workflow } from '../db/schema.js';
 import type { Deps } from '../deps.js';
-import { occurrenceAt, recurringRules, type MaintenanceRule } from '../domain/maintenance.js';
+import { newlyHeldMs, occurrenceAt, recurringRules, type MaintenanceRule } from '../domain/maintenance.js';
 import { recordAlertEvents, type EventInput } from '../ledger/alert-events.js';
 import type { Selectable } from 'kysely';
 
@@ -60,7 +60,8 @@ export async function recordRecurringOccurrences(deps: Pick<Deps, 'db'>, now: Da
  * transaction, records one `maintenance_ended` on the open alert of each
  * workflow the window covered, counting the failed and missed ticks that
  * fell inside it. An open warning's escalation deadline moves by the time
- * the window held it, as resuming a pause does.
+ * the window held it, as resuming a pause does, less what an overlapping
+ * window told before it already moved it by (newlyHeldMs).
  */
 export async function tellEndedWindows(deps: Pick<Deps, 'db' | 'config'>, now: Date): Promise<number> {
   return deps.db.transaction().execute(async (trx) => {
@@ -113,10 +114,11 @@ async function endOf(trx: Transaction<Database>, deps: Pick<Deps, 'config'>, win
   const counts = await countTicks(trx, window, alerts.map((a) => a.workflowId), true);
   const countOf = new Map(counts.map((c) => [c.workflowId, c]));
   const tenant = await trx.selectFrom('tenants').select('channel').where('id', '=', window.tenantId).executeTakeFirstOrThrow();
+  const earlier = await earlierWindows(trx, window, alerts);
   const out: EventInput[] = [];
   for (let alert of alerts) {
-    const heldFrom = Math.max(window.startsAt.getTime(), alert.openedAt.getTime());
-    const heldMs = window.endsAt.getTime() - heldFrom;
+    const covering = earlier.filter((e) => e.workflowId === null || e.workflowId === alert.workflowId);
+    const heldMs = newlyHeldMs(window, covering, alert.openedAt);
     if (alert.severity === 'warning' && alert.escalateAt && heldMs > 0) {
       alert = await trx
         .updateTable('alerts')
@@ -128,6 +130,24 @@ async function endOf(trx: Transaction<Database>, deps: Pick<Deps, 'config'>, win
     out.push({ alert, tenant, kind: 'maintenance_ended', actor: null, data: summary(countOf.get(alert.workflowId)), now, config: deps.config });
   }
   return out;
+}
+
+/**
+ * The windows told before this one (ends_at, then id: the claim's order) that
+ * overlap it after the earliest of these alerts opened and cover any of their
+ * workflows: what already moved their deadlines (newlyHeldMs).
+ */
+async function earlierWindows(trx: Transaction<Database>, window: WindowRow, alerts: Pick<Alert, 'workflowId' | 'openedAt'>[]) {
+  const from = new Date(Math.min(...alerts.map((a) => a.openedAt.getTime())));
+  const { rows } = await sql<Pick<WindowRow, 'workflowId' | 'startsAt' | 'endsAt'>>`
+    select workflow_id as "workflowId", starts_at as "startsAt", ends_at as "endsAt" from maintenance_windows
+    where tenant_id = ${window.tenantId}
+      and (workflow_id is null or workflow_id = any(${alerts.map((a) => a.workflowId)}::bigint[]))
+      and (ends_at, id) < (${window.endsAt}::timestamptz, ${window.id}::bigint)
+      and ends_at > greatest(${window.startsAt}::timestamptz, ${from}::timestamptz)
+      and starts_at < ${window.endsAt}
+  `.execute(trx);
+  return rows;
 }
 
 /** Failed and missed ticks inside the window: per workflow, or summed over all of them. */

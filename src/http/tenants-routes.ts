@@ -14,7 +14,7 @@ export function tenantsRoutes(deps: Deps): Router {
   const router = Router();
 
   router.get('/tenants', async (_req, res) => {
-    res.json({ tenants: await listTenants(deps.db, scopeOf(principalOf(res))) });
+    res.json({ tenants: await listTenants(deps.db, scopeOf(principalOf(res)), deps.config.destinationIdKey) });
   });
 
   router.put('/tenants/:id', async (req, res) => {

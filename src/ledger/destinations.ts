@@ -17,7 +17,7 @@ export interface Route {
   everything?: true;
 }
 
-export type RoutingConfig = Pick<Config, 'PLATFORM_CHANNEL'> & Partial<Pick<Config, 'PLATFORM_DESTINATIONS'>>;
+export type RoutingConfig = Pick<Config, 'PLATFORM_CHANNEL'> & Partial<Pick<Config, 'PLATFORM_DESTINATIONS' | 'destinationIdKey'>>;
 type RoutingTenant = Pick<Tenant, 'channel'> & { destinations?: unknown; shadow?: boolean };
 
 const SEVERITY_RANK: Record<Severity, number> = { warning: 0, critical: 1 };
@@ -51,13 +51,14 @@ export function routesFor(tenant: RoutingTenant, config: RoutingConfig): Route[]
   if (tenant.channel) add({ id: `slack:${tenant.channel}`, kind: 'slack', minSeverity: 'warning', everything: true });
   const platform = config.PLATFORM_CHANNEL;
   if (platform && platform !== tenant.channel) add({ id: `slack:${platform}`, kind: 'slack', minSeverity: 'warning', everything: true });
-  for (const spec of [...storedDestinations(tenant.destinations), ...(config.PLATFORM_DESTINATIONS ?? [])]) add(routeOf(spec));
+  for (const spec of [...storedDestinations(tenant.destinations), ...(config.PLATFORM_DESTINATIONS ?? [])]) add(routeOf(spec, config.destinationIdKey));
   return out;
 }
 
-export function routeOf(spec: DestinationSpec): Route {
+/** `idKey`: the database's destination id key (RoutingConfig.destinationIdKey), which a webhook's id needs. */
+export function routeOf(spec: DestinationSpec, idKey: string | undefined): Route {
   const defaults = KIND_DEFAULTS[spec.kind];
-  return { id: destinationId(spec), kind: spec.kind, minSeverity: spec.minSeverity ?? defaults?.minSeverity ?? 'warning', events: spec.events ?? defaults?.events, spec };
+  return { id: destinationId(spec, idKey), kind: spec.kind, minSeverity: spec.minSeverity ?? defaults?.minSeverity ?? 'warning', events: spec.events ?? defaults?.events, spec };
 }
 
 /**

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
 
 export interface RetentionPolicy {
-  /** Finished, processed runs older than this go (with their retry attempts). */
+  /** Finished, processed runs older than this go (with their retry attempts), and housekeeping firings fired longer ago. */
   runDays: number;
   /** Resolved alerts resolved longer ago than this go, with their events, threads and notifications. */
   alertDays: number;
@@ -18,6 +18,8 @@ export interface RetentionResult {
   alerts: number;
   notifications: number;
   runs: number;
+  /** housekeeping_firings rows: the record (and once-across-replicas claim) of each retention pass and digest. */
+  firings: number;
   batches: number;
 }
 
@@ -25,7 +27,7 @@ const DAY_MS = 86_400_000;
 
 /** One batch as it ran: a statement of its own, so `ms` is also the longest any lock it took was held. */
 export interface RetentionBatch {
-  table: 'alerts' | 'notifications' | 'runs';
+  table: 'alerts' | 'notifications' | 'runs' | 'housekeeping_firings';
   rows: number;
   ms: number;
 }
@@ -38,12 +40,15 @@ export interface RetentionBatch {
  * - any run an alert (open or kept resolved) points at, the attempts of that
  *   tick, and every run of a workflow since its open alert's first run (the
  *   open alert's history);
- * - runs not finished (`running`, `pending_retry`) or not yet processed.
+ * - runs not finished (`running`, `pending_retry`) or not yet processed;
+ * - housekeeping firings of the last `runDays` (a claim is only ever contended
+ *   at its own instant, or a digest's few minutes of catch-up, so an old one
+ *   is only a record).
  * Order matters: alerts first, so the runs they pointed at are free by the
  * time the run batches look.
  */
 export async function runRetentionPass(db: Db, now: Date, policy: RetentionPolicy = DEFAULT_RETENTION, onBatch?: (batch: RetentionBatch) => void): Promise<RetentionResult> {
-  const out: RetentionResult = { alerts: 0, notifications: 0, runs: 0, batches: 0 };
+  const out: RetentionResult = { alerts: 0, notifications: 0, runs: 0, firings: 0, batches: 0 };
   const cut = (days: number) => new Date(now.getTime() - days * DAY_MS);
   const drain = async (table: RetentionBatch['table'], step: () => Promise<number>) => {
     let total = 0;
@@ -70,6 +75,7 @@ export async function runRetentionPass(db: Db, now: Date, policy: RetentionPolic
   };
   out.notifications = await walk('notifications', (after) => deleteSettledNotifications(db, cut(policy.notificationDays), policy.batch, after));
   out.runs = await walk('runs', (after) => deleteRuns(db, cut(policy.runDays), policy.batch, after));
+  out.firings = await drain('housekeeping_firings', () => deleteOldFirings(db, cut(policy.runDays), policy.batch));
   return out;
 }
 
@@ -143,4 +149,25 @@ async function deleteRuns(db: Db, before: Date, batch: number, after: number): P
     select (select count(*) from gone)::int + (select count(*) from gone_attempts)::int as n, coalesce((select max(id) from victims), ${after})::float8 as last
   `.execute(db);
   return rows[0] ?? { n: 0, last: after };
+}
+
+/**
+ * Firings fired before `before`, oldest first. The table holds a few dozen
+ * rows a day (each retention pass, each tenant's digest; the digest job's own
+ * per-minute claims it prunes itself after a day), so finding a batch reads
+ * little even without an index on `fire_at`.
+ */
+async function deleteOldFirings(db: Db, before: Date, batch: number): Promise<number> {
+  const { rows } = await sql<{ n: number }>`
+    with victims as (
+      select job, fire_at from housekeeping_firings
+      where fire_at < ${before}
+      order by fire_at
+      limit ${batch}
+      for update skip locked
+    ),
+    gone as (delete from housekeeping_firings f using victims v where f.job = v.job and f.fire_at = v.fire_at returning 1)
+    select (select count(*) from gone)::int as n
+  `.execute(db);
+  return rows[0]?.n ?? 0;
 }

@@ -8,7 +8,7 @@ import { isMetadata, parseBody, readBody, sendJson, str } from './recording-slac
  * sent, records every call, and can misbehave on request. Tests, the replay
  * command, the benchmarks and the chaos suite point SLACK_API_URL at it.
  *
- * Misbehaviour is explicit: `failNext(fault, { times, method, channel })`
+ * Misbehaviour is explicit: `failNext(fault, { times, method, channel, inThread })`
  * queues faults that match calls in arrival order. A fault either refuses the
  * call before anything is stored (429, 500, ratelimited, platform error,
  * reset) or stores first and then fails to answer (lost, slow): the two cases
@@ -188,7 +188,10 @@ export class RecordingSlackApi {
 
   private takeFault(call: RecordedCall): SlackFault | undefined {
     const i = this.faults.findIndex(
-      (f) => (!f.match.method || f.match.method === call.method) && (!f.match.channel || f.match.channel === call.channel),
+      (f) =>
+        (!f.match.method || f.match.method === call.method) &&
+        (!f.match.channel || f.match.channel === call.channel) &&
+        (f.match.inThread === undefined || f.match.inThread === !!call.threadTs),
     );
     if (i < 0) return undefined;
     const queued = this.faults[i]!;

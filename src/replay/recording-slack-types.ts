@@ -25,6 +25,8 @@ export interface FaultMatch {
   method?: string;
   /** Only calls for this channel. */
   channel?: string;
+  /** Only replies in a thread (true) or only top-level calls (false). */
+  inThread?: boolean;
 }
 
 export interface RecordedCall {

@@ -3,6 +3,7 @@ import { loadConfig } from '../config/env.js';
 import type { Db } from '../db/connect.js';
 import type { Deps } from '../deps.js';
 import { createUptimeHeartbeat } from '../engine/uptime.js';
+import { withDestinationIdKey } from '../ledger/destination-id-key.js';
 import { silentLogger, type Logger } from '../log.js';
 import { createOutboxSender } from '../notify/sender.js';
 import { RecordingSlackApi } from './recording-slack-api.js';
@@ -65,12 +66,15 @@ export async function replayScenario(scenario: Scenario, options: ReplayOptions)
   const clock = new ManualClock(scenario.start);
   const slack = await RecordingSlackApi.start({ clock });
   try {
-    const config = loadConfig({
-      LOG_LEVEL: 'silent',
-      REPLICA_ID: REPLICA,
-      ...(scenario.platformChannel ? { PLATFORM_CHANNEL: scenario.platformChannel } : {}),
-      ...(options.escalationIntervalSeconds ? { ESCALATION_INTERVAL_SECONDS: String(options.escalationIntervalSeconds) } : {}),
-    });
+    const config = await withDestinationIdKey(
+      db,
+      loadConfig({
+        LOG_LEVEL: 'silent',
+        REPLICA_ID: REPLICA,
+        ...(scenario.platformChannel ? { PLATFORM_CHANNEL: scenario.platformChannel } : {}),
+        ...(options.escalationIntervalSeconds ? { ESCALATION_INTERVAL_SECONDS: String(options.escalationIntervalSeconds) } : {}),
+      }),
+    );
     const ids = await loadScenario(db, scenario);
     const keys = new Map([...ids].map(([key, id]) => [id, key]));
     const base = { db, clock: instantClock(clock), config, logger, replicaId: REPLICA };

@@ -23,22 +23,23 @@ export interface TenantInput {
   digest?: DigestSchedule;
 }
 
-/** A destination as the API shows it: its outbox id and routing, never its secret or header values. */
-function destinationView(d: DestinationSpec) {
+/** A destination as the API shows it: its outbox id and routing, never its secret or header values. `idKey`: the database's destination id key. */
+function destinationView(d: DestinationSpec, idKey: string | undefined) {
   const routing = { ...(d.events ? { events: d.events } : {}), ...(d.minSeverity ? { minSeverity: d.minSeverity } : {}) };
   switch (d.kind) {
     case 'slack':
-      return { id: destinationId(d), kind: d.kind, channel: d.channel, ...routing };
+      return { id: destinationId(d, idKey), kind: d.kind, channel: d.channel, ...routing };
     case 'email':
-      return { id: destinationId(d), kind: d.kind, to: d.to, ...routing };
+      return { id: destinationId(d, idKey), kind: d.kind, to: d.to, ...routing };
     case 'webhook':
-      return { id: destinationId(d), kind: d.kind, url: d.url, headers: Object.keys(d.headers ?? {}), hasSecret: true, ...routing };
+      return { id: destinationId(d, idKey), kind: d.kind, url: d.url, headers: Object.keys(d.headers ?? {}), hasSecret: true, ...routing };
     case 'pagerduty':
-      return { id: destinationId(d), kind: d.kind, hasRoutingKey: true, ...routing };
+      return { id: destinationId(d, idKey), kind: d.kind, hasRoutingKey: true, ...routing };
   }
 }
 
-const tenantView = (t: {
+const tenantView = (
+  t: {
   id: string;
   name: string;
   channel: string | null;
@@ -50,14 +51,16 @@ const tenantView = (t: {
   ownershipExpiresAfterSeconds: number | null;
   shadow: boolean;
   digest: DigestSchedule | null;
-}) => ({
+  },
+  idKey: string | undefined,
+) => ({
   id: t.id,
   name: t.name,
   channel: t.channel,
   source: t.source,
   shadow: t.shadow,
   hasToken: t.apiTokenHash !== null,
-  destinations: storedDestinations(t.destinations).map(destinationView),
+  destinations: storedDestinations(t.destinations).map((d) => destinationView(d, idKey)),
   rights: t.rights,
   oncall: t.oncall,
   ownershipExpiresAfterSeconds: t.ownershipExpiresAfterSeconds,
@@ -73,7 +76,7 @@ function storedDestinations(stored: unknown): DestinationSpec[] {
   });
 }
 
-export async function listTenants(db: Db, scope: Scope) {
+export async function listTenants(db: Db, scope: Scope, idKey: string | undefined) {
   const rows = await db
     .selectFrom('tenants')
     .selectAll()
@@ -81,7 +84,7 @@ export async function listTenants(db: Db, scope: Scope) {
     .$if(scope.tenantId !== undefined, (q) => q.where('id', '=', scope.tenantId!))
     .orderBy('id')
     .execute();
-  return rows.map(tenantView);
+  return rows.map((t) => tenantView(t, idKey));
 }
 
 export type PutTenantResult = { kind: 'created' | 'updated'; tenant: ReturnType<typeof tenantView> } | { kind: 'owned_by_file' } | { kind: 'channel_taken'; by: string };
@@ -114,7 +117,7 @@ export async function putTenant(deps: Pick<Deps, 'db' | 'clock' | 'config'>, inp
       ? await trx.updateTable('tenants').set(values).where('id', '=', input.id).returningAll().executeTakeFirstOrThrow()
       : await trx.insertInto('tenants').values({ id: input.id, apiTokenHash: null, createdAt: now, ...values }).returningAll().executeTakeFirstOrThrow();
     await announceGoingLive(trx, shadowBefore, now, deps.config, { tenantId: input.id });
-    return { kind: current ? 'updated' : 'created', tenant: tenantView(tenant) };
+    return { kind: current ? 'updated' : 'created', tenant: tenantView(tenant, deps.config.destinationIdKey) };
   });
 }
 

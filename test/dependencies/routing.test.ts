@@ -3,8 +3,8 @@ import { routeOf, routesFor, shouldRoute } from '../../src/ledger/destinations.j
 
 /** The "also affected" list grows by edits: Slack edits its one reply; other destinations hear the first list only. */
 describe('routing upstream_affected', () => {
-  const email = routeOf({ kind: 'email', to: ['ops@acme.example.com'] });
-  const webhook = routeOf({ kind: 'webhook', url: 'https://hooks.example.com/x', secret: 'a-long-enough-secret' });
+  const email = routeOf({ kind: 'email', to: ['ops@acme.example.com'] }, undefined);
+  const webhook = routeOf({ kind: 'webhook', url: 'https://hooks.example.com/x', secret: 'a-long-enough-secret' }, 'destination-id-key');
   const [channel, platform] = routesFor({ channel: 'CACME' }, { PLATFORM_CHANNEL: 'CPLATFORM' });
 
   it.each([

@@ -8,6 +8,7 @@ import { silentLogger } from '../../src/log.js';
 import { createOutboxSender, type SenderOptions } from '../../src/notify/sender.js';
 import { destinationTransports } from '../../src/notify/transports/index.js';
 import { recordAlertEvent } from '../../src/ledger/alert-events.js';
+import { withDestinationIdKey } from '../../src/ledger/destination-id-key.js';
 import { RecordingSlackApi } from '../../src/replay/recording-slack-api.js';
 import { createRootRefresher } from '../../src/slack/transport/root-refresher.js';
 import { createWebClient, webOutboxApi } from '../../src/slack/transport/slack-api.js';
@@ -43,14 +44,17 @@ export async function startDestinationRig(db: Db, options: { start?: Date; clock
   const smtp = await SmtpSink.start();
   const webhook = await HttpReceiver.start();
   const pagerduty = await HttpReceiver.start({ status: 202, body: '{"status":"success","message":"Event processed"}' });
-  const config = loadConfig({
-    LOG_LEVEL: 'silent',
-    SMTP_URL: smtp.url,
-    SMTP_FROM: 'scheduler-bot <alerts@scheduler.example.com>',
-    EVENTS_API_URL: `${pagerduty.url}/v2/enqueue`,
-    PUBLIC_URL: 'https://scheduler.example.com',
-    ...options.env,
-  });
+  const config = await withDestinationIdKey(
+    db,
+    loadConfig({
+      LOG_LEVEL: 'silent',
+      SMTP_URL: smtp.url,
+      SMTP_FROM: 'scheduler-bot <alerts@scheduler.example.com>',
+      EVENTS_API_URL: `${pagerduty.url}/v2/enqueue`,
+      PUBLIC_URL: 'https://scheduler.example.com',
+      ...options.env,
+    }),
+  );
   const api = webOutboxApi(createWebClient('xoxb-test-token', { apiUrl: slack.url, timeoutMs: 2000, logger: silentLogger }));
   const deps = { db, clock, config, logger: silentLogger, replicaId: 'dest-replica', launchers: () => undefined };
   const sender = createOutboxSender(deps, [slackTransport(deps, api), ...destinationTransports(deps, { timeoutMs: 2000 })], { baseBackoffMs: 1000, ...options.sender });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/env.js';
 import { destinationId, parseWorkflowsFile, WorkflowsFileError } from '../../src/config/workflows-file.js';
 import { routeOf, routesFor, shouldRoute } from '../../src/ledger/destinations.js';
+import { withDestinationIdKey } from '../../src/ledger/destination-id-key.js';
 import { renderMetrics } from '../../src/http/metrics-route.js';
 import { ManualClock } from '../../src/clock.js';
 import { renderHome } from '../../src/slack/blocks/home.js';
@@ -11,10 +12,11 @@ import { makeTenant, makeWorkflow, T0 } from '../helpers/factories.js';
 import { insertAlert } from '../helpers/slack-outbox.js';
 import { recordEvent } from './rig.js';
 
-const email = routeOf({ kind: 'email', to: ['ops@acme.example.com'] });
-const criticalEmail = routeOf({ kind: 'email', to: ['boss@acme.example.com'], minSeverity: 'critical' });
-const pd = routeOf({ kind: 'pagerduty', routingKey: 'R0UT1NGKEY0123456789ABCDEFGHIJKL' });
-const onlyOwners = routeOf({ kind: 'webhook', url: 'https://hooks.example.com/x', secret: 'a-long-enough-secret', events: ['owner_changed'] });
+const ID_KEY = 'destination-id-key-for-tests';
+const email = routeOf({ kind: 'email', to: ['ops@acme.example.com'] }, ID_KEY);
+const criticalEmail = routeOf({ kind: 'email', to: ['boss@acme.example.com'], minSeverity: 'critical' }, ID_KEY);
+const pd = routeOf({ kind: 'pagerduty', routingKey: 'R0UT1NGKEY0123456789ABCDEFGHIJKL' }, ID_KEY);
+const onlyOwners = routeOf({ kind: 'webhook', url: 'https://hooks.example.com/x', secret: 'a-long-enough-secret', events: ['owner_changed'] }, ID_KEY);
 
 describe('routing rules', () => {
   it('the tenant and platform channels hear everything, quiet events included, as before destinations existed', () => {
@@ -49,7 +51,7 @@ describe('routing rules', () => {
   });
 
   it('destination ids carry no secrets and do not depend on address order or case', () => {
-    expect(destinationId({ kind: 'email', to: ['B@x.example.com', 'a@x.example.com'] })).toBe('email:a@x.example.com,b@x.example.com');
+    expect(destinationId({ kind: 'email', to: ['B@x.example.com', 'a@x.example.com'] }, ID_KEY)).toBe('email:a@x.example.com,b@x.example.com');
     expect(pd.id).toMatch(/^pagerduty:[0-9a-f]{12}$/);
     expect(pd.id).not.toContain('R0UT1NG');
   });
@@ -130,10 +132,13 @@ describe('platform destinations and dead rows', () => {
     await makeTenant(t.db, { id: 'acme', channel: 'CACME' });
     const wf = await makeWorkflow(t.db, { tenantId: 'acme', name: 'nightly' });
     const alert = await insertAlert(t.db, wf.id, { severity: 'critical' });
-    const config = loadConfig({ PLATFORM_CHANNEL: 'CPLAT', PLATFORM_DESTINATIONS: JSON.stringify([{ kind: 'webhook', url: 'https://hooks.platform.example.com/alerts', secret: 'whsec_0123456789abcdef' }]) });
+    const config = await withDestinationIdKey(
+      t.db,
+      loadConfig({ PLATFORM_CHANNEL: 'CPLAT', PLATFORM_DESTINATIONS: JSON.stringify([{ kind: 'webhook', url: 'https://hooks.platform.example.com/alerts', secret: 'whsec_0123456789abcdef' }]) }),
+    );
     await recordEvent(t.db, config, alert.id, 'opened', { now: T0 });
     const rows = await t.db.selectFrom('notifications').select(['destination']).orderBy('id').execute();
-    expect(rows.map((r) => r.destination)).toEqual(['slack:CACME', 'slack:CPLAT', 'webhook:https://hooks.platform.example.com/alerts']);
+    expect(rows.map((r) => r.destination)).toEqual(['slack:CACME', 'slack:CPLAT', expect.stringMatching(/^webhook:hooks\.platform\.example\.com\/[0-9a-f]{16}$/)]);
 
     await t.db.updateTable('notifications').set({ status: 'dead', lastError: 'HTTP 410: gone' }).where('destination', 'like', 'webhook:%').execute();
     const home = JSON.stringify(renderHome(await homeModel(t.db, T0, ['acme']), T0));

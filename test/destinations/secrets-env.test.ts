@@ -96,8 +96,8 @@ describe('secrets by environment variable in the workflows file', () => {
       { kind: 'pagerduty', routingKey: ROUTING_KEY },
     ]);
     const inline = { kind: 'pagerduty', routingKey: ROUTING_KEY } as const;
-    expect(destinationId(stored[1]!)).toBe(destinationId(inline));
-    expect(destinationId(stored[1]!)).not.toContain(ROUTING_KEY);
+    expect(destinationId(stored[1]!, undefined)).toBe(destinationId(inline, undefined));
+    expect(destinationId(stored[1]!, undefined)).not.toContain(ROUTING_KEY);
     const wf = await t.db.selectFrom('workflows').select('launcher').executeTakeFirstOrThrow();
     expect(wf.launcher).toEqual({ kind: 'http', url: 'https://jobs.example.com/run', mode: 'sync', secret: LAUNCHER_SECRET_VALUE, operatorSet: true });
   });

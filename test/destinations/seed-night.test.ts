@@ -4,7 +4,7 @@ import type { Alert, Workflow } from '../../src/db/schema.js';
 import { verifyLaunchSignature } from '../../src/launch/signature.js';
 import { requestRunNow } from '../../src/services/run-now.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { createEngine, driveSeedNight, PLATFORM, type Engine, type SeedOutcome } from '../helpers/engine-harness.js';
+import { createKeyedEngine, driveSeedNight, PLATFORM, type Engine, type SeedOutcome } from '../helpers/engine-harness.js';
 import { makeTenant, makeWorkflow } from '../helpers/factories.js';
 import { startDestinationRig, WEBHOOK_SECRET, type DestinationRig } from './rig.js';
 
@@ -26,7 +26,7 @@ let check: Workflow;
 
 beforeEach(async () => {
   t = await createTestDatabase();
-  engine = createEngine(t.db, NIGHT);
+  engine = await createKeyedEngine(t.db, NIGHT);
   rig = await startDestinationRig(t.db, { clock: new ManualClock(NIGHT) });
   await makeTenant(t.db, { id: 'acme', name: 'Acme', channel: 'CACME', destinations: JSON.stringify(rig.destinations()) });
   const launcher = JSON.stringify({ kind: 'command', command: 'true' });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { maintenanceAt, occurrenceAt, recurrenceKey, recurringRules, type MaintenanceRule } from '../../src/domain/maintenance.js';
+import { maintenanceAt, newlyHeldMs, occurrenceAt, recurrenceKey, recurringRules, type MaintenanceRule } from '../../src/domain/maintenance.js';
 
 const H = 3_600_000;
 const at = (iso: string) => new Date(iso);
@@ -76,5 +76,35 @@ describe('recurringRules: stored rules read defensively', () => {
     ];
     expect(recurringRules(stored, 'tenant')).toEqual([{ kind: 'recurring', cron: '0 2 * * *', timezone: 'UTC', durationMs: H, reason: 'backup', scope: 'tenant' }]);
     expect(recurringRules('nonsense', 'workflow')).toEqual([]);
+  });
+});
+
+describe('newlyHeldMs: overlapping windows hold an escalation deadline for their union, once', () => {
+  const span = (from: string, to: string) => ({ startsAt: at(`2026-03-10T${from}:00Z`), endsAt: at(`2026-03-10T${to}:00Z`) });
+  const OPENED = at('2026-03-10T00:00:00Z');
+  const cases: { name: string; window: [string, string]; earlier: [string, string][]; from?: string; hours: number }[] = [
+    { name: 'alone: the whole window', window: ['10:00', '12:00'], earlier: [], hours: 2 },
+    { name: 'an earlier window that does not touch it changes nothing', window: ['10:00', '12:00'], earlier: [['07:00', '09:00']], hours: 2 },
+    { name: 'back to back (half-open): nothing shared', window: ['10:00', '12:00'], earlier: [['08:00', '10:00']], hours: 2 },
+    { name: 'tenant 10-12 then workflow 11-13: only 12-13 is new', window: ['11:00', '13:00'], earlier: [['10:00', '12:00']], hours: 1 },
+    { name: 'a window inside one already told: nothing new', window: ['10:30', '11:30'], earlier: [['10:00', '12:00']], hours: 0 },
+    { name: 'a window around an earlier one: only its own edges', window: ['09:00', '13:00'], earlier: [['10:00', '11:00']], hours: 3 },
+    { name: 'the same window twice (file and API): once', window: ['10:00', '12:00'], earlier: [['10:00', '12:00']], hours: 0 },
+    { name: 'two earlier windows overlapping each other: their union is subtracted once', window: ['09:00', '14:00'], earlier: [['08:00', '10:00'], ['09:30', '11:00'], ['12:00', '13:00']], hours: 2 },
+    { name: 'opened inside the window: held from the opening', window: ['10:00', '12:00'], earlier: [], from: '11:00', hours: 1 },
+    { name: 'opened inside an earlier window: what it held before the opening is not subtracted', window: ['10:00', '14:00'], earlier: [['09:00', '12:00']], from: '11:00', hours: 2 },
+    { name: 'opened after the window: nothing', window: ['10:00', '12:00'], earlier: [], from: '12:30', hours: 0 },
+  ];
+  it.each(cases)('$name', ({ window, earlier, from, hours }) => {
+    expect(newlyHeldMs(span(...window), earlier.map((e) => span(...e)), from ? at(`2026-03-10T${from}:00Z`) : OPENED)).toBe(hours * H);
+  });
+
+  it('told one by one in end order, the moves add up to the union of the windows', () => {
+    const windows = [span('10:00', '12:00'), span('11:00', '13:00'), span('12:30', '12:45'), span('15:00', '16:00'), span('08:00', '16:30')];
+    const told = [...windows].sort((a, b) => a.endsAt.getTime() - b.endsAt.getTime());
+    const total = told.reduce((sum, w, i) => sum + newlyHeldMs(w, told.slice(0, i), OPENED), 0);
+    expect(total).toBe(8.5 * H); // 08:00–16:30
+    const pair = [span('10:00', '12:00'), span('11:00', '13:00')];
+    expect(pair.reduce((sum, w, i) => sum + newlyHeldMs(w, pair.slice(0, i), OPENED), 0)).toBe(3 * H); // 10:00–13:00, not 4 h
   });
 });

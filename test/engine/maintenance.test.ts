@@ -89,6 +89,20 @@ describe('a maintenance window', () => {
     expect((await alerts())[0]!.severity).toBe('critical');
   });
 
+  it('two overlapping windows (tenant-wide 60 min, then the workflow\'s own 60 min from half-way) move the deadline by their union, 90 min, once', async () => {
+    await failNext(3);
+    const [opened] = await alerts();
+    const deadline = opened!.escalateAt!;
+    const from = new Date(tickAt.getTime() + minutes(2));
+    const window = (workflowId: number | null, startsAt: Date) => ({ tenantId: 'acme', workflowId, startsAt, endsAt: new Date(startsAt.getTime() + minutes(60)), reason: null, createdBy: 'U0OPS', createdAt: from });
+    await t.db.insertInto('maintenanceWindows').values([window(null, from), window(wf.id, new Date(from.getTime() + minutes(30)))]).execute();
+
+    engine.clock.set(new Date(from.getTime() + minutes(91)));
+    await runEscalationClock(engine.deps);
+    expect(await eventKinds(opened!.id)).toEqual(['opened', 'maintenance_ended', 'maintenance_ended']);
+    expect((await alerts())[0]!.escalateAt!.getTime()).toBe(deadline.getTime() + minutes(90));
+  });
+
   it('a tenant-wide recurring window (as the file stores it) holds the ticks inside it; each occurrence is recorded and told once', async () => {
     await failNext(3); // 02:05 … 02:15 UTC: opens
     const [opened] = await alerts();

@@ -1,23 +1,28 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { WorkflowsFile } from '../../src/config/workflows-file.js';
+import { webhookDestinationId } from '../../src/config/destination-schema.js';
 import { alertView } from '../../src/notify/alert-view.js';
 import { renderAlertRoot } from '../../src/slack/blocks/alert-card.js';
 import { syncWorkflowsFile } from '../../src/services/sync-workflows.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { createEngine, PLATFORM, reportRun, type Engine } from '../helpers/engine-harness.js';
+import { createKeyedEngine, PLATFORM, reportRun, type Engine } from '../helpers/engine-harness.js';
 import { minutes } from '../helpers/factories.js';
 
 /** Issue 17: shadow mode evaluates and records as usual, and tells only the audit destination (the platform channel). */
 const START = new Date('2026-03-10T00:00:00Z');
 const HOUR = 3_600_000;
-const ROUTING = { PLATFORM_CHANNEL: PLATFORM };
+let ROUTING: { PLATFORM_CHANNEL: string; destinationIdKey: string };
 
 let t: TestDatabase;
 let engine: Engine;
+let webhookId: string;
 
 beforeEach(async () => {
   t = await createTestDatabase();
-  engine = createEngine(t.db, START);
+  // The tenant has a webhook: its id is a digest under the database's key (src/config/destination-schema.ts).
+  engine = await createKeyedEngine(t.db, START);
+  ROUTING = { PLATFORM_CHANNEL: PLATFORM, destinationIdKey: engine.deps.config.destinationIdKey! };
+  webhookId = webhookDestinationId('https://hooks.acme.example/alerts', ROUTING.destinationIdKey);
 });
 afterEach(async () => t.drop());
 
@@ -90,7 +95,7 @@ describe('shadow mode', () => {
     await syncWorkflowsFile(t.db, file({ tenant: false }), engine.clock.now(), {}, ROUTING); // nothing more on a re-sync
     const after = (await rowsOf(alert.id)).slice(before.length);
     expect(after.map((r) => r.kind)).toEqual(['went_live', 'went_live', 'went_live']);
-    expect(after.map((r) => r.destination).sort()).toEqual(['slack:CACME', `slack:${PLATFORM}`, 'webhook:https://hooks.acme.example/alerts']);
+    expect(after.map((r) => r.destination).sort()).toEqual(['slack:CACME', `slack:${PLATFORM}`, webhookId]);
 
     // From now on the tenant's channel hears everything, like any live alert.
     const wf = await t.db.selectFrom('workflows').selectAll().executeTakeFirstOrThrow();
@@ -99,6 +104,6 @@ describe('shadow mode', () => {
     await reportRun(t.db, wf, tick, { status: 'succeeded' }, engine.clock.now());
     await engine.drain();
     const resolved = (await rowsOf(alert.id)).filter((r) => r.kind === 'resolved').map((r) => r.destination).sort();
-    expect(resolved).toEqual(['slack:CACME', `slack:${PLATFORM}`, 'webhook:https://hooks.acme.example/alerts']);
+    expect(resolved).toEqual(['slack:CACME', `slack:${PLATFORM}`, webhookId]);
   });
 });

@@ -10,6 +10,7 @@ import { pollFinishedRuns } from '../../src/engine/poller.js';
 import { runInEngineOrder } from '../../src/engine/steps.js';
 import { createUptimeHeartbeat, type UptimeHeartbeat } from '../../src/engine/uptime.js';
 import { silentLogger } from '../../src/log.js';
+import { withDestinationIdKey } from '../../src/ledger/destination-id-key.js';
 import { insertRunningRun, launchRun, newRunRow } from '../../src/ledger/runs.js';
 import { ScriptedLauncher, type ScriptedOutcome } from './engine-launcher.js';
 import { minutes } from './factories.js';
@@ -25,6 +26,17 @@ export interface Engine {
   drain(): Promise<void>;
   /** One engine step at the clock's current time, in the engine's order (src/engine/steps.ts): heartbeat, lease renewal, freshness, drain, escalation clock. */
   step(): Promise<void>;
+}
+
+/**
+ * createEngine with the database's destination id key in its configuration,
+ * as a replica has it (main.ts): for tenants with webhook destinations, whose
+ * ids are digests under that key.
+ */
+export async function createKeyedEngine(db: Db, start: Date | string, env: Record<string, string> = {}): Promise<Engine> {
+  const engine = createEngine(db, start, env);
+  engine.deps.config = await withDestinationIdKey(db, engine.deps.config);
+  return engine;
 }
 
 /** The real engine's loop bodies, driven by hand on a ManualClock. */

@@ -29,6 +29,8 @@ const LEDGER = new Set(['runs', 'alert_events', 'notifications']);
 
 let t: TestDatabase;
 const plans = new Map<string, Scan[]>();
+let escalationClaim: CompiledQuery | undefined;
+let escalatedByPass = 0;
 
 interface Scan {
   node: string;
@@ -90,6 +92,12 @@ beforeAll(async () => {
     select w, 1, 'open', 'warning', ${HISTORY_END}, ${new Date(NOW.getTime() - 60_000)}, 300, '{}', 3, 'connection refused', 'g1', ${HISTORY_END}
     from generate_series(21, 39, 2) w
   `.execute(t.db);
+  // Open warnings that are not due (their deadline ahead, failures below the threshold): the escalation clock leaves them unlocked.
+  await sql`
+    insert into alerts (workflow_id, generation, status, severity, opened_at, escalate_at, cadence_seconds, policy, consecutive_failures, last_error, error_group, updated_at)
+    select w.id, 100, 'open', 'warning', ${HISTORY_END}, ${new Date(NOW.getTime() + 3_600_000)}, 300, '{"escalateAfterFailures": 6}', 3, 'connection refused', 'g1', ${HISTORY_END}
+    from workflows w where w.id between 51 and 100 and not exists (select 1 from alerts a where a.workflow_id = w.id and a.status = 'open')
+  `.execute(t.db);
   await sql`
     insert into runs (workflow_id, tick, trigger, status, started_at, deadline_at, created_at)
     select w, ${HISTORY_END}, 'manual', 'running', ${HISTORY_END}, ${new Date(NOW.getTime() - 60_000)}, ${NOW} from generate_series(41, 49, 2) w
@@ -106,8 +114,12 @@ beforeAll(async () => {
   await explainAll('evaluator: history facts', capture.take());
   await pollFinishedRuns(deps);
   await explainAll('poller claim and evaluation', capture.take());
+  const dueBefore = await sql<{ n: number }>`select count(*)::int as n from alerts where status = 'open' and severity = 'critical'`.execute(t.db);
   await runEscalationClock(deps);
-  await explainAll('escalation clock', capture.take());
+  const escalation = capture.take();
+  escalationClaim = escalation.find((q) => q.sql.includes('escalation_threshold'));
+  escalatedByPass = (await sql<{ n: number }>`select count(*)::int as n from alerts where status = 'open' and severity = 'critical'`.execute(t.db)).rows[0]!.n - dueBefore.rows[0]!.n;
+  await explainAll('escalation clock', escalation);
   await checkFreshness(deps);
   await explainAll('freshness detector', capture.take());
   await fireDueTicks(deps);
@@ -134,6 +146,24 @@ describe('query plans on a history of 50,000 runs', () => {
     expect(scans.some((s) => s.relation === reads && s.node !== 'Seq Scan')).toBe(true);
     const sequential = scans.filter((s) => s.node === 'Seq Scan' && LEDGER.has(s.relation));
     expect(sequential.map((s) => `${s.relation}: ${s.sql.slice(0, 300)}`)).toEqual([]);
+  });
+
+  it('the escalation clock locks only the warnings that are due, through alerts_escalation_due', async () => {
+    expect(escalatedByPass).toBe(10);
+    // The ten it escalated, due again as before the pass: its claim, run again, locks those ten and no other warning.
+    await sql`update alerts set severity = 'warning', escalated_at = null where status = 'open' and severity = 'critical' and workflow_id between 21 and 39`.execute(t.db);
+    const claim = escalationClaim!;
+    const { rows } = await t.pool.query<{ 'QUERY PLAN': { Plan: Record<string, unknown> }[] }>(`explain (analyze, format json) ${claim.sql}`, claim.parameters as unknown[]);
+    const nodes: Record<string, unknown>[] = [];
+    const walk = (node: Record<string, unknown>) => {
+      nodes.push(node);
+      for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
+    };
+    walk(rows[0]!['QUERY PLAN'][0]!.Plan);
+    expect(nodes.find((n) => n['Relation Name'] === 'alerts')?.['Index Name']).toBe('alerts_escalation_due');
+    const openWarnings = await sql<{ n: number }>`select count(*)::int as n from alerts where status = 'open' and severity = 'warning' and acknowledged_at is null`.execute(t.db);
+    expect(openWarnings.rows[0]!.n).toBeGreaterThan(40);
+    expect(nodes.find((n) => n['Node Type'] === 'LockRows')?.['Actual Rows']).toBe(10);
   });
 
   it('the evaluator reads a few pages a workflow, not its history', async () => {

@@ -60,6 +60,10 @@ describe('retention', () => {
     const fixedEvent = await addEvent(t.db, fixedAlert.id, 'opened', { now: ago(60) });
     await sql`update notifications set status = 'sent', created_at = ${ago(60)} where alert_id = ${fixedAlert.id}`.execute(t.db);
 
+    // Housekeeping firings: the record of each pass and digest. Older than the run retention they go, in batches too.
+    const firing = (job: string, days: number) => ({ job, fireAt: ago(days), replica: 'r1', startedAt: ago(days), finishedAt: ago(days), result: '{}' });
+    await t.db.insertInto('housekeepingFirings').values([firing('retention', 45), firing('retention', 31), firing('digest:acme', 40), firing('retention', 29), firing('digest:acme', 1)]).execute();
+
     const result = await runRetentionPass(t.db, NOW, { runDays: 30, alertDays: 180, notificationDays: 30, batch: 2 });
 
     for (const r of [...old, attempt, before, goneRun]) expect(await exists('runs', 'id', r.id), `run ${r.id}`).toBe(0);
@@ -74,11 +78,16 @@ describe('retention', () => {
     expect(await exists('alerts', 'id', fixedAlert.id)).toBe(1);
     expect(await exists('alertEvents', 'id', fixedEvent.id)).toBe(1);
     expect(await exists('notifications', 'alert_id', fixedAlert.id)).toBe(0);
-    expect(result).toMatchObject({ alerts: 1, notifications: 1, runs: 6 });
+    expect(result).toMatchObject({ alerts: 1, notifications: 1, runs: 6, firings: 3 });
+    const kept = await t.db.selectFrom('housekeepingFirings').select(['job', 'fireAt']).orderBy('fireAt').execute();
+    expect(kept).toEqual([
+      { job: 'retention', fireAt: ago(29) },
+      { job: 'digest:acme', fireAt: ago(1) },
+    ]);
     // Batches of two: several statements, not one long one.
     expect(result.batches).toBeGreaterThan(4);
 
     // A second pass finds nothing more.
-    expect(await runRetentionPass(t.db, NOW, { runDays: 30, alertDays: 180, notificationDays: 30, batch: 2 })).toMatchObject({ alerts: 0, notifications: 0, runs: 0 });
+    expect(await runRetentionPass(t.db, NOW, { runDays: 30, alertDays: 180, notificationDays: 30, batch: 2 })).toMatchObject({ alerts: 0, notifications: 0, runs: 0, firings: 0 });
   });
 });

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { destinationId } from '../../src/config/workflows-file.js';
+import { webhookDestinationId } from '../../src/config/destination-schema.js';
+import { loadDestinationIdKey } from '../../src/ledger/destination-id-key.js';
 import { verifyLaunchSignature } from '../../src/launch/signature.js';
 import { createOutboxSender } from '../../src/notify/sender.js';
 import { destinationTransports } from '../../src/notify/transports/index.js';
@@ -54,10 +56,10 @@ describe('PUT /api/v1/tenants/{id} with destinations', () => {
       ],
     });
     expect(put.status).toBe(201);
-    const pagerDutyId = destinationId({ kind: 'pagerduty', routingKey: ROUTING_KEY });
+    const pagerDutyId = destinationId({ kind: 'pagerduty', routingKey: ROUTING_KEY }, undefined);
     expect(put.body.destinations).toEqual([
       { id: 'email:oncall@initech.example.com', kind: 'email', to: ['oncall@initech.example.com'], minSeverity: 'critical' },
-      { id: `webhook:${hook}`, kind: 'webhook', url: hook, headers: ['Authorization'], hasSecret: true },
+      { id: webhookDestinationId(hook, await loadDestinationIdKey(t.db)), kind: 'webhook', url: hook, headers: ['Authorization'], hasSecret: true },
       { id: pagerDutyId, kind: 'pagerduty', hasRoutingKey: true },
     ]);
     for (const secret of [WEBHOOK_SECRET, ROUTING_KEY, 'receiver-token']) expect(put.text).not.toContain(secret);
@@ -78,7 +80,7 @@ describe('PUT /api/v1/tenants/{id} with destinations', () => {
     await recordEvent(t.db, app.deps.config, alert.id, 'opened', { now: T0, data: { severity: 'warning' } });
     const rows = await t.db.selectFrom('notifications').select(['destination', 'status']).where('alertId', '=', alert.id).orderBy('destination').execute();
     // A warning: the critical-only email and PagerDuty (critical by default) are not told; the tenant's channel and the webhook are.
-    expect(rows.map((r) => r.destination)).toEqual([`slack:CINITECH`, `webhook:${receiver.url}/hooks/initech`]);
+    expect(rows.map((r) => r.destination)).toEqual([`slack:CINITECH`, webhookDestinationId(`${receiver.url}/hooks/initech`, await loadDestinationIdKey(t.db))]);
 
     const sender = createOutboxSender(app.deps, destinationTransports(app.deps, { timeoutMs: 2000 }));
     while (await sender.tick());

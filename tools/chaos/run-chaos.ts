@@ -14,7 +14,8 @@ import type { ScenarioResult } from './report.js';
 import { signSlackRequest } from './slack-signature.js';
 import { StallMonitor } from './stalls.js';
 import { verifyScenario } from './verify.js';
-import { buildWorkload, driveWorkload, type DriverStats, type Workload } from './workload.js';
+import { dumpEvidence } from './dump.js';
+import { buildWorkload, driveWorkload, ONCALL_USER, type DriverStats, type Workload } from './workload.js';
 
 export { DATABASE_FAULTS, type ScenarioSpec } from './faults.js';
 
@@ -81,7 +82,7 @@ async function runScenario(spec: ScenarioSpec, server: PostgresHandle, root: str
   const workload = buildWorkload(o.workflows, launchLog);
   await writeFile(join(dir, 'workflows.json'), JSON.stringify(workload.file, null, 2));
 
-  const slack = await RecordingSlackApi.start({ clock: systemClock, postMessageMinIntervalMs: 1000 });
+  const slack = await startSlack(workload);
   const env = {
     DATABASE_URL: server.url(database),
     WORKFLOWS_FILE: join(dir, 'workflows.json'),
@@ -134,6 +135,7 @@ async function runScenario(spec: ScenarioSpec, server: PostgresHandle, root: str
   if (spec.databaseFaults && longestStall.seconds > STALL_LIMIT_SECONDS) {
     problems.push(`longest stall ${longestStall.seconds.toFixed(1)}s (${longestStall.what}: ${longestStall.ref ?? '?'}) while the database was up: over ${STALL_LIMIT_SECONDS}s`);
   }
+  await dumpEvidence(spec.name, db, slack);
   const verdict = await verifyScenario(db, slack, workload, launchLog);
   if (spec.revokedToken && verdict.dead === 0) problems.push('the revoked token produced no dead rows');
   if (!spec.revokedToken && verdict.dead > 0) problems.push(`${verdict.dead} notifications dead without a permanent error`);
@@ -149,6 +151,13 @@ async function runScenario(spec: ScenarioSpec, server: PostgresHandle, root: str
   return { name: spec.name, actions: described, verdict, problems, longestStall, seconds: (systemClock.now().getTime() - started) / 1000 };
 }
 
+/** The Slack stand-in, paced like Slack; the on-call is in every tenant's channel (the App Home shows a viewer only the tenants whose channel they are in). */
+async function startSlack(workload: Workload): Promise<RecordingSlackApi> {
+  const slack = await RecordingSlackApi.start({ clock: systemClock, postMessageMinIntervalMs: 1000 });
+  for (const t of workload.tenants) slack.channelMembers.set(t.channel, [ONCALL_USER]);
+  return slack;
+}
+
 /** Opens the App Home as Slack would (a signed app_home_opened event) and waits for it to list the dead rows. */
 async function homeShowsDead(db: Db, replicas: ReplicaSet, slack: RecordingSlackApi): Promise<boolean> {
   const dead = await db.selectFrom('notifications').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', 'dead').executeTakeFirstOrThrow();
@@ -159,14 +168,14 @@ async function homeShowsDead(db: Db, replicas: ReplicaSet, slack: RecordingSlack
     type: 'event_callback',
     event_id: 'Ev0CHAOSHOME',
     event_time: 1,
-    event: { type: 'app_home_opened', user: 'U0ONCALL', channel: 'D0ONCALL', tab: 'home' },
+    event: { type: 'app_home_opened', user: ONCALL_USER, channel: 'D0ONCALL', tab: 'home' },
   });
   const replica = replicas.any();
   if (!replica) return false;
   await fetch(`${replica.url}/slack/events`, { method: 'POST', headers: signSlackRequest(SIGNING_SECRET, body, 'application/json'), body }).catch(() => undefined);
   const until = systemClock.now().getTime() + 30_000;
   while (systemClock.now().getTime() < until) {
-    const view = JSON.stringify(slack.homeViews.get('U0ONCALL') ?? '');
+    const view = JSON.stringify(slack.homeViews.get(ONCALL_USER) ?? '');
     if (view.includes(`Undeliverable notifications* (${dead.n})`)) return true;
     await systemClock.sleep(500);
   }

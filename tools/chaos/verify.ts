@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { sql } from 'kysely';
 import type { Db } from '../../src/db/connect.js';
-import { isNotifiedKind } from '../../src/domain/events.js';
+import { isNotifiedKind, rowKeyOf } from '../../src/domain/events.js';
+import { stormKey } from '../../src/domain/storm.js';
 import type { RecordingSlackApi, StoredMessage } from '../../src/replay/recording-slack-api.js';
 import { EXPECTED_STORY, type Workload } from './workload.js';
 
@@ -27,7 +28,7 @@ export interface Verdict {
   ticksFiredTwice: number;
   /** Alerts whose notified events differ from the script's story. */
   storyMismatches: string[];
-  /** Threads whose replies are out of event order. */
+  /** Replies out of event order in their thread. */
   misordered: number;
 }
 
@@ -46,26 +47,30 @@ export async function verifyScenario(db: Db, slack: RecordingSlackApi, workload:
   const rows = await db
     .selectFrom('notifications')
     .innerJoin('alertEvents', 'alertEvents.id', 'notifications.eventId')
-    .select(['notifications.idempotencyKey', 'notifications.status', 'alertEvents.kind'])
+    .select(['notifications.idempotencyKey', 'notifications.status', 'notifications.destination', 'notifications.result', 'alertEvents.kind'])
     .execute();
   const expectedRows = rows.filter((r) => isNotifiedKind(r.kind) && r.status !== 'skipped');
+  // Each message key once: a row's own, its own reply's under the root it posted (ownReplyKey), a storm message's.
   const seen = new Map<string, number>();
   for (const m of slack.messages()) {
     const key = keyOf(m);
     if (key) seen.set(key, (seen.get(key) ?? 0) + 1);
   }
+  const storms = await db.selectFrom('storms').select(['id', 'destination']).where('rootTs', 'is not', null).execute();
   let delivered = 0;
   let lost = 0;
   let dead = 0;
   for (const r of expectedRows) {
-    const n = seen.get(r.idempotencyKey) ?? 0;
+    // A storm member's event is told by re-rendering the storm message (docs/alerts.md "Storms"): delivered if that message is in Slack.
+    const storm = (r.result as { storm?: number } | null)?.storm;
+    const n = (seen.get(r.idempotencyKey) ?? 0) + (storm === undefined ? 0 : (seen.get(stormKey(storm, r.destination)) ?? 0));
     if (n > 0) delivered++;
     else if (r.status === 'dead') dead++;
     else lost++;
   }
-  const known = new Set(rows.map((r) => r.idempotencyKey));
+  const known = new Set([...rows.map((r) => r.idempotencyKey), ...storms.map((s) => stormKey(Number(s.id), s.destination))]);
   let duplicated = 0;
-  for (const [key, n] of seen) duplicated += known.has(key) ? n - 1 : n; // a key the ledger never wrote is a duplicate of nothing: count it
+  for (const [key, n] of seen) duplicated += known.has(rowKeyOf(key)) ? n - 1 : n; // a key the ledger never wrote is a duplicate of nothing: count it
 
   const { alertsOpenedTwice, storyMismatches } = await storyChecks(db, workload);
 
@@ -143,13 +148,28 @@ function matchesStory(kinds: string[], story: string[]): boolean {
   return i === kinds.length;
 }
 
-/** Replies must come in event order after their root, per thread. */
+/**
+ * Replies must come in event order after their root, per thread and alert (a
+ * storm message's thread holds several alerts' pages; the storm message itself
+ * tells no one event). A root's own reply (the page of the row that posted the
+ * root) tells the root's event: it must come first, right after the root.
+ */
 function misorderedThreads(slack: RecordingSlackApi): number {
   let bad = 0;
-  const roots = slack.messages().filter((m) => !m.threadTs);
-  for (const root of roots) {
-    const ids = [root, ...slack.replies(root.channel, root.ts)].map((m) => Number(KEY.exec(keyOf(m) ?? '')?.[2] ?? NaN));
-    for (let i = 1; i < ids.length; i++) if (!(ids[i]! > ids[i - 1]!)) bad++;
+  for (const root of slack.messages().filter((m) => !m.threadTs)) {
+    const last = new Map<string, number>();
+    for (const m of [root, ...slack.replies(root.channel, root.ts)]) {
+      const key = keyOf(m) ?? '';
+      const parsed = KEY.exec(rowKeyOf(key));
+      if (!parsed) {
+        if (m !== root) bad++; // a reply that tells no alert's event
+        continue;
+      }
+      const order = Number(parsed[2]) + (rowKeyOf(key) === key ? 0 : 0.5);
+      const before = last.get(parsed[1]!);
+      if (before !== undefined && !(order > before)) bad++;
+      last.set(parsed[1]!, order);
+    }
   }
   return bad;
 }

@@ -39,7 +39,9 @@ export interface ScheduledWorkflow {
   fault: 'none' | 'hang' | 'signal';
 }
 
+/** The person who clicks in the driver's stories and opens the App Home at the end. */ export const ONCALL_USER = 'U0ONCALL';
 export interface Workload {
+  tenants: { id: string; channel: string }[];
   scripted: ScriptedWorkflow[];
   scheduled: ScheduledWorkflow[];
   file: Record<string, unknown>;
@@ -88,7 +90,7 @@ export function buildWorkload(count: number, launchLog: string): Workload {
       })),
     ],
   };
-  return { scripted, scheduled, file };
+  return { tenants, scripted, scheduled, file };
 }
 
 export interface DriverStats {
@@ -218,7 +220,7 @@ class Driver {
     const payload = {
       type: 'block_actions',
       team: { id: 'T0CHAOS', domain: 'chaos' },
-      user: { id: 'U0ONCALL', username: 'oncall', team_id: 'T0CHAOS' },
+      user: { id: ONCALL_USER, username: 'oncall', team_id: 'T0CHAOS' },
       api_app_id: 'A0CHAOS',
       token: 'legacy',
       container: { type: 'message', message_ts: '1.0', channel_id: w.channel, is_ephemeral: false },

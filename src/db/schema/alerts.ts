@@ -86,6 +86,8 @@ export interface AlertThreadsTable {
   channel: string;
   rootTs: string;
   renderedEventId: number | null;
+  /** The key the root's metadata carries: the outbox row that posted it (null: not known, a thread older than migration 0018). */
+  rootKey: ColumnType<string | null, string | null | undefined, string | null>;
   createdAt: DefaultedTimestamp;
 }
 
@@ -108,4 +110,11 @@ export interface DestinationOutagesTable {
   heldUntil: Timestamp;
   lastError: string;
   noticedAt: Timestamp | null;
+}
+
+/** Keys the process needs that belong to the database, not the environment (migration 0019): `destination_id`. */
+export interface InstanceKeysTable {
+  name: string;
+  value: string;
+  createdAt: DefaultedTimestamp;
 }

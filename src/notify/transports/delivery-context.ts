@@ -1,6 +1,7 @@
 import type { DestinationSpec } from '../../config/workflows-file.js';
 import type { Db } from '../../db/connect.js';
 import type { Alert, Run } from '../../db/schema.js';
+import { shownDestination } from '../../domain/destination-outage.js';
 import { routesFor, type RoutingConfig } from '../../ledger/destinations.js';
 import type { DeliveryInput, DeliveryResult } from '../transport.js';
 
@@ -14,12 +15,23 @@ export function destinationSpecFor<K extends DestinationSpec['kind']>(
   config: RoutingConfig,
   kind: K,
 ): Extract<DestinationSpec, { kind: K }> | DeliveryResult {
-  const route = routesFor({ channel: null, destinations: input.tenant.destinations }, config).find((r) => r.id === input.notification.destination);
+  const id = input.notification.destination;
+  const route = routesFor({ channel: null, destinations: input.tenant.destinations }, config).find((r) => r.id === id || isLegacyWebhookId(id, r.spec));
   if (!route?.spec || route.spec.kind !== kind) {
-    // Removed from the configuration after the row was written: nothing to deliver with, and retrying will not change that.
-    return { kind: 'permanent', error: `destination ${input.notification.destination} is no longer configured for tenant ${input.tenant.id}` };
+    // Removed from the configuration after the row was written (or its URL changed): nothing to deliver with,
+    // and retrying will not change that. Never a guess at another URL on the same host.
+    return { kind: 'permanent', error: `destination ${shownDestination(id)} is no longer configured for tenant ${input.tenant.id}` };
   }
   return route.spec as Extract<DestinationSpec, { kind: K }>;
+}
+
+/**
+ * A row written as `webhook:<URL>` by a replica still running the version
+ * before migration 0019 (a rolling upgrade): delivered to the configured
+ * webhook with exactly that URL, so nothing pending is lost by the upgrade.
+ */
+function isLegacyWebhookId(id: string, spec: DestinationSpec | undefined): boolean {
+  return spec?.kind === 'webhook' && id === `webhook:${spec.url}`;
 }
 
 export function isResult(v: unknown): v is DeliveryResult {

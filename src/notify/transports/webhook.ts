@@ -1,5 +1,6 @@
 import type { Config } from '../../config/env.js';
 import type { Db } from '../../db/connect.js';
+import { webhookHost } from '../../domain/destination-outage.js';
 import { silenceState, silencedUntilField } from '../../domain/silence.js';
 import type { RoutingConfig } from '../../ledger/destinations.js';
 import { SIGNATURE_HEADER, signLaunchRequest, TIMESTAMP_HEADER } from '../../launch/signature.js';
@@ -73,7 +74,7 @@ export function webhookTransport(deps: { db: Db; config: RoutingConfig & Pick<Co
   return {
     kind: 'webhook',
     // Paced per receiving host: one slow or rate-limiting receiver holds back only itself.
-    pacing: { key: (destination) => `webhook:${originOf(destination.slice('webhook:'.length))}`, minIntervalMs: options.minIntervalMs ?? 100 },
+    pacing: { key: (destination) => `webhook:${webhookHost(destination)}`, minIntervalMs: options.minIntervalMs ?? 100 },
 
     async deliver(input: DeliveryInput): Promise<DeliveryResult> {
       const spec = destinationSpecFor(input, deps.config, 'webhook');
@@ -95,12 +96,4 @@ export function webhookTransport(deps: { db: Db; config: RoutingConfig & Pick<Co
       return { kind: 'sent', ref: `HTTP ${outcome.status}`, result: { status: outcome.status } };
     },
   };
-}
-
-function originOf(url: string): string {
-  try {
-    return new URL(url).origin;
-  } catch {
-    return url;
-  }
 }

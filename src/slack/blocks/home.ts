@@ -35,7 +35,10 @@ export interface HomeBlocked {
 
 export interface HomeModel {
   tenants: { id: string; name: string; alerts: HomeAlert[]; blocked?: HomeBlocked[] }[];
+  /** The newest dead notifications, a bounded list. */
   dead: HomeDeadNotification[];
+  /** How many there are in all (when more than `dead` lists); absent: `dead` is all of them. */
+  deadCount?: number;
   /** Storms under way in these tenants' channels (issue 16). */
   storms?: Parameters<typeof stormSummaryLine>[0][];
 }
@@ -67,13 +70,23 @@ export function renderHome(model: HomeModel, now: Date): { type: 'home'; blocks:
     const heldLines = held.map((b) => `:link: *${safeText(b.workflowName, 100)}* · upstream-blocked by *${safeText(b.upstream, 100)}* (alert #${b.alertId}), told in its thread`);
     blocks.push(...lineSections([...lines, ...heldLines]));
   }
-  if (model.dead.length) {
-    blocks.push({ type: 'divider' });
-    blocks.push(withItems({ type: 'section', text: mrkdwn(`*:skull: Undeliverable notifications* (${model.dead.length})`) }, 0));
-    const lines = model.dead.map(
-      (d) => `• ${safeText(d.destination, 100)} · ${safeText(d.tenantId, 64)} / ${safeText(d.workflowName, 100)} · ${slackDate(d.createdAt)}: \`${safeText(d.lastError ?? 'unknown error', 200)}\``,
-    );
-    blocks.push(...lineSections(lines));
-  }
-  return { type: 'home', blocks: capBlocks(blocks, LIMITS.surfaceBlocks, omittedNote) };
+  // Undeliverable notifications come last but are never the part cut off: the alerts give way to them.
+  const dead = deadBlocks(model);
+  return { type: 'home', blocks: [...capBlocks(blocks, LIMITS.surfaceBlocks - dead.length, omittedNote), ...dead] };
+}
+
+/** What was never told (a revoked token, a channel gone): counted in full, the newest listed. */
+function deadBlocks(model: HomeModel): Block[] {
+  const count = Math.max(model.deadCount ?? 0, model.dead.length);
+  if (count === 0) return [];
+  const lines = model.dead.map(
+    (d) => `• ${safeText(d.destination, 100)} · ${safeText(d.tenantId, 64)} / ${safeText(d.workflowName, 100)} · ${slackDate(d.createdAt)}: \`${safeText(d.lastError ?? 'unknown error', 200)}\``,
+  );
+  const older = count - model.dead.length;
+  return [
+    { type: 'divider' },
+    withItems({ type: 'section', text: mrkdwn(`*:skull: Undeliverable notifications* (${count})`) }, 0),
+    ...lineSections(lines),
+    ...(older > 0 ? [{ type: 'context', elements: [mrkdwn(`… and ${older} older, not listed here (\`scheduler_outbox_dead\` counts them all)`)] }] : []),
+  ];
 }

@@ -6,13 +6,14 @@ export async function findThread(db: Db, alertId: number, destination: string): 
 }
 
 /**
- * Records a root once it is known to exist. A second writer (a lookup that
- * found the same root) changes nothing: the first ts stays.
+ * Records a root once it is known to exist, with the key of the row that
+ * posted it. A second writer (a lookup that found the same root) changes
+ * nothing: the first ts stays.
  */
-export async function saveThread(db: Db, t: { alertId: number; destination: string; channel: string; rootTs: string; renderedEventId: number; now: Date }): Promise<void> {
+export async function saveThread(db: Db, t: { alertId: number; destination: string; channel: string; rootTs: string; rootKey: string; renderedEventId: number; now: Date }): Promise<void> {
   await db
     .insertInto('alertThreads')
-    .values({ alertId: t.alertId, destination: t.destination, channel: t.channel, rootTs: t.rootTs, renderedEventId: t.renderedEventId, createdAt: t.now })
+    .values({ alertId: t.alertId, destination: t.destination, channel: t.channel, rootTs: t.rootTs, rootKey: t.rootKey, renderedEventId: t.renderedEventId, createdAt: t.now })
     .onConflict((oc) => oc.columns(['alertId', 'destination']).doNothing())
     .execute();
 }

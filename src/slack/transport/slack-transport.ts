@@ -1,10 +1,10 @@
 import type { Db } from '../../db/connect.js';
-import { isNotifiedKind, pagesSomeone as broadcasts } from '../../domain/events.js';
+import { isNotifiedKind, ownReplyKey, pagesSomeone as broadcasts } from '../../domain/events.js';
 import type { LauncherResolver } from '../../launcher.js';
 import type { DeliveryInput, DeliveryResult, FindDeliveredResult, Transport } from '../../notify/transport.js';
 import { findThread, saveThread } from './alert-threads.js';
 import { cardFrom, loadAlertCard } from '../views/alert-card-loader.js';
-import { renderAlertReply, renderAlertRoot } from '../blocks/alert-card.js';
+import { renderAlertReply, renderAlertRoot, type AlertCard } from '../blocks/alert-card.js';
 import { alertMetadata, metadataKey } from './metadata.js';
 import type { SlackOutboxApi } from './slack-api.js';
 import { affectedReplyTs, withUpstreamLink } from './upstream-replies.js';
@@ -51,16 +51,12 @@ export function slackTransport(deps: { db: Db; launchers: LauncherResolver }, ap
         const message = renderAlertRoot(loaded.card, input.now);
         const posted = await api.postMessage({ channel: input.target, ...message, metadata });
         if (!posted.ok) return posted;
-        await saveThread(deps.db, { alertId: n.alertId, destination: n.destination, channel: input.target, rootTs: posted.ts, renderedEventId: loaded.eventId, now: input.now });
-        if (broadcasts(event) || event.kind === 'storm_outlived') {
-          // A root's post notifies nobody: an alert that opens critical also pages in a broadcast reply.
-          // Should this post fail, the retry finds the thread and posts only the reply.
-          const page = await api.postMessage({ channel: input.target, ...renderAlertReply(event, loaded.card, input.now), metadata, threadTs: posted.ts, replyBroadcast: broadcasts(event) });
-          if (!page.ok) return page;
-        }
-        return { kind: 'sent', ref: posted.ts, result: { ts: posted.ts, root: true } };
+        await saveThread(deps.db, { alertId: n.alertId, destination: n.destination, channel: input.target, rootTs: posted.ts, rootKey: n.idempotencyKey, renderedEventId: loaded.eventId, now: input.now });
+        return replyUnderOwnRoot(api, input, { channel: input.target, rootTs: posted.ts }, loaded.card);
       }
       const card = await cardFrom(deps.db, deps.launchers, input.alert, input.workflow, input.tenant);
+      // An earlier attempt of this row posted the root: what may be left is its own reply.
+      if (thread.rootKey === n.idempotencyKey) return replyUnderOwnRoot(api, input, thread, card);
       const message = await withUpstreamLink(deps.db, renderAlertReply(event, card, input.now), event.kind, event.data, n.destination);
       const earlier = event.kind === 'upstream_affected' ? await affectedReplyTs(deps.db, n.alertId, n.destination, n.eventId) : undefined;
       if (earlier) {
@@ -78,10 +74,15 @@ export function slackTransport(deps: { db: Db; launchers: LauncherResolver }, ap
       const key = n.idempotencyKey;
       const thread = await findThread(deps.db, n.alertId, n.destination);
       if (thread) {
+        const own = thread.rootKey === key;
+        if (own && !repliesUnderItsRoot(input.event)) return { kind: 'found', ref: thread.rootTs, result: { ts: thread.rootTs, root: true } };
+        // Under its own root a row's reply carries a key of its own: the root (which carries the row's) is not the reply.
+        const wanted = own ? ownReplyKey(key) : key;
         const r = await api.replies(thread.channel, thread.rootTs);
         if (!r.ok) return lookupFailed(r);
-        const hit = r.messages.find((m) => metadataKey(m) === key);
-        return hit ? { kind: 'found', ref: hit.ts, result: { ts: hit.ts, threadTs: thread.rootTs } } : { kind: 'not_found' };
+        const hit = r.messages.find((m) => metadataKey(m) === wanted);
+        if (!hit) return { kind: 'not_found' };
+        return own ? { kind: 'found', ref: thread.rootTs, result: { ts: thread.rootTs, root: true, replyTs: hit.ts } } : { kind: 'found', ref: hit.ts, result: { ts: hit.ts, threadTs: thread.rootTs } };
       }
       const storm = deliversToStorm(input.event.kind) ? await stormOf(deps.db, n.alertId, n.destination) : undefined;
       if (storm) return findStormDelivery(deps.db, api, input, storm, LOOKBACK_MS);
@@ -91,10 +92,33 @@ export function slackTransport(deps: { db: Db; launchers: LauncherResolver }, ap
       if (!hit) return { kind: 'not_found' };
       // The root went out but was never recorded: record it now. The root was
       // rendered from a state at least as new as this event.
-      await saveThread(deps.db, { alertId: n.alertId, destination: n.destination, channel: input.target, rootTs: hit.ts, renderedEventId: n.eventId, now: input.now });
+      await saveThread(deps.db, { alertId: n.alertId, destination: n.destination, channel: input.target, rootTs: hit.ts, rootKey: key, renderedEventId: n.eventId, now: input.now });
+      // Its own reply cannot have gone out before the root was recorded: delivering again posts only that.
+      if (repliesUnderItsRoot(input.event)) return { kind: 'not_found' };
       return { kind: 'found', ref: hit.ts, result: { ts: hit.ts, root: true } };
     },
   };
+}
+
+/** An event that, when it posts its alert's root, is also told in a reply of its own under it. */
+function repliesUnderItsRoot(event: DeliveryInput['event']): boolean {
+  return broadcasts(event) || event.kind === 'storm_outlived';
+}
+
+/**
+ * After a row posted its alert's root: the root alone is the delivery, or (a
+ * page, outliving a storm) a reply follows under it, with a key of its own so
+ * that no two messages carry one key. A root's post notifies nobody: an alert
+ * that opens critical pages in a broadcast reply. Should the reply fail, the
+ * retry finds the root recorded as this row's and posts only the reply.
+ */
+async function replyUnderOwnRoot(api: SlackOutboxApi, input: DeliveryInput, thread: { channel: string; rootTs: string }, card: AlertCard): Promise<DeliveryResult> {
+  const { notification: n, event } = input;
+  if (!repliesUnderItsRoot(event)) return { kind: 'sent', ref: thread.rootTs, result: { ts: thread.rootTs, root: true } };
+  const metadata = alertMetadata({ alertId: input.alert.id, tenant: input.tenant.id, workflow: input.workflow.name, event: event.kind, severity: input.alert.severity, key: ownReplyKey(n.idempotencyKey) });
+  const reply = await api.postMessage({ channel: thread.channel, ...renderAlertReply(event, card, input.now), metadata, threadTs: thread.rootTs, replyBroadcast: broadcasts(event) });
+  if (!reply.ok) return reply;
+  return { kind: 'sent', ref: thread.rootTs, result: { ts: thread.rootTs, root: true, replyTs: reply.ts } };
 }
 
 function lookupFailed(r: { kind: string; error: string; retryAfterMs?: number }): FindDeliveredResult {

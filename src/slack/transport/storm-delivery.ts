@@ -88,5 +88,7 @@ export async function findStormDelivery(db: Db, api: SlackOutboxApi, input: Deli
   const hit = r.messages.find((m) => metadataKey(m) === key && !m.threadTs);
   if (!hit) return { kind: 'not_found' };
   await saveStormRoot(db, Number(storm.id), hit.ts, n.eventId, input.now);
+  // A page follows the storm message it posted; it cannot have gone out before the message was recorded: delivering again posts only that.
+  if (postsInStormThread(input.event)) return { kind: 'not_found' };
   return { kind: 'found', ref: hit.ts, result: { ts: hit.ts, storm: Number(storm.id), root: true } };
 }

@@ -107,6 +107,9 @@ export async function workflowDetail(db: Db, launchers: LauncherResolver, workfl
   };
 }
 
+/** How many dead notifications the App Home lists (newest first); the header counts them all. */
+const HOME_DEAD_LISTED = 30;
+
 /** The App Home of one viewer: only `tenantIds` (src/domain/rights.ts visibleTenants). */
 export async function homeModel(db: Db, now: Date, tenantIds: readonly string[]): Promise<HomeModel> {
   if (tenantIds.length === 0) return { tenants: [], dead: [] };
@@ -120,8 +123,23 @@ export async function homeModel(db: Db, now: Date, tenantIds: readonly string[])
     .where('n.status', '=', 'dead')
     .where('w.tenantId', 'in', tenantIds)
     .orderBy('n.id', 'desc')
-    .limit(30)
+    .limit(HOME_DEAD_LISTED)
     .execute();
+  const deadCount =
+    dead.length < HOME_DEAD_LISTED
+      ? dead.length
+      : Number(
+          (
+            await db
+              .selectFrom('notifications as n')
+              .innerJoin('alerts as a', 'a.id', 'n.alertId')
+              .innerJoin('workflows as w', 'w.id', 'a.workflowId')
+              .select((eb) => eb.fn.countAll<number>().as('n'))
+              .where('n.status', '=', 'dead')
+              .where('w.tenantId', 'in', tenantIds)
+              .executeTakeFirstOrThrow()
+          ).n,
+        );
   const blocked = (await blockedWorkflows(db)).filter((b) => tenantIds.includes(b.tenantId));
   // The upstream is named only when the viewer may see its tenant.
   const upstreamOf = (b: BlockedWorkflow) => (tenantIds.includes(b.upstream.tenantId) ? upstreamLabel(b, undefined) : "another tenant's workflow");
@@ -144,6 +162,7 @@ export async function homeModel(db: Db, now: Date, tenantIds: readonly string[])
           silenced: silenceOf(alert, now),
         })),
     })),
+    deadCount,
     // A destination is named by its kind only: its target (a webhook URL, an address, a routing key digest) is the tenant's secret.
     dead: dead.map((d) => {
       const { kind, target } = parseDestination(d.destination);
