@@ -25,6 +25,8 @@ export interface AppOptions {
   db: Db;
   /** The pool the HTTP API's requests use, so that a burst of them never queues the loops' queries (see open-database.ts); `db` when absent. */
   apiDb?: Db;
+  /** The run poller's own pool (see open-database.ts); `db` when absent. */
+  pollerDb?: Db;
   /** The database URL, for the LISTEN connection that wakes loops early. */
   databaseUrl?: string;
   logger: Logger;
@@ -56,7 +58,7 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   // A replica starts with its database down (it reconnects later); the secrets then come as they are used or set.
   await rememberStoredSecrets(options.db).catch((error) => options.logger.warn({ err: error }, 'could not read stored secrets for redaction'));
   const base = { db: options.db, clock, config, logger: options.logger, replicaId: config.REPLICA_ID };
-  const deps: Deps = { ...base, launchers: options.launchers ?? createLaunchers(base) };
+  const deps: Deps = { ...base, launchers: options.launchers ?? createLaunchers(base), ...(options.pollerDb ? { pollerDb: options.pollerDb } : {}) };
   const startedAt = clock.now();
   const abort = new AbortController();
   const loops: RunningLoop[] = [];

@@ -21,4 +21,6 @@ export interface Deps {
    * no loops run.
    */
   wake?: (channel: string) => void;
+  /** The run poller's own pool (see open-database.ts); the poller uses `db` when absent. */
+  pollerDb?: Db;
 }

@@ -80,7 +80,7 @@ async function main(): Promise<void> {
     // Workflows written over the API, and any whose derived defaults this release changes.
     const versions = await recordPolicyVersions(database.db, { now: systemClock.now(), config, changedBy: 'api' });
     if (versions) logger.info({ versions }, 'policy versions recorded');
-    app = await startApp({ config, db: database.db, apiDb: database.apiDb, databaseUrl: database.url, logger });
+    app = await startApp({ config, db: database.db, apiDb: database.apiDb, pollerDb: database.pollerDb, databaseUrl: database.url, logger });
   } catch (error) {
     logger.fatal({ err: error }, 'start-up failed');
     await database.close().catch(() => {});

@@ -16,10 +16,20 @@ export interface OpenDatabase {
    * come, first served) until its connect timeout failed the tick.
    */
   apiDb: Db;
+  /**
+   * The run poller's own small pool (issue 19): after a termination every
+   * loop reconnects at once, and in the shared pool the poller's connection
+   * waited behind the others' (seconds on a starved CPU, out of a few
+   * seconds between faults) before its batch could start.
+   */
+  pollerDb: Db;
   url: string;
   embedded: boolean;
   close(): Promise<void>;
 }
+
+/** The poller holds one connection at a time (a batch, then its retry launches); the second is spare. */
+export const POLLER_POOL_SIZE = 2;
 
 /** DATABASE_URL when set; otherwise an embedded PostgreSQL kept under DATA_DIR. */
 export async function openDatabase(config: Config, logger: Logger, poolSize = 10): Promise<OpenDatabase> {
@@ -37,14 +47,16 @@ export async function openDatabase(config: Config, logger: Logger, poolSize = 10
   const pool = createPool(url, poolSize);
   const db = createDb(pool);
   const apiDb = createDb(createPool(url, poolSize));
+  const pollerDb = createDb(createPool(url, POLLER_POOL_SIZE));
   return {
     db,
     pool,
     apiDb,
+    pollerDb,
     url,
     embedded: !!stopEmbedded,
     async close() {
-      await Promise.all([db.destroy(), apiDb.destroy()]);
+      await Promise.all([db.destroy(), apiDb.destroy(), pollerDb.destroy()]);
       await stopEmbedded?.();
     },
   };

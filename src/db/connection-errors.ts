@@ -15,3 +15,18 @@ export function isConnectionError(error: unknown): boolean {
   // A database closed to connections (ALTER DATABASE … ALLOW_CONNECTIONS false, for maintenance) answers 55000, a code shared with data errors: told by its message.
   return /Connection terminated|connection error and is not queryable|terminating connection|timeout exceeded when trying to connect|Query read timeout|the database system is (starting up|shutting down|in recovery)|is not currently accepting connections/i.test(message);
 }
+
+/**
+ * Of the connection errors, those that mean the database is not answering
+ * at all (refused, not resolvable, a connect that timed out, a server
+ * starting up or shutting down), as opposed to a connection it dropped
+ * after answering (terminated, reset mid-query): after the first kind a
+ * loop backs off; after the second, a new connection usually works at once.
+ */
+export function isDatabaseAway(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: unknown } | null;
+  const code = typeof e?.code === 'string' ? e.code : '';
+  if (['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', '57P03', '53300'].includes(code)) return true;
+  const message = typeof e?.message === 'string' ? e.message : '';
+  return /timeout exceeded when trying to connect|the database system is (starting up|shutting down|in recovery)|is not currently accepting connections/i.test(message);
+}

@@ -1,10 +1,11 @@
 import type { Transaction } from 'kysely';
-import { isConnectionError } from '../db/connection-errors.js';
+import { isConnectionError, isDatabaseAway } from '../db/connection-errors.js';
 import type { Database, Run } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import type { CadenceProfile } from '../domain/cadence.js';
 import { errorGroupOf } from '../domain/fingerprint.js';
 import { maintenanceAt, type MaintenanceRule } from '../domain/maintenance.js';
+import { nextPollBatch, POLL_BATCH } from '../domain/poll-batch.js';
 import { isTooFast, tooFastError } from '../domain/run-duration.js';
 import { NOTIFICATIONS_CHANNEL } from '../ledger/alert-events.js';
 import { launchRun } from '../ledger/runs.js';
@@ -28,28 +29,40 @@ import { awaitUpstreamTurn } from './upstream-blocks.js';
  * logged: a fault is never re-processed forever.
  */
 
-export const DEFAULT_POLL_BATCH = 100;
+export const DEFAULT_POLL_BATCH: number = POLL_BATCH.max;
 /** The smallest batch a poller shrinks to while the database keeps dropping it. */
-export const MIN_POLL_BATCH = 10;
+export const MIN_POLL_BATCH: number = POLL_BATCH.min;
 
 /**
- * The poller loop's tick, with a batch that shrinks (to a quarter, down to
- * MIN_POLL_BATCH) each time the database drops it and grows back (doubling)
- * with each batch that commits. A batch rolls back whole when its connection
- * is lost, so under repeated faults on a busy machine a full batch, which
- * takes longer than the gap between faults, never commits and the backlog
- * only grows (issue 19); a small one commits in between.
+ * The poller loop's tick, with a batch sized by `nextPollBatch`: shrunk when
+ * the database drops it, grown back as batches commit. When the connection
+ * was lost mid-batch (the database had answered: a termination, a reset),
+ * the smaller batch is taken again at once, on a new connection, rather than
+ * after the runner's back-off: under faults a few seconds apart that wait
+ * was a good part of the gap (issue 19). A second drop in a row, or a
+ * database that does not answer, fails the tick and the runner backs off.
+ * The batches go through the poller's own pool when there is one (`deps.pollerDb`).
  */
 export function adaptivePoller(deps: Deps): () => Promise<boolean> {
   let batch = DEFAULT_POLL_BATCH;
-  return async () => {
+  const attempt = async () => {
     try {
-      const found = await pollFinishedRuns(deps, batch);
-      batch = Math.min(DEFAULT_POLL_BATCH, batch * 2);
+      // Read at each tick: `deps.wake` is set once the loops are built.
+      const found = await pollFinishedRuns(deps.pollerDb ? { ...deps, db: deps.pollerDb } : deps, batch);
+      batch = nextPollBatch(batch, { kind: 'committed' });
       return found;
     } catch (error) {
-      if (isConnectionError(error)) batch = Math.max(MIN_POLL_BATCH, Math.floor(batch / 4));
+      if (isConnectionError(error)) batch = nextPollBatch(batch, { kind: 'dropped' });
       throw error;
+    }
+  };
+  return async () => {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!isConnectionError(error) || isDatabaseAway(error)) throw error;
+      deps.logger.info({ error: (error as Error).message, batch }, 'poller batch dropped by the database; taking a smaller one at once');
+      return attempt();
     }
   };
 }

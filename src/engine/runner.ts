@@ -55,7 +55,7 @@ export interface RunningLoop {
  * answering. A tick that fails costs one query's worth of load, so retrying
  * every few seconds through a long outage is cheap.
  */
-export const MAX_BACKOFF_MS = 3_000;
+export const MAX_BACKOFF_MS = 2_000;
 const MIN_BACKOFF_MS = 100;
 
 /**
