@@ -1,5 +1,6 @@
 import { CamelCasePlugin, Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
+import { isStalePreparedStatement, preparedName } from './prepared.js';
 import type { Database } from './schema.js';
 
 export type Db = Kysely<Database>;
@@ -65,14 +66,20 @@ export function createPool(url: string, max = 10, applicationName = 'scheduler-b
  * on the connection: every later query on it would queue behind an answer
  * that is not coming. The connection is destroyed instead, which makes the
  * client unqueryable, so the pool discards it on release.
+ * A statement marked `prepared` is sent as a named prepared statement
+ * (src/db/prepared.ts); when one goes stale under a migration, this
+ * connection prepares its statements again under new names.
  */
 function discardOnQueryTimeout(client: pg.PoolClient): void {
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  let generation = 0;
   (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
-    const result = query(...args);
+    const name = typeof args[0] === 'string' && Array.isArray(args[1]) ? preparedName(args[0]) : undefined;
+    const result = name ? query({ name: generation ? `${name}_${generation}` : name, text: args[0], values: args[1] }) : query(...args);
     if (result && typeof (result as Promise<unknown>).catch === 'function') {
       (result as Promise<unknown>).catch((error: unknown) => {
         if (error instanceof Error && error.message === 'Query read timeout') (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+        if (isStalePreparedStatement(error)) generation++;
       });
     }
     return result;

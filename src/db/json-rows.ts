@@ -11,10 +11,25 @@
  */
 export function rowFromJson<T>(json: Record<string, unknown>): T {
   const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(json)) {
-    out[camel(key)] = typeof value === 'string' && isTimestampColumn(key) ? new Date(value) : value;
+  for (const key in json) {
+    const value = json[key];
+    const column = columnOf(key);
+    out[column.name] = column.timestamp && typeof value === 'string' ? new Date(value) : value;
   }
   return out as T;
+}
+
+/** A column's name and kind, worked out once per key: the poller reads every claimed workflow and tenant this way. */
+const COLUMNS = new Map<string, { name: string; timestamp: boolean }>();
+
+function columnOf(key: string): { name: string; timestamp: boolean } {
+  let column = COLUMNS.get(key);
+  if (!column) {
+    column = { name: camel(key), timestamp: isTimestampColumn(key) };
+    // Keys are column names, a bounded set; a cap keeps an unexpected stream of keys from growing it.
+    if (COLUMNS.size < 10_000) COLUMNS.set(key, column);
+  }
+  return column;
 }
 
 const TIMESTAMP_COLUMN = /(_at|_until|_since)$|^(tick|at)$/;

@@ -7,8 +7,10 @@ import { fingerprintError } from '../domain/fingerprint.js';
 import { TOO_FAST } from '../domain/run-duration.js';
 import { recordAlertEvents, releaseHeldNotifications, type EventInput, type RoutingFacts } from '../ledger/alert-events.js';
 import { loadHistoryFacts } from '../ledger/history-facts.js';
+import { checkedRunsUpdate, type CheckedRun } from '../ledger/checked-runs.js';
 import { openAlerts, openedData } from './alert-openings.js';
 import { findBlocked, linkOpenDownstreams, outlivedData, recordBlocks, type Blocked } from './upstream-blocks.js';
+import { prepared } from '../db/prepared.js';
 
 export interface EvaluationTarget {
   workflow: Workflow;
@@ -16,10 +18,18 @@ export interface EvaluationTarget {
   profile: CadenceProfile;
   /** Manual runs that ended in this batch: the open alert hears how they went. */
   finishedManualRuns: Run[];
+  /**
+   * Whether the workflow has upstreams / downstreams, when the caller read it
+   * with the locks that stand for them (the poller's claim): a batch without
+   * any dependency sends no statement about them. Unknown: asked of the database.
+   */
+  hasUpstreams?: boolean;
+  hasDownstreams?: boolean;
 }
 
 const TOO_FAST_GROUP = fingerprintError(TOO_FAST);
 
+type EvaluatorDeps = Pick<Deps, 'config' | 'launchers'>;
 type FlappingEffect = Extract<Effect, { type: 'flapping' }>;
 type MainEffect = Exclude<Effect, FlappingEffect>;
 
@@ -30,19 +40,24 @@ type MainEffect = Exclude<Effect, FlappingEffect>;
  * the unique index).
  *
  * Set-based: however many workflows the batch holds, it costs three
- * statements: open alerts (locked, with who has heard of each), history
- * facts, and one that writes the alerts that open, the alerts that change,
- * the events and their outbox rows (`writeAlertsAndEvents`). The decision
+ * statements: open alerts (locked, with who has heard of each; it also
+ * writes the poller's output checks), history facts, and one that writes
+ * the alerts that open, the alerts that change, the events and their
+ * outbox rows (`writeAlertsAndEvents`; with the storm claims after it when
+ * alerts open in a Slack channel). The decision
  * between them is the pure `evaluateHistory`. Only a silenced alert that
  * resolves adds statements of its own (its held rows are summarised into the
  * recovery, and routing is read again after them), and so does a batch that
  * holds a downstream back or opens an upstream's alert (`tellDependencies`). True when it recorded
  * events (the outbox may have rows to send once the caller commits).
+ * `checked`: claimed rows the poller's output checks changed and has not
+ * written yet; the first statement writes them, before history reads them.
  */
-export async function evaluateWorkflows(trx: Transaction<Database>, deps: Pick<Deps, 'config' | 'launchers'>, targets: EvaluationTarget[], now: Date): Promise<boolean> {
-  if (targets.length === 0) return false;
+export async function evaluateWorkflows(trx: Transaction<Database>, deps: EvaluatorDeps, targets: EvaluationTarget[], now: Date, checked: CheckedRun[] = []): Promise<boolean> {
+  if (targets.length + checked.length === 0) return false;
   const ids = targets.map((t) => t.workflow.id);
-  const { open, heard } = await lockOpenAlerts(trx, ids);
+  const { open, heard } = await lockOpenAlerts(trx, ids, checked);
+  if (targets.length === 0) return false;
   const openBy = new Map(open.map((a) => [a.workflowId, a]));
   const facts = await loadHistoryFacts(trx, ids, [...openBy.keys()]);
 
@@ -115,23 +130,24 @@ export async function evaluateWorkflows(trx: Transaction<Database>, deps: Pick<D
   }
   const routing = routingRead ? routingOf(targets, heard) : undefined;
   const written = await recordAlertEvents(trx, events, { routing, alerts: { opening, changed: [...changed.values()] } });
-  const told = await tellDependencies(trx, deps, { blocked, opened: withRealIds(opened, events, written), now });
+  const told = await tellDependencies(trx, deps, { blocked, opened: withRealIds(opened, events, written), targets, now });
   return events.length + told > 0;
 }
 
 /**
  * The open alerts of the workflows, locked, with the destinations that have
- * heard each (a row not skipped): one statement.
+ * heard each (a row not skipped): one statement, which also writes the
+ * claimed rows the output checks changed (a data-modifying CTE; the history
+ * facts, a later statement, see them).
  */
-async function lockOpenAlerts(trx: Transaction<Database>, workflowIds: number[]): Promise<{ open: Alert[]; heard: RoutingFacts['heard'] }> {
-  const rows = await trx
-    .selectFrom('alerts')
-    .selectAll('alerts')
-    .select(sql<string[]>`array(select distinct n.destination from notifications n where n.alert_id = alerts.id and n.status <> 'skipped')`.as('heardBy'))
-    .where('workflowId', 'in', workflowIds)
-    .where('status', '=', 'open')
-    .forUpdate()
-    .execute();
+async function lockOpenAlerts(trx: Transaction<Database>, workflowIds: number[], checked: CheckedRun[]): Promise<{ open: Alert[]; heard: RoutingFacts['heard'] }> {
+  const { rows } = await sql<Alert & { heardBy: string[] }>`${prepared}
+    with checked as (${checkedRunsUpdate(checked)} returning 1)
+    select a.*, array(select distinct n.destination from notifications n where n.alert_id = a.id and n.status <> 'skipped') as heard_by
+    from alerts a
+    where a.workflow_id = any(${workflowIds}::int[]) and a.status = 'open'
+    for update of a
+  `.execute(trx);
   const open = rows.map(({ heardBy: _heardBy, ...alert }) => alert);
   return { open, heard: rows.flatMap((r) => r.heardBy.map((destination) => ({ alertId: r.id, destination }))) };
 }
@@ -142,6 +158,8 @@ async function lockOpenAlerts(trx: Transaction<Database>, workflowIds: number[])
  */
 async function holdBack(trx: Transaction<Database>, decided: Decision[], facts: Map<number, HistoryFacts>, now: Date): Promise<Blocked[]> {
   const candidates = decided.map(({ target: { workflow }, alert, effect }) => ({ workflowId: workflow.id, hasOpenAlert: !!alert, opens: effect?.type === 'open', newestFailure: facts.get(workflow.id)!.newestFailure }));
+  // Only a workflow with upstreams can be held back (an upstream opening in this batch is one of its upstreams).
+  if (!decided.some((d) => d.target.hasUpstreams !== false)) return [];
   const blocked = await findBlocked(trx, candidates, now);
   for (const d of decided) if (d.effect?.type === 'open' && blocked.some((b) => b.workflowId === d.target.workflow.id)) d.effect = undefined;
   return blocked;
@@ -152,13 +170,20 @@ async function holdBack(trx: Transaction<Database>, decided: Decision[], facts: 
  * root): the "also affected" lists and the links of open downstream alerts.
  * They write against the real ids of this batch's openings (foreign keys), so
  * they run after the statement that inserted them, and their events are a
- * second `recordAlertEvents`. The number of events recorded.
+ * second `recordAlertEvents`. The number of events recorded. Without
+ * dependencies in the batch (the claim says so), no statement.
  */
-async function tellDependencies(trx: Transaction<Database>, deps: Pick<Deps, 'config'>, b: { blocked: Blocked[]; opened: Map<number, Alert>; now: Date }): Promise<number> {
+async function tellDependencies(
+  trx: Transaction<Database>,
+  deps: Pick<Deps, 'config'>,
+  b: { blocked: Blocked[]; opened: Map<number, Alert>; targets: EvaluationTarget[]; now: Date },
+): Promise<number> {
+  // A workflow the claim found without downstreams has no open downstream alert to link.
+  const noDownstreams = new Set(b.targets.flatMap((t) => (t.hasDownstreams === false ? [t.workflow.id] : [])));
   const events: EventInput[] = [];
   const told = (alert: Alert, tenant: Pick<Tenant, 'channel'>, kind: EventInput['kind'], data: Record<string, unknown>) => events.push({ alert, tenant, kind, data, now: b.now, config: deps.config });
   await recordBlocks(trx, b.blocked, b.opened, b.now, told);
-  await linkOpenDownstreams(trx, b.opened, b.now, told);
+  await linkOpenDownstreams(trx, new Map([...b.opened].filter(([workflowId]) => !noDownstreams.has(workflowId))), b.now, told);
   await recordAlertEvents(trx, events);
   return events.length;
 }

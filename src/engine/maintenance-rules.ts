@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, Tenant, Workflow } from '../db/schema.js';
 import { maintenanceAt, recurringRules, type MaintenanceRule } from '../domain/maintenance.js';
+import type { OneOffWindow } from './batch-claim.js';
 
 type Reader = Kysely<Database> | Transaction<Database>;
 
@@ -9,19 +10,18 @@ type Reader = Kysely<Database> | Transaction<Database>;
  * its own recurring rules, its tenant's, and the one-off windows (the
  * workflow's and the tenant-wide ones) that have not ended by then. Recorded
  * occurrences of recurring rules are left out: the rules themselves say the
- * same. Two statements whatever the number of workflows (one when the tenants are given).
+ * same. Two statements whatever the number of workflows (the poller's claim
+ * reads the same with the runs it claims: `claimBatch`).
  */
 export async function loadMaintenanceRules(
   db: Reader,
   workflows: Pick<Workflow, 'id' | 'tenantId' | 'maintenance'>[],
   since: Date,
-  /** The workflows' tenants when the caller has read them already (the poller's claim): one statement fewer. */
-  known?: Pick<Tenant, 'id' | 'maintenance'>[],
 ): Promise<Map<number, MaintenanceRule[]>> {
   const out = new Map<number, MaintenanceRule[]>();
   if (workflows.length === 0) return out;
   const tenantIds = [...new Set(workflows.map((w) => w.tenantId))];
-  const tenants = known ?? (await db.selectFrom('tenants').select(['id', 'maintenance']).where('id', 'in', tenantIds).execute());
+  const tenants = await db.selectFrom('tenants').select(['id', 'maintenance']).where('id', 'in', tenantIds).execute();
   const oneOff = await db
     .selectFrom('maintenanceWindows')
     .selectAll()
@@ -29,14 +29,12 @@ export async function loadMaintenanceRules(
     .where('recurrence', 'is', null)
     .where('endsAt', '>', since)
     .execute();
-  const tenantRules = new Map(tenants.map((t) => [t.id, recurringRules(t.maintenance, 'tenant')]));
+  const tenantBy = new Map(tenants.map((t) => [t.id, t]));
   for (const w of workflows) {
-    const rules: MaintenanceRule[] = [...recurringRules(w.maintenance, 'workflow'), ...(tenantRules.get(w.tenantId) ?? [])];
-    for (const row of oneOff) {
-      if (row.tenantId !== w.tenantId || (row.workflowId !== null && row.workflowId !== w.id)) continue;
-      rules.push({ kind: 'once', startsAt: row.startsAt, endsAt: row.endsAt, reason: row.reason, scope: row.workflowId === null ? 'tenant' : 'workflow' });
-    }
-    out.set(w.id, rules);
+    const windows = oneOff
+      .filter((row) => row.tenantId === w.tenantId && (row.workflowId === null || row.workflowId === w.id))
+      .map((row) => ({ startsAt: row.startsAt, endsAt: row.endsAt, reason: row.reason, tenantWide: row.workflowId === null }));
+    out.set(w.id, workflowRules(w, tenantBy.get(w.tenantId), windows));
   }
   return out;
 }
@@ -45,4 +43,17 @@ export async function loadMaintenanceRules(
 export async function workflowsInMaintenance(db: Reader, workflows: Pick<Workflow, 'id' | 'tenantId' | 'maintenance'>[], now: Date): Promise<number[]> {
   const rules = await loadMaintenanceRules(db, workflows, now);
   return workflows.filter((w) => maintenanceAt(rules.get(w.id) ?? [], now) !== null).map((w) => w.id);
+}
+
+/**
+ * Every maintenance rule that can apply to a workflow: its own recurring
+ * rules, its tenant's, and the one-off windows given (its own and its
+ * tenant's, as `loadMaintenanceRules` or the poller's claim read them).
+ */
+export function workflowRules(workflow: Pick<Workflow, 'maintenance'>, tenant: Pick<Tenant, 'maintenance'> | undefined, oneOff: readonly OneOffWindow[]): MaintenanceRule[] {
+  return [
+    ...recurringRules(workflow.maintenance, 'workflow'),
+    ...recurringRules(tenant?.maintenance, 'tenant'),
+    ...oneOff.map((w): MaintenanceRule => ({ kind: 'once', startsAt: w.startsAt, endsAt: w.endsAt, reason: w.reason, scope: w.tenantWide ? 'tenant' : 'workflow' })),
+  ];
 }

@@ -1,20 +1,21 @@
-import { sql, type Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import { isConnectionError, isDatabaseAway } from '../db/connection-errors.js';
-import { rowFromJson } from '../db/json-rows.js';
-import type { Database, Run, Tenant, Workflow } from '../db/schema.js';
+import type { Database, Run } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import type { CadenceProfile } from '../domain/cadence.js';
 import { errorGroupOf } from '../domain/fingerprint.js';
-import { maintenanceAt } from '../domain/maintenance.js';
+import { maintenanceAt, type MaintenanceRule } from '../domain/maintenance.js';
 import { nextPollBatch, POLL_BATCH } from '../domain/poll-batch.js';
 import { isTooFast, tooFastError } from '../domain/run-duration.js';
 import { NOTIFICATIONS_CHANNEL } from '../ledger/alert-events.js';
 import { launchRun } from '../ledger/runs.js';
 import { evaluateWorkflows, type EvaluationTarget } from './evaluator.js';
-import { loadMaintenanceRules } from './maintenance-rules.js';
+import { workflowRules } from './maintenance-rules.js';
+import { claimBatch, type ClaimedWorkflow } from './batch-claim.js';
 import { profileOf } from '../ledger/profiles.js';
-import { handleFailedOriginal, handleFinishedAttempt, type Launch } from './retry.js';
-import { awaitUpstreamTurn, lockedWithUpstreams, upstreamOfCte } from './upstream-blocks.js';
+import { handleFailedOriginal, handleFinishedAttempt, retriesFailure, type Launch } from './retry.js';
+import { checkedRunsUpdate } from '../ledger/checked-runs.js';
+import { awaitUpstreamTurn } from './upstream-blocks.js';
 
 /**
  * The poller (DESIGN.md, core idea 1): the run ledger is the queue. One tick
@@ -104,88 +105,45 @@ export async function claimFinishedRuns(trx: Transaction<Database>, now: Date, l
   return (await claimBatch(trx, now, limit)).runs;
 }
 
-interface ClaimedBatch {
-  runs: Run[];
-  /** The claimed runs' workflows, locked, in id order. */
-  workflows: Workflow[];
-  tenants: Tenant[];
-}
-
-/**
- * One round trip: the oldest finished, unprocessed runs of workflows whose
- * row it can lock (`skip locked`) together with the rows of all their
- * upstreams (`lockedWithUpstreams`: a dependency is judged once), marked
- * processed and returned with their workflow rows and tenants. A workflow
- * that another replica is evaluating, or whose upstream it holds, is
- * skipped, not waited for: its runs stay for whoever takes it next, once
- * that replica has committed. So the runs of one workflow are evaluated in
- * the order they arrived (a replica never evaluates a newer run of a
- * workflow while an older one is in another's hands: "one failure more" is
- * never told before the failure it follows), replicas split a busy ledger
- * by workflow instead of queueing on each other's locks, and never deadlock.
- * The runs are walked in id order on `runs_unprocessed`, locking each
- * workflow as it is met; the update takes a run only if it is still
- * unprocessed (another replica may have committed it since this statement began).
- */
-async function claimBatch(trx: Transaction<Database>, now: Date, limit: number): Promise<ClaimedBatch> {
-  const { rows } = await sql<Run & { workflowRow: Record<string, unknown>; tenantRow: Record<string, unknown> }>`
-    with recursive ${upstreamOfCte}, candidates as (
-      select r.id, r.workflow_id from runs r
-      where r.processed_at is null and r.status in ('succeeded', 'failed', 'missed')
-        and ${lockedWithUpstreams(sql.ref('r.workflow_id'))}
-      order by r.id
-      limit ${limit}
-    ), marked as (
-      update runs set processed_at = ${now}
-      from candidates c where runs.id = c.id and runs.processed_at is null
-      returning runs.*
-    ), context as (
-      select w.id, to_jsonb(w) as workflow_row, to_jsonb(t) as tenant_row
-      from workflows w join tenants t on t.id = w.tenant_id
-      where w.id in (select workflow_id from marked)
-    )
-    select marked.*, context.workflow_row, context.tenant_row from marked join context on context.id = marked.workflow_id
-  `.execute(trx);
-  const workflows = new Map<number, Workflow>();
-  const tenants = new Map<string, Tenant>();
-  const runs = rows.map(({ workflowRow, tenantRow, ...run }) => {
-    if (!workflows.has(run.workflowId)) workflows.set(run.workflowId, rowFromJson<Workflow>(workflowRow));
-    const tenant = rowFromJson<Tenant>(tenantRow);
-    if (!tenants.has(tenant.id)) tenants.set(tenant.id, tenant);
-    return run;
-  });
-  return { runs: runs.sort((a, b) => a.id - b.id), workflows: [...workflows.values()].sort((a, b) => a.id - b.id), tenants: [...tenants.values()] };
-}
+type RunContext = ClaimedWorkflow & { profile: CadenceProfile };
 
 async function processClaimed(trx: Transaction<Database>, deps: Deps, now: Date, limit: number, onClaim?: (ids: number[]) => void): Promise<BatchOutcome> {
-  const { runs, workflows, tenants } = await claimBatch(trx, now, limit);
+  const { runs, workflows } = await claimBatch(trx, now, limit);
   onClaim?.(runs.map((r) => r.id));
   if (runs.length === 0) return { claimed: [], launches: [], told: false };
-  const tenantBy = new Map(tenants.map((t) => [t.id, t]));
-  const contexts = new Map<number, { workflow: Workflow; tenant: Tenant; profile: CadenceProfile }>();
-  for (const w of workflows) contexts.set(w.id, { workflow: w, tenant: tenantBy.get(w.tenantId)!, profile: profileOf(w, now) });
-  const checked = await applyOutputChecks(
-    trx,
+  const contexts = new Map<number, RunContext>(workflows.map((c) => [c.workflow.id, { ...c, profile: profileOf(c.workflow, now) }]));
+  const { runs: checked, changed } = applyOutputChecks(
     runs.filter((r) => contexts.get(r.workflowId)!.workflow.monitoring),
     contexts,
   );
-  await markMaintenanceTicks(trx, checked, workflows, tenants);
+  await markMaintenanceTicks(trx, checked, contexts);
+  // The checked rows are written with the evaluator's first statement, unless the retry engine reads or writes them first.
+  let unwritten = changed;
+  const written = async () => {
+    if (unwritten.length > 0) await checkedRunsUpdate(unwritten).execute(trx);
+    unwritten = [];
+  };
 
   const launches: Launch[] = [];
   const targets = new Map<number, EvaluationTarget>();
   const target = (workflowId: number) => {
     let t = targets.get(workflowId);
-    if (!t) targets.set(workflowId, (t = { ...contexts.get(workflowId)!, finishedManualRuns: [] }));
+    if (!t) {
+      const { workflow, tenant, profile, hasUpstreams, hasDownstreams } = contexts.get(workflowId)!;
+      targets.set(workflowId, (t = { workflow, tenant, profile, hasUpstreams, hasDownstreams, finishedManualRuns: [] }));
+    }
     return t;
   };
 
   for (const run of checked) {
     const ctx = contexts.get(run.workflowId)!;
     if (run.originalRunId !== null) {
+      await written();
       const result = await handleFinishedAttempt(trx, deps, { run, ...ctx }, now);
       if (result.kind === 'retrying') launches.push(result.launch);
       else target(run.workflowId);
     } else if (run.tick !== null && run.status === 'failed') {
+      if (retriesFailure(deps, ctx)) await written();
       const result = await handleFailedOriginal(trx, deps, { run, ...ctx }, now);
       if (result.kind === 'retrying') launches.push(result.launch);
       else target(run.workflowId);
@@ -194,17 +152,18 @@ async function processClaimed(trx: Transaction<Database>, deps: Deps, now: Date,
       if (run.tick === null && run.trigger === 'manual') t.finishedManualRuns.push(run);
     }
   }
-  const told = await evaluateWorkflows(trx, deps, [...targets.values()], now);
+  const told = await evaluateWorkflows(trx, deps, [...targets.values()], now, unwritten);
   return { claimed: runs.map((r) => r.id), launches, told };
 }
 
 /**
  * Silence is data (core idea 8): a success with fewer rows than minRows is a
  * failure, "empty output"; one faster than minDurationSeconds, "too fast". The row itself says so, so history and the
- * evaluator agree. Failures get their error group here, once. Every row that
- * changes is written by one statement; the runs come back in claim order.
+ * evaluator agree. Failures get their error group here, once. The runs come
+ * back in claim order, with the rows that change: written by one statement
+ * (`checkedRunsUpdate`), the evaluator's first unless a retry reads them before.
  */
-async function applyOutputChecks(trx: Transaction<Database>, runs: Run[], contexts: Map<number, { profile: CadenceProfile }>): Promise<Run[]> {
+function applyOutputChecks(runs: Run[], contexts: Map<number, { profile: CadenceProfile }>): { runs: Run[]; changed: Run[] } {
   const changed: Run[] = [];
   const out = runs.map((run) => {
     const { minRows, minDurationSeconds } = contexts.get(run.workflowId)!.profile;
@@ -223,17 +182,7 @@ async function applyOutputChecks(trx: Transaction<Database>, runs: Run[], contex
     if (next) changed.push(next);
     return next ?? run;
   });
-  if (changed.length > 0) {
-    const col = <T>(pick: (r: Run) => T) => changed.map(pick);
-    await sql`
-      update runs r set status = v.status, attempt_status = v.attempt_status, attempt_error = v.attempt_error, error = v.error, error_group = v.error_group
-      from unnest(${col((r) => r.id)}::bigint[], ${col((r) => r.status)}::text[], ${col((r) => r.attemptStatus)}::text[],
-                  ${col((r) => r.attemptError)}::text[], ${col((r) => r.error)}::text[], ${col((r) => r.errorGroup)}::text[])
-        as v(id, status, attempt_status, attempt_error, error, error_group)
-      where r.id = v.id
-    `.execute(trx);
-  }
-  return out;
+  return { runs: out, changed };
 }
 
 /**
@@ -241,13 +190,15 @@ async function applyOutputChecks(trx: Transaction<Database>, runs: Run[], contex
  * held against the workflow: its original row (the one that carries the
  * tick's verdict and that history reads) is marked, and history facts skip
  * its failure. A retry attempt marks its original, since the verdict lands there.
+ * The windows came with the claim: a statement only when a tick is marked.
  */
-async function markMaintenanceTicks(trx: Transaction<Database>, runs: Run[], workflows: Workflow[], tenants: Tenant[]): Promise<void> {
-  const ticked = runs.filter((r) => r.tick !== null);
-  if (ticked.length === 0) return;
-  const since = new Date(Math.min(...ticked.map((r) => r.tick!.getTime())));
-  const rules = await loadMaintenanceRules(trx, workflows, since, tenants);
-  const ids = ticked.filter((r) => maintenanceAt(rules.get(r.workflowId) ?? [], r.tick!) !== null).map((r) => r.originalRunId ?? r.id);
+async function markMaintenanceTicks(trx: Transaction<Database>, runs: Run[], contexts: Map<number, RunContext>): Promise<void> {
+  const rules = new Map<number, MaintenanceRule[]>();
+  const rulesOf = ({ workflow, tenant, oneOffWindows }: RunContext) => {
+    if (!rules.has(workflow.id)) rules.set(workflow.id, workflowRules(workflow, tenant, oneOffWindows));
+    return rules.get(workflow.id)!;
+  };
+  const ids = runs.filter((r) => r.tick !== null && maintenanceAt(rulesOf(contexts.get(r.workflowId)!), r.tick) !== null).map((r) => r.originalRunId ?? r.id);
   if (ids.length > 0) await trx.updateTable('runs').set({ inMaintenance: true }).where('id', 'in', [...new Set(ids)]).execute();
 }
 

@@ -41,10 +41,15 @@ type RetryDeps = Pick<Deps, 'launchers' | 'replicaId'>;
  * `pending_retry` and attempt 2 is inserted; otherwise its failure is the verdict.
  */
 export async function handleFailedOriginal(trx: Transaction<Database>, deps: RetryDeps, ctx: FinishedRunContext, now: Date): Promise<RetryOutcome> {
-  const { run, workflow, profile } = ctx;
-  if (!hasAnotherAttempt(1, profile.retries, !!deps.launchers(workflow))) return { kind: 'verdict', original: run };
+  const { run } = ctx;
+  if (!retriesFailure(deps, ctx)) return { kind: 'verdict', original: run };
   const original = await trx.updateTable('runs').set({ status: 'pending_retry' }).where('id', '=', run.id).returningAll().executeTakeFirstOrThrow();
   return insertNextAttempt(trx, deps, ctx, original, 2, now);
+}
+
+/** Whether a failed tick of this workflow gets another attempt (`handleFailedOriginal` then writes its row); otherwise it is the verdict, with no statement. */
+export function retriesFailure(deps: Pick<Deps, 'launchers'>, ctx: Pick<FinishedRunContext, 'workflow' | 'profile'>): boolean {
+  return hasAnotherAttempt(1, ctx.profile.retries, !!deps.launchers(ctx.workflow));
 }
 
 /**

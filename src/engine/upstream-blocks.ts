@@ -45,10 +45,13 @@ export const upstreamOfCte = sql`upstream_of(workflow_id, upstream_id) as (
  */
 export function lockedWithUpstreams(workflowId: RawBuilder<unknown>) {
   const upstreams = sql`select u.upstream_id from upstream_of u where u.workflow_id = ${workflowId} and u.upstream_id <> ${workflowId}`;
+  const self = sql`exists (select 1 from workflows w where w.id = ${workflowId} for update skip locked)`;
+  // Most workflows have no upstream: their own row is all there is to lock.
   return sql<boolean>`case
+    when not exists (${upstreams}) then ${self}
     when (select count(*) from (select w.id from workflows w where w.id = any(array(${upstreams})) order by w.id for update skip locked) held)
       = (select count(*) from (${upstreams}) u)
-    then exists (select 1 from workflows w where w.id = ${workflowId} for update skip locked)
+    then ${self}
     else false
   end`;
 }

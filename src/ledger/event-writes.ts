@@ -1,5 +1,6 @@
 import { sql, type Transaction } from 'kysely';
 import type { Alert, AlertEvent, Database } from '../db/schema.js';
+import { prepared } from '../db/prepared.js';
 
 /**
  * An alert that opens in the evaluator's batch. Until it is written it goes
@@ -66,7 +67,7 @@ export async function writeAlertsAndEvents(trx: Transaction<Database>, alerts: A
   const changed = alerts.changed.map(changedColumns);
   const events = writes.events.map((e, i) => ({ ord: i + 1, alert_id: e.alertId, at: e.at, kind: e.kind, actor: e.actor, data: e.data, policy_version: e.policyVersion }));
   const told = writes.notifications.map((n, i) => ({ seq: i, ord: n.event + 1, destination: n.destination, status: n.status, at: n.at }));
-  const { rows } = await sql<AlertEvent & { woke: unknown }>`
+  const { rows } = await sql<AlertEvent & { woke: unknown }>`${prepared}
     with opened as (
       insert into alerts (workflow_id, generation, status, severity, opened_at, escalated_at, escalate_at, resolved_at, cadence_seconds, policy,
         policy_version, consecutive_failures, last_error, error_group, error_group_first_at, error_group_last_at, error_group_count, stage,

@@ -2,6 +2,7 @@ import { sql, type Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { HistoryFacts } from '../domain/evaluate.js';
 import { FLAP_WINDOW, type TickOutcome } from '../domain/flapping.js';
+import { prepared } from '../db/prepared.js';
 
 /**
  * The healthy streak is read from at most this many newest ticks. Its only
@@ -45,7 +46,8 @@ const FAILURE_SINCE_LAST_SUCCESS = sql`${settled('tick', 'failure')} and r.tick 
  *
  * Bounded reads (every scan walks runs_history, newest tick first):
  * - the newest success stops the walk that counts failures, so the cost is
- *   the current failure streak, not the history;
+ *   the current failure streak, not the history; the newest success and the
+ *   newest failure are each the first row of a backward index scan;
  * - the healthy streak and the newest success are read only for `withStreak`
  *   (workflows with an open alert: nothing else looks at them), from the
  *   newest HEALTHY_WINDOW ticks (the streak's walk is bounded below by the
@@ -80,7 +82,7 @@ export async function loadHistoryFacts(trx: Transaction<Database>, workflowIds: 
 }
 
 function factsQuery(workflowIds: number[], withStreak: number[]) {
-  return sql<FactsRow>`
+  return sql<FactsRow>`${prepared}
     with w as (
       select id as workflow_id, id = any(${withStreak}::int[]) as streak from unnest(${workflowIds}::int[]) as id group by id
     )
@@ -90,11 +92,13 @@ function factsQuery(workflowIds: number[], withStreak: number[]) {
       s.id as ok_run_id, s.trigger as ok_trigger, s.tick as ok_tick, rt.outcomes as recent,
       case when ub.pos is not null and (e.last_ok is null or e.last_ok < ub.pos) then ub.id end as outlived_alert_id
     from w
-    -- newest settled success with a tick: the walk stops at it
+    -- newest settled success with a tick: the walk stops at it. An original row's tick is unique in its workflow
+    -- (the unique runs_history index), so ordering by tick alone is exact and lets the index scan stop at the first row;
+    -- a second key (id) made the planner sort every matching row of the workflow first.
     left join lateral (
       select r.id, r.trigger, r.tick as pos from runs r
       where ${settled('tick', 'success')}
-      order by r.tick desc, r.id desc limit 1
+      order by r.tick desc limit 1
     ) okt on true
     -- runs outside any tick: newest success and newest failure
     left join lateral (
@@ -128,7 +132,7 @@ function factsQuery(workflowIds: number[], withStreak: number[]) {
     left join lateral (
       select r.* from runs r
       where ${FAILURE_SINCE_LAST_SUCCESS}
-      order by r.tick desc, r.id desc limit 1
+      order by r.tick desc limit 1
     ) f on true
     left join lateral (
       select count(*)::int as n from (
