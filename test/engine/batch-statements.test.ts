@@ -1,4 +1,4 @@
-import type { CompiledQuery, KyselyPlugin } from 'kysely';
+import { capturing } from '../helpers/capture-statements.js';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import type { Db } from '../../src/db/connect.js';
 import type { Workflow } from '../../src/db/schema.js';
@@ -22,17 +22,10 @@ beforeEach(async () => {
 });
 afterEach(async () => t.drop());
 
-function capturing(db: Db): { db: Db; take(): string[] } {
-  const captured: CompiledQuery[] = [];
-  const executor = db.getExecutor();
-  const plugin: KyselyPlugin = {
-    transformQuery(args) {
-      captured.push(executor.compileQuery(args.node, args.queryId));
-      return args.node;
-    },
-    transformResult: async (args) => args.result,
-  };
-  return { db: db.withPlugin(plugin), take: () => captured.splice(0).map((q) => q.sql.replace(/\s+/g, ' ').trim()) };
+/** The statements sent, whitespace folded. */
+function capturingSql(db: Db): { db: Db; take(): string[] } {
+  const c = capturing(db);
+  return { db: c.db, take: () => c.take().map((q) => q.sql.replace(/\s+/g, ' ').trim()) };
 }
 
 const SHAPES: [RegExp, string][] = [
@@ -54,7 +47,7 @@ it('a batch that opens alerts in a storm: claim, open alerts, history, write and
   await makeTenant(t.db, { id: 'acme', channel: 'CACME' });
   const workflows: Workflow[] = [];
   for (let i = 0; i < 8; i++) workflows.push(await makeWorkflow(t.db, { name: `wf-${i}`, cron: '0 * * * *', policy: JSON.stringify({ alertAfter: 1, retries: 0 }) }));
-  const capture = capturing(t.db);
+  const capture = capturingSql(t.db);
   const engine = createEngine(capture.db, new Date(T0.getTime() + minutes(1)));
 
   await batchOf(t.db, workflows, 'failed', T0);
@@ -79,7 +72,7 @@ it('a quiet batch of successes with no alert open: three statements', async () =
   await makeTenant(t.db, { id: 'acme', channel: 'CACME' });
   const workflows: Workflow[] = [];
   for (let i = 0; i < 5; i++) workflows.push(await makeWorkflow(t.db, { name: `ok-${i}`, cron: '0 * * * *' }));
-  const capture = capturing(t.db);
+  const capture = capturingSql(t.db);
   const engine = createEngine(capture.db, new Date(T0.getTime() + minutes(1)));
   await batchOf(t.db, workflows, 'succeeded', T0);
   capture.take();

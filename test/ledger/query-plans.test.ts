@@ -1,4 +1,4 @@
-import { sql, type CompiledQuery, type KyselyPlugin } from 'kysely';
+import { sql, type CompiledQuery } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedHistory } from '../../bench/lib/history.js';
 import { seedTenants, seedWorkflows } from '../../bench/lib/seed.js';
@@ -12,6 +12,7 @@ import { fireDueTicks } from '../../src/engine/tick-scheduler.js';
 import { claimNotifications } from '../../src/notify/claim-notifications.js';
 import { countRunsByStatus } from '../../src/ledger/run-counts.js';
 import { claimStorms } from '../../src/ledger/storm-claims.js';
+import { capturing } from '../helpers/capture-statements.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { createEngine } from '../helpers/engine-harness.js';
 
@@ -38,20 +39,6 @@ interface Scan {
   relation: string;
   index?: string;
   sql: string;
-}
-
-/** A view of `db` that records every statement it sends, compiled by kysely exactly as it goes to the server. */
-function capturing(db: Db): { db: Db; take(): CompiledQuery[] } {
-  const captured: CompiledQuery[] = [];
-  const executor = db.getExecutor();
-  const plugin: KyselyPlugin = {
-    transformQuery(args) {
-      captured.push(executor.compileQuery(args.node, args.queryId));
-      return args.node;
-    },
-    transformResult: async (args) => args.result,
-  };
-  return { db: db.withPlugin(plugin), take: () => captured.splice(0) };
 }
 
 async function scansOf(query: CompiledQuery): Promise<Scan[]> {
