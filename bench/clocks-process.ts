@@ -7,8 +7,9 @@ import { checkFreshness } from '../src/engine/freshness.js';
 import { runLoop } from '../src/engine/runner.js';
 import { createUptimeHeartbeat } from '../src/engine/uptime.js';
 import { tickSchedulerLoop } from '../src/engine/tick-scheduler.js';
-import type { Launcher } from '../src/launcher.js';
 import { silentLogger } from '../src/log.js';
+import { latenessRecorder } from './lib/lateness.js';
+import { percentile } from './lib/stats.js';
 
 /**
  * Benchmark 3's replica (a process of its own, so its RSS is the replica's):
@@ -26,14 +27,7 @@ const clock: Clock = { now: () => new Date(systemClock.now().getTime() + offset)
 let rssPeak = process.memoryUsage.rss();
 const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsage.rss())), 50);
 
-const lateness: number[] = [];
-const launcher: Launcher = {
-  kind: 'bench',
-  async launch(ctx) {
-    if (ctx.tick) lateness.push(clock.now().getTime() - ctx.tick.getTime());
-    return { started: true };
-  },
-};
+const { launcher, lateness } = latenessRecorder(clock);
 const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent' });
 const db = createDb(createPool(url, 10));
 const deps: Deps = { db, clock, config, logger: silentLogger, replicaId: 'bench-clocks', launchers: () => launcher };
@@ -53,10 +47,8 @@ t = performance.now();
 await checkFreshness(deps);
 const freshnessMs = performance.now() - t;
 clearInterval(sampler);
-lateness.sort((a, b) => a - b);
-const pick = (p: number) => lateness[Math.min(lateness.length - 1, Math.max(0, Math.ceil((p / 100) * lateness.length) - 1))] ?? NaN;
 process.stdout.write(
-  `${JSON.stringify({ fired: lateness.length, latenessP50: pick(50), latenessP99: pick(99), escalationMs, freshnessMs, rssPeakBytes: Math.max(rssPeak, process.memoryUsage.rss()) })}\n`,
+  `${JSON.stringify({ fired: lateness.length, latenessP50: percentile(lateness, 50), latenessP99: percentile(lateness, 99), escalationMs, freshnessMs, rssPeakBytes: Math.max(rssPeak, process.memoryUsage.rss()) })}\n`,
 );
 await db.destroy();
 process.exit(0);

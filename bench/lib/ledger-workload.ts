@@ -9,6 +9,7 @@ import { createMetrics } from '../../src/http/metrics-route.js';
 import { fireDueTicks } from '../../src/engine/tick-scheduler.js';
 import type { Launcher } from '../../src/launcher.js';
 import { silentLogger } from '../../src/log.js';
+import { latenessRecorder } from './lateness.js';
 import { median, percentile } from './stats.js';
 
 /**
@@ -92,14 +93,7 @@ export async function timeTickLateness(db: Db, boundary: Date): Promise<{ p50: n
   `.execute(db);
   const offset = boundary.getTime() - Date.now();
   const clock: Clock = { now: () => new Date(Date.now() + offset), sleep: (ms) => new Promise((r) => setTimeout(r, ms)) };
-  const lateness: number[] = [];
-  const launcher: Launcher = {
-    kind: 'bench',
-    async launch(ctx) {
-      if (ctx.tick) lateness.push(clock.now().getTime() - ctx.tick.getTime());
-      return { started: true };
-    },
-  };
+  const { launcher, lateness } = latenessRecorder(clock);
   const deps = benchDeps(db, clock, launcher);
   while (lateness.length < rows[0]!.n && (await fireDueTicks(deps)));
   if (lateness.length !== rows[0]!.n) throw new Error(`fired ${lateness.length} ticks of ${rows[0]!.n}`);

@@ -29,10 +29,6 @@ import { awaitUpstreamTurn } from './upstream-blocks.js';
  * logged: a fault is never re-processed forever.
  */
 
-export const DEFAULT_POLL_BATCH: number = POLL_BATCH.max;
-/** The smallest batch a poller shrinks to while the database keeps dropping it. */
-export const MIN_POLL_BATCH: number = POLL_BATCH.min;
-
 /**
  * The poller loop's tick, with a batch sized by `nextPollBatch`: shrunk when
  * the database drops it, grown back as batches commit. When the connection
@@ -44,7 +40,7 @@ export const MIN_POLL_BATCH: number = POLL_BATCH.min;
  * The batches go through the poller's own pool when there is one (`deps.pollerDb`).
  */
 export function adaptivePoller(deps: Deps): () => Promise<boolean> {
-  let batch = DEFAULT_POLL_BATCH;
+  let batch = POLL_BATCH.max;
   const attempt = async () => {
     try {
       // Read at each tick: `deps.wake` is set once the loops are built.
@@ -67,12 +63,12 @@ export function adaptivePoller(deps: Deps): () => Promise<boolean> {
   };
 }
 
-export async function pollFinishedRuns(deps: Deps, batch = DEFAULT_POLL_BATCH): Promise<boolean> {
+export async function pollFinishedRuns(deps: Deps, batch = POLL_BATCH.max): Promise<boolean> {
   return (await pollFinishedRunsDetailed(deps, batch)).length > 0;
 }
 
 /** One poller tick; returns the ids of the runs this call claimed (the replica test checks no run is taken twice). */
-export async function pollFinishedRunsDetailed(deps: Deps, batch = DEFAULT_POLL_BATCH): Promise<number[]> {
+export async function pollFinishedRunsDetailed(deps: Deps, batch = POLL_BATCH.max): Promise<number[]> {
   const now = deps.clock.now();
   let outcome: BatchOutcome;
   try {

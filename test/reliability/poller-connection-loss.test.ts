@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { createDb, createPool } from '../../src/db/connect.js';
-import { adaptivePoller, DEFAULT_POLL_BATCH, MIN_POLL_BATCH, pollFinishedRuns } from '../../src/engine/poller.js';
+import { adaptivePoller, pollFinishedRuns } from '../../src/engine/poller.js';
+import { POLL_BATCH } from '../../src/domain/poll-batch.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { createEngine, reportRun } from '../helpers/engine-harness.js';
 import { makeTenant, makeWorkflow } from '../helpers/factories.js';
@@ -70,10 +71,10 @@ it('the poller loop takes a smaller batch at once after the database drops one, 
 
   // The full batch is dropped; a quarter of it is taken again in the same tick, on a new connection, and commits.
   expect(await tick()).toBe(true);
-  expect(await unprocessed()).toBe(120 - DEFAULT_POLL_BATCH / 4);
+  expect(await unprocessed()).toBe(120 - POLL_BATCH.max / 4);
   // It committed: the next batch is twice the size.
   await tick();
-  expect(await unprocessed()).toBe(120 - DEFAULT_POLL_BATCH / 4 - DEFAULT_POLL_BATCH / 2);
+  expect(await unprocessed()).toBe(120 - POLL_BATCH.max / 4 - POLL_BATCH.max / 2);
 });
 
 it('two drops in a row fail the tick (the runner backs off), each one shrinking the batch', async () => {
@@ -91,7 +92,7 @@ it('two drops in a row fail the tick (the runner backs off), each one shrinking 
   // 100, dropped → 25, dropped → the minimum: the next tick takes that many.
   expect(await tick()).toBe(true);
   const left = await t.db.selectFrom('runs').select((eb) => eb.fn.countAll<number>().as('n')).where('workflowId', '=', wf.id).where('processedAt', 'is', null).executeTakeFirstOrThrow();
-  expect(Number(left.n)).toBe(30 - MIN_POLL_BATCH);
+  expect(Number(left.n)).toBe(30 - POLL_BATCH.min);
 });
 
 it('a database that does not answer fails the tick at once, without a second attempt', async () => {

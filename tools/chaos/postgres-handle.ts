@@ -62,6 +62,17 @@ export async function adminQuery(admin: Db, text: string): Promise<void> {
   await sql.raw(text).execute(admin);
 }
 
+/** Finished runs the poller has not evaluated yet. */
+export async function countUnevaluated(db: Db): Promise<number> {
+  const { n } = await db
+    .selectFrom('runs')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('status', 'in', ['succeeded', 'failed', 'missed'])
+    .where('processedAt', 'is', null)
+    .executeTakeFirstOrThrow();
+  return Number(n);
+}
+
 /** Nothing left to send and nothing left to evaluate, for a few consecutive looks. */
 export async function settle(db: Db, timeoutMs: number): Promise<boolean> {
   const until = systemClock.now().getTime() + timeoutMs;
@@ -69,13 +80,7 @@ export async function settle(db: Db, timeoutMs: number): Promise<boolean> {
   while (systemClock.now().getTime() < until) {
     try {
       const open = await db.selectFrom('notifications').select((eb) => eb.fn.countAll<number>().as('n')).where('status', 'in', ['pending', 'sending']).executeTakeFirstOrThrow();
-      const unevaluated = await db
-        .selectFrom('runs')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('status', 'in', ['succeeded', 'failed', 'missed'])
-        .where('processedAt', 'is', null)
-        .executeTakeFirstOrThrow();
-      quiet = Number(open.n) === 0 && Number(unevaluated.n) === 0 ? quiet + 1 : 0;
+      quiet = Number(open.n) === 0 && (await countUnevaluated(db)) === 0 ? quiet + 1 : 0;
       if (quiet >= 3) return true;
     } catch {
       quiet = 0;

@@ -4,6 +4,7 @@ import type { Db } from '../../src/db/connect.js';
 import { isNotifiedKind, rowKeyOf } from '../../src/domain/events.js';
 import { stormKey } from '../../src/domain/storm.js';
 import type { RecordingSlackApi, StoredMessage } from '../../src/replay/recording-slack-api.js';
+import { countUnevaluated } from './postgres-handle.js';
 import { EXPECTED_STORY, type Workload } from './workload.js';
 
 /**
@@ -36,12 +37,7 @@ const KEY = /^alert:(\d+):event:(\d+):(.+)$/;
 
 export async function verifyScenario(db: Db, slack: RecordingSlackApi, workload: Workload, launchLog: string): Promise<Verdict> {
   const runs = await db.selectFrom('runs').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-  const unevaluated = await db
-    .selectFrom('runs')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('status', 'in', ['succeeded', 'failed', 'missed'])
-    .where('processedAt', 'is', null)
-    .executeTakeFirstOrThrow();
+  const unevaluated = await countUnevaluated(db);
 
   // Expected keys: every outbox row of a notified event (held-then-summarised rows are 'skipped' by design).
   const rows = await db
@@ -76,7 +72,7 @@ export async function verifyScenario(db: Db, slack: RecordingSlackApi, workload:
 
   return {
     runs: Number(runs.n),
-    unevaluated: Number(unevaluated.n),
+    unevaluated,
     expected: expectedRows.length,
     delivered,
     duplicated,
