@@ -59,14 +59,17 @@ type ClaimRow = Run & {
  * never told before the failure it follows), replicas split a busy ledger
  * by workflow instead of queueing on each other's locks, and never deadlock.
  * The runs are walked in id order on `runs_unprocessed`, locking each
- * workflow as it is met; the update takes a run only if it is still
+ * workflow as it is met (with `workflowId`, that workflow's runs only: a
+ * row the calling transaction already holds counts as locked); the update takes a run only if it is still
  * unprocessed (another replica may have committed it since this statement began).
  */
-export async function claimBatch(trx: Transaction<Database>, now: Date, limit: number): Promise<ClaimedBatch> {
+export async function claimBatch(trx: Transaction<Database>, now: Date, limit: number, workflowId?: number): Promise<ClaimedBatch> {
+  // One workflow's runs only (a reported end evaluated in the report's transaction: src/engine/evaluate-now.ts); a text of its own, prepared apart.
+  const only = workflowId === undefined ? sql`` : sql`and r.workflow_id = ${workflowId}`;
   const { rows } = await sql<ClaimRow>`${prepared}
     with recursive ${upstreamOfCte}, candidates as (
       select r.id, r.workflow_id from runs r
-      where r.processed_at is null and r.status in ('succeeded', 'failed', 'missed')
+      where r.processed_at is null and r.status in ('succeeded', 'failed', 'missed') ${only}
         and ${lockedWithUpstreams(sql.ref('r.workflow_id'))}
       order by r.id
       limit ${limit}

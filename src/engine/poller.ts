@@ -84,12 +84,11 @@ export async function pollFinishedRunsDetailed(deps: Deps, batch = POLL_BATCH.ma
     deps.logger.warn({ err: error }, 'poller batch failed; processing its runs one at a time');
     return pollOneByOne(deps, now, batch);
   }
-  if (outcome.told) deps.wake?.(NOTIFICATIONS_CHANNEL);
-  await launchAll(deps, outcome.launches);
+  await afterBatch(deps, outcome);
   return outcome.claimed;
 }
 
-interface BatchOutcome {
+export interface BatchOutcome {
   claimed: number[];
   launches: Launch[];
   /** Events were recorded: this replica's sender is woken at once after commit. */
@@ -103,9 +102,13 @@ export async function claimFinishedRuns(trx: Transaction<Database>, now: Date, l
 
 type RunContext = ClaimedWorkflow & { profile: CadenceProfile };
 
-async function processClaimed(trx: Transaction<Database>, deps: Deps, now: Date, limit: number, onClaim?: (ids: number[]) => void): Promise<BatchOutcome> {
-  const { runs, workflows } = await claimBatch(trx, now, limit);
-  onClaim?.(runs.map((r) => r.id));
+/**
+ * Claims a batch (of one workflow's runs only, with `workflowId`) and routes
+ * and evaluates it in the caller's transaction; `afterBatch` once that has committed.
+ */
+export async function processClaimed(trx: Transaction<Database>, deps: Deps, now: Date, limit: number, o: { onClaim?: (ids: number[]) => void; workflowId?: number } = {}): Promise<BatchOutcome> {
+  const { runs, workflows } = await claimBatch(trx, now, limit, o.workflowId);
+  o.onClaim?.(runs.map((r) => r.id));
   if (runs.length === 0) return { claimed: [], launches: [], told: false };
   const contexts = new Map<number, RunContext>(workflows.map((c) => [c.workflow.id, { ...c, profile: profileOf(c.workflow, now) }]));
   const { runs: checked, changed } = applyOutputChecks(
@@ -205,7 +208,7 @@ async function pollOneByOne(deps: Deps, now: Date, limit: number): Promise<numbe
     let outcome: BatchOutcome;
     try {
       outcome = await deps.db.transaction().execute(async (trx) => {
-        return processClaimed(trx, deps, now, 1, (ids) => (runId = ids[0]));
+        return processClaimed(trx, deps, now, 1, { onClaim: (ids) => (runId = ids[0]) });
       });
     } catch (error) {
       // A lost connection is not the run's fault: it stays unprocessed for the next poll.
@@ -217,14 +220,15 @@ async function pollOneByOne(deps: Deps, now: Date, limit: number): Promise<numbe
     }
     if (outcome.claimed.length === 0) break;
     found.push(...outcome.claimed);
-    if (outcome.told) deps.wake?.(NOTIFICATIONS_CHANNEL);
-    await launchAll(deps, outcome.launches);
+    await afterBatch(deps, outcome);
   }
   return found;
 }
 
-async function launchAll(deps: Deps, launches: Launch[]): Promise<void> {
-  for (const l of launches) {
+/** After a batch's commit: this replica's sender is woken when events were recorded, and the retries it decided are launched. */
+export async function afterBatch(deps: Deps, outcome: BatchOutcome): Promise<void> {
+  if (outcome.told) deps.wake?.(NOTIFICATIONS_CHANNEL);
+  for (const l of outcome.launches) {
     try {
       await launchRun(deps, l.run, l.workflow, l.tenant, l.timeoutSeconds);
     } catch (error) {

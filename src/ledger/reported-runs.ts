@@ -68,9 +68,18 @@ export async function insertReportedRunning(trx: Transaction<Database>, start: R
 /**
  * A run reported only by its end (no start was sent): inserted finished, for
  * the poller to pick up like any other, and the pollers are woken (the NOTIFY
- * goes with the insert, one statement).
+ * goes with the insert, one statement), unless `notify: false` (the caller
+ * evaluates it at once and notifies only if that left it to the pollers).
+ * Undefined when the tick already has its row (nothing is written).
  */
-export async function insertReportedFinished(trx: Transaction<Database>, start: ReportedStart, reported: RunOutcome, now: Date, durationSeconds?: number): Promise<Run> {
+export async function insertReportedFinished(
+  trx: Transaction<Database>,
+  start: ReportedStart,
+  reported: RunOutcome,
+  now: Date,
+  options: { durationSeconds?: number; notify?: boolean } = {},
+): Promise<Run | undefined> {
+  const { durationSeconds } = options;
   const run = await insertRunRow(
     trx,
     newRunRow({
@@ -83,9 +92,7 @@ export async function insertReportedFinished(trx: Transaction<Database>, start: 
       durationSeconds: durationSeconds ?? null,
       externalId: start.externalId,
     }),
-    { notify: RUNS_FINISHED_CHANNEL },
+    options.notify === false ? {} : { notify: RUNS_FINISHED_CHANNEL },
   );
-  // matchTick gave a tick only when it had no row, under the workflow's lock: a conflict here is a bug, not a report to drop.
-  if (!run) throw new Error(`run row for workflow ${start.workflow.id} tick ${start.match.tick?.toISOString()} already exists`);
   return run;
 }

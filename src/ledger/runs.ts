@@ -95,6 +95,11 @@ export async function insertRunRow(trx: Transaction<Database>, row: RunRow, opti
   return run as Run;
 }
 
+/** Wakes every replica's poller once the transaction commits: a finished run waits for it. */
+export async function notifyRunsFinished(trx: Transaction<Database>, runId: number): Promise<void> {
+  await sql`select pg_notify(${RUNS_FINISHED_CHANNEL}, ${String(runId)})`.execute(trx);
+}
+
 /** A scheduled tick's original row as the tick scheduler writes it in bulk: `running` and leased, or `skipped`. */
 export interface ScheduledRow {
   workflowId: number;
@@ -240,24 +245,31 @@ export type FinishResult =
  */
 export async function finishRun(deps: Pick<Deps, 'db' | 'clock' | 'wake'>, runId: number, reported: RunOutcome): Promise<FinishResult> {
   const now = deps.clock.now();
-  const outcome = storableOutcome(reported);
-  const result = await deps.db.transaction().execute(async (trx): Promise<FinishResult> => {
-    const updated = await trx
-      .updateTable('runs')
-      .set({ ...outcomeColumns(reported, now), durationSeconds: durationSince(now), leaseOwner: null, leaseExpiresAt: null })
-      .where('id', '=', runId)
-      .where('status', '=', 'running')
-      .returningAll()
-      .executeTakeFirst();
-    if (updated) {
-      await sql`select pg_notify(${RUNS_FINISHED_CHANNEL}, ${String(runId)})`.execute(trx);
-      return { kind: 'finished', run: updated };
-    }
-    const existing = await trx.selectFrom('runs').selectAll().where('id', '=', runId).executeTakeFirst();
-    if (!existing) return { kind: 'not_found' };
-    const same = (existing.attemptStatus ?? existing.status) === outcome.status;
-    return { kind: 'already_finished', run: existing, same };
-  });
+  const result = await deps.db.transaction().execute((trx) => finishRunIn(trx, runId, reported, now));
   if (result.kind === 'finished') deps.wake?.(RUNS_FINISHED_CHANNEL);
   return result;
+}
+
+/**
+ * `finishRun` in the caller's transaction, without the wake-up; with `notify:
+ * false` without the NOTIFY either (a reported end evaluated with its report
+ * sends it only if the evaluation left the run to the pollers).
+ */
+export async function finishRunIn(trx: Transaction<Database>, runId: number, reported: RunOutcome, now: Date, options: { notify?: boolean } = {}): Promise<FinishResult> {
+  const outcome = storableOutcome(reported);
+  const updated = await trx
+    .updateTable('runs')
+    .set({ ...outcomeColumns(reported, now), durationSeconds: durationSince(now), leaseOwner: null, leaseExpiresAt: null })
+    .where('id', '=', runId)
+    .where('status', '=', 'running')
+    .returningAll()
+    .executeTakeFirst();
+  if (updated) {
+    if (options.notify !== false) await notifyRunsFinished(trx, runId);
+    return { kind: 'finished', run: updated };
+  }
+  const existing = await trx.selectFrom('runs').selectAll().where('id', '=', runId).executeTakeFirst();
+  if (!existing) return { kind: 'not_found' };
+  const same = (existing.attemptStatus ?? existing.status) === outcome.status;
+  return { kind: 'already_finished', run: existing, same };
 }

@@ -16,7 +16,7 @@ export class OutsideScheduler {
   private readonly cursors: { workflow: ScenarioWorkflow; next: Date }[];
 
   constructor(
-    private readonly deps: Pick<Deps, 'db' | 'clock'>,
+    private readonly deps: Deps,
     workflows: ScenarioWorkflow[],
     private readonly rules: readonly OutcomeRule[],
     private readonly launcher: ScenarioLauncher,

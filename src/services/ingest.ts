@@ -3,7 +3,8 @@ import type { Deps } from '../deps.js';
 import { latestFireAtOrBefore } from '../domain/schedule.js';
 import type { Scope } from '../ledger/alert-queries.js';
 import { insertReportedFinished, insertReportedRunning, lockReportedWorkflow, matchTick, tickRow, type TickMatch } from '../ledger/reported-runs.js';
-import { finishRun, RUNS_FINISHED_CHANNEL, type FinishResult, type RunOutcome } from '../ledger/runs.js';
+import type { FinishResult, RunOutcome } from '../ledger/runs.js';
+import { finishRunEvaluated, reportedTransaction } from '../engine/evaluate-now.js';
 
 /** The ingest API's use cases: a job run elsewhere reports its start and end. */
 
@@ -47,10 +48,11 @@ const outcomeOf = (r: RunReport): RunOutcome => ({
  * with nothing new is acknowledged, a terminal status for a run still
  * running finishes it, and a different end for a finished one is a conflict.
  */
-export async function reportRun(deps: Pick<Deps, 'db' | 'clock' | 'wake'>, report: RunReport, scope: Scope): Promise<ReportResult> {
+export async function reportRun(deps: Deps, report: RunReport, scope: Scope): Promise<ReportResult> {
   if (scope.tenantId !== undefined && scope.tenantId !== report.tenant) return { kind: 'not_found' };
   const now = deps.clock.now();
-  const decided = await deps.db.transaction().execute(async (trx): Promise<ReportResult | { kind: 'finish'; run: Run }> => {
+  // A reported end is evaluated in this transaction (src/engine/evaluate-now.ts): its alert commits with it.
+  const decided = await reportedTransaction(deps, now, async (trx, evaluate): Promise<ReportResult | { kind: 'finish'; run: Run }> => {
     const workflow = await lockReportedWorkflow(trx, { tenantId: report.tenant, name: report.workflow });
     if (!workflow) return { kind: 'not_found' };
 
@@ -67,21 +69,23 @@ export async function reportRun(deps: Pick<Deps, 'db' | 'clock' | 'wake'>, repor
       const previous = latestFireAtOrBefore(workflow.cron, workflow.timezone, report.tick);
       if (!previous || previous.getTime() !== report.tick.getTime()) return { kind: 'not_a_fire_time', tick: report.tick, previous };
       if (report.tick > now) return { kind: 'future_tick', tick: report.tick };
-      const taken = await tickRow(trx, workflow.id, report.tick);
-      if (taken) return { kind: 'tick_taken', run: taken };
+      // Whether the tick is free is the insert's to say (it writes nothing when the tick has its row): one round trip fewer.
       match = { tick: report.tick, trigger: 'schedule' };
     } else {
       match = await matchTick(trx, workflow, now);
     }
     const start = { workflow, match, externalId: report.externalId ?? null };
-    const run = report.status === 'running' ? await insertReportedRunning(trx, start, now) : await insertReportedFinished(trx, start, outcomeOf(report), now, report.durationSeconds);
-    if (!run) throw new Error(`run for ${report.tenant}/${report.workflow} at ${match.tick?.toISOString()} was not inserted although its tick was free`);
+    const run = report.status === 'running' ? await insertReportedRunning(trx, start, now) : await insertReportedFinished(trx, start, outcomeOf(report), now, { durationSeconds: report.durationSeconds, notify: false });
+    if (!run) {
+      const taken = report.tick && (await tickRow(trx, workflow.id, report.tick));
+      if (taken) return { kind: 'tick_taken', run: taken };
+      throw new Error(`run for ${report.tenant}/${report.workflow} at ${match.tick?.toISOString()} was not inserted although its tick was free`);
+    }
+    if (run.status !== 'running') await evaluate(workflow.id, run.id);
     return { kind: 'created', run };
   });
-  // Reported finished: this replica's poller takes it now rather than after the NOTIFY's round.
-  if (decided.kind === 'created' && decided.run.status !== 'running') deps.wake?.(RUNS_FINISHED_CHANNEL);
   if (decided.kind !== 'finish') return decided;
-  const finished = await finishRun(deps, decided.run.id, outcomeOf(report));
+  const finished = await finishRunEvaluated(deps, decided.run.id, outcomeOf(report));
   if (finished.kind === 'finished') return { kind: 'existing', run: finished.run };
   if (finished.kind === 'already_finished') return finished.same ? { kind: 'existing', run: finished.run } : { kind: 'conflict', run: finished.run };
   return { kind: 'not_found' };
@@ -89,7 +93,7 @@ export async function reportRun(deps: Pick<Deps, 'db' | 'clock' | 'wake'>, repor
 
 /** Finishes a running run by id, within what the caller may see. */
 export async function finishReportedRun(
-  deps: Pick<Deps, 'db' | 'clock' | 'wake'>,
+  deps: Deps,
   runId: number,
   outcome: RunOutcome,
   visible: { tenantId?: string; runId?: number },
@@ -103,5 +107,5 @@ export async function finishReportedRun(
   if (!run) return { kind: 'not_found' };
   if (visible.tenantId !== undefined && run.tenantId !== visible.tenantId) return { kind: 'not_found' };
   if (visible.runId !== undefined && run.id !== visible.runId) return { kind: 'not_found' };
-  return finishRun(deps, runId, outcome);
+  return finishRunEvaluated(deps, runId, outcome);
 }

@@ -1,7 +1,8 @@
 import type { Run } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { insertReportedFinished, insertReportedRunning, lockReportedWorkflow, matchTick } from '../ledger/reported-runs.js';
-import { finishRun, RUNS_FINISHED_CHANNEL, type RunOutcome } from '../ledger/runs.js';
+import type { RunOutcome } from '../ledger/runs.js';
+import { finishRunEvaluated, reportedTransaction } from '../engine/evaluate-now.js';
 
 /**
  * Healthchecks-style pings: `/ping/<key>/start`, then `/ping/<key>` (success),
@@ -41,10 +42,11 @@ export function outcomeOfPing(signal: Exclude<PingSignal, { kind: 'start' }>, bo
   return { status: 'failed', exitCode, logExcerpt, error: last ? `${status}: ${last}` : status };
 }
 
-export async function recordPing(deps: Pick<Deps, 'db' | 'clock' | 'wake'>, ping: Ping): Promise<PingResult> {
+export async function recordPing(deps: Deps, ping: Ping): Promise<PingResult> {
   const now = deps.clock.now();
   const externalId = ping.rid ? ridKey(ping.rid) : null;
-  const decided = await deps.db.transaction().execute(async (trx): Promise<PingResult | { kind: 'finish'; run: Run }> => {
+  // A reported end is evaluated in this transaction (src/engine/evaluate-now.ts): its alert commits with it.
+  const decided = await reportedTransaction(deps, now, async (trx, evaluate): Promise<PingResult | { kind: 'finish'; run: Run }> => {
     const workflow = await lockReportedWorkflow(trx, { pingKey: ping.key });
     if (!workflow) return { kind: 'not_found' };
 
@@ -77,11 +79,13 @@ export async function recordPing(deps: Pick<Deps, 'db' | 'clock' | 'wake'>, ping
     if (started?.status === 'running') return { kind: 'finish', run: started };
     // A repeated end of a finished rid run is the same report, not a new run.
     if (started) return { kind: 'recorded', run: started };
-    const run = await insertReportedFinished(trx, { workflow, match: await matchTick(trx, workflow, now), externalId }, outcomeOfPing(ping.signal, ping.body), now);
+    const run = await insertReportedFinished(trx, { workflow, match: await matchTick(trx, workflow, now), externalId }, outcomeOfPing(ping.signal, ping.body), now, { notify: false });
+    // matchTick gave a tick only when it had no row, under the workflow's lock: a conflict here is a bug, not a report to drop.
+    if (!run) throw new Error(`ping end for workflow ${workflow.id}: the run row was not inserted`);
+    await evaluate(workflow.id, run.id);
     return { kind: 'recorded', run };
   });
-  if (decided.kind === 'recorded' && decided.run.status !== 'running') deps.wake?.(RUNS_FINISHED_CHANNEL);
   if (decided.kind !== 'finish') return decided;
-  const finished = await finishRun(deps, decided.run.id, outcomeOfPing(ping.signal as Exclude<PingSignal, { kind: 'start' }>, ping.body));
+  const finished = await finishRunEvaluated(deps, decided.run.id, outcomeOfPing(ping.signal as Exclude<PingSignal, { kind: 'start' }>, ping.body));
   return finished.kind === 'not_found' ? { kind: 'not_found' } : { kind: 'recorded', run: finished.run };
 }

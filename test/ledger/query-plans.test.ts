@@ -7,6 +7,7 @@ import { runEscalationClock } from '../../src/engine/escalation.js';
 import { checkFreshness } from '../../src/engine/freshness.js';
 import { loadHistoryFacts } from '../../src/ledger/history-facts.js';
 import { pollFinishedRuns } from '../../src/engine/poller.js';
+import { reportRun } from '../../src/services/ingest.js';
 import { renderMetrics } from '../../src/http/metrics-route.js';
 import { fireDueTicks } from '../../src/engine/tick-scheduler.js';
 import { claimNotifications } from '../../src/notify/claim-notifications.js';
@@ -100,6 +101,9 @@ beforeAll(async () => {
   capture.take();
   await capture.db.transaction().execute((trx) => loadHistoryFacts(trx, Array.from({ length: WORKFLOWS }, (_, i) => i + 1)));
   await explainAll('evaluator: history facts', capture.take());
+  // A reported failure evaluated in its own transaction (with the two unprocessed failures before it): the claim restricted to one workflow.
+  expect(await reportRun(deps, { tenant: 'bench-2', workflow: 'wf-3', status: 'failed', tick: NOW, error: 'disk full' }, {})).toMatchObject({ kind: 'created' });
+  await explainAll('report evaluated with itself', capture.take());
   await pollFinishedRuns(deps);
   await explainAll('poller claim and evaluation', capture.take());
   const dueBefore = await sql<{ n: number }>`select count(*)::int as n from alerts where status = 'open' and severity = 'critical'`.execute(t.db);
@@ -135,6 +139,7 @@ class RolledBack extends Error {}
 describe('query plans on a history of 50,000 runs', () => {
   it.each([
     ['evaluator: history facts', 'runs'],
+    ['report evaluated with itself', 'runs'],
     ['poller claim and evaluation', 'runs'],
     ['escalation clock', 'alerts'],
     ['freshness detector', 'runs'],

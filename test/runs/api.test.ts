@@ -91,7 +91,8 @@ describe('POST /api/v1/runs and /api/v1/runs/{id}', () => {
     expect(differs.status).toBe(409);
     expect(differs.body).toMatchObject({ error: 'already_finished', message: expect.stringContaining('failed') });
     const row = await t.db.selectFrom('runs').selectAll().where('id', '=', started.body.id).executeTakeFirstOrThrow();
-    expect(row).toMatchObject({ status: 'failed', error: 'relation "orders" does not exist', stage: 'load', rows: 0, processedAt: null });
+    // Evaluated with the report that ended it (src/engine/evaluate-now.ts), not left for a poller.
+    expect(row).toMatchObject({ status: 'failed', error: 'relation "orders" does not exist', stage: 'load', rows: 0, processedAt: clock.now() });
 
     // The tick is now taken: a second report for the same moment is an external run outside any tick.
     const second = await acme('POST', '/api/v1/runs', { tenant: 'acme', workflow: wf.name, status: 'succeeded' });

@@ -45,7 +45,8 @@ describe('pings', () => {
       logExcerpt: log,
       error: 'reported failed: ERROR: relation "orders" does not exist',
       finishedAt: at('2026-03-10T02:01:10Z'),
-      processedAt: null,
+      // Evaluated with the ping that ended it (src/engine/evaluate-now.ts).
+      processedAt: at('2026-03-10T02:01:10Z'),
     });
   });
 

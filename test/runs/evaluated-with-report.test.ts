@@ -1,0 +1,113 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/clock.js';
+import { pollFinishedRuns } from '../../src/engine/poller.js';
+import { RUNS_FINISHED_CHANNEL } from '../../src/ledger/runs.js';
+import { startTestApp } from '../helpers/app.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { makeTenant, makeWorkflow } from '../helpers/factories.js';
+import { apiClient } from '../helpers/http-api.js';
+import { eventually } from './support.js';
+
+/**
+ * A reported end is evaluated in the report's own transaction (issue 18,
+ * src/engine/evaluate-now.ts): the alert and its outbox rows commit with the
+ * report, no poller involved; where a poller's claim would skip the workflow,
+ * the run is left to the pollers and they are told; and an evaluation that
+ * throws never costs the report.
+ */
+const ADMIN = 'admin-token-0123456789abcdef';
+const NOW = '2026-03-10T02:05:20Z';
+const TICK = '2026-03-10T02:05:00.000Z';
+
+let t: TestDatabase;
+let clock: ManualClock;
+let app: Awaited<ReturnType<typeof startTestApp>>;
+let admin: ReturnType<typeof apiClient>;
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  clock = new ManualClock(NOW);
+  await makeTenant(t.db);
+  // Loops off: nothing but the report's own transaction can evaluate the run.
+  app = await startTestApp(t, { API_TOKEN: ADMIN }, { clock, launchers: (wf) => (wf.name.startsWith('cursed') ? brokenResolver() : undefined) });
+  admin = apiClient(app.url, ADMIN);
+});
+afterAll(async () => {
+  await app.stop();
+  await t.drop();
+});
+
+function brokenResolver(): never {
+  throw new Error('launcher resolver broke');
+}
+
+const workflow = (name: string) => makeWorkflow(t.db, { name: `${name}-${Math.random().toString(36).slice(2, 7)}`, policy: { alertAfter: 1 } });
+const fail = (name: string) => admin('POST', '/api/v1/runs', { tenant: 'acme', workflow: name, status: 'failed', tick: TICK, error: 'warehouse unreachable' });
+const runOf = (id: number) => t.db.selectFrom('runs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+const openAlertOf = (workflowId: number) => t.db.selectFrom('alerts').selectAll().where('workflowId', '=', workflowId).where('status', '=', 'open').executeTakeFirst();
+
+describe('a reported end evaluated with its report', () => {
+  it('a failure reported over the API is an open alert with its outbox rows when the API answers', async () => {
+    const wf = await workflow('nightly');
+    const res = await fail(wf.name);
+    expect(res.status).toBe(201);
+    expect(await runOf(res.body.id)).toMatchObject({ status: 'failed', processedAt: clock.now(), errorGroup: expect.any(String) });
+    const alert = await openAlertOf(wf.id);
+    expect(alert).toMatchObject({ consecutiveFailures: 1, lastRunId: res.body.id });
+    const rows = await t.db.selectFrom('notifications').select(['destination', 'status']).where('alertId', '=', alert!.id).execute();
+    expect(rows).toEqual([{ destination: 'slack:CACME', status: 'pending' }]);
+  });
+
+  it('a failure ping, and a start then an end, are evaluated the same way', async () => {
+    const pinged = await workflow('pinged');
+    expect((await fetch(`${app.url}/ping/${pinged.pingKey}/fail`, { method: 'POST' })).status).toBe(200);
+    expect(await openAlertOf(pinged.id)).toBeDefined();
+
+    const finished = await workflow('finished');
+    const started = await admin('POST', '/api/v1/runs', { tenant: 'acme', workflow: finished.name, status: 'running', tick: TICK });
+    expect(await openAlertOf(finished.id)).toBeUndefined();
+    expect((await admin('POST', `/api/v1/runs/${started.body.id}`, { status: 'failed', error: 'disk full' })).status).toBe(200);
+    expect(await runOf(started.body.id)).toMatchObject({ status: 'failed', processedAt: clock.now() });
+    expect(await openAlertOf(finished.id)).toMatchObject({ lastRunId: started.body.id });
+  });
+
+  it('while another transaction holds an upstream, the run is left to the pollers and they are told', async () => {
+    const upstream = await workflow('load');
+    const downstream = await workflow('mart');
+    await t.db.insertInto('workflowDependencies').values({ workflowId: downstream.id, upstreamId: upstream.id }).execute();
+    const listener = new pg.Client({ connectionString: t.url });
+    const holder = new pg.Client({ connectionString: t.url });
+    await Promise.all([listener.connect(), holder.connect()]);
+    try {
+      const heard: string[] = [];
+      listener.on('notification', (n) => heard.push(n.payload ?? ''));
+      await listener.query(`listen ${RUNS_FINISHED_CHANNEL}`);
+      // As a poller evaluating the upstream would: its row locked until that transaction ends.
+      await holder.query('begin');
+      await holder.query('select id from workflows where id = $1 for update', [upstream.id]);
+      const res = await fail(downstream.name);
+      expect(res.status).toBe(201);
+      expect(await runOf(res.body.id)).toMatchObject({ status: 'failed', processedAt: null });
+      expect(await openAlertOf(downstream.id)).toBeUndefined();
+      await eventually(() => heard.includes(String(res.body.id)));
+      await holder.query('rollback');
+      expect(await pollFinishedRuns(app.deps)).toBe(true);
+      expect(await openAlertOf(downstream.id)).toMatchObject({ lastRunId: res.body.id });
+    } finally {
+      await Promise.all([listener.end(), holder.end()]);
+    }
+  });
+
+  it('an evaluation that throws costs nothing of the report: it is recorded for the poller', async () => {
+    const cursed = await workflow('cursed');
+    const res = await fail(cursed.name);
+    expect(res.status).toBe(201);
+    expect(await runOf(res.body.id)).toMatchObject({ status: 'failed', error: 'warehouse unreachable', processedAt: null });
+    expect(await openAlertOf(cursed.id)).toBeUndefined();
+    // The report after it, for another workflow, is evaluated as usual.
+    const fine = await workflow('fine');
+    expect((await fail(fine.name)).status).toBe(201);
+    expect(await openAlertOf(fine.id)).toBeDefined();
+  });
+});
