@@ -1,7 +1,9 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
+import { INLINE_EVALUATIONS } from '../../src/engine/evaluate-now.js';
 import { pollFinishedRuns } from '../../src/engine/poller.js';
+import { reportRun } from '../../src/services/ingest.js';
 import { RUNS_FINISHED_CHANNEL } from '../../src/ledger/runs.js';
 import { startTestApp } from '../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
@@ -109,5 +111,17 @@ describe('a reported end evaluated with its report', () => {
     const fine = await workflow('fine');
     expect((await fail(fine.name)).status).toBe(201);
     expect(await openAlertOf(fine.id)).toBeDefined();
+  });
+
+  it('a burst beyond INLINE_EVALUATIONS at once is left to the pollers, who evaluate each run once', async () => {
+    const burst = await Promise.all(Array.from({ length: INLINE_EVALUATIONS + 4 }, (_, i) => workflow(`burst${i}`)));
+    const results = await Promise.all(burst.map((wf) => reportRun(app.deps, { tenant: 'acme', workflow: wf.name, status: 'failed', tick: new Date(TICK), error: 'warehouse unreachable' }, {})));
+    const runs = await Promise.all(results.map((r) => (r.kind === 'created' ? runOf(r.run.id) : undefined)));
+    expect(runs.every(Boolean)).toBe(true);
+    // The first INLINE_EVALUATIONS began before any answered: evaluated with their reports; the rest wait for a poller.
+    expect(runs.filter((r) => r!.processedAt !== null)).toHaveLength(INLINE_EVALUATIONS);
+    while (await pollFinishedRuns(app.deps));
+    const alerts = await t.db.selectFrom('alerts').select(['workflowId', 'lastRunId']).where('workflowId', 'in', burst.map((wf) => wf.id)).execute();
+    expect(alerts.map((a) => a.lastRunId).sort((a, b) => a! - b!)).toEqual(runs.map((r) => r!.id).sort((a, b) => a - b));
   });
 });
