@@ -27,6 +27,12 @@ export const metrics = {
     registers: [],
   }),
   pings: new Counter({ name: 'scheduler_pings_total', help: 'Pings received by signal and result', labelNames: ['signal', 'result'] as const, registers: [] }),
+  reportEvaluations: new Counter({
+    name: 'scheduler_report_evaluations_total',
+    help: 'Reported run ends (API, pings) by where they were evaluated: with_report, left_to_pollers (the workflow or an upstream was held, or a burst), failed (the evaluation threw; the pollers took it)',
+    labelNames: ['result'] as const,
+    registers: [],
+  }),
 };
 
 /** A counter's current value for these labels (0 when never counted): for tests and tools. */

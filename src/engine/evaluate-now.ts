@@ -3,6 +3,7 @@ import { isConnectionError } from '../db/connection-errors.js';
 import type { Database } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { POLL_BATCH } from '../domain/poll-batch.js';
+import { metrics } from '../metrics.js';
 import { finishRunIn, notifyRunsFinished, RUNS_FINISHED_CHANNEL, type FinishResult, type RunOutcome } from '../ledger/runs.js';
 import { afterBatch, processClaimed, type BatchOutcome } from './poller.js';
 
@@ -80,16 +81,19 @@ async function inReportTransaction<R>(deps: Deps, now: Date, body: (trx: Transac
       });
     });
   let result: R;
+  let evaluationFailed = false;
   try {
     result = await attempt(evaluateHere);
   } catch (error) {
     if (!failed || isConnectionError(error)) throw error;
+    evaluationFailed = true;
     deps.logger.warn({ err: error }, 'a reported run could not be evaluated with its report; it is recorded for the poller');
     result = await attempt(false);
   }
   if (outcome) await afterBatch(deps, outcome);
   // Not taken here (another replica holds the workflow, or the evaluation failed): this replica's poller looks now.
   if (asked && !outcome?.claimed.length) deps.wake?.(RUNS_FINISHED_CHANNEL);
+  if (asked) metrics.reportEvaluations.inc({ result: outcome?.claimed.length ? 'with_report' : evaluationFailed ? 'failed' : 'left_to_pollers' });
   return result;
 }
 

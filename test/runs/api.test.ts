@@ -296,6 +296,7 @@ describe('GET /metrics', () => {
     expect(text).toContain('# TYPE scheduler_slack_calls_total counter');
     expect(text).toContain('# TYPE scheduler_loop_tick_seconds histogram');
     expect(text).toContain('# TYPE scheduler_loop_db_errors_total counter');
+    expect(text).toContain('# TYPE scheduler_report_evaluations_total counter');
     expect(text).toMatch(/^scheduler_database_up 1$/m);
     // prom-client's default process metrics, on this app's own registry.
     expect(text).toMatch(/^process_cpu_user_seconds_total \S+$/m);

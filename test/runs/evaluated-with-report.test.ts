@@ -5,6 +5,7 @@ import { INLINE_EVALUATIONS } from '../../src/engine/evaluate-now.js';
 import { pollFinishedRuns } from '../../src/engine/poller.js';
 import { reportRun } from '../../src/services/ingest.js';
 import { RUNS_FINISHED_CHANNEL } from '../../src/ledger/runs.js';
+import { counterValue, metrics } from '../../src/metrics.js';
 import { startTestApp } from '../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { makeTenant, makeWorkflow } from '../helpers/factories.js';
@@ -47,13 +48,16 @@ function brokenResolver(): never {
 const workflow = (name: string) => makeWorkflow(t.db, { name: `${name}-${Math.random().toString(36).slice(2, 7)}`, policy: { alertAfter: 1 } });
 const fail = (name: string) => admin('POST', '/api/v1/runs', { tenant: 'acme', workflow: name, status: 'failed', tick: TICK, error: 'warehouse unreachable' });
 const runOf = (id: number) => t.db.selectFrom('runs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+const evaluated = (result: 'with_report' | 'left_to_pollers' | 'failed') => counterValue(metrics.reportEvaluations, { result });
 const openAlertOf = (workflowId: number) => t.db.selectFrom('alerts').selectAll().where('workflowId', '=', workflowId).where('status', '=', 'open').executeTakeFirst();
 
 describe('a reported end evaluated with its report', () => {
   it('a failure reported over the API is an open alert with its outbox rows when the API answers', async () => {
     const wf = await workflow('nightly');
+    const before = await evaluated('with_report');
     const res = await fail(wf.name);
     expect(res.status).toBe(201);
+    expect(await evaluated('with_report')).toBe(before + 1);
     expect(await runOf(res.body.id)).toMatchObject({ status: 'failed', processedAt: clock.now(), errorGroup: expect.any(String) });
     const alert = await openAlertOf(wf.id);
     expect(alert).toMatchObject({ consecutiveFailures: 1, lastRunId: res.body.id });
@@ -88,8 +92,10 @@ describe('a reported end evaluated with its report', () => {
       // As a poller evaluating the upstream would: its row locked until that transaction ends.
       await holder.query('begin');
       await holder.query('select id from workflows where id = $1 for update', [upstream.id]);
+      const before = await evaluated('left_to_pollers');
       const res = await fail(downstream.name);
       expect(res.status).toBe(201);
+      expect(await evaluated('left_to_pollers')).toBe(before + 1);
       expect(await runOf(res.body.id)).toMatchObject({ status: 'failed', processedAt: null });
       expect(await openAlertOf(downstream.id)).toBeUndefined();
       await eventually(() => heard.includes(String(res.body.id)));
@@ -103,8 +109,10 @@ describe('a reported end evaluated with its report', () => {
 
   it('an evaluation that throws costs nothing of the report: it is recorded for the poller', async () => {
     const cursed = await workflow('cursed');
+    const before = await evaluated('failed');
     const res = await fail(cursed.name);
     expect(res.status).toBe(201);
+    expect(await evaluated('failed')).toBe(before + 1);
     expect(await runOf(res.body.id)).toMatchObject({ status: 'failed', error: 'warehouse unreachable', processedAt: null });
     expect(await openAlertOf(cursed.id)).toBeUndefined();
     // The report after it, for another workflow, is evaluated as usual.
