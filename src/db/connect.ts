@@ -51,10 +51,6 @@ export function createPool(url: string, max = 10, applicationName = 'scheduler-b
   // An idle client that loses its server (Postgres restart) must not crash the process;
   // the pool drops it and the next query gets a fresh connection.
   pool.on('error', () => {});
-  // pg-pool drops a released client that is not queryable (pg's own flag, read right after this event).
-  pool.on('release', (_error: unknown, client: pg.PoolClient) => {
-    if (dead.has(client)) (client as unknown as { _queryable: boolean })._queryable = false;
-  });
   pool.on('connect', (client) => {
     // pg-pool drops its own listener while a client is checked out, so a backend
     // terminated between two statements of a transaction would emit an unheard
@@ -69,9 +65,9 @@ export function createPool(url: string, max = 10, applicationName = 'scheduler-b
 /**
  * pg's query_timeout fails the caller's promise but leaves the query active
  * on the connection: every later query on it would queue behind an answer
- * that is not coming. The connection is destroyed instead, which makes the
- * client unqueryable, so the pool discards it on release; a client whose
- * session the server ended is dropped on release too.
+ * that is not coming. The connection is destroyed instead, and the client
+ * marked unqueryable, so the pool discards it on release; likewise a client
+ * whose session the server ended.
  * A statement marked `prepared` is sent as a named prepared statement
  * (src/db/prepared.ts); when one goes stale under a migration, this
  * connection prepares its statements again under new names.
@@ -84,11 +80,11 @@ function discardOnQueryTimeout(client: pg.PoolClient): void {
     const result = name ? query({ name: generation ? `${name}_${generation}` : name, text: args[0], values: args[1] }) : query(...args);
     if (result && typeof (result as Promise<unknown>).catch === 'function') {
       (result as Promise<unknown>).catch((error: unknown) => {
-        if (error instanceof Error && error.message === 'Query read timeout') (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+        if (error instanceof Error && error.message === 'Query read timeout') discard(client);
         // The server ended the session (a termination, a crash): its FATAL answer arrives before the socket
         // closes, so the client still looked queryable when released, and the next query on the pool took
-        // the dead connection and failed again. Marked here, dropped by the pool when released (below).
-        if (isConnectionError(error)) dead.add(client);
+        // the dead connection and failed again. Discarded at once instead: that next query gets a fresh one.
+        else if (isConnectionError(error)) discard(client);
         if (isStalePreparedStatement(error)) generation++;
       });
     }
@@ -96,8 +92,12 @@ function discardOnQueryTimeout(client: pg.PoolClient): void {
   };
 }
 
-/** Clients whose session the server ended; the pool drops them when they are released. */
-const dead = new WeakSet<pg.PoolClient>();
+/** Unqueryable from now on (pg's own flag, which the pool reads on release to drop a client), its socket closed. */
+function discard(client: pg.PoolClient): void {
+  const c = client as unknown as { _queryable: boolean; connection: { stream: { destroy(): void } } };
+  c._queryable = false;
+  c.connection.stream.destroy();
+}
 
 export function createDb(pool: pg.Pool): Db {
   // JSON columns keep their keys as written: a launcher's env JOB_SETTING or a header X-Api_Key is data, not a column name.
