@@ -1,6 +1,5 @@
 import { CamelCasePlugin, Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
-import { isConnectionError } from './connection-errors.js';
 import { isStalePreparedStatement, preparedName } from './prepared.js';
 import type { Database } from './schema.js';
 
@@ -65,9 +64,8 @@ export function createPool(url: string, max = 10, applicationName = 'scheduler-b
 /**
  * pg's query_timeout fails the caller's promise but leaves the query active
  * on the connection: every later query on it would queue behind an answer
- * that is not coming. The connection is destroyed instead, and the client
- * marked unqueryable, so the pool discards it on release; likewise a client
- * whose session the server ended.
+ * that is not coming. The connection is destroyed instead, which makes the
+ * client unqueryable, so the pool discards it on release.
  * A statement marked `prepared` is sent as a named prepared statement
  * (src/db/prepared.ts); when one goes stale under a migration, this
  * connection prepares its statements again under new names.
@@ -80,23 +78,12 @@ function discardOnQueryTimeout(client: pg.PoolClient): void {
     const result = name ? query({ name: generation ? `${name}_${generation}` : name, text: args[0], values: args[1] }) : query(...args);
     if (result && typeof (result as Promise<unknown>).catch === 'function') {
       (result as Promise<unknown>).catch((error: unknown) => {
-        if (error instanceof Error && error.message === 'Query read timeout') discard(client);
-        // The server ended the session (a termination, a crash): its FATAL answer arrives before the socket
-        // closes, so the client still looked queryable when released, and the next query on the pool took
-        // the dead connection and failed again. Discarded at once instead: that next query gets a fresh one.
-        else if (isConnectionError(error)) discard(client);
+        if (error instanceof Error && error.message === 'Query read timeout') (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
         if (isStalePreparedStatement(error)) generation++;
       });
     }
     return result;
   };
-}
-
-/** Unqueryable from now on (pg's own flag, which the pool reads on release to drop a client), its socket closed. */
-function discard(client: pg.PoolClient): void {
-  const c = client as unknown as { _queryable: boolean; connection: { stream: { destroy(): void } } };
-  c._queryable = false;
-  c.connection.stream.destroy();
 }
 
 export function createDb(pool: pg.Pool): Db {

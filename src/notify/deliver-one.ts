@@ -2,7 +2,7 @@ import { parseDestination } from '../domain/events.js';
 import { metrics } from '../metrics.js';
 import type { ClaimedNotification } from './claim-notifications.js';
 import type { SlotResult } from './pacer.js';
-import { isConnectionError, isDatabaseAway } from '../db/connection-errors.js';
+import { isConnectionError } from '../db/connection-errors.js';
 import { shownDestination } from '../domain/destination-outage.js';
 import { backoffMs, pacingOf, sleepOnClock, type OutageNotice, type SenderContext } from './sender-context.js';
 import { holdDestination, markDead, markRetry, markSent, markUnknown, releaseUntried } from './settle-notification.js';
@@ -47,7 +47,7 @@ async function deliverClaimed(ctx: SenderContext, claim: ClaimedNotification, wa
     if (previous === 'sending' && transport.findDelivered) {
       const found = await transport.findDelivered(input);
       if (found.kind === 'found') {
-        const ended = await writtenOnce(() => markSent(deps.db, n.id, now, { ref: found.ref, ...found.result, recovered: true }));
+        const ended = await markSent(deps.db, n.id, now, { ref: found.ref, ...found.result, recovered: true });
         metrics.deliveries.inc({ kind, result: 'recovered' });
         log.info(logCtx, 'notification found already delivered; not sending again');
         if (ended?.noticedAt) await notifyOutage(ctx, { kind: 'recovered', destination: n.destination, outage: ended, now });
@@ -123,7 +123,7 @@ async function settleDelivery(ctx: SenderContext, transport: Transport, key: str
   const logCtx = { id: n.id, key: n.idempotencyKey, destination: n.destination, attempts: n.attempts + 1 };
   switch (result.kind) {
     case 'sent': {
-      const ended = await writtenOnce(() => markSent(deps.db, n.id, now, { ref: result.ref, ...result.result }));
+      const ended = await markSent(deps.db, n.id, now, { ref: result.ref, ...result.result });
       // Slack counts its pace from when a message arrives, which is after `now`:
       // pacing from the answer keeps the next one from landing early and costing a 429's whole Retry-After.
       const pacing = pacingOf(transport);
@@ -146,25 +146,6 @@ async function settleDelivery(ctx: SenderContext, transport: Transport, key: str
     case 'unknown':
       await holdFailing(ctx, n, result.error, result.kind, now);
       return;
-  }
-}
-
-/**
- * A delivery's `sent` whose write lost its connection (a termination, a
- * reset: the database itself still answers) is written again at once, on a
- * fresh connection from the pool. The message is delivered; left stranded,
- * its row would wait for the sender's back-off and the next claim, then a
- * lookup in Slack or, for a webhook that cannot be asked, a resend (measured
- * under the chaos suite's terminations: seconds of a notification counted as
- * not sent). The write is conditional on the row still being `sending`, so
- * when the first one did commit the second changes nothing.
- */
-async function writtenOnce<T>(write: () => Promise<T>): Promise<T> {
-  try {
-    return await write();
-  } catch (error) {
-    if (!isConnectionError(error) || isDatabaseAway(error)) throw error;
-    return write();
   }
 }
 
