@@ -2,7 +2,7 @@ import type { Transaction } from 'kysely';
 import type { Database, Run, RunTrigger, Workflow } from '../db/schema.js';
 import { profileFor } from '../domain/cadence.js';
 import { latestFireAtOrBefore } from '../domain/schedule.js';
-import { insertRunningRun, insertRunRow, newRunRow, outcomeColumns, RUNS_FINISHED_CHANNEL, type RunOutcome } from './runs.js';
+import { insertRunningRun, insertRunRow, newRunRow, outcomeColumns, type RunOutcome } from './runs.js';
 
 /**
  * Runs reported from outside (the ingest API and pings): the job ran
@@ -66,10 +66,9 @@ export async function insertReportedRunning(trx: Transaction<Database>, start: R
 }
 
 /**
- * A run reported only by its end (no start was sent): inserted finished, for
- * the poller to pick up like any other, and the pollers are woken (the NOTIFY
- * goes with the insert, one statement), unless `notify: false` (the caller
- * evaluates it at once and notifies only if that left it to the pollers).
+ * A run reported only by its end (no start was sent): inserted finished and
+ * unprocessed, without a NOTIFY: its caller evaluates it at once and wakes
+ * the pollers only if that left it to them (src/engine/evaluate-now.ts).
  * Undefined when the tick already has its row (nothing is written).
  */
 export async function insertReportedFinished(
@@ -77,7 +76,7 @@ export async function insertReportedFinished(
   start: ReportedStart,
   reported: RunOutcome,
   now: Date,
-  options: { durationSeconds?: number; notify?: boolean } = {},
+  options: { durationSeconds?: number } = {},
 ): Promise<Run | undefined> {
   const { durationSeconds } = options;
   const run = await insertRunRow(
@@ -92,7 +91,6 @@ export async function insertReportedFinished(
       durationSeconds: durationSeconds ?? null,
       externalId: start.externalId,
     }),
-    options.notify === false ? {} : { notify: RUNS_FINISHED_CHANNEL },
   );
   return run;
 }

@@ -75,7 +75,7 @@ export async function reportRun(deps: Deps, report: RunReport, scope: Scope): Pr
       match = await matchTick(trx, workflow, now);
     }
     const start = { workflow, match, externalId: report.externalId ?? null };
-    const run = report.status === 'running' ? await insertReportedRunning(trx, start, now) : await insertReportedFinished(trx, start, outcomeOf(report), now, { durationSeconds: report.durationSeconds, notify: false });
+    const run = report.status === 'running' ? await insertReportedRunning(trx, start, now) : await insertReportedFinished(trx, start, outcomeOf(report), now, { durationSeconds: report.durationSeconds });
     if (!run) {
       const taken = report.tick && (await tickRow(trx, workflow.id, report.tick));
       if (taken) return { kind: 'tick_taken', run: taken };
