@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Severity } from '../../db/schema.js';
+import { cutText } from '../../domain/text.js';
 import { severityWord } from '../alert-view.js';
 import type { AlertFacts } from './alert-facts.js';
 
@@ -105,11 +106,11 @@ export function escapeHtml(s: string): string {
 
 /** Header values are one line: a newline in a workflow name must not start a header of its own. */
 function oneLine(s: string): string {
-  return s.replace(/[\r\n\t]+/g, ' ').slice(0, 150);
+  return cutText(s.replace(/[\r\n\t]+/g, ' '), 150);
 }
 
 function cap(s: string): string {
-  return s.length > MAX_DETAIL ? `${s.slice(0, MAX_DETAIL)}\n… (truncated)` : s;
+  return s.length > MAX_DETAIL ? `${cutText(s, MAX_DETAIL)}\n… (truncated)` : s;
 }
 
 function indent(s: string): string {

@@ -1,6 +1,7 @@
 import type { Config } from '../../config/env.js';
 import type { Db } from '../../db/connect.js';
 import type { RoutingConfig } from '../../ledger/destinations.js';
+import { cutText } from '../../domain/text.js';
 import type { DeliveryInput, DeliveryResult, LastRun, Transport } from '../transport.js';
 import { ownerChange } from '../event-text.js';
 import { alertFacts } from './alert-facts.js';
@@ -44,7 +45,7 @@ export function pagerDutyEvent(input: DeliveryInput, routingKey: string, action:
     ...base,
     payload: {
       // The event's one text, as every other destination tells it.
-      summary: `${t.name} / ${w.name}: ${facts.eventLine}`.slice(0, 1024),
+      summary: cutText(`${t.name} / ${w.name}: ${facts.eventLine}`, 1024),
       source: `scheduler-bot/${t.id}`,
       severity: a.severity === 'critical' ? 'critical' : 'warning',
       timestamp: input.event.at.toISOString(),
@@ -54,7 +55,7 @@ export function pagerDutyEvent(input: DeliveryInput, routingKey: string, action:
       custom_details: {
         Event: facts.eventLine,
         ...Object.fromEntries(facts.fields.map((f) => [f.label, f.value])),
-        ...(a.lastError ? { 'Last error': a.lastError.slice(0, 2000) } : {}),
+        ...(a.lastError ? { 'Last error': cutText(a.lastError, 2000) } : {}),
         alert_id: a.id,
         generation: a.generation,
         event: input.event.kind,

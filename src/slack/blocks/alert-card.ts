@@ -1,6 +1,7 @@
 import type { Run, Workflow } from '../../db/schema.js';
 import { alertView, type AlertView, type AlertViewInput } from '../../notify/alert-view.js';
 import { plural } from '../../domain/durations.js';
+import { cutText } from '../../domain/text.js';
 import { eventText, type EventInput } from '../../notify/event-text.js';
 import { ACTION, SILENCE_CHOICES } from './ids.js';
 import { eventFallback, eventMrkdwn } from './event-text.js';
@@ -51,7 +52,7 @@ export function renderAlertRoot(card: AlertCard, now: Date): SlackMessage {
   if (card.lastRun?.logUrl) blocks.push({ type: 'context', elements: [mrkdwn(`Full log: ${safeLink(card.lastRun.logUrl)}`, LIMITS.contextElementText)] });
   blocks.push(actionsFor(card, view));
 
-  const text = `${view.headline}${view.lastError ? `. Last error: ${view.lastError.replace(/\s+/g, ' ').slice(0, 500)}` : ''}`;
+  const text = `${view.headline}${view.lastError ? `. Last error: ${cutText(view.lastError.replace(/\s+/g, ' '), 500)}` : ''}`;
   return { text: safeText(text, LIMITS.fallbackText), blocks: capBlocks(blocks, LIMITS.messageBlocks, omittedNote) };
 }
 

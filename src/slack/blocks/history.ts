@@ -1,4 +1,5 @@
 import { formatDuration } from '../../domain/durations.js';
+import { cutText } from '../../domain/text.js';
 import { slackDate } from './format.js';
 import { capBlocks, lineSections, LIMITS, mrkdwn, omittedNote, safeText, withItems } from './limits.js';
 import type { Block, SlackMessage } from './types.js';
@@ -41,6 +42,6 @@ export function renderHistory(workflowName: string, rows: HistoryRow[]): SlackMe
   if (rows.length === 0) blocks.push({ type: 'section', text: mrkdwn('No runs recorded yet.') });
   // Several lines per section keep long histories inside the 50-block budget.
   blocks.push(...lineSections(rows.map(historyLine), 5));
-  const text = `${title}\n${rows.map((r) => `#${r.runId} ${r.status}${r.error ? `: ${r.error.slice(0, 100)}` : ''}`).join('\n')}`;
+  const text = `${title}\n${rows.map((r) => `#${r.runId} ${r.status}${r.error ? `: ${cutText(r.error, 100)}` : ''}`).join('\n')}`;
   return { text: safeText(text, LIMITS.fallbackText), blocks: capBlocks(blocks, LIMITS.messageBlocks, omittedNote) };
 }

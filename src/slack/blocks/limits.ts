@@ -4,6 +4,7 @@
  * notes) is escaped so it cannot mention `<!channel>`, a user `<@U…>`, or
  * hide a link `<http…|…>`, and is cut to fit with a visible marker.
  */
+import { cutText, wellFormed } from '../../domain/text.js';
 import type { Block } from './types.js';
 
 export const LIMITS = {
@@ -24,16 +25,16 @@ export const LIMITS = {
 
 export const TRUNCATION_MARKER = '… [truncated]';
 
-/** Neutralises mrkdwn control sequences: `&`, `<`, `>` are all Slack parses specially. */
+/** Neutralises mrkdwn control sequences: `&`, `<`, `>` are all Slack parses specially; a lone surrogate becomes U+FFFD. */
 export function escapeMrkdwn(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  return wellFormed(text).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
-/** Cuts `text` to at most `max` characters, ending with the marker when cut. */
+/** Cuts `text` to at most `max` characters, ending with the marker when cut (never inside a surrogate pair). */
 export function truncate(text: string, max: number, marker = TRUNCATION_MARKER): string {
   if (text.length <= max) return text;
   if (max <= marker.length) return marker.slice(0, max);
-  return text.slice(0, max - marker.length) + marker;
+  return cutText(text, max - marker.length) + marker;
 }
 
 /**
@@ -61,7 +62,7 @@ export function codeBlock(raw: string, max: number = LIMITS.codeBlock): string {
 
 /** Plain text (headers, buttons, options): no escaping needed, only the length. */
 export function plain(text: string, max: number): { type: 'plain_text'; text: string; emoji: true } {
-  return { type: 'plain_text', text: truncate(text, max), emoji: true };
+  return { type: 'plain_text', text: truncate(wellFormed(text), max), emoji: true };
 }
 
 export function mrkdwn(text: string, max: number = LIMITS.sectionText): { type: 'mrkdwn'; text: string } {
@@ -92,7 +93,7 @@ export function cutMrkdwn(text: string, max: number, marker = TRUNCATION_MARKER)
     // The cut falls inside this span.
     if (m[0].startsWith('```') && cut - start > 6) {
       // Keep what fits of the block's content, then close the fence: the reader still sees the start of the error.
-      let inner = text.slice(start, cut - 3);
+      let inner = cutText(text, cut - 3).slice(start);
       const entity = /&[a-z#0-9]*$/.exec(inner);
       if (entity) inner = inner.slice(0, entity.index);
       return `${text.slice(0, start)}${inner}\`\`\`${marker}`;
@@ -100,7 +101,7 @@ export function cutMrkdwn(text: string, max: number, marker = TRUNCATION_MARKER)
     cut = start;
     break;
   }
-  return text.slice(0, cut) + marker;
+  return cutText(text, cut) + marker;
 }
 
 /**
