@@ -1,4 +1,5 @@
 import type { RequestHandler } from 'express';
+import { hasLoneSurrogate } from '../domain/text.js';
 import { badRequest } from './api-error.js';
 
 /**
@@ -17,24 +18,46 @@ export const checkPath: RequestHandler = (req, _res, next) => {
   next();
 };
 
-/** Output text a run reports: NULs there are replaced when stored (storableOutcome), not refused. */
+/** Output text a run reports: NULs and lone surrogates there are replaced when stored (storableOutcome, PostgreSQL), not refused. */
 const OUTPUT_FIELDS = new Set(['error', 'log', 'stage']);
 
-function findNul(value: unknown, path: string, depth = 0): string | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
+/** What is wrong with a string PostgreSQL cannot keep: a NUL anywhere, or a lone surrogate in a jsonb column (launcher headers, reasons). */
+function badString(s: string): string | undefined {
+  if (s.includes('\u0000')) return 'NUL characters (\\u0000) are not allowed';
+  if (hasLoneSurrogate(s)) return 'a lone UTF-16 surrogate (half a character, such as \\ud800) is not allowed';
+  return undefined;
+}
+
+function findBadString(value: unknown, path: string, depth = 0): { at: string; why: string } | undefined {
+  if (typeof value === 'string') {
+    const why = badString(value);
+    return why ? { at: path, why } : undefined;
+  }
   if (depth > 20 || value === null || typeof value !== 'object') return undefined;
   for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-    if (k.includes('\u0000')) return `${path}.${k.replace(/\u0000/g, '\\u0000')}`;
+    const why = badString(k);
+    if (why) return { at: `${path}.${JSON.stringify(k).slice(1, -1)}`, why };
     if (depth === 0 && OUTPUT_FIELDS.has(k)) continue;
-    const found = findNul(v, Array.isArray(value) ? `${path}[${k}]` : `${path}.${k}`, depth + 1);
+    const found = findBadString(v, Array.isArray(value) ? `${path}[${k}]` : `${path}.${k}`, depth + 1);
     if (found) return found;
   }
   return undefined;
 }
 
-/** NUL in a JSON string that names or configures something (ids, names, commands, URLs): 400 naming the field. */
+/** A NUL or a lone surrogate in a JSON string that names or configures something (ids, names, commands, URLs, headers): 400 naming the field. */
 export const checkJsonStrings: RequestHandler = (req, _res, next) => {
-  const at = findNul(req.body, 'body');
-  if (at) throw badRequest(`${at}: NUL characters (\\u0000) are not allowed`);
+  const bad = findBadString(req.body, 'body');
+  if (bad) throw badRequest(`${bad.at}: ${bad.why}`);
+  next();
+};
+
+/** The same for query parameters (`?workflow=a%00b` reached PostgreSQL as a 500). */
+export const checkQueryStrings: RequestHandler = (req, _res, next) => {
+  for (const [k, v] of Object.entries(req.query as Record<string, unknown>)) {
+    const why = badString(k);
+    if (why) throw badRequest(`query: ${why} in a parameter name`);
+    const bad = findBadString(v, `query.${k}`, 1);
+    if (bad) throw badRequest(`${bad.at}: ${bad.why}`);
+  }
   next();
 };

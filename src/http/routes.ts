@@ -4,7 +4,7 @@ import { apiErrorHandler, notFound } from './api-error.js';
 import { requireAuth } from './auth.js';
 import type { LoopStatus } from '../engine/runner.js';
 import { maintenanceRoutes } from './maintenance-routes.js';
-import { checkJsonStrings, checkPath } from './input-guards.js';
+import { checkJsonStrings, checkPath, checkQueryStrings } from './input-guards.js';
 import { createMetrics, metricsHandler } from './metrics-route.js';
 import { ledgerRoutes } from './ledger-routes.js';
 import { pingRoutes } from './ping-routes.js';
@@ -24,7 +24,7 @@ export function apiRoutes(deps: Deps, loops: () => LoopStatus[] = () => []): Rou
   const router = Router();
 
   const api = Router();
-  api.use(checkPath);
+  api.use(checkPath, checkQueryStrings);
   // Authenticate before reading a body: an unknown caller does not get to make the server parse 256 KB.
   api.use(requireAuth(deps));
   // Any content type: `curl -d '{…}'` sends form encoding by default, and its JSON should still be read.

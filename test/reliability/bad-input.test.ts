@@ -392,6 +392,29 @@ describe('API requests', () => {
     expect(command.body.message).toContain('body.launcher.command');
   });
 
+  it('a NUL in a query parameter: 400 naming the parameter, never a 500', async () => {
+    const admin = apiClient(app.url, ADMIN);
+    for (const path of ['/api/v1/runs?workflow=night%00ly', '/api/v1/runs?tenant=ac%00me', '/api/v1/runs?workflow=a&workflow=b%00']) {
+      const res = await unchanged(() => admin('GET', path));
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ error: 'invalid_request', message: expect.stringMatching(/^query\.(workflow|tenant)(\[1\])?: NUL characters/) });
+    }
+  });
+
+  it('a lone UTF-16 surrogate in a JSON string stored as jsonb (launcher headers, maintenance reasons): 400 naming the field, never a 500', async () => {
+    const admin = apiClient(app.url, ADMIN);
+    const cases: [string, string, string, string][] = [
+      ['PUT', '/api/v1/workflows/acme/lone-header', '{"cron": "0 2 * * *", "launcher": {"kind": "http", "url": "https://jobs.example.com/run", "headers": {"x-team": "a\\ud800b"}}}', 'body.launcher.headers.x-team'],
+      ['PUT', '/api/v1/workflows/acme/lone-window', '{"cron": "0 2 * * *", "maintenance": [{"cron": "0 1 * * *", "duration": "1h", "reason": "\\udc00"}]}', 'body.maintenance[0].reason'],
+      ['PUT', '/api/v1/workflows/acme/lone-key', '{"cron": "0 2 * * *", "launcher": {"kind": "http", "url": "https://jobs.example.com/run", "headers": {"x-\\ud800": "v"}}}', 'body.launcher.headers.x-\\ud800'],
+    ];
+    for (const [method, path, body, field] of cases) {
+      const res = await unchanged(() => admin(method, path, body, { 'content-type': 'application/json' }));
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ error: 'invalid_request', message: `${field}: a lone UTF-16 surrogate (half a character, such as \\ud800) is not allowed` });
+    }
+  });
+
   it.each([
     ['exitCode', { exitCode: 99999999999 }],
     ['exitCode', { exitCode: -99999999999 }],
