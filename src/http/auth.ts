@@ -1,6 +1,7 @@
 import type { RequestHandler, Response } from 'express';
 import type { Deps } from '../deps.js';
 import type { Scope } from '../ledger/alert-queries.js';
+import { launchSigningKey } from '../domain/launch-signing.js';
 import { callbackTokenFor, runIdOfCallbackToken } from '../launch/signature.js';
 import { hashToken, rememberSecrets, sameSecret } from '../secrets.js';
 import { forbidden, notFound, unauthorized } from './api-error.js';
@@ -28,8 +29,8 @@ export async function authenticate(deps: Pick<Deps, 'db' | 'config'>, header: st
       .select('workflows.launcher')
       .where('runs.id', '=', runId)
       .executeTakeFirst();
-    const secret = run?.launcher?.kind === 'http' ? (run.launcher.secret ?? deps.config.LAUNCHER_SECRET) : undefined;
-    if (secret && sameSecret(callbackTokenFor(secret, runId), token)) return { kind: 'run', runId };
+    const key = run?.launcher?.kind === 'http' ? launchSigningKey(run.launcher, deps.config.LAUNCHER_SECRET) : undefined;
+    if (key?.ok && sameSecret(callbackTokenFor(key.secret, runId), token)) return { kind: 'run', runId };
     throw unauthorized('invalid token');
   }
 

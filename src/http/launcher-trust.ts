@@ -33,6 +33,11 @@ async function checkTenantLauncher(deps: Pick<Deps, 'db' | 'config'>, tenantId: 
       `body.launcher.url: host ${JSON.stringify(host)} is not on the operator's allow-list for tenant ${tenantId} (HTTP_LAUNCHER_ALLOWED_HOSTS, or the tenant's "launcherHosts" in the workflows file)`,
     );
   }
+  if (launcher.secret === undefined && launcher.secretEnv === undefined) {
+    throw forbidden(
+      'body.launcher.secret: a tenant\'s http launcher needs a signing secret of its own ("secret", at least 16 characters, or "secretEnv"); LAUNCHER_SECRET signs only launchers the operator set',
+    );
+  }
   if (launcher.secretEnv !== undefined) {
     const prefix = tenant?.secretEnvPrefix;
     if (!prefix) throw forbidden(`body.launcher.secretEnv: no environment prefix is reserved for tenant ${tenantId}; give "secret" instead, or ask the operator to set "secretEnvPrefix"`);

@@ -7,6 +7,7 @@ import { releaseRunLease, renewRunLeases, type HeldRuns } from '../ledger/run-le
 import { reportOutcome } from './report-outcome.js';
 import { hostAllowed, parseAllowList, type AllowList } from '../domain/address-policy.js';
 import { guardedPost, TargetNotAllowedError } from './guarded-post.js';
+import { launchSigningKey } from '../domain/launch-signing.js';
 
 type HttpConfig = Extract<LauncherConfig, { kind: 'http' }>;
 type HttpDeps = Pick<Deps, 'db' | 'clock' | 'logger' | 'replicaId' | 'config'>;
@@ -52,8 +53,16 @@ export function createHttpLauncher(deps: HttpDeps, held: HeldRuns, options: Http
     async launch(ctx: LaunchContext): Promise<LaunchOutcome> {
       const config = ctx.workflow.launcher;
       if (!config || config.kind !== 'http') return { started: false, error: 'workflow has no http launcher' };
-      const secret = config.secret ?? deps.config.LAUNCHER_SECRET;
-      if (!secret) return { started: false, error: 'no signing secret: set LAUNCHER_SECRET or the launcher\'s "secret"' };
+      // A tenant's launcher reaches only what the operator allows; the operator's own reach anywhere.
+      let list: AllowList | undefined;
+      if (!config.operatorSet) {
+        list = await tenantAllowList(ctx.tenant.id);
+        const host = new URL(config.url).hostname;
+        if (!hostAllowed(host, list)) return { started: false, error: `target ${host} is not on the operator's allow-list for tenant ${ctx.tenant.id}` };
+      }
+      const key = launchSigningKey(config, deps.config.LAUNCHER_SECRET);
+      if (!key.ok) return { started: false, error: key.reason };
+      const secret = key.secret;
       const mode = config.mode ?? 'sync';
       const payload: LaunchRequestBody = {
         runId: ctx.runId,
@@ -75,14 +84,6 @@ export function createHttpLauncher(deps: HttpDeps, held: HeldRuns, options: Http
         [TIMESTAMP_HEADER]: String(timestamp),
         [SIGNATURE_HEADER]: signLaunchRequest(secret, timestamp, body),
       };
-
-      // A tenant's launcher reaches only what the operator allows; the operator's own reach anywhere.
-      let list: AllowList | undefined;
-      if (!config.operatorSet) {
-        list = await tenantAllowList(ctx.tenant.id);
-        const host = new URL(config.url).hostname;
-        if (!hostAllowed(host, list)) return { started: false, error: `target ${host} is not on the operator's allow-list for tenant ${ctx.tenant.id}` };
-      }
 
       held.add(ctx.runId);
       const log = deps.logger.child({ runId: ctx.runId, workflow: ctx.workflow.name, tenant: ctx.tenant.id });

@@ -112,26 +112,29 @@ describe('command launcher faults', () => {
   });
 });
 
+/** A tenant's launcher (no operator mark) signs with a secret of its own. */
+const HTTP_SECRET = 'launcher-faults-own-secret-0123';
+
 describe('http launcher faults', () => {
   const http = (acceptTimeoutMs?: number) =>
     createHttpLauncher(replicaDeps(t.db, clock, { LAUNCHER_SECRET: 'launcher-faults-secret-0123', PUBLIC_URL: 'https://bot.example.com', HTTP_LAUNCHER_ALLOWED_HOSTS: '127.0.0.1' }), new HeldRuns(), { acceptTimeoutMs });
 
   it('a sync target that hangs: failed at the run timeout', async () => {
     target.respondWith(() => ({ status: 200, delayMs: 5_000 }));
-    const { run } = await start(http(), { kind: 'http', url: `${target.url}/hang`, mode: 'sync' }, 1);
+    const { run } = await start(http(), { kind: 'http', url: `${target.url}/hang`, mode: 'sync', secret: HTTP_SECRET }, 1);
     expect(await finishedRun(t.db, run.id)).toMatchObject({ status: 'failed', error: 'timed out after 1s' });
   });
 
   it('a target answering 500: failed with the status and the first line of its answer', async () => {
     target.respondWith(() => ({ status: 500, body: 'upstream exploded\nstack…' }));
-    const { run } = await start(http(), { kind: 'http', url: `${target.url}/boom`, mode: 'sync' }, 10);
+    const { run } = await start(http(), { kind: 'http', url: `${target.url}/boom`, mode: 'sync', secret: HTTP_SECRET }, 10);
     expect(await finishedRun(t.db, run.id)).toMatchObject({ status: 'failed', error: 'HTTP 500: upstream exploded', logExcerpt: 'upstream exploded\nstack…' });
   });
 
   it('a target nobody listens on: failed with the connection error', async () => {
     const closed = await startHttpTarget();
     await closed.stop();
-    const { run } = await start(http(), { kind: 'http', url: `${closed.url}/nothing`, mode: 'sync' }, 10);
+    const { run } = await start(http(), { kind: 'http', url: `${closed.url}/nothing`, mode: 'sync', secret: HTTP_SECRET }, 10);
     const done = await finishedRun(t.db, run.id);
     expect(done.status).toBe('failed');
     expect(done.error).toMatch(/^request failed: .*ECONNREFUSED/);
@@ -139,13 +142,13 @@ describe('http launcher faults', () => {
 
   it('a callback target that never accepts: failed at the accept timeout', async () => {
     target.respondWith(() => ({ status: 202, delayMs: 5_000 }));
-    const { run } = await start(http(1000), { kind: 'http', url: `${target.url}/slow-accept`, mode: 'callback' }, 60);
+    const { run } = await start(http(1000), { kind: 'http', url: `${target.url}/slow-accept`, mode: 'callback', secret: HTTP_SECRET }, 60);
     expect(await finishedRun(t.db, run.id)).toMatchObject({ status: 'failed', error: 'timed out after 1s' });
   });
 
   it('a callback target that accepts and never calls back: failed "timed out" at the deadline, by whichever replica looks', async () => {
     target.respondWith(() => ({ status: 202 }));
-    const { run } = await start(http(), { kind: 'http', url: `${target.url}/accept`, mode: 'callback' }, 120);
+    const { run } = await start(http(), { kind: 'http', url: `${target.url}/accept`, mode: 'callback', secret: HTTP_SECRET }, 120);
     // Accepted: the lease is handed back, so only the deadline can end it.
     await eventually(async () => (await t.db.selectFrom('runs').select('leaseOwner').where('id', '=', run.id).executeTakeFirstOrThrow()).leaseOwner === null);
     await checkFreshness({ db: t.db, clock });

@@ -37,7 +37,7 @@ async function fire(mode: 'sync' | 'callback', policy: Record<string, number> = 
   const wf = await makeWorkflow(t.db, {
     cron: '0 * * * *',
     mode: 'managed',
-    launcher: JSON.stringify({ kind: 'http', url: `${target.url}/jobs/run`, mode, headers: { 'x-team': 'data' } }),
+    launcher: JSON.stringify({ kind: 'http', url: `${target.url}/jobs/run`, mode, headers: { 'x-team': 'data' }, secret: SECRET }),
     policy: JSON.stringify(policy),
     nextTickAt: clock.now(),
   });
@@ -165,7 +165,7 @@ describe('http launcher without a secret', () => {
         const wf = await makeWorkflow(other.db, {
           cron: '0 * * * *',
           mode: 'managed',
-          launcher: JSON.stringify({ kind: 'http', url: `${target.url}/x`, mode: 'sync' }),
+          launcher: JSON.stringify({ kind: 'http', url: `${target.url}/x`, mode: 'sync', operatorSet: true }),
           nextTickAt: at('2026-03-10T02:00:00Z'),
         });
         await fireDueTicks(bare.deps);

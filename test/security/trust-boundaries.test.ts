@@ -7,6 +7,7 @@ import { parseWorkflowsFile, WorkflowsFileError } from '../../src/config/workflo
 import { pollFinishedRuns } from '../../src/engine/poller.js';
 import { createLogger } from '../../src/log.js';
 import { createOutboxSender } from '../../src/notify/sender.js';
+import { callbackTokenFor, verifyLaunchSignature } from '../../src/launch/signature.js';
 import { hashToken } from '../../src/secrets.js';
 import { RecordingSlackApi } from '../../src/replay/recording-slack-api.js';
 import { createWebClient, webOutboxApi } from '../../src/slack/transport/slack-api.js';
@@ -30,6 +31,8 @@ const GLOBEX_TOKEN = 'sbt_globex-trust-token-0123456789abcd';
 const BOT_TOKEN = 'xoxb-trust-bot-token-0123456789';
 const SIGNING_SECRET = 'trust-signing-secret-0123456789';
 const LAUNCHER_SECRET = 'trust-launcher-secret-0123456789';
+const ACME_LAUNCH = 'acme-own-launch-secret-0123456789';
+const GLOBEX_LAUNCH = 'globex-own-launch-secret-012345678';
 
 let t: TestDatabase;
 let slack: RecordingSlackApi;
@@ -100,7 +103,7 @@ describe('command launchers belong to the operator', () => {
     const before = await workflowRow('acme', 'operator-job');
     expect(before!.launcher).toMatchObject({ kind: 'command', operatorSet: true });
 
-    const replace = await acme()('PUT', '/api/v1/workflows/acme/operator-job', { cron: '0 3 * * *', launcher: { kind: 'http', url: 'https://jobs.example.com/run' } });
+    const replace = await acme()('PUT', '/api/v1/workflows/acme/operator-job', { cron: '0 3 * * *', launcher: { kind: 'http', url: 'https://jobs.example.com/run', secret: ACME_LAUNCH } });
     expect(replace.status).toBe(403);
     expect(replace.body.message).toMatch(/launcher the operator set; only the operator/);
     const strip = await acme()('PUT', '/api/v1/workflows/acme/operator-job', { cron: '* * * * *' });
@@ -126,9 +129,9 @@ describe("a tenant's http launcher reaches only what the operator allows", () =>
   });
 
   it('an allowed name is accepted; an allowed name that resolves to loopback is refused at connect time and the target hears nothing', async () => {
-    expect((await acme()('PUT', '/api/v1/workflows/acme/allowed', { cron: '0 0 1 1 *', launcher: { kind: 'http', url: 'https://jobs.example.com/run' } })).status).toBe(201);
+    expect((await acme()('PUT', '/api/v1/workflows/acme/allowed', { cron: '0 0 1 1 *', launcher: { kind: 'http', url: 'https://jobs.example.com/run', secret: ACME_LAUNCH } })).status).toBe(201);
     const port = new URL(target.url).port;
-    const put = await acme()('PUT', '/api/v1/workflows/acme/rebind', { cron: '0 0 1 1 *', mode: 'observed', launcher: { kind: 'http', url: `http://localhost:${port}/run` } });
+    const put = await acme()('PUT', '/api/v1/workflows/acme/rebind', { cron: '0 0 1 1 *', mode: 'observed', launcher: { kind: 'http', url: `http://localhost:${port}/run`, secret: ACME_LAUNCH } });
     expect(put.status).toBe(201);
     const before = target.received.length;
     const started = await acme()('POST', '/api/v1/workflows/acme/rebind/run');
@@ -158,7 +161,7 @@ describe("a tenant's http launcher reaches only what the operator allows", () =>
     await new Promise<void>((r) => redirector.listen(0, '127.0.0.1', () => r()));
     try {
       const url = `http://127.0.0.1:${(redirector.address() as AddressInfo).port}/run`;
-      expect((await globex()('PUT', '/api/v1/workflows/globex/redirected', { cron: '0 0 1 1 *', mode: 'observed', launcher: { kind: 'http', url } })).status).toBe(201);
+      expect((await globex()('PUT', '/api/v1/workflows/globex/redirected', { cron: '0 0 1 1 *', mode: 'observed', launcher: { kind: 'http', url, secret: GLOBEX_LAUNCH } })).status).toBe(201);
       const before = target.received.length;
       const started = await globex()('POST', '/api/v1/workflows/globex/redirected/run');
       const done = await finishedRun(t.db, started.body.id);
@@ -168,6 +171,51 @@ describe("a tenant's http launcher reaches only what the operator allows", () =>
     } finally {
       redirector.close();
     }
+  });
+});
+
+describe("LAUNCHER_SECRET signs only the operator's launchers", () => {
+  // Were a tenant's target sent requests signed with the operator's key, the tenant would hold requests valid
+  // under it and could replay them (within 5 minutes) to another tenant's target that trusts that key.
+  const signedWith = (secret: string, r: { body: string; headers: Record<string, unknown> }) =>
+    verifyLaunchSignature(secret, { body: r.body, timestamp: r.headers['x-scheduler-timestamp'] as string, signature: r.headers['x-scheduler-signature'] as string }, clock.now()).ok;
+
+  it('a tenant token must give its launcher a secret of its own (403 naming the field); with one, the request is signed with it, never with LAUNCHER_SECRET', async () => {
+    const bare = await globex()('PUT', '/api/v1/workflows/globex/unsigned', { cron: '0 0 1 1 *', mode: 'observed', launcher: { kind: 'http', url: `${target.url}/unsigned` } });
+    expect(bare.status).toBe(403);
+    expect(bare.body.message).toMatch(/^body\.launcher\.secret: a tenant's http launcher needs a signing secret of its own/);
+    expect(await workflowRow('globex', 'unsigned')).toBeUndefined();
+
+    expect((await globex()('PUT', '/api/v1/workflows/globex/own-key', { cron: '0 0 1 1 *', mode: 'observed', launcher: { kind: 'http', url: `${target.url}/own-key`, secret: GLOBEX_LAUNCH } })).status).toBe(201);
+    const started = await globex()('POST', '/api/v1/workflows/globex/own-key/run');
+    expect(started.status).toBe(202);
+    expect(await finishedRun(t.db, started.body.id)).toMatchObject({ status: 'succeeded' });
+    const request = target.received.find((r) => r.url === '/own-key')!;
+    expect(signedWith(GLOBEX_LAUNCH, request)).toBe(true);
+    expect(signedWith(LAUNCHER_SECRET, request)).toBe(false);
+    expect(JSON.parse(request.body).callbackToken).not.toBe(callbackTokenFor(LAUNCHER_SECRET, started.body.id));
+  });
+
+  it('a tenant launcher stored without a secret (before this check) is not launched, and a callback token made with LAUNCHER_SECRET finishes none of its runs', async () => {
+    const wf = await makeWorkflow(t.db, { tenantId: 'globex', name: 'legacy-unsigned', cron: '0 0 1 1 *', mode: 'observed', launcher: JSON.stringify({ kind: 'http', url: `${target.url}/legacy-unsigned`, mode: 'callback' }) });
+    const before = target.received.length;
+    const started = await globex()('POST', `/api/v1/workflows/globex/${wf.name}/run`);
+    expect(started.status).toBe(202);
+    const done = await finishedRun(t.db, started.body.id);
+    expect(done).toMatchObject({ status: 'failed' });
+    expect(done.error).toMatch(/no signing secret of its own: a launcher set with a tenant token needs "secret" or "secretEnv"/);
+    expect(target.received.length).toBe(before);
+
+    // Authentication refuses it before the run is even looked at (it was accepted, then answered 409 already_finished).
+    const forged = await apiClient(app.url, callbackTokenFor(LAUNCHER_SECRET, started.body.id))('POST', `/api/v1/runs/${started.body.id}`, { status: 'succeeded' });
+    expect(forged.status).toBe(401);
+  });
+
+  it("the operator's launchers (admin token) are still signed with LAUNCHER_SECRET", async () => {
+    expect((await admin()('PUT', '/api/v1/workflows/globex/operator-signed', { cron: '0 0 1 1 *', mode: 'observed', launcher: { kind: 'http', url: `${target.url}/operator-signed` } })).status).toBe(201);
+    const started = await globex()('POST', '/api/v1/workflows/globex/operator-signed/run');
+    expect(await finishedRun(t.db, started.body.id)).toMatchObject({ status: 'succeeded' });
+    expect(signedWith(LAUNCHER_SECRET, target.received.find((r) => r.url === '/operator-signed')!)).toBe(true);
   });
 });
 
