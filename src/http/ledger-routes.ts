@@ -67,7 +67,7 @@ export function ledgerRoutes(deps: Deps): Router {
   router.get('/alerts/:id', async (req, res) => {
     const raw = req.params.id;
     if (!/^\d{1,15}$/.test(raw)) throw badRequest(`alert id must be a positive integer (got ${JSON.stringify(raw)})`);
-    const alert = await getAlertDetail(deps.db, scopeOf(principalOf(res)), Number(raw));
+    const alert = await getAlertDetail(deps.db, scopeOf(principalOf(res)), Number(raw), deps.config);
     if (!alert) throw notFound(`no alert ${raw}`);
     res.json(alert);
   });

@@ -109,3 +109,19 @@ export function shouldRoute(route: Route, kind: AlertEventKind, severity: Severi
 function meets(route: Route, severity: Severity): boolean {
   return SEVERITY_RANK[severity] >= SEVERITY_RANK[route.minSeverity];
 }
+
+/**
+ * The platform's own destinations among a tenant's routes (the platform
+ * channel, PLATFORM_DESTINATIONS), unless the tenant lists the same one
+ * itself: what a tenant token is not shown of an alert's deliveries.
+ * PLATFORM_DESTINATIONS is the operator's configuration, kept like a secret
+ * (on-call addresses, receivers' hosts, their error answers).
+ */
+export function platformOnlyDestinations(tenant: RoutingTenant, config: RoutingConfig): Set<string> {
+  const own = new Set(destinationsFor({ ...tenant, shadow: false }, { PLATFORM_CHANNEL: undefined, PLATFORM_DESTINATIONS: [], destinationIdKey: config.destinationIdKey }));
+  const platform = [
+    ...(config.PLATFORM_CHANNEL ? [`slack:${config.PLATFORM_CHANNEL}`] : []),
+    ...(config.PLATFORM_DESTINATIONS ?? []).map((spec) => routeOf(spec, config.destinationIdKey).id),
+  ];
+  return new Set(platform.filter((id) => !own.has(id)));
+}

@@ -4,6 +4,7 @@ import type { Db } from '../db/connect.js';
 import { shownDestination } from '../domain/destination-outage.js';
 import type { Scope } from '../ledger/alert-queries.js';
 import { alertDependencyDetail } from '../ledger/dependency-state.js';
+import { platformOnlyDestinations, type RoutingConfig } from '../ledger/destinations.js';
 
 export interface AlertFilter {
   status?: 'open' | 'resolved';
@@ -34,9 +35,10 @@ export async function listAlerts(db: Db, scope: Scope, f: AlertFilter) {
 /**
  * One alert with its whole event timeline, who owned it when, and where each
  * notification stands per destination. Destinations are shown as
- * `shownDestination` has them: never a webhook's URL.
+ * `shownDestination` has them: never a webhook's URL; a tenant sees its own
+ * destinations only, never the platform's (`routing`: where they are).
  */
-export async function getAlertDetail(db: Db, scope: Scope, id: number) {
+export async function getAlertDetail(db: Db, scope: Scope, id: number, routing: RoutingConfig = { PLATFORM_CHANNEL: undefined }) {
   let q = db.selectFrom('alerts as a').innerJoin('workflows as w', 'w.id', 'a.workflowId').selectAll('a').select(['w.tenantId as tenant', 'w.name as workflow']).where('a.id', '=', id);
   if (scope.tenantId) q = q.where('w.tenantId', '=', scope.tenantId);
   const alert = await q.executeTakeFirst();
@@ -51,6 +53,9 @@ export async function getAlertDetail(db: Db, scope: Scope, id: number) {
     .orderBy('id')
     .execute();
   const shown = new Set(events.map((e) => e.id));
+  // Nor the deliveries to the platform's own destinations: PLATFORM_DESTINATIONS is the operator's, kept like a secret.
+  const tenant = scope.tenantId ? await db.selectFrom('tenants').select(['channel', 'destinations']).where('id', '=', alert.tenant).executeTakeFirst() : undefined;
+  const platformOnly = tenant ? platformOnlyDestinations(tenant, routing) : new Set<string>();
   const notifications = await db
     .selectFrom('notifications')
     .select(['eventId', 'destination', 'status', 'attempts', 'lastError', 'createdAt', 'sentAt', 'nextAttemptAt'])
@@ -63,6 +68,6 @@ export async function getAlertDetail(db: Db, scope: Scope, id: number) {
     dependency: await alertDependencyDetail(db, alert, scope.tenantId),
     events,
     ownerHistory: events.filter((e) => e.kind === 'owner_changed').map((e) => ({ at: e.at, actor: e.actor, ...e.data })),
-    notifications: notifications.filter((n) => shown.has(n.eventId)).map((n) => ({ ...n, destination: shownDestination(n.destination), nextAttemptAt: n.status === 'pending' || n.status === 'sending' ? n.nextAttemptAt : null })),
+    notifications: notifications.filter((n) => shown.has(n.eventId) && !platformOnly.has(n.destination)).map((n) => ({ ...n, destination: shownDestination(n.destination), nextAttemptAt: n.status === 'pending' || n.status === 'sending' ? n.nextAttemptAt : null })),
   };
 }
