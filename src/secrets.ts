@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { createRedactor, type Redactor } from './domain/redact.js';
+import { createRedactor, urlPasswords, type Redactor } from './domain/redact.js';
 
 /** API tokens and ping keys are high-entropy, so a plain SHA-256 is a sound stored form. */
 export function hashToken(token: string): string {
@@ -56,6 +56,8 @@ export function secretsOfEntry(entry: unknown): string[] {
   const e = entry as Record<string, unknown>;
   const out: string[] = [];
   for (const field of ['secret', 'routingKey']) if (typeof e[field] === 'string') out.push(e[field] as string);
+  // A password in the target's URL (`https://user:pass@host/`): it is sent as Basic auth, and logged with the URL.
+  if (typeof e.url === 'string') out.push(...urlPasswords(e.url));
   // Headers and variables that carry credentials (Authorization, API keys); others (Accept, …) hold ordinary words.
   for (const map of [e.headers, e.env]) {
     if (!map || typeof map !== 'object') continue;

@@ -29,3 +29,31 @@ export function createRedactor(values: Iterable<string>, shapes: readonly RegExp
     return out;
   };
 }
+
+/** The password of a URL's userinfo (`https://user:pass@host/`), as written and decoded: a credential like any other. */
+export function urlPasswords(url: string): string[] {
+  try {
+    const password = new URL(url).password;
+    if (!password) return [];
+    let decoded = password;
+    try {
+      decoded = decodeURIComponent(password);
+    } catch {
+      // Not percent-encoded text: the written form is the one that shows up.
+    }
+    return [...new Set([password, decoded])];
+  } catch {
+    return [];
+  }
+}
+
+/** A URL fit to show: its userinfo password replaced with the marker. */
+export function shownUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (!u.password) return url;
+    return `${u.protocol}//${u.username}:${REDACTED}@${u.host}${u.pathname}${u.search}${u.hash}`;
+  } catch {
+    return url;
+  }
+}

@@ -14,6 +14,7 @@ import { dependsOnView, replaceDependencies, resolveApiDependencies, type Depend
 import { modeOf } from './sync-workflows.js';
 import { resolveAlertsOfWorkflows } from './workflow-state.js';
 import { runningLongAfter } from '../domain/run-duration.js';
+import { shownUrl } from '../domain/redact.js';
 import { loadNormalDurations } from '../ledger/run-durations.js';
 
 /** Workflows over the API: the read model, and the same upsert the file sync does, for workflows the API owns. */
@@ -50,11 +51,11 @@ export function crontabLine(config: Pick<Config, 'PUBLIC_URL' | 'PORT'>, workflo
   return `${zone}${workflow.cron} ${curl} ${url}/start; m=$(${command} 2>&1); rc=$?; echo "$m" | tail -c 100000 | ${curl} --data-binary @- ${url}/$rc`;
 }
 
-/** Secrets in a launcher (its signing secret, header values) never leave through the API. */
+/** Secrets in a launcher (its signing secret, header values, a password in its URL) never leave through the API. */
 function launcherView(launcher: LauncherConfig | null) {
   if (!launcher) return null;
   if (launcher.kind === 'command') return { kind: 'command', command: launcher.command, cwd: launcher.cwd ?? null, env: Object.keys(launcher.env ?? {}) };
-  return { kind: 'http', url: launcher.url, mode: launcher.mode, headers: Object.keys(launcher.headers ?? {}), ownSecret: !!launcher.secret };
+  return { kind: 'http', url: shownUrl(launcher.url), mode: launcher.mode, headers: Object.keys(launcher.headers ?? {}), ownSecret: !!launcher.secret };
 }
 
 function alertView(alert: Alert | undefined) {

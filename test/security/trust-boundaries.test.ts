@@ -330,6 +330,27 @@ describe('secrets never leave', () => {
   });
 });
 
+describe('a password in a launcher URL', () => {
+  it("is a secret: the tenant's view shows it as [redacted], and a target's answer or a log line carrying it is redacted", async () => {
+    const password = 'url-basic-pass-0123456789';
+    target.respondWith((r) => (r.url === '/basic' ? { status: 500, body: `auth failed for http://ci:${password}@127.0.0.1/basic` } : { status: 200 }));
+    try {
+      const url = `http://ci:${password}@127.0.0.1:${new URL(target.url).port}/basic`;
+      expect((await admin()('PUT', '/api/v1/workflows/acme/basic-auth', { cron: '0 0 1 1 *', mode: 'observed', launcher: { kind: 'http', url } })).status).toBe(201);
+      const view = await acme()('GET', '/api/v1/workflows/acme/basic-auth');
+      expect(view.body.launcher.url).toBe(`http://ci:[redacted]@127.0.0.1:${new URL(target.url).port}/basic`);
+      expect(view.text).not.toContain(password);
+      const started = await acme()('POST', '/api/v1/workflows/acme/basic-auth/run');
+      const done = await finishedRun(t.db, started.body.id);
+      expect(done).toMatchObject({ status: 'failed', error: 'HTTP 500: auth failed for http://ci:[redacted]@127.0.0.1/basic' });
+      expect(JSON.stringify(done)).not.toContain(password);
+      expect(lines.join('')).not.toContain(password);
+    } finally {
+      target.respondWith(() => ({ status: 200 }));
+    }
+  });
+});
+
 async function deliverAll() {
   const client = createWebClient(BOT_TOKEN, { apiUrl: slack.url, timeoutMs: 2000, logger: app.deps.logger });
   const sender = createOutboxSender(app.deps, [slackTransport(app.deps, webOutboxApi(client))]);
