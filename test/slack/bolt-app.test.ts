@@ -219,6 +219,30 @@ describe('buttons', () => {
     expect(texts[1]).toMatch(/^Acme \/ nightly-pipeline: <@U0ALICE> unsilenced the alert\./);
   });
 
+  it('two people picking Silence at once: one silence, one thread reply; the other is told whose silence holds', async () => {
+    const alert = await openAlert(acmeWf.id);
+    // Both saw the root unsilenced: one in the tenant's channel, one in the platform channel.
+    await Promise.all([
+      rig.click({ actionId: ACTION.silence, selected: `${alert.id}:1h`, channel: 'CACME', user: 'U0ALICE' }),
+      rig.click({ actionId: ACTION.silence, selected: `${alert.id}:4h`, channel: 'CPLAT', user: 'U0BOB' }),
+    ]);
+    const answers = await eventually(() => {
+      if (rig.slack.responses.length < 2) throw new Error('not both answered yet');
+      return rig.slack.responses;
+    });
+    const silenced = await t.db.selectFrom('alertEvents').select('actor').where('alertId', '=', alert.id).where('kind', '=', 'silenced').execute();
+    expect(silenced).toHaveLength(1);
+    const winner = silenced[0]!.actor!;
+    const row = await alertRow(alert.id);
+    expect(row.silencedBy).toBe(winner);
+    expect(answers.filter((r) => r.body.replace_original === true)).toHaveLength(1);
+    const refusal = answers.find((r) => r.body.response_type === 'ephemeral');
+    expect(refusal?.body.text).toMatch(new RegExp(`^<@${winner}> already silenced this alert until `));
+    await rig.drain();
+    const [root] = rig.slack.roots('CACME');
+    expect(rig.slack.replies('CACME', root!.ts).filter((m) => m.text.includes('silenced the alert'))).toHaveLength(1);
+  });
+
   it('Run now starts a manual run through the launcher; without one it is refused', async () => {
     const theirs = await openAlert(globexWf.id);
     await rig.click({ actionId: ACTION.runNow, value: String(theirs.id), channel: 'CGLOBEX', user: 'U0CAROL' });
