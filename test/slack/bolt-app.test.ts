@@ -3,7 +3,8 @@ import type { Launcher } from '../../src/launcher.js';
 import { ACTION, REASSIGN_FIELD, VIEW } from '../../src/slack/blocks/ids.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { makeRun, makeTenant, makeWorkflow, T0 } from '../helpers/factories.js';
-import { eventually, startSlackRig, type SlackRig } from '../helpers/slack-bolt.js';
+import { eventually, SIGNING_SECRET, slackSignature, startSlackRig, type SlackRig } from '../helpers/slack-bolt.js';
+import { systemClock } from '../../src/clock.js';
 import { addEvent, insertAlert } from '../helpers/slack-outbox.js';
 
 let t: TestDatabase;
@@ -78,6 +79,60 @@ describe('request signing', () => {
     await barrier();
     expect(rig.slack.responses).toHaveLength(1);
     expect((await alertRow(alert.id)).ownerUser).toBeNull();
+  });
+});
+
+describe('Slack retries', () => {
+  /** Sends `body` signed as Slack does, as a first delivery or as Slack's retry number `retry`. */
+  async function deliver(body: string, retry?: number) {
+    const ts = Math.floor(systemClock.now().getTime() / 1000);
+    const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', 'x-slack-request-timestamp': String(ts), 'x-slack-signature': slackSignature(SIGNING_SECRET, ts, body) };
+    if (retry) Object.assign(headers, { 'x-slack-retry-num': String(retry), 'x-slack-retry-reason': 'http_timeout' });
+    return (await fetch(`${rig.url}/slack/events`, { method: 'POST', headers, body })).status;
+  }
+  const silencedEvents = (alertId: number) => t.db.selectFrom('alertEvents').select('actor').where('alertId', '=', alertId).where('kind', '=', 'silenced').execute();
+  const answersTo = (id: string) => rig.slack.responses.filter((r) => r.id === id);
+
+  /** The first delivery answered, then the retry sent, then a command through the database answered: the retry has had its chance to act. */
+  async function firstThenRetry(body: string, responseId: string) {
+    expect(await deliver(body)).toBe(200);
+    await eventually(() => expect(answersTo(responseId)).toHaveLength(1));
+    expect(await deliver(body, 1)).toBe(200);
+    await rig.command('status nightly-pipeline', { channel: 'CACME' });
+    await eventually(() => expect(rig.slack.responses.some((r) => r.id.startsWith('cmd'))).toBe(true));
+  }
+
+  it('a command delivered again as a retry is acknowledged and not acted on twice', async () => {
+    const alert = await openAlert(acmeWf.id);
+    const body = new URLSearchParams({ token: 'legacy', team_id: 'T0TEST', channel_id: 'CACME', user_id: 'U0ALICE', command: '/scheduler', text: 'silence nightly-pipeline 1h', response_url: rig.slack.responseUrl('c1'), trigger_id: 'trigger-c1' }).toString();
+    await firstThenRetry(body, 'c1');
+    expect(answersTo('c1')).toHaveLength(1);
+    expect(await silencedEvents(alert.id)).toHaveLength(1);
+  });
+
+  it('a button click delivered again as a retry is acknowledged and not acted on twice', async () => {
+    const alert = await openAlert(globexWf.id);
+    const payload = {
+      type: 'block_actions',
+      team: { id: 'T0TEST' },
+      user: { id: 'U0CAROL' },
+      api_app_id: 'A0TEST',
+      container: { type: 'message', message_ts: '1.0', channel_id: 'CGLOBEX' },
+      trigger_id: 'trigger-a1',
+      channel: { id: 'CGLOBEX' },
+      response_url: rig.slack.responseUrl('a1'),
+      actions: [{ action_id: ACTION.runNow, block_id: 'alert_actions', action_ts: '1.0', type: 'button', value: String(alert.id) }],
+    };
+    // Run now answers nothing privately when it starts a run: wait for the run instead of an answer.
+    const body = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
+    expect(await deliver(body)).toBe(200);
+    await eventually(async () => expect(await t.db.selectFrom('runs').select('id').where('trigger', '=', 'manual').execute()).toHaveLength(1));
+    await t.db.updateTable('runs').set({ status: 'succeeded', finishedAt: rig.clock.now() }).where('trigger', '=', 'manual').execute();
+    expect(await deliver(body, 2)).toBe(200);
+    await rig.command('status nightly-pipeline', { channel: 'CACME' });
+    await eventually(() => expect(rig.slack.responses.some((r) => r.id.startsWith('cmd'))).toBe(true));
+    expect(await t.db.selectFrom('runs').select('id').where('trigger', '=', 'manual').execute()).toHaveLength(1);
+    expect(answersTo('a1')).toHaveLength(0);
   });
 });
 
