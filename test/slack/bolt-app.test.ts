@@ -313,6 +313,15 @@ describe('buttons', () => {
     expect((await lastResponse()).body.text).toContain('has no launcher');
   });
 
+  it('Run now on a root whose alert has since resolved starts nothing and says why', async () => {
+    const theirs = await openAlert(globexWf.id);
+    await t.db.updateTable('alerts').set({ status: 'resolved', resolvedAt: rig.clock.now() }).where('id', '=', theirs.id).execute();
+    await rig.click({ actionId: ACTION.runNow, value: String(theirs.id), channel: 'CGLOBEX', user: 'U0CAROL' });
+    expect((await lastResponse()).body).toMatchObject({ response_type: 'ephemeral', text: expect.stringContaining('already resolved') });
+    expect((await lastResponse()).body.text).toContain('`/scheduler run globex-import`');
+    expect(await t.db.selectFrom('runs').select('id').where('trigger', '=', 'manual').execute()).toEqual([]);
+  });
+
   it('History answers privately with the last ticks', async () => {
     const alert = await openAlert(acmeWf.id);
     await rig.click({ actionId: ACTION.history, value: String(alert.id), channel: 'CACME' });
