@@ -375,6 +375,17 @@ describe('buttons', () => {
 });
 
 describe('App Home', () => {
+  it('a person in no tenant\'s channel is told so, not that nothing is broken', async () => {
+    await openAlert(acmeWf.id);
+    rig.slack.channelMembers.set('CACME', ['U0ALICE']);
+    await rig.event({ type: 'app_home_opened', user: 'U0NOBODY', channel: 'D0NOBODY', tab: 'home' });
+    const home = await eventually(() => JSON.stringify(rig.slack.homeViews.get('U0NOBODY') ?? (() => { throw new Error('not yet'); })()));
+    expect(home).not.toContain('nightly-pipeline');
+    expect(home).not.toContain('Nothing is broken');
+    expect(home).toContain("You aren't in any tenant's channel");
+    await t.db.deleteFrom('slackHomeViews').execute();
+  });
+
   it('publishes the cross-tenant dashboard when opened, and again for that user when alert state changes', async () => {
     const alert = await openAlert(acmeWf.id);
     rig.slack.channelMembers.set('CACME', ['U0ALICE']);
