@@ -174,9 +174,9 @@ describe('/scheduler', () => {
 
   it('wrong usage gets the usage line; help lists the commands', async () => {
     await rig.command('silence nightly-pipeline soon', { channel: 'CACME' });
-    expect((await lastResponse()).body.text).toContain('Usage: `/scheduler silence <workflow> <duration');
+    expect((await lastResponse()).body.text).toContain('Usage: `/scheduler silence &lt;workflow&gt; &lt;duration');
     await rig.command('help', { channel: 'CACME' });
-    expect((await nthResponse(1)).body.text).toContain('/scheduler history <workflow>');
+    expect((await nthResponse(1)).body.text).toContain('/scheduler history &lt;workflow&gt;');
   });
 
   it('an unlinked channel is refused politely', async () => {
