@@ -386,6 +386,28 @@ describe('App Home', () => {
     await t.db.deleteFrom('slackHomeViews').execute();
   });
 
+  it("lists the viewer's own alerts first, tenant and alert", async () => {
+    const quality = await t.db.selectFrom('workflows').select('id').where('name', '=', 'quality-check').executeTakeFirstOrThrow();
+    await openAlert(acmeWf.id);
+    const mine = await openAlert(quality.id);
+    const theirs = await openAlert(globexWf.id);
+    await t.db.updateTable('alerts').set({ ownerUser: 'U0ALICE', acknowledgedAt: T0 }).where('id', 'in', [mine.id, theirs.id]).execute();
+    // Alice is in both channels; Acme sorts before Globex and nightly-pipeline opened first.
+    rig.slack.channelMembers.set('CACME', ['U0ALICE']);
+    rig.slack.channelMembers.set('CGLOBEX', ['U0ALICE']);
+    await rig.event({ type: 'app_home_opened', user: 'U0ALICE', channel: 'D0ALICE', tab: 'home' });
+    const home = await eventually(() => JSON.stringify(rig.slack.homeViews.get('U0ALICE') ?? (() => { throw new Error('not yet'); })()));
+    expect(home.indexOf('quality-check')).toBeGreaterThan(-1);
+    expect(home.indexOf('quality-check')).toBeLessThan(home.indexOf('nightly-pipeline'));
+    // Owning nothing in Acme any more, Alice sees Globex, where she owns one, first.
+    await t.db.updateTable('alerts').set({ ownerUser: null, acknowledgedAt: null }).where('id', '=', mine.id).execute();
+    rig.slack.homeViews.delete('U0ALICE');
+    await rig.event({ type: 'app_home_opened', user: 'U0ALICE', channel: 'D0ALICE', tab: 'home' });
+    const again = await eventually(() => JSON.stringify(rig.slack.homeViews.get('U0ALICE') ?? (() => { throw new Error('not yet'); })()));
+    expect(again.indexOf('globex-import')).toBeLessThan(again.indexOf('nightly-pipeline'));
+    await t.db.deleteFrom('slackHomeViews').execute();
+  });
+
   it('publishes the cross-tenant dashboard when opened, and again for that user when alert state changes', async () => {
     const alert = await openAlert(acmeWf.id);
     rig.slack.channelMembers.set('CACME', ['U0ALICE']);
