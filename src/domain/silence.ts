@@ -25,6 +25,25 @@ export function silenceState(alert: Pick<SilenceFields, 'status' | 'silencedBy' 
   return { silenced: true, until: alert.silencedUntil ?? 'resolved', by: alert.silencedBy, reason: alert.silenceReason ?? null };
 }
 
+/**
+ * Whether a silence asked for meets one already in force that it must not
+ * replace. A button (the root's Silence select, a storm message's menu) is
+ * offered only on an alert shown unsilenced, so a click that finds a silence
+ * in force lost a race to another click, or was pressed on a message not yet
+ * re-rendered: it changes nothing, and the clicker is told whose silence
+ * holds (the silence returned). A typed command or the API names its own
+ * duration and replaces the silence in force (`replace`).
+ */
+export function silenceInTheWay(
+  alert: Pick<SilenceFields, 'status' | 'silencedBy' | 'silencedUntil'> & Partial<Pick<SilenceFields, 'silenceReason'>>,
+  now: Date,
+  request: { replace: boolean },
+): Extract<SilenceState, { silenced: true }> | undefined {
+  if (request.replace) return undefined;
+  const state = silenceState(alert, now);
+  return state.silenced ? state : undefined;
+}
+
 /** The silence as a payload field: its end as an ISO time, "resolved" for an until-resolved silence, null when none is in force. */
 export function silencedUntilField(state: SilenceState): string | null {
   if (!state.silenced) return null;

@@ -1,7 +1,7 @@
 import type { Transaction, Updateable } from 'kysely';
 import type { Alert, AlertsTable, Database, OwnerTeam, Tenant, Workflow } from '../db/schema.js';
 import type { Deps } from '../deps.js';
-import { silenceState } from '../domain/silence.js';
+import { silenceInTheWay, silenceState } from '../domain/silence.js';
 import { recordAlertEvent, releaseHeldNotifications } from './alert-events.js';
 import type { Scope } from './alert-queries.js';
 
@@ -24,7 +24,9 @@ export type ActionResult =
   /** No such alert, or outside the scope: existence is never leaked across tenants. */
   | { kind: 'not_found' }
   | { kind: 'not_open'; alert: Alert }
-  | { kind: 'already_owned'; alert: Alert; by: string };
+  | { kind: 'already_owned'; alert: Alert; by: string }
+  /** A click's silence found one already in force (src/domain/silence.ts silenceInTheWay): nothing changed. */
+  | { kind: 'already_silenced'; alert: Alert; by: string; until: Date | 'resolved' };
 
 export class InvalidActionInput extends Error {
   constructor(
@@ -141,17 +143,21 @@ export const reassign = (
 /**
  * Silences the alert until a time or until it resolves. Events keep being
  * recorded; their notifications are held and told as one summary when the
- * silence ends. The `silenced` event itself is delivered.
+ * silence ends. The `silenced` event itself is delivered. `replace: false`
+ * (a button) leaves a silence already in force as it is and says whose it is;
+ * otherwise (a command, the API) the new silence replaces it.
  */
 export const silence = (
   deps: Pick<Deps, 'db' | 'clock' | 'config'>,
-  input: { alertId: number; actor: Actor; scope: Scope; until: Date | 'resolved'; reason?: string | null },
+  input: { alertId: number; actor: Actor; scope: Scope; until: Date | 'resolved'; reason?: string | null; replace?: boolean },
 ) =>
-  alertAction<typeof input, ActionResult>(async (trx, { alert, tenant }, { actor, until, reason }, now) => {
+  alertAction<typeof input, ActionResult>(async (trx, { alert, tenant }, { actor, until, reason, replace }, now) => {
     if (until !== 'resolved' && !(until instanceof Date && until.getTime() > now.getTime())) {
       throw new InvalidActionInput('until', until instanceof Date ? until.toISOString() : until, `must be "resolved" or a time after ${now.toISOString()}`);
     }
     if (alert.status !== 'open') return { kind: 'not_open', alert };
+    const held = silenceInTheWay(alert, now, { replace: replace ?? true });
+    if (held) return { kind: 'already_silenced', alert, by: held.by, until: held.until };
     const next = await saveAlert(trx, alert.id, {
       silencedUntil: until === 'resolved' ? null : until,
       silencedBy: actor.user,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { silencedUntilField, silenceState, summariseHeld, type SilenceFields } from '../../src/domain/silence.js';
+import { silencedUntilField, silenceInTheWay, silenceState, summariseHeld, type SilenceFields } from '../../src/domain/silence.js';
 
 const NOW = new Date('2026-03-10T12:00:00Z');
 const H = 3_600_000;
@@ -19,6 +19,19 @@ describe('silenceState: is the alert silenced now', () => {
     ['no reason given: in force, reason null', { silenceReason: null }, { silenced: true, until: later, by: 'U0BOB', reason: null }],
   ] as const)('%s', (_case, over, expected) => {
     expect(silenceState({ ...silenced, ...over } as SilenceFields, NOW)).toEqual(expected);
+  });
+});
+
+describe('silenceInTheWay: a click does not replace a silence in force', () => {
+  const silenced: SilenceFields = { status: 'open', silencedBy: 'U0BOB', silencedUntil: later, silenceReason: null };
+  it.each([
+    ['a click on an alert silenced until later: in the way', {}, false, { silenced: true, until: later, by: 'U0BOB', reason: null }],
+    ['a click on an alert silenced until resolved: in the way', { silencedUntil: null }, false, { silenced: true, until: 'resolved', by: 'U0BOB', reason: null }],
+    ['a click on an alert whose silence has run out: free', { silencedUntil: earlier }, false, undefined],
+    ['a click on an alert never silenced: free', { silencedBy: null, silencedUntil: null }, false, undefined],
+    ['a command replaces a silence in force', {}, true, undefined],
+  ] as const)('%s', (_case, over, replace, expected) => {
+    expect(silenceInTheWay({ ...silenced, ...over } as SilenceFields, NOW, { replace })).toEqual(expected);
   });
 });
 

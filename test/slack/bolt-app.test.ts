@@ -3,7 +3,8 @@ import type { Launcher } from '../../src/launcher.js';
 import { ACTION, REASSIGN_FIELD, VIEW } from '../../src/slack/blocks/ids.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { makeRun, makeTenant, makeWorkflow, T0 } from '../helpers/factories.js';
-import { eventually, startSlackRig, type SlackRig } from '../helpers/slack-bolt.js';
+import { eventually, SIGNING_SECRET, slackSignature, startSlackRig, type SlackRig } from '../helpers/slack-bolt.js';
+import { systemClock } from '../../src/clock.js';
 import { addEvent, insertAlert } from '../helpers/slack-outbox.js';
 
 let t: TestDatabase;
@@ -81,6 +82,60 @@ describe('request signing', () => {
   });
 });
 
+describe('Slack retries', () => {
+  /** Sends `body` signed as Slack does, as a first delivery or as Slack's retry number `retry`. */
+  async function deliver(body: string, retry?: number) {
+    const ts = Math.floor(systemClock.now().getTime() / 1000);
+    const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', 'x-slack-request-timestamp': String(ts), 'x-slack-signature': slackSignature(SIGNING_SECRET, ts, body) };
+    if (retry) Object.assign(headers, { 'x-slack-retry-num': String(retry), 'x-slack-retry-reason': 'http_timeout' });
+    return (await fetch(`${rig.url}/slack/events`, { method: 'POST', headers, body })).status;
+  }
+  const silencedEvents = (alertId: number) => t.db.selectFrom('alertEvents').select('actor').where('alertId', '=', alertId).where('kind', '=', 'silenced').execute();
+  const answersTo = (id: string) => rig.slack.responses.filter((r) => r.id === id);
+
+  /** The first delivery answered, then the retry sent, then a command through the database answered: the retry has had its chance to act. */
+  async function firstThenRetry(body: string, responseId: string) {
+    expect(await deliver(body)).toBe(200);
+    await eventually(() => expect(answersTo(responseId)).toHaveLength(1));
+    expect(await deliver(body, 1)).toBe(200);
+    await rig.command('status nightly-pipeline', { channel: 'CACME' });
+    await eventually(() => expect(rig.slack.responses.some((r) => r.id.startsWith('cmd'))).toBe(true));
+  }
+
+  it('a command delivered again as a retry is acknowledged and not acted on twice', async () => {
+    const alert = await openAlert(acmeWf.id);
+    const body = new URLSearchParams({ token: 'legacy', team_id: 'T0TEST', channel_id: 'CACME', user_id: 'U0ALICE', command: '/scheduler', text: 'silence nightly-pipeline 1h', response_url: rig.slack.responseUrl('c1'), trigger_id: 'trigger-c1' }).toString();
+    await firstThenRetry(body, 'c1');
+    expect(answersTo('c1')).toHaveLength(1);
+    expect(await silencedEvents(alert.id)).toHaveLength(1);
+  });
+
+  it('a button click delivered again as a retry is acknowledged and not acted on twice', async () => {
+    const alert = await openAlert(globexWf.id);
+    const payload = {
+      type: 'block_actions',
+      team: { id: 'T0TEST' },
+      user: { id: 'U0CAROL' },
+      api_app_id: 'A0TEST',
+      container: { type: 'message', message_ts: '1.0', channel_id: 'CGLOBEX' },
+      trigger_id: 'trigger-a1',
+      channel: { id: 'CGLOBEX' },
+      response_url: rig.slack.responseUrl('a1'),
+      actions: [{ action_id: ACTION.runNow, block_id: 'alert_actions', action_ts: '1.0', type: 'button', value: String(alert.id) }],
+    };
+    // Run now answers nothing privately when it starts a run: wait for the run instead of an answer.
+    const body = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
+    expect(await deliver(body)).toBe(200);
+    await eventually(async () => expect(await t.db.selectFrom('runs').select('id').where('trigger', '=', 'manual').execute()).toHaveLength(1));
+    await t.db.updateTable('runs').set({ status: 'succeeded', finishedAt: rig.clock.now() }).where('trigger', '=', 'manual').execute();
+    expect(await deliver(body, 2)).toBe(200);
+    await rig.command('status nightly-pipeline', { channel: 'CACME' });
+    await eventually(() => expect(rig.slack.responses.some((r) => r.id.startsWith('cmd'))).toBe(true));
+    expect(await t.db.selectFrom('runs').select('id').where('trigger', '=', 'manual').execute()).toHaveLength(1);
+    expect(answersTo('a1')).toHaveLength(0);
+  });
+});
+
 describe('/scheduler', () => {
   it('status in a tenant channel lists that tenant\'s workflows and nothing of others', async () => {
     const res = await rig.command('status', { channel: 'CACME' });
@@ -119,9 +174,9 @@ describe('/scheduler', () => {
 
   it('wrong usage gets the usage line; help lists the commands', async () => {
     await rig.command('silence nightly-pipeline soon', { channel: 'CACME' });
-    expect((await lastResponse()).body.text).toContain('Usage: `/scheduler silence <workflow> <duration');
+    expect((await lastResponse()).body.text).toContain('Usage: `/scheduler silence &lt;workflow&gt; &lt;duration');
     await rig.command('help', { channel: 'CACME' });
-    expect((await nthResponse(1)).body.text).toContain('/scheduler history <workflow>');
+    expect((await nthResponse(1)).body.text).toContain('/scheduler history &lt;workflow&gt;');
   });
 
   it('an unlinked channel is refused politely', async () => {
@@ -219,6 +274,30 @@ describe('buttons', () => {
     expect(texts[1]).toMatch(/^Acme \/ nightly-pipeline: <@U0ALICE> unsilenced the alert\./);
   });
 
+  it('two people picking Silence at once: one silence, one thread reply; the other is told whose silence holds', async () => {
+    const alert = await openAlert(acmeWf.id);
+    // Both saw the root unsilenced: one in the tenant's channel, one in the platform channel.
+    await Promise.all([
+      rig.click({ actionId: ACTION.silence, selected: `${alert.id}:1h`, channel: 'CACME', user: 'U0ALICE' }),
+      rig.click({ actionId: ACTION.silence, selected: `${alert.id}:4h`, channel: 'CPLAT', user: 'U0BOB' }),
+    ]);
+    const answers = await eventually(() => {
+      if (rig.slack.responses.length < 2) throw new Error('not both answered yet');
+      return rig.slack.responses;
+    });
+    const silenced = await t.db.selectFrom('alertEvents').select('actor').where('alertId', '=', alert.id).where('kind', '=', 'silenced').execute();
+    expect(silenced).toHaveLength(1);
+    const winner = silenced[0]!.actor!;
+    const row = await alertRow(alert.id);
+    expect(row.silencedBy).toBe(winner);
+    expect(answers.filter((r) => r.body.replace_original === true)).toHaveLength(1);
+    const refusal = answers.find((r) => r.body.response_type === 'ephemeral');
+    expect(refusal?.body.text).toMatch(new RegExp(`^<@${winner}> already silenced this alert until `));
+    await rig.drain();
+    const [root] = rig.slack.roots('CACME');
+    expect(rig.slack.replies('CACME', root!.ts).filter((m) => m.text.includes('silenced the alert'))).toHaveLength(1);
+  });
+
   it('Run now starts a manual run through the launcher; without one it is refused', async () => {
     const theirs = await openAlert(globexWf.id);
     await rig.click({ actionId: ACTION.runNow, value: String(theirs.id), channel: 'CGLOBEX', user: 'U0CAROL' });
@@ -232,6 +311,15 @@ describe('buttons', () => {
     const ours = await openAlert(acmeWf.id);
     await rig.click({ actionId: ACTION.runNow, value: String(ours.id), channel: 'CACME' });
     expect((await lastResponse()).body.text).toContain('has no launcher');
+  });
+
+  it('Run now on a root whose alert has since resolved starts nothing and says why', async () => {
+    const theirs = await openAlert(globexWf.id);
+    await t.db.updateTable('alerts').set({ status: 'resolved', resolvedAt: rig.clock.now() }).where('id', '=', theirs.id).execute();
+    await rig.click({ actionId: ACTION.runNow, value: String(theirs.id), channel: 'CGLOBEX', user: 'U0CAROL' });
+    expect((await lastResponse()).body).toMatchObject({ response_type: 'ephemeral', text: expect.stringContaining('already resolved') });
+    expect((await lastResponse()).body.text).toContain('`/scheduler run globex-import`');
+    expect(await t.db.selectFrom('runs').select('id').where('trigger', '=', 'manual').execute()).toEqual([]);
   });
 
   it('History answers privately with the last ticks', async () => {
@@ -287,6 +375,39 @@ describe('buttons', () => {
 });
 
 describe('App Home', () => {
+  it('a person in no tenant\'s channel is told so, not that nothing is broken', async () => {
+    await openAlert(acmeWf.id);
+    rig.slack.channelMembers.set('CACME', ['U0ALICE']);
+    await rig.event({ type: 'app_home_opened', user: 'U0NOBODY', channel: 'D0NOBODY', tab: 'home' });
+    const home = await eventually(() => JSON.stringify(rig.slack.homeViews.get('U0NOBODY') ?? (() => { throw new Error('not yet'); })()));
+    expect(home).not.toContain('nightly-pipeline');
+    expect(home).not.toContain('Nothing is broken');
+    expect(home).toContain("You aren't in any tenant's channel");
+    await t.db.deleteFrom('slackHomeViews').execute();
+  });
+
+  it("lists the viewer's own alerts first, tenant and alert", async () => {
+    const quality = await t.db.selectFrom('workflows').select('id').where('name', '=', 'quality-check').executeTakeFirstOrThrow();
+    await openAlert(acmeWf.id);
+    const mine = await openAlert(quality.id);
+    const theirs = await openAlert(globexWf.id);
+    await t.db.updateTable('alerts').set({ ownerUser: 'U0ALICE', acknowledgedAt: T0 }).where('id', 'in', [mine.id, theirs.id]).execute();
+    // Alice is in both channels; Acme sorts before Globex and nightly-pipeline opened first.
+    rig.slack.channelMembers.set('CACME', ['U0ALICE']);
+    rig.slack.channelMembers.set('CGLOBEX', ['U0ALICE']);
+    await rig.event({ type: 'app_home_opened', user: 'U0ALICE', channel: 'D0ALICE', tab: 'home' });
+    const home = await eventually(() => JSON.stringify(rig.slack.homeViews.get('U0ALICE') ?? (() => { throw new Error('not yet'); })()));
+    expect(home.indexOf('quality-check')).toBeGreaterThan(-1);
+    expect(home.indexOf('quality-check')).toBeLessThan(home.indexOf('nightly-pipeline'));
+    // Owning nothing in Acme any more, Alice sees Globex, where she owns one, first.
+    await t.db.updateTable('alerts').set({ ownerUser: null, acknowledgedAt: null }).where('id', '=', mine.id).execute();
+    rig.slack.homeViews.delete('U0ALICE');
+    await rig.event({ type: 'app_home_opened', user: 'U0ALICE', channel: 'D0ALICE', tab: 'home' });
+    const again = await eventually(() => JSON.stringify(rig.slack.homeViews.get('U0ALICE') ?? (() => { throw new Error('not yet'); })()));
+    expect(again.indexOf('globex-import')).toBeLessThan(again.indexOf('nightly-pipeline'));
+    await t.db.deleteFrom('slackHomeViews').execute();
+  });
+
   it('publishes the cross-tenant dashboard when opened, and again for that user when alert state changes', async () => {
     const alert = await openAlert(acmeWf.id);
     rig.slack.channelMembers.set('CACME', ['U0ALICE']);

@@ -96,6 +96,31 @@ describe('the digest', () => {
     expect(digest.blocks).toMatchSnapshot('blocks');
   });
 
+  it('escapes names, reasons and the tenant once: shown as typed, never mentioning or linking', () => {
+    const facts = {
+      tenant: { id: 'acme', name: 'Acme <!here> & co' },
+      since: SINCE,
+      until: FIRE,
+      open: [{ workflow: 'etl <!channel> & <@U0EVIL>', severity: 'critical' as const, openedAt: SINCE, owner: null, silencedUntil: null, silencedBy: null }],
+      flapped: [],
+      noisiest: [],
+      opened: 0,
+      resolvedMs: [],
+      silenced: [{ workflow: 'a&b', until: null, by: 'U0ALICE', reason: 'vendor <https://evil.example|status> & co' }],
+      maintenance: [],
+    };
+    const digest = buildDigest(facts)!;
+    const shown = JSON.stringify(digest.blocks);
+    expect(shown).toContain('*etl &lt;!channel&gt; &amp; &lt;@U0EVIL&gt;*');
+    expect(shown).toContain('*a&amp;b*: silenced until resolved: vendor &lt;https://evil.example|status&gt; &amp; co');
+    expect(shown).not.toContain('&amp;amp;');
+    expect(shown).not.toContain('&amp;lt;');
+    // The notification text is parsed by Slack too.
+    expect(digest.text).toMatch(/^Digest for Acme &lt;!here&gt; &amp; co, /);
+    // Headers are plain text: shown as typed, nothing to escape.
+    expect(digest.blocks[0]).toMatchObject({ type: 'header', text: { type: 'plain_text', text: expect.stringMatching(/^Digest for Acme <!here> & co, /) } });
+  });
+
   it('is absent for a quiet night', async () => {
     const facts = (await loadDigestFacts(t.db, 'globex', SINCE, FIRE))!;
     expect(buildDigest(facts)).toBeUndefined();

@@ -2,7 +2,7 @@ import { formatDuration, plural, utcText } from '../../domain/durations.js';
 import { silenceState } from '../../domain/silence.js';
 import type { DigestFacts } from '../../services/digest-queries.js';
 import { slackDate, userMention } from './format.js';
-import { escapeMrkdwn, lineSections, mrkdwn, safeText } from './limits.js';
+import { escapeMrkdwn, lineSections, LIMITS, mrkdwn, plain, safeText } from './limits.js';
 import type { Block } from './types.js';
 
 /** The digest as posted (Slack) and as mailed (plain text). */
@@ -32,7 +32,8 @@ interface Section {
   lines: { slack: string; plain: string }[];
 }
 
-const name = (workflow: string) => ({ slack: `*${escapeMrkdwn(safeText(workflow, 100))}*`, plain: workflow });
+// safeText escapes (and cuts): escaping its result again would show `&amp;` where the name has `&`.
+const name = (workflow: string) => ({ slack: `*${safeText(workflow, 100)}*`, plain: workflow });
 
 function sections(f: DigestFacts): Section[] {
   const at = f.until;
@@ -71,7 +72,7 @@ function sections(f: DigestFacts): Section[] {
     ...f.silenced.map((s) => line(s.workflow, `silenced ${s.until ? `until ${utcText(s.until)}` : 'until resolved'}${s.reason ? `: ${s.reason}` : ''}`)),
     ...f.maintenance.map((m) => {
       const what = `maintenance ${utcText(m.startsAt)} to ${utcText(m.endsAt)}${m.reason ? `: ${m.reason}` : ''}`;
-      return m.workflow ? line(m.workflow, what) : { slack: `Whole tenant: ${escapeMrkdwn(safeText(what, 400))}`, plain: `Whole tenant: ${what}` };
+      return m.workflow ? line(m.workflow, what) : { slack: `Whole tenant: ${safeText(what, 400)}`, plain: `Whole tenant: ${what}` };
     }),
   ];
   if (quiet.length) out.push({ title: 'Silenced or in maintenance', lines: quiet });
@@ -80,7 +81,7 @@ function sections(f: DigestFacts): Section[] {
 
 function line(workflow: string, what: string): { slack: string; plain: string } {
   const w = name(workflow);
-  return { slack: `${w.slack}: ${escapeMrkdwn(safeText(what, 400))}`, plain: `${w.plain}: ${what}` };
+  return { slack: `${w.slack}: ${safeText(what, 400)}`, plain: `${w.plain}: ${what}` };
 }
 
 /**
@@ -93,7 +94,7 @@ export function buildDigest(f: DigestFacts): Digest | undefined {
   const parts = sections(f);
   const heading = `Digest for ${f.tenant.name}, ${formatDuration(f.until.getTime() - f.since.getTime())} to ${utcText(f.until)}`;
   const blocks: Block[] = [
-    { type: 'header', text: { type: 'plain_text', text: safeText(heading, 150), emoji: true } },
+    { type: 'header', text: plain(heading, LIMITS.headerText) },
     { type: 'context', elements: [mrkdwn(`Since ${slackDate(f.since)}, until ${slackDate(f.until)}`)] },
   ];
   for (const s of parts) {
@@ -102,5 +103,6 @@ export function buildDigest(f: DigestFacts): Digest | undefined {
   }
   const summary = `${f.open.length} broken now, ${f.flapped.length} flapped, ${f.opened} opened, ${f.resolvedMs.length} resolved, ${f.silenced.length + f.maintenance.length} silenced or in maintenance`;
   const plainText = [heading, '', ...parts.flatMap((s) => [s.title, ...s.lines.map((l) => `- ${l.plain}`), ''])].join('\n');
-  return { text: `${heading}: ${summary}`, blocks: blocks.slice(0, 50), plainText, subject: heading };
+  // The notification text is parsed by Slack like mrkdwn: the tenant's name is escaped there.
+  return { text: `${escapeMrkdwn(heading)}: ${summary}`, blocks: blocks.slice(0, 50), plainText, subject: heading };
 }

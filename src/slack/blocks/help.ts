@@ -1,3 +1,5 @@
+import { escapeMrkdwn } from './limits.js';
+
 export const USAGE: Record<string, string> = {
   status: '/scheduler status [workflow]',
   run: '/scheduler run <workflow>',
@@ -17,6 +19,16 @@ export const USAGE: Record<string, string> = {
   help: '/scheduler help',
 };
 
+/**
+ * A usage line as inline code. Its placeholders (`<workflow>`, `<@user>`,
+ * `<workflow|tenant>`) are escaped: Slack reads `<…>` as a link or mention
+ * even inside backticks, so `<duration: 30m, 4h, 1d | until-resolved>` would
+ * show as a link labelled " until-resolved".
+ */
+export function usageCode(line: string): string {
+  return `\`${escapeMrkdwn(line)}\``;
+}
+
 export function helpText(): string {
-  return ['*/scheduler* commands (in a tenant channel they see that tenant only):', ...Object.values(USAGE).map((u) => `• \`${u}\``)].join('\n');
+  return ['*/scheduler* commands (in a tenant channel they see that tenant only):', ...Object.values(USAGE).map((u) => `• ${usageCode(u)}`)].join('\n');
 }

@@ -43,6 +43,9 @@ export interface HomeModel {
   storms?: Parameters<typeof stormSummaryLine>[0][];
 }
 
+export const NO_TENANT_TEXT =
+  "You aren't in any tenant's channel, so there are no alerts to show you here. This Home lists the open alerts of the tenants whose channel you are in (or that you administer): join your tenant's channel, or ask whoever runs the scheduler.";
+
 /** The App Home tab: the cross-tenant dashboard. */
 export function renderHome(model: HomeModel, now: Date): { type: 'home'; blocks: Block[] } {
   const open = model.tenants.reduce((n, t) => n + t.alerts.length, 0);
@@ -54,7 +57,9 @@ export function renderHome(model: HomeModel, now: Date): { type: 'home'; blocks:
     },
   ];
   if (model.storms?.length) blocks.push({ type: 'context', elements: model.storms.slice(0, LIMITS.contextElements).map((s) => mrkdwn(stormSummaryLine(s), LIMITS.contextElementText)) });
-  if (open === 0) blocks.push({ type: 'section', text: mrkdwn(':white_check_mark: Nothing is broken right now.') });
+  // Seeing no tenant is not the same as nothing broken: say which it is.
+  if (model.tenants.length === 0) blocks.push({ type: 'section', text: mrkdwn(NO_TENANT_TEXT) });
+  else if (open === 0) blocks.push({ type: 'section', text: mrkdwn(':white_check_mark: Nothing is broken right now.') });
   for (const tenant of model.tenants) {
     const held = tenant.blocked ?? [];
     if (tenant.alerts.length === 0 && held.length === 0) continue;

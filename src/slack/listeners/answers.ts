@@ -1,6 +1,6 @@
 import type { ActionResult } from '../../ledger/alert-actions.js';
 import type { RunNowResult } from '../../services/run-now.js';
-import { userMention } from '../blocks/format.js';
+import { slackDate, userMention } from '../blocks/format.js';
 import { escapeMrkdwn } from '../blocks/limits.js';
 
 /** Service outcomes as words for the person who asked. Success needs none: the thread shows it. */
@@ -17,6 +17,8 @@ export function actionRefusal(result: ActionResult | { kind: 'invalid'; reason: 
       return 'This alert is already resolved; nothing to change.';
     case 'already_owned':
       return `${userMention(result.by)} already owns this alert. Use *Reassign…* to take it over.`;
+    case 'already_silenced':
+      return `${userMention(result.by)} already silenced this alert ${result.until === 'resolved' ? 'until it resolves' : `until ${slackDate(result.until)}`}. Use *Unsilence* first to silence it for another time.`;
     case 'invalid':
       return escapeMrkdwn(result.reason);
   }

@@ -29,7 +29,7 @@ export async function publishHome(
   const groupsNamed = tenants.flatMap((t) => t.rights.admins ?? []).filter((id) => id.startsWith('S'));
   const userGroups = directory && groupsNamed.length ? await directory.groupsOf(userId, groupsNamed) : [];
   const visible = visibleTenants(tenants, { user: userId, userGroups, channels, platformMember }, deps.config.ADMIN_USERS);
-  const view = renderHome(await homeModel(deps.db, now, visible), now);
+  const view = renderHome(await homeModel(deps.db, now, visible, userId), now);
   const result = await api.publishHome(userId, view);
   if (!result.ok) deps.logger.warn({ userId, error: result.error }, 'App Home publish failed');
   return result.ok;

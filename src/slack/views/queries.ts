@@ -110,8 +110,13 @@ export async function workflowDetail(db: Db, launchers: LauncherResolver, workfl
 /** How many dead notifications the App Home lists (newest first); the header counts them all. */
 const HOME_DEAD_LISTED = 30;
 
-/** The App Home of one viewer: only `tenantIds` (src/domain/rights.ts visibleTenants). */
-export async function homeModel(db: Db, now: Date, tenantIds: readonly string[]): Promise<HomeModel> {
+/**
+ * The App Home of one viewer: only `tenantIds` (src/domain/rights.ts
+ * visibleTenants). The viewer's own alerts come first (DESIGN.md: "mine"
+ * first): the tenants holding one lead, and inside a tenant its alerts the
+ * viewer owns; otherwise the order stays (tenant id, then oldest alert).
+ */
+export async function homeModel(db: Db, now: Date, tenantIds: readonly string[], viewer?: string): Promise<HomeModel> {
   if (tenantIds.length === 0) return { tenants: [], dead: [] };
   const open = (await listOpenAlerts(db, {})).filter((o) => tenantIds.includes(o.tenant.id));
   const tenants = await db.selectFrom('tenants').select(['id', 'name']).where('enabled', '=', true).where('id', 'in', tenantIds).orderBy('id').execute();
@@ -143,12 +148,15 @@ export async function homeModel(db: Db, now: Date, tenantIds: readonly string[])
   const blocked = (await blockedWorkflows(db)).filter((b) => tenantIds.includes(b.tenantId));
   // The upstream is named only when the viewer may see its tenant.
   const upstreamOf = (b: BlockedWorkflow) => (tenantIds.includes(b.upstream.tenantId) ? upstreamLabel(b, undefined) : "another tenant's workflow");
+  const mine = (o: { alert: { ownerUser: string | null } }) => viewer !== undefined && o.alert.ownerUser === viewer;
+  const mineFirst = <T>(items: T[], isMine: (item: T) => boolean) => [...items.filter(isMine), ...items.filter((i) => !isMine(i))];
+  const ordered = mineFirst(open, mine);
   return {
     storms: await activeStorms(db, tenantIds),
-    tenants: tenants.map((t) => ({
+    tenants: mineFirst(tenants, (t) => ordered.some((o) => o.tenant.id === t.id && mine(o))).map((t) => ({
       ...t,
       blocked: blocked.filter((b) => b.tenantId === t.id).map((b) => ({ workflowName: b.name, upstream: upstreamOf(b), alertId: b.upstream.alertId })),
-      alerts: open
+      alerts: ordered
         .filter((o) => o.tenant.id === t.id)
         .map(({ alert, workflow }) => ({
           id: alert.id,

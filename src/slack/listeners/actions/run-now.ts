@@ -5,6 +5,7 @@ import { alertInScope } from '../../views/queries.js';
 import { NOT_FOUND_TEXT, runNowText } from '../answers.js';
 import type { SlackContext } from '../context.js';
 import { alertAction, refuse } from './alert-action.js';
+import { escapeMrkdwn } from '../../blocks/limits.js';
 
 /** The button carries Slack's own confirmation dialog; by the time this runs the clicker has confirmed. */
 export function registerRunNowAction(app: App, ctx: SlackContext): void {
@@ -18,6 +19,12 @@ export function registerRunNowAction(app: App, ctx: SlackContext): void {
       }
       const refusal = await refuse(ctx, a.user, 'run_now', found.tenant);
       if (refusal) return refusal;
+      // A root not yet re-rendered (or another channel's copy) still shows Run now after the alert
+      // resolved: its thread would never hear of the run, so nothing starts unasked-for.
+      if (found.alert.status !== 'open') {
+        const name = escapeMrkdwn(found.workflow.name);
+        return `This alert is already resolved, so this button starts nothing. To run *${name}* anyway: \`/scheduler run ${name}\`.`;
+      }
       const result = await requestRunNow(ctx.deps, { workflowId: found.workflow.id, actor: { user: a.user, channel: a.channel }, scope: a.scope });
       // Started: the thread gets "run #N started by @x" from the outbox; nothing to add privately.
       return result.kind === 'started' ? undefined : runNowText(result, found.workflow.name).text;

@@ -22,7 +22,8 @@ export function silenceHandler(ctx: SlackContext) {
       const refusal = await refuse(ctx, a.user, silenceAction(choice.ms), found.tenant);
       if (refusal) return refusal;
       const until = choice.ms === null ? ('resolved' as const) : new Date(ctx.deps.clock.now().getTime() + choice.ms);
-      return actionRefusal(await silence(ctx.deps, { alertId: a.alertId, actor: { user: a.user, channel: a.channel }, scope: a.scope, until }));
+      // A click never replaces a silence in force: it lost a race, or its message was not re-rendered yet.
+      return actionRefusal(await silence(ctx.deps, { alertId: a.alertId, actor: { user: a.user, channel: a.channel }, scope: a.scope, until, replace: false }));
   };
 }
 

@@ -1,5 +1,5 @@
 import { escapeMrkdwn } from '../../blocks/limits.js';
-import { USAGE } from '../../blocks/help.js';
+import { USAGE, usageCode } from '../../blocks/help.js';
 import { digestOnDemand } from '../../views/digest.js';
 import type { SlackScope } from '../tenancy.js';
 import type { SlackContext } from '../context.js';
@@ -19,7 +19,7 @@ export async function digestCommand(
     if (wanted && wanted !== where.tenant.id) return { text: `This channel belongs to *${escapeMrkdwn(where.tenant.name)}*; \`/scheduler digest\` here shows its digest.` };
     tenant = where.tenant;
   } else {
-    if (!wanted) return { text: `In the platform channel, name the tenant.\nUsage: \`${USAGE.digest}\`` };
+    if (!wanted) return { text: `In the platform channel, name the tenant.\nUsage: ${usageCode(USAGE.digest!)}` };
     tenant = await ctx.deps.db.selectFrom('tenants').select(['id', 'name']).where('id', '=', wanted).where('enabled', '=', true).executeTakeFirst();
     if (!tenant) return { text: `No tenant \`${escapeMrkdwn(wanted.slice(0, 100))}\`.` };
   }

@@ -1,5 +1,6 @@
 import { readDuration } from '../../../domain/durations.js';
-import { USAGE } from '../../blocks/help.js';
+import { USAGE, usageCode } from '../../blocks/help.js';
+import { escapeMrkdwn } from '../../blocks/limits.js';
 
 const MAX_MAINTENANCE_MS = 7 * 86_400_000;
 
@@ -29,7 +30,8 @@ function userId(word: string): string | undefined {
 export function parseSchedulerCommand(text: string): SchedulerCommand {
   const words = text.trim().split(/\s+/).filter(Boolean);
   const [sub, ...rest] = words;
-  const usage = (name: string, problem?: string): SchedulerCommand => ({ kind: 'usage', message: `${problem ? `${problem}\n` : ''}Usage: \`${USAGE[name]}\`` });
+  // A problem may quote what was typed (`"<!channel>" is not a duration`): escaped, so the answer cannot mention or link.
+  const usage = (name: string, problem?: string): SchedulerCommand => ({ kind: 'usage', message: `${problem ? `${escapeMrkdwn(problem)}\n` : ''}Usage: ${usageCode(USAGE[name]!)}` });
   switch (sub?.toLowerCase()) {
     case undefined:
     case 'help':
@@ -56,11 +58,13 @@ export function parseSchedulerCommand(text: string): SchedulerCommand {
     }
     case 'silence': {
       if (rest.length < 2) return usage('silence');
-      const untilResolved = /^until[-_ ]?resolved$/i.test(rest[1]!);
+      // "until-resolved", "until_resolved", "untilresolved", or the two words "until resolved".
+      const twoWords = /^until$/i.test(rest[1]!) && /^resolved$/i.test(rest[2] ?? '');
+      const untilResolved = twoWords || /^until[-_]?resolved$/i.test(rest[1]!);
       const duration = untilResolved ? undefined : readDuration(rest[1]!);
       if (duration && !duration.ok) return usage('silence', `${duration.reason}; or say until-resolved.`);
       const durationMs = duration?.ok ? duration.ms : null;
-      const reason = rest.slice(2).join(' ') || undefined;
+      const reason = rest.slice(twoWords ? 3 : 2).join(' ') || undefined;
       return { kind: 'silence', workflow: rest[0]!, durationMs, ...(reason ? { reason } : {}) };
     }
     case 'pause': {
@@ -91,6 +95,6 @@ export function parseSchedulerCommand(text: string): SchedulerCommand {
       return { kind: 'resolve', workflow: rest[0]!, note: text.trim().split(/\s+/).slice(2).join(' ') };
     }
     default:
-      return { kind: 'usage', message: `Unknown subcommand "${sub}". Try \`/scheduler help\`.` };
+      return { kind: 'usage', message: `Unknown subcommand "${escapeMrkdwn(sub.slice(0, 40))}". Try \`/scheduler help\`.` };
   }
 }
