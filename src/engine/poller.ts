@@ -8,6 +8,7 @@ import { maintenanceAt, type MaintenanceRule } from '../domain/maintenance.js';
 import { nextPollBatch, POLL_BATCH } from '../domain/poll-batch.js';
 import { isTooFast, tooFastError } from '../domain/run-duration.js';
 import { isWatched } from '../domain/watched.js';
+import { emptyOutputError } from '../domain/reported-outcome.js';
 import { NOTIFICATIONS_CHANNEL } from '../ledger/alert-events.js';
 import { launchRun } from '../ledger/runs.js';
 import { evaluateWorkflows, type EvaluationTarget } from './evaluator.js';
@@ -176,7 +177,7 @@ function applyOutputChecks(runs: Run[], contexts: Map<number, { profile: Cadence
     const { minRows, minDurationSeconds } = contexts.get(run.workflowId)!.profile;
     let next: Run | undefined;
     if (run.status === 'succeeded' && minRows !== null && (run.rows ?? 0) < minRows) {
-      const error = `empty output: ${run.rows ?? 0} rows, expected at least ${minRows}`;
+      const error = emptyOutputError(run.rows, minRows);
       next = { ...run, status: 'failed', attemptStatus: 'failed', attemptError: error, error, errorGroup: errorGroupOf({ status: 'failed', error, emptyOutput: true }) };
     } else if (run.status === 'succeeded' && isTooFast(run.durationSeconds, minDurationSeconds)) {
       // Too fast to be real (issue 16): a failure like empty output, so retries, counting and alerting apply as to any failure.
