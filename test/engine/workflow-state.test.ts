@@ -112,6 +112,41 @@ describe('disabling or deleting resolves the open alert', () => {
     });
   }
 
+  it('a tenant removed from the file: its API workflow\'s alert is resolved (by: tenant_disabled), nothing is missed while it is gone, and its return starts from the next tick', async () => {
+    const tenants = (withAcme: boolean) =>
+      parseWorkflowsFile(JSON.stringify({ tenants: [...(withAcme ? [{ id: 'acme', name: 'Acme', channel: 'CACME' }] : []), { id: 'globex', name: 'Globex', channel: 'CGLOBEX' }], workflows: [] }));
+    await syncWorkflowsFile(t.db, tenants(true), START, {}, engine.deps.config);
+    await t.db.updateTable('workflows').set({ nextTickAt: new Date(START.getTime() + minutes(5)) }).where('id', '=', wf.id).execute();
+    await engine.step(); // the monitor is up
+    await failNext(3);
+    const opened = await alertOf();
+    expect(opened).toMatchObject({ status: 'open', severity: 'warning' });
+
+    const result = await syncWorkflowsFile(t.db, tenants(false), engine.clock.now(), {}, engine.deps.config);
+    expect(result.tenants.disabled).toBe(1);
+    expect(await alertOf()).toMatchObject({ id: opened.id, status: 'resolved', resolvedAt: engine.clock.now() });
+    expect((await events(opened.id)).at(-1)).toMatchObject({ kind: 'resolved', actor: null, data: { by: 'tenant_disabled' } });
+    expect((await notificationStory(t.db, opened.id)).filter((n) => n.kind === 'resolved').map((n) => n.destination)).toEqual(['slack:CACME', 'slack:CPLATFORM']);
+
+    const runsBefore = (await t.db.selectFrom('runs').select('id').where('workflowId', '=', wf.id).execute()).length;
+    for (let i = 0; i < 90; i++) {
+      engine.clock.advance(minutes(1));
+      await engine.step();
+    }
+    // Nothing was missed, escalated or opened while the tenant was gone.
+    expect((await t.db.selectFrom('runs').select('id').where('workflowId', '=', wf.id).execute()).length).toBe(runsBefore);
+    expect(await t.db.selectFrom('alerts').select(['id', 'status']).where('workflowId', '=', wf.id).execute()).toEqual([{ id: opened.id, status: 'resolved' }]);
+
+    // Back in the file: watched again from the next tick to come, not caught up on the ninety minutes it was gone.
+    const back = engine.clock.now();
+    await syncWorkflowsFile(t.db, tenants(true), back, {}, engine.deps.config);
+    const cursor = (await t.db.selectFrom('workflows').select('nextTickAt').where('id', '=', wf.id).executeTakeFirstOrThrow()).nextTickAt!;
+    expect(cursor > back && cursor.getTime() - back.getTime() <= minutes(5)).toBe(true);
+    engine.clock.advance(minutes(1));
+    await engine.step();
+    expect((await t.db.selectFrom('runs').select('id').where('workflowId', '=', wf.id).execute()).length).toBe(runsBefore);
+  });
+
   it('over the API: DELETE resolves with by: workflow_deleted; pause/resume endpoints are tenant-scoped', async () => {
     await failNext(3);
     const opened = await alertOf();
