@@ -66,6 +66,8 @@ export async function recordMissedTicks(deps: Pick<Deps, 'db'>, now: Date): Prom
       .where('enabled', '=', true)
       .where('monitoring', '=', true)
       .where('paused', '=', false)
+      // A tenant removed from the file is watched no more (domain/watched.ts): none of its ticks is missed.
+      .where((eb) => eb.exists(eb.selectFrom('tenants').select('tenants.id').whereRef('tenants.id', '=', 'workflows.tenantId').where('tenants.enabled', '=', true)))
       .where('nextTickAt', 'is not', null)
       .where('nextTickAt', '<=', now)
       .orderBy('nextTickAt')

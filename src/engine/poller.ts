@@ -7,6 +7,8 @@ import { errorGroupOf } from '../domain/fingerprint.js';
 import { maintenanceAt, type MaintenanceRule } from '../domain/maintenance.js';
 import { nextPollBatch, POLL_BATCH } from '../domain/poll-batch.js';
 import { isTooFast, tooFastError } from '../domain/run-duration.js';
+import { isWatched } from '../domain/watched.js';
+import { emptyOutputError } from '../domain/reported-outcome.js';
 import { NOTIFICATIONS_CHANNEL } from '../ledger/alert-events.js';
 import { launchRun } from '../ledger/runs.js';
 import { evaluateWorkflows, type EvaluationTarget } from './evaluator.js';
@@ -111,10 +113,17 @@ export async function processClaimed(trx: Transaction<Database>, deps: Deps, now
   o.onClaim?.(runs.map((r) => r.id));
   if (runs.length === 0) return { claimed: [], launches: [], told: false };
   const contexts = new Map<number, RunContext>(workflows.map((c) => [c.workflow.id, { ...c, profile: profileOf(c.workflow, now) }]));
-  const { runs: checked, changed } = applyOutputChecks(
-    runs.filter((r) => contexts.get(r.workflowId)!.workflow.monitoring),
-    contexts,
-  );
+  const watched = (r: Run) => {
+    const { workflow, tenant } = contexts.get(r.workflowId)!;
+    return isWatched(workflow, tenant);
+  };
+  // A workflow nobody watches any more (disabled, deleted, its tenant gone, or not monitored): its runs are
+  // recorded and marked processed, never held against it. A retry attempt still in flight when it stopped being
+  // watched writes its tick's verdict, with no further attempt.
+  for (const run of runs.filter((r) => !watched(r) && r.originalRunId !== null)) {
+    await handleFinishedAttempt(trx, { ...deps, launchers: () => undefined }, { run, ...contexts.get(run.workflowId)! }, now);
+  }
+  const { runs: checked, changed } = applyOutputChecks(runs.filter(watched), contexts);
   await markMaintenanceTicks(trx, checked, contexts);
   // The checked rows are written with the evaluator's first statement, unless the retry engine reads or writes them first.
   let unwritten = changed;
@@ -168,7 +177,7 @@ function applyOutputChecks(runs: Run[], contexts: Map<number, { profile: Cadence
     const { minRows, minDurationSeconds } = contexts.get(run.workflowId)!.profile;
     let next: Run | undefined;
     if (run.status === 'succeeded' && minRows !== null && (run.rows ?? 0) < minRows) {
-      const error = `empty output: ${run.rows ?? 0} rows, expected at least ${minRows}`;
+      const error = emptyOutputError(run.rows, minRows);
       next = { ...run, status: 'failed', attemptStatus: 'failed', attemptError: error, error, errorGroup: errorGroupOf({ status: 'failed', error, emptyOutput: true }) };
     } else if (run.status === 'succeeded' && isTooFast(run.durationSeconds, minDurationSeconds)) {
       // Too fast to be real (issue 16): a failure like empty output, so retries, counting and alerting apply as to any failure.

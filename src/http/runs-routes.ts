@@ -2,6 +2,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 import type { Run } from '../db/schema.js';
 import type { Deps } from '../deps.js';
+import { reportedStatusOf } from '../domain/reported-outcome.js';
 import { finishReportedRun, reportRun } from '../services/ingest.js';
 import { badRequest, conflict, notFound, parseInput } from './api-error.js';
 import { principalOf, scopeOf } from './auth.js';
@@ -108,7 +109,7 @@ export function runsRoutes(deps: Deps): Router {
           res.status(200).json({ ...runView(result.run), duplicate: true });
           return;
         }
-        throw conflict('already_finished', `run ${runId} already finished as ${result.run.attemptStatus ?? result.run.status}`, { run: runView(result.run) });
+        throw conflict('already_finished', `run ${runId} already finished as ${reportedStatusOf(result.run)}`, { run: runView(result.run) });
       case 'not_found':
         throw notFound(`run ${runId} not found`);
     }

@@ -2,6 +2,7 @@ import { sql, type OnConflictBuilder, type Transaction } from 'kysely';
 import type { Database, Run, RunTrigger, Tenant, Workflow } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import type { LaunchContext } from '../launcher.js';
+import { repeatedReport } from '../domain/reported-outcome.js';
 import { redactSecrets } from '../secrets.js';
 
 /** The ledger's two primitives: a run begins (a `running` row), and a run ends. */
@@ -270,6 +271,6 @@ export async function finishRunIn(trx: Transaction<Database>, runId: number, rep
   }
   const existing = await trx.selectFrom('runs').selectAll().where('id', '=', runId).executeTakeFirst();
   if (!existing) return { kind: 'not_found' };
-  const same = (existing.attemptStatus ?? existing.status) === outcome.status;
+  const same = repeatedReport(existing, outcome.status) === 'same';
   return { kind: 'already_finished', run: existing, same };
 }

@@ -1,5 +1,6 @@
 import type { Run } from '../db/schema.js';
 import type { Deps } from '../deps.js';
+import { repeatedReport } from '../domain/reported-outcome.js';
 import { latestFireAtOrBefore } from '../domain/schedule.js';
 import type { Scope } from '../ledger/alert-queries.js';
 import { insertReportedFinished, insertReportedRunning, lockReportedWorkflow, matchTick, tickRow, type TickMatch } from '../ledger/reported-runs.js';
@@ -59,8 +60,8 @@ export async function reportRun(deps: Deps, report: RunReport, scope: Scope): Pr
     if (report.externalId !== undefined) {
       const seen = await trx.selectFrom('runs').selectAll().where('workflowId', '=', workflow.id).where('externalId', '=', report.externalId).executeTakeFirst();
       if (seen) {
-        if (report.status === 'running') return seen.status === 'running' ? { kind: 'existing', run: seen } : { kind: 'conflict', run: seen };
-        return seen.status === 'running' ? { kind: 'finish', run: seen } : (seen.attemptStatus ?? seen.status) === report.status ? { kind: 'existing', run: seen } : { kind: 'conflict', run: seen };
+        const repeat = repeatedReport(seen, report.status);
+        return repeat === 'finish' ? { kind: 'finish', run: seen } : repeat === 'same' ? { kind: 'existing', run: seen } : { kind: 'conflict', run: seen };
       }
     }
 

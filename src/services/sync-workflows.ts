@@ -38,11 +38,14 @@ export async function syncWorkflowsFile(
   return db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(hashtext('scheduler-bot:sync-workflows'))`.execute(trx);
     const shadowBefore = await shadowStates(trx);
-    const tenants = await syncTenants(trx, file, secrets, env, now);
+    const { result: tenants, turnedOff: tenantsOff, turnedOn: tenantsOn } = await syncTenants(trx, file, secrets, env, now);
     const workflows = await syncWorkflows(trx, file, secrets, now);
     await syncFileDependencies(trx, file.workflows);
     // Disabling stops its escalation at once: its open alert is resolved with that reason.
     await resolveAlertsOfWorkflows(trx, workflows.turnedOff, 'workflow_disabled', null, now, routing);
+    // So does removing a tenant, for its workflows the file did not declare (made over the API): nothing can report to them now.
+    await resolveAlertsOfWorkflows(trx, await workflowsOf(trx, tenantsOff), 'tenant_disabled', null, now, routing);
+    await restartClocks(trx, tenantsOn, now);
     await recordPolicyVersionsIn(trx, [...workflows.seen].filter((id) => !workflows.disabled.includes(id)), { now, config: routing, changedBy: 'workflows file' });
     await announceGoingLive(trx, shadowBefore, now, routing);
     return { tenants, workflows: workflows.result };
@@ -51,10 +54,41 @@ export async function syncWorkflowsFile(
 
 type FileSecrets = ReturnType<typeof resolveFileSecrets>;
 
-/** The file's tenants upserted (a channel moving between tenants released first); file tenants gone from it disabled. */
-async function syncTenants(trx: Transaction<Database>, file: WorkflowsFile, secrets: FileSecrets, env: SecretEnv, now: Date): Promise<SyncResult['tenants']> {
+/** The enabled workflows of these tenants. */
+async function workflowsOf(trx: Transaction<Database>, tenantIds: string[]): Promise<number[]> {
+  if (tenantIds.length === 0) return [];
+  return (await trx.selectFrom('workflows').select('id').where('tenantId', 'in', tenantIds).where('enabled', '=', true).execute()).map((w) => w.id);
+}
+
+/**
+ * A tenant back in the file: its workflows start from the next tick to come,
+ * as a re-enabled workflow does. What fell while the tenant was gone was
+ * never watched (neither fired nor recorded missed), and must not be caught
+ * up on as a flood of missed ticks.
+ */
+async function restartClocks(trx: Transaction<Database>, tenantIds: string[], now: Date): Promise<void> {
+  if (tenantIds.length === 0) return;
+  const workflows = await trx.selectFrom('workflows').select(['id', 'cron', 'timezone']).where('tenantId', 'in', tenantIds).where('enabled', '=', true).execute();
+  for (const w of workflows) await trx.updateTable('workflows').set({ nextTickAt: nextFireAfter(w.cron, w.timezone, now) }).where('id', '=', w.id).execute();
+}
+
+/**
+ * The file's tenants upserted (a channel moving between tenants released
+ * first); file tenants gone from it disabled. Also which tenants this turned
+ * off, and which it turned back on.
+ */
+async function syncTenants(
+  trx: Transaction<Database>,
+  file: WorkflowsFile,
+  secrets: FileSecrets,
+  env: SecretEnv,
+  now: Date,
+): Promise<{ result: SyncResult['tenants']; turnedOff: string[]; turnedOn: string[] }> {
   const result = { upserted: 0, disabled: 0 };
   const fileTenantIds = file.tenants.map((t) => t.id);
+  const turnedOn = fileTenantIds.length
+    ? (await trx.selectFrom('tenants').select('id').where('id', 'in', fileTenantIds).where('enabled', '=', false).execute()).map((t) => t.id)
+    : [];
   const fileChannels = file.tenants.map((t) => t.channel).filter((c): c is string => !!c);
   // Channels moving between tenants: release them first so the unique index holds mid-sync.
   if (fileChannels.length) {
@@ -93,9 +127,10 @@ async function syncTenants(trx: Transaction<Database>, file: WorkflowsFile, secr
     .where('source', '=', 'file')
     .where('enabled', '=', true)
     .$if(fileTenantIds.length > 0, (q) => q.where('id', 'not in', fileTenantIds))
-    .executeTakeFirst();
-  result.disabled = Number(disabledTenants.numUpdatedRows);
-  return result;
+    .returning('id')
+    .execute();
+  result.disabled = disabledTenants.length;
+  return { result, turnedOff: disabledTenants.map((t) => t.id), turnedOn };
 }
 
 /**

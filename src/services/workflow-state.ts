@@ -14,7 +14,7 @@ import type { Scope } from '../ledger/alert-queries.js';
  * interleave), changes it and records the alert event with its outbox rows.
  */
 
-export type ResolvedBy = 'run' | 'hand' | 'workflow_disabled' | 'workflow_deleted';
+export type ResolvedBy = 'run' | 'hand' | 'workflow_disabled' | 'workflow_deleted' | 'tenant_disabled';
 
 /**
  * Closes the open alerts of workflows that stop being watched (disabled in

@@ -2,10 +2,13 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseWorkflowsFile, WorkflowsFileError } from '../../src/config/workflows-file.js';
 import type { Workflow } from '../../src/db/schema.js';
 import { syncWorkflowsFile } from '../../src/services/sync-workflows.js';
+import { finishReportedRun, reportRun as ingestRun } from '../../src/services/ingest.js';
 import { pauseWorkflow, resumeWorkflow } from '../../src/services/workflow-state.js';
+import { deleteWorkflow } from '../../src/services/workflows-api.js';
+import { finishRun } from '../../src/ledger/runs.js';
 import { startTestApp } from '../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { createEngine, notificationStory, reportRun, type Engine } from '../helpers/engine-harness.js';
+import { createEngine, fireTick, notificationStory, reportRun, type Engine } from '../helpers/engine-harness.js';
 import { makeTenant, makeWorkflow, minutes } from '../helpers/factories.js';
 import { apiClient } from '../helpers/http-api.js';
 
@@ -109,6 +112,41 @@ describe('disabling or deleting resolves the open alert', () => {
     });
   }
 
+  it('a tenant removed from the file: its API workflow\'s alert is resolved (by: tenant_disabled), nothing is missed while it is gone, and its return starts from the next tick', async () => {
+    const tenants = (withAcme: boolean) =>
+      parseWorkflowsFile(JSON.stringify({ tenants: [...(withAcme ? [{ id: 'acme', name: 'Acme', channel: 'CACME' }] : []), { id: 'globex', name: 'Globex', channel: 'CGLOBEX' }], workflows: [] }));
+    await syncWorkflowsFile(t.db, tenants(true), START, {}, engine.deps.config);
+    await t.db.updateTable('workflows').set({ nextTickAt: new Date(START.getTime() + minutes(5)) }).where('id', '=', wf.id).execute();
+    await engine.step(); // the monitor is up
+    await failNext(3);
+    const opened = await alertOf();
+    expect(opened).toMatchObject({ status: 'open', severity: 'warning' });
+
+    const result = await syncWorkflowsFile(t.db, tenants(false), engine.clock.now(), {}, engine.deps.config);
+    expect(result.tenants.disabled).toBe(1);
+    expect(await alertOf()).toMatchObject({ id: opened.id, status: 'resolved', resolvedAt: engine.clock.now() });
+    expect((await events(opened.id)).at(-1)).toMatchObject({ kind: 'resolved', actor: null, data: { by: 'tenant_disabled' } });
+    expect((await notificationStory(t.db, opened.id)).filter((n) => n.kind === 'resolved').map((n) => n.destination)).toEqual(['slack:CACME', 'slack:CPLATFORM']);
+
+    const runsBefore = (await t.db.selectFrom('runs').select('id').where('workflowId', '=', wf.id).execute()).length;
+    for (let i = 0; i < 90; i++) {
+      engine.clock.advance(minutes(1));
+      await engine.step();
+    }
+    // Nothing was missed, escalated or opened while the tenant was gone.
+    expect((await t.db.selectFrom('runs').select('id').where('workflowId', '=', wf.id).execute()).length).toBe(runsBefore);
+    expect(await t.db.selectFrom('alerts').select(['id', 'status']).where('workflowId', '=', wf.id).execute()).toEqual([{ id: opened.id, status: 'resolved' }]);
+
+    // Back in the file: watched again from the next tick to come, not caught up on the ninety minutes it was gone.
+    const back = engine.clock.now();
+    await syncWorkflowsFile(t.db, tenants(true), back, {}, engine.deps.config);
+    const cursor = (await t.db.selectFrom('workflows').select('nextTickAt').where('id', '=', wf.id).executeTakeFirstOrThrow()).nextTickAt!;
+    expect(cursor > back && cursor.getTime() - back.getTime() <= minutes(5)).toBe(true);
+    engine.clock.advance(minutes(1));
+    await engine.step();
+    expect((await t.db.selectFrom('runs').select('id').where('workflowId', '=', wf.id).execute()).length).toBe(runsBefore);
+  });
+
   it('over the API: DELETE resolves with by: workflow_deleted; pause/resume endpoints are tenant-scoped', async () => {
     await failNext(3);
     const opened = await alertOf();
@@ -135,6 +173,48 @@ describe('disabling or deleting resolves the open alert', () => {
     } finally {
       await app.stop();
     }
+  });
+});
+
+describe('a run still going when its workflow stops being watched', () => {
+  it('ends in the ledger after a DELETE but opens no new alert: the resolved one stays the last word', async () => {
+    await failNext(3);
+    const opened = await alertOf();
+    engine.clock.set(new Date(tickAt.getTime() + minutes(5)));
+    const started = await ingestRun(engine.deps, { tenant: 'acme', workflow: 'check', status: 'running' }, acme);
+    if (started.kind !== 'created') throw new Error(`not created: ${started.kind}`);
+    expect(await deleteWorkflow(engine.deps, 'acme', 'check', acme)).toEqual({ kind: 'deleted' });
+    expect(await alertOf()).toMatchObject({ id: opened.id, status: 'resolved' });
+
+    engine.clock.advance(minutes(2));
+    expect(await finishReportedRun(engine.deps, started.run.id, { status: 'failed', error: 'check failed: 17 rows missing' }, acme)).toMatchObject({ kind: 'finished' });
+    await engine.step();
+    expect(await t.db.selectFrom('runs').select(['status', 'processedAt']).where('id', '=', started.run.id).executeTakeFirstOrThrow()).toEqual({ status: 'failed', processedAt: engine.clock.now() });
+    expect(await t.db.selectFrom('alerts').select(['id', 'status']).where('workflowId', '=', wf.id).execute()).toEqual([{ id: opened.id, status: 'resolved' }]);
+    expect((await events(opened.id)).at(-1)).toMatchObject({ kind: 'resolved', data: { by: 'workflow_deleted' } });
+  });
+
+  it('a retry in flight when it is disabled gets no further attempt: its tick gets the verdict, and nothing opens', async () => {
+    const nightly = await makeWorkflow(t.db, {
+      name: 'nightly',
+      cron: '0 2 * * *',
+      mode: 'managed',
+      source: 'api',
+      launcher: JSON.stringify({ kind: 'command', command: 'true' }),
+      policy: JSON.stringify({ retries: 2 }),
+    });
+    engine.launcher.script(nightly.id, { status: 'failed', error: 'connection reset' }, 'hold');
+    const original = await fireTick(engine, nightly, START);
+    await engine.drain();
+    const attempt = await t.db.selectFrom('runs').selectAll().where('originalRunId', '=', original.id).executeTakeFirstOrThrow();
+    expect(attempt).toMatchObject({ attempt: 2, status: 'running' });
+
+    expect(await deleteWorkflow(engine.deps, 'acme', 'nightly', acme)).toEqual({ kind: 'deleted' });
+    await finishRun(engine.deps, attempt.id, { status: 'failed', error: 'connection reset' });
+    await engine.drain();
+    expect(engine.launcher.launched.map((l) => l.attempt)).toEqual([1, 2]);
+    expect(await t.db.selectFrom('runs').select(['status', 'outcomeNote']).where('id', '=', original.id).executeTakeFirstOrThrow()).toEqual({ status: 'failed', outcomeNote: 'failed on all 2 attempts' });
+    expect(await t.db.selectFrom('alerts').selectAll().where('workflowId', '=', nightly.id).execute()).toEqual([]);
   });
 });
 

@@ -139,6 +139,39 @@ describe('POST /api/v1/runs and /api/v1/runs/{id}', () => {
     ]);
   });
 
+  it('a resent success that the output checks failed (minRows) is the same report, not a conflict; a start arriving after its end is the same run', async () => {
+    const wf = await makeWorkflow(t.db, { name: `rows-${Math.random().toString(36).slice(2, 7)}`, cron: '*/5 * * * *', policy: JSON.stringify({ minRows: 10 }) });
+    const report = { tenant: 'acme', workflow: wf.name, status: 'succeeded', rows: 2, externalId: 'airflow:dag_run:7' };
+    const first = await acme('POST', '/api/v1/runs', report);
+    expect(first.status).toBe(201);
+    // Evaluated with the report: now failed "empty output".
+    expect(await t.db.selectFrom('runs').select(['status', 'error']).where('id', '=', first.body.id).executeTakeFirstOrThrow()).toEqual({
+      status: 'failed',
+      error: 'empty output: 2 rows, expected at least 10',
+    });
+    const resent = await acme('POST', '/api/v1/runs', report);
+    expect(resent.status).toBe(200);
+    expect(resent.body).toMatchObject({ id: first.body.id, duplicate: true });
+    expect((await acme('POST', '/api/v1/runs', { ...report, status: 'failed' })).status).toBe(409);
+
+    const started = await acme('POST', '/api/v1/runs', { tenant: 'acme', workflow: wf.name, status: 'running', externalId: 'k8s:job-8' });
+    expect((await acme('POST', `/api/v1/runs/${started.body.id}`, { status: 'succeeded', rows: 0 })).status).toBe(200);
+    const again = await acme('POST', `/api/v1/runs/${started.body.id}`, { status: 'succeeded', rows: 0 });
+    expect(again.status).toBe(200);
+    expect(again.body.duplicate).toBe(true);
+    const differs = await acme('POST', `/api/v1/runs/${started.body.id}`, { status: 'failed' });
+    expect(differs.status).toBe(409);
+    expect(differs.body.message).toBe(`run ${started.body.id} already finished as succeeded`);
+
+    // The end overtook its start (two messages sent at once): the late start is the same run, acknowledged.
+    const end = await acme('POST', '/api/v1/runs', { tenant: 'acme', workflow: wf.name, status: 'failed', error: 'OOMKilled', externalId: 'k8s:job-9' });
+    expect(end.status).toBe(201);
+    const lateStart = await acme('POST', '/api/v1/runs', { tenant: 'acme', workflow: wf.name, status: 'running', externalId: 'k8s:job-9' });
+    expect(lateStart.status).toBe(200);
+    expect(lateStart.body).toMatchObject({ id: end.body.id, status: 'failed', duplicate: true });
+    expect(await t.db.selectFrom('runs').select('status').where('externalId', '=', 'k8s:job-9').execute()).toEqual([{ status: 'failed' }]);
+  });
+
   it('names the field and value of each validation failure (400), and refuses bad JSON (400) and oversized bodies (413)', async () => {
     const wf = await quality();
     const status = await acme('POST', '/api/v1/runs', { tenant: 'acme', workflow: wf.name, status: 'ok' });

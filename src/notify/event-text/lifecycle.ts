@@ -75,6 +75,8 @@ function resolvedText(event: EventInput, a: EventTextInput['alert'], d: Data): E
       return { what: 'resolved:workflow_disabled', icon: 'resolved', parts: [t('Resolved after '), after, t(' because the workflow was disabled.'), ...held], ...quote };
     case 'workflow_deleted':
       return { what: 'resolved:workflow_deleted', icon: 'resolved', parts: [t('Resolved after '), after, t(' because the workflow was deleted.'), ...held], ...quote };
+    case 'tenant_disabled':
+      return { what: 'resolved:tenant_disabled', icon: 'resolved', parts: [t('Resolved after '), after, t(' because its tenant was removed from the workflows file.'), ...held], ...quote };
     default: {
       const runId = num(d, 'runId') ?? num(d, 'resolvedByRunId');
       const successes = num(d, 'successes');

@@ -1,0 +1,13 @@
+/**
+ * Whether a workflow's finished runs are held against it (evaluated, retried,
+ * alerted on). A workflow stops being watched when it is disabled (removed
+ * from the file, `enabled: false`, deleted over the API), when its tenant is
+ * (removed from the file), or with `monitoring: false`. Its runs are still
+ * recorded, and a run that was in flight when it stopped being watched still
+ * ends in the ledger, but nothing opens, counts or retries for it: disabling
+ * resolved its alert "so nothing is left escalating on a workflow nobody
+ * watches", and a late end must not open a new one.
+ */
+export function isWatched(workflow: { enabled: boolean; monitoring: boolean }, tenant: { enabled: boolean }): boolean {
+  return workflow.enabled && workflow.monitoring && tenant.enabled;
+}

@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { emptyOutputError, repeatedReport, reportedStatusOf } from '../../src/domain/reported-outcome.js';
+import { tooFastError } from '../../src/domain/run-duration.js';
+
+const run = (status: string, attemptStatus: string | null = null, attemptError: string | null = null) => ({ status, attemptStatus, attemptError });
+
+describe('a report naming a run the ledger already has', () => {
+  it.each([
+    // the run, what the report says, what it means
+    [run('running'), 'running', 'same'],
+    [run('running'), 'failed', 'finish'],
+    [run('running'), 'succeeded', 'finish'],
+    [run('succeeded', 'succeeded'), 'succeeded', 'same'],
+    [run('succeeded', 'succeeded'), 'failed', 'conflict'],
+    [run('failed', 'failed', 'OOMKilled'), 'failed', 'same'],
+    [run('failed', 'failed', 'OOMKilled'), 'succeeded', 'conflict'],
+    // a start that arrives after its end: the same run
+    [run('failed', 'failed', 'OOMKilled'), 'running', 'same'],
+    [run('succeeded', 'succeeded'), 'running', 'same'],
+    // a retry rewrote the tick's verdict: the first attempt is what was reported
+    [run('succeeded', 'failed', 'connection reset'), 'failed', 'same'],
+    [run('succeeded', 'failed', 'connection reset'), 'succeeded', 'conflict'],
+    // the output checks failed a reported success: the same success again is the same report
+    [run('failed', 'failed', emptyOutputError(0, 10)), 'succeeded', 'same'],
+    [run('failed', 'failed', emptyOutputError(3, 10)), 'failed', 'conflict'],
+    [run('failed', 'failed', tooFastError(2, 60)), 'succeeded', 'same'],
+    [run('missed', 'missed', 'missed: no run started by …'), 'succeeded', 'conflict'],
+  ] as const)('%o, reported %s: %s', (existing, reported, meaning) => {
+    expect(repeatedReport(existing, reported)).toBe(meaning);
+  });
+
+  it('reads back the status a run was reported with', () => {
+    expect(reportedStatusOf(run('failed', 'failed', emptyOutputError(null, 1)))).toBe('succeeded');
+    expect(reportedStatusOf(run('failed', 'failed', 'exited with code 1: empty output: nothing'))).toBe('failed');
+    expect(reportedStatusOf(run('skipped'))).toBe('skipped');
+  });
+});
