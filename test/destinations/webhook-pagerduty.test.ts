@@ -192,7 +192,7 @@ describe('pagerduty destination', () => {
     });
     expect(events[0]!.payload.summary).toContain('Acme / nightly-pipeline');
     // run_requested is not one of the events pagerduty asks for: no row at all.
-    const kinds = await t.db.selectFrom('notifications').innerJoin('alertEvents', 'alertEvents.id', 'notifications.eventId').select('alertEvents.kind').execute();
+    const kinds = await t.db.selectFrom('notifications').innerJoin('alertEvents', 'alertEvents.id', 'notifications.eventId').select('alertEvents.kind').orderBy('notifications.id').execute();
     expect(kinds.map((k) => k.kind)).toEqual(['opened', 'owner_changed', 'resolved']);
   });
 
