@@ -15,7 +15,7 @@ import type { LauncherResolver } from './launcher.js';
 import type { Logger } from './log.js';
 import { withDestinationIdKey } from './ledger/destination-id-key.js';
 import { rememberSecrets } from './secrets.js';
-import { rememberStoredSecrets } from './services/stored-secrets.js';
+import { rememberStoredSecrets, secretsRefreshLoop } from './services/stored-secrets.js';
 import { startSlack } from './slack/index.js';
 import { createHousekeeping } from './engine/housekeeping.js';
 import { housekeepingJobs } from './engine/housekeeping-jobs.js';
@@ -82,7 +82,7 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
 
   let listening: Promise<void> = Promise.resolve();
   if (options.loops !== false) {
-    const specs = inEngineOrder([...runLoops(deps), ...engineLoops(deps), ...slack.loops]);
+    const specs = inEngineOrder([...runLoops(deps), ...engineLoops(deps), ...slack.loops, secretsRefreshLoop(deps)]);
     for (const spec of specs) loops.push(runLoop(spec, { clock, logger: options.logger, signal: abort.signal }));
     const wakeLoops = (channel: string) => specs.forEach((s, i) => s.wakeOn?.includes(channel) && loops[i]!.wake());
     deps.wake = wakeLoops;

@@ -23,28 +23,73 @@ export function sameSecret(a: string, b: string): boolean {
 }
 
 /**
- * Every secret value this process has been given (its configuration, tenants'
- * tokens, launcher and destination secrets as they are synced or set). It is
- * process-wide on purpose: run output, error texts and log lines are written
- * from many places, and each passes through `redactSecrets` on its way to
- * storage, so none of them has to be handed the list. Values are only ever
- * added: redacting a secret that was since rotated away does no harm.
+ * Every secret value this process has been given.
+ *
+ * Two scopes, because a tenant chooses its own secrets' values:
+ * - the bot's and the operator's (the configuration, the workflows file,
+ *   API tokens): redacted from every text;
+ * - a tenant's (launchers and destinations set over the API, and every one
+ *   read back from the database): redacted from everything logged, and from
+ *   that tenant's own stored text only. Were they redacted everywhere, a
+ *   tenant naming "connection refused" as a header's value would blank those
+ *   words out of every other tenant's run errors (and change their error
+ *   groups).
+ *
+ * The bot's and the operator's are only ever added: redacting a secret that
+ * was since rotated away does no harm. A tenant's scope is read again from
+ * the database (`replaceTenantSecrets`).
+ *
+ * It is process-wide on purpose: run output, error texts and log lines are
+ * written from many places, and each passes through `redactSecrets` on its
+ * way to storage, so none of them has to be handed the list.
  */
-const known = new Set<string>();
-let redactor: Redactor = createRedactor(known);
+const everywhere = new Set<string>();
+const byTenant = new Map<string, Set<string>>();
+/** Built when first needed after a change: one per tenant, and one (`ALL`) for logs. */
+const redactors = new Map<string, Redactor>();
+const ALL = '\u0000all';
 
-export function rememberSecrets(values: Iterable<string | null | undefined>): void {
+export function rememberSecrets(values: Iterable<string | null | undefined>, tenantId?: string): void {
+  const set = tenantId === undefined ? everywhere : (byTenant.get(tenantId) ?? byTenant.set(tenantId, new Set()).get(tenantId)!);
   let added = false;
   for (const v of values) {
-    if (typeof v === 'string' && v !== '' && !known.has(v)) {
-      known.add(v);
+    if (typeof v === 'string' && v !== '' && !set.has(v)) {
+      set.add(v);
       added = true;
     }
   }
-  if (added) redactor = createRedactor(known);
+  if (!added) return;
+  if (tenantId === undefined) redactors.clear();
+  else {
+    redactors.delete(tenantId);
+    redactors.delete(ALL);
+  }
 }
 
-export function redactSecrets(text: string): string {
+/**
+ * Every tenant's own secrets as stored now (`rememberStoredSecrets`): a
+ * tenant's scope holds what its launchers hold, so a tenant that keeps
+ * setting new values cannot grow every replica's redactor without end.
+ */
+export function replaceTenantSecrets(scopes: Map<string, string[]>): void {
+  byTenant.clear();
+  redactors.clear();
+  for (const [tenantId, values] of scopes) rememberSecrets(values, tenantId);
+}
+
+/**
+ * Text with the secrets it may carry replaced. With `tenantId`, text that
+ * belongs to that tenant (its runs' output): the bot's secrets and that
+ * tenant's. Without, text that may be anyone's (log lines): all of them.
+ */
+export function redactSecrets(text: string, tenantId?: string): string {
+  const key = tenantId ?? ALL;
+  let redactor = redactors.get(key);
+  if (!redactor) {
+    const values = tenantId === undefined ? [everywhere, ...byTenant.values()] : [everywhere, byTenant.get(tenantId) ?? []];
+    redactor = createRedactor(values.flatMap((v) => [...v]));
+    redactors.set(key, redactor);
+  }
   return redactor(text);
 }
 

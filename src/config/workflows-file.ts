@@ -16,6 +16,9 @@ export { cronSchema, maintenanceSchema, recurringMaintenanceOf, timeZoneSchema, 
 /** A chosen ping key must be as hard to guess as a generated one (16 random bytes, 22 base64url characters). */
 export const PING_KEY_MIN_LENGTH = 22;
 
+/** Headers an http launcher sends: enough for any real target; every value may be a secret the redactor holds. */
+const MAX_LAUNCHER_HEADERS = 32;
+
 const name = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/, 'use letters, digits, dot, dash or underscore (at most 100), starting with a letter or digit');
@@ -61,7 +64,10 @@ export const launcherSchema = z.discriminatedUnion('kind', [
       kind: z.literal('http'),
       url: z.url({ protocol: /^https?$/ }),
       mode: z.enum(['sync', 'callback']).default('sync'),
-      headers: z.record(z.string(), z.string()).optional(),
+      headers: z
+        .record(z.string().min(1).max(256), z.string().max(8192))
+        .refine((h) => Object.keys(h).length <= MAX_LAUNCHER_HEADERS, `at most ${MAX_LAUNCHER_HEADERS} headers`)
+        .optional(),
       /** Overrides LAUNCHER_SECRET for this target. */
       secret: launcherSecret.optional(),
       /** Name of an environment variable holding `secret` (one or the other, not both). */

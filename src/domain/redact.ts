@@ -57,3 +57,12 @@ export function shownUrl(url: string): string {
     return url;
   }
 }
+
+/**
+ * Whose a launcher's secrets are (src/secrets.ts): the operator's, redacted
+ * from every text, when the operator set it; else its tenant's, who chose
+ * the values, redacted from that tenant's text only.
+ */
+export function secretScope(launcher: { operatorSet?: boolean } | null | undefined, tenantId: string): string | undefined {
+  return launcher?.operatorSet ? undefined : tenantId;
+}

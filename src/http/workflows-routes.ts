@@ -8,6 +8,7 @@ import { badRequest, conflict, forbidden, invalidInput, notFound, parseInput } f
 import { actorName, principalOf, scopeOf } from './auth.js';
 import { checkTenantWorkflow } from './launcher-trust.js';
 import { rememberSecrets, secretsOfEntry } from '../secrets.js';
+import { secretScope } from '../domain/redact.js';
 
 /** Workflows: list, view, create/replace, delete (disable), and run now. */
 export function workflowsRoutes(deps: Deps): Router {
@@ -89,8 +90,8 @@ async function putWorkflowRoute(deps: Deps, req: Request, res: Response): Promis
   // A launcher's `secretEnv` is resolved on the way in, as the file sync does (see sync-workflows.ts).
   const launcher = spec.launcher ? resolveLauncher(spec.launcher, process.env, ['launcher']) : undefined;
   if (launcher && !launcher.ok) throw invalidInput(launcher.issues, input);
-  if (launcher) rememberSecrets(secretsOfEntry(launcher.value));
   const trusted = launcher && principal.kind === 'admin' ? { ...launcher.value, operatorSet: true } : launcher?.value;
+  if (trusted) rememberSecrets(secretsOfEntry(trusted), secretScope(trusted, tenant));
   const result = await putWorkflow(deps, { ...spec, launcher: trusted }, scope, actorName(principal));
   switch (result.kind) {
     case 'created':

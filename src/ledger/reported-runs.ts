@@ -85,7 +85,7 @@ export async function insertReportedFinished(
       workflowId: start.workflow.id,
       tick: start.match.tick,
       trigger: start.match.trigger,
-      ...outcomeColumns(reported, now),
+      ...outcomeColumns(reported, now, start.workflow.tenantId),
       // Without a reported duration its start is unknown: "now" keeps tick matching as it was, the duration stays null.
       startedAt: durationSeconds === undefined ? now : new Date(now.getTime() - durationSeconds * 1000),
       durationSeconds: durationSeconds ?? null,

@@ -203,9 +203,10 @@ export interface RunOutcome {
  * and a launcher's outcome into a lost run. Everything else is kept as sent;
  * escaping for Slack happens when rendering.
  */
-export function storableOutcome<T extends RunOutcome>(outcome: T): T {
+export function storableOutcome<T extends RunOutcome>(outcome: T, tenantId: string): T {
   // Secrets go before anything is stored: the alert, its notifications and the API views are all read from here.
-  const clean = (v: string | null | undefined) => (typeof v === 'string' ? redactSecrets(v.replace(/\u0000/g, '\uFFFD')) : v);
+  // The bot's and this tenant's: another tenant's chosen values must not blank out this one's text (src/secrets.ts).
+  const clean = (v: string | null | undefined) => (typeof v === 'string' ? redactSecrets(v.replace(/\u0000/g, '\uFFFD'), tenantId) : v);
   return { ...outcome, error: clean(outcome.error), stage: clean(outcome.stage), logExcerpt: clean(outcome.logExcerpt), logUrl: clean(outcome.logUrl) };
 }
 
@@ -213,8 +214,8 @@ export function storableOutcome<T extends RunOutcome>(outcome: T): T {
  * The columns a finished run's outcome sets, made storable first; the same
  * whether a running row ends (finishRun) or a run is reported only by its end.
  */
-export function outcomeColumns(reported: RunOutcome, now: Date) {
-  const outcome = storableOutcome(reported);
+export function outcomeColumns(reported: RunOutcome, now: Date, tenantId: string) {
+  const outcome = storableOutcome(reported, tenantId);
   return {
     status: outcome.status,
     attemptStatus: outcome.status,
@@ -257,10 +258,13 @@ export async function finishRun(deps: Pick<Deps, 'db' | 'clock' | 'wake'>, runId
  * sends it only if the evaluation left the run to the pollers).
  */
 export async function finishRunIn(trx: Transaction<Database>, runId: number, reported: RunOutcome, now: Date, options: { notify?: boolean } = {}): Promise<FinishResult> {
-  const outcome = storableOutcome(reported);
+  // Whose run it is decides whose secrets its output is cleaned of.
+  const owner = await trx.selectFrom('runs').innerJoin('workflows', 'workflows.id', 'runs.workflowId').select('workflows.tenantId').where('runs.id', '=', runId).executeTakeFirst();
+  if (!owner) return { kind: 'not_found' };
+  const outcome = storableOutcome(reported, owner.tenantId);
   const updated = await trx
     .updateTable('runs')
-    .set({ ...outcomeColumns(reported, now), durationSeconds: durationSince(now), leaseOwner: null, leaseExpiresAt: null })
+    .set({ ...outcomeColumns(reported, now, owner.tenantId), durationSeconds: durationSince(now), leaseOwner: null, leaseExpiresAt: null })
     .where('id', '=', runId)
     .where('status', '=', 'running')
     .returningAll()

@@ -5,6 +5,7 @@ import type { Deps } from '../deps.js';
 import { hashToken, newToken } from '../secrets.js';
 import type { Scope } from '../ledger/alert-queries.js';
 import { announceGoingLive, shadowStates } from './shadow.js';
+import { announceStoredSecrets } from './stored-secrets.js';
 
 /** Tenants over the API: the admin creates them and mints their tokens; a tenant sees only itself. */
 
@@ -117,6 +118,7 @@ export async function putTenant(deps: Pick<Deps, 'db' | 'clock' | 'config'>, inp
       ? await trx.updateTable('tenants').set(values).where('id', '=', input.id).returningAll().executeTakeFirstOrThrow()
       : await trx.insertInto('tenants').values({ id: input.id, apiTokenHash: null, createdAt: now, ...values }).returningAll().executeTakeFirstOrThrow();
     await announceGoingLive(trx, shadowBefore, now, deps.config, { tenantId: input.id });
+    await announceStoredSecrets(trx, input.destinations ?? []);
     return { kind: current ? 'updated' : 'created', tenant: tenantView(tenant, deps.config.destinationIdKey) };
   });
 }

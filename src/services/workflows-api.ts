@@ -1,5 +1,6 @@
 import { recordPolicyVersionsIn } from './policy-versions.js';
 import { announceGoingLive, shadowStates } from './shadow.js';
+import { announceStoredSecrets } from './stored-secrets.js';
 import type { Config } from '../config/env.js';
 import { recurringMaintenanceOf, type WorkflowSpec } from '../config/workflows-file.js';
 import type { Db } from '../db/connect.js';
@@ -233,6 +234,7 @@ export async function putWorkflow(deps: Pick<Deps, 'db' | 'clock' | 'config'>, s
       ? await trx.updateTable('workflows').set(values).where('id', '=', current.id).returningAll().executeTakeFirstOrThrow()
       : await trx.insertInto('workflows').values({ tenantId: spec.tenant, name: spec.name, createdAt: now, ...values }).returningAll().executeTakeFirstOrThrow();
     await replaceDependencies(trx, written.id, dependencies.upstreamIds);
+    await announceStoredSecrets(trx, [spec.launcher]);
     if (current && !written.enabled) await resolveAlertsOfWorkflows(trx, [written.id], 'workflow_disabled', actor, now, deps.config);
     await announceGoingLive(trx, shadowBefore, now, deps.config, { tenantId: spec.tenant, workflowName: spec.name });
     const versioned = await recordPolicyVersionsIn(trx, [written.id], { now, config: deps.config, changedBy: `api (${scope.tenantId ? `tenant ${scope.tenantId}` : 'admin'})` });

@@ -53,7 +53,7 @@ describe('the redactor', () => {
     if (name === 'SLACK_BOT_TOKEN') env.SLACK_SIGNING_SECRET = 'kind-companion-signing-0123456789';
     rememberSecrets(configSecrets(loadConfig(env)));
     const secret = name === 'SMTP_URL' ? 'kind-smtp-password-0123' : value;
-    const stored = storableOutcome({ status: 'failed', error: `boom ${secret}`, logExcerpt: `x\n${secret}\n`, stage: secret });
+    const stored = storableOutcome({ status: 'failed', error: `boom ${secret}`, logExcerpt: `x\n${secret}\n`, stage: secret }, 'globex');
     expect(JSON.stringify(stored)).not.toContain(secret);
     expect(stored.error).toBe(`boom ${REDACTED}`);
   });
@@ -63,7 +63,7 @@ describe('the redactor', () => {
     const routingKey = 'PLATFORMROUTINGKEY0123456789AB';
     const config = loadConfig({ PLATFORM_DESTINATIONS: JSON.stringify([{ kind: 'webhook', url: 'https://h.example.com', secret: webhook }, { kind: 'pagerduty', routingKey }]) });
     rememberSecrets(configSecrets(config));
-    expect(storableOutcome({ status: 'failed', error: `${webhook} ${routingKey}` }).error).toBe(`${REDACTED} ${REDACTED}`);
+    expect(storableOutcome({ status: 'failed', error: `${webhook} ${routingKey}` }, 'globex').error).toBe(`${REDACTED} ${REDACTED}`);
   });
 
   it("a tenant token, launcher secret and credential header synced from the file are redacted", async () => {
@@ -77,7 +77,7 @@ describe('the redactor', () => {
       env,
     );
     await syncWorkflowsFile(t.db, file, clock.now(), env);
-    const out = storableOutcome({ status: 'failed', error: `${env.ACME_API_TOKEN} ${env.NIGHTLY_SECRET} file-header-key-0123456789` }).error;
+    const out = storableOutcome({ status: 'failed', error: `${env.ACME_API_TOKEN} ${env.NIGHTLY_SECRET} file-header-key-0123456789` }, 'globex').error;
     expect(out).toBe(`${REDACTED} ${REDACTED} ${REDACTED}`);
   });
 });
