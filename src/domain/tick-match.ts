@@ -1,4 +1,4 @@
-import { latestFireAtOrBefore, nextFireAfter } from './schedule.js';
+import { gapEndBefore, latestFireAtOrBefore, nextFireAfter } from './schedule.js';
 
 /**
  * Which tick a run reported from outside belongs to, when the report names
@@ -23,9 +23,13 @@ export function earlyStartMs(cadenceSeconds: number): number {
  * The ticks a run that starts at `startedAt` may be the run of, in the order
  * to try them: the latest fire time at or before the start, within the
  * grace; then, for an observed workflow only, the next fire time when it is
- * at most earlyStartMs away. A managed workflow's ticks are the scheduler's
- * own (it fires them on the bot's clock): an outside report just before one
- * must not take it, or the scheduler would not launch it.
+ * at most earlyStartMs away, or when a spring-forward gap moved it and the
+ * start is no earlier than the clocks changed (less earlyStartMs): the bot
+ * places 02:30 on Berlin's spring-forward night at 03:30 CEST, but cron runs
+ * a job whose time was skipped as soon as the clocks change, at 03:00
+ * (src/domain/schedule.ts, gapEndBefore). A managed workflow's ticks are the
+ * scheduler's own (it fires them on the bot's clock): an outside report just
+ * before one must not take it, or the scheduler would not launch it.
  */
 export function tickCandidates(
   schedule: { cron: string; timezone: string; mode: string },
@@ -37,7 +41,8 @@ export function tickCandidates(
   if (latest && startedAt.getTime() - latest.getTime() <= profile.graceSeconds * 1000) out.push(latest);
   if (schedule.mode === 'observed') {
     const next = nextFireAfter(schedule.cron, schedule.timezone, startedAt);
-    if (next.getTime() - startedAt.getTime() <= earlyStartMs(profile.cadenceSeconds)) out.push(next);
+    const opens = gapEndBefore(schedule.cron, schedule.timezone, next)?.getTime() ?? next.getTime();
+    if (opens - startedAt.getTime() <= earlyStartMs(profile.cadenceSeconds)) out.push(next);
   }
   return out;
 }
