@@ -144,6 +144,34 @@ export function latestFireAtOrBefore(cron: string, tz: string, at: Date): Date |
   return Number.isFinite(best) ? new Date(best) : undefined;
 }
 
+/**
+ * When `tick` is a fire time a spring-forward gap moved (its own wall time
+ * was skipped: 02:30 on Berlin's spring-forward night fires at 03:30 CEST),
+ * the instant that gap ended, when the clocks changed (03:00 CEST); undefined
+ * for any other fire time. An outside scheduler may run such a tick from
+ * then: Vixie cron and cronie run a fixed-time job whose time was skipped
+ * "soon after the change".
+ */
+export function gapEndBefore(cron: string, tz: string, tick: Date): Date | undefined {
+  const zone = zoneOf(tz);
+  const t = Math.floor(tick.getTime() / MINUTE) * MINUTE;
+  if (zone.shiftNear(t) === 0) return undefined;
+  // Its own wall time matches the expression: a fire time where it stands, not one moved there.
+  const wall = zone.wallOf(t);
+  if (wallIterator(cron, wall - MINUTE).next().getTime() === wall) return undefined;
+  const offset = zone.offsetAt(t);
+  let before = t - SHIFT_WINDOW_MS;
+  if (zone.offsetAt(before) === offset) return undefined;
+  // The change is the first minute with the tick's offset (one transition within the window).
+  let after = t;
+  while (after - before > MINUTE) {
+    const mid = before + Math.floor((after - before) / MINUTE / 2) * MINUTE;
+    if (zone.offsetAt(mid) === offset) after = mid;
+    else before = mid;
+  }
+  return new Date(after);
+}
+
 /** Every fire time in (from, to], oldest first, at most `limit`. */
 export function fireTimesBetween(cron: string, tz: string, from: Date, to: Date, limit = 10_000): Date[] {
   const out: Date[] = [];

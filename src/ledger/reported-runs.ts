@@ -1,7 +1,7 @@
 import type { Transaction } from 'kysely';
 import type { Database, Run, RunTrigger, Workflow } from '../db/schema.js';
 import { profileFor } from '../domain/cadence.js';
-import { latestFireAtOrBefore } from '../domain/schedule.js';
+import { tickCandidates } from '../domain/tick-match.js';
 import { insertRunningRun, insertRunRow, newRunRow, outcomeColumns, type RunOutcome } from './runs.js';
 
 /**
@@ -17,16 +17,19 @@ export interface TickMatch {
 
 /**
  * A run reported without a tick belongs to the latest fire time at or before
- * its start when that is within the grace and the tick has no row yet;
- * otherwise it is an external run outside any tick (it still counts as a
- * success for resolution, and never as a second row for a tick).
+ * its start when that is within the grace and the tick has no row yet; for an
+ * observed workflow, else to the next fire time when the start is at most a
+ * moment early (src/domain/tick-match.ts: the outside scheduler's clock may
+ * run a little ahead of the bot's) and that tick has no row yet; otherwise it
+ * is an external run outside any tick (it still counts as a success for
+ * resolution, and never as a second row for a tick).
  */
 export async function matchTick(trx: Transaction<Database>, workflow: Workflow, startedAt: Date): Promise<TickMatch> {
   const profile = profileFor(workflow.cron, workflow.timezone, workflow.policy, startedAt);
-  const latest = latestFireAtOrBefore(workflow.cron, workflow.timezone, startedAt);
-  if (!latest || startedAt.getTime() - latest.getTime() > profile.graceSeconds * 1000) return { tick: null, trigger: 'external' };
-  const taken = await tickRow(trx, workflow.id, latest);
-  return taken ? { tick: null, trigger: 'external' } : { tick: latest, trigger: 'schedule' };
+  for (const tick of tickCandidates(workflow, startedAt, profile)) {
+    if (!(await tickRow(trx, workflow.id, tick))) return { tick, trigger: 'schedule' };
+  }
+  return { tick: null, trigger: 'external' };
 }
 
 export async function tickRow(trx: Transaction<Database>, workflowId: number, tick: Date): Promise<Run | undefined> {

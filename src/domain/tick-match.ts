@@ -1,0 +1,48 @@
+import { gapEndBefore, latestFireAtOrBefore, nextFireAfter } from './schedule.js';
+
+/**
+ * Which tick a run reported from outside belongs to, when the report names
+ * none (a ping, or an API call without `tick`). The ledger tries the
+ * candidates in order and takes the first whose tick has no row yet; with
+ * none left the run is external (outside any tick).
+ */
+
+/**
+ * How long before its tick an observed workflow's run may start and still be
+ * that tick's run: a tenth of the cadence, at most a minute. The outside
+ * scheduler keeps its own clock, and a host running a second ahead of the
+ * bot's reports its start a second before the tick; counted as outside any
+ * tick, every such start left its tick "missed" (a failure) although the run
+ * was there.
+ */
+export function earlyStartMs(cadenceSeconds: number): number {
+  return Math.round(Math.min(60, cadenceSeconds / 10) * 1000);
+}
+
+/**
+ * The ticks a run that starts at `startedAt` may be the run of, in the order
+ * to try them: the latest fire time at or before the start, within the
+ * grace; then, for an observed workflow only, the next fire time when it is
+ * at most earlyStartMs away, or when a spring-forward gap moved it and the
+ * start is no earlier than the clocks changed (less earlyStartMs): the bot
+ * places 02:30 on Berlin's spring-forward night at 03:30 CEST, but cron runs
+ * a job whose time was skipped as soon as the clocks change, at 03:00
+ * (src/domain/schedule.ts, gapEndBefore). A managed workflow's ticks are the
+ * scheduler's own (it fires them on the bot's clock): an outside report just
+ * before one must not take it, or the scheduler would not launch it.
+ */
+export function tickCandidates(
+  schedule: { cron: string; timezone: string; mode: string },
+  startedAt: Date,
+  profile: { graceSeconds: number; cadenceSeconds: number },
+): Date[] {
+  const out: Date[] = [];
+  const latest = latestFireAtOrBefore(schedule.cron, schedule.timezone, startedAt);
+  if (latest && startedAt.getTime() - latest.getTime() <= profile.graceSeconds * 1000) out.push(latest);
+  if (schedule.mode === 'observed') {
+    const next = nextFireAfter(schedule.cron, schedule.timezone, startedAt);
+    const opens = gapEndBefore(schedule.cron, schedule.timezone, next)?.getTime() ?? next.getTime();
+    if (opens - startedAt.getTime() <= earlyStartMs(profile.cadenceSeconds)) out.push(next);
+  }
+  return out;
+}

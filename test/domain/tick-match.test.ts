@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { profileFor } from '../../src/domain/cadence.js';
+import { gapEndBefore } from '../../src/domain/schedule.js';
+import { earlyStartMs, tickCandidates } from '../../src/domain/tick-match.js';
+
+describe('tickCandidates: which tick a reported start may be the run of', () => {
+  const cases: { name: string; cron: string; tz?: string; mode: 'observed' | 'managed'; start: string; expected: string[] }[] = [
+    { name: 'on time', cron: '0 9 * * *', mode: 'observed', start: '2026-03-10T09:00:05Z', expected: ['2026-03-10T09:00:00Z'] },
+    { name: 'late, within the grace (30 min for a daily job)', cron: '0 9 * * *', mode: 'observed', start: '2026-03-10T09:29:00Z', expected: ['2026-03-10T09:00:00Z'] },
+    { name: 'late, past the grace', cron: '0 9 * * *', mode: 'observed', start: '2026-03-10T09:31:00Z', expected: [] },
+    { name: 'a second early: the coming tick', cron: '0 9 * * *', mode: 'observed', start: '2026-03-10T08:59:59Z', expected: ['2026-03-10T09:00:00Z'] },
+    { name: 'a minute early is the most a daily job is allowed', cron: '0 9 * * *', mode: 'observed', start: '2026-03-10T08:59:00Z', expected: ['2026-03-10T09:00:00Z'] },
+    { name: 'two minutes early: no tick', cron: '0 9 * * *', mode: 'observed', start: '2026-03-10T08:58:00Z', expected: [] },
+    { name: 'a managed workflow\'s coming tick is never taken', cron: '0 9 * * *', mode: 'managed', start: '2026-03-10T08:59:59Z', expected: [] },
+    // A minute job: grace 60 s, early allowance 6 s. Late for one tick and early for the next: the late one first.
+    { name: 'every minute: late for one tick, early for the next', cron: '* * * * *', mode: 'observed', start: '2026-03-10T09:00:57Z', expected: ['2026-03-10T09:00:00Z', '2026-03-10T09:01:00Z'] },
+    { name: 'every minute: 10 s early is not early enough', cron: '* * * * *', mode: 'observed', start: '2026-03-10T09:00:50Z', expected: ['2026-03-10T09:00:00Z'] },
+    // New York spring forward (8 March 2026): 02:30 does not exist and fires at 03:30 EDT (07:30 UTC).
+    { name: 'early for a tick the DST gap moved', cron: '30 2 * * *', tz: 'America/New_York', mode: 'observed', start: '2026-03-08T07:29:30Z', expected: ['2026-03-08T07:30:00Z'] },
+    // A tick the gap moved may be run from the moment the clocks change (cron runs a skipped job then): 03:00 CEST, not 03:30.
+    { name: 'Berlin spring-forward: 02:30 run at 03:00 CEST is the 03:30 CEST tick', cron: '30 2 * * *', tz: 'Europe/Berlin', mode: 'observed', start: '2026-03-29T01:00:04Z', expected: ['2026-03-29T01:30:00Z'] },
+    { name: 'Berlin spring-forward: ten minutes before the change is too early', cron: '30 2 * * *', tz: 'Europe/Berlin', mode: 'observed', start: '2026-03-29T00:50:00Z', expected: [] },
+    { name: 'Berlin spring-forward: a 03:15 job is not moved, so 03:00 is too early for it', cron: '15 3 * * *', tz: 'Europe/Berlin', mode: 'observed', start: '2026-03-29T01:00:04Z', expected: [] },
+    { name: 'Lord Howe spring-forward (30 minutes): 02:15 run at the change is the 02:45 LHDT tick', cron: '15 2 * * *', tz: 'Australia/Lord_Howe', mode: 'observed', start: '2026-10-03T15:30:10Z', expected: ['2026-10-03T15:45:00Z'] },
+    { name: 'a managed workflow\'s moved tick is the scheduler\'s too', cron: '30 2 * * *', tz: 'Europe/Berlin', mode: 'managed', start: '2026-03-29T01:00:04Z', expected: [] },
+    // Weekdays only: early on Monday morning, with Friday's tick three days back.
+    { name: 'a weekday job early on Monday', cron: '0 9 * * 1-5', mode: 'observed', start: '2026-03-09T08:59:58Z', expected: ['2026-03-09T09:00:00Z'] },
+  ];
+  for (const c of cases) {
+    it(c.name, () => {
+      const tz = c.tz ?? 'UTC';
+      const start = new Date(c.start);
+      const profile = profileFor(c.cron, tz, {}, start);
+      expect(tickCandidates({ cron: c.cron, timezone: tz, mode: c.mode }, start, profile).map((d) => d.toISOString())).toEqual(c.expected.map((e) => new Date(e).toISOString()));
+    });
+  }
+
+  it('the early allowance is a tenth of the cadence, at most a minute', () => {
+    expect([60, 300, 600, 3600, 86_400].map(earlyStartMs)).toEqual([6_000, 30_000, 60_000, 60_000, 60_000]);
+  });
+
+  it('gapEndBefore: the instant the clocks changed, for a fire time a spring-forward gap moved, and only for one', () => {
+    const end = (cron: string, tz: string, tick: string) => gapEndBefore(cron, tz, new Date(tick))?.toISOString();
+    expect(end('30 2 * * *', 'Europe/Berlin', '2026-03-29T01:30:00Z')).toBe('2026-03-29T01:00:00.000Z');
+    expect(end('30 2 * * *', 'America/New_York', '2026-03-08T07:30:00Z')).toBe('2026-03-08T07:00:00.000Z');
+    expect(end('15 2 * * *', 'Australia/Lord_Howe', '2026-10-03T15:45:00Z')).toBe('2026-10-03T15:30:00.000Z');
+    // Chatham jumps at 02:45 CHAST: a 02:45 job fires at the change itself.
+    expect(end('45 2 * * *', 'Pacific/Chatham', '2026-09-26T14:00:00Z')).toBe('2026-09-26T14:00:00.000Z');
+    // Fire times at their own wall time: the day before, a time after the gap, a fall-back night, a fixed zone.
+    expect(end('30 2 * * *', 'Europe/Berlin', '2026-03-28T01:30:00Z')).toBeUndefined();
+    expect(end('30 3 * * *', 'Europe/Berlin', '2026-03-29T01:30:00Z')).toBeUndefined();
+    expect(end('30 2,3 * * *', 'Europe/Berlin', '2026-03-29T01:30:00Z')).toBeUndefined();
+    expect(end('30 2 * * *', 'Europe/Berlin', '2026-10-25T00:30:00Z')).toBeUndefined();
+    expect(end('30 2 * * *', 'Asia/Kathmandu', '2026-03-28T20:45:00Z')).toBeUndefined();
+  });
+});
