@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { createEngine, fireTick, reportRun, type Engine } from '../helpers/engine-harness.js';
+import { createEngine, fireTick, reportRun, type Engine, stepUntil } from '../helpers/engine-harness.js';
 import { makeTenant, makeWorkflow, minutes } from '../helpers/factories.js';
 
 const START = new Date('2026-03-10T02:00:00Z');
@@ -16,19 +16,11 @@ beforeEach(async () => {
 });
 afterEach(async () => t.drop());
 
-/** Steps the engine every minute until `until` (inclusive). */
-async function runUntil(until: Date) {
-  while (engine.clock.now() < until) {
-    engine.clock.advance(minutes(1));
-    await engine.step();
-  }
-}
-
 describe('silence is data', () => {
   it('an observed tick with no run by tick + grace becomes a missed row that counts; three of them open a warning', async () => {
     const wf = await makeWorkflow(t.db, { name: 'feed', cron: '*/5 * * * *', nextTickAt: at('02:05') });
     await engine.step(); // the monitor is up from 02:00
-    await runUntil(at('02:07'));
+    await stepUntil(engine, at('02:07'));
     // Grace for a five-minute cadence is 60 s: 02:05 is missed at 02:06.
     const rows = await t.db.selectFrom('runs').selectAll().where('workflowId', '=', wf.id).execute();
     expect(rows).toHaveLength(1);
@@ -40,7 +32,7 @@ describe('silence is data', () => {
     // 02:10 reports in on time; 02:15, 02:20, 02:25 are missed.
     engine.clock.set(at('02:10'));
     await reportRun(t.db, wf, at('02:10'), { status: 'succeeded' }, at('02:10'));
-    await runUntil(at('02:26'));
+    await stepUntil(engine, at('02:26'));
     const alert = await t.db.selectFrom('alerts').selectAll().where('workflowId', '=', wf.id).executeTakeFirst();
     expect(alert).toMatchObject({ status: 'open', severity: 'warning', consecutiveFailures: 3 });
     const opened = await t.db.selectFrom('alertEvents').select('data').where('alertId', '=', alert!.id).where('kind', '=', 'opened').executeTakeFirstOrThrow();
@@ -80,9 +72,9 @@ describe('silence is data', () => {
     const run = await fireTick(engine, wf, at('02:00'));
     // A held run's lease is kept fresh by a supervising launcher; here it is the deadline that passes.
     await t.db.updateTable('runs').set({ leaseExpiresAt: at('05:00') }).where('id', '=', run.id).execute();
-    await runUntil(at('02:09'));
+    await stepUntil(engine, at('02:09'));
     expect((await t.db.selectFrom('runs').select('status').where('id', '=', run.id).executeTakeFirstOrThrow()).status).toBe('running');
-    await runUntil(at('02:10'));
+    await stepUntil(engine, at('02:10'));
     const failed = await t.db.selectFrom('runs').selectAll().where('id', '=', run.id).executeTakeFirstOrThrow();
     expect(failed).toMatchObject({ status: 'failed', error: 'timed out', attemptStatus: 'failed' });
     const alert = await t.db.selectFrom('alerts').selectAll().where('workflowId', '=', wf.id).executeTakeFirstOrThrow();

@@ -73,6 +73,14 @@ export function createEngine(db: Db, start: Date | string, env: Record<string, s
   };
 }
 
+/** Steps the engine every `stepMs` of its clock (the last step lands on `until`) until `until`. */
+export async function stepUntil(engine: Engine, until: Date, stepMs = 60_000): Promise<void> {
+  while (engine.clock.now() < until) {
+    engine.clock.advance(Math.min(stepMs, until.getTime() - engine.clock.now().getTime()));
+    await engine.step();
+  }
+}
+
 /** What the tick scheduler does for a managed workflow: insert the tick's original row, then launch it. */
 export async function fireTick(engine: Engine, workflow: Workflow, tick: Date, outcome?: ScriptedOutcome): Promise<Run> {
   if (outcome) engine.launcher.script(workflow.id, outcome);

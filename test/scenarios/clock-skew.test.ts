@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { reportRun } from '../../src/services/ingest.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { createEngine, type Engine } from '../helpers/engine-harness.js';
+import { createEngine, type Engine, stepUntil } from '../helpers/engine-harness.js';
 import { makeTenant, makeWorkflow } from '../helpers/factories.js';
 
 /**
@@ -20,14 +20,6 @@ beforeEach(async () => {
 });
 afterEach(async () => t.drop());
 
-/** Steps the engine every `stepMs` until `until`. */
-async function runUntil(until: Date, stepMs = 60 * SECOND) {
-  while (engine.clock.now() < until) {
-    engine.clock.advance(Math.min(stepMs, until.getTime() - engine.clock.now().getTime()));
-    await engine.step();
-  }
-}
-
 const report = (workflow: string, status: 'running' | 'succeeded', externalId: string) => reportRun(engine.deps, { tenant: 'acme', workflow, status, externalId }, {});
 
 const rowsOf = (workflowId: number) =>
@@ -38,12 +30,12 @@ describe('a job whose clock runs a little ahead of the bot', () => {
     engine = createEngine(t.db, '2026-03-10T08:00:00Z');
     const wf = await makeWorkflow(t.db, { name: 'daily', cron: '0 9 * * *', mode: 'observed', nextTickAt: new Date('2026-03-10T09:00:00Z') });
     await engine.step();
-    await runUntil(new Date('2026-03-10T08:59:58Z'));
+    await stepUntil(engine, new Date('2026-03-10T08:59:58Z'));
     expect((await report('daily', 'running', 'r1')).kind).toBe('created');
-    await runUntil(new Date('2026-03-10T09:05:00Z'));
+    await stepUntil(engine, new Date('2026-03-10T09:05:00Z'));
     expect((await report('daily', 'succeeded', 'r1')).kind).toBe('existing');
     // Well past the tick's grace (half an hour for a daily job).
-    await runUntil(new Date('2026-03-10T10:00:00Z'));
+    await stepUntil(engine, new Date('2026-03-10T10:00:00Z'));
     expect(await rowsOf(wf.id)).toEqual([{ tick: new Date('2026-03-10T09:00:00Z'), status: 'succeeded', trigger: 'schedule' }]);
     expect(await t.db.selectFrom('alerts').selectAll().execute()).toEqual([]);
   });
@@ -54,12 +46,12 @@ describe('a job whose clock runs a little ahead of the bot', () => {
     await engine.step();
     for (let i = 1; i <= 12; i++) {
       const tick = new Date(Date.parse('2026-03-10T08:00:00Z') + i * 5 * 60 * SECOND);
-      await runUntil(new Date(tick.getTime() - SECOND), 30 * SECOND);
+      await stepUntil(engine, new Date(tick.getTime() - SECOND), 30 * SECOND);
       expect((await report('feed', 'running', `r${i}`)).kind).toBe('created');
-      await runUntil(new Date(tick.getTime() + 20 * SECOND), 30 * SECOND);
+      await stepUntil(engine, new Date(tick.getTime() + 20 * SECOND), 30 * SECOND);
       await report('feed', 'succeeded', `r${i}`);
     }
-    await runUntil(new Date('2026-03-10T09:03:00Z'), 30 * SECOND);
+    await stepUntil(engine, new Date('2026-03-10T09:03:00Z'), 30 * SECOND);
     const rows = await rowsOf(wf.id);
     expect(rows.map((r) => `${r.tick?.toISOString().slice(11, 16)} ${r.status} ${r.trigger}`)).toEqual(
       Array.from({ length: 12 }, (_, i) => `${new Date(Date.parse('2026-03-10T08:05:00Z') + i * 5 * 60 * SECOND).toISOString().slice(11, 16)} succeeded schedule`),
@@ -71,7 +63,7 @@ describe('a job whose clock runs a little ahead of the bot', () => {
     engine = createEngine(t.db, '2026-03-10T08:00:00Z');
     const wf = await makeWorkflow(t.db, { name: 'daily', cron: '0 9 * * *', mode: 'observed', nextTickAt: new Date('2026-03-10T09:00:00Z') });
     await engine.step();
-    await runUntil(new Date('2026-03-10T08:58:00Z'));
+    await stepUntil(engine, new Date('2026-03-10T08:58:00Z'));
     await report('daily', 'succeeded', 'early');
     expect(await rowsOf(wf.id)).toEqual([{ tick: null, status: 'succeeded', trigger: 'external' }]);
   });

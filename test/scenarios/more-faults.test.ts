@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { takeOwnership } from '../../src/ledger/alert-actions.js';
 import { reportRun as ingestRun } from '../../src/services/ingest.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { createEngine, fireTick, PLATFORM, reportRun, type Engine } from '../helpers/engine-harness.js';
+import { createEngine, fireTick, PLATFORM, reportRun, type Engine, stepUntil } from '../helpers/engine-harness.js';
 import { makeTenant, makeWorkflow, minutes } from '../helpers/factories.js';
 import { startOutboxRig } from '../helpers/slack-outbox.js';
 
@@ -18,14 +18,6 @@ beforeEach(async () => {
   engine = createEngine(t.db, at('01:55')); // PLATFORM_CHANNEL is CPLATFORM
 });
 afterEach(async () => t.drop());
-
-/** Steps the engine every minute until `until` (inclusive). */
-async function runUntil(until: Date) {
-  while (engine.clock.now() < until) {
-    engine.clock.advance(minutes(1));
-    await engine.step();
-  }
-}
 
 async function destinationsOf(alertId: number): Promise<string[]> {
   const rows = await t.db.selectFrom('notifications').select('destination').where('alertId', '=', alertId).execute();
@@ -63,7 +55,7 @@ describe('more faults', { timeout: 120_000 }, () => {
     const wf = await makeWorkflow(t.db, { name: 'feed', cron: '0 2 * * *', nextTickAt: at('02:00') });
     await engine.step(); // the monitor is up from 01:55
     // A daily cadence's grace is 30 minutes: the 02:00 tick is missed at 02:30.
-    await runUntil(at('02:31'));
+    await stepUntil(engine, at('02:31'));
     const missed = await t.db.selectFrom('runs').selectAll().where('workflowId', '=', wf.id).executeTakeFirstOrThrow();
     expect(missed).toMatchObject({ status: 'missed', tick: at('02:00'), trigger: 'schedule' });
     const alert = await t.db.selectFrom('alerts').selectAll().where('workflowId', '=', wf.id).executeTakeFirstOrThrow();
@@ -108,7 +100,7 @@ describe('more faults', { timeout: 120_000 }, () => {
     engine.clock.set(at('02:00'));
     engine.launcher.script(wf.id, fails, never, fails, never);
     const original = await fireTick(engine, wf, at('02:00'));
-    await runUntil(new Date(at('02:00').getTime() + minutes(3 + 30 + 3 + 30 + 5)));
+    await stepUntil(engine, new Date(at('02:00').getTime() + minutes(3 + 30 + 3 + 30 + 5)));
 
     const attempts = await t.db.selectFrom('runs').selectAll().where('workflowId', '=', wf.id).orderBy('attempt').execute();
     expect(attempts.map((r) => [r.attempt, r.trigger, r.attemptStatus ?? r.status, r.attemptError ?? r.error])).toEqual([

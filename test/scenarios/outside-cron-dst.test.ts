@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { reportRun } from '../../src/services/ingest.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { createEngine, type Engine } from '../helpers/engine-harness.js';
+import { createEngine, type Engine, stepUntil } from '../helpers/engine-harness.js';
 import { makeTenant, makeWorkflow } from '../helpers/factories.js';
 
 /**
@@ -23,13 +23,6 @@ beforeEach(async () => {
 });
 afterEach(async () => t.drop());
 
-async function runUntil(until: Date) {
-  while (engine.clock.now() < until) {
-    engine.clock.advance(Math.min(60_000, until.getTime() - engine.clock.now().getTime()));
-    await engine.step();
-  }
-}
-
 const report = (workflow: string, status: 'running' | 'succeeded', externalId: string) => reportRun(engine.deps, { tenant: 'acme', workflow, status, externalId }, {});
 
 const NIGHTS = [
@@ -47,12 +40,12 @@ describe('an observed job in the skipped hour, run by cron as the clocks change'
       engine = createEngine(t.db, night.from);
       const wf = await makeWorkflow(t.db, { name: 'nightly', cron: night.cron, timezone: night.tz, mode: 'observed', nextTickAt: new Date(night.tick) });
       await engine.step();
-      await runUntil(new Date(Date.parse(night.change) + 2_000));
+      await stepUntil(engine, new Date(Date.parse(night.change) + 2_000));
       expect((await report('nightly', 'running', 'r1')).kind).toBe('created');
-      await runUntil(new Date(Date.parse(night.change) + 10 * 60_000));
+      await stepUntil(engine, new Date(Date.parse(night.change) + 10 * 60_000));
       await report('nightly', 'succeeded', 'r1');
       // Past the tick's grace (half an hour for a daily job).
-      await runUntil(new Date(Date.parse(night.tick) + 45 * 60_000));
+      await stepUntil(engine, new Date(Date.parse(night.tick) + 45 * 60_000));
       const rows = await t.db.selectFrom('runs').select(['tick', 'status', 'trigger']).where('workflowId', '=', wf.id).execute();
       expect(rows).toEqual([{ tick: new Date(night.tick), status: 'succeeded', trigger: 'schedule' }]);
       expect(await t.db.selectFrom('alerts').selectAll().execute()).toEqual([]);
