@@ -74,7 +74,7 @@ describe('an error whose cut falls inside an emoji', () => {
     for (let i = 0; i < 50 && (await t.db.selectFrom('notifications').select('id').where('status', 'in', ['pending', 'sending']).execute()).length > 0; i++) {
       if (!(await sender.tick())) clock.advance(1000);
     }
-    const notifications = await t.db.selectFrom('notifications').select(['destination', 'status', 'lastError']).execute();
+    const notifications = await t.db.selectFrom('notifications').select(['destination', 'status', 'lastError']).orderBy('destination').execute();
     expect(notifications).toEqual([
       { destination: 'slack:CACME', status: 'sent', lastError: null },
       { destination: 'slack:CPLAT', status: 'sent', lastError: null },
