@@ -59,6 +59,12 @@ export interface OpenAlertFacts {
   healthyStreak: number;
   /** Set once the alert has been seen flapping (its `flapping` note was recorded). */
   flappingSince?: Date | null;
+  /**
+   * An alert opened by a cause, counting no failure (running long, a missed
+   * completion deadline): the newest confirmed failure history already held
+   * then. Known, not counted, and never told as news.
+   */
+  knownFailureRunId?: number | null;
 }
 
 export type Effect =
@@ -155,9 +161,7 @@ function decideOpenAlert(facts: HistoryFacts, alert: OpenAlertFacts, recoverAfte
       recoverAfter,
     };
   }
-  // A newer failure, or an older tick's failure that landed after a newer one (two replicas, retries finishing out of
-  // order): the streak grew either way and is counted; the failure told stays the newest.
-  if (facts.newestFailure && (facts.newestFailure.runId !== alert.lastRunId || facts.failures > alert.consecutiveFailures)) {
+  if (facts.newestFailure && isNewFailure(facts.newestFailure, facts.failures, alert)) {
     const groupChanged = facts.newestFailure.errorGroup !== alert.errorGroup ? { from: alert.errorGroup, to: facts.newestFailure.errorGroup } : null;
     return { type: 'failure_recorded', failures: facts.failures, failure: facts.newestFailure, groupChanged };
   }
@@ -166,6 +170,23 @@ function decideOpenAlert(facts: HistoryFacts, alert: OpenAlertFacts, recoverAfte
   }
   if (facts.healthyStreak === 0 && alert.healthyStreak > 0) return { type: 'streak_reset' };
   return null;
+}
+
+/**
+ * Is there a failure the open alert has not heard of? A newer failure, or an
+ * older tick's failure that landed after a newer one (two replicas, retries
+ * finishing out of order): the streak grew either way and is counted; the
+ * failure told stays the newest.
+ *
+ * An alert opened by a cause has counted no failure yet, and history may
+ * hold one from before it opened that stayed below the threshold (an hourly
+ * job failed once at 01:00, its 02:00 run is running long): that failure is
+ * the one it knew of when it opened (`knownFailureRunId`), not news. Until the
+ * alert counts a failure of its own, only a failure other than that one is.
+ */
+function isNewFailure(newest: FailureFacts, failures: number, alert: OpenAlertFacts): boolean {
+  if (alert.consecutiveFailures === 0 && alert.lastRunId === null) return newest.runId !== (alert.knownFailureRunId ?? null);
+  return newest.runId !== alert.lastRunId || failures > alert.consecutiveFailures;
 }
 
 /** The alert columns the evaluation changes (structurally the alerts row). */

@@ -46,14 +46,15 @@ export function openingPage(tenant: Tenant): { mention?: ReturnType<typeof escal
  * The alerts that open in this batch, as rows to insert and as the alert
  * their events are recorded against, under a provisional id (written with the events, see `writeAlertsAndEvents`).
  * `lastRunId: null` and a `cause` open an alert for a run that has not failed (yet): running long, a missed
- * deadline (src/engine/run-duration.ts inserts that one itself).
+ * deadline (src/engine/run-duration.ts inserts that one itself); `knownFailureRunId` is then the failure below the
+ * threshold that history already held, which the alert does not count and never tells as news.
  */
 export function openAlerts(
   deps: Pick<Deps, 'launchers'>,
-  opening: { target: Omit<EvaluationTarget, 'finishedManualRuns'>; effect: OpeningEffect; lastRunId?: null; cause?: string; upstreamAlertId?: number | null }[],
+  opening: { target: Omit<EvaluationTarget, 'finishedManualRuns'>; effect: OpeningEffect; lastRunId?: null; cause?: string; upstreamAlertId?: number | null; knownFailureRunId?: number | null }[],
   now: Date,
 ): { workflowId: number; row: Record<string, unknown>; alert: Alert }[] {
-  return opening.map(({ target: { workflow, profile }, effect, lastRunId, cause, upstreamAlertId }) => {
+  return opening.map(({ target: { workflow, profile }, effect, lastRunId, cause, upstreamAlertId, knownFailureRunId }) => {
     const { failure } = effect;
     const alert: Alert = {
       id: provisionalAlertId(workflow.id),
@@ -92,6 +93,7 @@ export function openAlerts(
       flappingSince: null,
       remindedAt: null,
       upstreamAlertId: upstreamAlertId ?? null,
+      knownFailureRunId: knownFailureRunId ?? null,
     };
     return { workflowId: workflow.id, row: snakeRow(alert), alert };
   });

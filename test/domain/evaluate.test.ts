@@ -23,6 +23,18 @@ describe('evaluateHistory: the alert state transition', () => {
     { name: 'open alert, a success: resolve', facts: facts({ healthyStreak: 1, newestSuccess: success(12) }), alert: alert(), expected: ['resolve'] },
     { name: 'open alert needing 3 successes, one so far: healthy streak', facts: facts({ healthyStreak: 1, newestSuccess: success(12) }), alert: alert(), recoverAfter: 3, expected: ['healthy_streak'] },
     { name: 'open alert, streak already recorded: nothing', facts: facts({ healthyStreak: 1, newestSuccess: success(12) }), alert: alert({ healthyStreak: 1 }), recoverAfter: 3, expected: [] },
+    {
+      name: 'alert opened by a cause, the failure below the threshold it knew of at opening: nothing',
+      facts: facts({ failures: 1, newestFailure: failure(9) }),
+      alert: alert({ consecutiveFailures: 0, lastRunId: null, errorGroup: null, knownFailureRunId: 9 }),
+      expected: [],
+    },
+    {
+      name: 'alert opened by a cause, a failure after the one it knew of: failure recorded',
+      facts: facts({ failures: 2, newestFailure: failure(11) }),
+      alert: alert({ consecutiveFailures: 0, lastRunId: null, errorGroup: null, knownFailureRunId: 9 }),
+      expected: ['failure_recorded'],
+    },
     { name: 'open alert, a failure after a streak (same run as recorded): streak reset', facts: facts({ failures: 2, newestFailure: failure(10) }), alert: alert({ healthyStreak: 2 }), recoverAfter: 3, expected: ['streak_reset'] },
   ];
 
