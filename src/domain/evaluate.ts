@@ -162,7 +162,8 @@ function decideOpenAlert(facts: HistoryFacts, alert: OpenAlertFacts, recoverAfte
     };
   }
   if (facts.newestFailure && isNewFailure(facts.newestFailure, facts.failures, alert)) {
-    const groupChanged = facts.newestFailure.errorGroup !== alert.errorGroup ? { from: alert.errorGroup, to: facts.newestFailure.errorGroup } : null;
+    // An alert opened by a cause has no error yet: its first one is where its group starts, not "a different error".
+    const groupChanged = alert.errorGroup !== null && facts.newestFailure.errorGroup !== alert.errorGroup ? { from: alert.errorGroup, to: facts.newestFailure.errorGroup } : null;
     return { type: 'failure_recorded', failures: facts.failures, failure: facts.newestFailure, groupChanged };
   }
   if (facts.healthyStreak > 0 && facts.healthyStreak !== alert.healthyStreak) {
@@ -230,7 +231,10 @@ function applyEffect<A extends AlertStateFields>(current: A, effect: Effect, now
         lastRunId: failure.runId,
         healthyStreak: 0,
         errorGroup: failure.errorGroup,
-        ...(groupChanged ? { errorGroupFirstAt: now, errorGroupLastAt: now, errorGroupCount: 1 } : { errorGroupLastAt: now, errorGroupCount: current.errorGroupCount + 1 }),
+        // A new group, or the first of an alert that had none (opened by a cause), starts its count here.
+        ...(groupChanged || (current.errorGroup === null && current.consecutiveFailures === 0)
+          ? { errorGroupFirstAt: now, errorGroupLastAt: now, errorGroupCount: 1 }
+          : { errorGroupLastAt: now, errorGroupCount: current.errorGroupCount + 1 }),
         updatedAt: now,
       };
     }

@@ -55,6 +55,11 @@ describe('evaluateHistory: the alert state transition', () => {
     expect(recorded).toMatchObject({ type: 'failure_recorded', failures: 3, groupChanged: { from: 'g1', to: 'g2' } });
   });
 
+  it('the first failure of an alert opened by a cause (no error yet) is no change of error group', () => {
+    const [recorded] = evaluateHistory({ facts: facts({ failures: 1, newestFailure: failure(11, 'g2') }), alert: alert({ consecutiveFailures: 0, lastRunId: null, errorGroup: null }), policy, cadenceSeconds: 3600, now: NOW });
+    expect(recorded).toMatchObject({ type: 'failure_recorded', failures: 1, groupChanged: null });
+  });
+
   it('resolving says how long the alert was open and which run closed it', () => {
     const [resolve] = evaluateHistory({ facts: facts({ healthyStreak: 1, newestSuccess: success(12, 'manual') }), alert: alert(), policy, cadenceSeconds: 3600, now: NOW });
     expect(resolve).toEqual({ type: 'resolve', runId: 12, trigger: 'manual', durationSeconds: 3600, successes: 1, recoverAfter: 1 });
@@ -122,6 +127,15 @@ describe('nextAlertState: the open alert after an evaluation', () => {
     ['a streak and flapping: both', [{ type: 'healthy_streak', streak: 2, of: 3 }, flapping], { healthyStreak: 2, flappingSince: NOW, updatedAt: NOW }],
   ])('%s', (_case, effects, changed) => {
     expect(nextAlertState(before, effects, NOW)).toEqual({ ...before, ...changed });
+  });
+
+  it('the first failure of an alert opened by a cause (no error yet): its group starts there', () => {
+    const cause = { ...before, consecutiveFailures: 0, lastError: null, lastRunId: null, healthyStreak: 0, errorGroup: null, errorGroupCount: 1 };
+    const first: Effect = { type: 'failure_recorded', failures: 1, failure: { ...failure(11, 'g2'), error: 'timeout', stage: 'load' }, groupChanged: null };
+    expect(nextAlertState(cause, [first], NOW)).toEqual({
+      ...cause,
+      ...{ consecutiveFailures: 1, lastError: 'timeout', stage: 'load', lastRunId: 11, errorGroup: 'g2', errorGroupFirstAt: NOW, errorGroupLastAt: NOW, errorGroupCount: 1, updatedAt: NOW },
+    });
   });
 
   it('keeps the columns it does not decide (the caller passes the whole row)', () => {

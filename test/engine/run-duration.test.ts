@@ -207,4 +207,23 @@ describe('an alert opened by a cause, with an older failure below the threshold 
     const recorded = (await eventsOf(stale.id)).filter((e) => e.kind === 'failure_recorded');
     expect(recorded.map((e) => e.data)).toEqual([expect.objectContaining({ runId: long.id, consecutiveFailures: 2, error: 'long boom' })]);
   });
+
+  it('the first failure of a running-long alert is its first error, not "a different error appeared"', async () => {
+    const slow = await makeWorkflow(t.db, { name: 'slow-first', cron: '0 * * * *', createdAt: at('2026-03-01T00:00:00Z'), policy: JSON.stringify({ retries: 0, runningLongAfterSeconds: 600 }) });
+    const tick = at('2026-03-12T05:00:00Z');
+    const long = await t.db
+      .insertInto('runs')
+      .values(newRunRow({ workflowId: slow.id, tick, trigger: 'schedule', status: 'running', startedAt: tick, deadlineAt: new Date(tick.getTime() + 54 * 60_000) }))
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    clock.set(at('2026-03-12T05:10:00Z'));
+    await bothReplicas();
+    clock.set(at('2026-03-12T05:20:00Z'));
+    await finishRun(engines[0]!.deps, long.id, { status: 'failed', error: 'disk full' });
+    await pollFinishedRuns(engines[0]!.deps);
+    expect((await eventsOf(slow.id)).map((e) => e.kind)).toEqual(['opened', 'failure_recorded']);
+    const alert = await t.db.selectFrom('alerts').selectAll().where('workflowId', '=', slow.id).executeTakeFirstOrThrow();
+    expect(alert).toMatchObject({ consecutiveFailures: 1, lastError: 'disk full', errorGroupCount: 1, errorGroupFirstAt: at('2026-03-12T05:20:00Z') });
+    expect(alert.errorGroup).not.toBeNull();
+  });
 });
