@@ -10,9 +10,15 @@ import { type Kysely, sql } from 'kysely';
  * run) makes it look again. This is the newest confirmed failure history
  * held at the opening; null for alerts opened by failures (their
  * `last_run_id` already says which failure they know).
+ *
+ * `alerts.known_success_run_id`, likewise: the newest success history held
+ * when such an alert opened (the tick before the one running long). It does
+ * not resolve the alert: only a success after it does, not an evaluation
+ * that finds nothing newer (a failure inside a maintenance window, a skipped
+ * tick).
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await sql`alter table alerts add column known_failure_run_id bigint`.execute(db);
+  await sql`alter table alerts add column known_failure_run_id bigint, add column known_success_run_id bigint`.execute(db);
 }
 
 export async function down(): Promise<void> {

@@ -65,6 +65,8 @@ export interface OpenAlertFacts {
    * then. Known, not counted, and never told as news.
    */
   knownFailureRunId?: number | null;
+  /** Likewise, the newest success history held when such an alert opened: from before the cause, it resolves nothing. */
+  knownSuccessRunId?: number | null;
 }
 
 export type Effect =
@@ -151,6 +153,9 @@ export function evaluateHistory(input: {
 }
 
 function decideOpenAlert(facts: HistoryFacts, alert: OpenAlertFacts, recoverAfter: number, now: Date): Effect | null {
+  // An alert opened by a cause on a healthy workflow (the tick before succeeded, this one runs long): that success is
+  // from before the cause and says nothing of it. Until something newer than it happens, there is nothing to decide.
+  if (countsNoFailure(alert) && facts.failures === 0 && facts.newestSuccess && facts.newestSuccess.runId === (alert.knownSuccessRunId ?? null)) return null;
   if (facts.newestSuccess && facts.failures === 0 && facts.healthyStreak >= recoverAfter) {
     return {
       type: 'resolve',
@@ -186,8 +191,13 @@ function decideOpenAlert(facts: HistoryFacts, alert: OpenAlertFacts, recoverAfte
  * alert counts a failure of its own, only a failure other than that one is.
  */
 function isNewFailure(newest: FailureFacts, failures: number, alert: OpenAlertFacts): boolean {
-  if (alert.consecutiveFailures === 0 && alert.lastRunId === null) return newest.runId !== (alert.knownFailureRunId ?? null);
+  if (countsNoFailure(alert)) return newest.runId !== (alert.knownFailureRunId ?? null);
   return newest.runId !== alert.lastRunId || failures > alert.consecutiveFailures;
+}
+
+/** An alert opened by a cause that has not counted a failure of its own yet. */
+function countsNoFailure(alert: OpenAlertFacts): boolean {
+  return alert.consecutiveFailures === 0 && alert.lastRunId === null;
 }
 
 /** The alert columns the evaluation changes (structurally the alerts row). */

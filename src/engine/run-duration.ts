@@ -214,10 +214,12 @@ async function tellOrOpen(trx: Transaction<Database>, deps: DurationDeps, ctx: C
   }
   const failure = { runId: opening.runId, error: null, errorGroup: null, stage: null, status: 'failed' as const, tick: opening.tick, logExcerpt: null, logUrl: null };
   const effect = { type: 'open' as const, severity: opening.severity, failures: 0, failure, escalateAt: opening.escalateAt };
-  // A failure below the threshold already in history is known to the alert, not news its thread is told later.
-  const known = (await loadHistoryFacts(trx, [workflow.id], [])).get(workflow.id)!.newestFailure;
+  // What history already holds is known to the alert: a failure below the threshold is not news its thread is told
+  // later, and the success before the cause does not resolve it.
+  const history = (await loadHistoryFacts(trx, [workflow.id])).get(workflow.id)!;
+  const known = { failureRunId: history.newestFailure?.runId ?? null, successRunId: history.newestSuccess?.runId ?? null };
   // The alert's shape is the evaluator's (openAlerts); it is inserted here, alone, under the workflow row's lock.
-  const { id: _provisional, generation: _generation, ...built } = openAlerts(deps, [{ target: ctx, effect, lastRunId: null, cause: kind, knownFailureRunId: known?.runId ?? null }], now)[0]!.alert;
+  const { id: _provisional, generation: _generation, ...built } = openAlerts(deps, [{ target: ctx, effect, lastRunId: null, cause: kind, known }], now)[0]!.alert;
   const alert = await trx
     .insertInto('alerts')
     .values({ ...built, policy: JSON.stringify(built.policy), generation: sql<number>`(select coalesce(max(generation), 0) + 1 from alerts where workflow_id = ${workflow.id})` })

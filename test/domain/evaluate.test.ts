@@ -35,6 +35,18 @@ describe('evaluateHistory: the alert state transition', () => {
       alert: alert({ consecutiveFailures: 0, lastRunId: null, errorGroup: null, knownFailureRunId: 9 }),
       expected: ['failure_recorded'],
     },
+    {
+      name: 'alert opened by a cause on a healthy workflow, the success from before it is still the newest: nothing',
+      facts: facts({ healthyStreak: 4, newestSuccess: success(8) }),
+      alert: alert({ consecutiveFailures: 0, lastRunId: null, errorGroup: null, knownSuccessRunId: 8 }),
+      expected: [],
+    },
+    {
+      name: 'alert opened by a cause on a healthy workflow, a success after it: resolve',
+      facts: facts({ healthyStreak: 5, newestSuccess: success(12) }),
+      alert: alert({ consecutiveFailures: 0, lastRunId: null, errorGroup: null, knownSuccessRunId: 8 }),
+      expected: ['resolve'],
+    },
     { name: 'open alert, a failure after a streak (same run as recorded): streak reset', facts: facts({ failures: 2, newestFailure: failure(10) }), alert: alert({ healthyStreak: 2 }), recoverAfter: 3, expected: ['streak_reset'] },
   ];
 

@@ -227,3 +227,31 @@ describe('an alert opened by a cause, with an older failure below the threshold 
     expect(alert.errorGroup).not.toBeNull();
   });
 });
+
+describe('an alert opened by a cause, with the workflow healthy before it', () => {
+  it('a failure held by maintenance does not resolve it with the success from before it opened', async () => {
+    const wf = await makeWorkflow(t.db, { name: 'healthy-before', cron: '0 * * * *', createdAt: at('2026-03-01T00:00:00Z'), policy: JSON.stringify({ retries: 0, runningLongAfterSeconds: 600 }) });
+    const one = at('2026-03-13T01:00:00Z');
+    await t.db
+      .insertInto('runs')
+      .values(newRunRow({ workflowId: wf.id, tick: one, trigger: 'schedule', status: 'succeeded', attemptStatus: 'succeeded', startedAt: one, finishedAt: new Date(one.getTime() + 60_000), processedAt: new Date(one.getTime() + 60_000) }))
+      .execute();
+    const two = at('2026-03-13T02:00:00Z');
+    await t.db.insertInto('runs').values(newRunRow({ workflowId: wf.id, tick: two, trigger: 'schedule', status: 'running', startedAt: two, deadlineAt: new Date(two.getTime() + 54 * 60_000) })).execute();
+    clock.set(at('2026-03-13T02:10:00Z'));
+    await bothReplicas();
+    expect((await eventsOf(wf.id)).map((e) => [e.kind, e.cause])).toEqual([['opened', 'running_long']]);
+
+    await t.db.insertInto('maintenanceWindows').values({ tenantId: 'acme', workflowId: wf.id, startsAt: at('2026-03-13T02:30:00Z'), endsAt: at('2026-03-13T04:00:00Z'), reason: 'db upgrade', createdBy: 'test', recurrence: null, toldAt: null, createdAt: two }).execute();
+    const three = at('2026-03-13T03:00:00Z');
+    await t.db
+      .insertInto('runs')
+      .values(newRunRow({ workflowId: wf.id, tick: three, trigger: 'schedule', status: 'failed', attemptStatus: 'failed', error: 'db down for upgrade', startedAt: three, finishedAt: new Date(three.getTime() + 60_000) }))
+      .execute();
+    clock.set(new Date(three.getTime() + 60_000));
+    await pollFinishedRuns(engines[0]!.deps);
+    // 02:00 is still running long; nothing has succeeded since the alert opened.
+    expect((await eventsOf(wf.id)).map((e) => e.kind)).toEqual(['opened']);
+    expect(await t.db.selectFrom('alerts').select('status').where('workflowId', '=', wf.id).executeTakeFirstOrThrow()).toEqual({ status: 'open' });
+  });
+});

@@ -55,6 +55,8 @@ export interface AlertsTable {
    * held when it opened, known and not counted, so never told as news (migration 0022); null otherwise.
    */
   knownFailureRunId: ColumnType<number | null, number | null | undefined, number | null>;
+  /** Likewise, the newest success history held when it opened: it resolves nothing (migration 0022); null otherwise. */
+  knownSuccessRunId: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface AlertEventsTable {
