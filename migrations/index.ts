@@ -19,6 +19,7 @@ import * as m0018 from './0018_thread_root_key.js';
 import * as m0019 from './0019_webhook_destination_ids.js';
 import * as m0020 from './0020_escalation_due_index.js';
 import * as m0021 from './0021_notifications_by_destination.js';
+import * as m0022 from './0022_alert_known_failure.js';
 
 /** Forward-only, applied in name order. Add new files here. */
 export const migrations: Record<string, Migration> = {
@@ -42,4 +43,5 @@ export const migrations: Record<string, Migration> = {
   '0019_webhook_destination_ids': m0019,
   '0020_escalation_due_index': m0020,
   '0021_notifications_by_destination': m0021,
+  '0022_alert_known_failure': m0022,
 };

@@ -59,6 +59,14 @@ export interface OpenAlertFacts {
   healthyStreak: number;
   /** Set once the alert has been seen flapping (its `flapping` note was recorded). */
   flappingSince?: Date | null;
+  /**
+   * An alert opened by a cause, counting no failure (running long, a missed
+   * completion deadline): the newest confirmed failure history already held
+   * then. Known, not counted, and never told as news.
+   */
+  knownFailureRunId?: number | null;
+  /** Likewise, the newest success history held when such an alert opened: from before the cause, it resolves nothing. */
+  knownSuccessRunId?: number | null;
 }
 
 export type Effect =
@@ -145,6 +153,9 @@ export function evaluateHistory(input: {
 }
 
 function decideOpenAlert(facts: HistoryFacts, alert: OpenAlertFacts, recoverAfter: number, now: Date): Effect | null {
+  // An alert opened by a cause on a healthy workflow (the tick before succeeded, this one runs long): that success is
+  // from before the cause and says nothing of it. Until something newer than it happens, there is nothing to decide.
+  if (countsNoFailure(alert) && facts.failures === 0 && facts.newestSuccess && facts.newestSuccess.runId === (alert.knownSuccessRunId ?? null)) return null;
   if (facts.newestSuccess && facts.failures === 0 && facts.healthyStreak >= recoverAfter) {
     return {
       type: 'resolve',
@@ -155,10 +166,9 @@ function decideOpenAlert(facts: HistoryFacts, alert: OpenAlertFacts, recoverAfte
       recoverAfter,
     };
   }
-  // A newer failure, or an older tick's failure that landed after a newer one (two replicas, retries finishing out of
-  // order): the streak grew either way and is counted; the failure told stays the newest.
-  if (facts.newestFailure && (facts.newestFailure.runId !== alert.lastRunId || facts.failures > alert.consecutiveFailures)) {
-    const groupChanged = facts.newestFailure.errorGroup !== alert.errorGroup ? { from: alert.errorGroup, to: facts.newestFailure.errorGroup } : null;
+  if (facts.newestFailure && isNewFailure(facts.newestFailure, facts.failures, alert)) {
+    // An alert opened by a cause has no error yet: its first one is where its group starts, not "a different error".
+    const groupChanged = alert.errorGroup !== null && facts.newestFailure.errorGroup !== alert.errorGroup ? { from: alert.errorGroup, to: facts.newestFailure.errorGroup } : null;
     return { type: 'failure_recorded', failures: facts.failures, failure: facts.newestFailure, groupChanged };
   }
   if (facts.healthyStreak > 0 && facts.healthyStreak !== alert.healthyStreak) {
@@ -166,6 +176,28 @@ function decideOpenAlert(facts: HistoryFacts, alert: OpenAlertFacts, recoverAfte
   }
   if (facts.healthyStreak === 0 && alert.healthyStreak > 0) return { type: 'streak_reset' };
   return null;
+}
+
+/**
+ * Is there a failure the open alert has not heard of? A newer failure, or an
+ * older tick's failure that landed after a newer one (two replicas, retries
+ * finishing out of order): the streak grew either way and is counted; the
+ * failure told stays the newest.
+ *
+ * An alert opened by a cause has counted no failure yet, and history may
+ * hold one from before it opened that stayed below the threshold (an hourly
+ * job failed once at 01:00, its 02:00 run is running long): that failure is
+ * the one it knew of when it opened (`knownFailureRunId`), not news. Until the
+ * alert counts a failure of its own, only a failure other than that one is.
+ */
+function isNewFailure(newest: FailureFacts, failures: number, alert: OpenAlertFacts): boolean {
+  if (countsNoFailure(alert)) return newest.runId !== (alert.knownFailureRunId ?? null);
+  return newest.runId !== alert.lastRunId || failures > alert.consecutiveFailures;
+}
+
+/** An alert opened by a cause that has not counted a failure of its own yet. */
+function countsNoFailure(alert: OpenAlertFacts): boolean {
+  return alert.consecutiveFailures === 0 && alert.lastRunId === null;
 }
 
 /** The alert columns the evaluation changes (structurally the alerts row). */
@@ -209,7 +241,10 @@ function applyEffect<A extends AlertStateFields>(current: A, effect: Effect, now
         lastRunId: failure.runId,
         healthyStreak: 0,
         errorGroup: failure.errorGroup,
-        ...(groupChanged ? { errorGroupFirstAt: now, errorGroupLastAt: now, errorGroupCount: 1 } : { errorGroupLastAt: now, errorGroupCount: current.errorGroupCount + 1 }),
+        // A new group, or the first of an alert that had none (opened by a cause), starts its count here.
+        ...(groupChanged || (current.errorGroup === null && current.consecutiveFailures === 0)
+          ? { errorGroupFirstAt: now, errorGroupLastAt: now, errorGroupCount: 1 }
+          : { errorGroupLastAt: now, errorGroupCount: current.errorGroupCount + 1 }),
         updatedAt: now,
       };
     }

@@ -46,14 +46,16 @@ export function openingPage(tenant: Tenant): { mention?: ReturnType<typeof escal
  * The alerts that open in this batch, as rows to insert and as the alert
  * their events are recorded against, under a provisional id (written with the events, see `writeAlertsAndEvents`).
  * `lastRunId: null` and a `cause` open an alert for a run that has not failed (yet): running long, a missed
- * deadline (src/engine/run-duration.ts inserts that one itself).
+ * deadline (src/engine/run-duration.ts inserts that one itself); `known` is then what history already held (a
+ * failure below the threshold, the newest success): the alert never tells that failure as news, nor resolves on
+ * that success.
  */
 export function openAlerts(
   deps: Pick<Deps, 'launchers'>,
-  opening: { target: Omit<EvaluationTarget, 'finishedManualRuns'>; effect: OpeningEffect; lastRunId?: null; cause?: string; upstreamAlertId?: number | null }[],
+  opening: { target: Omit<EvaluationTarget, 'finishedManualRuns'>; effect: OpeningEffect; lastRunId?: null; cause?: string; upstreamAlertId?: number | null; known?: { failureRunId: number | null; successRunId: number | null } }[],
   now: Date,
 ): { workflowId: number; row: Record<string, unknown>; alert: Alert }[] {
-  return opening.map(({ target: { workflow, profile }, effect, lastRunId, cause, upstreamAlertId }) => {
+  return opening.map(({ target: { workflow, profile }, effect, lastRunId, cause, upstreamAlertId, known }) => {
     const { failure } = effect;
     const alert: Alert = {
       id: provisionalAlertId(workflow.id),
@@ -92,6 +94,8 @@ export function openAlerts(
       flappingSince: null,
       remindedAt: null,
       upstreamAlertId: upstreamAlertId ?? null,
+      knownFailureRunId: known?.failureRunId ?? null,
+      knownSuccessRunId: known?.successRunId ?? null,
     };
     return { workflowId: workflow.id, row: snakeRow(alert), alert };
   });

@@ -8,6 +8,7 @@ import { retriesAllowed } from '../domain/retry-budget.js';
 import { completionDeadline, latestDueCompletion, runningLongAfter, runningLongVerdict, type NormalDuration } from '../domain/run-duration.js';
 import { nextFireAfter } from '../domain/schedule.js';
 import { recordAlertEvents } from '../ledger/alert-events.js';
+import { loadHistoryFacts } from '../ledger/history-facts.js';
 import { profileOf } from '../ledger/profiles.js';
 import { loadNormalDurations } from '../ledger/run-durations.js';
 import { openAlerts, openingPage } from './alert-openings.js';
@@ -213,8 +214,12 @@ async function tellOrOpen(trx: Transaction<Database>, deps: DurationDeps, ctx: C
   }
   const failure = { runId: opening.runId, error: null, errorGroup: null, stage: null, status: 'failed' as const, tick: opening.tick, logExcerpt: null, logUrl: null };
   const effect = { type: 'open' as const, severity: opening.severity, failures: 0, failure, escalateAt: opening.escalateAt };
+  // What history already holds is known to the alert: a failure below the threshold is not news its thread is told
+  // later, and the success before the cause does not resolve it.
+  const history = (await loadHistoryFacts(trx, [workflow.id])).get(workflow.id)!;
+  const known = { failureRunId: history.newestFailure?.runId ?? null, successRunId: history.newestSuccess?.runId ?? null };
   // The alert's shape is the evaluator's (openAlerts); it is inserted here, alone, under the workflow row's lock.
-  const { id: _provisional, generation: _generation, ...built } = openAlerts(deps, [{ target: ctx, effect, lastRunId: null, cause: kind }], now)[0]!.alert;
+  const { id: _provisional, generation: _generation, ...built } = openAlerts(deps, [{ target: ctx, effect, lastRunId: null, cause: kind, known }], now)[0]!.alert;
   const alert = await trx
     .insertInto('alerts')
     .values({ ...built, policy: JSON.stringify(built.policy), generation: sql<number>`(select coalesce(max(generation), 0) + 1 from alerts where workflow_id = ${workflow.id})` })

@@ -23,6 +23,30 @@ describe('evaluateHistory: the alert state transition', () => {
     { name: 'open alert, a success: resolve', facts: facts({ healthyStreak: 1, newestSuccess: success(12) }), alert: alert(), expected: ['resolve'] },
     { name: 'open alert needing 3 successes, one so far: healthy streak', facts: facts({ healthyStreak: 1, newestSuccess: success(12) }), alert: alert(), recoverAfter: 3, expected: ['healthy_streak'] },
     { name: 'open alert, streak already recorded: nothing', facts: facts({ healthyStreak: 1, newestSuccess: success(12) }), alert: alert({ healthyStreak: 1 }), recoverAfter: 3, expected: [] },
+    {
+      name: 'alert opened by a cause, the failure below the threshold it knew of at opening: nothing',
+      facts: facts({ failures: 1, newestFailure: failure(9) }),
+      alert: alert({ consecutiveFailures: 0, lastRunId: null, errorGroup: null, knownFailureRunId: 9 }),
+      expected: [],
+    },
+    {
+      name: 'alert opened by a cause, a failure after the one it knew of: failure recorded',
+      facts: facts({ failures: 2, newestFailure: failure(11) }),
+      alert: alert({ consecutiveFailures: 0, lastRunId: null, errorGroup: null, knownFailureRunId: 9 }),
+      expected: ['failure_recorded'],
+    },
+    {
+      name: 'alert opened by a cause on a healthy workflow, the success from before it is still the newest: nothing',
+      facts: facts({ healthyStreak: 4, newestSuccess: success(8) }),
+      alert: alert({ consecutiveFailures: 0, lastRunId: null, errorGroup: null, knownSuccessRunId: 8 }),
+      expected: [],
+    },
+    {
+      name: 'alert opened by a cause on a healthy workflow, a success after it: resolve',
+      facts: facts({ healthyStreak: 5, newestSuccess: success(12) }),
+      alert: alert({ consecutiveFailures: 0, lastRunId: null, errorGroup: null, knownSuccessRunId: 8 }),
+      expected: ['resolve'],
+    },
     { name: 'open alert, a failure after a streak (same run as recorded): streak reset', facts: facts({ failures: 2, newestFailure: failure(10) }), alert: alert({ healthyStreak: 2 }), recoverAfter: 3, expected: ['streak_reset'] },
   ];
 
@@ -41,6 +65,11 @@ describe('evaluateHistory: the alert state transition', () => {
   it('a failure of another error group says which group it left', () => {
     const [recorded] = evaluateHistory({ facts: facts({ failures: 3, newestFailure: failure(11, 'g2') }), alert: alert(), policy, cadenceSeconds: 3600, now: NOW });
     expect(recorded).toMatchObject({ type: 'failure_recorded', failures: 3, groupChanged: { from: 'g1', to: 'g2' } });
+  });
+
+  it('the first failure of an alert opened by a cause (no error yet) is no change of error group', () => {
+    const [recorded] = evaluateHistory({ facts: facts({ failures: 1, newestFailure: failure(11, 'g2') }), alert: alert({ consecutiveFailures: 0, lastRunId: null, errorGroup: null }), policy, cadenceSeconds: 3600, now: NOW });
+    expect(recorded).toMatchObject({ type: 'failure_recorded', failures: 1, groupChanged: null });
   });
 
   it('resolving says how long the alert was open and which run closed it', () => {
@@ -110,6 +139,15 @@ describe('nextAlertState: the open alert after an evaluation', () => {
     ['a streak and flapping: both', [{ type: 'healthy_streak', streak: 2, of: 3 }, flapping], { healthyStreak: 2, flappingSince: NOW, updatedAt: NOW }],
   ])('%s', (_case, effects, changed) => {
     expect(nextAlertState(before, effects, NOW)).toEqual({ ...before, ...changed });
+  });
+
+  it('the first failure of an alert opened by a cause (no error yet): its group starts there', () => {
+    const cause = { ...before, consecutiveFailures: 0, lastError: null, lastRunId: null, healthyStreak: 0, errorGroup: null, errorGroupCount: 1 };
+    const first: Effect = { type: 'failure_recorded', failures: 1, failure: { ...failure(11, 'g2'), error: 'timeout', stage: 'load' }, groupChanged: null };
+    expect(nextAlertState(cause, [first], NOW)).toEqual({
+      ...cause,
+      ...{ consecutiveFailures: 1, lastError: 'timeout', stage: 'load', lastRunId: 11, errorGroup: 'g2', errorGroupFirstAt: NOW, errorGroupLastAt: NOW, errorGroupCount: 1, updatedAt: NOW },
+    });
   });
 
   it('keeps the columns it does not decide (the caller passes the whole row)', () => {

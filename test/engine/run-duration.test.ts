@@ -163,3 +163,95 @@ describe('inside a maintenance window', () => {
     expect(claimed.longNoticedAt).toEqual(at('2026-03-11T03:05:00Z'));
   });
 });
+
+describe('an alert opened by a cause, with an older failure below the threshold in history', () => {
+  it('a failed manual run is told as itself, not as a repeat of the old failure; the long run failing is recorded', async () => {
+    // Hourly, alerting at the second failure: 01:00 failed (one of two), 02:00 runs long.
+    const stale = await makeWorkflow(t.db, { name: 'stale', cron: '0 * * * *', createdAt: at('2026-03-01T00:00:00Z'), policy: JSON.stringify({ alertAfter: 2, retries: 0, runningLongAfterSeconds: 600 }) });
+    const one = at('2026-03-12T01:00:00Z');
+    const old = await t.db
+      .insertInto('runs')
+      .values(newRunRow({ workflowId: stale.id, tick: one, trigger: 'schedule', status: 'failed', attemptStatus: 'failed', error: 'old boom', errorGroup: 'old', startedAt: one, finishedAt: new Date(one.getTime() + 60_000), processedAt: new Date(one.getTime() + 60_000) }))
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    const two = at('2026-03-12T02:00:00Z');
+    const long = await t.db
+      .insertInto('runs')
+      .values(newRunRow({ workflowId: stale.id, tick: two, trigger: 'schedule', status: 'running', startedAt: two, deadlineAt: new Date(two.getTime() + 54 * 60_000) }))
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    clock.set(at('2026-03-12T02:10:00Z'));
+    await bothReplicas();
+    expect((await eventsOf(stale.id)).map((e) => [e.kind, e.cause])).toEqual([['opened', 'running_long']]);
+
+    // Someone tries a manual run; it fails. The thread hears that run, and nothing about 01:00 again.
+    const manualAt = at('2026-03-12T02:12:00Z');
+    const manual = await t.db
+      .insertInto('runs')
+      .values(newRunRow({ workflowId: stale.id, tick: null, trigger: 'manual', status: 'failed', attemptStatus: 'failed', error: 'manual boom', startedAt: manualAt, finishedAt: new Date(manualAt.getTime() + 60_000), requestedBy: 'U1' }))
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    clock.set(new Date(manualAt.getTime() + 60_000));
+    await pollFinishedRuns(engines[0]!.deps);
+    const afterManual = await eventsOf(stale.id);
+    expect(afterManual.map((e) => e.kind)).toEqual(['opened', 'run_finished']);
+    expect(afterManual[1]!.data).toMatchObject({ runId: manual.id, status: 'failed' });
+    const alert = await t.db.selectFrom('alerts').selectAll().where('workflowId', '=', stale.id).executeTakeFirstOrThrow();
+    expect(alert).toMatchObject({ consecutiveFailures: 0, lastError: null });
+    expect(old.id).not.toBe(alert.lastRunId);
+
+    // The long run itself fails: that is a new failure, counted with the one before it.
+    clock.set(at('2026-03-12T02:20:00Z'));
+    await finishRun(engines[0]!.deps, long.id, { status: 'failed', error: 'long boom' });
+    await pollFinishedRuns(engines[0]!.deps);
+    const recorded = (await eventsOf(stale.id)).filter((e) => e.kind === 'failure_recorded');
+    expect(recorded.map((e) => e.data)).toEqual([expect.objectContaining({ runId: long.id, consecutiveFailures: 2, error: 'long boom' })]);
+  });
+
+  it('the first failure of a running-long alert is its first error, not "a different error appeared"', async () => {
+    const slow = await makeWorkflow(t.db, { name: 'slow-first', cron: '0 * * * *', createdAt: at('2026-03-01T00:00:00Z'), policy: JSON.stringify({ retries: 0, runningLongAfterSeconds: 600 }) });
+    const tick = at('2026-03-12T05:00:00Z');
+    const long = await t.db
+      .insertInto('runs')
+      .values(newRunRow({ workflowId: slow.id, tick, trigger: 'schedule', status: 'running', startedAt: tick, deadlineAt: new Date(tick.getTime() + 54 * 60_000) }))
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    clock.set(at('2026-03-12T05:10:00Z'));
+    await bothReplicas();
+    clock.set(at('2026-03-12T05:20:00Z'));
+    await finishRun(engines[0]!.deps, long.id, { status: 'failed', error: 'disk full' });
+    await pollFinishedRuns(engines[0]!.deps);
+    expect((await eventsOf(slow.id)).map((e) => e.kind)).toEqual(['opened', 'failure_recorded']);
+    const alert = await t.db.selectFrom('alerts').selectAll().where('workflowId', '=', slow.id).executeTakeFirstOrThrow();
+    expect(alert).toMatchObject({ consecutiveFailures: 1, lastError: 'disk full', errorGroupCount: 1, errorGroupFirstAt: at('2026-03-12T05:20:00Z') });
+    expect(alert.errorGroup).not.toBeNull();
+  });
+});
+
+describe('an alert opened by a cause, with the workflow healthy before it', () => {
+  it('a failure held by maintenance does not resolve it with the success from before it opened', async () => {
+    const wf = await makeWorkflow(t.db, { name: 'healthy-before', cron: '0 * * * *', createdAt: at('2026-03-01T00:00:00Z'), policy: JSON.stringify({ retries: 0, runningLongAfterSeconds: 600 }) });
+    const one = at('2026-03-13T01:00:00Z');
+    await t.db
+      .insertInto('runs')
+      .values(newRunRow({ workflowId: wf.id, tick: one, trigger: 'schedule', status: 'succeeded', attemptStatus: 'succeeded', startedAt: one, finishedAt: new Date(one.getTime() + 60_000), processedAt: new Date(one.getTime() + 60_000) }))
+      .execute();
+    const two = at('2026-03-13T02:00:00Z');
+    await t.db.insertInto('runs').values(newRunRow({ workflowId: wf.id, tick: two, trigger: 'schedule', status: 'running', startedAt: two, deadlineAt: new Date(two.getTime() + 54 * 60_000) })).execute();
+    clock.set(at('2026-03-13T02:10:00Z'));
+    await bothReplicas();
+    expect((await eventsOf(wf.id)).map((e) => [e.kind, e.cause])).toEqual([['opened', 'running_long']]);
+
+    await t.db.insertInto('maintenanceWindows').values({ tenantId: 'acme', workflowId: wf.id, startsAt: at('2026-03-13T02:30:00Z'), endsAt: at('2026-03-13T04:00:00Z'), reason: 'db upgrade', createdBy: 'test', recurrence: null, toldAt: null, createdAt: two }).execute();
+    const three = at('2026-03-13T03:00:00Z');
+    await t.db
+      .insertInto('runs')
+      .values(newRunRow({ workflowId: wf.id, tick: three, trigger: 'schedule', status: 'failed', attemptStatus: 'failed', error: 'db down for upgrade', startedAt: three, finishedAt: new Date(three.getTime() + 60_000) }))
+      .execute();
+    clock.set(new Date(three.getTime() + 60_000));
+    await pollFinishedRuns(engines[0]!.deps);
+    // 02:00 is still running long; nothing has succeeded since the alert opened.
+    expect((await eventsOf(wf.id)).map((e) => e.kind)).toEqual(['opened']);
+    expect(await t.db.selectFrom('alerts').select('status').where('workflowId', '=', wf.id).executeTakeFirstOrThrow()).toEqual({ status: 'open' });
+  });
+});

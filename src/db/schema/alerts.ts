@@ -50,6 +50,13 @@ export interface AlertsTable {
   cause: Defaulted<string | null>;
   /** The upstream incident this alert is linked to (migration 0012): it outlived it, or was open when it broke. */
   upstreamAlertId: ColumnType<number | null, number | null | undefined, number | null>;
+  /**
+   * An alert opened by a cause (running long, completion deadline): the newest confirmed failure history already
+   * held when it opened, known and not counted, so never told as news (migration 0022); null otherwise.
+   */
+  knownFailureRunId: ColumnType<number | null, number | null | undefined, number | null>;
+  /** Likewise, the newest success history held when it opened: it resolves nothing (migration 0022); null otherwise. */
+  knownSuccessRunId: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface AlertEventsTable {
