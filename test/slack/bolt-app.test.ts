@@ -459,6 +459,24 @@ describe('App Home', () => {
     await t.db.deleteFrom('slackHomeViews').execute();
   });
 
+  it("links each alert to its thread in the tenant's channel, built from the stored root (no Slack call)", async () => {
+    const alert = await openAlert(acmeWf.id);
+    const [root] = rig.slack.roots('CACME');
+    rig.slack.channelMembers.set('CACME', ['U0ALICE']);
+    const calls = rig.slack.calls.length;
+    await rig.event({ type: 'app_home_opened', user: 'U0ALICE', channel: 'D0ALICE', tab: 'home' });
+    const home = await eventually(() => JSON.stringify(rig.slack.homeViews.get('U0ALICE') ?? (() => { throw new Error('not yet'); })()));
+    expect(home).toContain(`<https://slack.com/archives/CACME/p${root!.ts.replace('.', '')}|nightly-pipeline>`);
+    expect(rig.slack.calls.slice(calls).map((c) => c.method).filter((m) => m !== 'conversations.members' && m !== 'auth.test')).toEqual(['views.publish']);
+    // A thread only in the platform channel (the tenant's post went dead) is linked there.
+    await t.db.deleteFrom('alertThreads').where('alertId', '=', alert.id).where('destination', '=', 'slack:CACME').execute();
+    rig.slack.homeViews.delete('U0ALICE');
+    await rig.event({ type: 'app_home_opened', user: 'U0ALICE', channel: 'D0ALICE', tab: 'home' });
+    const again = await eventually(() => JSON.stringify(rig.slack.homeViews.get('U0ALICE') ?? (() => { throw new Error('not yet'); })()));
+    expect(again).toContain('<https://slack.com/archives/CPLAT/p');
+    await t.db.deleteFrom('slackHomeViews').execute();
+  });
+
   it('publishes the cross-tenant dashboard when opened, and again for that user when alert state changes', async () => {
     const alert = await openAlert(acmeWf.id);
     rig.slack.channelMembers.set('CACME', ['U0ALICE']);
