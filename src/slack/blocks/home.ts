@@ -1,7 +1,7 @@
 import { stormSummaryLine } from './storm-message.js';
 import { formatDuration, plural } from '../../domain/durations.js';
 import { slackDate, threadPermalink, userMention } from './format.js';
-import { capBlocks, lineSections, LIMITS, mrkdwn, omittedNote, plain, safeText, withItems } from './limits.js';
+import { capBlocks, codeSpan, lineSections, LIMITS, mrkdwn, omittedNote, plain, safeText, withItems } from './limits.js';
 import type { Block } from './types.js';
 
 export interface HomeAlert {
@@ -88,7 +88,7 @@ function deadBlocks(model: HomeModel): Block[] {
   const count = Math.max(model.deadCount ?? 0, model.dead.length);
   if (count === 0) return [];
   const lines = model.dead.map(
-    (d) => `• ${safeText(d.destination, 100)} · ${safeText(d.tenantId, 64)} / ${safeText(d.workflowName, 100)} · ${slackDate(d.createdAt)}: \`${safeText(d.lastError ?? 'unknown error', 200)}\``,
+    (d) => `• ${safeText(d.destination, 100)} · ${safeText(d.tenantId, 64)} / ${safeText(d.workflowName, 100)} · ${slackDate(d.createdAt)}: ${codeSpan(d.lastError ?? 'unknown error', 200)}`,
   );
   const older = count - model.dead.length;
   return [
