@@ -147,6 +147,53 @@ describe('syncing the file into the database', () => {
   });
 });
 
+describe('one enabled tenant per channel', () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+  });
+  afterAll(async () => t.drop());
+  const channels = () => t.db.selectFrom('tenants').select(['id', 'channel', 'enabled']).orderBy('id').execute();
+  const fileWith = (tenants: { id: string; channel?: string }[]) => parseWorkflowsFile(JSON.stringify({ tenants: tenants.map((x) => ({ name: x.id, ...x })), workflows: [] }));
+  async function syncProblems(file: ReturnType<typeof fileWith>, routing?: { PLATFORM_CHANNEL: string }): Promise<string[]> {
+    try {
+      await syncWorkflowsFile(t.db, file, T0, {}, routing);
+    } catch (error) {
+      if (error instanceof WorkflowsFileError) return error.problems;
+      throw error;
+    }
+    throw new Error('expected the sync to be refused');
+  }
+
+  it('the database refuses two enabled tenants on one channel (partial unique index)', async () => {
+    await syncWorkflowsFile(t.db, fileWith([{ id: 'a', channel: 'CONE' }]), T0, {});
+    await expect(t.db.insertInto('tenants').values({ id: 'sneaky', name: 'S', channel: 'CONE', source: 'api', enabled: true, createdAt: T0, updatedAt: T0 } as never).execute()).rejects.toThrow(/tenants_channel/);
+  });
+
+  it('file tenants may swap or shift their channels in one edit', async () => {
+    await syncWorkflowsFile(t.db, fileWith([{ id: 'a', channel: 'CONE' }, { id: 'b', channel: 'CTWO' }]), T0, {});
+    await syncWorkflowsFile(t.db, fileWith([{ id: 'a', channel: 'CTWO' }, { id: 'b', channel: 'CONE' }]), T0, {});
+    expect(await channels()).toEqual([{ id: 'a', channel: 'CTWO', enabled: true }, { id: 'b', channel: 'CONE', enabled: true }]);
+    await syncWorkflowsFile(t.db, fileWith([{ id: 'a', channel: 'CONE' }, { id: 'b', channel: 'CTHREE' }]), T0, {});
+    expect(await channels()).toEqual([{ id: 'a', channel: 'CONE', enabled: true }, { id: 'b', channel: 'CTHREE', enabled: true }]);
+  });
+
+  it("a file tenant naming the channel of a tenant managed over the API is a config error naming the field and value; nothing changes", async () => {
+    await syncWorkflowsFile(t.db, fileWith([{ id: 'a', channel: 'CONE' }]), T0, {});
+    await t.db.insertInto('tenants').values({ id: 'viaapi', name: 'Via API', channel: 'CAPI', source: 'api', enabled: true, createdAt: T0, updatedAt: T0 } as never).execute();
+    const before = await channels();
+    const problems = await syncProblems(fileWith([{ id: 'a', channel: 'CONE' }, { id: 'b', channel: 'CAPI' }]));
+    expect(problems).toEqual([expect.stringMatching(/tenants\[1\]\.channel: .*tenant "viaapi".*\(got "CAPI"\)$/)]);
+    expect(await channels()).toEqual(before);
+    await t.db.deleteFrom('tenants').where('id', '=', 'viaapi').execute();
+  });
+
+  it('a file tenant naming the platform channel is a config error', async () => {
+    const problems = await syncProblems(fileWith([{ id: 'a', channel: 'CPLAT' }]), { PLATFORM_CHANNEL: 'CPLAT' });
+    expect(problems).toEqual([expect.stringMatching(/tenants\[0\]\.channel: .*PLATFORM_CHANNEL.*\(got "CPLAT"\)$/)]);
+  });
+});
+
 describe('pausing through the file', () => {
   let t: TestDatabase;
   beforeAll(async () => {

@@ -29,7 +29,7 @@ export function tenantsRoutes(deps: Deps): Router {
     rememberSecrets(destinations.value.flatMap(secretsOfEntry));
     const result = await putTenant(deps, { ...input, destinations: destinations.value });
     if (result.kind === 'owned_by_file') throw conflict('owned_by_file', `tenant ${input.id} is declared in the workflows file; change it there`);
-    if (result.kind === 'channel_taken') throw conflict('channel_taken', `body.channel: ${input.channel} already belongs to tenant ${result.by}`);
+    if (result.kind === 'channel_taken') throw conflict('channel_taken', `body.channel: ${input.channel} ${result.reason}`);
     res.status(result.kind === 'created' ? 201 : 200).json(result.tenant);
   });
 

@@ -1,6 +1,7 @@
 import type { Transaction, Updateable } from 'kysely';
 import type { Alert, AlertsTable, Database, OwnerTeam, Tenant, Workflow } from '../db/schema.js';
 import type { Deps } from '../deps.js';
+import { decideReassign } from '../domain/ownership.js';
 import { silenceInTheWay, silenceState } from '../domain/silence.js';
 import { recordAlertEvent, releaseHeldNotifications } from './alert-events.js';
 import type { Scope } from './alert-queries.js';
@@ -25,6 +26,8 @@ export type ActionResult =
   | { kind: 'not_found' }
   | { kind: 'not_open'; alert: Alert }
   | { kind: 'already_owned'; alert: Alert; by: string }
+  /** A reassign naming the team, person and note the alert already has (src/domain/ownership.ts decideReassign): nothing changed. */
+  | { kind: 'unchanged'; alert: Alert }
   /** A click's silence found one already in force (src/domain/silence.ts silenceInTheWay): nothing changed. */
   | { kind: 'already_silenced'; alert: Alert; by: string; until: Date | 'resolved' };
 
@@ -116,27 +119,28 @@ export const releaseOwnership = (deps: Pick<Deps, 'db' | 'clock' | 'config'>, in
  * Hands the alert to a team, optionally a named user, with a note (required
  * when handing to the customer: they need to know what to do). A named user
  * counts as an acknowledged owner; a team without a user does not, so an
- * unowned warning can still escalate.
+ * unowned warning can still escalate. Naming the ownership the alert already
+ * has is `unchanged`: nothing is recorded or posted.
  */
 export const reassign = (
   deps: Pick<Deps, 'db' | 'clock' | 'config'>,
   input: { alertId: number; actor: Actor; scope: Scope; team: OwnerTeam; user?: string | null; note?: string | null },
 ) =>
   alertAction<typeof input, ActionResult | { kind: 'invalid'; reason: string }>(async (trx, { alert, tenant }, { actor, team, user, note }, now) => {
-    if (team !== 'engineering' && team !== 'customer') return { kind: 'invalid', reason: `team must be "engineering" or "customer", got ${JSON.stringify(team)}` };
-    const trimmedNote = note?.trim() || null;
-    if (team === 'customer' && !trimmedNote) return { kind: 'invalid', reason: 'a note is required when handing an alert to the customer' };
+    const decision = decideReassign(alert, { team, user, note });
+    if (decision.kind === 'invalid') return decision;
     if (alert.status !== 'open') return { kind: 'not_open', alert };
-    const owner = user?.trim() || null;
+    if (decision.kind === 'unchanged') return { kind: 'unchanged', alert };
+    const { to } = decision;
     const next = await saveAlert(trx, alert.id, {
-      ownerTeam: team,
-      ownerUser: owner,
-      ownerNote: trimmedNote,
-      acknowledgedBy: owner ? actor.user : null,
-      acknowledgedAt: owner ? now : null,
+      ownerTeam: to.team as OwnerTeam,
+      ownerUser: to.user,
+      ownerNote: to.note,
+      acknowledgedBy: to.user ? actor.user : null,
+      acknowledgedAt: to.user ? now : null,
       updatedAt: now,
     });
-    await recordAlertEvent(trx, { alert: next, tenant, kind: 'owner_changed', actor: actor.user, data: ownerData(alert, next, trimmedNote), now, config: deps.config });
+    await recordAlertEvent(trx, { alert: next, tenant, kind: 'owner_changed', actor: actor.user, data: ownerData(alert, next, to.note), now, config: deps.config });
     return { kind: 'ok', alert: next };
   })(deps, input);
 

@@ -3,6 +3,7 @@ import type { Db } from '../db/connect.js';
 import { describeIssues, recurringMaintenanceOf, WorkflowsFileError, type DestinationSpec, type WorkflowsFile, type WorkflowSpec } from '../config/workflows-file.js';
 import { resolveDestinations, resolveLauncher, type SecretEnv, type SecretIssue } from '../config/secret-refs.js';
 import { nextFireAfter } from '../domain/schedule.js';
+import { channelRefusal } from '../domain/tenant-channels.js';
 import { hashToken, newPingKey, rememberSecrets, secretsOfEntry } from '../secrets.js';
 import type { Database, LauncherConfig } from '../db/schema.js';
 import type { RoutingConfig } from '../ledger/destinations.js';
@@ -38,7 +39,7 @@ export async function syncWorkflowsFile(
   return db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(hashtext('scheduler-bot:sync-workflows'))`.execute(trx);
     const shadowBefore = await shadowStates(trx);
-    const { result: tenants, turnedOff: tenantsOff, turnedOn: tenantsOn } = await syncTenants(trx, file, secrets, env, now);
+    const { result: tenants, turnedOff: tenantsOff, turnedOn: tenantsOn } = await syncTenants(trx, file, secrets, env, now, routing);
     const workflows = await syncWorkflows(trx, file, secrets, now);
     await syncFileDependencies(trx, file.workflows);
     // Disabling stops its escalation at once: its open alert is resolved with that reason.
@@ -73,6 +74,31 @@ async function restartClocks(trx: Transaction<Database>, tenantIds: string[], no
 }
 
 /**
+ * Checks the file's channels against the platform channel and the tenants
+ * managed over the API (src/domain/tenant-channels.ts): a clash is a config
+ * error naming the field and value, and nothing is synced. Then releases
+ * every file channel from whoever holds it (file tenants swapping or
+ * shifting channels, a tenant gone from the file), so the unique index
+ * `tenants_channel` holds at each upsert; the upserts set them again.
+ */
+async function claimFileChannels(trx: Transaction<Database>, file: WorkflowsFile, routing: RoutingConfig): Promise<void> {
+  const fileChannels = file.tenants.map((t) => t.channel).filter((c): c is string => !!c);
+  if (!fileChannels.length) return;
+  const fileTenantIds = file.tenants.map((t) => t.id);
+  const held = await trx.selectFrom('tenants').select(['id', 'channel', 'source']).where('channel', 'in', fileChannels).where('enabled', '=', true).execute();
+  // A file tenant gone from the file is disabled by this sync: its channel is free to take.
+  const holders = new Map(held.filter((h) => h.source !== 'file' && !fileTenantIds.includes(h.id)).map((h) => [h.channel!, { id: h.id, source: h.source }]));
+  const issues: SecretIssue[] = [];
+  file.tenants.forEach((t, i) => {
+    if (!t.channel) return;
+    const refusal = channelRefusal(t.channel, { platformChannel: routing.PLATFORM_CHANNEL, holder: holders.get(t.channel) });
+    if (refusal) issues.push({ code: 'custom', path: ['tenants', i, 'channel'], message: `channel ${refusal}`, input: t.channel });
+  });
+  if (issues.length) throw new WorkflowsFileError('workflows file', describeIssues('workflows file', undefined, file, issues));
+  await trx.updateTable('tenants').set({ channel: null }).where('channel', 'in', fileChannels).execute();
+}
+
+/**
  * The file's tenants upserted (a channel moving between tenants released
  * first); file tenants gone from it disabled. Also which tenants this turned
  * off, and which it turned back on.
@@ -83,17 +109,14 @@ async function syncTenants(
   secrets: FileSecrets,
   env: SecretEnv,
   now: Date,
+  routing: RoutingConfig,
 ): Promise<{ result: SyncResult['tenants']; turnedOff: string[]; turnedOn: string[] }> {
   const result = { upserted: 0, disabled: 0 };
   const fileTenantIds = file.tenants.map((t) => t.id);
   const turnedOn = fileTenantIds.length
     ? (await trx.selectFrom('tenants').select('id').where('id', 'in', fileTenantIds).where('enabled', '=', false).execute()).map((t) => t.id)
     : [];
-  const fileChannels = file.tenants.map((t) => t.channel).filter((c): c is string => !!c);
-  // Channels moving between tenants: release them first so the unique index holds mid-sync.
-  if (fileChannels.length) {
-    await trx.updateTable('tenants').set({ channel: null }).where('channel', 'in', fileChannels).where('id', 'not in', fileTenantIds).execute();
-  }
+  await claimFileChannels(trx, file, routing);
   for (const t of file.tenants) {
     const token = t.apiTokenEnv ? env[t.apiTokenEnv] : undefined;
     rememberSecrets([token]);

@@ -6,6 +6,7 @@ import { hashToken, newToken } from '../secrets.js';
 import type { Scope } from '../ledger/alert-queries.js';
 import { announceGoingLive, shadowStates } from './shadow.js';
 import { announceStoredSecrets } from './stored-secrets.js';
+import { channelRefusal } from '../domain/tenant-channels.js';
 
 /** Tenants over the API: the admin creates them and mints their tokens; a tenant sees only itself. */
 
@@ -88,7 +89,7 @@ export async function listTenants(db: Db, scope: Scope, idKey: string | undefine
   return rows.map((t) => tenantView(t, idKey));
 }
 
-export type PutTenantResult = { kind: 'created' | 'updated'; tenant: ReturnType<typeof tenantView> } | { kind: 'owned_by_file' } | { kind: 'channel_taken'; by: string };
+export type PutTenantResult = { kind: 'created' | 'updated'; tenant: ReturnType<typeof tenantView> } | { kind: 'owned_by_file' } | { kind: 'channel_taken'; reason: string };
 
 export async function putTenant(deps: Pick<Deps, 'db' | 'clock' | 'config'>, input: TenantInput): Promise<PutTenantResult> {
   const now = deps.clock.now();
@@ -96,8 +97,9 @@ export async function putTenant(deps: Pick<Deps, 'db' | 'clock' | 'config'>, inp
     const current = await trx.selectFrom('tenants').selectAll().where('id', '=', input.id).forUpdate().executeTakeFirst();
     if (current?.source === 'file' && current.enabled) return { kind: 'owned_by_file' };
     if (input.channel) {
-      const holder = await trx.selectFrom('tenants').select('id').where('channel', '=', input.channel).where('enabled', '=', true).where('id', '!=', input.id).executeTakeFirst();
-      if (holder) return { kind: 'channel_taken', by: holder.id };
+      const holder = await trx.selectFrom('tenants').select(['id', 'source']).where('channel', '=', input.channel).where('enabled', '=', true).where('id', '!=', input.id).executeTakeFirst();
+      const refusal = channelRefusal(input.channel, { platformChannel: deps.config.PLATFORM_CHANNEL, holder });
+      if (refusal) return { kind: 'channel_taken', reason: refusal };
     }
     // PUT replaces: destinations left out of the body mean none, as a tenant in the file without them has none.
     const values = {

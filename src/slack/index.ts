@@ -62,7 +62,7 @@ export async function startSlack(http: Express, deps: Deps, options: SlackOption
       const router = Router();
       router.post('/slack/events', ...slackRequestGuard(config.SLACK_SIGNING_SECRET!));
       const receiver = new ExpressReceiver({ signingSecret: config.SLACK_SIGNING_SECRET!, endpoints: '/slack/events', router, logger: boltLogger });
-      bolt = new App({ authorize: botAuthorization(token, clientOptions, logger), receiver, clientOptions, logger: boltLogger });
+      bolt = new App({ authorize: botAuthorization(token, clientOptions, logger, deps.clock), receiver, clientOptions, logger: boltLogger });
       http.use(router);
     } else {
       // The Socket Mode client has its own WebClient (apps.connections.open, with the app token),
@@ -72,7 +72,7 @@ export async function startSlack(http: Express, deps: Deps, options: SlackOption
       // Only the URL is passed, so it keeps its own long retry chain.
       const socketClientOptions = config.SLACK_API_URL ? { slackApiUrl: config.SLACK_API_URL } : {};
       bolt = new App({
-        authorize: botAuthorization(token, clientOptions, logger),
+        authorize: botAuthorization(token, clientOptions, logger, deps.clock),
         appToken: config.SLACK_APP_TOKEN!,
         socketMode: true,
         clientOptions,

@@ -89,6 +89,33 @@ describe('ownership', () => {
   });
 });
 
+describe('a reassign that changes nothing', () => {
+  it('same team, person and note (notes compared trimmed) is unchanged: no event, no notification, acknowledged time kept', async () => {
+    const alert = await openWarning();
+    const first = await reassign(engine.deps, { alertId: alert.id, actor: me, scope: acme, team: 'engineering', user: 'U0BOB', note: 'vendor ticket 42' });
+    expect(first).toMatchObject({ kind: 'ok' });
+    const events = () => t.db.selectFrom('alertEvents').select('id').where('alertId', '=', alert.id).where('kind', '=', 'owner_changed').execute();
+    expect(await events()).toHaveLength(1);
+    const notifications = await t.db.selectFrom('notifications').select('id').where('alertId', '=', alert.id).execute();
+    engine.clock.advance(minutes(1));
+
+    const again = await reassign(engine.deps, { alertId: alert.id, actor: { user: 'U0YOU' }, scope: acme, team: 'engineering', user: ' U0BOB ', note: ' vendor ticket 42 ' });
+    expect(again).toMatchObject({ kind: 'unchanged', alert: { ownerTeam: 'engineering', ownerUser: 'U0BOB', ownerNote: 'vendor ticket 42' } });
+    expect(await events()).toHaveLength(1);
+    expect(await t.db.selectFrom('notifications').select('id').where('alertId', '=', alert.id).execute()).toEqual(notifications);
+    const row = await t.db.selectFrom('alerts').selectAll().where('id', '=', alert.id).executeTakeFirstOrThrow();
+    expect(row.acknowledgedBy).toBe('U0ME');
+    expect(row.acknowledgedAt).toEqual((first as { alert: { acknowledgedAt: Date } }).alert.acknowledgedAt);
+
+    // Any one of the three differing is a change.
+    expect(await reassign(engine.deps, { alertId: alert.id, actor: me, scope: acme, team: 'engineering', user: 'U0BOB', note: null })).toMatchObject({ kind: 'ok' });
+    expect(await reassign(engine.deps, { alertId: alert.id, actor: me, scope: acme, team: 'engineering', user: null, note: null })).toMatchObject({ kind: 'ok' });
+    expect(await reassign(engine.deps, { alertId: alert.id, actor: me, scope: acme, team: 'engineering', user: null, note: null })).toMatchObject({ kind: 'unchanged' });
+    expect(await reassign(engine.deps, { alertId: alert.id, actor: me, scope: acme, team: 'customer', user: null, note: 'yours' })).toMatchObject({ kind: 'ok' });
+    expect(await events()).toHaveLength(4);
+  });
+});
+
 describe('silence', () => {
   it('a silenced alert escalates silently; its notifications arrive as one summary when the silence ends', async () => {
     const alert = await openWarning();

@@ -151,3 +151,17 @@ describe('PUT /api/v1/tenants/{id} with destinations', () => {
     expect(await storedDestinations('initech')).toEqual([]);
   });
 });
+
+describe('PUT /api/v1/tenants/{id}: one tenant per channel', () => {
+  it("another enabled tenant's channel is channel_taken; so is the platform channel", async () => {
+    expect((await admin('PUT', '/api/v1/tenants/umbrella', { name: 'Umbrella', channel: 'CUMBRELLA' })).status).toBe(201);
+    const taken = await admin('PUT', '/api/v1/tenants/hooli', { name: 'Hooli', channel: 'CUMBRELLA' });
+    expect(taken.status).toBe(409);
+    expect(taken.body).toMatchObject({ error: 'channel_taken', message: expect.stringContaining('body.channel: CUMBRELLA already belongs to tenant "umbrella"') });
+    const withPlatform = await startTestApp(t, { API_TOKEN: ADMIN, PLATFORM_CHANNEL: 'CPLATFORM' }, { clock });
+    const platform = await apiClient(withPlatform.url, ADMIN)('PUT', '/api/v1/tenants/hooli', { name: 'Hooli', channel: 'CPLATFORM' }).finally(() => withPlatform.stop());
+    expect(platform.status).toBe(409);
+    expect(platform.body).toMatchObject({ error: 'channel_taken', message: expect.stringContaining('PLATFORM_CHANNEL') });
+    expect(await t.db.selectFrom('tenants').select('id').where('id', '=', 'hooli').executeTakeFirst()).toBeUndefined();
+  });
+});

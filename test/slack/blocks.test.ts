@@ -3,6 +3,7 @@ import { renderAlertReply, renderAlertRoot, type AlertCard } from '../../src/sla
 import { cadenceInWords, formatDuration, parseDuration } from '../../src/domain/durations.js';
 import { renderHistory, type HistoryRow } from '../../src/slack/blocks/history.js';
 import { renderHome } from '../../src/slack/blocks/home.js';
+import { renderStormMessage } from '../../src/slack/blocks/storm-message.js';
 import { escapeMrkdwn, LIMITS, safeText, TRUNCATION_MARKER } from '../../src/slack/blocks/limits.js';
 import { renderReassignModal } from '../../src/slack/blocks/reassign-modal.js';
 import { renderResolveModal } from '../../src/slack/blocks/resolve-modal.js';
@@ -233,6 +234,23 @@ describe('status, history, home and the reassign modal', () => {
     expect(m).toMatchSnapshot();
     expect(JSON.stringify(m)).not.toContain('<!channel>');
     expect(JSON.stringify(m.blocks)).toContain('4 attempts');
+  });
+
+  it('error text with backticks or line breaks cannot end its inline code span (history, status, home, storm)', () => {
+    const error = 'psql: `select * from t` failed\n  at line 2';
+    // Every backtick in a line is a code-span delimiter: exactly the span's two, and the text still there.
+    const spansIntact = (text: string) => {
+      const line = text.split('\n').find((l) => l.includes('select')) ?? '';
+      expect(line.match(/`/g)).toHaveLength(2);
+      expect(line).toMatch(/`psql: .select \* from t. failed at line 2`/);
+    };
+    const texts = (m: { blocks: unknown[] }) => JSON.parse(JSON.stringify(m.blocks)).flatMap((b: { text?: { text: string }; elements?: { text?: string }[] }) => [b.text?.text ?? '', ...(b.elements ?? []).map((e) => e.text ?? '')]).join('\n');
+    spansIntact(texts(renderHistory('nightly', [{ ...history[0]!, error }])));
+    const detail = renderWorkflowStatus({ row: row({}), tenantName: 'Acme', cadenceSeconds: 86_400, policy: { retries: 3, alertAfter: 1, firstSeverity: 'critical' }, runs: [], alert: card({ lastError: error }) });
+    spansIntact(texts(detail));
+    spansIntact(texts(renderHome({ tenants: [], dead: [{ id: 9, destination: 'webhook', tenantId: 'acme', workflowName: 'wf', lastError: error, createdAt: OPENED }] }, NOW)));
+    const member = { alertId: 1, tenant: { id: 'acme', name: 'Acme' }, workflow: 'wf', severity: 'warning' as const, status: 'open' as const, consecutiveFailures: 3, ownerUser: null, silenced: false, lastError: error, ownThread: false };
+    spansIntact(texts(renderStormMessage({ storm: { id: 1, startedAt: OPENED, endedAt: null }, members: [member] })));
   });
 
   it('home groups alerts by tenant and lists dead notifications; stays within 100 blocks', () => {

@@ -374,6 +374,57 @@ describe('buttons', () => {
   });
 });
 
+describe('reassign that changes nothing', () => {
+  it('the same team, person and note again records nothing, posts nothing and tells the clicker so', async () => {
+    const alert = await openAlert(acmeWf.id);
+    const submit = (note: string | null) =>
+      rig.interact({
+        type: 'view_submission',
+        team: { id: 'T0TEST' },
+        user: { id: 'U0ALICE' },
+        api_app_id: 'A0TEST',
+        view: {
+          id: 'V1',
+          callback_id: VIEW.reassign,
+          private_metadata: JSON.stringify({ alertId: alert.id, channel: 'CACME' }),
+          state: {
+            values: {
+              [REASSIGN_FIELD.team.block]: { [REASSIGN_FIELD.team.action]: { type: 'static_select', selected_option: { value: 'engineering' } } },
+              [REASSIGN_FIELD.user.block]: { [REASSIGN_FIELD.user.action]: { type: 'users_select', selected_user: 'U0BOB' } },
+              [REASSIGN_FIELD.note.block]: { [REASSIGN_FIELD.note.action]: { type: 'plain_text_input', value: note } },
+            },
+          },
+        },
+      });
+    const ownerEvents = () => t.db.selectFrom('alertEvents').select('id').where('alertId', '=', alert.id).where('kind', '=', 'owner_changed').execute();
+    expect((await submit('check the vendor')).status).toBe(200);
+    await eventually(async () => expect(await ownerEvents()).toHaveLength(1));
+    await rig.drain();
+    const [root] = rig.slack.roots('CACME');
+    const replies = rig.slack.replies('CACME', root!.ts).length;
+    const acknowledgedAt = (await alertRow(alert.id)).acknowledgedAt;
+
+    rig.clock.advance(60_000);
+    const ephemeralsBefore = rig.slack.callsTo('chat.postEphemeral').length;
+    expect((await submit('  check the vendor ')).status).toBe(200);
+    const told = await eventually(() => rig.slack.callsTo('chat.postEphemeral')[ephemeralsBefore] ?? Promise.reject(new Error('no answer yet')));
+    expect(told.args).toMatchObject({ channel: 'CACME', user: 'U0ALICE', text: expect.stringContaining('already') });
+    expect(String(told.args.text)).toContain('<@U0BOB>');
+    await rig.drain();
+    expect(await ownerEvents()).toHaveLength(1);
+    expect(rig.slack.replies('CACME', root!.ts)).toHaveLength(replies);
+    expect((await alertRow(alert.id)).acknowledgedAt).toEqual(acknowledgedAt);
+  });
+
+  it('the modal opens with the current note, so submitting it untouched keeps the note', async () => {
+    const alert = await openAlert(acmeWf.id);
+    await t.db.updateTable('alerts').set({ ownerUser: 'U0BOB', acknowledgedAt: T0, ownerNote: 'check the vendor' }).where('id', '=', alert.id).execute();
+    await rig.click({ actionId: ACTION.reassign, value: String(alert.id), channel: 'CACME' });
+    const opened = await eventually(() => rig.slack.openedViews[0] ?? Promise.reject(new Error('no modal yet')));
+    expect(JSON.stringify(opened.view)).toContain('"initial_value":"check the vendor"');
+  });
+});
+
 describe('App Home', () => {
   it('a person in no tenant\'s channel is told so, not that nothing is broken', async () => {
     await openAlert(acmeWf.id);
@@ -405,6 +456,24 @@ describe('App Home', () => {
     await rig.event({ type: 'app_home_opened', user: 'U0ALICE', channel: 'D0ALICE', tab: 'home' });
     const again = await eventually(() => JSON.stringify(rig.slack.homeViews.get('U0ALICE') ?? (() => { throw new Error('not yet'); })()));
     expect(again.indexOf('globex-import')).toBeLessThan(again.indexOf('nightly-pipeline'));
+    await t.db.deleteFrom('slackHomeViews').execute();
+  });
+
+  it("links each alert to its thread in the tenant's channel, built from the stored root (no Slack call)", async () => {
+    const alert = await openAlert(acmeWf.id);
+    const [root] = rig.slack.roots('CACME');
+    rig.slack.channelMembers.set('CACME', ['U0ALICE']);
+    const calls = rig.slack.calls.length;
+    await rig.event({ type: 'app_home_opened', user: 'U0ALICE', channel: 'D0ALICE', tab: 'home' });
+    const home = await eventually(() => JSON.stringify(rig.slack.homeViews.get('U0ALICE') ?? (() => { throw new Error('not yet'); })()));
+    expect(home).toContain(`<https://slack.com/archives/CACME/p${root!.ts.replace('.', '')}|nightly-pipeline>`);
+    expect(rig.slack.calls.slice(calls).map((c) => c.method).filter((m) => m !== 'conversations.members' && m !== 'auth.test')).toEqual(['views.publish']);
+    // A thread only in the platform channel (the tenant's post went dead) is linked there.
+    await t.db.deleteFrom('alertThreads').where('alertId', '=', alert.id).where('destination', '=', 'slack:CACME').execute();
+    rig.slack.homeViews.delete('U0ALICE');
+    await rig.event({ type: 'app_home_opened', user: 'U0ALICE', channel: 'D0ALICE', tab: 'home' });
+    const again = await eventually(() => JSON.stringify(rig.slack.homeViews.get('U0ALICE') ?? (() => { throw new Error('not yet'); })()));
+    expect(again).toContain('<https://slack.com/archives/CPLAT/p');
     await t.db.deleteFrom('slackHomeViews').execute();
   });
 

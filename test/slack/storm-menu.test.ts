@@ -104,6 +104,10 @@ describe('the storm message menu', { timeout: 60_000 }, () => {
 
     const home = renderHome(await homeModel(t.db, engine.clock.now(), ['acme']), engine.clock.now());
     expect(JSON.stringify(home.blocks)).toMatch(/Storm since .*6 alerts/);
+    // Its alerts have no root of their own in the tenant's channel: each links to the storm message there.
+    const storm = await t.db.selectFrom('storms').select(['channel', 'rootTs']).where('channel', '=', 'CACME').executeTakeFirstOrThrow();
+    const link = `https://slack.com/archives/CACME/p${storm.rootTs!.replace('.', '')}|`;
+    expect(JSON.stringify(home.blocks).split(link).length - 1).toBe(6);
     expect(JSON.stringify(renderHome(await homeModel(t.db, engine.clock.now(), ['globex']), engine.clock.now()).blocks)).not.toContain('Storm');
   });
 

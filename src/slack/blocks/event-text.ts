@@ -1,7 +1,7 @@
 import { formatDuration, utcText } from '../../domain/durations.js';
 import type { EventIcon, EventText, TextPart } from '../../notify/event-text.js';
 import { groupMention, slackDate, userMention } from './format.js';
-import { escapeMrkdwn } from './limits.js';
+import { codeSpan, escapeMrkdwn } from './limits.js';
 
 /** Slack's rendering of the one event text (src/notify/event-text.ts): mrkdwn, mentions and local times. */
 
@@ -26,11 +26,6 @@ export const EVENT_EMOJI: Record<EventIcon, string> = {
   resumed: ':arrow_forward:',
   info: ':information_source:',
 };
-
-/** Inline code that its own text cannot close. */
-function codeSpan(raw: string): string {
-  return '`' + escapeMrkdwn(raw.replace(/`/g, 'ʼ').replace(/\s+/g, ' ')) + '`';
-}
 
 function mrkdwnPart(p: TextPart): string {
   switch (p.type) {

@@ -19,3 +19,12 @@ export function userMention(userId: string): string {
 export function groupMention(groupId: string): string {
   return /^S[A-Z0-9]{2,}$/.test(groupId) ? `<!subteam^${groupId}>` : groupId.replace(/[<>&]/g, '');
 }
+
+/**
+ * Slack's own link form for a message (a thread's root: the client opens the
+ * thread), built from the channel and ts the bot stored when it posted: no
+ * chat.getPermalink call, and slack.com sends the reader to their workspace.
+ */
+export function threadPermalink(channel: string, ts: string): string {
+  return `https://slack.com/archives/${channel}/p${ts.replace('.', '')}`;
+}

@@ -1,7 +1,7 @@
 import { formatDuration } from '../../domain/durations.js';
 import { cutText } from '../../domain/text.js';
 import { slackDate } from './format.js';
-import { capBlocks, lineSections, LIMITS, mrkdwn, omittedNote, safeText, withItems } from './limits.js';
+import { capBlocks, codeSpan, lineSections, LIMITS, mrkdwn, omittedNote, safeText, withItems } from './limits.js';
 import type { Block, SlackMessage } from './types.js';
 
 /** One tick (or manual run) as the history shows it: its verdict and how many attempts it took. */
@@ -31,7 +31,7 @@ export function historyLine(r: HistoryRow): string {
   const took = r.startedAt && r.finishedAt ? ` in ${formatDuration(r.finishedAt.getTime() - r.startedAt.getTime())}` : '';
   const attempts = r.attempts > 1 ? `, ${r.attempts} attempts` : '';
   const note = r.outcomeNote ? ` (${safeText(r.outcomeNote, 200)})` : '';
-  const error = r.error ? `\n      \`${safeText(r.error.replace(/\s+/g, ' '), 300)}\`` : '';
+  const error = r.error ? `\n      ${codeSpan(r.error, 300)}` : '';
   return `${STATUS_ICON[r.status] ?? '•'} #${r.runId} ${when ? slackDate(when) : '(no tick)'} ${r.trigger === 'schedule' ? '' : `[${safeText(r.trigger, 20)}] `}*${safeText(r.status, 20)}*${took}${attempts}${note}${error}`;
 }
 

@@ -1,7 +1,7 @@
 import { stormSummaryLine } from './storm-message.js';
 import { formatDuration, plural } from '../../domain/durations.js';
-import { slackDate, userMention } from './format.js';
-import { capBlocks, lineSections, LIMITS, mrkdwn, omittedNote, plain, safeText, withItems } from './limits.js';
+import { slackDate, threadPermalink, userMention } from './format.js';
+import { capBlocks, codeSpan, lineSections, LIMITS, mrkdwn, omittedNote, plain, safeText, withItems } from './limits.js';
 import type { Block } from './types.js';
 
 export interface HomeAlert {
@@ -15,6 +15,8 @@ export interface HomeAlert {
   silenced: { until: Date | 'resolved' } | null;
   /** What opened it when no failure did ('running_long', 'completion_missed'; issue 16). */
   cause?: string | null;
+  /** Its thread (or storm message) to link the workflow's name to; none when nothing was posted yet. */
+  thread?: { channel: string; ts: string } | null;
 }
 
 export interface HomeDeadNotification {
@@ -70,7 +72,8 @@ export function renderHome(model: HomeModel, now: Date): { type: 'home'; blocks:
       const icon = a.severity === 'critical' ? ':rotating_light:' : ':warning:';
       const owner = a.ownerUser ? userMention(a.ownerUser) : `unowned (${a.ownerTeam})`;
       const silence = a.silenced ? ` · :mute: ${a.silenced.until === 'resolved' ? 'until resolved' : `until ${slackDate(a.silenced.until)}`}` : '';
-      return `${icon} *${safeText(a.workflowName, 100)}* · ${a.severity} · open ${formatDuration(now.getTime() - a.openedAt.getTime())} · ${a.cause && !a.consecutiveFailures ? a.cause.replace(/_/g, ' ') : plural(a.consecutiveFailures, 'failure')} · ${owner}${silence}`;
+      const name = safeText(a.workflowName, 100);
+      return `${icon} *${a.thread ? `<${threadPermalink(a.thread.channel, a.thread.ts)}|${name}>` : name}* · ${a.severity} · open ${formatDuration(now.getTime() - a.openedAt.getTime())} · ${a.cause && !a.consecutiveFailures ? a.cause.replace(/_/g, ' ') : plural(a.consecutiveFailures, 'failure')} · ${owner}${silence}`;
     });
     const heldLines = held.map((b) => `:link: *${safeText(b.workflowName, 100)}* · upstream-blocked by *${safeText(b.upstream, 100)}* (alert #${b.alertId}), told in its thread`);
     blocks.push(...lineSections([...lines, ...heldLines]));
@@ -85,7 +88,7 @@ function deadBlocks(model: HomeModel): Block[] {
   const count = Math.max(model.deadCount ?? 0, model.dead.length);
   if (count === 0) return [];
   const lines = model.dead.map(
-    (d) => `• ${safeText(d.destination, 100)} · ${safeText(d.tenantId, 64)} / ${safeText(d.workflowName, 100)} · ${slackDate(d.createdAt)}: \`${safeText(d.lastError ?? 'unknown error', 200)}\``,
+    (d) => `• ${safeText(d.destination, 100)} · ${safeText(d.tenantId, 64)} / ${safeText(d.workflowName, 100)} · ${slackDate(d.createdAt)}: ${codeSpan(d.lastError ?? 'unknown error', 200)}`,
   );
   const older = count - model.dead.length;
   return [

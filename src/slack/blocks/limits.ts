@@ -54,6 +54,16 @@ export function safeText(raw: string, max: number): string {
   return out + TRUNCATION_MARKER.slice(0, max - out.length);
 }
 
+/**
+ * Inline code of untrusted text that cannot end its own span: mrkdwn has no
+ * escape for a backtick, so each becomes a look-alike (ʼ), and line breaks
+ * (which end a span too) become spaces; escaped and cut to `max` characters
+ * inside the span.
+ */
+export function codeSpan(raw: string, max: number = LIMITS.sectionText - 2): string {
+  return '`' + safeText(raw.replace(/`/g, 'ʼ').replace(/\s+/g, ' '), max) + '`';
+}
+
 /** A fenced code block of untrusted text that cannot close its own fence. */
 export function codeBlock(raw: string, max: number = LIMITS.codeBlock): string {
   const defused = raw.replace(/```/g, '`\u200b`\u200b`');

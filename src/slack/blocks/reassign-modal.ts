@@ -8,9 +8,13 @@ export interface ReassignModalInput {
   tenantName: string;
   ownerTeam: string;
   ownerUser: string | null;
+  /** The current note, shown in the form so that submitting it untouched keeps it (and changes nothing). */
+  ownerNote?: string | null;
   /** Where the button was clicked, so the answer can go back there. */
   channel: string | null;
 }
+
+const NOTE_MAX = 2000;
 
 /** private_metadata of the modal: what the submission needs and cannot trust the form for. */
 export function reassignMetadata(input: Pick<ReassignModalInput, 'alertId' | 'channel'>): string {
@@ -47,7 +51,13 @@ export function renderReassignModal(input: ReassignModalInput): Record<string, u
       block_id: REASSIGN_FIELD.note.block,
       optional: true,
       label: plain('Note', 50),
-      element: { type: 'plain_text_input', action_id: REASSIGN_FIELD.note.action, multiline: true, max_length: 2000 },
+      element: {
+        type: 'plain_text_input',
+        action_id: REASSIGN_FIELD.note.action,
+        multiline: true,
+        max_length: NOTE_MAX,
+        ...(input.ownerNote ? { initial_value: input.ownerNote.slice(0, NOTE_MAX) } : {}),
+      },
     },
   ];
   return {

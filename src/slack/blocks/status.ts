@@ -2,7 +2,7 @@ import type { AlertCard } from './alert-card.js';
 import { cadenceInWords, formatDuration, plural } from '../../domain/durations.js';
 import { slackDate, userMention } from './format.js';
 import { historyLine, type HistoryRow } from './history.js';
-import { capBlocks, lineSections, LIMITS, mrkdwn, omittedNote, safeText } from './limits.js';
+import { capBlocks, codeSpan, lineSections, LIMITS, mrkdwn, omittedNote, safeText } from './limits.js';
 import { stormSummaryLine } from './storm-message.js';
 import type { Block, SlackMessage } from './types.js';
 
@@ -92,7 +92,7 @@ export function renderWorkflowStatus(d: WorkflowDetail): SlackMessage {
     blocks.push({
       type: 'section',
       text: mrkdwn(
-        `*Open alert #${a.id}*: ${a.severity}, ${a.consecutiveFailures > 0 ? `${plural(a.consecutiveFailures, 'consecutive failure')} since` : 'open since'} ${slackDate(a.openedAt)}; owner ${a.ownerTeam}${a.ownerUser ? ` (${userMention(a.ownerUser)})` : ''}${a.lastError ? `\nLast error: \`${safeText(a.lastError.replace(/\s+/g, ' '), 500)}\`` : ''}`,
+        `*Open alert #${a.id}*: ${a.severity}, ${a.consecutiveFailures > 0 ? `${plural(a.consecutiveFailures, 'consecutive failure')} since` : 'open since'} ${slackDate(a.openedAt)}; owner ${a.ownerTeam}${a.ownerUser ? ` (${userMention(a.ownerUser)})` : ''}${a.lastError ? `\nLast error: ${codeSpan(a.lastError, 500)}` : ''}`,
       ),
     });
   } else if (r.blockedBy) {

@@ -2,7 +2,7 @@ import type { Severity } from '../../db/schema.js';
 import { plural } from '../../domain/durations.js';
 import { ACTION, stormBlockId } from './ids.js';
 import { slackDate, userMention } from './format.js';
-import { capBlocks, checkId, LIMITS, mrkdwn, omittedNote, plain, safeText } from './limits.js';
+import { capBlocks, checkId, codeSpan, LIMITS, mrkdwn, omittedNote, plain, safeText } from './limits.js';
 import type { Block, SlackMessage } from './types.js';
 
 /** One alert as a storm message lists it. */
@@ -71,7 +71,7 @@ function memberSection(stormId: number, m: StormMember): Block {
   parts.push(m.ownerUser ? `owner ${userMention(m.ownerUser)}` : 'unowned');
   if (m.silenced) parts.push('silenced');
   if (m.ownThread) parts.push('own thread');
-  const error = m.lastError ? `\n\`${safeText(m.lastError.replace(/\s+/g, ' '), 200)}\`` : '';
+  const error = m.lastError ? `\n${codeSpan(m.lastError, 200)}` : '';
   const options = [
     m.ownerUser ? option('Release ownership', `${m.alertId}:release`) : option('Take ownership', `${m.alertId}:take`),
     option('Silence 1 hour', `${m.alertId}:silence:1h`),

@@ -17,6 +17,11 @@ export function actionRefusal(result: ActionResult | { kind: 'invalid'; reason: 
       return 'This alert is already resolved; nothing to change.';
     case 'already_owned':
       return `${userMention(result.by)} already owns this alert. Use *Reassign…* to take it over.`;
+    case 'unchanged': {
+      const { ownerTeam, ownerUser, ownerNote } = result.alert;
+      const who = ownerUser ? `*${escapeMrkdwn(ownerTeam)}* (${userMention(ownerUser)})` : `the *${escapeMrkdwn(ownerTeam)}* team with no one named`;
+      return `The alert is already with ${who}${ownerNote ? ' and has that note' : ' with no note'}; nothing changed.`;
+    }
     case 'already_silenced':
       return `${userMention(result.by)} already silenced this alert ${result.until === 'resolved' ? 'until it resolves' : `until ${slackDate(result.until)}`}. Use *Unsilence* first to silence it for another time.`;
     case 'invalid':

@@ -16,7 +16,9 @@ export type SlackScope =
 export async function scopeForChannel(db: Db, config: Pick<Config, 'PLATFORM_CHANNEL'>, channel: string | undefined): Promise<SlackScope> {
   if (channel && config.PLATFORM_CHANNEL && channel === config.PLATFORM_CHANNEL) return { kind: 'platform', scope: {}, label: 'every tenant' };
   if (!channel) return { kind: 'unlinked', channel };
-  const tenant = await db.selectFrom('tenants').selectAll().where('channel', '=', channel).where('enabled', '=', true).executeTakeFirst();
+  // At most one enabled tenant holds a channel (the partial unique index tenants_channel; src/domain/tenant-channels.ts);
+  // ordered anyway, so the answer never depends on the heap.
+  const tenant = await db.selectFrom('tenants').selectAll().where('channel', '=', channel).where('enabled', '=', true).orderBy('id').limit(1).executeTakeFirst();
   if (!tenant) return { kind: 'unlinked', channel };
   return { kind: 'tenant', tenant, scope: { tenantId: tenant.id }, label: tenant.name };
 }

@@ -1,6 +1,7 @@
 import type { Db } from '../../db/connect.js';
 import type { Block, SlackMessage } from '../blocks/types.js';
 import { findThread } from './alert-threads.js';
+import { threadPermalink } from '../blocks/format.js';
 
 /**
  * Dependencies in Slack (issue 16, docs/alerts.md):
@@ -27,10 +28,6 @@ export async function affectedReplyTs(db: Db, alertId: number, destination: stri
   return (row?.ts as string | null | undefined) ?? undefined;
 }
 
-/** Slack's own link form for a message: the client opens the thread. */
-export function threadPermalink(channel: string, ts: string): string {
-  return `https://slack.com/archives/${channel}/p${ts.replace('.', '')}`;
-}
 
 /** The reply with a link to the upstream alert's thread in this channel appended, when the event names one and it exists. */
 export async function withUpstreamLink(db: Db, message: SlackMessage, kind: string, data: unknown, destination: string): Promise<SlackMessage> {

@@ -1,4 +1,5 @@
 import { activeStorms } from './storm-queries.js';
+import { homeThreadLinks } from './home-links.js';
 import type { Db } from '../../db/connect.js';
 import type { Alert, Tenant, Workflow } from '../../db/schema.js';
 import { profileFor } from '../../domain/cadence.js';
@@ -151,6 +152,7 @@ export async function homeModel(db: Db, now: Date, tenantIds: readonly string[],
   const mine = (o: { alert: { ownerUser: string | null } }) => viewer !== undefined && o.alert.ownerUser === viewer;
   const mineFirst = <T>(items: T[], isMine: (item: T) => boolean) => [...items.filter(isMine), ...items.filter((i) => !isMine(i))];
   const ordered = mineFirst(open, mine);
+  const threads = await homeThreadLinks(db, open.map((o) => ({ id: o.alert.id, tenantChannel: o.tenant.channel })));
   return {
     storms: await activeStorms(db, tenantIds),
     tenants: mineFirst(tenants, (t) => ordered.some((o) => o.tenant.id === t.id && mine(o))).map((t) => ({
@@ -168,6 +170,7 @@ export async function homeModel(db: Db, now: Date, tenantIds: readonly string[],
           ownerTeam: alert.ownerTeam,
           ownerUser: alert.ownerUser,
           silenced: silenceOf(alert, now),
+          thread: threads.get(alert.id) ?? null,
         })),
     })),
     deadCount,

@@ -26,6 +26,7 @@ export function registerReassignAction(app: App, ctx: SlackContext): void {
         tenantName: found.tenant.name,
         ownerTeam: found.alert.ownerTeam,
         ownerUser: found.alert.ownerUser,
+        ownerNote: found.alert.ownerNote,
         channel: a.channel ?? null,
       });
       await openModal(args, a.triggerId, view);

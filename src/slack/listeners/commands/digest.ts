@@ -1,4 +1,4 @@
-import { escapeMrkdwn } from '../../blocks/limits.js';
+import { codeSpan, escapeMrkdwn } from '../../blocks/limits.js';
 import { USAGE, usageCode } from '../../blocks/help.js';
 import { digestOnDemand } from '../../views/digest.js';
 import type { SlackScope } from '../tenancy.js';
@@ -21,7 +21,7 @@ export async function digestCommand(
   } else {
     if (!wanted) return { text: `In the platform channel, name the tenant.\nUsage: ${usageCode(USAGE.digest!)}` };
     tenant = await ctx.deps.db.selectFrom('tenants').select(['id', 'name']).where('id', '=', wanted).where('enabled', '=', true).executeTakeFirst();
-    if (!tenant) return { text: `No tenant \`${escapeMrkdwn(wanted.slice(0, 100))}\`.` };
+    if (!tenant) return { text: `No tenant ${codeSpan(wanted, 100)}.` };
   }
   const digest = await digestOnDemand(ctx.deps, tenant.id, now);
   if (!digest) return { text: `Nothing to report for *${escapeMrkdwn(tenant.name)}* in the last 24 hours: nothing broken, flapping, failing, silenced or in maintenance.` };

@@ -7,7 +7,7 @@ import { requestRunNow } from '../../../services/run-now.js';
 import { groupMention, slackDate, userMention } from '../../blocks/format.js';
 import { helpText } from '../../blocks/help.js';
 import { renderHistory } from '../../blocks/history.js';
-import { escapeMrkdwn } from '../../blocks/limits.js';
+import { codeSpan, escapeMrkdwn } from '../../blocks/limits.js';
 import { renderStatusList, renderWorkflowStatus } from '../../blocks/status.js';
 import { activeStorms } from '../../views/storm-queries.js';
 import { closestNames } from './closest-names.js';
@@ -111,9 +111,9 @@ async function resolveWorkflow(ctx: SlackContext, where: Exclude<SlackScope, { k
   const qualified = (w: Workflow) => `${w.tenantId}/${w.name}`;
   const matches = all.filter((w) => w.name === wanted || qualified(w) === wanted);
   if (matches.length === 1) return { workflow: matches[0]! };
-  if (matches.length > 1) return { reply: { text: `Several tenants have a workflow called \`${escapeMrkdwn(wanted)}\`: ${matches.map((w) => `\`${escapeMrkdwn(qualified(w))}\``).join(', ')}. Name one of those.` } };
+  if (matches.length > 1) return { reply: { text: `Several tenants have a workflow called ${codeSpan(wanted, 200)}: ${matches.map((w) => codeSpan(qualified(w), 200)).join(', ')}. Name one of those.` } };
   const names = where.kind === 'platform' ? all.map(qualified) : all.map((w) => w.name);
   const close = closestNames(wanted, names);
-  const hint = close.length ? ` Did you mean ${close.map((c) => `\`${escapeMrkdwn(c)}\``).join(', ')}?` : ' `/scheduler status` lists them.';
-  return { reply: { text: `No workflow called \`${escapeMrkdwn(wanted)}\` in ${escapeMrkdwn(where.label)}.${hint}` } };
+  const hint = close.length ? ` Did you mean ${close.map((c) => codeSpan(c, 200)).join(', ')}?` : ' `/scheduler status` lists them.';
+  return { reply: { text: `No workflow called ${codeSpan(wanted, 200)} in ${escapeMrkdwn(where.label)}.${hint}` } };
 }

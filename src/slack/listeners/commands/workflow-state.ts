@@ -2,7 +2,7 @@ import type { Workflow } from '../../../db/schema.js';
 import { startMaintenance } from '../../../services/maintenance-windows.js';
 import { pauseWorkflow, resumeWorkflow, type PauseResult } from '../../../services/workflow-state.js';
 import { slackDate } from '../../blocks/format.js';
-import { escapeMrkdwn } from '../../blocks/limits.js';
+import { codeSpan, escapeMrkdwn } from '../../blocks/limits.js';
 import type { SchedulerCommand } from './parse-command.js';
 import { refusalFor } from '../rights.js';
 import type { SlackScope } from '../tenancy.js';
@@ -86,7 +86,7 @@ export async function maintenanceCommand(
   const refusal = await refused(ctx, target.tenantId, 'maintenance', body.user_id);
   if (refusal) return refusal;
   const result = await startMaintenance(deps, { ...target, durationMs: command.durationMs, reason: command.reason, actor: body.user_id, scope: where.scope });
-  if (result.kind === 'not_found') return { text: `No workflow or tenant called \`${escapeMrkdwn(command.target)}\` here.` };
+  if (result.kind === 'not_found') return { text: `No workflow or tenant called ${codeSpan(command.target, 200)} here.` };
   const what = target.workflow ? `*${escapeMrkdwn(target.workflow)}*` : `every workflow of *${escapeMrkdwn(target.tenantId)}*`;
   return { text: `Maintenance for ${what} until ${slackDate(result.window.endsAt)}: failures and missed runs are recorded but open, escalate and page nothing. When it ends, an open alert's thread gets a summary.` };
 }
