@@ -65,8 +65,10 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
 
   const http = express();
   http.disable('x-powered-by');
+  let shuttingDown = false;
+  const inFlight = trackRequests(http);
   // Read only once requests come in: housekeeping is made after Slack, whose digest job it runs.
-  http.use(healthRouter(deps, () => [...loops.map((l) => l.status), ...(options.loops !== false ? housekeeping.statuses() : [])], startedAt));
+  http.use(healthRouter(deps, () => [...loops.map((l) => l.status), ...(options.loops !== false ? housekeeping.statuses() : [])], startedAt, () => shuttingDown));
   const slack = await startSlack(http, deps);
   const housekeeping = createHousekeeping(deps, [...housekeepingJobs(deps), ...slack.housekeeping]);
   // The API's own pool, and this replica's wake-ups: `deps.wake` is set once the loops run (below), after this copy is made.
@@ -107,15 +109,55 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
     loops,
     stop() {
       stopping ??= (async () => {
+        // Not ready from now on; the server keeps answering (a job reporting its end while this replica's commands finish).
+        shuttingDown = true;
         abort.abort();
         await housekeeping.stop();
         await Promise.allSettled([...loops.map((l) => l.done), listening]);
         await shutdownLaunchers(deps.launchers, config.SHUTDOWN_GRACE_SECONDS * 1000);
         await slack.stop();
+        // No new connections; idle keep-alive ones closed; the requests in flight are answered (within HTTP_DRAIN_MS), then the rest cut.
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        await inFlight.drained(HTTP_DRAIN_MS);
         server.closeAllConnections();
-        await new Promise<void>((resolve) => server.close(() => resolve()));
+        await closed;
       })();
       return stopping;
+    },
+  };
+}
+
+/**
+ * How long a stopping replica waits for the HTTP requests it is answering
+ * (a report in its transaction, a Slack click) before it closes their
+ * connections. Each is bounded by the database timeouts anyway; this keeps
+ * a stuck one from holding the shutdown past an orchestrator's kill.
+ */
+export const HTTP_DRAIN_MS = 10_000;
+
+/** Counts the requests being answered, so that a stopping replica can let them finish instead of cutting their connections. */
+function trackRequests(http: express.Express): { drained(limitMs: number): Promise<void> } {
+  let count = 0;
+  let waiters: (() => void)[] = [];
+  http.use((_req, res, next) => {
+    count++;
+    res.once('close', () => {
+      if (--count === 0) for (const w of waiters.splice(0)) w();
+    });
+    next();
+  });
+  return {
+    drained(limitMs) {
+      if (count === 0) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, limitMs);
+        timer.unref();
+        waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
     },
   };
 }

@@ -60,16 +60,20 @@ export class ManualClock implements Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
     return new Promise<void>((resolve) => {
       if (signal?.aborted || ms <= 0) return resolve();
-      const sleeper = { until: this.current + ms, resolve };
-      this.sleepers.push(sleeper);
-      signal?.addEventListener(
-        'abort',
-        () => {
-          this.sleepers = this.sleepers.filter((s) => s !== sleeper);
+      const onAbort = () => {
+        this.sleepers = this.sleepers.filter((s) => s !== sleeper);
+        resolve();
+      };
+      // The listener goes when the sleep ends, as the system clock's does: a long replay sleeps on one signal thousands of times.
+      const sleeper = {
+        until: this.current + ms,
+        resolve: () => {
+          signal?.removeEventListener('abort', onAbort);
           resolve();
         },
-        { once: true },
-      );
+      };
+      this.sleepers.push(sleeper);
+      signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
 

@@ -12,6 +12,14 @@ describe('loadConfig', () => {
     expect(Object.isFrozen(config)).toBe(true);
   });
 
+  it('takes a numeric variable set to nothing (PORT= in an env file) as unset: its default, never 0', () => {
+    // z.coerce.number('') is 0: PORT= listened on a random port, STORM_MIN_ALERTS= turned storms off, SHUTDOWN_GRACE_SECONDS= killed commands at once.
+    const blank = loadConfig({ PORT: '', STORM_MIN_ALERTS: ' ', SHARED_CAUSE_MIN_WORKFLOWS: '', SHUTDOWN_GRACE_SECONDS: '', POLL_INTERVAL_SECONDS: '', RETENTION_BATCH: '' });
+    expect(blank).toMatchObject({ PORT: 3000, STORM_MIN_ALERTS: 5, SHARED_CAUSE_MIN_WORKFLOWS: 3, SHUTDOWN_GRACE_SECONDS: 10, POLL_INTERVAL_SECONDS: 30, RETENTION_BATCH: 5000 });
+    // An explicit 0 still means 0 where it is allowed.
+    expect(loadConfig({ PORT: '0', STORM_MIN_ALERTS: '0' })).toMatchObject({ PORT: 0, STORM_MIN_ALERTS: 0 });
+  });
+
   it('reports every bad variable at once, by name and value', () => {
     let caught: unknown;
     try {

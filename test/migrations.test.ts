@@ -58,6 +58,28 @@ describe('migrations', () => {
   });
 });
 
+describe('a replica of an older version', () => {
+  it('refuses a database a newer version migrated with a message saying so, naming the migrations it does not know, and changes nothing', async () => {
+    const db = createDb(createPool(await emptyDatabase(), 2));
+    try {
+      await migrateToLatest(db);
+      await sql`insert into kysely_migration (name, timestamp) values ('9999_from_a_newer_release', '2026-12-01T00:00:00.000Z')`.execute(db);
+      const error = await migrateToLatest(db).then(
+        () => undefined,
+        (e: unknown) => e as Error,
+      );
+      // Kysely's own words were "corrupted migrations: previously executed migration … is missing": nothing is corrupt.
+      expect(error?.message).toMatch(/newer version of scheduler-bot/);
+      expect(error?.message).toContain('9999_from_a_newer_release');
+      expect(error?.message).not.toMatch(/corrupt/);
+      const names = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(db);
+      expect(names.rows.map((r) => r.name)).toEqual([...Object.keys(migrations), '9999_from_a_newer_release']);
+    } finally {
+      await db.destroy();
+    }
+  });
+});
+
 describe('0019: webhook destination ids', () => {
   it('rewrites stored webhook:<URL> rows, pending ones included, to the keyed id the engine routes by, with their idempotency keys and outages', async () => {
     const db = createDb(createPool(await emptyDatabase(), 2));

@@ -8,7 +8,14 @@ import { formatPath, valueAt } from './json-locate.js';
 import { resolveDestinations } from './secret-refs.js';
 import { destinationListSchema, type DestinationInput, type DestinationSpec } from './workflows-file.js';
 
-const seconds = (fallback: number) => z.coerce.number().positive().default(fallback);
+/**
+ * A number from the environment. Blank (`PORT=` in an env file, `${PORT}` of
+ * an unset variable) is unset, so the default: z.coerce reads '' as 0, which
+ * made `PORT=` a random port, `STORM_MIN_ALERTS=` storms off and
+ * `SHUTDOWN_GRACE_SECONDS=` no grace, silently.
+ */
+const envNumber = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), schema);
+const seconds = (fallback: number) => envNumber(z.coerce.number().positive().default(fallback));
 const optionalText = z
   .string()
   .trim()
@@ -49,7 +56,7 @@ const platformDestinations = z
 export const envSchema = z.object({
   DATABASE_URL: optionalText.pipe(z.url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// URL' }).optional()),
   DATA_DIR: z.string().trim().min(1).default('./.data'),
-  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  PORT: envNumber(z.coerce.number().int().min(0).max(65535).default(3000)),
   HOST: z.string().trim().min(1).default('0.0.0.0'),
   PUBLIC_URL: optionalText.pipe(z.url().optional()),
   WORKFLOWS_FILE: optionalText,
@@ -58,7 +65,7 @@ export const envSchema = z.object({
   POLL_INTERVAL_SECONDS: seconds(30),
   ESCALATION_INTERVAL_SECONDS: seconds(60),
   TICK_INTERVAL_SECONDS: seconds(1),
-  SHUTDOWN_GRACE_SECONDS: z.coerce.number().min(0).default(10),
+  SHUTDOWN_GRACE_SECONDS: envNumber(z.coerce.number().min(0).default(10)),
   API_TOKEN: optionalText.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
   LAUNCHER_SECRET: optionalText,
   SLACK_BOT_TOKEN: optionalText.pipe(z.string().startsWith('xoxb-', 'must start with xoxb-').optional()),
@@ -73,13 +80,13 @@ export const envSchema = z.object({
   /** PagerDuty Events API v2 endpoint; overridable for tests and EU service regions. */
   EVENTS_API_URL: z.url({ protocol: /^https?$/ }).default('https://events.pagerduty.com/v2/enqueue'),
   /** A destination failing (transiently) for longer than this raises one notice: log line, metric, platform channel. */
-  DESTINATION_OUTAGE_NOTICE_MINUTES: z.coerce.number().positive().default(15),
+  DESTINATION_OUTAGE_NOTICE_MINUTES: envNumber(z.coerce.number().positive().default(15)),
   /** Retention (see docs/retention.md): finished runs, resolved alerts and settled notifications older than this many days are removed. */
-  RUN_RETENTION_DAYS: z.coerce.number().int().min(1).default(30),
-  ALERT_RETENTION_DAYS: z.coerce.number().int().min(1).default(180),
-  NOTIFICATION_RETENTION_DAYS: z.coerce.number().int().min(1).default(30),
+  RUN_RETENTION_DAYS: envNumber(z.coerce.number().int().min(1).default(30)),
+  ALERT_RETENTION_DAYS: envNumber(z.coerce.number().int().min(1).default(180)),
+  NOTIFICATION_RETENTION_DAYS: envNumber(z.coerce.number().int().min(1).default(30)),
   /** Rows per delete statement of the retention pass. */
-  RETENTION_BATCH: z.coerce.number().int().min(100).max(100_000).default(5000),
+  RETENTION_BATCH: envNumber(z.coerce.number().int().min(100).max(100_000).default(5000)),
   /** When the retention pass runs (node-cron syntax, UTC); one replica runs each firing. */
   RETENTION_CRON: z.string().trim().default('17 * * * *').refine((v) => cron.validate(v), 'must be a cron expression (node-cron syntax), e.g. 17 * * * *'),
   REPLICA_ID: z.string().trim().min(1).default(`${hostname()}:${process.pid}`),
@@ -97,13 +104,13 @@ export const envSchema = z.object({
   /** Run command launchers as this unprivileged user (name or uid) instead of the bot's own. */
   COMMAND_USER: optionalText,
   /** Unknown-key pings one client address may send per minute before 429. */
-  PING_UNKNOWN_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(30),
+  PING_UNKNOWN_PER_MINUTE: envNumber(z.coerce.number().int().min(1).max(100_000).default(30)),
   /** Openings in one channel within STORM_WINDOW_SECONDS that make one storm message (0: never a storm). */
-  STORM_MIN_ALERTS: z.coerce.number().int().min(0).max(10_000).default(5),
-  STORM_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(120),
+  STORM_MIN_ALERTS: envNumber(z.coerce.number().int().min(0).max(10_000).default(5)),
+  STORM_WINDOW_SECONDS: envNumber(z.coerce.number().int().min(1).max(86_400).default(120)),
   /** Workflows with an open alert in one error group within SHARED_CAUSE_WINDOW_SECONDS that make a shared cause (0: off). */
-  SHARED_CAUSE_MIN_WORKFLOWS: z.coerce.number().int().min(0).max(10_000).default(3),
-  SHARED_CAUSE_WINDOW_SECONDS: z.coerce.number().int().min(60).max(7 * 86_400).default(3600),
+  SHARED_CAUSE_MIN_WORKFLOWS: envNumber(z.coerce.number().int().min(0).max(10_000).default(3)),
+  SHARED_CAUSE_WINDOW_SECONDS: envNumber(z.coerce.number().int().min(60).max(7 * 86_400).default(3600)),
 });
 
 export type Env = z.infer<typeof envSchema>;

@@ -2,6 +2,7 @@ import type { Clock } from '../clock.js';
 import { isConnectionError } from '../db/connection-errors.js';
 import type { Logger } from '../log.js';
 import { metrics } from '../metrics.js';
+import { FailureStreak } from './failure-streak.js';
 import type { EngineStep } from './steps.js';
 
 /**
@@ -78,14 +79,17 @@ export function backoffAfterFailure(intervalMs: number, failures: number, random
 /**
  * Runs `tick` until `signal` aborts: again at once while it finds work, after
  * the interval when idle, and after a short jittered back-off (see
- * `backoffAfterFailure`) after an error, which is logged with the loop's name
- * and counted (database errors apart). Time is the given clock's.
+ * `backoffAfterFailure`) after an error, which is counted (database errors
+ * apart) and logged with the loop's name, a streak of them without a line
+ * each (FailureStreak: the first, then at most one a minute, and the end).
+ * Time is the given clock's.
  */
 export function runLoop(spec: LoopSpec, deps: { clock: Clock; logger: Logger; signal: AbortSignal; onTick?: (s: LoopStatus) => void }): RunningLoop {
   const status: LoopStatus = { name: spec.name, intervalMs: spec.intervalMs, ticks: 0, failures: 0, dbErrors: 0 };
   let wakeController = new AbortController();
   let woken = false;
   const log = deps.logger.child({ loop: spec.name });
+  const streak = new FailureStreak();
 
   const done = (async () => {
     while (!deps.signal.aborted) {
@@ -96,6 +100,8 @@ export function runLoop(spec: LoopSpec, deps: { clock: Clock; logger: Logger; si
         status.failures = 0;
         status.dbErrors = 0;
         status.lastTickAt = deps.clock.now();
+        const ended = streak.succeeded(status.lastTickAt.getTime());
+        if (ended) log.info(ended, `${spec.name} working again after ${ended.failures} failed ticks`);
       };
       try {
         foundWork = await spec.tick(deps.signal, progressed);
@@ -105,13 +111,16 @@ export function runLoop(spec: LoopSpec, deps: { clock: Clock; logger: Logger; si
         status.lastErrorAt = deps.clock.now();
         status.lastError = error instanceof Error ? error.message : String(error);
         metrics.loopErrors.inc({ loop: spec.name });
-        if (isConnectionError(error)) {
+        const database = isConnectionError(error);
+        // Every failure is counted; the log has the first of a streak, a new kind at once, the same again at most once a minute.
+        const line = streak.failed(status.lastErrorAt.getTime(), database ? 'database' : `error: ${status.lastError}`);
+        if (database) {
           status.dbErrors++;
           metrics.loopDbErrors.inc({ loop: spec.name });
-          // Expected while the database is away: one line, no stack.
-          log.warn({ failures, error: status.lastError }, `${spec.name} tick failed: database unavailable`);
-        } else {
-          log.error({ err: error, failures }, `${spec.name} tick failed`);
+          // Expected while the database is away: no stack.
+          if (line) log.warn({ ...line, error: status.lastError }, `${spec.name} tick failed: database unavailable`);
+        } else if (line) {
+          log.error({ err: error, ...line }, `${spec.name} tick failed`);
         }
       } finally {
         status.ticks++;

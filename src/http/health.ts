@@ -5,6 +5,8 @@ import type { LoopStatus } from '../engine/runner.js';
 
 export interface Readiness {
   ready: boolean;
+  /** True once the replica is shutting down: never ready again, whatever else holds. */
+  stopping?: boolean;
   database: 'ok' | string;
   loops: { name: string; ok: boolean; lastTickAt: string | null; failures: number }[];
 }
@@ -38,12 +40,21 @@ export async function checkReadiness(deps: Deps, loops: () => LoopStatus[], star
   return { ready: database === 'ok' && loopStates.every((l) => l.ok), database, loops: loopStates };
 }
 
-export function healthRouter(deps: Deps, loops: () => LoopStatus[], startedAt: Date): Router {
+/**
+ * `stopping` says the replica is on its way out (SIGTERM): /readyz answers 503
+ * from that moment, so the load balancer stops sending it requests while its
+ * commands finish and the requests it already has are answered.
+ */
+export function healthRouter(deps: Deps, loops: () => LoopStatus[], startedAt: Date, stopping: () => boolean = () => false): Router {
   const router = Router();
   router.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
   router.get('/readyz', async (_req, res) => {
+    if (stopping()) {
+      res.status(503).json({ ready: false, stopping: true, database: 'not asked: shutting down', loops: [] } satisfies Readiness);
+      return;
+    }
     const readiness = await checkReadiness(deps, loops, startedAt);
     res.status(readiness.ready ? 200 : 503).json(readiness);
   });

@@ -1,0 +1,77 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createPool } from '../src/db/connect.js';
+import { startTestApp } from './helpers/app.js';
+import { createTestDatabase, type TestDatabase } from './helpers/db.js';
+import { eventually } from './helpers/eventually.js';
+import { at, makeRun, makeTenant, makeWorkflow } from './helpers/factories.js';
+import { apiClient } from './helpers/http-api.js';
+
+const ADMIN = 'admin-token-0123456789abcdef';
+
+let t: TestDatabase;
+beforeAll(async () => {
+  t = await createTestDatabase(4);
+});
+afterAll(async () => t.drop());
+
+it('a report in flight when the replica stops is answered, not cut off', async () => {
+  await makeTenant(t.db);
+  await makeWorkflow(t.db, { name: 'nightly', cron: '0 2 * * *' });
+  const app = await startTestApp(t, { API_TOKEN: ADMIN });
+  // Hold the runs table, so the report is in flight (waiting on the lock) when the replica is told to stop.
+  const locker = createPool(t.url, 1);
+  const holder = await locker.connect();
+  let stopping: Promise<void> | undefined;
+  try {
+    await holder.query('begin');
+    await holder.query('lock table runs in exclusive mode');
+    const report = apiClient(app.url, ADMIN)('POST', '/api/v1/runs', { tenant: 'acme', workflow: 'nightly', status: 'succeeded', tick: '2026-03-10T02:00:00Z', externalId: 'nightly:1' });
+    await eventually(async () => {
+      const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`.execute(t.db);
+      expect(rows[0]!.n).toBeGreaterThan(0);
+    });
+    stopping = app.stop();
+    // Stopping waits for it: released only now, the report still gets its answer.
+    await holder.query('commit');
+    const answer = await report;
+    expect(answer.status).toBe(201);
+    await stopping;
+    expect(await t.db.selectFrom('runs').select('externalId').execute()).toEqual([{ externalId: 'nightly:1' }]);
+  } finally {
+    await holder.query('rollback').catch(() => {});
+    holder.release();
+    await locker.end();
+    await (stopping ?? app.stop());
+  }
+});
+
+it('while its commands finish, a stopping replica answers /readyz with 503, so the load balancer sends it nothing new', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'sb-stop-'));
+  const release = join(dir, 'release');
+  const workflow = await makeWorkflow(t.db, { name: 'managed', mode: 'managed', launcher: JSON.stringify({ kind: 'command', command: `while [ ! -e ${release} ]; do sleep 0.05; done; echo done` }) });
+  const app = await startTestApp(t, { SHUTDOWN_GRACE_SECONDS: '120' });
+  let stopping: Promise<void> | undefined;
+  try {
+    const run = await makeRun(t.db, { workflowId: workflow.id, tick: at('2026-03-10T02:00:00Z'), status: 'running', finishedAt: null });
+    const launcher = app.deps.launchers(workflow)!;
+    expect(await launcher.launch({ runId: run.id, workflow, tenant: { id: 'acme', name: 'Acme' }, tick: new Date('2026-03-10T02:00:00Z'), attempt: 1, trigger: 'schedule', timeoutSeconds: 600 })).toEqual({ started: true });
+    expect((await fetch(`${app.url}/readyz`)).status).toBe(200);
+    stopping = app.stop();
+    await eventually(async () => {
+      const answer = await fetch(`${app.url}/readyz`);
+      expect(answer.status).toBe(503);
+      expect(await answer.json()).toMatchObject({ ready: false, stopping: true });
+    });
+    await writeFile(release, '');
+    await stopping;
+    expect(await t.db.selectFrom('runs').select(['status', 'logExcerpt']).where('id', '=', run.id).executeTakeFirstOrThrow()).toEqual({ status: 'succeeded', logExcerpt: 'done\n' });
+  } finally {
+    await writeFile(release, '').catch(() => {});
+    await (stopping ?? app.stop());
+    await rm(dir, { recursive: true, force: true });
+  }
+});
