@@ -1,13 +1,16 @@
 import { existsSync } from 'node:fs';
 import { startApp } from './app.js';
-import { ConfigError, loadConfig, readSecretFiles, slackMode } from './config/env.js';
+import { ConfigError, loadConfig, readSecretFiles, slackMode, type Config } from './config/env.js';
+import type { Db } from './db/connect.js';
 import { packageFile } from './config/package-files.js';
 import { withDestinationIdKey } from './ledger/destination-id-key.js';
-import { readWorkflowsFile, WorkflowsFileError } from './config/workflows-file.js';
+import { readWorkflowsFile, WorkflowsFileError, type WorkflowsFile } from './config/workflows-file.js';
 import { migrateToLatest } from './db/migrate.js';
 import { EmbeddedPostgresError } from './db/embedded.js';
 import { openDatabase } from './open-database.js';
-import { createLogger } from './log.js';
+import { createLogger, type Logger } from './log.js';
+import { isConnectionError } from './db/connection-errors.js';
+import { backoffAfterFailure } from './engine/runner.js';
 import { systemClock } from './clock.js';
 import { recordPolicyVersions } from './services/policy-versions.js';
 import { syncWorkflowsFile } from './services/sync-workflows.js';
@@ -70,16 +73,9 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
 
   try {
-    const migrated = await migrateToLatest(database.db);
-    const applied = migrated.results?.filter((r) => r.status === 'Success').map((r) => r.migrationName) ?? [];
-    if (applied.length) logger.info({ applied }, 'migrations applied');
-    // Webhook destinations are named by a digest under the database's key: loaded before anything routes.
-    config = await withDestinationIdKey(database.db, config);
-    const sync = await syncWorkflowsFile(database.db, file, systemClock.now(), process.env, config);
-    logger.info({ file: workflowsPath, ...sync }, 'workflows synced');
-    // Workflows written over the API, and any whose derived defaults this release changes.
-    const versions = await recordPolicyVersions(database.db, { now: systemClock.now(), config, changedBy: 'api' });
-    if (versions) logger.info({ versions }, 'policy versions recorded');
+    // A replica started while its database is away (a failover, both started at once) waits for it rather than crash-looping.
+    const loaded = config;
+    config = await whileDatabaseAway(logger, loaded.STARTUP_DATABASE_WAIT_SECONDS, () => prepareDatabase(database.db, loaded, file, workflowsPath, logger));
     app = await startApp({ config, db: database.db, apiDb: database.apiDb, pollerDb: database.pollerDb, databaseUrl: database.url, logger });
   } catch (error) {
     logger.fatal({ err: error }, 'start-up failed');
@@ -90,6 +86,49 @@ async function main(): Promise<void> {
     { port: app.port, database: database.embedded ? 'embedded' : 'DATABASE_URL', slack: slackMode(config) },
     `ready on http://localhost:${app.port}`,
   );
+}
+
+/** Migrations, the destination id key, the workflows file and the policy versions: the configuration keyed. */
+async function prepareDatabase(db: Db, config: Config, file: WorkflowsFile, workflowsPath: string, logger: Logger): Promise<Config> {
+  const migrated = await migrateToLatest(db);
+  const applied = migrated.results?.filter((r) => r.status === 'Success').map((r) => r.migrationName) ?? [];
+  if (applied.length) logger.info({ applied }, 'migrations applied');
+  // Webhook destinations are named by a digest under the database's key: loaded before anything routes.
+  const keyed = await withDestinationIdKey(db, config);
+  const sync = await syncWorkflowsFile(db, file, systemClock.now(), process.env, keyed);
+  logger.info({ file: workflowsPath, ...sync }, 'workflows synced');
+  // Workflows written over the API, and any whose derived defaults this release changes.
+  const versions = await recordPolicyVersions(db, { now: systemClock.now(), config: keyed, changedBy: 'api' });
+  if (versions) logger.info({ versions }, 'policy versions recorded');
+  return keyed;
+}
+
+/**
+ * Runs the start-up's database work again, with a growing pause, for as long
+ * as the database does not answer (refused, unresolvable, starting up, a
+ * connection dropped) and at most `waitSeconds`: each step is safe to take
+ * again (migrations under their lock, the sync and the policy versions in
+ * transactions). Anything else fails at once, as does the last attempt.
+ */
+async function whileDatabaseAway<T>(logger: Logger, waitSeconds: number, step: () => Promise<T>): Promise<T> {
+  const until = systemClock.now().getTime() + waitSeconds * 1000;
+  let loggedAt = -Infinity;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const result = await step();
+      if (attempt > 1) logger.info({ attempts: attempt }, 'the database answers; starting');
+      return result;
+    } catch (error) {
+      const left = until - systemClock.now().getTime();
+      if (!isConnectionError(error) || left <= 0) throw error;
+      // The first failure, then one line every 30 s: the wait may be minutes.
+      if (systemClock.now().getTime() - loggedAt >= 30_000) {
+        logger.warn({ err: error, attempt, waitingUpToSeconds: Math.ceil(left / 1000) }, 'the database does not answer; waiting for it before starting (STARTUP_DATABASE_WAIT_SECONDS)');
+        loggedAt = systemClock.now().getTime();
+      }
+      await systemClock.sleep(Math.min(left, backoffAfterFailure(500, attempt)));
+    }
+  }
 }
 
 if (!existsSync(EXAMPLE_WORKFLOWS)) throw new Error(`missing ${EXAMPLE_WORKFLOWS}`);

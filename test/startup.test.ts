@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDb, createPool } from '../src/db/connect.js';
@@ -76,6 +77,46 @@ describe('npm start', () => {
       } finally {
         expect(await bot.stop()).toBe(0);
       }
+    });
+
+    it('waits for a database that does not answer yet, then starts; SIGTERM during the wait exits cleanly', async () => {
+      // The database's address, served by nothing until the forwarder below listens (a failover, a database started with the bot).
+      const port = await freePort();
+      const real = new URL(t.url);
+      const away = new URL(t.url);
+      away.hostname = '127.0.0.1';
+      away.port = String(port);
+      const bot = startBot({ DATABASE_URL: away.toString(), PORT: '0' });
+      const forwarder = createServer((client) => {
+        const server = connect(Number(real.port || 5432), real.hostname);
+        client.pipe(server).pipe(client);
+        client.on('error', () => server.destroy());
+        server.on('error', () => client.destroy());
+      });
+      try {
+        await bot.waitFor(/the database does not answer; waiting for it/);
+        expect(bot.child.exitCode).toBeNull();
+        await new Promise<void>((resolve) => forwarder.listen(port, '127.0.0.1', resolve));
+        await bot.waitFor(/ready on http:\/\/localhost:\d+/, 60_000);
+        expect(bot.output()).toContain('the database answers; starting');
+      } finally {
+        expect(await bot.stop()).toBe(0);
+        await new Promise((resolve) => forwarder.close(resolve));
+      }
+
+      const waiting = startBot({ DATABASE_URL: away.toString(), PORT: '0' });
+      await waiting.waitFor(/the database does not answer; waiting for it/);
+      expect(await waiting.stop()).toBe(0);
+    });
+
+    it('gives up after STARTUP_DATABASE_WAIT_SECONDS, saying why', async () => {
+      const away = new URL(t.url);
+      away.hostname = '127.0.0.1';
+      away.port = String(await freePort());
+      const bot = startBot({ DATABASE_URL: away.toString(), PORT: '0', STARTUP_DATABASE_WAIT_SECONDS: '1' });
+      expect(await bot.exited).toBe(1);
+      expect(bot.output()).toContain('start-up failed');
+      expect(bot.output()).toContain('ECONNREFUSED');
     });
   });
 

@@ -66,6 +66,7 @@ export const envSchema = z.object({
   ESCALATION_INTERVAL_SECONDS: seconds(60),
   TICK_INTERVAL_SECONDS: seconds(1),
   SHUTDOWN_GRACE_SECONDS: envNumber(z.coerce.number().min(0).default(10)),
+  STARTUP_DATABASE_WAIT_SECONDS: envNumber(z.coerce.number().min(0).default(300)),
   API_TOKEN: optionalText.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
   LAUNCHER_SECRET: optionalText,
   SLACK_BOT_TOKEN: optionalText.pipe(z.string().startsWith('xoxb-', 'must start with xoxb-').optional()),
