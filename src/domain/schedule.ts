@@ -50,15 +50,6 @@ export function checkCron(cron: string): CronCheck {
   }
 }
 
-export function isTimeZone(tz: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: tz });
-    return tz.length > 0;
-  } catch {
-    return false;
-  }
-}
-
 /** The first `count` fire times strictly after `from`. */
 export function fireTimesAfter(cron: string, tz: string, from: Date, count: number): Date[] {
   const out: Date[] = [];
