@@ -20,6 +20,7 @@ import * as m0019 from './0019_webhook_destination_ids.js';
 import * as m0020 from './0020_escalation_due_index.js';
 import * as m0021 from './0021_notifications_by_destination.js';
 import * as m0022 from './0022_alert_known_failure.js';
+import * as m0023 from './0023_canonical_time_zones.js';
 
 /** Forward-only, applied in name order. Add new files here. */
 export const migrations: Record<string, Migration> = {
@@ -44,4 +45,5 @@ export const migrations: Record<string, Migration> = {
   '0020_escalation_due_index': m0020,
   '0021_notifications_by_destination': m0021,
   '0022_alert_known_failure': m0022,
+  '0023_canonical_time_zones': m0023,
 };

@@ -54,6 +54,9 @@ describe('the tenant digest schedule', () => {
     expect(put.status).toBe(201);
     expect(put.body.digest).toEqual({ cron: '30 7 * * *', timezone: 'America/New_York' });
     expect(await digestOf('initech')).toEqual({ cron: '30 7 * * *', timezone: 'America/New_York' });
+    const lower = await admin()('PUT', '/api/v1/tenants/initech', { name: 'Initech', digest: { cron: '30 7 * * *', timezone: 'america/new_york' } });
+    expect(lower.body.digest).toEqual({ cron: '30 7 * * *', timezone: 'America/New_York' });
+    expect(await digestOf('initech')).toEqual({ cron: '30 7 * * *', timezone: 'America/New_York' });
     const bad = await admin()('PUT', '/api/v1/tenants/initech', { name: 'Initech', digest: { cron: 'daily at nine' } });
     expect(bad.status).toBe(400);
     expect(bad.body.issues).toEqual([expect.stringMatching(/^body: digest\.cron: invalid cron: .*\(got "daily at nine"\)$/)]);

@@ -120,6 +120,33 @@ describe('0019: webhook destination ids', () => {
   });
 });
 
+describe('0023: canonical time zones', () => {
+  it('rewrites every stored zone typed in another case or as an alias to its canonical name, recorded occurrences included', async () => {
+    const db = createDb(createPool(await emptyDatabase(), 2));
+    try {
+      const before = await new Migrator({ db, provider: { getMigrations: async () => migrations } }).migrateTo('0022_alert_known_failure');
+      expect(before.error).toBeUndefined();
+      const rule = { cron: '0 1 * * 0', timezone: 'us/pacific', durationMs: 3_600_000 };
+      await makeTenant(db, { digest: JSON.stringify({ cron: '0 9 * * 1-5', timezone: 'europe/london' }), maintenance: JSON.stringify([{ ...rule, timezone: 'asia/calcutta' }]) });
+      const lower = await makeWorkflow(db, { timezone: 'europe/berlin', maintenance: JSON.stringify([rule]), policy: JSON.stringify({ alertAfter: 2, completeBy: { time: '06:00', timeZone: 'america/new_york' } }) });
+      const fine = await makeWorkflow(db, { timezone: 'Europe/Berlin' });
+      await db.insertInto('maintenanceWindows').values({ tenantId: 'acme', workflowId: lower.id, startsAt: T0, endsAt: new Date(T0.getTime() + 3_600_000), reason: null, recurrence: '0 1 * * 0|us/pacific|3600000', createdAt: T0 }).execute();
+
+      await migrateToLatest(db);
+      const rows = await db.selectFrom('workflows').select(['id', 'timezone', 'maintenance', 'policy']).orderBy('id').execute();
+      expect(rows).toEqual([
+        { id: lower.id, timezone: 'Europe/Berlin', maintenance: [{ ...rule, timezone: 'America/Los_Angeles' }], policy: { alertAfter: 2, completeBy: { time: '06:00', timeZone: 'America/New_York' } } },
+        { id: fine.id, timezone: 'Europe/Berlin', maintenance: [], policy: {} },
+      ]);
+      const tenant = await db.selectFrom('tenants').select(['digest', 'maintenance']).executeTakeFirstOrThrow();
+      expect(tenant).toEqual({ digest: { cron: '0 9 * * 1-5', timezone: 'Europe/London' }, maintenance: [{ ...rule, timezone: 'Asia/Kolkata' }] });
+      expect(await db.selectFrom('maintenanceWindows').select('recurrence').execute()).toEqual([{ recurrence: '0 1 * * 0|America/Los_Angeles|3600000' }]);
+    } finally {
+      await db.destroy();
+    }
+  });
+});
+
 describe('schema invariants', () => {
   it('allows one original row per tick but any number of retry attempts', async () => {
     const t = await createTestDatabase();

@@ -115,6 +115,34 @@ describe('syncing the file into the database', () => {
     expect(again).toEqual(before.map((w) => ({ id: w.id, enabled: true })));
   });
 
+  it('stores every time zone of the file by its canonical name, whatever the case typed', async () => {
+    const file = {
+      tenants: [{ id: 'zones', name: 'Zones', channel: 'CZONES', digest: { cron: '0 9 * * 1-5', timezone: 'europe/london' }, maintenance: [{ cron: '0 3 * * 0', duration: '1h', timezone: 'asia/calcutta' }] }],
+      workflows: [
+        {
+          tenant: 'zones',
+          name: 'lower',
+          cron: '0 2 * * *',
+          timezone: 'europe/berlin',
+          policy: { completeBy: { time: '06:00', timeZone: 'EUROPE/BERLIN' } },
+          maintenance: [{ cron: '0 1 * * 0', duration: '1h', timezone: 'us/pacific' }],
+        },
+      ],
+    };
+    const parsed = parseWorkflowsFile(JSON.stringify(file));
+    expect(parsed.workflows[0]).toMatchObject({ timezone: 'Europe/Berlin', policy: { completeBy: { timeZone: 'Europe/Berlin' } }, maintenance: [{ timezone: 'America/Los_Angeles' }] });
+    await syncWorkflowsFile(t.db, parsed, T0, {});
+    const wf = await t.db.selectFrom('workflows').select(['timezone', 'policy', 'maintenance', 'nextTickAt']).where('tenantId', '=', 'zones').executeTakeFirstOrThrow();
+    expect(wf.timezone).toBe('Europe/Berlin');
+    expect(wf.nextTickAt).toEqual(new Date('2026-03-11T01:00:00Z'));
+    expect(wf.policy.completeBy).toEqual({ time: '06:00', timeZone: 'Europe/Berlin' });
+    expect(wf.maintenance.map((m) => m.timezone)).toEqual(['America/Los_Angeles']);
+    const tenant = await t.db.selectFrom('tenants').select(['digest', 'maintenance']).where('id', '=', 'zones').executeTakeFirstOrThrow();
+    expect(tenant.digest).toEqual({ cron: '0 9 * * 1-5', timezone: 'Europe/London' });
+    // Asia/Calcutta is the tzdb's old name (a backward link): stored as Asia/Kolkata.
+    expect(tenant.maintenance.map((m) => m.timezone)).toEqual(['Asia/Kolkata']);
+  });
+
   it('stores tenant API tokens only as hashes', async () => {
     const file = structuredClone(valid) as typeof valid & { tenants: { apiTokenEnv?: string }[] };
     file.tenants[0]!.apiTokenEnv = 'ACME_TOKEN';

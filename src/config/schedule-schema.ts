@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import type { RecurringMaintenance } from '../db/schema.js';
 import { parseDuration } from '../domain/durations.js';
-import { checkCron, isTimeZone } from '../domain/schedule.js';
+import { checkCron } from '../domain/schedule.js';
+import { canonicalTimeZone, isTimeZone } from '../domain/time-zone.js';
 import { exactlyOne } from './secret-refs.js';
 
 /** The schedule fields of the workflows file: cron, time zone, recurring maintenance windows. */
@@ -11,7 +12,11 @@ export const cronSchema = z.string().superRefine((cron, ctx) => {
   if (!check.ok) ctx.addIssue({ code: 'custom', message: `invalid cron: ${check.reason}` });
 });
 
-export const timeZoneSchema = z.string().refine(isTimeZone, 'not an IANA time zone (such as "Europe/Berlin" or "UTC")');
+/** An IANA zone in any case, or an alias; what is stored is its canonical name (src/domain/time-zone.ts): `europe/berlin` is `Europe/Berlin`. */
+export const timeZoneSchema = z
+  .string()
+  .refine(isTimeZone, 'not an IANA time zone (such as "Europe/Berlin" or "UTC")')
+  .overwrite((tz) => canonicalTimeZone(tz) ?? tz);
 
 /** The longest recurring maintenance window: a week (a longer one is a pause, not maintenance). */
 const MAX_MAINTENANCE_MS = 7 * 86_400_000;

@@ -1,5 +1,4 @@
-import { TZDate } from '@date-fns/tz';
-import { latestFireAtOrBefore } from './schedule.js';
+import { latestFireAtOrBefore, nextDailyTimeAfter, scheduledWallTime, wallTimeAt } from './schedule.js';
 
 /**
  * Runs that take too long, or too little (issue 16). Pure: samples, policy
@@ -91,21 +90,22 @@ export function tooFastError(durationSeconds: number, minDurationSeconds: number
 export const COMPLETE_BY_TIME = /^([01]\d|2[0-3]):([0-5]\d)$/;
 
 /**
- * The completion deadline of `tick`: the first `completeBy.time` in its zone
- * strictly after the tick (a 02:00 nightly due by 06:00 is due the same
- * morning; a 23:30 one the next). Counted on the local calendar, so it stays
- * 06:00 local across DST; a time the spring-forward gap skips is read as the
- * instant after the gap.
+ * The completion deadline of `tick`, a fire time of `schedule`: the first
+ * `completeBy.time` in its zone after the tick's local time on the local
+ * calendar (a 02:00 nightly due by 06:00 is due the same morning; a 23:30 one
+ * the next), so it stays 06:00 local across DST. DST follows the schedule's
+ * one rule (`nextDailyTimeAfter` in `schedule.ts`): a time the spring-forward
+ * gap skips falls due as late as the gap is long, for a tick before it (one
+ * after the gap gets the next day's); a time the fall-back night repeats falls
+ * due at its first pass, or its second for a tick already past the first. A
+ * tick the gap moved counts from the time it was scheduled at, in the
+ * workflow's own zone.
  */
-export function completionDeadline(tick: Date, completeBy: CompleteBy, workflowZone: string): Date {
-  const zone = completeBy.timeZone ?? workflowZone;
+export function completionDeadline(tick: Date, completeBy: CompleteBy, schedule: { cron: string; timezone: string }): Date {
+  const zone = completeBy.timeZone ?? schedule.timezone;
   const [, hh, mm] = COMPLETE_BY_TIME.exec(completeBy.time) ?? [, '0', '0'];
-  const local = new TZDate(tick.getTime(), zone);
-  for (let day = 0; day < 3; day++) {
-    const at = new TZDate(local.getFullYear(), local.getMonth(), local.getDate() + day, Number(hh), Number(mm), 0, zone);
-    if (at.getTime() > tick.getTime()) return new Date(at.getTime());
-  }
-  throw new Error(`unreachable: no ${completeBy.time} in ${zone} within three days of ${tick.toISOString()}`);
+  const tickWall = zone === schedule.timezone ? scheduledWallTime(schedule.cron, zone, tick) : wallTimeAt(zone, tick);
+  return nextDailyTimeAfter(zone, Number(hh), Number(mm), tickWall, tick);
 }
 
 /** At most this many ticks back when looking for the newest one whose deadline has passed (a frequent cron with a daily deadline). */
@@ -118,7 +118,7 @@ const MAX_TICKS_BACK = 2000;
 export function latestDueCompletion(schedule: { cron: string; timezone: string }, completeBy: CompleteBy, now: Date): { tick: Date; deadline: Date } | undefined {
   let tick = latestFireAtOrBefore(schedule.cron, schedule.timezone, now);
   for (let i = 0; tick && i < MAX_TICKS_BACK; i++) {
-    const deadline = completionDeadline(tick, completeBy, schedule.timezone);
+    const deadline = completionDeadline(tick, completeBy, schedule);
     if (deadline.getTime() <= now.getTime()) return { tick, deadline };
     tick = latestFireAtOrBefore(schedule.cron, schedule.timezone, new Date(tick.getTime() - 1));
   }

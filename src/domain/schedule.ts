@@ -1,4 +1,5 @@
 import { CronExpression, CronExpressionParser } from 'cron-parser';
+import { MINUTE, OFFSET_PROBE_MS, zoneOf, type Zone } from './zone.js';
 
 /**
  * Fire times of a cron expression in a time zone. Nothing here reads the
@@ -22,18 +23,17 @@ import { CronExpression, CronExpressionParser } from 'cron-parser';
  *     unless the expression names every hour (`*`, an hourly or sub-hourly
  *     job), which keeps its real spacing and fires at both.
  * Both directions (next and latest) apply the same rule, so a tick the
- * scheduler fires is always a tick that ingest and freshness recognise.
+ * scheduler fires is always a tick that ingest and freshness recognise, and a
+ * completion deadline (a daily local time, `nextDailyTimeAfter`) falls due by
+ * it too. The wall clock and the rule's mapping live in `zone.ts`.
  */
 
 export type CronCheck = { ok: true } | { ok: false; reason: string };
 
 const MACROS = new Set(['@yearly', '@annually', '@monthly', '@weekly', '@daily', '@midnight', '@hourly']);
 
-const MINUTE = 60_000;
 /** Wider than any zone's offset change in one transition (2 h, historically), so no moved fire time is overlooked. */
 const SHIFT_WINDOW_MS = 3 * 3_600_000;
-/** Offsets are sampled this far either side of a wall time to see a transition next to it. */
-const OFFSET_PROBE_MS = 36 * 3_600_000;
 
 export function checkCron(cron: string): CronCheck {
   const trimmed = cron.trim();
@@ -47,15 +47,6 @@ export function checkCron(cron: string): CronCheck {
     return { ok: true };
   } catch (error) {
     return { ok: false, reason: error instanceof Error ? error.message : String(error) };
-  }
-}
-
-export function isTimeZone(tz: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: tz });
-    return tz.length > 0;
-  } catch {
-    return false;
   }
 }
 
@@ -172,6 +163,48 @@ export function gapEndBefore(cron: string, tz: string, tick: Date): Date | undef
   return new Date(after);
 }
 
+/**
+ * The wall-clock time in `tz` that `tick`, a fire time of `cron`, stands for,
+ * as a UTC-encoded instant (minute precision): the clock's reading at the
+ * tick, or, for a fire time a spring-forward gap moved, the skipped time it
+ * was scheduled at (Berlin's 02:30 fired at 03:30 CEST stands for 02:30).
+ */
+export function scheduledWallTime(cron: string, tz: string, tick: Date): number {
+  const zone = zoneOf(tz);
+  const t = Math.floor(tick.getTime() / MINUTE) * MINUTE;
+  const gapEnd = gapEndBefore(cron, tz, tick);
+  // Moved forward by the gap's length: read with the offset in force before the gap.
+  return gapEnd ? t + zone.offsetAt(gapEnd.getTime() - MINUTE) : zone.wallOf(t);
+}
+
+/** The clock's reading in `tz` at `instant`, as a UTC-encoded instant (minute precision). */
+export function wallTimeAt(tz: string, instant: Date): number {
+  return zoneOf(tz).wallOf(instant.getTime());
+}
+
+/**
+ * When the daily local time `hour:minute` next falls due in `tz`: the first
+ * day's `hour:minute` strictly after the wall time `afterWall` on the local
+ * calendar, placed by the rule at the top of this file, as the first such
+ * instant strictly after `after`. A time the spring-forward gap skips falls
+ * due as late as the gap is long (and only for a wall time before it: one
+ * already past the gap on the clock gets the next day's); a time the
+ * fall-back night repeats falls due at its first pass, or at its second when
+ * `after` is already past the first (an hourly job's tick in the repeated
+ * hour). The completion deadline (`run-duration.ts`) is this.
+ */
+export function nextDailyTimeAfter(tz: string, hour: number, minute: number, afterWall: number, after: Date): Date {
+  const zone = zoneOf(tz);
+  const day = new Date(afterWall);
+  for (let d = 0; d < 4; d++) {
+    const wall = Date.UTC(day.getUTCFullYear(), day.getUTCMonth(), day.getUTCDate() + d, hour, minute);
+    if (wall <= afterWall) continue;
+    // Both passes of a repeated time, in order: the first one after `after` (the rule's first pass unless that is past).
+    for (const instant of zone.instantsOf(wall, true)) if (instant > after.getTime()) return new Date(instant);
+  }
+  throw new Error(`unreachable: no ${hour}:${minute} in ${tz} within four days of ${after.toISOString()}`);
+}
+
 /** Every fire time in (from, to], oldest first, at most `limit`. */
 export function fireTimesBetween(cron: string, tz: string, from: Date, to: Date, limit = 10_000): Date[] {
   const out: Date[] = [];
@@ -218,59 +251,4 @@ function parsed(cron: string): CronExpression {
 /** Does the hour field allow all 24 hours? Then the job keeps real spacing through a repeated hour. */
 function namesEveryHour(cron: string): boolean {
   return parsed(cron).fields.hour.values.length === 24;
-}
-
-interface Zone {
-  /** The wall-clock time at an instant, encoded as a UTC instant (minute precision). */
-  wallOf(instant: number): number;
-  offsetAt(instant: number): number;
-  /** How far the offset moves within a day and a half either side of an instant (0: a fixed offset there). */
-  shiftNear(instant: number): number;
-  /** The instants a wall time fires at, by the rule at the top of this file (sorted; one, or two when everyHour). */
-  instantsOf(wall: number, everyHour: boolean): number[];
-}
-
-const zones = new Map<string, Zone>();
-
-function zoneOf(tz: string): Zone {
-  let zone = zones.get(tz);
-  if (!zone) {
-    zone = makeZone(tz);
-    zones.set(tz, zone);
-  }
-  return zone;
-}
-
-function makeZone(tz: string): Zone {
-  const format = new Intl.DateTimeFormat('en-US', {
-    timeZone: tz,
-    hourCycle: 'h23',
-    year: 'numeric',
-    month: 'numeric',
-    day: 'numeric',
-    hour: 'numeric',
-    minute: 'numeric',
-  });
-  const wallOf = (instant: number): number => {
-    const p: Record<string, number> = {};
-    for (const part of format.formatToParts(new Date(instant))) if (part.type !== 'literal') p[part.type] = Number(part.value);
-    return Date.UTC(p.year!, p.month! - 1, p.day!, p.hour!, p.minute!);
-  };
-  // Offsets are whole minutes in every zone since 1970; seconds are dropped on both sides.
-  const offsetAt = (instant: number) => wallOf(instant) - Math.floor(instant / MINUTE) * MINUTE;
-  return {
-    wallOf,
-    offsetAt,
-    shiftNear(instant) {
-      const offsets = [offsetAt(instant - OFFSET_PROBE_MS), offsetAt(instant), offsetAt(instant + OFFSET_PROBE_MS)];
-      return Math.max(...offsets) - Math.min(...offsets);
-    },
-    instantsOf(wall, everyHour) {
-      const offsets = [...new Set([offsetAt(wall - OFFSET_PROBE_MS), offsetAt(wall), offsetAt(wall + OFFSET_PROBE_MS)])];
-      if (offsets.length === 1) return [wall - offsets[0]!];
-      const real = offsets.map((o) => wall - o).filter((i) => wallOf(i) === wall).sort((a, b) => a - b);
-      if (real.length === 0) return [wall - Math.min(...offsets)]; // in a gap: moved forward by the gap's length
-      return everyHour ? real : [real[0]!];
-    },
-  };
 }

@@ -263,7 +263,7 @@ export async function nextDurationCheckAt(db: Reader, now: Date): Promise<Date |
     const completeBy = profileOf(w, now).completeBy;
     if (!completeBy) continue;
     const from = w.completionCheckedTick ?? new Date(Math.max(w.createdAt.getTime(), now.getTime() - 86_400_000) - 1);
-    times.push(completionDeadline(nextFireAfter(w.cron, w.timezone, from), completeBy, w.timezone).getTime());
+    times.push(completionDeadline(nextFireAfter(w.cron, w.timezone, from), completeBy, w).getTime());
   }
   return times.length ? new Date(Math.min(...times)) : undefined;
 }

@@ -54,6 +54,7 @@ describe('isTooFast', () => {
 });
 
 describe('completionDeadline', () => {
+  const hourly = (timezone: string) => ({ cron: '0 * * * *', timezone });
   it.each([
     { name: 'same morning', tick: '2026-03-10T01:00:00Z', time: '06:00', tz: 'Europe/Berlin', expected: '2026-03-10T05:00:00Z' },
     { name: 'a late tick is due the next day', tick: '2026-03-10T22:30:00Z', time: '06:00', tz: 'Europe/Berlin', expected: '2026-03-11T05:00:00Z' },
@@ -62,10 +63,102 @@ describe('completionDeadline', () => {
     { name: 'fall back: still 06:00 local (05:00Z)', tick: '2026-10-25T00:00:00Z', time: '06:00', tz: 'Europe/Berlin', expected: '2026-10-25T05:00:00Z' },
     { name: 'a zone of its own', tick: '2026-03-10T01:00:00Z', time: '06:00', tz: 'UTC', expected: '2026-03-10T06:00:00Z' },
   ])('$name', ({ tick, time, tz, expected }) => {
-    expect(completionDeadline(at(tick), { time, timeZone: tz }, 'America/New_York').toISOString()).toBe(new Date(expected).toISOString());
+    expect(completionDeadline(at(tick), { time, timeZone: tz }, hourly('America/New_York')).toISOString()).toBe(new Date(expected).toISOString());
   });
   it('uses the workflow zone when completeBy names none', () => {
-    expect(completionDeadline(at('2026-03-10T01:00:00Z'), { time: '06:00' }, 'Europe/Berlin').toISOString()).toBe('2026-03-10T05:00:00.000Z');
+    expect(completionDeadline(at('2026-03-10T01:00:00Z'), { time: '06:00' }, hourly('Europe/Berlin')).toISOString()).toBe('2026-03-10T05:00:00.000Z');
+  });
+
+  // The schedule's DST rule (src/domain/schedule.ts), the same in every zone: the deadline is the first
+  // `time` after the tick's local time on the local calendar; a time the fall-back night repeats falls due
+  // at its first pass, or at its second for a tick already past the first (an hourly job's tick in the
+  // repeated hour); a time the spring-forward gap skips falls due as late as the gap is long, and only for
+  // a tick before it on the local clock (one after the gap has already passed it: the next day's).
+  describe.each([
+    {
+      zone: 'America/New_York',
+      fallBack: [
+        { name: 'before the repeated hour: its first pass', tick: '2026-11-01T04:45:00Z', time: '01:30', expected: '2026-11-01T05:30:00Z' },
+        { name: 'first pass, before the time: the first pass', tick: '2026-11-01T05:10:00Z', time: '01:30', expected: '2026-11-01T05:30:00Z' },
+        { name: 'second pass, before the time: the second pass', tick: '2026-11-01T06:10:00Z', time: '01:30', expected: '2026-11-01T06:30:00Z' },
+        { name: 'first pass, past the time: the next day', tick: '2026-11-01T05:50:00Z', time: '01:30', expected: '2026-11-02T06:30:00Z' },
+      ],
+      springForward: [
+        { name: 'before the gap: as late as the gap is long (03:30 EDT)', tick: '2026-03-08T06:00:00Z', time: '02:30', expected: '2026-03-08T07:30:00Z' },
+        { name: 'after the gap: the next day', tick: '2026-03-08T07:10:00Z', time: '02:30', expected: '2026-03-09T06:30:00Z' },
+      ],
+    },
+    {
+      zone: 'Europe/London',
+      fallBack: [
+        { name: 'before the repeated hour: its first pass', tick: '2026-10-24T23:45:00Z', time: '01:30', expected: '2026-10-25T00:30:00Z' },
+        { name: 'second pass, before the time: the second pass', tick: '2026-10-25T01:10:00Z', time: '01:30', expected: '2026-10-25T01:30:00Z' },
+        { name: 'first pass, past the time: the next day', tick: '2026-10-25T00:50:00Z', time: '01:30', expected: '2026-10-26T01:30:00Z' },
+      ],
+      springForward: [
+        { name: 'before the gap: as late as the gap is long (02:30 BST)', tick: '2026-03-29T00:30:00Z', time: '01:30', expected: '2026-03-29T01:30:00Z' },
+        { name: 'after the gap: the next day', tick: '2026-03-29T01:10:00Z', time: '01:30', expected: '2026-03-30T00:30:00Z' },
+      ],
+    },
+    {
+      zone: 'America/Santiago',
+      fallBack: [
+        { name: 'before the repeated hour: its first pass', tick: '2026-04-05T01:45:00Z', time: '23:30', expected: '2026-04-05T02:30:00Z' },
+        { name: 'second pass, before the time: the second pass', tick: '2026-04-05T03:10:00Z', time: '23:30', expected: '2026-04-05T03:30:00Z' },
+        { name: 'first pass, past the time: the next day', tick: '2026-04-05T02:50:00Z', time: '23:30', expected: '2026-04-06T03:30:00Z' },
+      ],
+      springForward: [
+        { name: 'before the gap (at midnight): as late as the gap is long (01:30)', tick: '2026-09-06T03:00:00Z', time: '00:30', expected: '2026-09-06T04:30:00Z' },
+        { name: 'after the gap: the next day', tick: '2026-09-06T04:10:00Z', time: '00:30', expected: '2026-09-07T03:30:00Z' },
+      ],
+    },
+    {
+      zone: 'Australia/Lord_Howe',
+      fallBack: [
+        { name: 'before the repeated half hour: its first pass', tick: '2026-04-04T14:00:00Z', time: '01:45', expected: '2026-04-04T14:45:00Z' },
+        { name: 'second pass, before the time: the second pass', tick: '2026-04-04T15:05:00Z', time: '01:45', expected: '2026-04-04T15:15:00Z' },
+        { name: 'first pass, past the time: the next day', tick: '2026-04-04T14:50:00Z', time: '01:45', expected: '2026-04-05T15:15:00Z' },
+      ],
+      springForward: [
+        { name: 'before the half-hour gap: as late as the gap is long (02:45)', tick: '2026-10-03T14:30:00Z', time: '02:15', expected: '2026-10-03T15:45:00Z' },
+        { name: 'after the gap: the next day', tick: '2026-10-03T15:40:00Z', time: '02:15', expected: '2026-10-04T15:15:00Z' },
+      ],
+    },
+    {
+      zone: 'Pacific/Chatham',
+      fallBack: [
+        { name: 'before the repeated hour (02:45–03:45): its first pass', tick: '2026-04-04T12:15:00Z', time: '03:00', expected: '2026-04-04T13:15:00Z' },
+        { name: 'second pass, before the time: the second pass', tick: '2026-04-04T14:05:00Z', time: '03:00', expected: '2026-04-04T14:15:00Z' },
+        { name: 'first pass, past the time: the next day', tick: '2026-04-04T13:30:00Z', time: '03:00', expected: '2026-04-05T14:15:00Z' },
+      ],
+      springForward: [
+        { name: 'before the gap (02:45–03:45): as late as the gap is long (04:00)', tick: '2026-09-26T13:15:00Z', time: '03:00', expected: '2026-09-26T14:15:00Z' },
+        { name: 'after the gap: the next day', tick: '2026-09-26T14:05:00Z', time: '03:00', expected: '2026-09-27T13:15:00Z' },
+      ],
+    },
+  ])('across DST in $zone', ({ zone, fallBack, springForward }) => {
+    it.each(fallBack)('fall back: $name', ({ tick, time, expected }) => {
+      expect(completionDeadline(at(tick), { time }, { cron: '*/5 * * * *', timezone: zone }).toISOString()).toBe(new Date(expected).toISOString());
+    });
+    it.each(springForward)('spring forward: $name', ({ tick, time, expected }) => {
+      expect(completionDeadline(at(tick), { time }, { cron: '*/5 * * * *', timezone: zone }).toISOString()).toBe(new Date(expected).toISOString());
+    });
+    it('a deadline named in the zone but not the workflow’s follows the same rule', () => {
+      for (const c of [...fallBack, ...springForward]) {
+        expect(completionDeadline(at(c.tick), { time: c.time, timeZone: zone }, hourly('UTC')).toISOString(), c.name).toBe(new Date(c.expected).toISOString());
+      }
+    });
+  });
+
+  it.each([
+    // A daily 01:15 the gap moves to 02:15 BST stands for 01:15: its 01:30 deadline is the gap-moved 02:30 BST, as on any other day 15 minutes on.
+    { name: 'a tick the gap moved is due by the moved deadline of its own day', cron: '15 1 * * *', zone: 'Europe/London', tick: '2026-03-29T01:15:00Z', time: '01:30', expected: '2026-03-29T01:30:00Z' },
+    // Berlin's 02:30 fires at 03:30 CEST: a 03:00 deadline came before the run could start, so the next day's.
+    { name: 'a moved tick past a real deadline time: the next day', cron: '30 2 * * *', zone: 'Europe/Berlin', tick: '2026-03-29T01:30:00Z', time: '03:00', expected: '2026-03-30T01:00:00Z' },
+    // An hourly 01:10 and 02:10 are one tick at 02:10 BST: a tick of 02:10, past 01:30.
+    { name: 'an hourly tick the gap merged stands at its own time', cron: '10 * * * *', zone: 'Europe/London', tick: '2026-03-29T01:10:00Z', time: '01:30', expected: '2026-03-30T00:30:00Z' },
+  ])('$name', ({ cron, zone, tick, time, expected }) => {
+    expect(completionDeadline(at(tick), { time }, { cron, timezone: zone }).toISOString()).toBe(new Date(expected).toISOString());
   });
 });
 

@@ -226,6 +226,27 @@ describe('POST /api/v1/runs and /api/v1/runs/{id}', () => {
 });
 
 describe('workflows API', () => {
+  it('stores every time zone it is given by its canonical name, whatever the case typed (CRON_TZ names a file cron looks up)', async () => {
+    const created = await acme('PUT', '/api/v1/workflows/acme/zone-typed-lower', {
+      cron: '0 2 * * *',
+      timezone: 'europe/berlin',
+      policy: { completeBy: { time: '06:00', timeZone: 'america/new_york' } },
+      maintenance: [{ cron: '0 1 * * 0', duration: '1h', timezone: 'US/Pacific' }],
+    });
+    expect(created.status).toBe(201);
+    expect(created.body.schedule).toMatchObject({ timezone: 'Europe/Berlin', nextTickAt: '2026-03-11T01:00:00.000Z' });
+    expect(created.body.ping.crontab).toMatch(/^CRON_TZ=Europe\/Berlin\n0 2 \* \* \* curl /);
+    const stored = await t.db.selectFrom('workflows').select(['timezone', 'policy', 'maintenance']).where('name', '=', 'zone-typed-lower').executeTakeFirstOrThrow();
+    expect(stored.timezone).toBe('Europe/Berlin');
+    expect(stored.policy.completeBy).toEqual({ time: '06:00', timeZone: 'America/New_York' });
+    // An alias is the zone it names (US/Pacific is a backward link a system zoneinfo may lack).
+    expect(stored.maintenance.map((m) => m.timezone)).toEqual(['America/Los_Angeles']);
+    const got = await acme('GET', '/api/v1/workflows/acme/zone-typed-lower');
+    expect(got.body.schedule.timezone).toBe('Europe/Berlin');
+    expect(got.body.ping.crontab).toMatch(/^CRON_TZ=Europe\/Berlin\n/);
+    expect((await acme('DELETE', '/api/v1/workflows/acme/zone-typed-lower')).status).toBe(200);
+  });
+
   it('creates, shows (derived and overridden profile side by side), updates and deletes an API workflow', async () => {
     const created = await acme('PUT', '/api/v1/workflows/acme/nightly-export', {
       cron: '0 2 * * *',
