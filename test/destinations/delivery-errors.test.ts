@@ -70,6 +70,18 @@ describe('a receiver whose answer echoes the destination’s secret', () => {
     }
   });
 
+  it('the secret where the kept start of the answer ends: no piece of it is kept either', async () => {
+    const { rig, alert } = await setup('webhook');
+    // The stored error keeps the first 300 characters of the answer: the secret starts 10 before that.
+    rig.webhook.answer({ status: 400, body: `${'x'.repeat(290)}${WEBHOOK_SECRET} is not the secret` });
+    await recordEvent(t.db, rig.config, alert.id, 'opened', { now: at(0) });
+    await rig.drain();
+    const row = await t.db.selectFrom('notifications').selectAll().executeTakeFirstOrThrow();
+    expect(row.status).toBe('dead');
+    expect(row.lastError).toMatch(/^HTTP 400: x{290}/);
+    expect(row.lastError).not.toContain(WEBHOOK_SECRET.slice(0, 8));
+  });
+
   it('PagerDuty 400 echoing the routing key: the dead row’s error does not hold the key', async () => {
     const { rig, alert } = await setup('pagerduty');
     rig.pagerduty.answer({ status: 400, body: `{"status":"invalid event","message":"Event object is invalid","errors":["routing_key ${ROUTING_KEY} unknown"]}` });
@@ -79,5 +91,34 @@ describe('a receiver whose answer echoes the destination’s secret', () => {
     expect(row.status).toBe('dead');
     expect(row.lastError).toContain('Event object is invalid');
     expect(row.lastError).not.toContain(ROUTING_KEY);
+  });
+});
+
+describe('a receiver whose answer has no end', () => {
+  it('webhook 200 followed by a body that never ends: recorded sent on the status, without reading the body to its end', async () => {
+    rig = await startDestinationRig(t.db, { timeoutMs: 10 * 60_000 });
+    await makeTenant(t.db, { id: 'acme', name: 'Acme', channel: null, destinations: JSON.stringify(rig.destinations().filter((d) => d.kind === 'webhook')) });
+    const wf = await makeWorkflow(t.db, { tenantId: 'acme', name: 'nightly-pipeline', cron: '0 2 * * *' });
+    const alert = await insertAlert(t.db, wf.id, { severity: 'critical', openedAt: at(0), escalateAt: null });
+    rig.webhook.answer({ status: 200, body: 'ok', endless: true });
+    await recordEvent(t.db, rig.config, alert.id, 'opened', { now: at(0) });
+    await rig.drain();
+    expect(await t.db.selectFrom('notifications').select(['status', 'attempts']).executeTakeFirstOrThrow()).toEqual({ status: 'sent', attempts: 0 });
+  });
+
+  it('webhook 500 followed by a body that never ends: held for the outage with the start of the answer as its error', async () => {
+    rig = await startDestinationRig(t.db, { timeoutMs: 10 * 60_000 });
+    await makeTenant(t.db, { id: 'acme', name: 'Acme', channel: null, destinations: JSON.stringify(rig.destinations().filter((d) => d.kind === 'webhook')) });
+    const wf = await makeWorkflow(t.db, { tenantId: 'acme', name: 'nightly-pipeline', cron: '0 2 * * *' });
+    const alert = await insertAlert(t.db, wf.id, { severity: 'critical', openedAt: at(0), escalateAt: null });
+    rig.webhook.answer({ status: 500, body: 'e', endless: true });
+    await recordEvent(t.db, rig.config, alert.id, 'opened', { now: at(0) });
+    expect(await rig.sender.tick()).toBe(true);
+    const held = await t.db.selectFrom('notifications').select(['status', 'attempts', 'lastError']).executeTakeFirstOrThrow();
+    expect(held).toMatchObject({ status: 'pending', attempts: 1 });
+    expect(held.lastError).toMatch(/^HTTP 500: e{300}$/);
+    await rig.drain();
+    expect(await t.db.selectFrom('notifications').select(['status', 'attempts']).executeTakeFirstOrThrow()).toEqual({ status: 'sent', attempts: 1 });
+    expect(rig.webhook.requests.map((r) => r.status)).toEqual([500, 200]);
   });
 });
