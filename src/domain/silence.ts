@@ -69,3 +69,25 @@ export function summariseHeld(heldKinds: string[], alert: { consecutiveFailures:
   const counts = [...byKind].map(([kind, count]) => ({ kind, count })).sort((a, b) => a.kind.localeCompare(b.kind));
   return { counts, escalated: byKind.has('escalated'), consecutiveFailures: alert.consecutiveFailures, severity: alert.severity };
 }
+
+/**
+ * The held rows a silence's end delivers after all instead of summarising:
+ * a destination that has heard nothing of the alert but its held rows
+ * reached the alert's severity while it was silenced (a warning that
+ * escalated under the silence, and a critical-only pager or mailbox). The
+ * summary that ends the silence cannot be its first message (it is not an
+ * opening), so without its held opening (its first held row) it would
+ * never hear of the open critical alert, nor of its resolve. Only while the
+ * alert is open: a silence the resolve ends pages nobody for an incident
+ * that is over.
+ */
+export function heldOpenings(held: readonly { id: number; destination: string }[], heard: ReadonlySet<string>, alertOpen: boolean): number[] {
+  if (!alertOpen) return [];
+  const first = new Map<string, number>();
+  for (const row of held) {
+    if (heard.has(row.destination)) continue;
+    const seen = first.get(row.destination);
+    if (seen === undefined || row.id < seen) first.set(row.destination, row.id);
+  }
+  return [...first.values()].sort((a, b) => a - b);
+}

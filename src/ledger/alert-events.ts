@@ -1,7 +1,7 @@
 import type { Transaction } from 'kysely';
 import type { Alert, AlertEvent, Database, Tenant } from '../db/schema.js';
 import { isNotifiedKind, QUIET_EVENT_KINDS, type AlertEventKind } from '../domain/events.js';
-import { silenceState, summariseHeld, type HeldSummary } from '../domain/silence.js';
+import { heldOpenings, silenceState, summariseHeld, type HeldSummary } from '../domain/silence.js';
 import { routesFor, shouldRoute, type RoutingConfig } from './destinations.js';
 import { writeAlertsAndEvents, type AlertWrites, type EventRow, type NotificationRow } from './event-writes.js';
 import { claimStorms, stormRuleOf, type StormConfig } from './storm-claims.js';
@@ -142,9 +142,17 @@ function routerOf(facts: RoutingFacts) {
 
 /**
  * Ends the hold on an alert's notifications: held rows become `skipped` and
- * the summary of what they said is returned, for the one event that replaces them.
+ * the summary of what they said is returned, for the one event that replaces them;
+ * except a destination's held opening when the silence ends on an open alert
+ * that destination has not otherwise heard of (`heldOpenings`), which is delivered.
  */
 export async function releaseHeldNotifications(trx: Transaction<Database>, alert: Alert): Promise<HeldSummary> {
+  const held = await trx.selectFrom('notifications').select(['id', 'destination']).where('alertId', '=', alert.id).where('status', '=', 'held').execute();
+  const heard = held.length
+    ? await trx.selectFrom('notifications').select('destination').distinct().where('alertId', '=', alert.id).where('status', 'not in', ['held', 'skipped']).execute()
+    : [];
+  const openings = heldOpenings(held, new Set(heard.map((h) => h.destination)), alert.status === 'open');
+  if (openings.length > 0) await trx.updateTable('notifications').set({ status: 'pending' }).where('id', 'in', openings).where('status', '=', 'held').execute();
   const rows = await trx
     .updateTable('notifications')
     .set({ status: 'skipped' })

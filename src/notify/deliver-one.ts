@@ -3,6 +3,7 @@ import { metrics } from '../metrics.js';
 import type { ClaimedNotification } from './claim-notifications.js';
 import type { SlotResult } from './pacer.js';
 import { isConnectionError } from '../db/connection-errors.js';
+import { redactSecrets } from '../secrets.js';
 import { shownDestination } from '../domain/destination-outage.js';
 import { backoffMs, pacingOf, sleepOnClock, type OutageNotice, type SenderContext } from './sender-context.js';
 import { holdDestination, markDead, markRetry, markSent, markUnknown, releaseUntried } from './settle-notification.js';
@@ -43,9 +44,12 @@ async function deliverClaimed(ctx: SenderContext, claim: ClaimedNotification, wa
   const now = deps.clock.now();
   const input: DeliveryInput = { ...loaded, now };
   const logCtx = { id: n.id, key: n.idempotencyKey, destination: n.destination, attempts: n.attempts };
+  // Error texts are the receiver's words (a body that may echo the webhook secret or the routing key),
+  // stored and shown (the API, App Home, outage notices): cleaned like a run's output, in the tenant's scope.
+  const clean = (text: string) => redactSecrets(text, loaded.tenant.id);
   try {
     if (previous === 'sending' && transport.findDelivered) {
-      const found = await transport.findDelivered(input);
+      const found = withoutSecrets(await transport.findDelivered(input), clean);
       if (found.kind === 'found') {
         const ended = await markSent(deps.db, n.id, now, { ref: found.ref, ...found.result, recovered: true });
         metrics.deliveries.inc({ kind, result: 'recovered' });
@@ -68,19 +72,24 @@ async function deliverClaimed(ctx: SenderContext, claim: ClaimedNotification, wa
         return true;
       }
     }
-    const result = await transport.deliver(input);
+    const result = withoutSecrets(await transport.deliver(input), clean);
     await settleDelivery(ctx, transport, key, input, result, now, deps.clock.now());
     return true;
   } catch (error) {
     // A bug or a database error mid-delivery: the outcome is unknown, so keep
     // the row `sending` for a lookup first, and let the runner log it.
-    const message = error instanceof Error ? error.message : String(error);
+    const message = clean(error instanceof Error ? error.message : String(error));
     // The database failing is not the destination's fault: look again soon, not after a growing back-off.
     const delay = isConnectionError(error) ? o.baseBackoffMs : backoffMs(n.attempts + 1, o);
     await markUnknown(deps.db, n.id, new Date(now.getTime() + delay), message);
     metrics.deliveries.inc({ kind, result: 'error' });
     throw error;
   }
+}
+
+/** A transport's answer with the secrets its error text may carry removed. */
+function withoutSecrets<R extends { kind: string; error?: string }>(result: R, clean: (text: string) => string): R {
+  return typeof result.error === 'string' ? { ...result, error: clean(result.error) } : result;
 }
 
 /**

@@ -17,6 +17,8 @@ export interface ScriptedAnswer {
   drop?: boolean;
   /** Answer only once this settles (a slow receiver); the request is listed, with status 0, as soon as it arrives. */
   after?: Promise<unknown>;
+  /** After `body`, keep streaming 64 KiB chunks of it until the client goes away (an answer without end). */
+  endless?: boolean;
 }
 
 /**
@@ -49,6 +51,16 @@ export class HttpReceiver {
           return;
         }
         res.writeHead(answer.status, { 'Content-Type': 'application/json', ...answer.headers });
+        if (answer.endless) {
+          const chunk = Buffer.alloc(64 * 1024, answer.body || 'x');
+          const more = () => {
+            while (!res.destroyed && res.write(chunk));
+            if (!res.destroyed) res.once('drain', more);
+          };
+          res.on('close', () => res.removeAllListeners('drain'));
+          more();
+          return;
+        }
         res.end(answer.body ?? '');
       });
     });

@@ -1,5 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runLoop } from '../../src/engine/runner.js';
+import { releaseHeldNotifications } from '../../src/ledger/alert-events.js';
+import { endSilence } from '../../src/ledger/alert-actions.js';
 import { verifyLaunchSignature } from '../../src/launch/signature.js';
 import { silentLogger } from '../../src/log.js';
 import { claimNotifications } from '../../src/notify/claim-notifications.js';
@@ -208,6 +210,39 @@ describe('pagerduty destination', () => {
       ['trigger', 'critical'],
       ['resolve', undefined],
     ]);
+  });
+
+  it('a warning silenced for an hour escalates meanwhile: when the silence ends on the still-open alert, PagerDuty is triggered (critical); a silence the resolve ends pages nobody', async () => {
+    const { rig, alert } = await setup('pagerduty', 'warning');
+    const silence = { silencedBy: 'U0BOB', silencedUntil: at(60) };
+    await recordEvent(t.db, rig.config, alert.id, 'opened', { now: at(0), data: { severity: 'warning' } });
+    await recordEvent(t.db, rig.config, alert.id, 'silenced', { now: at(1), actor: 'U0BOB', changes: silence, data: { until: at(60).toISOString() } });
+    await recordEvent(t.db, rig.config, alert.id, 'escalated', { now: at(15), changes: { severity: 'critical', escalatedAt: at(15) }, data: { from: 'warning', to: 'critical' } });
+    await rig.drain();
+    expect(rig.pagerduty.requests).toEqual([]);
+    // The silence runs out (the escalation clock's endSilence), the alert still open and critical, nobody owning it.
+    await t.db.transaction().execute(async (trx) => {
+      const current = await trx.selectFrom('alerts').selectAll().where('id', '=', alert.id).executeTakeFirstOrThrow();
+      await endSilence(trx, current, { channel: null }, null, 'expired', at(60), rig.config);
+    });
+    await rig.drain();
+    expect(rig.pagerduty.accepted().map((r) => [body(r).event_action, body(r).payload?.severity])).toEqual([['trigger', 'critical']]);
+    await recordEvent(t.db, rig.config, alert.id, 'resolved', { now: at(90), changes: { status: 'resolved', resolvedAt: at(90) } });
+    await rig.drain();
+    expect(rig.pagerduty.accepted().map((r) => body(r).event_action)).toEqual(['trigger', 'resolve']);
+
+    // Another warning, silenced, escalated, then resolved while still silenced: the incident is over, nobody is paged for it.
+    const other = await insertAlert(t.db, alert.workflowId, { severity: 'warning', openedAt: at(100), escalateAt: null });
+    await recordEvent(t.db, rig.config, other.id, 'opened', { now: at(100), data: { severity: 'warning' } });
+    await recordEvent(t.db, rig.config, other.id, 'silenced', { now: at(101), actor: 'U0BOB', changes: { silencedBy: 'U0BOB', silencedUntil: null }, data: { until: 'resolved' } });
+    await recordEvent(t.db, rig.config, other.id, 'escalated', { now: at(115), changes: { severity: 'critical', escalatedAt: at(115) }, data: { from: 'warning', to: 'critical' } });
+    await t.db.transaction().execute(async (trx) => {
+      const next = await trx.updateTable('alerts').set({ status: 'resolved', resolvedAt: at(130) }).where('id', '=', other.id).returningAll().executeTakeFirstOrThrow();
+      await releaseHeldNotifications(trx, next);
+    });
+    await recordEvent(t.db, rig.config, other.id, 'resolved', { now: at(130) });
+    await rig.drain();
+    expect(rig.pagerduty.accepted().map((r) => body(r).dedup_key)).toEqual([`scheduler-bot:alert:${alert.id}`, `scheduler-bot:alert:${alert.id}`]);
   });
 
   it('429 from the Events API: waits Retry-After and sends again; nothing lost, each action accepted once', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { silencedUntilField, silenceInTheWay, silenceState, summariseHeld, type SilenceFields } from '../../src/domain/silence.js';
+import { heldOpenings, silencedUntilField, silenceInTheWay, silenceState, summariseHeld, type SilenceFields } from '../../src/domain/silence.js';
 
 const NOW = new Date('2026-03-10T12:00:00Z');
 const H = 3_600_000;
@@ -48,5 +48,22 @@ describe('summariseHeld: what a silence held, told once', () => {
     const summary = summariseHeld(['failure_recorded', 'escalated', 'failure_recorded'], { consecutiveFailures: 5, severity: 'critical' });
     expect(summary).toEqual({ counts: [{ kind: 'escalated', count: 1 }, { kind: 'failure_recorded', count: 2 }], escalated: true, consecutiveFailures: 5, severity: 'critical' });
     expect(summariseHeld([], { consecutiveFailures: 2, severity: 'warning' }).escalated).toBe(false);
+  });
+});
+
+describe('heldOpenings: what a silence’s end delivers after all', () => {
+  const held = [
+    { id: 7, destination: 'slack:CACME' },
+    { id: 8, destination: 'pagerduty:abc' },
+    { id: 9, destination: 'email:boss@example.com' },
+    { id: 12, destination: 'pagerduty:abc' },
+    { id: 13, destination: 'email:boss@example.com' },
+  ];
+  it.each([
+    ['open, only the channel heard the opening: each other destination’s first held row', new Set(['slack:CACME']), true, [8, 9]],
+    ['open, every destination heard it before the silence: nothing', new Set(['slack:CACME', 'pagerduty:abc', 'email:boss@example.com']), true, []],
+    ['resolved: nothing, whoever heard what', new Set(['slack:CACME']), false, []],
+  ] as const)('%s', (_name, heard, open, expected) => {
+    expect(heldOpenings(held, heard, open)).toEqual(expected);
   });
 });

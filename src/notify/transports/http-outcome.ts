@@ -1,7 +1,5 @@
+import { retryAfterMs } from '../../domain/retry-after.js';
 import type { DeliveryResult } from '../transport.js';
-
-/** 429 without a usable Retry-After: wait this long. */
-const DEFAULT_RETRY_AFTER_MS = 30_000;
 
 /**
  * An HTTP answer, classified once for the sender: 2xx delivered; 429 waits
@@ -16,15 +14,6 @@ export function classifyHttpResponse(status: number, retryAfter: string | null, 
   if (status >= 400) return { kind: 'permanent', error };
   // 1xx/3xx: redirects are not followed (a signed body must not be replayed elsewhere).
   return { kind: 'permanent', error };
-}
-
-export function retryAfterMs(header: string | null, now: Date): number {
-  if (!header) return DEFAULT_RETRY_AFTER_MS;
-  const trimmed = header.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
-  const date = Date.parse(trimmed);
-  if (!Number.isNaN(date)) return Math.max(0, date - now.getTime());
-  return DEFAULT_RETRY_AFTER_MS;
 }
 
 /**

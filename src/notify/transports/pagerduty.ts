@@ -85,7 +85,7 @@ export function pagerDutyTransport(deps: { db: Db; config: RoutingConfig & Pick<
       const action = pagerDutyAction(input.event);
       if (!action) return { kind: 'sent', ref: 'none', result: { skipped: `no PagerDuty action for ${input.event.kind}` } };
       const body = JSON.stringify(pagerDutyEvent(input, spec.routingKey, action, action === 'trigger' ? input.lastRun : null, deps.config.PUBLIC_URL));
-      const outcome = await postJson(deps.config.EVENTS_API_URL, body, { timeoutMs, now: input.now });
+      const outcome = await postJson(deps.config.EVENTS_API_URL, body, { timeoutMs, now: input.now, tenantId: input.tenant.id });
       if (outcome.kind !== 'ok') return outcome;
       return { kind: 'sent', ref: dedupKeyFor(input.alert.id), result: { action, dedupKey: dedupKeyFor(input.alert.id), status: outcome.status } };
     },

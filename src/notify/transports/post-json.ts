@@ -1,3 +1,4 @@
+import { redactSecrets } from '../../secrets.js';
 import type { DeliveryResult } from '../transport.js';
 import { classifyFetchError, classifyHttpResponse } from './http-outcome.js';
 
@@ -11,7 +12,8 @@ import { classifyFetchError, classifyHttpResponse } from './http-outcome.js';
 export async function postJson(
   url: string,
   body: string,
-  options: { headers?: Record<string, string>; timeoutMs: number; now: Date },
+  /** `tenantId`: whose alert this is, the scope its secrets are redacted in (src/secrets.ts). */
+  options: { headers?: Record<string, string>; timeoutMs: number; now: Date; tenantId: string },
 ): Promise<DeliveryResult | { kind: 'ok'; status: number }> {
   let response: Response;
   try {
@@ -25,7 +27,36 @@ export async function postJson(
   } catch (error) {
     return classifyFetchError(error);
   }
-  const text = await response.text().catch(() => '');
+  // Of a refusal only its start is kept (as the error); of an acceptance nothing. Never read to its end:
+  // a receiver's answer can be as long, or as slow, as it likes.
+  const ok = response.status >= 200 && response.status < 300;
+  // Redacted whole, before the error keeps its start: a secret where that start ends is not kept in part.
+  const text = ok ? '' : redactSecrets(await readStart(response, MAX_ANSWER_BYTES), options.tenantId);
+  if (ok) await response.body?.cancel().catch(() => {});
   const outcome = classifyHttpResponse(response.status, response.headers.get('retry-after'), options.now, text);
   return outcome.kind === 'ok' ? { kind: 'ok', status: response.status } : outcome;
+}
+
+/** How much of a refusal's body is read (the stored error keeps less). */
+const MAX_ANSWER_BYTES = 4096;
+
+/** The first `max` bytes of a body as text; the rest is not waited for. */
+async function readStart(response: Response, max: number): Promise<string> {
+  const reader = response.body?.getReader();
+  if (!reader) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < max) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.byteLength;
+    }
+  } catch {
+    // Cut off mid-answer: what arrived is the answer.
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+  return new TextDecoder().decode(Buffer.concat(chunks).subarray(0, max));
 }

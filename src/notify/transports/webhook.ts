@@ -91,6 +91,7 @@ export function webhookTransport(deps: { db: Db; config: RoutingConfig & Pick<Co
         },
         timeoutMs,
         now: input.now,
+        tenantId: input.tenant.id,
       });
       if (outcome.kind !== 'ok') return outcome;
       return { kind: 'sent', ref: `HTTP ${outcome.status}`, result: { status: outcome.status } };
