@@ -74,6 +74,10 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   // The API's own pool, and this replica's wake-ups: `deps.wake` is set once the loops run (below), after this copy is made.
   const apiDeps: Deps = options.apiDb ? { ...deps, db: options.apiDb, wake: (channel) => deps.wake?.(channel) } : deps;
   http.use(apiRoutes(apiDeps, () => loops.map((l) => l.status)));
+  // What no router answered: JSON like every API answer, never Express's HTML page (which echoes the path).
+  http.use((req, res) => {
+    res.status(404).json({ error: 'not_found', message: `no endpoint ${req.method} at this path; the API is under /api/v1` });
+  });
 
   const server = await new Promise<Server>((resolve, reject) => {
     const s = http.listen(options.port ?? config.PORT, config.HOST, () => resolve(s));

@@ -113,6 +113,31 @@ export function escalateAtFor(openedAt: Date, severity: Severity, multiplier: nu
 }
 
 /**
+ * An open, unescalated warning's deadline after its policy changed: moved by
+ * the difference between the deadlines the old and the new multiplier give
+ * from its opening (the cadence captured then, the schedule now), so the time
+ * the escalation clock stood still (a pause, a maintenance window) stays
+ * added, and a change that leaves the multiplier alone leaves the deadline
+ * where it is. No deadline stays none; an alert whose snapshot never recorded
+ * a multiplier gets the new one's deadline from its opening.
+ */
+export function escalateAtAfterPolicyChange(
+  current: Date | null,
+  openedAt: Date,
+  oldMultiplier: number | undefined,
+  newMultiplier: number,
+  cadenceSeconds: number,
+  schedule?: { cron: string; timezone: string },
+): Date | null {
+  if (current === null) return null;
+  if (oldMultiplier === undefined) return escalateAtFor(openedAt, 'warning', newMultiplier, cadenceSeconds, schedule);
+  if (oldMultiplier === newMultiplier) return current;
+  const before = escalateAtFor(openedAt, 'warning', oldMultiplier, cadenceSeconds, schedule)!;
+  const after = escalateAtFor(openedAt, 'warning', newMultiplier, cadenceSeconds, schedule)!;
+  return new Date(current.getTime() + after.getTime() - before.getTime());
+}
+
+/**
  * What the history means for the workflow's alert, given the policy in force.
  * At most one effect that changes the alert, first; for an open alert a
  * `flapping` effect may follow it (or stand alone).

@@ -61,13 +61,25 @@ export function isNotifiedKind(kind: string): kind is NotifiedEventKind {
 }
 
 /**
+ * An event of an alert in shadow, as recorded: it pages nobody (docs/policies.md, shadow mode). Whom it
+ * would have paged stays in the record as `wouldMention` (the API's timeline shows it), never as a
+ * mention the audit channel's message would carry; `shadow: true` keeps its reply in the thread.
+ */
+export function shadowEventData(data: Record<string, unknown>): Record<string, unknown> {
+  const { mention, ...rest } = data;
+  return { ...rest, shadow: true, ...(mention ? { wouldMention: mention } : {}) };
+}
+
+/**
  * The events that page someone, so chat posts them as a reply broadcast to
  * the channel (DESIGN: "opening a critical or escalating to critical mentions
  * the owner or the on-call group, in a reply broadcast to the channel"): an
  * escalation to critical, and an alert that opens critical with someone to
- * page (its event carries `data.mention`). Inside a storm too.
+ * page (its event carries `data.mention`). Inside a storm too. Never an
+ * event of a shadow alert (`data.shadow`).
  */
 export function pagesSomeone(event: { kind: string; data: unknown }): boolean {
+  if ((event.data as { shadow?: unknown } | null)?.shadow === true) return false;
   if (event.kind === 'escalated') return true;
   const mention = (event.data as { mention?: { users?: unknown[]; groups?: unknown[] } } | null)?.mention;
   return event.kind === 'opened' && !!mention && (mention.users?.length ?? 0) + (mention.groups?.length ?? 0) > 0;

@@ -1,6 +1,6 @@
 import type { Transaction } from 'kysely';
 import type { Alert, AlertEvent, Database, Tenant } from '../db/schema.js';
-import { isNotifiedKind, QUIET_EVENT_KINDS, type AlertEventKind } from '../domain/events.js';
+import { isNotifiedKind, QUIET_EVENT_KINDS, shadowEventData, type AlertEventKind } from '../domain/events.js';
 import { heldOpenings, silenceState, summariseHeld, type HeldSummary } from '../domain/silence.js';
 import { routesFor, shouldRoute, type RoutingConfig } from './destinations.js';
 import { writeAlertsAndEvents, type AlertWrites, type EventRow, type NotificationRow } from './event-writes.js';
@@ -63,7 +63,7 @@ export async function recordAlertEvents(
     at: i.now,
     kind: i.kind,
     actor: i.actor ?? null,
-    data: quiet(i) ? { ...i.data, quiet: true } : i.data,
+    data: router.shadow(i.alert) ? shadowEventData(quiet(i) ? { ...i.data, quiet: true } : i.data) : quiet(i) ? { ...i.data, quiet: true } : i.data,
     policyVersion: router.policyVersion(i.alert),
   }));
   const notifications: NotificationRow[] = [];
@@ -133,6 +133,11 @@ function routerOf(facts: RoutingFacts) {
         .filter((r) => !input.onlyDestinations || input.onlyDestinations.includes(r.id))
         .filter((r) => shouldRoute(r, input.kind, input.alert.severity, heard.has(`${input.alert.id}\u0000${r.id}`), update))
         .map((r) => r.id);
+    },
+    /** Whether the alert's workflow (or its tenant) is in shadow: its events page nobody. */
+    shadow(alert: Pick<Alert, 'workflowId'>): boolean {
+      const wf = workflowOf.get(alert.workflowId);
+      return !!(wf?.shadow || wf?.tenantShadow);
     },
     heard(alertId: number, destination: string) {
       heard.add(`${alertId}\u0000${destination}`);

@@ -40,6 +40,9 @@ export interface RetentionBatch {
  * - any run an alert (open or kept resolved) points at, the attempts of that
  *   tick, and every run of a workflow since its open alert's first run (the
  *   open alert's history);
+ * - a tick failure no settled success has followed yet: the streak the
+ *   evaluator counts, before it has opened an alert (a weekly job with
+ *   `alertAfter: 5` counts back five weeks);
  * - runs not finished (`running`, `pending_retry`) or not yet processed;
  * - housekeeping firings of the last `runDays` (a claim is only ever contended
  *   at its own instant, or a digest's few minutes of catch-up, so an old one
@@ -132,6 +135,19 @@ async function deleteRuns(db: Db, before: Date, batch: number, after: number): P
           select 1 from alerts o
           where o.workflow_id = r.workflow_id and o.status = 'open' and (o.first_run_id is null or o.first_run_id <= r.id)
         )
+        -- a tick failure of the current streak (no settled success after it) is counted by the evaluator: an alert
+        -- not open yet (alertAfter × cadence longer than the retention) opens on the history it reads (core idea 4)
+        and (r.tick is null or r.status not in ('failed', 'missed')
+          or exists (
+            select 1 from runs s
+            where s.workflow_id = r.workflow_id and s.original_run_id is null and s.tick > r.tick
+              and s.status = 'succeeded' and s.processed_at is not null
+          )
+          or exists (
+            select 1 from runs s
+            where s.workflow_id = r.workflow_id and s.original_run_id is null and s.tick is null
+              and s.status = 'succeeded' and s.processed_at is not null and coalesce(s.started_at, s.finished_at) > r.tick
+          ))
         and not exists (
           select 1 from runs x
           where (x.id = r.id or x.original_run_id = r.id)

@@ -2,7 +2,7 @@ import { sql, type Transaction } from 'kysely';
 import type { Db } from '../db/connect.js';
 import type { Alert, Database } from '../db/schema.js';
 import { profileFor } from '../domain/cadence.js';
-import { escalateAtFor } from '../domain/evaluate.js';
+import { escalateAtAfterPolicyChange } from '../domain/evaluate.js';
 import { effectivePolicy, policyChanges, type EffectivePolicy, type PolicyChange } from '../domain/policy-version.js';
 import type { RoutingConfig } from '../ledger/destinations.js';
 import { recordAlertEvents } from '../ledger/alert-events.js';
@@ -114,10 +114,15 @@ async function tellOpenAlerts(
   for (const { wfCron, wfTimezone, ...alert } of open) {
     const change = byWorkflow.get(alert.workflowId)!;
     const { cadenceSeconds: _kept, ...rules } = change.policy;
-    // The deadline moves with a new multiplier; the cadence stays the one captured at opening.
+    // The deadline moves by what a new multiplier changes, keeping the time a pause or a maintenance window
+    // added to it; the cadence stays the one captured at opening.
+    const oldMultiplier = (alert.policy as { escalationMultiplier?: unknown }).escalationMultiplier;
     const escalateAt =
       alert.severity === 'warning' && !alert.escalatedAt
-        ? escalateAtFor(alert.openedAt, 'warning', change.policy.escalationMultiplier, alert.cadenceSeconds, { cron: wfCron, timezone: wfTimezone })
+        ? escalateAtAfterPolicyChange(alert.escalateAt, alert.openedAt, typeof oldMultiplier === 'number' ? oldMultiplier : undefined, change.policy.escalationMultiplier, alert.cadenceSeconds, {
+            cron: wfCron,
+            timezone: wfTimezone,
+          })
         : alert.escalateAt;
     const next = await trx
       .updateTable('alerts')

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { escalateAtFor, evaluateHistory, nextAlertState, type AlertStateFields, type Effect, type FailureFacts, type HistoryFacts, type OpenAlertFacts } from '../../src/domain/evaluate.js';
+import { escalateAtAfterPolicyChange, escalateAtFor, evaluateHistory, nextAlertState, type AlertStateFields, type Effect, type FailureFacts, type HistoryFacts, type OpenAlertFacts } from '../../src/domain/evaluate.js';
 
 const NOW = new Date('2026-03-10T09:00:00Z');
 const OPENED = new Date('2026-03-10T08:00:00Z');
@@ -101,6 +101,20 @@ describe('escalateAtFor', () => {
     ['2026-12-01T03:50:00Z', 3, 300, '*/5 * 1 1 *', '2027-01-01T00:15:00.000Z'],
   ] as const)('opened during a rest at %s (× %d of %d s, %s): %s', (opened, multiplier, cadence, cron, expected) => {
     expect(escalateAtFor(new Date(opened), 'warning', multiplier, cadence, { cron, timezone: 'UTC' })?.toISOString()).toBe(expected);
+  });
+});
+
+describe('escalateAtAfterPolicyChange', () => {
+  const opened = new Date('2026-03-10T02:02:00Z');
+  const hour = 3_600_000;
+  // Opened with multiplier 3 on an hourly cadence (05:02), then paused an hour (06:02).
+  const held = new Date(opened.getTime() + 4 * hour);
+  it('keeps a held deadline when the multiplier stays, and moves it by the difference when it changes', () => {
+    expect(escalateAtAfterPolicyChange(held, opened, 3, 3, 3600)).toEqual(held);
+    expect(escalateAtAfterPolicyChange(held, opened, 3, 5, 3600)).toEqual(new Date(held.getTime() + 2 * hour));
+    expect(escalateAtAfterPolicyChange(held, opened, 3, 1, 3600)).toEqual(new Date(held.getTime() - 2 * hour));
+    expect(escalateAtAfterPolicyChange(null, opened, 3, 5, 3600)).toBeNull();
+    expect(escalateAtAfterPolicyChange(held, opened, undefined, 5, 3600)).toEqual(new Date(opened.getTime() + 5 * hour));
   });
 });
 

@@ -3,6 +3,7 @@ import type { WorkflowsFile } from '../../src/config/workflows-file.js';
 import type { PolicyOverrides, Workflow } from '../../src/db/schema.js';
 import { DEFAULTS_RELEASE, recordPolicyVersions } from '../../src/services/policy-versions.js';
 import { syncWorkflowsFile } from '../../src/services/sync-workflows.js';
+import { pauseWorkflow, resumeWorkflow } from '../../src/services/workflow-state.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { createEngine, PLATFORM, reportRun, type Engine } from '../helpers/engine-harness.js';
 import { minutes } from '../helpers/factories.js';
@@ -123,5 +124,36 @@ describe('policy versions', () => {
     engine.clock.set(new Date(deadline + minutes(5)));
     await engine.step();
     expect((await alerts())[0]).toMatchObject({ severity: 'warning', escalatedAt: null });
+  });
+
+  it('a change while open keeps the time the escalation clock stood still (a pause); a new multiplier moves the deadline by its own difference only', async () => {
+    await sync();
+    const wf = await workflow();
+    await report(wf, 1, 'failed');
+    await report(wf, 2, 'failed');
+    const [open] = await alerts();
+    const deadline = open!.escalateAt!.getTime();
+    const multiplier = (open!.policy as { escalationMultiplier: number }).escalationMultiplier;
+    const deps = { db: t.db, clock: engine.clock, config: engine.deps.config };
+
+    // Paused for an hour: the escalation clock stands still, the deadline moves an hour later.
+    engine.clock.set(new Date(open!.openedAt.getTime() + minutes(10)));
+    expect((await pauseWorkflow(deps, { workflowId: wf.id, actor: 'U0ALICE', scope: {} })).kind).toBe('ok');
+    engine.clock.set(new Date(open!.openedAt.getTime() + minutes(10) + HOUR));
+    expect((await resumeWorkflow(deps, { workflowId: wf.id, actor: 'U0ALICE', scope: {} })).kind).toBe('ok');
+    expect((await alerts())[0]!.escalateAt!.getTime()).toBe(deadline + HOUR);
+
+    // A change of another rule does not take back that hour.
+    await sync({ recoverAfter: 3 });
+    expect((await alerts())[0]).toMatchObject({ policyVersion: 2 });
+    expect((await alerts())[0]!.escalateAt!.getTime()).toBe(deadline + HOUR);
+    // The original deadline passes: still a warning.
+    engine.clock.set(new Date(deadline + minutes(5)));
+    await engine.step();
+    expect((await alerts())[0]).toMatchObject({ severity: 'warning', escalatedAt: null });
+
+    // A larger multiplier moves it by the difference, the pause kept.
+    await sync({ recoverAfter: 3, escalationMultiplier: multiplier + 2 });
+    expect((await alerts())[0]!.escalateAt!.getTime()).toBe(deadline + HOUR + 2 * open!.cadenceSeconds * 1000);
   });
 });

@@ -111,6 +111,24 @@ describe('read API: runs', () => {
   });
 });
 
+describe('unknown routes', () => {
+  it('answer a JSON 404, inside /api/v1 and outside it, never an HTML page echoing the path', async () => {
+    for (const [path, client] of [
+      ['/api/v1/nope', acme],
+      ['/api/v2/runs', acme],
+      ['/nope/<script>', apiClient(app.url)],
+      ['/', apiClient(app.url)],
+    ] as const) {
+      for (const method of ['GET', 'POST']) {
+        const r = await client(method, path);
+        expect(r.status, `${method} ${path}`).toBe(404);
+        expect(r.body, `${method} ${path}`).toMatchObject({ error: 'not_found' });
+        expect(r.text).not.toContain('<');
+      }
+    }
+  });
+});
+
 describe('read API: alerts', () => {
   it('lists open and resolved alerts in the tenant, and shows one with its timeline, owner history and delivery states, never a webhook URL', async () => {
     const wf = await t.db.selectFrom('workflows').selectAll().where('tenantId', '=', 'acme').where('name', '=', 'etl').executeTakeFirstOrThrow();

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadHistoryFacts } from '../../src/ledger/history-facts.js';
 import { runRetentionPass } from '../../src/ledger/retention.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { makeRun, makeTenant, makeWorkflow, T0 } from '../helpers/factories.js';
@@ -48,7 +49,8 @@ describe('retention', () => {
     // Resolved 200 days ago: the alert, its events, threads, notifications and runs all go.
     const gone = await makeWorkflow(t.db, { tenantId: 'acme', name: 'long-fixed' });
     const goneRun = await runAgo(gone.id, 210, { status: 'failed' });
-    const goneAlert = await insertAlert(t.db, gone.id, { status: 'resolved', openedAt: ago(210), resolvedAt: ago(200), firstRunId: goneRun.id, lastRunId: goneRun.id });
+    const goneFix = await runAgo(gone.id, 200);
+    const goneAlert = await insertAlert(t.db, gone.id, { status: 'resolved', openedAt: ago(210), resolvedAt: ago(200), firstRunId: goneRun.id, lastRunId: goneRun.id, resolvedByRunId: goneFix.id });
     await addEvent(t.db, goneAlert.id, 'opened', { now: ago(210) });
     await sql`update notifications set status = 'sent', created_at = ${ago(210)} where alert_id = ${goneAlert.id}`.execute(t.db);
     await sql`insert into alert_threads (alert_id, destination, channel, root_ts) values (${goneAlert.id}, 'slack:CACME', 'CACME', '1.000')`.execute(t.db);
@@ -66,7 +68,7 @@ describe('retention', () => {
 
     const result = await runRetentionPass(t.db, NOW, { runDays: 30, alertDays: 180, notificationDays: 30, batch: 2 });
 
-    for (const r of [...old, attempt, before, goneRun]) expect(await exists('runs', 'id', r.id), `run ${r.id}`).toBe(0);
+    for (const r of [...old, attempt, before, goneRun, goneFix]) expect(await exists('runs', 'id', r.id), `run ${r.id}`).toBe(0);
     for (const r of [recent, unprocessed, running, firstFailure, since, fixedRun]) expect(await exists('runs', 'id', r.id), `run ${r.id}`).toBe(1);
     expect(await exists('alerts', 'id', open.id)).toBe(1);
     expect(await exists('alertEvents', 'id', openEvent.id)).toBe(1);
@@ -78,7 +80,7 @@ describe('retention', () => {
     expect(await exists('alerts', 'id', fixedAlert.id)).toBe(1);
     expect(await exists('alertEvents', 'id', fixedEvent.id)).toBe(1);
     expect(await exists('notifications', 'alert_id', fixedAlert.id)).toBe(0);
-    expect(result).toMatchObject({ alerts: 1, notifications: 1, runs: 6, firings: 3 });
+    expect(result).toMatchObject({ alerts: 1, notifications: 1, runs: 7, firings: 3 });
     const kept = await t.db.selectFrom('housekeepingFirings').select(['job', 'fireAt']).orderBy('fireAt').execute();
     expect(kept).toEqual([
       { job: 'retention', fireAt: ago(29) },
@@ -89,5 +91,25 @@ describe('retention', () => {
 
     // A second pass finds nothing more.
     expect(await runRetentionPass(t.db, NOW, { runDays: 30, alertDays: 180, notificationDays: 30, batch: 2 })).toMatchObject({ alerts: 0, notifications: 0, runs: 0, firings: 0 });
+  });
+
+  it('keeps a failure streak that has not opened an alert yet: failures are counted from history (core idea 4)', async () => {
+    // A weekly job that may fail four times in a row before anyone is told (alertAfter: 5): its streak reaches back 36 days.
+    const weekly = await makeWorkflow(t.db, { tenantId: 'acme', name: 'weekly-export', cron: '0 3 * * 1', policy: { alertAfter: 5 } });
+    const lastSuccess = await runAgo(weekly.id, 43);
+    const streak = [];
+    for (const days of [36, 29, 22, 15]) streak.push(await runAgo(weekly.id, days, { status: 'failed', error: 'quota exceeded' }));
+    // An older failure a success has ended counts for nothing any more: it may go.
+    const olderFailure = await runAgo(weekly.id, 50, { status: 'failed' });
+    const count = async () => (await t.db.transaction().execute((trx) => loadHistoryFacts(trx, [weekly.id]))).get(weekly.id)!.failures;
+    expect(await count()).toBe(4);
+
+    await runRetentionPass(t.db, NOW, { runDays: 30, alertDays: 180, notificationDays: 30, batch: 2 });
+
+    // The next failure is the fifth in a row and must open the alert: none of the streak may have gone.
+    expect(await count()).toBe(4);
+    for (const r of streak) expect(await exists('runs', 'id', r.id), `run ${r.id}`).toBe(1);
+    expect(await exists('runs', 'id', olderFailure.id)).toBe(0);
+    expect(await exists('runs', 'id', lastSuccess.id)).toBe(0);
   });
 });

@@ -97,6 +97,28 @@ describe('escalation pages a person', () => {
   });
 });
 
+describe('shadow pages nobody', () => {
+  it('a shadow workflow escalating tells the platform channel, marked shadow, without mentioning the on-call or broadcasting', async () => {
+    const wf = await hourlyWorkflow();
+    await t.db.updateTable('workflows').set({ shadow: true }).where('id', '=', wf.id).execute();
+    await failTick(wf, 1);
+    await failTick(wf, 2);
+    const alert = await openAlertOf(wf);
+    engine.clock.set(new Date(Math.max(alert.escalateAt!.getTime(), engine.clock.now().getTime()) + minutes(1)));
+    await runEscalationClock(engine.deps);
+    await rig.drain();
+
+    expect((await openAlertOf(wf)).severity).toBe('critical');
+    expect(rig.slack.roots('CACME').some((m) => m.metadata?.event_payload.alert_id === alert.id)).toBe(false);
+    const reply = repliesOf(alert.id, PLATFORM).find((m) => m.metadata?.event_payload.event === 'escalated')!;
+    expect(reply).toBeDefined();
+    expect(reply.text).not.toContain('SONCALL');
+    expect(reply.text).not.toMatch(/<!subteam|<@U|<!channel|<!here/);
+    const call = rig.slack.callsTo('chat.postMessage').find((c) => c.ts === reply.ts)!;
+    expect(call.args.reply_broadcast).toBeUndefined();
+  });
+});
+
 describe('reminders', () => {
   it('an owned alert still failing reminds its owner once per period, however many replicas run the clock', async () => {
     const wf = await hourlyWorkflow();
