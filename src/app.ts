@@ -68,12 +68,14 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   let shuttingDown = false;
   const inFlight = trackRequests(http);
   // Read only once requests come in: housekeeping is made after Slack, whose digest job it runs.
-  http.use(healthRouter(deps, () => [...loops.map((l) => l.status), ...(options.loops !== false ? housekeeping.statuses() : [])], startedAt, () => shuttingDown));
+  const statuses = () => [...loops.map((l) => l.status), ...(options.loops !== false ? housekeeping.statuses() : [])];
+  http.use(healthRouter(deps, statuses, startedAt, () => shuttingDown));
   const slack = await startSlack(http, deps);
   const housekeeping = createHousekeeping(deps, [...housekeepingJobs(deps), ...slack.housekeeping]);
   // The API's own pool, and this replica's wake-ups: `deps.wake` is set once the loops run (below), after this copy is made.
   const apiDeps: Deps = options.apiDb ? { ...deps, db: options.apiDb, wake: (channel) => deps.wake?.(channel) } : deps;
-  http.use(apiRoutes(apiDeps, () => loops.map((l) => l.status)));
+  // The loop metrics (seconds since tick, failures in a row) cover the housekeeping jobs as they do the loops.
+  http.use(apiRoutes(apiDeps, statuses));
 
   const server = await new Promise<Server>((resolve, reject) => {
     const s = http.listen(options.port ?? config.PORT, config.HOST, () => resolve(s));
