@@ -68,8 +68,9 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   let shuttingDown = false;
   const inFlight = trackRequests(http);
   // Read only once requests come in: housekeeping is made after Slack, whose digest job it runs.
-  const statuses = () => [...loops.map((l) => l.status), ...(options.loops !== false ? housekeeping.statuses() : [])];
-  http.use(healthRouter(deps, statuses, startedAt, () => shuttingDown));
+  const housekeepingStatuses = () => (options.loops !== false ? housekeeping.statuses() : []);
+  const statuses = () => [...loops.map((l) => l.status), ...housekeepingStatuses()];
+  http.use(healthRouter(deps, { loops: () => loops.map((l) => l.status), housekeeping: housekeepingStatuses }, startedAt, () => shuttingDown));
   const slack = await startSlack(http, deps);
   const housekeeping = createHousekeeping(deps, [...housekeepingJobs(deps), ...slack.housekeeping]);
   // The API's own pool, and this replica's wake-ups: `deps.wake` is set once the loops run (below), after this copy is made.
