@@ -5,7 +5,7 @@ import { configSecrets, type Config } from './config/env.js';
 import type { Db } from './db/connect.js';
 import type { Deps } from './deps.js';
 import { engineLoops, runLoops } from './engine/index.js';
-import { runLoop, type RunningLoop } from './engine/runner.js';
+import { runLoop, type LoopSpec, type RunningLoop } from './engine/runner.js';
 import { inEngineOrder } from './engine/steps.js';
 import { listenForWakeups } from './engine/wakeups.js';
 import { healthRouter } from './http/health.js';
@@ -60,7 +60,7 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   const base = { db: options.db, clock, config, logger: options.logger, replicaId: config.REPLICA_ID };
   const deps: Deps = { ...base, launchers: options.launchers ?? createLaunchers(base), ...(options.pollerDb ? { pollerDb: options.pollerDb } : {}) };
   const startedAt = clock.now();
-  const abort = new AbortController();
+  const runner = loopRunner({ clock, logger: options.logger });
   const loops: RunningLoop[] = [];
 
   const http = express();
@@ -68,12 +68,15 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   let shuttingDown = false;
   const inFlight = trackRequests(http);
   // Read only once requests come in: housekeeping is made after Slack, whose digest job it runs.
-  http.use(healthRouter(deps, () => [...loops.map((l) => l.status), ...(options.loops !== false ? housekeeping.statuses() : [])], startedAt, () => shuttingDown));
+  const housekeepingStatuses = () => (options.loops !== false ? housekeeping.statuses() : []);
+  const statuses = () => [...loops.map((l) => l.status), ...housekeepingStatuses()];
+  http.use(healthRouter(deps, { loops: () => loops.map((l) => l.status), housekeeping: housekeepingStatuses }, startedAt, () => shuttingDown));
   const slack = await startSlack(http, deps);
   const housekeeping = createHousekeeping(deps, [...housekeepingJobs(deps), ...slack.housekeeping]);
   // The API's own pool, and this replica's wake-ups: `deps.wake` is set once the loops run (below), after this copy is made.
   const apiDeps: Deps = options.apiDb ? { ...deps, db: options.apiDb, wake: (channel) => deps.wake?.(channel) } : deps;
-  http.use(apiRoutes(apiDeps, () => loops.map((l) => l.status)));
+  // The loop metrics (seconds since tick, failures in a row) cover the housekeeping jobs as they do the loops.
+  http.use(apiRoutes(apiDeps, statuses));
   // What no router answered: JSON like every API answer, never Express's HTML page (which echoes the path).
   http.use((req, res) => {
     res.status(404).json({ error: 'not_found', message: `no endpoint ${req.method} at this path; the API is under /api/v1` });
@@ -89,7 +92,7 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   let listening: Promise<void> = Promise.resolve();
   if (options.loops !== false) {
     const specs = inEngineOrder([...runLoops(deps), ...engineLoops(deps), ...slack.loops, secretsRefreshLoop(deps)]);
-    for (const spec of specs) loops.push(runLoop(spec, { clock, logger: options.logger, signal: abort.signal }));
+    loops.push(...runner.start(specs));
     const wakeLoops = (channel: string) => specs.forEach((s, i) => s.wakeOn?.includes(channel) && loops[i]!.wake());
     deps.wake = wakeLoops;
     housekeeping.start();
@@ -100,7 +103,7 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
         channels,
         wakeLoops,
         options.logger,
-        abort.signal,
+        runner.signal,
       );
     }
   }
@@ -115,10 +118,10 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
       stopping ??= (async () => {
         // Not ready from now on; the server keeps answering (a job reporting its end while this replica's commands finish).
         shuttingDown = true;
-        abort.abort();
-        await housekeeping.stop();
-        await Promise.allSettled([...loops.map((l) => l.done), listening]);
+        await Promise.all([runner.stopAllButLeaseRenewal(listening), housekeeping.stop()]);
+        // The commands may run on for the grace (longer than a run's lease): their leases are renewed until they end, so no other replica fails them as "worker lost" and retries them meanwhile.
         await shutdownLaunchers(deps.launchers, config.SHUTDOWN_GRACE_SECONDS * 1000);
+        await runner.stopLeaseRenewal();
         await slack.stop();
         // No new connections; idle keep-alive ones closed; the requests in flight are answered (within HTTP_DRAIN_MS), then the rest cut.
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -128,6 +131,40 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
         await closed;
       })();
       return stopping;
+    },
+  };
+}
+
+/**
+ * Starts the loops and stops them in two steps: every loop but lease
+ * renewal first; lease renewal only once the commands whose leases it
+ * renews have ended (after the shutdown grace), so a command running on
+ * through a grace longer than its lease keeps it.
+ */
+function loopRunner(deps: { clock: Clock; logger: Logger }) {
+  const abort = new AbortController();
+  const leases = new AbortController();
+  const all: RunningLoop[] = [];
+  const renewing = new Set<RunningLoop>();
+  return {
+    signal: abort.signal,
+    start(specs: LoopSpec[]): RunningLoop[] {
+      return specs.map((spec) => {
+        const renews = spec.step === 'lease-renewal';
+        const loop = runLoop(spec, { ...deps, signal: renews ? leases.signal : abort.signal });
+        all.push(loop);
+        if (renews) renewing.add(loop);
+        return loop;
+      });
+    },
+    async stopAllButLeaseRenewal(also: Promise<void>): Promise<void> {
+      abort.abort();
+      await Promise.allSettled([...all.filter((l) => !renewing.has(l)).map((l) => l.done), also]);
+    },
+    async stopLeaseRenewal(): Promise<void> {
+      abort.abort();
+      leases.abort();
+      await Promise.allSettled(all.map((l) => l.done));
     },
   };
 }

@@ -12,6 +12,7 @@ import { createLogger, type Logger } from './log.js';
 import { isConnectionError } from './db/connection-errors.js';
 import { backoffAfterFailure } from './engine/runner.js';
 import { systemClock } from './clock.js';
+import { runReplica } from './lifecycle.js';
 import { recordPolicyVersions } from './services/policy-versions.js';
 import { syncWorkflowsFile } from './services/sync-workflows.js';
 
@@ -59,33 +60,28 @@ async function main(): Promise<void> {
     logger.fatal({ err: error }, 'could not open the database');
     process.exit(1);
   }
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
-    await app?.stop().catch((error) => logger.error({ err: error }, 'stop failed'));
-    await database.close().catch((error) => logger.error({ err: error }, 'database close failed'));
-    process.exit(0);
-  };
-  let app: Awaited<ReturnType<typeof startApp>> | undefined;
-  process.on('SIGINT', () => void shutdown('SIGINT'));
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-
-  try {
-    // A replica started while its database is away (a failover, both started at once) waits for it rather than crash-looping.
-    const loaded = config;
-    config = await whileDatabaseAway(logger, loaded.STARTUP_DATABASE_WAIT_SECONDS, () => prepareDatabase(database.db, loaded, file, workflowsPath, logger));
-    app = await startApp({ config, db: database.db, apiDb: database.apiDb, pollerDb: database.pollerDb, databaseUrl: database.url, logger });
-  } catch (error) {
-    logger.fatal({ err: error }, 'start-up failed');
-    await database.close().catch(() => {});
-    process.exit(1);
-  }
-  logger.info(
-    { port: app.port, database: database.embedded ? 'embedded' : 'DATABASE_URL', slack: slackMode(config) },
-    `ready on http://localhost:${app.port}`,
-  );
+  const opened = database;
+  await runReplica({
+    logger,
+    closeDatabase: () => opened.close(),
+    start: async (signal) => {
+      // A replica started while its database is away (a failover, both started at once) waits for it rather than crash-looping.
+      const loaded = config;
+      const keyed = await whileDatabaseAway(logger, loaded.STARTUP_DATABASE_WAIT_SECONDS, signal, () => prepareDatabase(opened.db, loaded, file, workflowsPath, logger));
+      if (signal.aborted) throw new Error('told to stop during start-up');
+      return startApp({ config: keyed, db: opened.db, apiDb: opened.apiDb, pollerDb: opened.pollerDb, databaseUrl: opened.url, logger });
+    },
+    started: (app) =>
+      logger.info(
+        { port: app.port, database: opened.embedded ? 'embedded' : 'DATABASE_URL', slack: slackMode(config) },
+        `ready on http://localhost:${app.port}`,
+      ),
+    onStopSignal: (handler) => {
+      process.on('SIGINT', () => handler('SIGINT'));
+      process.on('SIGTERM', () => handler('SIGTERM'));
+    },
+    exit: (code) => process.exit(code),
+  });
 }
 
 /** Migrations, the destination id key, the workflows file and the policy versions: the configuration keyed. */
@@ -108,12 +104,14 @@ async function prepareDatabase(db: Db, config: Config, file: WorkflowsFile, work
  * as the database does not answer (refused, unresolvable, starting up, a
  * connection dropped) and at most `waitSeconds`: each step is safe to take
  * again (migrations under their lock, the sync and the policy versions in
- * transactions). Anything else fails at once, as does the last attempt.
+ * transactions). Anything else fails at once, as does the last attempt;
+ * a stop signal (SIGTERM) ends the wait.
  */
-async function whileDatabaseAway<T>(logger: Logger, waitSeconds: number, step: () => Promise<T>): Promise<T> {
+async function whileDatabaseAway<T>(logger: Logger, waitSeconds: number, signal: AbortSignal, step: () => Promise<T>): Promise<T> {
   const until = systemClock.now().getTime() + waitSeconds * 1000;
   let loggedAt = -Infinity;
   for (let attempt = 1; ; attempt++) {
+    if (signal.aborted) throw new Error('told to stop while waiting for the database');
     try {
       const result = await step();
       if (attempt > 1) logger.info({ attempts: attempt }, 'the database answers; starting');
@@ -126,7 +124,7 @@ async function whileDatabaseAway<T>(logger: Logger, waitSeconds: number, step: (
         logger.warn({ err: error, attempt, waitingUpToSeconds: Math.ceil(left / 1000) }, 'the database does not answer; waiting for it before starting (STARTUP_DATABASE_WAIT_SECONDS)');
         loggedAt = systemClock.now().getTime();
       }
-      await systemClock.sleep(Math.min(left, backoffAfterFailure(500, attempt)));
+      await systemClock.sleep(Math.min(left, backoffAfterFailure(500, attempt)), signal);
     }
   }
 }

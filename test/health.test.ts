@@ -2,6 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { startTestApp } from './helpers/app.js';
 import { createDb, createPool } from '../src/db/connect.js';
+import { ManualClock } from '../src/clock.js';
+import { createHousekeeping } from '../src/engine/housekeeping.js';
+import type { LoopStatus } from '../src/engine/runner.js';
+import { checkReadiness } from '../src/http/health.js';
+import { silentLogger } from '../src/log.js';
+import type { Deps } from '../src/deps.js';
 
 let t: TestDatabase;
 beforeAll(async () => {
@@ -30,5 +36,66 @@ describe('health endpoints', () => {
       await down.stop();
       await unreachable.destroy();
     }
+  });
+
+  it('a failed housekeeping firing is shown in /readyz but leaves the replica ready; firings that keep failing on the database make it unready until the loops work again', async () => {
+    const clock = new ManualClock('2026-03-10T02:00:00Z');
+    const startedAt = clock.now();
+    const deps = { db: t.db, clock } as unknown as Deps;
+    const loop: LoopStatus = { name: 'run-poller', intervalMs: 1_000, ticks: 1, failures: 0, dbErrors: 0, lastTickAt: clock.now() };
+    let fail: Error | undefined;
+    const h = createHousekeeping({ db: t.db, clock, logger: silentLogger, replicaId: 'a' }, [
+      { name: 'retention', cron: '17 * * * *', run: async () => { if (fail) throw fail; return {}; } },
+    ]);
+    const sources = { loops: () => [loop], housekeeping: () => h.statuses() };
+
+    fail = new Error('canceling statement due to statement timeout');
+    await h.fire('retention', new Date('2026-03-10T02:17:00Z'));
+    let readiness = await checkReadiness(deps, sources, startedAt);
+    expect(readiness.ready).toBe(true);
+    expect(readiness.loops.map((l) => l.name)).toEqual(['run-poller']);
+    expect(readiness.housekeeping).toEqual([{ name: 'housekeeping:retention', status: 'failing', blocksReadiness: false, lastTickAt: null, lastErrorAt: clock.now().toISOString(), failures: 1 }]);
+
+    // Database failures after the job's own: a streak that is not the database every time leaves the replica ready.
+    fail = new Error('Connection terminated unexpectedly');
+    for (const hour of [3, 4, 5]) {
+      clock.set(`2026-03-10T0${hour}:17:00Z`);
+      loop.lastTickAt = clock.now();
+      await h.fire('retention', clock.now());
+    }
+    readiness = await checkReadiness(deps, sources, startedAt);
+    expect(readiness.housekeeping[0]).toMatchObject({ status: 'failing', failures: 4 });
+    expect(readiness.ready).toBe(true);
+    clock.set('2026-03-10T06:17:00Z');
+    loop.lastTickAt = clock.now();
+    await h.fire('retention', clock.now());
+    readiness = await checkReadiness(deps, sources, startedAt);
+    expect(readiness.ready).toBe(true);
+    expect(readiness.housekeeping[0]).toMatchObject({ status: 'failing', blocksReadiness: false, failures: 5 });
+
+    // A fresh streak of the database alone.
+    fail = undefined;
+    clock.set('2026-03-10T07:17:00Z');
+    loop.lastTickAt = clock.now();
+    await h.fire('retention', clock.now());
+    fail = new Error('Connection terminated unexpectedly');
+    for (const hour of [8, 9]) {
+      clock.set(`2026-03-10T0${hour}:17:00Z`);
+      loop.lastTickAt = clock.now();
+      await h.fire('retention', clock.now());
+    }
+    expect((await checkReadiness(deps, sources, startedAt)).ready).toBe(true);
+    // The loop's last tick came before the firing failed: nothing says the database works since.
+    clock.set('2026-03-10T10:17:00Z');
+    loop.lastTickAt = clock.now();
+    await h.fire('retention', clock.now());
+    readiness = await checkReadiness(deps, sources, startedAt);
+    expect(readiness.housekeeping[0]).toMatchObject({ status: 'database failing', blocksReadiness: true, failures: 3 });
+    expect(readiness.ready).toBe(false);
+    // The loop works again after the last failure: the database is usable, the replica ready.
+    clock.advance(1_000);
+    loop.lastTickAt = clock.now();
+    readiness = await checkReadiness(deps, sources, startedAt);
+    expect(readiness).toMatchObject({ ready: true, housekeeping: [{ status: 'database failing', blocksReadiness: false }] });
   });
 });

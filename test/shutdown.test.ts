@@ -9,6 +9,10 @@ import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { eventually } from './helpers/eventually.js';
 import { at, makeRun, makeTenant, makeWorkflow } from './helpers/factories.js';
 import { apiClient } from './helpers/http-api.js';
+import { CountingClock } from './runs/support.js';
+import { failOverdueRuns } from '../src/engine/freshness.js';
+import { LEASE_RENEW_INTERVAL_MS } from '../src/ledger/run-leases.js';
+import { RUN_LEASE_MS } from '../src/ledger/runs.js';
 
 const ADMIN = 'admin-token-0123456789abcdef';
 
@@ -69,6 +73,43 @@ it('while its commands finish, a stopping replica answers /readyz with 503, so t
     await writeFile(release, '');
     await stopping;
     expect(await t.db.selectFrom('runs').select(['status', 'logExcerpt']).where('id', '=', run.id).executeTakeFirstOrThrow()).toEqual({ status: 'succeeded', logExcerpt: 'done\n' });
+  } finally {
+    await writeFile(release, '').catch(() => {});
+    await (stopping ?? app.stop());
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+it('a command running on through a grace longer than its lease keeps its lease renewed, so no other replica fails it as "worker lost" meanwhile', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'sb-stop-lease-'));
+  const release = join(dir, 'release');
+  const workflow = await makeWorkflow(t.db, { name: 'long-grace', mode: 'managed', launcher: JSON.stringify({ kind: 'command', command: `while [ ! -e ${release} ]; do sleep 0.05; done; echo done` }) });
+  const clock = new CountingClock('2026-03-10T02:00:30Z');
+  const app = await startTestApp(t, { SHUTDOWN_GRACE_SECONDS: '600' }, { clock, loops: true, databaseUrl: undefined });
+  let stopping: Promise<void> | undefined;
+  try {
+    const run = await makeRun(t.db, { workflowId: workflow.id, tick: at('2026-03-10T02:00:00Z'), status: 'running', finishedAt: null });
+    const launcher = app.deps.launchers(workflow)!;
+    expect(await launcher.launch({ runId: run.id, workflow, tenant: { id: 'acme', name: 'Acme' }, tick: new Date('2026-03-10T02:00:00Z'), attempt: 1, trigger: 'schedule', timeoutSeconds: 3600 })).toEqual({ started: true });
+    const renewal = app.loops.find((l) => l.status.name === 'run-lease-renewal')!;
+    await eventually(() => expect(renewal.status.ticks).toBeGreaterThan(0));
+    stopping = app.stop();
+    await eventually(async () => expect((await fetch(`${app.url}/readyz`)).status).toBe(503));
+    // Twice the lease on this replica's clock, while the command still runs in the grace: each renewal moves the lease on.
+    const lease = () => t.db.selectFrom('runs').select(['status', 'leaseOwner', 'leaseExpiresAt']).where('id', '=', run.id).executeTakeFirstOrThrow();
+    for (let passed = 0; passed < 2 * RUN_LEASE_MS; passed += LEASE_RENEW_INTERVAL_MS) {
+      const ticks = renewal.status.ticks;
+      clock.advance(LEASE_RENEW_INTERVAL_MS);
+      await eventually(() => expect(renewal.status.ticks).toBeGreaterThan(ticks));
+      // Another replica's freshness check at this instant finds nothing to fail.
+      await failOverdueRuns({ db: t.db }, clock.now());
+      expect(await lease()).toEqual({ status: 'running', leaseOwner: app.deps.replicaId, leaseExpiresAt: new Date(clock.now().getTime() + RUN_LEASE_MS) });
+    }
+    await writeFile(release, '');
+    await stopping;
+    expect(await t.db.selectFrom('runs').select(['status', 'error']).where('id', '=', run.id).executeTakeFirstOrThrow()).toEqual({ status: 'succeeded', error: null });
+    // Ended with the commands: lease renewal has stopped too.
+    await renewal.done;
   } finally {
     await writeFile(release, '').catch(() => {});
     await (stopping ?? app.stop());

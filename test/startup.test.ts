@@ -107,6 +107,7 @@ describe('npm start', () => {
       const waiting = startBot({ DATABASE_URL: away.toString(), PORT: '0' });
       await waiting.waitFor(/the database does not answer; waiting for it/);
       expect(await waiting.stop()).toBe(0);
+      expect(waiting.output()).not.toContain('start-up failed');
     });
 
     it('gives up after STARTUP_DATABASE_WAIT_SECONDS, saying why', async () => {

@@ -2,6 +2,7 @@ import { CronExpressionParser } from 'cron-parser';
 import cron, { type ScheduledTask } from 'node-cron';
 import { sql } from 'kysely';
 import type { Deps } from '../deps.js';
+import { isConnectionError } from '../db/connection-errors.js';
 import { metrics } from '../metrics.js';
 import type { LoopStatus } from './runner.js';
 
@@ -26,7 +27,12 @@ export interface Housekeeping {
   /** Schedules every job with node-cron (real wall-clock time). */
   start(): void;
   stop(): Promise<void>;
-  /** Each job as a loop for /readyz: its interval is the cron's period, its last tick the last firing this replica handled. */
+  /**
+   * Each job as a loop (/readyz, the loop metrics): its interval is the
+   * cron's period, its last tick the last firing this replica handled without
+   * an error (ran it, or found it claimed elsewhere), its failures the firings
+   * in a row that failed, at the claim (the database away) or in the job.
+   */
   statuses(): LoopStatus[];
 }
 
@@ -41,15 +47,23 @@ export function createHousekeeping(deps: Pick<Deps, 'db' | 'clock' | 'logger' | 
     if (!job) throw new Error(`no housekeeping job named ${name}`);
     const s = status.get(name)!;
     const now = deps.clock.now();
-    const claimed = await deps.db
-      .insertInto('housekeepingFirings')
-      .values({ job: name, fireAt, replica: deps.replicaId, startedAt: now })
-      .onConflict((oc) => oc.columns(['job', 'fireAt']).doNothing())
-      .returning('job')
-      .executeTakeFirst();
-    s.lastTickAt = now;
     s.ticks++;
+    let claimed;
+    try {
+      claimed = await deps.db
+        .insertInto('housekeepingFirings')
+        .values({ job: name, fireAt, replica: deps.replicaId, startedAt: now })
+        .onConflict((oc) => oc.columns(['job', 'fireAt']).doNothing())
+        .returning('job')
+        .executeTakeFirst();
+    } catch (error) {
+      failed(s, error, deps.clock.now());
+      if (isConnectionError(error)) log.warn({ job: name, fireAt, error: s.lastError, failures: s.failures }, 'housekeeping firing could not be claimed: database unavailable');
+      else log.error({ job: name, fireAt, err: error, failures: s.failures }, 'housekeeping firing could not be claimed');
+      throw error;
+    }
     if (!claimed) {
+      succeeded(s, deps.clock.now());
       log.debug({ job: name, fireAt }, 'housekeeping firing claimed by another replica');
       return { ran: false, reason: 'claimed_elsewhere' };
     }
@@ -57,17 +71,15 @@ export function createHousekeeping(deps: Pick<Deps, 'db' | 'clock' | 'logger' | 
     try {
       const result = await job.run(now);
       await sql`update housekeeping_firings set finished_at = ${deps.clock.now()}, result = ${JSON.stringify(result)} where job = ${name} and fire_at = ${fireAt}`.execute(deps.db);
-      s.failures = 0;
+      succeeded(s, deps.clock.now());
       log.info({ job: name, fireAt, ...result }, 'housekeeping job done');
       return { ran: true, result };
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      s.lastErrorAt = deps.clock.now();
-      s.lastError = message;
-      s.failures++;
-      metrics.loopErrors.inc({ loop: s.name });
-      log.error({ job: name, fireAt, err: error }, 'housekeeping job failed');
-      await sql`update housekeeping_firings set finished_at = ${deps.clock.now()}, error = ${message} where job = ${name} and fire_at = ${fireAt}`.execute(deps.db);
+      const message = failed(s, error, deps.clock.now());
+      log.error({ job: name, fireAt, err: error, failures: s.failures }, 'housekeeping job failed');
+      await sql`update housekeeping_firings set finished_at = ${deps.clock.now()}, error = ${message} where job = ${name} and fire_at = ${fireAt}`
+        .execute(deps.db)
+        .catch((e: unknown) => log.warn({ job: name, fireAt, error: e instanceof Error ? e.message : String(e) }, 'could not record the housekeeping failure'));
       return { ran: true, result: { error: message } };
     } finally {
       s.lastDurationMs = performance.now() - started;
@@ -83,7 +95,8 @@ export function createHousekeeping(deps: Pick<Deps, 'db' | 'clock' | 'logger' | 
           job.cron,
           // The scheduled instant, to the second, is what replicas agree on (their clocks differ by milliseconds).
           async (ctx) => {
-            await fire(job.name, new Date(Math.floor(ctx.date.getTime() / 1000) * 1000)).catch((error: unknown) => log.error({ job: job.name, err: error }, 'housekeeping firing could not be claimed'));
+            // A claim that failed is counted and logged by `fire`.
+            await fire(job.name, new Date(Math.floor(ctx.date.getTime() / 1000) * 1000)).catch(() => {});
           },
           { name: `housekeeping:${job.name}`, noOverlap: true, ...(job.timezone ? { timezone: job.timezone } : {}) },
         );
@@ -96,6 +109,26 @@ export function createHousekeeping(deps: Pick<Deps, 'db' | 'clock' | 'logger' | 
     },
     statuses: () => [...status.values()],
   };
+}
+
+/** A firing that failed, at its claim (the database away) or in the job: counted and shown like a loop's failed tick. */
+function failed(s: LoopStatus, error: unknown, now: Date): string {
+  const message = error instanceof Error ? error.message : String(error);
+  s.lastErrorAt = now;
+  s.lastError = message;
+  s.failures++;
+  metrics.loopErrors.inc({ loop: s.name });
+  if (isConnectionError(error)) {
+    s.dbErrors++;
+    metrics.loopDbErrors.inc({ loop: s.name });
+  }
+  return message;
+}
+
+function succeeded(s: LoopStatus, now: Date): void {
+  s.failures = 0;
+  s.dbErrors = 0;
+  s.lastTickAt = now;
 }
 
 /** The longest gap between two of the next few firings: a replica that missed two of them is not ready. */

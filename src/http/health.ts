@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { Router } from 'express';
 import type { Deps } from '../deps.js';
 import type { LoopStatus } from '../engine/runner.js';
+import { housekeepingHealth, type HousekeepingState } from '../domain/housekeeping-health.js';
 
 export interface Readiness {
   ready: boolean;
@@ -9,6 +10,17 @@ export interface Readiness {
   stopping?: boolean;
   database: 'ok' | string;
   loops: { name: string; ok: boolean; lastTickAt: string | null; failures: number }[];
+  /**
+   * The housekeeping jobs (retention, digest): shown, but a failed firing
+   * does not make the replica unready (src/domain/housekeeping-health.ts).
+   */
+  housekeeping: { name: string; status: HousekeepingState; blocksReadiness: boolean; lastTickAt: string | null; lastErrorAt: string | null; failures: number }[];
+}
+
+/** What /readyz looks at: the loops, and the housekeeping jobs (each as a LoopStatus). */
+export interface ReadinessSources {
+  loops: () => LoopStatus[];
+  housekeeping?: () => LoopStatus[];
 }
 
 /** How long /readyz waits for the database's answer before calling it down. */
@@ -19,9 +31,11 @@ export const READINESS_DB_TIMEOUT_MS = 2_000;
  * and every loop is working: its last tick succeeded (a loop whose tick
  * failed, because the database went away, is not ready again until it has
  * done a tick since it came back) and that was within twice its interval
- * (plus a little slack for a tick that is itself slow).
+ * (plus a little slack for a tick that is itself slow). A housekeeping job
+ * counts only when its firings keep failing because the database does
+ * (housekeepingHealth); otherwise its state is in the body, not the verdict.
  */
-export async function checkReadiness(deps: Deps, loops: () => LoopStatus[], startedAt: Date): Promise<Readiness> {
+export async function checkReadiness(deps: Deps, sources: ReadinessSources, startedAt: Date): Promise<Readiness> {
   let database = 'ok';
   try {
     await Promise.race([
@@ -32,12 +46,19 @@ export async function checkReadiness(deps: Deps, loops: () => LoopStatus[], star
     database = error instanceof Error ? error.message : String(error);
   }
   const now = deps.clock.now().getTime();
-  const loopStates = loops().map((l) => {
+  const loops = sources.loops();
+  const loopStates = loops.map((l) => {
     const since = l.lastTickAt?.getTime() ?? startedAt.getTime();
     const ok = l.failures === 0 && now - since <= 2 * l.intervalMs + 5_000;
     return { name: l.name, ok, lastTickAt: l.lastTickAt?.toISOString() ?? null, failures: l.failures };
   });
-  return { ready: database === 'ok' && loopStates.every((l) => l.ok), database, loops: loopStates };
+  const loopsLastTickAt = loops.map((l) => l.lastTickAt);
+  const jobs = (sources.housekeeping?.() ?? []).map((j) => {
+    const health = housekeepingHealth(j, loopsLastTickAt);
+    // The error's text is in the log and in housekeeping_firings, not in this unauthenticated answer.
+    return { name: j.name, status: health.state, blocksReadiness: health.blocksReadiness, lastTickAt: j.lastTickAt?.toISOString() ?? null, lastErrorAt: j.lastErrorAt?.toISOString() ?? null, failures: j.failures };
+  });
+  return { ready: database === 'ok' && loopStates.every((l) => l.ok) && !jobs.some((j) => j.blocksReadiness), database, loops: loopStates, housekeeping: jobs };
 }
 
 /**
@@ -45,17 +66,17 @@ export async function checkReadiness(deps: Deps, loops: () => LoopStatus[], star
  * from that moment, so the load balancer stops sending it requests while its
  * commands finish and the requests it already has are answered.
  */
-export function healthRouter(deps: Deps, loops: () => LoopStatus[], startedAt: Date, stopping: () => boolean = () => false): Router {
+export function healthRouter(deps: Deps, sources: ReadinessSources, startedAt: Date, stopping: () => boolean = () => false): Router {
   const router = Router();
   router.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
   router.get('/readyz', async (_req, res) => {
     if (stopping()) {
-      res.status(503).json({ ready: false, stopping: true, database: 'not asked: shutting down', loops: [] } satisfies Readiness);
+      res.status(503).json({ ready: false, stopping: true, database: 'not asked: shutting down', loops: [], housekeeping: [] } satisfies Readiness);
       return;
     }
-    const readiness = await checkReadiness(deps, loops, startedAt);
+    const readiness = await checkReadiness(deps, sources, startedAt);
     res.status(readiness.ready ? 200 : 503).json(readiness);
   });
   return router;

@@ -2,6 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { createHousekeeping, type HousekeepingJob } from '../../src/engine/housekeeping.js';
 import { silentLogger } from '../../src/log.js';
+import { createDb, createPool } from '../../src/db/connect.js';
+import { counterValue, metrics } from '../../src/metrics.js';
+import { startTestApp } from '../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { T0 } from '../helpers/factories.js';
 
@@ -63,5 +66,55 @@ describe('housekeeping on a schedule', () => {
     const rows = await t.db.selectFrom('housekeepingFirings').select(['error', 'result']).where('job', '=', 'flaky').orderBy('fireAt').execute();
     expect(rows).toEqual([{ error: 'disk full', result: null }, { error: null, result: { ok: 1 } }]);
     expect(h.statuses()[0]!.lastError).toBe('disk full');
+  });
+
+  it('a firing that cannot be claimed because the database is away counts as a failed firing in the job\'s status and the loop metrics', async () => {
+    const clock = new ManualClock(T0);
+    const unreachable = createDb(createPool('postgres://postgres@127.0.0.1:1/none', 1));
+    try {
+      const h = createHousekeeping({ db: unreachable, clock, logger: silentLogger, replicaId: 'a' }, [{ name: 'claimless', cron: '*/5 * * * *', run: async () => ({}) }]);
+      const before = await counterValue(metrics.loopDbErrors, { loop: 'housekeeping:claimless' });
+      await expect(h.fire('claimless', T0)).rejects.toThrow();
+      clock.advance(300_000);
+      await expect(h.fire('claimless', clock.now())).rejects.toThrow();
+      expect(h.statuses()[0]).toMatchObject({ failures: 2, dbErrors: 2, lastErrorAt: clock.now() });
+      expect(h.statuses()[0]!.lastTickAt).toBeUndefined();
+      expect(h.statuses()[0]!.lastError).toMatch(/ECONNREFUSED|connect/);
+      expect(await counterValue(metrics.loopDbErrors, { loop: 'housekeeping:claimless' })).toBe(before + 2);
+    } finally {
+      await unreachable.destroy();
+    }
+  });
+
+  it('a firing that fails leaves its last good firing as the last tick; the next success clears the failures', async () => {
+    const clock = new ManualClock(T0);
+    let fail = false;
+    const h = createHousekeeping({ db: t.db, clock, logger: silentLogger, replicaId: 'a' }, [
+      { name: 'sometimes', cron: '*/5 * * * *', run: async () => { if (fail) throw new Error('statement timeout'); return {}; } },
+    ]);
+    await h.fire('sometimes', T0);
+    fail = true;
+    clock.advance(300_000);
+    await h.fire('sometimes', clock.now());
+    expect(h.statuses()[0]).toMatchObject({ failures: 1, dbErrors: 0, lastTickAt: T0, lastError: 'statement timeout' });
+    fail = false;
+    clock.advance(300_000);
+    await h.fire('sometimes', clock.now());
+    expect(h.statuses()[0]).toMatchObject({ failures: 0, lastTickAt: clock.now() });
+  });
+
+  it('/metrics shows each housekeeping job in the seconds-since-tick and failures-in-a-row gauges, like the loops', async () => {
+    const clock = new ManualClock(T0);
+    const app = await startTestApp(t, {}, { clock, loops: true, databaseUrl: undefined });
+    try {
+      const text = await (await fetch(`${app.url}/metrics`)).text();
+      for (const job of ['retention', 'digest']) {
+        expect(text).toMatch(new RegExp(`^scheduler_loop_seconds_since_tick\\{loop="housekeeping:${job}"\\} \\d`, 'm'));
+        expect(text).toMatch(new RegExp(`^scheduler_loop_consecutive_failures\\{loop="housekeeping:${job}"\\} 0$`, 'm'));
+      }
+      expect(text).toMatch(/^scheduler_loop_seconds_since_tick\{loop="run-poller"\} \d/m);
+    } finally {
+      await app.stop();
+    }
   });
 });

@@ -1,0 +1,72 @@
+import type { Logger } from './log.js';
+
+export interface ReplicaLifecycle<A extends { stop(): Promise<void> }> {
+  logger: Logger;
+  /** Closes the database pools (and stops an embedded server). */
+  closeDatabase(): Promise<void>;
+  /** The start-up's database work and the app; `signal` aborts when a stop signal comes meanwhile (it may then throw). */
+  start(signal: AbortSignal): Promise<A>;
+  /** Called with the started app, unless a stop signal came first. */
+  started?(app: A): void;
+  /** Registers the stop handler (SIGTERM, SIGINT). */
+  onStopSignal(handler: (signal: string) => void): void;
+  exit(code: number): void;
+}
+
+/**
+ * A replica from its open database to its exit code:
+ * - start-up fails → the reason logged (fatal), the database closed, exit 1;
+ * - a stop signal during start-up → the start-up is aborted (its database
+ *   wait ends; a step under way runs to its end, bounded by the database
+ *   timeouts) and the process exits 0, without a fatal line: being told to
+ *   stop is not a failed start; an app it still started is stopped first;
+ * - a stop signal later → the app stopped, the database closed, exit 0, or
+ *   exit 1 with the reason logged when either of them failed.
+ * One exit, decided in one place: the start-up's failure path and the
+ * signal's cannot race each other for the code.
+ */
+export async function runReplica<A extends { stop(): Promise<void> }>(r: ReplicaLifecycle<A>): Promise<void> {
+  const startup = new AbortController();
+  let stopping = false;
+  let app: A | undefined;
+  let resolveStartup!: () => void;
+  const startupSettled = new Promise<void>((resolve) => (resolveStartup = resolve));
+
+  r.onStopSignal((signal) => {
+    if (stopping) return;
+    stopping = true;
+    r.logger.info({ signal }, 'shutting down');
+    startup.abort();
+    void (async () => {
+      await startupSettled;
+      let code = 0;
+      if (app) {
+        await app.stop().catch((error: unknown) => {
+          code = 1;
+          r.logger.error({ err: error }, 'stop failed');
+        });
+      }
+      await r.closeDatabase().catch((error: unknown) => {
+        code = 1;
+        r.logger.error({ err: error }, 'database close failed');
+      });
+      if (code !== 0) r.logger.error({ signal, exitCode: code }, 'stopped with errors');
+      r.exit(code);
+    })();
+  });
+
+  try {
+    app = await r.start(startup.signal);
+  } catch (error) {
+    if (stopping) {
+      r.logger.info({ reason: error instanceof Error ? error.message : String(error) }, 'start-up abandoned: told to stop');
+      return resolveStartup();
+    }
+    r.logger.fatal({ err: error }, 'start-up failed');
+    await r.closeDatabase().catch(() => {});
+    r.exit(1);
+    return;
+  }
+  resolveStartup();
+  if (!stopping) r.started?.(app);
+}
