@@ -10,6 +10,7 @@ import { inEngineOrder } from './engine/steps.js';
 import { listenForWakeups } from './engine/wakeups.js';
 import { healthRouter } from './http/health.js';
 import { apiRoutes } from './http/routes.js';
+import { unmatchedRoute } from './http/api-error.js';
 import { createLaunchers, shutdownLaunchers } from './launch/index.js';
 import type { LauncherResolver } from './launcher.js';
 import type { Logger } from './log.js';
@@ -77,10 +78,7 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   const apiDeps: Deps = options.apiDb ? { ...deps, db: options.apiDb, wake: (channel) => deps.wake?.(channel) } : deps;
   // The loop metrics (seconds since tick, failures in a row) cover the housekeeping jobs as they do the loops.
   http.use(apiRoutes(apiDeps, statuses));
-  // What no router answered: JSON like every API answer, never Express's HTML page (which echoes the path).
-  http.use((req, res) => {
-    res.status(404).json({ error: 'not_found', message: `no endpoint ${req.method} at this path; the API is under /api/v1` });
-  });
+  http.use(unmatchedRoute);
 
   const server = await new Promise<Server>((resolve, reject) => {
     const s = http.listen(options.port ?? config.PORT, config.HOST, () => resolve(s));

@@ -1,4 +1,4 @@
-import type { ErrorRequestHandler } from 'express';
+import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { z } from 'zod';
 import { isConnectionError } from '../db/connection-errors.js';
 import type { Logger } from '../log.js';
@@ -90,3 +90,8 @@ export function apiErrorHandler(logger: Logger): ErrorRequestHandler {
     res.status(500).json({ error: 'internal', message: 'internal error; the server log has the details' });
   };
 }
+
+/** What no router answered: JSON like every API answer, never Express's HTML page (which echoes the path). */
+export const unmatchedRoute: RequestHandler = (req, res) => {
+  res.status(404).json({ error: 'not_found', message: `no endpoint ${req.method} at this path; the API is under /api/v1` });
+};
