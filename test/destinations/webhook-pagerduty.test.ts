@@ -128,6 +128,18 @@ describe('webhook destination', () => {
     expect(dead.lastError).toBe('HTTP 404: no such hook');
   });
 
+  it('a 429 asking to wait years (Retry-After: 99999999) holds the host for 10 minutes at most, not for years', async () => {
+    const { rig, alert } = await setup('webhook');
+    rig.webhook.answer({ status: 429, headers: { 'Retry-After': '99999999' } });
+    await recordEvent(t.db, rig.config, alert.id, 'opened', { now: at(0) });
+    const start = rig.clock.now().getTime();
+    await rig.drain({ maxClockMs: 15 * 60_000 });
+    expect(rig.webhook.requests.map((r) => r.status)).toEqual([429, 200]);
+    const waited = rig.clock.now().getTime() - start;
+    expect(waited).toBeGreaterThanOrEqual(10 * 60_000);
+    expect(waited).toBeLessThanOrEqual(10 * 60_000 + 1000);
+  });
+
   it('the answer is recorded as sent before anything else, the pace included: a replica dying after the receiver answered has one statement to outlive', async () => {
     const { rig, alert } = await setup('webhook');
     const seen: string[] = [];
