@@ -83,6 +83,21 @@ describe('webhook destination', () => {
     expect(body(got[2]!)).toMatchObject({ event: 'resolved', alert: { status: 'resolved' }, data: { runId: 9 } });
   });
 
+  it('a stored header differing only in case from one the bot sets (written before the check) is left out: the bot’s own arrive alone, other headers as configured', async () => {
+    rig = await startDestinationRig(t.db);
+    const headers = { 'idempotency-key': 'mine', 'x-scheduler-signature': 'v1=forged', 'x-scheduler-event': 'other', 'content-type': 'text/plain', 'X-Team': 'data' };
+    await makeTenant(t.db, { id: 'acme', name: 'Acme', channel: null, destinations: JSON.stringify([{ ...rig.destinations()[1]!, headers }]) });
+    const wf = await makeWorkflow(t.db, { tenantId: 'acme', name: 'nightly-pipeline', cron: '0 2 * * *' });
+    const alert = await insertAlert(t.db, wf.id, { severity: 'critical', openedAt: at(0), escalateAt: null });
+    await recordEvent(t.db, rig.config, alert.id, 'opened', { now: at(0) });
+    await rig.drain();
+    const [got] = rig.webhook.accepted();
+    const row = await t.db.selectFrom('notifications').select('idempotencyKey').executeTakeFirstOrThrow();
+    expect(got!.headers).toMatchObject({ 'idempotency-key': row.idempotencyKey, 'x-scheduler-event': 'opened', 'content-type': 'application/json', 'x-team': 'data' });
+    const signed = { body: got!.body, timestamp: got!.headers['x-scheduler-timestamp'] as string, signature: got!.headers['x-scheduler-signature'] as string };
+    expect(verifyLaunchSignature(WEBHOOK_SECRET, signed, new Date(Number(signed.timestamp) * 1000))).toEqual({ ok: true });
+  });
+
   it('carries the alert’s last run as the claim read it: its stage and its log link', async () => {
     const { rig, alert } = await setup('webhook');
     const run = await makeRun(t.db, { workflowId: alert.workflowId, tick: at(0), status: 'failed', stage: 'load orders', logUrl: 'https://ci.acme.example.com/runs/77' });
