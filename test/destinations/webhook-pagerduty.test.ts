@@ -272,6 +272,76 @@ describe('pagerduty destination', () => {
     expect(rig.pagerduty.accepted().map((r) => body(r).dedup_key)).toEqual([`scheduler-bot:alert:${alert.id}`, `scheduler-bot:alert:${alert.id}`]);
   });
 
+  it('taken while silenced: when the silence ends, the held trigger is followed by the held acknowledge, so PagerDuty pages nobody for an alert a person owns', async () => {
+    const { rig, alert } = await setup('pagerduty', 'warning');
+    const take = (id: number, now: Date) =>
+      recordEvent(t.db, rig.config, id, 'owner_changed', {
+        now,
+        actor: 'U0ALICE',
+        changes: { ownerUser: 'U0ALICE', acknowledgedBy: 'U0ALICE', acknowledgedAt: now },
+        data: { fromTeam: 'engineering', toTeam: 'engineering', toUser: 'U0ALICE', acknowledged: true },
+      });
+    const expire = (id: number, now: Date) =>
+      t.db.transaction().execute(async (trx) => {
+        const current = await trx.selectFrom('alerts').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+        await endSilence(trx, current, { channel: null }, null, 'expired', now, rig.config);
+      });
+    // A warning, silenced; it escalates under the silence (PagerDuty's opening, held), then Alice takes it (held too).
+    await recordEvent(t.db, rig.config, alert.id, 'opened', { now: at(0), data: { severity: 'warning' } });
+    await recordEvent(t.db, rig.config, alert.id, 'silenced', { now: at(1), actor: 'U0BOB', changes: { silencedBy: 'U0BOB', silencedUntil: at(60) }, data: { until: at(60).toISOString() } });
+    await recordEvent(t.db, rig.config, alert.id, 'escalated', { now: at(15), changes: { severity: 'critical', escalatedAt: at(15) }, data: { from: 'warning', to: 'critical' } });
+    await take(alert.id, at(20));
+    await rig.drain();
+    expect(rig.pagerduty.requests).toEqual([]);
+    await expire(alert.id, at(60));
+    await rig.drain();
+    expect(rig.pagerduty.accepted().map((r) => [body(r).event_action, body(r).dedup_key])).toEqual([
+      ['trigger', `scheduler-bot:alert:${alert.id}`],
+      ['acknowledge', `scheduler-bot:alert:${alert.id}`],
+    ]);
+
+    await recordEvent(t.db, rig.config, alert.id, 'resolved', { now: at(90), changes: { status: 'resolved', resolvedAt: at(90) } });
+    await rig.drain();
+    expect(rig.pagerduty.accepted().map((r) => body(r).event_action)).toEqual(['trigger', 'acknowledge', 'resolve']);
+
+    // A critical alert paged before its silence, taken during it: the acknowledge is not lost with the other held replies.
+    const other = await insertAlert(t.db, alert.workflowId, { severity: 'critical', openedAt: at(100), escalateAt: null });
+    await recordEvent(t.db, rig.config, other.id, 'opened', { now: at(100), data: { severity: 'critical' } });
+    await rig.drain();
+    await recordEvent(t.db, rig.config, other.id, 'silenced', { now: at(101), actor: 'U0BOB', changes: { silencedBy: 'U0BOB', silencedUntil: at(160) }, data: { until: at(160).toISOString() } });
+    await take(other.id, at(110));
+    await expire(other.id, at(160));
+    await rig.drain();
+    expect(rig.pagerduty.accepted().slice(3).map((r) => [body(r).event_action, body(r).dedup_key])).toEqual([
+      ['trigger', `scheduler-bot:alert:${other.id}`],
+      ['acknowledge', `scheduler-bot:alert:${other.id}`],
+    ]);
+  });
+
+  it('released while silenced: ownership taken and given back under the silence acknowledges nothing when it ends', async () => {
+    const { rig, alert } = await setup('pagerduty', 'critical');
+    await recordEvent(t.db, rig.config, alert.id, 'opened', { now: at(0), data: { severity: 'critical' } });
+    await recordEvent(t.db, rig.config, alert.id, 'silenced', { now: at(1), actor: 'U0BOB', changes: { silencedBy: 'U0BOB', silencedUntil: at(60) }, data: { until: at(60).toISOString() } });
+    await recordEvent(t.db, rig.config, alert.id, 'owner_changed', {
+      now: at(10),
+      actor: 'U0ALICE',
+      changes: { ownerUser: 'U0ALICE', acknowledgedBy: 'U0ALICE', acknowledgedAt: at(10) },
+      data: { fromTeam: 'engineering', toTeam: 'engineering', toUser: 'U0ALICE', acknowledged: true },
+    });
+    await recordEvent(t.db, rig.config, alert.id, 'owner_changed', {
+      now: at(20),
+      actor: 'U0ALICE',
+      changes: { ownerUser: null, acknowledgedBy: null, acknowledgedAt: null },
+      data: { fromTeam: 'engineering', toTeam: 'engineering', fromUser: 'U0ALICE', action: 'release' },
+    });
+    await t.db.transaction().execute(async (trx) => {
+      const current = await trx.selectFrom('alerts').selectAll().where('id', '=', alert.id).executeTakeFirstOrThrow();
+      await endSilence(trx, current, { channel: null }, null, 'expired', at(60), rig.config);
+    });
+    await rig.drain();
+    expect(rig.pagerduty.accepted().map((r) => body(r).event_action)).toEqual(['trigger']);
+  });
+
   it('429 from the Events API: waits Retry-After and sends again; nothing lost, each action accepted once', async () => {
     const { rig, alert } = await setup('pagerduty');
     rig.pagerduty.answer({ status: 429, headers: { 'Retry-After': '3' }, body: '{"status":"throttle event"}' });
