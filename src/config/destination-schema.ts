@@ -1,6 +1,7 @@
 import { createHash, createHmac } from 'node:crypto';
 import { z } from 'zod';
 import { NOTIFIED_EVENT_KINDS } from '../domain/events.js';
+import { reservedHeaderReason } from '../domain/webhook-headers.js';
 import { envVarName, exactlyOne, pagerDutyRoutingKey, webhookSecret } from './secret-refs.js';
 
 export const DESTINATION_KINDS = ['slack', 'email', 'webhook', 'pagerduty'] as const;
@@ -35,6 +36,21 @@ const webhookFields = {
   ...routingFields,
 };
 
+/**
+ * Headers as written (the file, the API, PLATFORM_DESTINATIONS): none the bot
+ * sets itself, in any case (src/domain/webhook-headers.ts). Stored rows are
+ * read with the plain record and such a header is dropped when sending.
+ */
+const webhookInputHeaders = z
+  .record(z.string(), z.string())
+  .superRefine((headers, ctx) => {
+    for (const name of Object.keys(headers)) {
+      const reason = reservedHeaderReason(name);
+      if (reason) ctx.addIssue({ code: 'custom', path: [name], message: reason });
+    }
+  })
+  .optional();
+
 const kindError = { error: (issue: { code: string }) => (issue.code === 'invalid_union' ? `kind must be one of ${DESTINATION_KINDS.map((k) => `"${k}"`).join(', ')}` : undefined) };
 
 /**
@@ -52,6 +68,7 @@ export const destinationSchema = z.discriminatedUnion(
     z
       .object({
         ...webhookFields,
+        headers: webhookInputHeaders,
         /** HMAC-SHA256 key for the X-Scheduler-Signature header; share it with the receiver. */
         secret: webhookSecret.optional(),
         /** Name of an environment variable holding `secret`. */

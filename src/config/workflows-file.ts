@@ -246,7 +246,9 @@ export function describeIssues(source: string, text: string | undefined, root: u
     let line = lines.get(path);
     for (let p = [...issue.path]; line === undefined && p.length > 0; p = p.slice(0, -1)) line = lines.get(formatPath(p.slice(0, -1)));
     const where = `${source}${line ? `:${line}` : ''}`;
-    const value = SECRET_FIELDS.has(String(issue.path[issue.path.length - 1])) ? '(hidden)' : valueAt(root, issue.path);
+    // A header's value may be a credential (Authorization, an API key): only its name is shown, in the path.
+    const headerValue = issue.path.length >= 2 && issue.path[issue.path.length - 2] === 'headers';
+    const value = SECRET_FIELDS.has(String(issue.path[issue.path.length - 1])) || headerValue ? '(hidden)' : valueAt(root, issue.path);
     const got = value === undefined ? '' : ` (got ${truncate(JSON.stringify(value), 120)})`;
     let message = issue.message;
     if (issue.code === 'unrecognized_keys') message = `unknown field ${issue.keys.map((k) => `"${k}"`).join(', ')}`;

@@ -42,6 +42,28 @@ export function recordFailure(previous: Outage | undefined, error: string, now: 
   return { outage: { failingSince, failures, heldUntil, lastError: error, noticedAt: previous?.noticedAt ?? (raiseNotice ? now : null) }, raiseNotice };
 }
 
+/**
+ * How an outage ends, and what the platform is told. The outage is about the
+ * destination being unreachable (5xx, timeouts, resets), so any answer that
+ * is not one of those ends it, and its row is removed: the gauge drops, and
+ * the next outage starts from the first back-off and raises its own notice.
+ *
+ * - `delivered`: the destination accepted a message. A noticed outage is
+ *   announced `recovered`.
+ * - `refused`: it answered, but permanently (a 404 or 410, a 4xx, a Slack
+ *   error retrying will not change, or it is no longer configured). It is
+ *   not unreachable any more, yet "recovered" would mislead: a noticed
+ *   outage is announced `refused`, with that answer, so the platform knows
+ *   the held notifications are going dead rather than out. Not held any
+ *   longer, the rest are each tried at once and get their own verdict.
+ *
+ * An outage nobody was told of ends quietly (the log line only).
+ */
+export function outageEndNotice(ended: Outage | undefined, how: 'delivered' | 'refused'): 'recovered' | 'refused' | undefined {
+  if (!ended?.noticedAt) return undefined;
+  return how === 'delivered' ? 'recovered' : 'refused';
+}
+
 /** A webhook id written before migration 0019: `webhook:<URL>`. */
 const LEGACY_WEBHOOK_ID = /^https?:\/\//i;
 

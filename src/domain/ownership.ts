@@ -31,3 +31,24 @@ export function decideReassign(
   const same = current.ownerTeam === to.team && (current.ownerUser?.trim() || null) === to.user && (current.ownerNote?.trim() || null) === to.note;
   return same ? { kind: 'unchanged', owner: to } : { kind: 'change', to };
 }
+
+/**
+ * What an `owner_changed` event did: take, release or reassign, from the
+ * event's own `action` when it has one, else from what changed. A take (a
+ * person making the alert theirs) is what acknowledges it (PagerDuty's
+ * `acknowledge`); a reassignment, even to a named person, is not.
+ */
+export function ownerChange(event: { actor: string | null; data: unknown }): 'take' | 'release' | 'reassign' {
+  const d = (event.data ?? {}) as Record<string, unknown>;
+  const str = (k: string): string | undefined => (typeof d[k] === 'string' && d[k] !== '' ? (d[k] as string) : undefined);
+  const action = str('action');
+  if (action === 'take' || action === 'release' || action === 'reassign') return action;
+  const fromTeam = str('fromTeam');
+  const toTeam = str('toTeam');
+  const sameTeam = !fromTeam || !toTeam || fromTeam === toTeam;
+  const fromUser = str('fromUser');
+  const toUser = str('toUser');
+  if (sameTeam && toUser && toUser === event.actor && fromUser !== toUser && d.note == null) return 'take';
+  if (sameTeam && !toUser && fromUser && fromUser === event.actor) return 'release';
+  return 'reassign';
+}

@@ -1,3 +1,6 @@
+import { parseDestination } from './events.js';
+import { ownerChange } from './ownership.js';
+
 /** The alert fields silence depends on (structurally the alerts row). */
 export interface SilenceFields {
   status: string;
@@ -70,24 +73,53 @@ export function summariseHeld(heldKinds: string[], alert: { consecutiveFailures:
   return { counts, escalated: byKind.has('escalated'), consecutiveFailures: alert.consecutiveFailures, severity: alert.severity };
 }
 
+/** A held outbox row, with the event it tells. */
+export interface HeldRow {
+  id: number;
+  destination: string;
+  /** The event's kind, actor and data (an `owner_changed` row's take, release or reassign is read from them). */
+  kind?: string;
+  actor?: string | null;
+  data?: unknown;
+}
+
 /**
- * The held rows a silence's end delivers after all instead of summarising:
- * a destination that has heard nothing of the alert but its held rows
- * reached the alert's severity while it was silenced (a warning that
- * escalated under the silence, and a critical-only pager or mailbox). The
- * summary that ends the silence cannot be its first message (it is not an
- * opening), so without its held opening (its first held row) it would
- * never hear of the open critical alert, nor of its resolve. Only while the
- * alert is open: a silence the resolve ends pages nobody for an incident
- * that is over.
+ * Destination kinds that keep an incident's acknowledged state from the
+ * events they are sent (PagerDuty: a take is its `acknowledge`). For the
+ * others an ownership change is a reply, which the silence's summary covers,
+ * and whatever they are sent later shows the owner as it is.
  */
-export function heldOpenings(held: readonly { id: number; destination: string }[], heard: ReadonlySet<string>, alertOpen: boolean): number[] {
+const ACKNOWLEDGING_KINDS: readonly string[] = ['pagerduty'];
+
+/**
+ * The held rows a silence's end delivers after all instead of summarising,
+ * in id order (the order they were written, and will be delivered). Only
+ * while the alert is open: a silence the resolve ends pages nobody for an
+ * incident that is over.
+ *
+ * - Its opening: a destination that has heard nothing of the alert but its
+ *   held rows reached the alert's severity while it was silenced (a warning
+ *   that escalated under the silence, and a critical-only pager or
+ *   mailbox). The summary that ends the silence cannot be its first message
+ *   (it is not an opening), so without its held opening (its first held
+ *   row) it would never hear of the open critical alert, nor of its resolve.
+ * - Its acknowledgement: for a destination that keeps the incident's state
+ *   (PagerDuty), the last ownership change held for it, when that change is
+ *   a person taking the alert. Otherwise the trigger (released, or sent
+ *   before the silence) would go on paging someone for an alert a person
+ *   owns. A take given back or reassigned later under the silence
+ *   acknowledges nothing: the alert is not that person's now.
+ */
+export function heldReleases(held: readonly HeldRow[], heard: ReadonlySet<string>, alertOpen: boolean): number[] {
   if (!alertOpen) return [];
-  const first = new Map<string, number>();
-  for (const row of held) {
-    if (heard.has(row.destination)) continue;
-    const seen = first.get(row.destination);
-    if (seen === undefined || row.id < seen) first.set(row.destination, row.id);
+  const byDestination = new Map<string, HeldRow[]>();
+  for (const row of [...held].sort((a, b) => a.id - b.id)) byDestination.set(row.destination, [...(byDestination.get(row.destination) ?? []), row]);
+  const released: number[] = [];
+  for (const [destination, rows] of byDestination) {
+    if (!heard.has(destination)) released.push(rows[0]!.id);
+    if (!ACKNOWLEDGING_KINDS.includes(parseDestination(destination).kind)) continue;
+    const lastChange = rows.filter((r) => r.kind === 'owner_changed').at(-1);
+    if (lastChange && !released.includes(lastChange.id) && ownerChange({ actor: lastChange.actor ?? null, data: lastChange.data }) === 'take') released.push(lastChange.id);
   }
-  return [...first.values()].sort((a, b) => a - b);
+  return released.sort((a, b) => a - b);
 }

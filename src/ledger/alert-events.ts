@@ -1,7 +1,7 @@
 import type { Transaction } from 'kysely';
 import type { Alert, AlertEvent, Database, Tenant } from '../db/schema.js';
 import { isNotifiedKind, QUIET_EVENT_KINDS, shadowEventData, type AlertEventKind } from '../domain/events.js';
-import { heldOpenings, silenceState, summariseHeld, type HeldSummary } from '../domain/silence.js';
+import { heldReleases, silenceState, summariseHeld, type HeldSummary } from '../domain/silence.js';
 import { routesFor, shouldRoute, type RoutingConfig } from './destinations.js';
 import { writeAlertsAndEvents, type AlertWrites, type EventRow, type NotificationRow } from './event-writes.js';
 import { claimStorms, stormRuleOf, type StormConfig } from './storm-claims.js';
@@ -148,16 +148,23 @@ function routerOf(facts: RoutingFacts) {
 /**
  * Ends the hold on an alert's notifications: held rows become `skipped` and
  * the summary of what they said is returned, for the one event that replaces them;
- * except a destination's held opening when the silence ends on an open alert
- * that destination has not otherwise heard of (`heldOpenings`), which is delivered.
+ * except, when the silence ends on an open alert, a destination's held opening
+ * (it has not otherwise heard of the alert) and a pager's held acknowledgement
+ * (`heldReleases`, src/domain/silence.ts), which are delivered.
  */
 export async function releaseHeldNotifications(trx: Transaction<Database>, alert: Alert): Promise<HeldSummary> {
-  const held = await trx.selectFrom('notifications').select(['id', 'destination']).where('alertId', '=', alert.id).where('status', '=', 'held').execute();
+  const held = await trx
+    .selectFrom('notifications as n')
+    .innerJoin('alertEvents as e', 'e.id', 'n.eventId')
+    .select(['n.id', 'n.destination', 'e.kind', 'e.actor', 'e.data'])
+    .where('n.alertId', '=', alert.id)
+    .where('n.status', '=', 'held')
+    .execute();
   const heard = held.length
     ? await trx.selectFrom('notifications').select('destination').distinct().where('alertId', '=', alert.id).where('status', 'not in', ['held', 'skipped']).execute()
     : [];
-  const openings = heldOpenings(held, new Set(heard.map((h) => h.destination)), alert.status === 'open');
-  if (openings.length > 0) await trx.updateTable('notifications').set({ status: 'pending' }).where('id', 'in', openings).where('status', '=', 'held').execute();
+  const released = heldReleases(held, new Set(heard.map((h) => h.destination)), alert.status === 'open');
+  if (released.length > 0) await trx.updateTable('notifications').set({ status: 'pending' }).where('id', 'in', released).where('status', '=', 'held').execute();
   const rows = await trx
     .updateTable('notifications')
     .set({ status: 'skipped' })

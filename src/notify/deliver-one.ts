@@ -4,7 +4,7 @@ import type { ClaimedNotification } from './claim-notifications.js';
 import type { SlotResult } from './pacer.js';
 import { isConnectionError } from '../db/connection-errors.js';
 import { redactSecrets } from '../secrets.js';
-import { shownDestination } from '../domain/destination-outage.js';
+import { outageEndNotice, shownDestination, type Outage } from '../domain/destination-outage.js';
 import { backoffMs, pacingOf, sleepOnClock, type OutageNotice, type SenderContext } from './sender-context.js';
 import { holdDestination, markDead, markRetry, markSent, markUnknown, releaseUntried } from './settle-notification.js';
 import type { DeliveryInput, DeliveryResult, Transport } from './transport.js';
@@ -54,13 +54,14 @@ async function deliverClaimed(ctx: SenderContext, claim: ClaimedNotification, wa
         const ended = await markSent(deps.db, n.id, now, { ref: found.ref, ...found.result, recovered: true });
         metrics.deliveries.inc({ kind, result: 'recovered' });
         log.info(logCtx, 'notification found already delivered; not sending again');
-        if (ended?.noticedAt) await notifyOutage(ctx, { kind: 'recovered', destination: n.destination, outage: ended, now });
+        await endOutage(ctx, n.destination, ended, 'delivered', now);
         return true;
       }
       if (found.kind === 'failed') {
         if (found.permanent) {
           log.error({ ...logCtx, error: found.error }, 'notification undeliverable: its earlier attempt cannot be checked');
-          await markDead(deps.db, n.id, `lookup failed: ${found.error}`);
+          const ended = await markDead(deps.db, n.id, `lookup failed: ${found.error}`);
+          await endOutage(ctx, n.destination, ended, 'refused', now, `lookup failed: ${found.error}`);
           metrics.deliveries.inc({ kind, result: 'permanent' });
           return true;
         }
@@ -137,7 +138,7 @@ async function settleDelivery(ctx: SenderContext, transport: Transport, key: str
       // pacing from the answer keeps the next one from landing early and costing a 429's whole Retry-After.
       const pacing = pacingOf(transport);
       if (pacing && key) await pacer.hold(key, n.destination, new Date(answered.getTime() + pacing.minIntervalMs), answered);
-      if (ended?.noticedAt) await notifyOutage(ctx, { kind: 'recovered', destination: n.destination, outage: ended, now });
+      await endOutage(ctx, n.destination, ended, 'delivered', now);
       return;
     }
     case 'rate_limited': {
@@ -147,10 +148,12 @@ async function settleDelivery(ctx: SenderContext, transport: Transport, key: str
       await markRetry(deps.db, n.id, until, result.error ?? 'rate limited', false);
       return;
     }
-    case 'permanent':
+    case 'permanent': {
       log.error({ ...logCtx, error: result.error }, 'notification undeliverable');
-      await markDead(deps.db, n.id, result.error);
+      const ended = await markDead(deps.db, n.id, result.error);
+      await endOutage(ctx, n.destination, ended, 'refused', now, result.error);
       return;
+    }
     case 'transient':
     case 'unknown':
       await holdFailing(ctx, n, result.error, result.kind, now);
@@ -165,12 +168,30 @@ async function holdFailing(ctx: SenderContext, n: DeliveryInput['notification'],
   if (raiseNotice) await notifyOutage(ctx, { kind: 'outage', destination: n.destination, outage, now });
 }
 
+/**
+ * An outage `markSent` or `markDead` just ended (if the destination had one):
+ * told as src/domain/destination-outage.ts decides. A refusal's notice
+ * carries the refusing answer as its last error.
+ */
+async function endOutage(ctx: SenderContext, destination: string, ended: Outage | undefined, how: 'delivered' | 'refused', now: Date, answer?: string): Promise<void> {
+  if (!ended) return;
+  const kind = outageEndNotice(ended, how);
+  if (!kind) {
+    ctx.log.info({ destination: shownDestination(destination), failingSince: ended.failingSince, failures: ended.failures, how }, 'destination answered again; its outage is over');
+    return;
+  }
+  await notifyOutage(ctx, { kind, destination, outage: answer === undefined ? ended : { ...ended, lastError: answer }, now });
+}
+
+const NOTICE_RESULT = { outage: 'outage_notice', recovered: 'outage_recovered', refused: 'outage_refused' } as const;
+
 async function notifyOutage(ctx: SenderContext, notice: OutageNotice): Promise<void> {
   const { destination, outage } = notice;
   const logCtx = { destination: shownDestination(destination), failingSince: outage.failingSince, failures: outage.failures, lastError: outage.lastError };
   if (notice.kind === 'outage') ctx.log.error(logCtx, 'destination failing for longer than the notice threshold; its notifications are held and will be delivered in order');
-  else ctx.log.warn(logCtx, 'destination recovered; held notifications are being delivered');
-  metrics.deliveries.inc({ kind: parseDestination(destination).kind, result: notice.kind === 'outage' ? 'outage_notice' : 'outage_recovered' });
+  else if (notice.kind === 'recovered') ctx.log.warn(logCtx, 'destination recovered; held notifications are being delivered');
+  else ctx.log.error(logCtx, 'destination answered again but refused for good; its outage is over, and notifications it refuses go dead');
+  metrics.deliveries.inc({ kind: parseDestination(destination).kind, result: NOTICE_RESULT[notice.kind] });
   // The log line and the counter above are the notice of record; a platform
   // channel that cannot be reached must not turn into a failed delivery.
   await ctx.o.onOutage?.(notice).catch((err: unknown) => ctx.log.warn({ ...logCtx, err }, 'could not post the outage notice to the platform channel'));

@@ -28,9 +28,14 @@ export const SENDER_DEFAULTS = { batch: 50, leaseMs: 60_000, baseBackoffMs: 1000
 
 export type SenderSettings = typeof SENDER_DEFAULTS & Pick<SenderOptions, 'onOutage'>;
 
-/** A destination has been failing longer than `noticeAfterMs` (`outage`), or has just recovered from such an outage (`recovered`). */
+/**
+ * A destination has been failing longer than `noticeAfterMs` (`outage`), has
+ * just recovered from such an outage (`recovered`), or ended it with a
+ * permanent refusal (`refused`: reachable again, but what it answered goes
+ * dead; `outage.lastError` is that answer). See `outageEndNotice`.
+ */
 export interface OutageNotice {
-  kind: 'outage' | 'recovered';
+  kind: 'outage' | 'recovered' | 'refused';
   destination: string;
   outage: Outage;
   now: Date;

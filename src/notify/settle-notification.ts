@@ -56,13 +56,24 @@ export async function markUnknown(db: Db, id: number, next: Date, error: string)
     .execute();
 }
 
-export async function markDead(db: Db, id: number, error: string): Promise<void> {
-  await db
-    .updateTable('notifications')
-    .set((eb) => ({ status: 'dead', lastError: error, leaseOwner: null, leaseExpiresAt: null, attempts: eb('attempts', '+', 1) }))
-    .where('id', '=', id)
-    .where('status', '=', 'sending')
-    .execute();
+/**
+ * Undeliverable for good. A permanent answer is still an answer: an outage
+ * the destination had (it was unreachable) is over, ended in the same
+ * statement and returned, so the sender can say how it ended
+ * (`outageEndNotice`, src/domain/destination-outage.ts).
+ */
+export async function markDead(db: Db, id: number, error: string): Promise<Outage | undefined> {
+  const { rows } = await sql<Outage>`
+    with dead as (
+      update notifications
+      set status = 'dead', last_error = ${error}, lease_owner = null, lease_expires_at = null, attempts = attempts + 1
+      where id = ${id} and status = 'sending'
+      returning destination
+    )
+    delete from destination_outages o using dead where o.destination = dead.destination
+    returning o.failing_since, o.failures, o.held_until, o.last_error, o.noticed_at
+  `.execute(db);
+  return rows[0];
 }
 
 /** Claimed but not attempted (its pacing key was busy): hand it back exactly as it was. */

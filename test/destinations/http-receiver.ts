@@ -74,6 +74,12 @@ export class HttpReceiver {
     this.script.push(...answers);
   }
 
+  /** Drops the answers not given yet and forgets the requests seen. */
+  reset(): void {
+    this.script.length = 0;
+    this.requests.length = 0;
+  }
+
   /** Requests that were answered 2xx: what the receiver acted on. */
   accepted(): ReceivedRequest[] {
     return this.requests.filter((r) => r.status >= 200 && r.status < 300);

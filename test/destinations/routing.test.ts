@@ -100,6 +100,22 @@ describe('destination configuration', () => {
     expect(p.find((x) => x.includes('destinations[3].minSeverity'))).toContain('"fatal"');
   });
 
+  it('refuses a webhook header the bot sets itself, in any case, naming the header and hiding its value', () => {
+    const text = file([
+      { kind: 'webhook', url: 'https://hooks.acme.example.com/s', secret: 'whsec_0123456789abcdef', headers: { 'X-Team': 'data', 'idempotency-key': 'k-hunter2', 'x-scheduler-signature': 'v1=hunter2', 'Content-Type': 'text/plain' } },
+    ]);
+    const p = problems(text);
+    expect(p).toEqual([
+      expect.stringMatching(/tenants\[0\]\.destinations\[0\]\.headers\.idempotency-key: header "idempotency-key" is set by the bot itself; remove it \(got "\(hidden\)"\)$/),
+      expect.stringMatching(/tenants\[0\]\.destinations\[0\]\.headers\.x-scheduler-signature: header "x-scheduler-signature" is set by the bot itself \(every X-Scheduler-\* header is\); remove it \(got "\(hidden\)"\)$/),
+      expect.stringMatching(/tenants\[0\]\.destinations\[0\]\.headers\.Content-Type: header "Content-Type" is set by the bot itself; remove it/),
+    ]);
+    expect(p.join('\n')).not.toContain('hunter2');
+    expect(() => loadConfig({ PLATFORM_DESTINATIONS: JSON.stringify([{ kind: 'webhook', url: 'https://x.example.com', secret: 'whsec_0123456789abcdef', headers: { 'IDEMPOTENCY-KEY': 'x' } }]) })).toThrow(
+      /PLATFORM_DESTINATIONS=\(hidden\): \[0\]\.headers\.IDEMPOTENCY-KEY: header "IDEMPOTENCY-KEY" is set by the bot itself/,
+    );
+  });
+
   it('refuses the same destination twice in one list', () => {
     const p = problems(file([{ kind: 'email', to: ['ops@acme.example.com'] }, { kind: 'email', to: ['OPS@acme.example.com'] }]));
     expect(p).toEqual([expect.stringMatching(/tenants\[0\]\.destinations\[1\]: duplicate destination "email:ops@acme.example.com"/)]);

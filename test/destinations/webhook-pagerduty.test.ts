@@ -83,6 +83,21 @@ describe('webhook destination', () => {
     expect(body(got[2]!)).toMatchObject({ event: 'resolved', alert: { status: 'resolved' }, data: { runId: 9 } });
   });
 
+  it('a stored header differing only in case from one the bot sets (written before the check) is left out: the bot’s own arrive alone, other headers as configured', async () => {
+    rig = await startDestinationRig(t.db);
+    const headers = { 'idempotency-key': 'mine', 'x-scheduler-signature': 'v1=forged', 'x-scheduler-event': 'other', 'content-type': 'text/plain', 'X-Team': 'data' };
+    await makeTenant(t.db, { id: 'acme', name: 'Acme', channel: null, destinations: JSON.stringify([{ ...rig.destinations()[1]!, headers }]) });
+    const wf = await makeWorkflow(t.db, { tenantId: 'acme', name: 'nightly-pipeline', cron: '0 2 * * *' });
+    const alert = await insertAlert(t.db, wf.id, { severity: 'critical', openedAt: at(0), escalateAt: null });
+    await recordEvent(t.db, rig.config, alert.id, 'opened', { now: at(0) });
+    await rig.drain();
+    const [got] = rig.webhook.accepted();
+    const row = await t.db.selectFrom('notifications').select('idempotencyKey').executeTakeFirstOrThrow();
+    expect(got!.headers).toMatchObject({ 'idempotency-key': row.idempotencyKey, 'x-scheduler-event': 'opened', 'content-type': 'application/json', 'x-team': 'data' });
+    const signed = { body: got!.body, timestamp: got!.headers['x-scheduler-timestamp'] as string, signature: got!.headers['x-scheduler-signature'] as string };
+    expect(verifyLaunchSignature(WEBHOOK_SECRET, signed, new Date(Number(signed.timestamp) * 1000))).toEqual({ ok: true });
+  });
+
   it('carries the alert’s last run as the claim read it: its stage and its log link', async () => {
     const { rig, alert } = await setup('webhook');
     const run = await makeRun(t.db, { workflowId: alert.workflowId, tick: at(0), status: 'failed', stage: 'load orders', logUrl: 'https://ci.acme.example.com/runs/77' });
@@ -126,6 +141,18 @@ describe('webhook destination', () => {
     await rig.drain();
     const dead = await t.db.selectFrom('notifications').selectAll().where('status', '=', 'dead').executeTakeFirstOrThrow();
     expect(dead.lastError).toBe('HTTP 404: no such hook');
+  });
+
+  it('a 429 asking to wait years (Retry-After: 99999999) holds the host for 10 minutes at most, not for years', async () => {
+    const { rig, alert } = await setup('webhook');
+    rig.webhook.answer({ status: 429, headers: { 'Retry-After': '99999999' } });
+    await recordEvent(t.db, rig.config, alert.id, 'opened', { now: at(0) });
+    const start = rig.clock.now().getTime();
+    await rig.drain({ maxClockMs: 15 * 60_000 });
+    expect(rig.webhook.requests.map((r) => r.status)).toEqual([429, 200]);
+    const waited = rig.clock.now().getTime() - start;
+    expect(waited).toBeGreaterThanOrEqual(10 * 60_000);
+    expect(waited).toBeLessThanOrEqual(10 * 60_000 + 1000);
   });
 
   it('the answer is recorded as sent before anything else, the pace included: a replica dying after the receiver answered has one statement to outlive', async () => {
@@ -243,6 +270,76 @@ describe('pagerduty destination', () => {
     await recordEvent(t.db, rig.config, other.id, 'resolved', { now: at(130) });
     await rig.drain();
     expect(rig.pagerduty.accepted().map((r) => body(r).dedup_key)).toEqual([`scheduler-bot:alert:${alert.id}`, `scheduler-bot:alert:${alert.id}`]);
+  });
+
+  it('taken while silenced: when the silence ends, the held trigger is followed by the held acknowledge, so PagerDuty pages nobody for an alert a person owns', async () => {
+    const { rig, alert } = await setup('pagerduty', 'warning');
+    const take = (id: number, now: Date) =>
+      recordEvent(t.db, rig.config, id, 'owner_changed', {
+        now,
+        actor: 'U0ALICE',
+        changes: { ownerUser: 'U0ALICE', acknowledgedBy: 'U0ALICE', acknowledgedAt: now },
+        data: { fromTeam: 'engineering', toTeam: 'engineering', toUser: 'U0ALICE', acknowledged: true },
+      });
+    const expire = (id: number, now: Date) =>
+      t.db.transaction().execute(async (trx) => {
+        const current = await trx.selectFrom('alerts').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+        await endSilence(trx, current, { channel: null }, null, 'expired', now, rig.config);
+      });
+    // A warning, silenced; it escalates under the silence (PagerDuty's opening, held), then Alice takes it (held too).
+    await recordEvent(t.db, rig.config, alert.id, 'opened', { now: at(0), data: { severity: 'warning' } });
+    await recordEvent(t.db, rig.config, alert.id, 'silenced', { now: at(1), actor: 'U0BOB', changes: { silencedBy: 'U0BOB', silencedUntil: at(60) }, data: { until: at(60).toISOString() } });
+    await recordEvent(t.db, rig.config, alert.id, 'escalated', { now: at(15), changes: { severity: 'critical', escalatedAt: at(15) }, data: { from: 'warning', to: 'critical' } });
+    await take(alert.id, at(20));
+    await rig.drain();
+    expect(rig.pagerduty.requests).toEqual([]);
+    await expire(alert.id, at(60));
+    await rig.drain();
+    expect(rig.pagerduty.accepted().map((r) => [body(r).event_action, body(r).dedup_key])).toEqual([
+      ['trigger', `scheduler-bot:alert:${alert.id}`],
+      ['acknowledge', `scheduler-bot:alert:${alert.id}`],
+    ]);
+
+    await recordEvent(t.db, rig.config, alert.id, 'resolved', { now: at(90), changes: { status: 'resolved', resolvedAt: at(90) } });
+    await rig.drain();
+    expect(rig.pagerduty.accepted().map((r) => body(r).event_action)).toEqual(['trigger', 'acknowledge', 'resolve']);
+
+    // A critical alert paged before its silence, taken during it: the acknowledge is not lost with the other held replies.
+    const other = await insertAlert(t.db, alert.workflowId, { severity: 'critical', openedAt: at(100), escalateAt: null });
+    await recordEvent(t.db, rig.config, other.id, 'opened', { now: at(100), data: { severity: 'critical' } });
+    await rig.drain();
+    await recordEvent(t.db, rig.config, other.id, 'silenced', { now: at(101), actor: 'U0BOB', changes: { silencedBy: 'U0BOB', silencedUntil: at(160) }, data: { until: at(160).toISOString() } });
+    await take(other.id, at(110));
+    await expire(other.id, at(160));
+    await rig.drain();
+    expect(rig.pagerduty.accepted().slice(3).map((r) => [body(r).event_action, body(r).dedup_key])).toEqual([
+      ['trigger', `scheduler-bot:alert:${other.id}`],
+      ['acknowledge', `scheduler-bot:alert:${other.id}`],
+    ]);
+  });
+
+  it('released while silenced: ownership taken and given back under the silence acknowledges nothing when it ends', async () => {
+    const { rig, alert } = await setup('pagerduty', 'critical');
+    await recordEvent(t.db, rig.config, alert.id, 'opened', { now: at(0), data: { severity: 'critical' } });
+    await recordEvent(t.db, rig.config, alert.id, 'silenced', { now: at(1), actor: 'U0BOB', changes: { silencedBy: 'U0BOB', silencedUntil: at(60) }, data: { until: at(60).toISOString() } });
+    await recordEvent(t.db, rig.config, alert.id, 'owner_changed', {
+      now: at(10),
+      actor: 'U0ALICE',
+      changes: { ownerUser: 'U0ALICE', acknowledgedBy: 'U0ALICE', acknowledgedAt: at(10) },
+      data: { fromTeam: 'engineering', toTeam: 'engineering', toUser: 'U0ALICE', acknowledged: true },
+    });
+    await recordEvent(t.db, rig.config, alert.id, 'owner_changed', {
+      now: at(20),
+      actor: 'U0ALICE',
+      changes: { ownerUser: null, acknowledgedBy: null, acknowledgedAt: null },
+      data: { fromTeam: 'engineering', toTeam: 'engineering', fromUser: 'U0ALICE', action: 'release' },
+    });
+    await t.db.transaction().execute(async (trx) => {
+      const current = await trx.selectFrom('alerts').selectAll().where('id', '=', alert.id).executeTakeFirstOrThrow();
+      await endSilence(trx, current, { channel: null }, null, 'expired', at(60), rig.config);
+    });
+    await rig.drain();
+    expect(rig.pagerduty.accepted().map((r) => body(r).event_action)).toEqual(['trigger']);
   });
 
   it('429 from the Events API: waits Retry-After and sends again; nothing lost, each action accepted once', async () => {

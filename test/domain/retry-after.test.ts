@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { retryAfterMs } from '../../src/domain/retry-after.js';
+import { MAX_RETRY_AFTER_MS, retryAfterMs } from '../../src/domain/retry-after.js';
+import { classifySlackError } from '../../src/slack/transport/classify-error.js';
+import { webApi } from '@slack/bolt';
 
 const now = new Date('2026-03-10T02:00:00.000Z');
 
@@ -18,5 +20,27 @@ describe('retryAfterMs: how long a 429 asks to wait', () => {
     ['a bare year-like number is still seconds', '2', 2000],
   ] as const)('%s: %s', (_name, header, expected) => {
     expect(retryAfterMs(header, now)).toBe(expected);
+  });
+});
+
+describe('a Retry-After longer than the cap waits the cap (10 minutes, the outage back-off cap)', () => {
+  it.each([
+    ['years of seconds', '99999999'],
+    ['just over the cap', '601'],
+    ['a date next year', 'Wed, 10 Mar 2027 02:00:00 GMT'],
+  ] as const)('%s: %s', (_name, header) => {
+    expect(retryAfterMs(header, now)).toBe(MAX_RETRY_AFTER_MS);
+  });
+
+  it('the cap is 10 minutes; up to it, the header is obeyed', () => {
+    expect(MAX_RETRY_AFTER_MS).toBe(10 * 60_000);
+    expect(retryAfterMs('600', now)).toBe(600_000);
+  });
+
+  it('Slack’s 429 (its client reads Retry-After as whole seconds) obeys the same cap', () => {
+    const rateLimited = (retryAfter: number) => ({ code: webApi.ErrorCode.RateLimitedError, retryAfter });
+    expect(classifySlackError(rateLimited(99_999_999), true)).toMatchObject({ kind: 'rate_limited', retryAfterMs: MAX_RETRY_AFTER_MS });
+    expect(classifySlackError(rateLimited(3), true)).toMatchObject({ kind: 'rate_limited', retryAfterMs: 3000 });
+    expect(classifySlackError(rateLimited(-5), true)).toMatchObject({ kind: 'rate_limited', retryAfterMs: 1000 });
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { heldOpenings, silencedUntilField, silenceInTheWay, silenceState, summariseHeld, type SilenceFields } from '../../src/domain/silence.js';
+import { heldReleases, silencedUntilField, silenceInTheWay, silenceState, summariseHeld, type SilenceFields } from '../../src/domain/silence.js';
 
 const NOW = new Date('2026-03-10T12:00:00Z');
 const H = 3_600_000;
@@ -51,7 +51,7 @@ describe('summariseHeld: what a silence held, told once', () => {
   });
 });
 
-describe('heldOpenings: what a silence’s end delivers after all', () => {
+describe('heldReleases: what a silence’s end delivers after all', () => {
   const held = [
     { id: 7, destination: 'slack:CACME' },
     { id: 8, destination: 'pagerduty:abc' },
@@ -64,6 +64,40 @@ describe('heldOpenings: what a silence’s end delivers after all', () => {
     ['open, every destination heard it before the silence: nothing', new Set(['slack:CACME', 'pagerduty:abc', 'email:boss@example.com']), true, []],
     ['resolved: nothing, whoever heard what', new Set(['slack:CACME']), false, []],
   ] as const)('%s', (_name, heard, open, expected) => {
-    expect(heldOpenings(held, heard, open)).toEqual(expected);
+    expect(heldReleases(held, heard, open)).toEqual(expected);
+  });
+});
+
+describe('heldReleases: a pager’s acknowledgement is not lost with the held replies', () => {
+  const take = { kind: 'owner_changed', actor: 'U0ALICE', data: { fromTeam: 'engineering', toTeam: 'engineering', toUser: 'U0ALICE' } };
+  const release = { kind: 'owner_changed', actor: 'U0ALICE', data: { fromUser: 'U0ALICE', action: 'release' } };
+  const reassign = { kind: 'owner_changed', actor: 'U0ALICE', data: { fromUser: 'U0ALICE', toUser: 'U0BOB', action: 'reassign' } };
+  const escalated = { kind: 'escalated', actor: null, data: {} };
+
+  it('escalated and taken under the silence: the pager gets its opening, then the take', () => {
+    const held = [
+      { id: 3, destination: 'pagerduty:abc', ...escalated },
+      { id: 4, destination: 'slack:CACME', ...take },
+      { id: 5, destination: 'pagerduty:abc', ...take },
+      { id: 6, destination: 'email:boss@example.com', ...take },
+    ];
+    // The channel and the mailbox heard the alert: their take is a reply the summary covers.
+    expect(heldReleases(held, new Set(['slack:CACME', 'email:boss@example.com']), true)).toEqual([3, 5]);
+  });
+
+  it('paged before the silence, taken during it: the take', () => {
+    expect(heldReleases([{ id: 9, destination: 'pagerduty:abc', ...take }], new Set(['pagerduty:abc']), true)).toEqual([9]);
+  });
+
+  it.each([
+    ['taken, then released', [take, release]],
+    ['taken, then reassigned (a reassignment is no acknowledgement)', [take, reassign]],
+  ] as const)('%s under the silence: nothing', (_name, changes) => {
+    const held = changes.map((c, i) => ({ id: 10 + i, destination: 'pagerduty:abc', ...c }));
+    expect(heldReleases(held, new Set(['pagerduty:abc']), true)).toEqual([]);
+  });
+
+  it('a silence the resolve ends: nothing, acknowledgement or not', () => {
+    expect(heldReleases([{ id: 9, destination: 'pagerduty:abc', ...take }], new Set(['pagerduty:abc']), false)).toEqual([]);
   });
 });

@@ -115,6 +115,17 @@ describe('PUT /api/v1/tenants/{id} with destinations', () => {
     expect(await storedDestinations('initech')).toEqual(before);
   });
 
+  it('refuses a webhook header the bot sets itself (any case), naming the header, never its value', async () => {
+    const bad = await admin('PUT', '/api/v1/tenants/initech', {
+      name: 'Initech',
+      channel: 'CINITECH',
+      destinations: [{ kind: 'webhook', url: 'https://hooks.initech.example.com', secret: WEBHOOK_SECRET, headers: { 'x-scheduler-signature': 'v1=hunter2-forged' } }],
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.issues).toEqual(['body: destinations[0].headers.x-scheduler-signature: header "x-scheduler-signature" is set by the bot itself (every X-Scheduler-* header is); remove it (got "(hidden)")']);
+    expect(bad.text).not.toContain('hunter2');
+  });
+
   it('refuses a reference to an unset variable, naming the path and the variable, and changes nothing', async () => {
     const before = await storedDestinations('initech');
     const bad = await admin('PUT', '/api/v1/tenants/initech', {

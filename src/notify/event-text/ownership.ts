@@ -1,20 +1,9 @@
 import { relativeTime } from '../../domain/durations.js';
-import { date, failures, person, str, strong, t, user, type Data, type EventInput, type Renderer, type TextPart } from './parts.js';
+import { ownerChange } from '../../domain/ownership.js';
+import { date, failures, person, str, strong, t, user, type Renderer, type TextPart } from './parts.js';
 
-/** Take, release or reassign, from the row's own `action` when it has one, else from what changed. */
-export function ownerChange(event: Pick<EventInput, 'actor' | 'data'>): 'take' | 'release' | 'reassign' {
-  const d = (event.data ?? {}) as Data;
-  const action = str(d, 'action');
-  if (action === 'take' || action === 'release' || action === 'reassign') return action;
-  const fromTeam = str(d, 'fromTeam');
-  const toTeam = str(d, 'toTeam');
-  const sameTeam = !fromTeam || !toTeam || fromTeam === toTeam;
-  const fromUser = str(d, 'fromUser');
-  const toUser = str(d, 'toUser');
-  if (sameTeam && toUser && toUser === event.actor && fromUser !== toUser && d.note == null) return 'take';
-  if (sameTeam && !toUser && fromUser && fromUser === event.actor) return 'release';
-  return 'reassign';
-}
+/** Take, release or reassign: the rule lives in src/domain/ownership.ts (held releases need it too). */
+export { ownerChange };
 
 function ownerParts(team: string | undefined, userId: string | undefined): TextPart[] {
   return [strong(team ?? 'engineering'), ...(userId ? [t(' ('), user(userId), t(')')] : [])];

@@ -1,3 +1,4 @@
+import { withOwnHeaders } from '../../domain/webhook-headers.js';
 import { redactSecrets } from '../../secrets.js';
 import type { DeliveryResult } from '../transport.js';
 import { classifyFetchError, classifyHttpResponse } from './http-outcome.js';
@@ -20,7 +21,7 @@ export async function postJson(
     response = await fetch(url, {
       method: 'POST',
       redirect: 'manual',
-      headers: { ...options.headers, 'Content-Type': 'application/json', 'User-Agent': 'scheduler-bot' },
+      headers: withOwnHeaders(options.headers, { 'Content-Type': 'application/json', 'User-Agent': 'scheduler-bot' }),
       body,
       signal: AbortSignal.timeout(options.timeoutMs),
     });

@@ -1,6 +1,7 @@
 import type { Config } from '../../config/env.js';
 import type { Db } from '../../db/connect.js';
 import { webhookHost } from '../../domain/destination-outage.js';
+import { webhookRequestHeaders } from '../../domain/webhook-headers.js';
 import { silenceState, silencedUntilField } from '../../domain/silence.js';
 import type { RoutingConfig } from '../../ledger/destinations.js';
 import { SIGNATURE_HEADER, signLaunchRequest, TIMESTAMP_HEADER } from '../../launch/signature.js';
@@ -82,13 +83,13 @@ export function webhookTransport(deps: { db: Db; config: RoutingConfig & Pick<Co
       const body = JSON.stringify(webhookPayload(input, input.lastRun, deps.config.PUBLIC_URL));
       const timestamp = Math.floor(input.now.getTime() / 1000);
       const outcome = await postJson(spec.url, body, {
-        headers: {
-          ...spec.headers,
+        // The configured headers never join the bot's: one differing only in case is left out (a row stored before the config refused it).
+        headers: webhookRequestHeaders(spec.headers, {
           [IDEMPOTENCY_KEY_HEADER]: input.notification.idempotencyKey,
           [EVENT_HEADER]: input.event.kind,
           [TIMESTAMP_HEADER]: String(timestamp),
           [SIGNATURE_HEADER]: signLaunchRequest(spec.secret, timestamp, body),
-        },
+        }),
         timeoutMs,
         now: input.now,
         tenantId: input.tenant.id,

@@ -1,4 +1,5 @@
 import { webApi } from '@slack/bolt';
+import { capRetryAfterMs } from '../../domain/retry-after.js';
 
 const { ErrorCode } = webApi;
 
@@ -47,7 +48,8 @@ export function classifySlackError(error: unknown, mutating: boolean): SlackFail
   const e = error as { code?: string; retryAfter?: number; data?: { error?: string }; statusCode?: number; message?: string; original?: { message?: string } };
   switch (e?.code) {
     case ErrorCode.RateLimitedError:
-      return { kind: 'rate_limited', retryAfterMs: Math.max(1, e.retryAfter ?? 1) * 1000, error: 'ratelimited' };
+      // Whole seconds as Slack's client read them, at least one, and capped like every destination's (src/domain/retry-after.ts).
+      return { kind: 'rate_limited', retryAfterMs: capRetryAfterMs(Math.max(1, Number.isFinite(e.retryAfter) ? e.retryAfter! : 1) * 1000), error: 'ratelimited' };
     case ErrorCode.PlatformError: {
       const code = e.data?.error ?? 'unknown_error';
       if (code === 'ratelimited' || code === 'rate_limited') return { kind: 'rate_limited', retryAfterMs: DEFAULT_RETRY_MS, error: code };
