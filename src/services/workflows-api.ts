@@ -41,15 +41,28 @@ export function pingUrl(config: Pick<Config, 'PUBLIC_URL' | 'PORT'>, key: string
 /**
  * A line to paste into a crontab: report the start, run the job keeping its
  * output, report the end with the exit code and the output's tail as the body.
- * `rc=$?` right after `m=$(…)` is the job's own exit status; the body goes
- * through stdin (no argument-length limit), and there is no `%`, which cron
- * would turn into a newline.
+ *
+ * - A run id (`rid`, 64 random bits from /dev/urandom) ties the start to its
+ *   end: `curl --retry` resending a start whose answer was lost is the same
+ *   run, not a second one whose end would leave the tick's row running until
+ *   its timeout fails it; overlapping runs end their own rows.
+ * - The output goes to a temporary file, never through `echo`: dash (the
+ *   /bin/sh cron uses on Debian and Ubuntu) reads `\c`, `\n`, `\t` in what
+ *   echo prints, so `C:\cache` cut the log at `C:`. `rc=$?` right after the
+ *   job is its own exit status; the body goes through stdin (no
+ *   argument-length limit). Without a temporary file the job still runs.
+ * - No `%` anywhere: cron would turn it into a newline.
  */
 export function crontabLine(config: Pick<Config, 'PUBLIC_URL' | 'PORT'>, workflow: Pick<Workflow, 'cron' | 'timezone' | 'pingKey'>, command = '/path/to/your-job'): string {
   const url = pingUrl(config, workflow.pingKey);
   const zone = workflow.timezone === 'UTC' ? '' : `CRON_TZ=${workflow.timezone}\n`;
   const curl = 'curl -fsS -m 10 --retry 3 -o /dev/null';
-  return `${zone}${workflow.cron} ${curl} ${url}/start; m=$(${command} 2>&1); rc=$?; echo "$m" | tail -c 100000 | ${curl} --data-binary @- ${url}/$rc`;
+  const out = '"${f:-/dev/null}"';
+  return (
+    `${zone}${workflow.cron} rid=$(od -An -N8 -tx1 /dev/urandom | tr -d ' \\n'); ${curl} "${url}/start?rid=$rid"; ` +
+    `f=$(mktemp); (${command}) >${out} 2>&1; rc=$?; ` +
+    `tail -c 100000 ${out} | ${curl} --data-binary @- "${url}/$rc?rid=$rid"; [ -z "$f" ] || rm -f "$f"`
+  );
 }
 
 /** Secrets in a launcher (its signing secret, header values, a password in its URL) never leave through the API. */

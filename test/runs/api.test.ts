@@ -235,7 +235,7 @@ describe('workflows API', () => {
     });
     expect(created.status).toBe(201);
     expect(created.body.schedule).toMatchObject({ timezone: 'Europe/Berlin', nextTickAt: '2026-03-11T01:00:00.000Z' });
-    expect(created.body.ping.crontab).toMatch(/^CRON_TZ=Europe\/Berlin\n0 2 \* \* \* curl /);
+    expect(created.body.ping.crontab).toMatch(/^CRON_TZ=Europe\/Berlin\n0 2 \* \* \* rid=/);
     const stored = await t.db.selectFrom('workflows').select(['timezone', 'policy', 'maintenance']).where('name', '=', 'zone-typed-lower').executeTakeFirstOrThrow();
     expect(stored.timezone).toBe('Europe/Berlin');
     expect(stored.policy.completeBy).toEqual({ time: '06:00', timeZone: 'America/New_York' });
@@ -259,7 +259,7 @@ describe('workflows API', () => {
     expect(created.body.profile.derived).toMatchObject({ retries: 3, alertAfter: 1, firstSeverity: 'critical' });
     expect(created.body.profile.overrides).toEqual({ alertAfter: 2 });
     expect(created.body.profile.effective).toMatchObject({ retries: 3, alertAfter: 2, firstSeverity: 'critical' });
-    expect(created.body.ping.crontab).toMatch(/^CRON_TZ=Europe\/Berlin\n0 2 \* \* \* curl -fsS .*\/ping\/[\w-]+\/start; m=\$\(.* 2>&1\); rc=\$\?; .*\/ping\/[\w-]+\/\$rc$/);
+    expect(created.body.ping.crontab).toMatch(/^CRON_TZ=Europe\/Berlin\n0 2 \* \* \* rid=.*; curl -fsS .*\/ping\/[\w-]+\/start\?rid=\$rid"; .* 2>&1; rc=\$\?; .*\/ping\/[\w-]+\/\$rc\?rid=\$rid"; /);
     expect(created.body.openAlert).toBeNull();
 
     const got = await acme('GET', '/api/v1/workflows/acme/nightly-export');

@@ -1,4 +1,8 @@
 import { execFile } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { createServer, request, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
@@ -101,6 +105,58 @@ describe('pings', () => {
     await run('sh', ['-c', command]);
     const rows = await runsOf(wf.id);
     expect(rows).toEqual([expect.objectContaining({ status: 'failed', exitCode: 4, logExcerpt: 'loading\nboom: disk full\n', error: 'exited with code 4: boom: disk full' })]);
+  });
+
+  /** The crontab line of a workflow, with the bot at `base` and `job` as the command, as cron's /bin/sh would run it. */
+  const crontabCommand = async (wf: { id: number; pingKey: string }, job: string, base = app.url) => {
+    const { workflowView } = await import('../../src/services/workflows-api.js');
+    const workflow = await t.db.selectFrom('workflows').selectAll().where('id', '=', wf.id).executeTakeFirstOrThrow();
+    const line = (await workflowView(app.deps, workflow)).ping.crontab!;
+    // Cron turns an unescaped % into a newline: a line that works in a crontab has none.
+    expect(line).not.toContain('%');
+    return line.slice('*/5 * * * * '.length).replaceAll('http://localhost:3000', base).replace('/path/to/your-job', job);
+  };
+
+  it('the crontab line keeps the job\'s output as printed, backslashes included (cron runs it with /bin/sh, often dash)', async () => {
+    const wf = await observed();
+    const dir = await mkdtemp(join(tmpdir(), 'ping-job-'));
+    const output = 'copying C:\\cache\\new\\x.csv\nERROR: bad field \\t in C:\\data\n';
+    await writeFile(join(dir, 'out.txt'), output);
+    await run('/bin/sh', ['-c', await crontabCommand(wf, `cat ${dir}/out.txt; exit 2`)]);
+    const rows = await runsOf(wf.id);
+    expect(rows).toEqual([expect.objectContaining({ status: 'failed', exitCode: 2, logExcerpt: output, error: 'exited with code 2: ERROR: bad field \\t in C:\\data' })]);
+  });
+
+  it('the crontab line survives a start that curl --retry sends twice: one run, ended by the job\'s end', async () => {
+    const wf = await observed();
+    // A proxy in front of the bot whose first /start answer is lost after the bot recorded it (a gateway timeout): curl retries it.
+    let lost = false;
+    const proxy: Server = createServer((req, res) => {
+      const upstream = request(`${app.url}${req.url}`, { method: req.method, headers: req.headers }, (answer) => {
+        const chunks: Buffer[] = [];
+        answer.on('data', (c: Buffer) => chunks.push(c));
+        answer.on('end', () => {
+          if (!lost && req.url!.split('?')[0]!.endsWith('/start')) {
+            lost = true;
+            res.writeHead(504).end('gateway timeout\n');
+            return;
+          }
+          res.writeHead(answer.statusCode!, answer.headers).end(Buffer.concat(chunks));
+        });
+      });
+      req.pipe(upstream);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    try {
+      const base = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
+      await run('/bin/sh', ['-c', await crontabCommand(wf, 'echo done', base)]);
+    } finally {
+      await new Promise((resolve) => proxy.close(resolve));
+    }
+    expect(lost).toBe(true);
+    // Without a run id the retried start is a second running row; the end closes that one and the tick's own row
+    // stays running until its timeout fails it ("timed out"): a false failure for a job that worked.
+    expect((await runsOf(wf.id)).map((r) => r.status)).toEqual(['succeeded']);
   });
 
   it('answers 404 to an unknown key and 400 to an unknown signal, recording nothing', async () => {
