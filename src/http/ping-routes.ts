@@ -1,23 +1,24 @@
 import type { Request } from 'express';
 import { Router } from 'express';
 import type { Deps } from '../deps.js';
+import { PING_BODY_LIMIT, PING_TAIL_BYTES, pingExcerpt } from '../domain/ping-body.js';
 import { metrics } from '../metrics.js';
 import { recordPing, type PingSignal } from '../services/pings.js';
 import { UnknownPingLimiter } from './unknown-ping-limiter.js';
 
-/** A ping's body becomes the run's log excerpt; beyond this it is cut, never refused. */
-export const PING_BODY_LIMIT = 100 * 1024;
 /** Past this the request is read no further and refused (a stuck client, or abuse of a leaked key). */
 const PING_BODY_HARD_LIMIT = 10 * 1024 * 1024;
 
 /**
- * Keeps the first PING_BODY_LIMIT bytes of the body and drains the rest, so
- * `curl --data-binary @big.log` records the start of the log instead of failing.
+ * Keeps the body's first PING_BODY_LIMIT and last PING_TAIL_BYTES bytes and
+ * drains the rest, so `curl --data-binary @big.log` records the start and
+ * the end of the log instead of failing (what is kept: src/domain/ping-body.ts).
  */
 function readPingBody(req: Request): Promise<{ body: string; tooLarge: boolean }> {
   return new Promise((resolve, reject) => {
     const kept: Buffer[] = [];
     let keptBytes = 0;
+    let tail = Buffer.alloc(0);
     let total = 0;
     req.on('data', (chunk: Buffer) => {
       total += chunk.length;
@@ -31,12 +32,10 @@ function readPingBody(req: Request): Promise<{ body: string; tooLarge: boolean }
         kept.push(part);
         keptBytes += part.length;
       }
+      tail = Buffer.concat([tail, chunk]);
+      if (tail.length > PING_TAIL_BYTES) tail = tail.subarray(tail.length - PING_TAIL_BYTES);
     });
-    req.on('end', () => {
-      let body = Buffer.concat(kept).toString('utf8');
-      if (total > PING_BODY_LIMIT) body = `${body.replace(/\uFFFD$/, '')}\n[… truncated: ${total} bytes sent, the first ${PING_BODY_LIMIT} kept]`;
-      resolve({ body, tooLarge: false });
-    });
+    req.on('end', () => resolve({ body: pingExcerpt(Buffer.concat(kept), tail, total), tooLarge: false }));
     req.on('error', reject);
   });
 }

@@ -81,13 +81,14 @@ describe('pings', () => {
     expect(rows[1]!.startedAt!.getTime()).toBeLessThanOrEqual(rows[1]!.finishedAt!.getTime());
   });
 
-  it('keeps the first 100 KB of a bigger body and says it was cut', async () => {
+  it('keeps the first 96 KB and the last 4 KB of a bigger body and says it was cut', async () => {
     const wf = await observed();
     const body = 'a'.repeat(150 * 1024);
     const response = await fetch(`${app.url}/ping/${wf.pingKey}/fail`, { method: 'POST', body });
     expect(response.status).toBe(200);
     const [row] = await runsOf(wf.id);
-    expect(row!.logExcerpt!.startsWith('a'.repeat(100 * 1024))).toBe(true);
+    expect(row!.logExcerpt!.startsWith('a'.repeat(96 * 1024))).toBe(true);
+    expect(row!.logExcerpt!.endsWith(`kept]\n${'a'.repeat(4 * 1024)}`)).toBe(true);
     expect(row!.logExcerpt).toContain(`[… truncated: ${150 * 1024} bytes sent`);
     expect(row!.logExcerpt!.length).toBeLessThan(100 * 1024 + 100);
   });
@@ -105,6 +106,18 @@ describe('pings', () => {
     await run('sh', ['-c', command]);
     const rows = await runsOf(wf.id);
     expect(rows).toEqual([expect.objectContaining({ status: 'failed', exitCode: 4, logExcerpt: 'loading\nboom: disk full\n', error: 'exited with code 4: boom: disk full' })]);
+  });
+
+  it('a log too big to keep whole still ends in its own last line: that is the error, never the cut marker', async () => {
+    const wf = await observed();
+    const body = `${'copying row\n'.repeat(15_000)}ERROR: disk full on /var/lib/pg\n`;
+    expect((await fetch(`${app.url}/ping/${wf.pingKey}/1`, { method: 'POST', body })).status).toBe(200);
+    const [row] = await runsOf(wf.id);
+    expect(row!.error).toBe('exited with code 1: ERROR: disk full on /var/lib/pg');
+    expect(row!.logExcerpt!.startsWith('copying row\n')).toBe(true);
+    expect(row!.logExcerpt).toContain(`[… truncated: ${Buffer.byteLength(body)} bytes sent`);
+    expect(row!.logExcerpt!.endsWith('ERROR: disk full on /var/lib/pg\n')).toBe(true);
+    expect(Buffer.byteLength(row!.logExcerpt!)).toBeLessThan(100 * 1024 + 200);
   });
 
   /** The crontab line of a workflow, with the bot at `base` and `job` as the command, as cron's /bin/sh would run it. */

@@ -1,0 +1,31 @@
+/**
+ * What of a ping's body becomes the run's log excerpt. Pure.
+ *
+ * A body up to PING_BODY_LIMIT bytes is kept whole. A longer one keeps its
+ * first PING_HEAD_BYTES and its last PING_TAIL_BYTES with a marker between:
+ * a job's log ends with what went wrong, and a failure's error is the last
+ * line of the excerpt (src/services/pings.ts); keeping only the start made
+ * that error the marker itself, and every big failing log one error group.
+ */
+
+export const PING_BODY_LIMIT = 100 * 1024;
+export const PING_TAIL_BYTES = 4 * 1024;
+export const PING_HEAD_BYTES = PING_BODY_LIMIT - PING_TAIL_BYTES;
+
+/**
+ * `head`: the body's first bytes (at least PING_BODY_LIMIT of them when it
+ * is longer); `tail`: its last bytes (at least PING_TAIL_BYTES when it is
+ * longer than PING_BODY_LIMIT); `total`: how many bytes were sent.
+ */
+export function pingExcerpt(head: Uint8Array, tail: Uint8Array, total: number): string {
+  const decode = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+  if (total <= PING_BODY_LIMIT) return decode(head.subarray(0, total));
+  // A cut may fall inside a character: its half decodes as U+FFFD, dropped at the edge.
+  const first = decode(head.subarray(0, PING_HEAD_BYTES)).replace(/\uFFFD$/, '');
+  let last = decode(tail.subarray(Math.max(0, tail.byteLength - PING_TAIL_BYTES))).replace(/^\uFFFD/, '');
+  // Start the tail at a whole line when it has one: a line cut in half reads as a different message.
+  const newline = last.indexOf('\n');
+  if (newline >= 0 && newline < last.length - 1) last = last.slice(newline + 1);
+  const keptLast = Buffer.byteLength(last);
+  return `${first}\n[… truncated: ${total} bytes sent, the first ${PING_HEAD_BYTES} and the last ${keptLast} kept]\n${last}`;
+}

@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { PING_BODY_LIMIT, PING_HEAD_BYTES, pingExcerpt } from '../../src/domain/ping-body.js';
+
+/** What the reader hands over: the first PING_BODY_LIMIT bytes and the last 4 KB. */
+const excerptOf = (text: string) => {
+  const bytes = Buffer.from(text);
+  return pingExcerpt(bytes.subarray(0, PING_BODY_LIMIT), bytes.subarray(Math.max(0, bytes.length - 4096)), bytes.length);
+};
+
+describe('pingExcerpt', () => {
+  it('keeps a body up to the limit whole', () => {
+    const body = 'x'.repeat(PING_BODY_LIMIT - 1) + '\n';
+    expect(excerptOf(body)).toBe(body);
+  });
+
+  it('a longer body: its start, the marker, then its end from a whole line on, the last line the job printed last', () => {
+    const body = `${'row\n'.repeat(40_000)}half a line that the tail cut\nERROR: out of memory\n`;
+    const excerpt = excerptOf(body);
+    expect(excerpt.startsWith('row\n'.repeat(100))).toBe(true);
+    expect(excerpt).toContain(`[… truncated: ${Buffer.byteLength(body)} bytes sent, the first ${PING_HEAD_BYTES} and the last `);
+    expect(excerpt.endsWith('half a line that the tail cut\nERROR: out of memory\n')).toBe(true);
+    expect(Buffer.byteLength(excerpt)).toBeLessThanOrEqual(PING_BODY_LIMIT + 100);
+  });
+
+  it('never keeps half a character at either cut', () => {
+    const body = 'é'.repeat(120_000); // two bytes each: both cuts can fall inside one
+    const excerpt = excerptOf(`${body}x`);
+    expect(excerpt).not.toContain('\uFFFD');
+    const odd = excerptOf(`x${body}`);
+    expect(odd).not.toContain('\uFFFD');
+  });
+});
