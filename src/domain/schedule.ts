@@ -50,6 +50,21 @@ export function checkCron(cron: string): CronCheck {
   }
 }
 
+const CRON_NAMES = /\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|sun|mon|tue|wed|thu|fri|sat)\b/gi;
+
+/**
+ * Whether a crontab (Vixie cron, cronie, BusyBox) can hold this schedule, for
+ * the crontab line an observed workflow is given. The parser the bot uses
+ * also reads extensions no crontab does (`L`, `#`, `?`, `W`, Jenkins' `H`):
+ * a line with one is refused by `crontab`, so none is offered. Pure.
+ */
+export function crontabCheck(cron: string): CronCheck {
+  const trimmed = cron.trim();
+  if (MACROS.has(trimmed.toLowerCase())) return { ok: true };
+  const field = trimmed.split(/\s+/).find((f) => !/^[0-9*,/-]+$/.test(f.replace(CRON_NAMES, '0')));
+  return field === undefined ? { ok: true } : { ok: false, reason: `cron cannot read "${field}" (L, W, #, ? and H are not crontab syntax)` };
+}
+
 /** The first `count` fire times strictly after `from`. */
 export function fireTimesAfter(cron: string, tz: string, from: Date, count: number): Date[] {
   const out: Date[] = [];

@@ -7,7 +7,7 @@ import type { Db } from '../db/connect.js';
 import type { Alert, LauncherConfig, Workflow } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { profileFor } from '../domain/cadence.js';
-import { fireTimesAfter, nextFireAfter } from '../domain/schedule.js';
+import { crontabCheck, fireTimesAfter, nextFireAfter } from '../domain/schedule.js';
 import { newPingKey } from '../secrets.js';
 import { findOpenAlertForWorkflow, workflowHistory, type Scope } from '../ledger/alert-queries.js';
 import { blockedWorkflows, type BlockedWorkflow } from '../ledger/dependency-state.js';
@@ -63,6 +63,12 @@ export function crontabLine(config: Pick<Config, 'PUBLIC_URL' | 'PORT'>, workflo
     `f=$(mktemp); (${command}) >${out} 2>&1; rc=$?; ` +
     `tail -c 100000 ${out} | ${curl} --data-binary @- "${url}/$rc?rid=$rid"; [ -z "$f" ] || rm -f "$f"`
   );
+}
+
+/** The crontab line, or why there is none: a schedule no crontab can hold would make `crontab` refuse the file. */
+function crontabView(config: Pick<Config, 'PUBLIC_URL' | 'PORT'>, workflow: Workflow): { crontab?: string; crontabUnavailable?: string } {
+  const check = crontabCheck(workflow.cron);
+  return check.ok ? { crontab: crontabLine(config, workflow) } : { crontabUnavailable: check.reason };
 }
 
 /** Secrets in a launcher (its signing secret, header values, a password in its URL) never leave through the API. */
@@ -186,7 +192,7 @@ export async function workflowView(deps: Pick<Deps, 'db' | 'clock' | 'config'>, 
     },
     ping: {
       url: pingUrl(deps.config, workflow.pingKey),
-      ...(workflow.mode === 'observed' ? { crontab: crontabLine(deps.config, workflow) } : {}),
+      ...(workflow.mode === 'observed' ? crontabView(deps.config, workflow) : {}),
     },
   };
 }

@@ -172,6 +172,21 @@ describe('pings', () => {
     expect((await runsOf(wf.id)).map((r) => r.status)).toEqual(['succeeded']);
   });
 
+  it('offers no crontab line for a schedule a crontab cannot hold (L, #, ?, H are extensions cron refuses), and says why', async () => {
+    const { workflowView } = await import('../../src/services/workflows-api.js');
+    for (const cron of ['0 2 L * *', '0 2 * * 5#3', '0 2 ? * *', 'H 2 * * *', '0 2 * * 5L']) {
+      const wf = await makeWorkflow(t.db, { cron, mode: 'observed' });
+      const view = await workflowView(app.deps, wf);
+      expect(view.ping.crontab, cron).toBeUndefined();
+      expect(view.ping.crontabUnavailable, cron).toMatch(/^cron cannot read /);
+    }
+    // Names, steps, ranges, lists and macros are every crontab's own.
+    for (const cron of ['*/15 9-17 * JAN-JUN mon-fri', '0 2 1,15 * 7', '@daily']) {
+      const view = await workflowView(app.deps, await makeWorkflow(t.db, { cron, mode: 'observed' }));
+      expect(view.ping.crontab!.startsWith(`${cron} rid=`), cron).toBe(true);
+    }
+  });
+
   it('answers 404 to an unknown key and 400 to an unknown signal, recording nothing', async () => {
     const wf = await observed();
     expect((await fetch(`${app.url}/ping/not-a-real-key-at-all`)).status).toBe(404);
