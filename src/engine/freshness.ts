@@ -3,7 +3,8 @@ import type { Deps } from '../deps.js';
 import { nextFireAfter } from '../domain/schedule.js';
 import { profileOf } from '../ledger/profiles.js';
 import { durationSince, insertRunRow, newRunRow, RUNS_FINISHED_CHANNEL } from '../ledger/runs.js';
-import { monitorWasUp } from './uptime.js';
+import { watchedThroughout } from '../domain/monitor-uptime.js';
+import { UPTIME_SLACK_MS, uptimeSpans } from './uptime.js';
 
 /**
  * Silence is data (DESIGN.md, core idea 8). Three things turn into ledger
@@ -11,8 +12,9 @@ import { monitorWasUp } from './uptime.js';
  * - a `running` row past its deadline → failed "timed out";
  * - a `running` row whose lease expired (the replica supervising it died) → failed "worker lost";
  * - an observed workflow's tick with no run by tick + grace → a `missed`
- *   original row; or `skipped` when no replica of the monitor was alive at
- *   the tick (the report may have been sent to nobody), which never pages.
+ *   original row; or `skipped` when for any moment from the tick to the end
+ *   of its grace no replica of the monitor was alive (the report may have
+ *   been sent to nobody), which never pages.
  *
  * Managed workflows' ticks are the tick scheduler's (it fires each one or
  * records it skipped, and advances their next_tick_at). For observed ones
@@ -76,6 +78,8 @@ export async function recordMissedTicks(deps: Pick<Deps, 'db'>, now: Date): Prom
       .skipLocked()
       .execute();
     let recorded = 0;
+    // Ticks before now only: the spans that bear on any of them, read once per pass.
+    const spans = due.length > 0 ? await uptimeSpans(trx, due[0]!.nextTickAt!, now) : [];
     for (const workflow of due) {
       const profile = profileOf(workflow, now);
       const graceMs = profile.graceSeconds * 1000;
@@ -91,7 +95,8 @@ export async function recordMissedTicks(deps: Pick<Deps, 'db'>, now: Date): Prom
           .limit(1)
           .executeTakeFirst();
         if (!seen) {
-          const up = await monitorWasUp(trx, tick);
+          // A report may come any time up to windowEnd: a bot down for any of it may have missed it.
+          const up = watchedThroughout(spans, tick, windowEnd, UPTIME_SLACK_MS);
           const error = up ? `missed: no run started by ${windowEnd.toISOString()}` : null;
           const inserted = await insertRunRow(
             trx,
@@ -103,7 +108,7 @@ export async function recordMissedTicks(deps: Pick<Deps, 'db'>, now: Date): Prom
               attemptStatus: up ? 'missed' : null,
               attemptError: error,
               error,
-              outcomeNote: up ? null : 'the monitor was not running at this tick',
+              outcomeNote: up ? null : 'the monitor was not running for all of this tick\'s grace',
               finishedAt: now,
               // A skipped tick is never evaluated; a missed one goes through the poller.
               processedAt: up ? null : now,

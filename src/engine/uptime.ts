@@ -1,12 +1,15 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
 import type { Deps } from '../deps.js';
+import type { UptimeSpan } from '../domain/monitor-uptime.js';
 
 /**
  * The monitor's own downtime must not page (DESIGN.md, core idea 8). Each
  * replica keeps one monitor_uptime row: inserted on its first beat, its
- * last_seen_at bumped every UPTIME_BEAT_MS. A tick is covered when some
- * replica had started by then and was seen within UPTIME_SLACK_MS before it.
+ * last_seen_at bumped every UPTIME_BEAT_MS. A replica counts as alive from
+ * its start until UPTIME_SLACK_MS after it was last seen; an observed tick
+ * is watched when replicas were alive from the tick to the end of its grace
+ * without a gap (`watchedThroughout`, src/domain/monitor-uptime.ts).
  */
 export const UPTIME_BEAT_MS = 5_000;
 export const UPTIME_SLACK_MS = 60_000;
@@ -34,14 +37,15 @@ export function createUptimeHeartbeat(deps: Pick<Deps, 'db' | 'replicaId'>): Upt
   };
 }
 
-export async function monitorWasUp(db: Db, at: Date): Promise<boolean> {
-  const slackStart = new Date(at.getTime() - UPTIME_SLACK_MS);
-  const row = await db
+/**
+ * The replicas' lives that may bear on [from, to] (src/domain/monitor-uptime.ts
+ * decides what they cover): one row per replica process, so few.
+ */
+export async function uptimeSpans(db: Db, from: Date, to: Date): Promise<UptimeSpan[]> {
+  return db
     .selectFrom('monitorUptime')
-    .select('id')
-    .where('startedAt', '<=', at)
-    .where('lastSeenAt', '>=', slackStart)
-    .limit(1)
-    .executeTakeFirst();
-  return row !== undefined;
+    .select(['startedAt', 'lastSeenAt'])
+    .where('startedAt', '<=', to)
+    .where('lastSeenAt', '>=', new Date(from.getTime() - UPTIME_SLACK_MS))
+    .execute();
 }

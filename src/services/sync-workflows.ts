@@ -8,7 +8,7 @@ import { hashToken, newPingKey, rememberSecrets, secretsOfEntry } from '../secre
 import type { Database, LauncherConfig } from '../db/schema.js';
 import type { RoutingConfig } from '../ledger/destinations.js';
 import { syncFileDependencies } from './dependencies.js';
-import { resolveAlertsOfWorkflows } from './workflow-state.js';
+import { resolveAlertsOfWorkflows, restartClocks } from './workflow-state.js';
 import { recordPolicyVersionsIn } from './policy-versions.js';
 import { announceGoingLive, shadowStates } from './shadow.js';
 
@@ -59,18 +59,6 @@ type FileSecrets = ReturnType<typeof resolveFileSecrets>;
 async function workflowsOf(trx: Transaction<Database>, tenantIds: string[]): Promise<number[]> {
   if (tenantIds.length === 0) return [];
   return (await trx.selectFrom('workflows').select('id').where('tenantId', 'in', tenantIds).where('enabled', '=', true).execute()).map((w) => w.id);
-}
-
-/**
- * A tenant back in the file: its workflows start from the next tick to come,
- * as a re-enabled workflow does. What fell while the tenant was gone was
- * never watched (neither fired nor recorded missed), and must not be caught
- * up on as a flood of missed ticks.
- */
-async function restartClocks(trx: Transaction<Database>, tenantIds: string[], now: Date): Promise<void> {
-  if (tenantIds.length === 0) return;
-  const workflows = await trx.selectFrom('workflows').select(['id', 'cron', 'timezone']).where('tenantId', 'in', tenantIds).where('enabled', '=', true).execute();
-  for (const w of workflows) await trx.updateTable('workflows').set({ nextTickAt: nextFireAfter(w.cron, w.timezone, now) }).where('id', '=', w.id).execute();
 }
 
 /**

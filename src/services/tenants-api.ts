@@ -6,6 +6,7 @@ import { hashToken, newToken } from '../secrets.js';
 import type { Scope } from '../ledger/alert-queries.js';
 import { announceGoingLive, shadowStates } from './shadow.js';
 import { announceStoredSecrets } from './stored-secrets.js';
+import { restartClocks } from './workflow-state.js';
 import { channelRefusal } from '../domain/tenant-channels.js';
 
 /** Tenants over the API: the admin creates them and mints their tokens; a tenant sees only itself. */
@@ -119,6 +120,8 @@ export async function putTenant(deps: Pick<Deps, 'db' | 'clock' | 'config'>, inp
     const tenant = current
       ? await trx.updateTable('tenants').set(values).where('id', '=', input.id).returningAll().executeTakeFirstOrThrow()
       : await trx.insertInto('tenants').values({ id: input.id, apiTokenHash: null, createdAt: now, ...values }).returningAll().executeTakeFirstOrThrow();
+    // A tenant the file dropped, brought back here: its workflows were watched by nobody meanwhile.
+    if (current && !current.enabled) await restartClocks(trx, [input.id], now);
     await announceGoingLive(trx, shadowBefore, now, deps.config, { tenantId: input.id });
     await announceStoredSecrets(trx, input.destinations ?? []);
     return { kind: current ? 'updated' : 'created', tenant: tenantView(tenant, deps.config.destinationIdKey) };

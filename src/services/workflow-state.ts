@@ -61,6 +61,19 @@ export async function resolveAlertsOfWorkflows(
   return resolved;
 }
 
+/**
+ * A tenant back (in the file, or over the API after the file dropped it): its
+ * workflows start from the next tick to come, as a re-enabled workflow does.
+ * What fell while the tenant was gone was never watched (neither fired nor
+ * recorded missed), and must not be caught up on as a flood of missed ticks
+ * (observed) or a late fire of a stale tick (managed).
+ */
+export async function restartClocks(trx: Transaction<Database>, tenantIds: string[], now: Date): Promise<void> {
+  if (tenantIds.length === 0) return;
+  const workflows = await trx.selectFrom('workflows').select(['id', 'cron', 'timezone']).where('tenantId', 'in', tenantIds).where('enabled', '=', true).execute();
+  for (const w of workflows) await trx.updateTable('workflows').set({ nextTickAt: nextFireAfter(w.cron, w.timezone, now) }).where('id', '=', w.id).execute();
+}
+
 export type PauseResult =
   | { kind: 'ok'; workflow: Workflow; alert: Alert | null }
   | { kind: 'not_found' }

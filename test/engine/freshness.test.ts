@@ -60,6 +60,43 @@ describe('silence is data', () => {
     expect(next.status).toBe('missed');
   });
 
+  it('a tick whose grace the bot was down for part of is skipped: a report sent then reached nobody, so a nightly pages nobody', async () => {
+    // Daily: grace 30 min. The job may report any time up to 02:30.
+    const wf = await makeWorkflow(t.db, { name: 'nightly', cron: '0 2 * * *', nextTickAt: at('02:00') });
+    await engine.step(); // replica A up from 02:00
+    await stepUntil(engine, at('02:05')); // and until 02:05; then every replica is gone
+    // The job finished at 02:20 and reported to nobody. A replica is back at 02:40.
+    const later = createEngine(t.db, at('02:40'), {}, 'engine-b');
+    await later.step();
+    const row = await t.db.selectFrom('runs').select(['status', 'processedAt']).where('workflowId', '=', wf.id).where('tick', '=', at('02:00')).executeTakeFirstOrThrow();
+    expect(row.status).toBe('skipped');
+    expect(await t.db.selectFrom('alerts').selectAll().execute()).toEqual([]);
+  });
+
+  it('a replica last seen shortly before a tick did not watch it: the tick is skipped, not missed', async () => {
+    const wf = await makeWorkflow(t.db, { name: 'nightly', cron: '0 2 * * *', nextTickAt: at('02:00') });
+    const early = createEngine(t.db, new Date('2026-03-10T01:50:00Z'), {}, 'engine-early');
+    await early.step();
+    await stepUntil(early, new Date('2026-03-10T01:59:30Z'), 5_000); // beating every 5 s; its last beat 30 s before the tick, then every replica is gone
+    const later = createEngine(t.db, at('03:00'), {}, 'engine-b');
+    await later.step();
+    const row = await t.db.selectFrom('runs').select(['status']).where('workflowId', '=', wf.id).where('tick', '=', at('02:00')).executeTakeFirstOrThrow();
+    expect(row.status).toBe('skipped');
+    expect(await t.db.selectFrom('alerts').selectAll().execute()).toEqual([]);
+  });
+
+  it('a rolling restart that leaves a replica up throughout the grace still records a silent tick missed', async () => {
+    const wf = await makeWorkflow(t.db, { name: 'nightly', cron: '0 2 * * *', nextTickAt: at('02:00') });
+    await engine.step();
+    await stepUntil(engine, at('02:10')); // replica A from 02:00 until 02:10
+    const b = createEngine(t.db, at('02:10'), {}, 'engine-b'); // B from 02:10, the moment A goes
+    await b.step();
+    await stepUntil(b, at('02:31'));
+    const row = await t.db.selectFrom('runs').select(['status']).where('workflowId', '=', wf.id).where('tick', '=', at('02:00')).executeTakeFirstOrThrow();
+    expect(row.status).toBe('missed');
+    expect(await t.db.selectFrom('alerts').select('severity').execute()).toEqual([{ severity: 'critical' }]);
+  });
+
   it('a run still running past its timeout is failed "timed out" and evaluated like any failure', async () => {
     const wf = await makeWorkflow(t.db, {
       name: 'nightly',

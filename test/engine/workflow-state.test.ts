@@ -5,6 +5,7 @@ import { syncWorkflowsFile } from '../../src/services/sync-workflows.js';
 import { finishReportedRun, reportRun as ingestRun } from '../../src/services/ingest.js';
 import { pauseWorkflow, resumeWorkflow } from '../../src/services/workflow-state.js';
 import { deleteWorkflow } from '../../src/services/workflows-api.js';
+import { putTenant } from '../../src/services/tenants-api.js';
 import { finishRun } from '../../src/ledger/runs.js';
 import { startTestApp } from '../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
@@ -145,6 +146,28 @@ describe('disabling or deleting resolves the open alert', () => {
     engine.clock.advance(minutes(1));
     await engine.step();
     expect((await t.db.selectFrom('runs').select('id').where('workflowId', '=', wf.id).execute()).length).toBe(runsBefore);
+  });
+
+  it('a tenant removed from the file and brought back over the API: its workflows start from the next tick, none of the time it was gone is missed', async () => {
+    const tenants = (withAcme: boolean) =>
+      parseWorkflowsFile(JSON.stringify({ tenants: [...(withAcme ? [{ id: 'acme', name: 'Acme', channel: 'CACME' }] : []), { id: 'globex', name: 'Globex', channel: 'CGLOBEX' }], workflows: [] }));
+    await syncWorkflowsFile(t.db, tenants(true), START, {}, engine.deps.config);
+    await t.db.updateTable('workflows').set({ nextTickAt: new Date(START.getTime() + minutes(5)) }).where('id', '=', wf.id).execute();
+    await engine.step(); // the monitor is up
+    await syncWorkflowsFile(t.db, tenants(false), engine.clock.now(), {}, engine.deps.config);
+    for (let i = 0; i < 90; i++) {
+      engine.clock.advance(minutes(1));
+      await engine.step();
+    }
+    const back = engine.clock.now();
+    expect(await putTenant(engine.deps, { id: 'acme', name: 'Acme', channel: 'CACME' })).toMatchObject({ kind: 'updated' });
+    const cursor = (await t.db.selectFrom('workflows').select('nextTickAt').where('id', '=', wf.id).executeTakeFirstOrThrow()).nextTickAt!;
+    expect(cursor > back && cursor.getTime() - back.getTime() <= minutes(5)).toBe(true);
+    engine.clock.advance(minutes(1));
+    await engine.step();
+    // The eighteen ticks of the ninety minutes are not missed failures, and nothing opens.
+    expect(await t.db.selectFrom('runs').select('status').where('workflowId', '=', wf.id).execute()).toEqual([]);
+    expect(await t.db.selectFrom('alerts').select('id').where('workflowId', '=', wf.id).execute()).toEqual([]);
   });
 
   it('over the API: DELETE resolves with by: workflow_deleted; pause/resume endpoints are tenant-scoped', async () => {
