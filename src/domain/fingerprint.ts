@@ -15,7 +15,9 @@ const RULES: [RegExp, string][] = [
   // Hex ids (commit shas, object ids): at least 8 hex characters with a digit in them.
   [/\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{8,}\b/gi, '<hex>'],
   [/"(?:[^"\\]|\\.)*"/g, '"<q>"'],
-  [/'(?:[^'\\]|\\.)*'/g, "'<q>'"],
+  // A single quote opens a value only where no word goes on before it, and closes only where none follows:
+  // an apostrophe inside a word (can't, job's) is no quote, else "can't …, won't retry" would swallow the error between.
+  [/(?<!\w)'(?:[^'\\]|\\.|(?<=\w)'(?=\w))*'(?!\w)/g, "'<q>'"],
   [/`[^`]*`/g, '`<q>`'],
   [/(?:[A-Za-z]:)?(?:[\\/][\w.@~+-]+){2,}[\\/]?/g, '<path>'],
   [/\d+(?:\.\d+)?/g, '<n>'],

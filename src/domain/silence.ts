@@ -109,6 +109,11 @@ const ACKNOWLEDGING_KINDS: readonly string[] = ['pagerduty'];
  *   before the silence) would go on paging someone for an alert a person
  *   owns. A take given back or reassigned later under the silence
  *   acknowledges nothing: the alert is not that person's now.
+ * - Its thread after a storm: a channel's held `storm_outlived` (the storm
+ *   the alert's opening was folded into ended while it was silenced). That
+ *   event is what gives the alert a root of its own in that channel; summed
+ *   up instead, the alert would stay in an ended storm's message with no
+ *   thread anywhere, its later replies (escalation, recovery) never posted.
  */
 export function heldReleases(held: readonly HeldRow[], heard: ReadonlySet<string>, alertOpen: boolean): number[] {
   if (!alertOpen) return [];
@@ -117,6 +122,8 @@ export function heldReleases(held: readonly HeldRow[], heard: ReadonlySet<string
   const released: number[] = [];
   for (const [destination, rows] of byDestination) {
     if (!heard.has(destination)) released.push(rows[0]!.id);
+    const outlived = rows.find((r) => r.kind === 'storm_outlived');
+    if (outlived && !released.includes(outlived.id)) released.push(outlived.id);
     if (!ACKNOWLEDGING_KINDS.includes(parseDestination(destination).kind)) continue;
     const lastChange = rows.filter((r) => r.kind === 'owner_changed').at(-1);
     if (lastChange && !released.includes(lastChange.id) && ownerChange({ actor: lastChange.actor ?? null, data: lastChange.data }) === 'take') released.push(lastChange.id);

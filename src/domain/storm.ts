@@ -34,6 +34,22 @@ export function stormDecision(input: { openingsInWindow: number; storm: { lastJo
 }
 
 /**
+ * Does an opening count toward a storm in its channel (and may a storm take
+ * it in)? Not an alert in shadow (its event data says `shadow`): it is told
+ * only to the audit destination, the platform channel, and must change
+ * nothing there for live alerts; a shadow tenant's burst would otherwise
+ * start a storm that folds live alerts' roots into one message. A shadow
+ * opening posts its own root, marked Shadow. The claim's statements apply
+ * the same rule (`STORM_OPENING_SQL`, over an `alert_events e`).
+ */
+export function countsTowardStorm(eventData: unknown): boolean {
+  return (eventData as { shadow?: unknown } | null)?.shadow !== true;
+}
+
+/** `countsTowardStorm` as a condition on `alert_events e`. */
+export const STORM_OPENING_SQL = "coalesce(e.data->'shadow', 'false'::jsonb) <> 'true'::jsonb";
+
+/**
  * When a storm ends: it has stopped growing (no opening joined for the
  * window) and fewer of its alerts are still open than it takes to make a
  * storm. Each alert still open then outlives the storm: it gets a thread of

@@ -2,6 +2,7 @@ import type { Transaction } from 'kysely';
 import type { Alert, AlertEvent, Database, Tenant } from '../db/schema.js';
 import { isNotifiedKind, QUIET_EVENT_KINDS, shadowEventData, type AlertEventKind } from '../domain/events.js';
 import { heldReleases, silenceState, summariseHeld, type HeldSummary } from '../domain/silence.js';
+import { countsTowardStorm } from '../domain/storm.js';
 import { routesFor, shouldRoute, type RoutingConfig } from './destinations.js';
 import { writeAlertsAndEvents, type AlertWrites, type EventRow, type NotificationRow } from './event-writes.js';
 import { claimStorms, stormRuleOf, type StormConfig } from './storm-claims.js';
@@ -81,7 +82,7 @@ export async function recordAlertEvents(
   });
   const written = await writeAlertsAndEvents(trx, alerts, { events, notifications, wake, channel: NOTIFICATIONS_CHANNEL });
   // Openings may be part of a storm in their channel: decided here, in the transaction that records them.
-  const openings = notifications.filter((n) => n.status === 'pending' && inputs[n.event]!.kind === 'opened');
+  const openings = notifications.filter((n) => n.status === 'pending' && inputs[n.event]!.kind === 'opened' && countsTowardStorm(events[n.event]!.data));
   if (openings.length > 0) await claimStorms(trx, openings.map((n) => n.destination), inputs[0]!.now, stormRuleOf(inputs[0]!.config));
   return written;
 }

@@ -1,7 +1,7 @@
 import { sql, type Transaction } from 'kysely';
 import type { Config } from '../config/env.js';
 import type { Database } from '../db/schema.js';
-import { DEFAULT_STORM_RULE, stormDecision, type StormRule } from '../domain/storm.js';
+import { DEFAULT_STORM_RULE, STORM_OPENING_SQL, stormDecision, type StormRule } from '../domain/storm.js';
 import { prepared } from '../db/prepared.js';
 
 export type StormConfig = Partial<Pick<Config, 'STORM_MIN_ALERTS' | 'STORM_WINDOW_SECONDS'>>;
@@ -9,6 +9,9 @@ export type StormConfig = Partial<Pick<Config, 'STORM_MIN_ALERTS' | 'STORM_WINDO
 export function stormRuleOf(config: StormConfig): StormRule {
   return { minAlerts: config.STORM_MIN_ALERTS ?? DEFAULT_STORM_RULE.minAlerts, windowSeconds: config.STORM_WINDOW_SECONDS ?? DEFAULT_STORM_RULE.windowSeconds };
 }
+
+/** An opening that counts toward a storm and may be taken in (src/domain/storm.ts countsTowardStorm): not a shadow alert's. */
+const countsTowardStorm = sql.raw(STORM_OPENING_SQL);
 
 /** Separates this lock's keys from any other advisory lock (an arbitrary constant). */
 const STORM_LOCK_SPACE = 16_0013;
@@ -48,7 +51,7 @@ export async function claimStorms(trx: Transaction<Database>, destinations: stri
   const { rows } = await sql<{ destination: string; stormId: number | null; lastJoinedAt: Date | null; openings: number }>`${prepared}
     select d.destination, s.id as storm_id, s.last_joined_at,
       (select count(*)::int from notifications n join alert_events e on e.id = n.event_id
-       where n.destination = d.destination and e.kind = 'opened' and n.created_at > ${since}) as openings
+       where n.destination = d.destination and e.kind = 'opened' and n.created_at > ${since} and ${countsTowardStorm}) as openings
     from unnest(${channels}::text[]) as d(destination)
     left join storms s on s.destination = d.destination and s.ended_at is null
   `.execute(trx);
@@ -80,7 +83,7 @@ async function joinStorms(trx: Transaction<Database>, storming: { destination: s
       select started.destination, started.id, true from started
     ), taken as (
       select n.alert_id, n.destination from notifications n join alert_events e on e.id = n.event_id
-      where n.destination in (select destination from j) and e.kind = 'opened' and n.created_at > ${since} and n.status = 'pending'
+      where n.destination in (select destination from j) and e.kind = 'opened' and n.created_at > ${since} and n.status = 'pending' and ${countsTowardStorm}
         and not exists (select 1 from alert_threads t where t.alert_id = n.alert_id and t.destination = n.destination)
       for update of n
     ), members as (

@@ -14,6 +14,15 @@ describe('error fingerprint', () => {
     expect(fingerprintError('timed out')).not.toBe(fingerprintError('worker lost'));
   });
 
+  it("an apostrophe inside a word is no quote: contractions do not swallow the words between them", () => {
+    // Between "can't" and "won't" lies the whole error: read as one quoted value, both would be "can'<q>'t retry".
+    expect(fingerprintError("Can't connect to database, won't retry")).not.toBe(fingerprintError("Can't parse config, won't retry"));
+    expect(fingerprintError("job's input wasn't found")).not.toBe(fingerprintError("job's output wasn't written"));
+    // A quoted value is still one, beside a contraction.
+    expect(normaliseError("Table 'orders_2026' doesn't exist")).toBe("table '<q>' doesn't exist");
+    expect(fingerprintError("KeyError: 'user_id' (can't map)")).toBe(fingerprintError("KeyError: 'order_id' (can't map)"));
+  });
+
   it('normalises to readable placeholders and ignores empty text', () => {
     expect(normaliseError("value 'abc' at 0xDEADBEEF took 12.5s")).toBe("value '<q>' at <hex> took <n>s");
     expect(fingerprintError('   ')).toBeNull();

@@ -68,6 +68,20 @@ describe('heldReleases: what a silence’s end delivers after all', () => {
   });
 });
 
+describe('heldReleases: a storm that ended under the silence still gives the alert its thread', () => {
+  const held = [
+    { id: 20, destination: 'slack:CACME', kind: 'failure_recorded' },
+    { id: 21, destination: 'slack:CACME', kind: 'storm_outlived' },
+    { id: 22, destination: 'slack:CACME', kind: 'escalated' },
+  ];
+  it('open: the channel’s storm_outlived, though the channel heard the opening (in the storm message)', () => {
+    expect(heldReleases(held, new Set(['slack:CACME']), true)).toEqual([21]);
+  });
+  it('resolved under the silence: nothing (the ended storm’s message shows it resolved)', () => {
+    expect(heldReleases(held, new Set(['slack:CACME']), false)).toEqual([]);
+  });
+});
+
 describe('heldReleases: a pager’s acknowledgement is not lost with the held replies', () => {
   const take = { kind: 'owner_changed', actor: 'U0ALICE', data: { fromTeam: 'engineering', toTeam: 'engineering', toUser: 'U0ALICE' } };
   const release = { kind: 'owner_changed', actor: 'U0ALICE', data: { fromUser: 'U0ALICE', action: 'release' } };

@@ -121,6 +121,36 @@ describe('the digest', () => {
     expect(digest.blocks[0]).toMatchObject({ type: 'header', text: { type: 'plain_text', text: expect.stringMatching(/^Digest for Acme <!here> & co, /) } });
   });
 
+  it('a night of hundreds of alerts stays within 50 blocks, every section still shown, each long list ending with how many it left out', () => {
+    const open = Array.from({ length: 500 }, (_, i) => ({ workflow: `load-${i}`, severity: 'warning' as const, openedAt: SINCE, owner: null, silencedUntil: null, silencedBy: null }));
+    const facts = {
+      tenant: { id: 'acme', name: 'Acme' },
+      since: SINCE,
+      until: FIRE,
+      open,
+      flapped: [],
+      noisiest: [{ workflow: 'load-0', failed: 3 }],
+      opened: 500,
+      resolvedMs: [],
+      silenced: Array.from({ length: 300 }, (_, i) => ({ workflow: `load-${i}`, until: null, by: 'U0ALICE', reason: 'warehouse' })),
+      maintenance: [],
+      storms: [{ startedAt: SINCE, endedAt: null, alerts: 500 }],
+    };
+    const digest = buildDigest(facts)!;
+    expect(digest.blocks.length).toBeLessThanOrEqual(50);
+    const shown = JSON.stringify(digest.blocks);
+    for (const title of ['*Broken now (500)*', '*Noisiest workflows*', '*Alerts*', '*Storms*', '*Silenced or in maintenance*']) expect(shown).toContain(title);
+    expect(shown).toContain('500 alerts opened');
+    const notes = [...shown.matchAll(/… (\d+) more not shown/g)].map((m) => Number(m[1]));
+    expect(notes).toHaveLength(2);
+    const lines = (digest.blocks as { type: string; text?: { text: string } }[]).filter((b) => b.type === 'section').flatMap((b) => b.text!.text.split('\n')).filter((l) => l.startsWith('• '));
+    const shownOpen = lines.filter((l) => / warning, open /.test(l)).length;
+    const shownSilenced = lines.filter((l) => /silenced until resolved/.test(l)).length;
+    expect(notes).toEqual([500 - shownOpen, 300 - shownSilenced]);
+    // The mail has no block limit: it lists them all.
+    expect(digest.plainText.split('\n').filter((l) => / warning, open /.test(l))).toHaveLength(500);
+  });
+
   it('is absent for a quiet night', async () => {
     const facts = (await loadDigestFacts(t.db, 'globex', SINCE, FIRE))!;
     expect(buildDigest(facts)).toBeUndefined();

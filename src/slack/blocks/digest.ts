@@ -2,7 +2,7 @@ import { formatDuration, plural, utcText } from '../../domain/durations.js';
 import { silenceState } from '../../domain/silence.js';
 import type { DigestFacts } from '../../services/digest-queries.js';
 import { slackDate, userMention } from './format.js';
-import { escapeMrkdwn, lineSections, LIMITS, mrkdwn, plain, safeText } from './limits.js';
+import { escapeMrkdwn, LIMITS, mrkdwn, omittedNote, packLines, plain, safeText } from './limits.js';
 import type { Block } from './types.js';
 
 /** The digest as posted (Slack) and as mailed (plain text). */
@@ -97,12 +97,40 @@ export function buildDigest(f: DigestFacts): Digest | undefined {
     { type: 'header', text: plain(heading, LIMITS.headerText) },
     { type: 'context', elements: [mrkdwn(`Since ${slackDate(f.since)}, until ${slackDate(f.until)}`)] },
   ];
-  for (const s of parts) {
-    blocks.push({ type: 'section', text: mrkdwn(`*${s.title}*`) });
-    blocks.push(...lineSections(s.lines.map((l) => `• ${l.slack}`)));
-  }
+  blocks.push(...sectionBlocks(parts, LIMITS.messageBlocks - blocks.length));
   const summary = `${f.open.length} broken now, ${f.flapped.length} flapped, ${f.opened} opened, ${f.resolvedMs.length} resolved, ${f.silenced.length + f.maintenance.length} silenced or in maintenance`;
   const plainText = [heading, '', ...parts.flatMap((s) => [s.title, ...s.lines.map((l) => `- ${l.plain}`), ''])].join('\n');
   // The notification text is parsed by Slack like mrkdwn: the tenant's name is escaped there.
-  return { text: `${escapeMrkdwn(heading)}: ${summary}`, blocks: blocks.slice(0, 50), plainText, subject: heading };
+  return { text: `${escapeMrkdwn(heading)}: ${summary}`, blocks, plainText, subject: heading };
 }
+
+/**
+ * Every section within `budget` blocks: each keeps its title, the sections
+ * that fit keep all their lines, and the room left is shared among the long
+ * ones, each ending with "… N more not shown" (a night of 500 open alerts
+ * must not push the counts, the storms and the silences out of the message).
+ * The mail (plainText) has no such limit and lists everything.
+ */
+function sectionBlocks(parts: Section[], budget: number): Block[] {
+  const packed = parts.map((s) => packLines(s.lines.map((l) => `• ${l.slack}`)));
+  // Blocks each section gets, shortest need first: what it needs, or its fair share of what is left.
+  const room = new Map<number, number>();
+  let left = budget;
+  const order = packed.map((p, i) => i).sort((a, b) => packed[a]!.length - packed[b]!.length);
+  order.forEach((i, n) => {
+    const share = Math.floor(left / (order.length - n));
+    room.set(i, Math.min(1 + packed[i]!.length, share));
+    left -= room.get(i)!;
+  });
+  return parts.flatMap((s, i) => {
+    const packs = packed[i]!;
+    const title: Block = { type: 'section', text: mrkdwn(`*${s.title}*`) };
+    const fits = room.get(i)! - 1;
+    if (packs.length <= fits) return [title, ...packs.map(section)];
+    const kept = packs.slice(0, Math.max(0, fits - 1));
+    const shown = kept.reduce((n, p) => n + p.length, 0);
+    return [title, ...kept.map(section), omittedNote(s.lines.length - shown)];
+  });
+}
+
+const section = (lines: string[]): Block => ({ type: 'section', text: mrkdwn(lines.join('\n')) });
