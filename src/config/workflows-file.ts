@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { allowListProblem } from '../domain/address-policy.js';
+import { MAX_ALERT_AFTER } from '../domain/cadence.js';
 import { dependencyProblems } from '../domain/dependencies.js';
 import { parseDuration } from '../domain/durations.js';
 import { COMPLETE_BY_TIME } from '../domain/run-duration.js';
@@ -26,7 +27,7 @@ const name = z
 export const policySchema = z
   .object({
     retries: z.number().int().min(0).max(10).optional(),
-    alertAfter: z.number().int().min(1).max(100).optional(),
+    alertAfter: z.number().int().min(1).max(MAX_ALERT_AFTER).optional(),
     firstSeverity: z.enum(['warning', 'critical']).optional(),
     escalationMultiplier: z.number().positive().max(1000).optional(),
     recoverAfter: z.number().int().min(1).max(100).optional(),

@@ -8,6 +8,9 @@ import { nextFireAfter } from './schedule.js';
  * move anything.
  */
 
+/** The largest `alertAfter` a policy may set (src/config/workflows-file.ts); retention keeps streaks with it in mind (src/domain/retention.ts). */
+export const MAX_ALERT_AFTER = 100;
+
 export type Severity = 'warning' | 'critical';
 
 export interface Policy {

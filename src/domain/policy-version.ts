@@ -65,3 +65,26 @@ function same(a: unknown, b: unknown): boolean {
   }
   return Object.is(a, b);
 }
+
+/** One recorded version as the replay reads it: when it took effect and the workflow's own overrides then. */
+export interface RecordedVersion<O> {
+  version: number;
+  changedAt: Date;
+  overrides: O;
+}
+
+/**
+ * The version in force at `at`: the newest one recorded at or before it. A
+ * workflow whose first version came later (created, or first recorded,
+ * inside the period) ran under that first one from its start; none recorded
+ * at all (a ledger older than versions): undefined, the caller's fallback.
+ * Also the versions that took effect after `at` and by `until`: a period the
+ * policy changed in, which one baseline cannot follow.
+ */
+export function versionInForceAt<O>(versions: readonly RecordedVersion<O>[], at: Date, until: Date): { inForce: RecordedVersion<O> | undefined; changedDuring: RecordedVersion<O>[] } {
+  const sorted = [...versions].sort((a, b) => a.version - b.version);
+  const before = sorted.filter((v) => v.changedAt.getTime() <= at.getTime());
+  const inForce = before[before.length - 1] ?? sorted[0];
+  const changedDuring = sorted.filter((v) => v !== inForce && v.changedAt.getTime() > at.getTime() && v.changedAt.getTime() <= until.getTime());
+  return { inForce, changedDuring };
+}

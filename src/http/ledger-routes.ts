@@ -8,6 +8,16 @@ import { principalOf, scopeOf } from './auth.js';
 
 const instant = z.iso.datetime({ offset: true }).transform((s) => new Date(s));
 
+/**
+ * A page's `next` is the id of its last row (src/ledger/cursor-page.ts): a
+ * positive id, written without leading zeros. `0` used to pass the pattern
+ * and then be dropped as falsy (the first page again, silently).
+ */
+const cursor = z
+  .string()
+  .regex(/^[1-9]\d{0,14}$/, 'must be the `next` of a previous page (a positive id)')
+  .transform(Number);
+
 const runListQuery = z
   .object({
     tenant: z.string().min(1).max(63).optional(),
@@ -16,7 +26,7 @@ const runListQuery = z
     trigger: z.enum(['schedule', 'manual', 'retry', 'external']).optional(),
     from: instant.optional(),
     to: instant.optional(),
-    cursor: z.string().regex(/^\d{1,15}$/, 'must be the `next` of a previous page').transform(Number).optional(),
+    cursor: cursor.optional(),
     limit: z.coerce.number().int().min(1).max(200).default(50),
   })
   .strict();
@@ -37,7 +47,7 @@ export function ledgerRoutes(deps: Deps): Router {
       ...(q.trigger ? { trigger: q.trigger } : {}),
       ...(q.from ? { from: q.from } : {}),
       ...(q.to ? { to: q.to } : {}),
-      ...(q.cursor ? { before: q.cursor } : {}),
+      ...(q.cursor !== undefined ? { before: q.cursor } : {}),
       limit: q.limit,
     });
     res.json({ runs: page.runs, next: page.next === null ? null : String(page.next) });
@@ -58,7 +68,7 @@ export function ledgerRoutes(deps: Deps): Router {
       ...(q.status ? { status: q.status } : {}),
       ...(q.from ? { from: q.from } : {}),
       ...(q.to ? { to: q.to } : {}),
-      ...(q.cursor ? { before: q.cursor } : {}),
+      ...(q.cursor !== undefined ? { before: q.cursor } : {}),
       limit: q.limit,
     });
     res.json({ alerts: page.alerts, next: page.next === null ? null : String(page.next) });
@@ -80,7 +90,7 @@ const alertListQuery = z
     status: z.enum(['open', 'resolved']).optional(),
     from: instant.optional(),
     to: instant.optional(),
-    cursor: z.string().regex(/^\d{1,15}$/, 'must be the `next` of a previous page').transform(Number).optional(),
+    cursor: cursor.optional(),
     limit: z.coerce.number().int().min(1).max(200).default(50),
   })
   .strict();

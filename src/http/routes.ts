@@ -1,6 +1,7 @@
 import express, { Router } from 'express';
 import type { Deps } from '../deps.js';
 import { apiErrorHandler, notFound } from './api-error.js';
+import { methodTable } from './allowed-methods.js';
 import { requireAuth } from './auth.js';
 import type { LoopStatus } from '../engine/runner.js';
 import { maintenanceRoutes } from './maintenance-routes.js';
@@ -27,9 +28,12 @@ export function apiRoutes(deps: Deps, loops: () => LoopStatus[] = () => []): Rou
   api.use(checkPath, checkQueryStrings);
   // Authenticate before reading a body: an unknown caller does not get to make the server parse 256 KB.
   api.use(requireAuth(deps));
+  const endpoints = [runsRoutes(deps), ledgerRoutes(deps), workflowsRoutes(deps), tenantsRoutes(deps), maintenanceRoutes(deps)];
+  // OPTIONS and a wrong method answered from all the endpoint routers at once (Express's own OPTIONS knows only the first).
+  api.use(methodTable(endpoints));
   // Any content type: `curl -d '{…}'` sends form encoding by default, and its JSON should still be read.
   api.use(express.json({ limit: API_BODY_LIMIT, type: () => true }), checkJsonStrings);
-  api.use(runsRoutes(deps), ledgerRoutes(deps), workflowsRoutes(deps), tenantsRoutes(deps), maintenanceRoutes(deps));
+  api.use(...endpoints);
   api.use((req) => {
     throw notFound(`no endpoint ${req.method} ${req.originalUrl.split('?')[0]}`);
   });

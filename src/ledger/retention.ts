@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
+import { DURATION_SAMPLES_KEPT, STREAK_FAILURES_KEPT } from '../domain/retention.js';
 
 export interface RetentionPolicy {
   /** Finished, processed runs older than this go (with their retry attempts), and housekeeping firings fired longer ago. */
@@ -42,7 +43,11 @@ export interface RetentionBatch {
  *   open alert's history);
  * - a tick failure no settled success has followed yet: the streak the
  *   evaluator counts, before it has opened an alert (a weekly job with
- *   `alertAfter: 5` counts back five weeks);
+ *   `alertAfter: 5` counts back five weeks); past the retention only while
+ *   among the streak's newest STREAK_FAILURES_KEPT (src/domain/retention.ts),
+ *   so a streak that never ends stays bounded;
+ * - the newest DURATION_SAMPLES_KEPT successful attempts of each workflow, with
+ *   their tick: what its normal duration is learned from ("running long");
  * - runs not finished (`running`, `pending_retry`) or not yet processed;
  * - housekeeping firings of the last `runDays` (a claim is only ever contended
  *   at its own instant, or a digest's few minutes of catch-up, so an old one
@@ -136,8 +141,16 @@ async function deleteRuns(db: Db, before: Date, batch: number, after: number): P
           where o.workflow_id = r.workflow_id and o.status = 'open' and (o.first_run_id is null or o.first_run_id <= r.id)
         )
         -- a tick failure of the current streak (no settled success after it) is counted by the evaluator: an alert
-        -- not open yet (alertAfter × cadence longer than the retention) opens on the history it reads (core idea 4)
+        -- not open yet (alertAfter × cadence longer than the retention) opens on the history it reads (core idea 4).
+        -- Past the retention one stays only among the streak's newest STREAK_FAILURES_KEPT (counted as the evaluator counts):
+        -- far above any alertAfter, and a streak that never ends (every minute, for months) stays bounded
         and (r.tick is null or r.status not in ('failed', 'missed')
+          or exists (
+            select 1 from runs s
+            where s.workflow_id = r.workflow_id and s.original_run_id is null and s.tick > r.tick
+              and s.status in ('failed', 'missed') and s.processed_at is not null and not s.in_maintenance
+            offset ${STREAK_FAILURES_KEPT - 1}
+          )
           or exists (
             select 1 from runs s
             where s.workflow_id = r.workflow_id and s.original_run_id is null and s.tick > r.tick
@@ -154,7 +167,15 @@ async function deleteRuns(db: Db, before: Date, batch: number, after: number): P
             and (x.status in ('running', 'pending_retry')
               or exists (select 1 from alerts a where a.first_run_id = x.id)
               or exists (select 1 from alerts a where a.last_run_id = x.id)
-              or exists (select 1 from alerts a where a.resolved_by_run_id = x.id))
+              or exists (select 1 from alerts a where a.resolved_by_run_id = x.id)
+              -- one of the newest successful attempts the normal duration is learned from (run-durations.ts):
+              -- fewer than DURATION_SAMPLES_KEPT newer ones (runs_successful_durations, a bounded index range)
+              or (x.attempt_status = 'succeeded' and x.duration_seconds is not null and not exists (
+                select 1 from runs d
+                where d.workflow_id = x.workflow_id and d.attempt_status = 'succeeded' and d.duration_seconds is not null
+                  and d.finished_at > x.finished_at
+                offset ${DURATION_SAMPLES_KEPT - 1}
+              )))
         )
       order by r.id
       limit ${batch}

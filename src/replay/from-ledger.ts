@@ -1,5 +1,6 @@
 import type { Db } from '../db/connect.js';
 import type { PolicyOverrides, Run } from '../db/schema.js';
+import { versionInForceAt, type RecordedVersion } from '../domain/policy-version.js';
 import type { ScenarioInput } from './scenario.js';
 
 /**
@@ -96,7 +97,9 @@ export async function scenarioFromLedger(db: Db, selection: LedgerSelection): Pr
   if (manual > 0) notes.push(`${manual} manual run(s) are not replayed (Slack actions are not in the ledger)`);
   if (skipped > 0) notes.push(`${skipped} tick(s) skipped while the bot was down are replayed as successes`);
 
-  const policies = Object.fromEntries(workflows.map((w) => [w.name, w.policy ?? {}]));
+  const baseline = await baselinePolicies(db, workflows, selection);
+  notes.push(...baseline.notes);
+  const policies = Object.fromEntries(workflows.map((w) => [w.name, baseline.overrides.get(w.id) ?? {}]));
   const scenario: ScenarioInput = {
     description: `${tenant.name}${selection.workflow ? ` / ${selection.workflow}` : ''}: the ledger from ${selection.since.toISOString()} to ${selection.until.toISOString()}`,
     start: selection.since.toISOString(),
@@ -108,7 +111,7 @@ export async function scenarioFromLedger(db: Db, selection: LedgerSelection): Pr
       name: w.name,
       cron: w.cron,
       timezone: w.timezone,
-      policy: w.policy ?? {},
+      policy: policies[w.name]!,
       ...(dependsOn.get(w.id)?.length ? { dependsOn: dependsOn.get(w.id) } : {}),
       // A tick that was never started can only be played by an outside scheduler.
       mode: missingIn.has(w.id) ? 'observed' : w.mode,
@@ -116,6 +119,42 @@ export async function scenarioFromLedger(db: Db, selection: LedgerSelection): Pr
     outcomes,
   };
   return { scenario, policies, notes };
+}
+
+/**
+ * Each workflow's overrides as they were at `since`: those of its policy
+ * version in force then (src/domain/policy-version.ts), so the baseline is the
+ * period as it was decided, not under today's overrides. A workflow with no
+ * version recorded keeps its overrides of today. A change inside the period is
+ * named in the notes: one scenario has one policy per workflow, so the
+ * baseline does not follow it.
+ */
+async function baselinePolicies(
+  db: Db,
+  workflows: { id: number; name: string; policy: PolicyOverrides | null }[],
+  selection: Pick<LedgerSelection, 'since' | 'until'>,
+): Promise<{ overrides: Map<number, PolicyOverrides>; notes: string[] }> {
+  const rows = await db
+    .selectFrom('policyVersions')
+    .select(['workflowId', 'version', 'changedAt', 'policy'])
+    .where('workflowId', 'in', workflows.map((w) => w.id))
+    .execute();
+  const versions = new Map<number, RecordedVersion<PolicyOverrides>[]>();
+  for (const r of rows) {
+    const overrides = ((r.policy as { overrides?: PolicyOverrides } | null)?.overrides ?? {}) as PolicyOverrides;
+    versions.set(r.workflowId, [...(versions.get(r.workflowId) ?? []), { version: r.version, changedAt: r.changedAt, overrides }]);
+  }
+  const overrides = new Map<number, PolicyOverrides>();
+  const notes: string[] = [];
+  for (const w of workflows) {
+    const { inForce, changedDuring } = versionInForceAt(versions.get(w.id) ?? [], selection.since, selection.until);
+    overrides.set(w.id, inForce ? inForce.overrides : (w.policy ?? {}));
+    if (inForce && changedDuring.length > 0) {
+      const when = changedDuring.map((v) => `v${v.version} at ${v.changedAt.toISOString()}`).join(', ');
+      notes.push(`${w.name}: its policy changed during the period (${when}); the baseline replays v${inForce.version}, in force at the start, throughout`);
+    }
+  }
+  return { overrides, notes };
 }
 
 /** Each workflow's upstreams among the replayed ones, by name (the replay holds one tenant). */

@@ -99,6 +99,10 @@ describe('read API: runs', () => {
       ['limit=9999', 'limit'],
       ['from=yesterday', 'from'],
       ['cursor=abc', 'cursor'],
+      // A cursor is the id of a page's last row (src/ledger/cursor-page.ts): never 0, never written with leading zeros.
+      ['cursor=0', 'cursor'],
+      ['cursor=00', 'cursor'],
+      ['cursor=007', 'cursor'],
       ['colour=red', 'colour'],
     ]) {
       const r = await acme('GET', `/api/v1/runs?${query}`);
@@ -108,8 +112,59 @@ describe('read API: runs', () => {
     const backwards = await acme('GET', `/api/v1/runs?from=${minute(20).toISOString()}&to=${minute(10).toISOString()}`);
     expect(backwards.status).toBe(400);
     expect((await acme('GET', '/api/v1/runs/12abc')).status).toBe(400);
+    for (const query of ['cursor=0', 'status=open&cursor=0']) {
+      const r = await acme('GET', `/api/v1/alerts?${query}`);
+      expect(r.status, query).toBe(400);
+      expect(r.body, query).toMatchObject({ error: 'invalid_request' });
+      expect(r.text, query).toContain('cursor');
+    }
   });
 });
+
+describe('methods of a path', () => {
+  it('OPTIONS answers every method the path takes, across the route modules, as JSON', async () => {
+    for (const [path, allow] of [
+      // POST /runs is the ingest module's, GET /runs the read module's: both, whichever is mounted first.
+      ['/api/v1/runs', ['GET', 'HEAD', 'POST']],
+      ['/api/v1/runs/812', ['GET', 'HEAD', 'POST']],
+      ['/api/v1/alerts', ['GET', 'HEAD']],
+      ['/api/v1/workflows/acme/etl', ['DELETE', 'GET', 'HEAD', 'PUT']],
+      ['/api/v1/workflows/acme/etl/pause', ['POST']],
+      ['/api/v1/tenants/acme', ['PUT']],
+    ] as const) {
+      const r = await acme('OPTIONS', path);
+      expect(r.status, path).toBe(200);
+      expect(r.body, path).toEqual({ path: path.replace('/api/v1', ''), methods: allow });
+      expect((await fetchAllow(path)).allow, path).toBe(allow.join(', '));
+    }
+  });
+
+  it('a known path with a method it does not take is a JSON 405 with Allow, before its body is read', async () => {
+    for (const [method, path, allow] of [
+      ['DELETE', '/api/v1/runs', 'GET, HEAD, POST'],
+      ['PUT', '/api/v1/alerts/3', 'GET, HEAD'],
+      ['GET', '/api/v1/maintenance', 'POST'],
+      ['PATCH', '/api/v1/workflows/acme/etl', 'DELETE, GET, HEAD, PUT'],
+    ] as const) {
+      const r = await acme(method, path, method === 'GET' ? undefined : '{not json');
+      expect(r.status, `${method} ${path}`).toBe(405);
+      expect(r.body, `${method} ${path}`).toMatchObject({ error: 'method_not_allowed', allow: allow.split(', ') });
+      expect(r.body.message, `${method} ${path}`).toContain(method);
+      expect((await fetchAllow(path, method)).allow).toBe(allow);
+    }
+    // The paths and methods that exist are unchanged; an unknown path stays a 404, and no token is still a 401.
+    expect((await acme('GET', '/api/v1/runs?limit=1')).status).toBe(200);
+    expect((await acme('OPTIONS', '/api/v1/nope')).status).toBe(404);
+    expect((await acme('DELETE', '/api/v1/nope')).status).toBe(404);
+    expect((await apiClient(app.url)('OPTIONS', '/api/v1/runs')).status).toBe(401);
+  });
+});
+
+async function fetchAllow(path: string, method = 'OPTIONS'): Promise<{ status: number; allow: string | null; type: string | null }> {
+  const r = await fetch(`${app.url}${path}`, { method, headers: { authorization: `Bearer ${ADMIN}` } });
+  await r.arrayBuffer();
+  return { status: r.status, allow: r.headers.get('allow'), type: r.headers.get('content-type') };
+}
 
 describe('unknown routes', () => {
   it('answer a JSON 404, inside /api/v1 and outside it, never an HTML page echoing the path', async () => {

@@ -1,7 +1,11 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DURATION_SAMPLES_KEPT, STREAK_FAILURES_KEPT } from '../../src/domain/retention.js';
+import { NORMAL_SAMPLES } from '../../src/domain/run-duration.js';
 import { loadHistoryFacts } from '../../src/ledger/history-facts.js';
 import { runRetentionPass } from '../../src/ledger/retention.js';
+import { loadNormalDurations } from '../../src/ledger/run-durations.js';
+import { newRunRow, type RunRow } from '../../src/ledger/runs.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { makeRun, makeTenant, makeWorkflow, T0 } from '../helpers/factories.js';
 import { addEvent, insertAlert } from '../helpers/slack-outbox.js';
@@ -111,5 +115,65 @@ describe('retention', () => {
     for (const r of streak) expect(await exists('runs', 'id', r.id), `run ${r.id}`).toBe(1);
     expect(await exists('runs', 'id', olderFailure.id)).toBe(0);
     expect(await exists('runs', 'id', lastSuccess.id)).toBe(0);
+  });
+
+  it('keeps the newest successes duration learning reads: a monthly job keeps its normal duration, a frequent one only its newest samples', async () => {
+    const sample = (workflowId: number, days: number, seconds: number): RunRow => {
+      const finished = ago(days);
+      return newRunRow({ workflowId, tick: new Date(finished.getTime() - seconds * 1000), trigger: 'schedule', status: 'succeeded', attemptStatus: 'succeeded', durationSeconds: seconds, startedAt: new Date(finished.getTime() - seconds * 1000), finishedAt: finished, processedAt: finished });
+    };
+    const insertAged = async (rows: RunRow[]) => {
+      const inserted = await t.db.insertInto('runs').values(rows).returning(['id']).execute();
+      await sql`update runs set created_at = finished_at where id = any(${inserted.map((r) => r.id)}::bigint[])`.execute(t.db);
+      return inserted.map((r) => r.id);
+    };
+    // Monthly: seven successes of about 20 minutes over seven months, one of them inside the 30 days.
+    const monthly = await makeWorkflow(t.db, { tenantId: 'acme', name: 'monthly-close', cron: '0 4 1 * *' });
+    const monthlyRuns = await insertAged([200, 170, 140, 110, 80, 50, 20].map((d, i) => sample(monthly.id, d, 1200 + i)));
+    // A tick that recovered on its retry: the sample is the retry attempt, so the tick's original row stays with it.
+    const [recoveredTick] = await insertAged([{ ...sample(monthly.id, 230, 1300), attemptStatus: 'failed', durationSeconds: null }]);
+    const [recoveredAttempt] = await insertAged([{ ...sample(monthly.id, 229, 1250), trigger: 'retry', attempt: 2, originalRunId: recoveredTick! }]);
+    // Every five minutes, all of it older than the retention: only the newest NORMAL_SAMPLES stay.
+    const frequent = await makeWorkflow(t.db, { tenantId: 'acme', name: 'five-minutely' });
+    const frequentRuns = await insertAged(Array.from({ length: NORMAL_SAMPLES + 5 }, (_, i) => sample(frequent.id, 40 - i / 288, 60 + (i % 7))));
+    const normalOf = async (id: number) => (await loadNormalDurations(t.db, [id])).get(id) ?? null;
+    const before = { monthly: await normalOf(monthly.id), frequent: await normalOf(frequent.id) };
+    expect(before.monthly?.samples).toBe(8);
+
+    await runRetentionPass(t.db, NOW, { runDays: 30, alertDays: 180, notificationDays: 30, batch: 7 });
+
+    // The normal is learned from exactly what it was learned from before: retention changed nothing about it.
+    expect(DURATION_SAMPLES_KEPT).toBe(NORMAL_SAMPLES);
+    expect(await normalOf(monthly.id)).toEqual(before.monthly);
+    expect(await normalOf(frequent.id)).toEqual(before.frequent);
+    for (const id of [...monthlyRuns, recoveredTick!, recoveredAttempt!]) expect(await exists('runs', 'id', id), `monthly run ${id}`).toBe(1);
+    for (const id of frequentRuns.slice(0, 5)) expect(await exists('runs', 'id', id), `oldest frequent run ${id}`).toBe(0);
+    for (const id of frequentRuns.slice(5)) expect(await exists('runs', 'id', id), `newest frequent run ${id}`).toBe(1);
+  });
+
+  it('bounds a streak that never recovers: past the retention a failure stays only among the streak\'s newest STREAK_FAILURES_KEPT, far above any alertAfter', async () => {
+    // Every minute, broken since a success 40 days ago: STREAK_FAILURES_KEPT + 60 failures older than the retention, three recent ones.
+    const broken = await makeWorkflow(t.db, { tenantId: 'acme', name: 'every-minute', cron: '* * * * *', policy: { alertAfter: 100 } });
+    const success = await runAgo(broken.id, 40);
+    const minuteAgo = (days: number, minutes: number) => new Date(ago(days).getTime() + minutes * 60_000);
+    const failure = (at: Date): RunRow => newRunRow({ workflowId: broken.id, tick: at, trigger: 'schedule', status: 'failed', error: 'exit 1', startedAt: at, finishedAt: at, processedAt: at });
+    const old = await t.db.insertInto('runs').values(Array.from({ length: STREAK_FAILURES_KEPT + 60 }, (_, i) => failure(minuteAgo(35, i)))).returning(['id']).execute();
+    const recent = await t.db.insertInto('runs').values([1, 2, 3].map((m) => failure(minuteAgo(1, m)))).returning(['id']).execute();
+    // A failure inside a maintenance window is not counted, so it does not push counted ones out.
+    const inMaintenance = await t.db.insertInto('runs').values({ ...failure(minuteAgo(2, 0)), inMaintenance: true }).returning(['id']).executeTakeFirstOrThrow();
+    await sql`update runs set created_at = finished_at where workflow_id = ${broken.id}`.execute(t.db);
+    const count = async () => (await t.db.transaction().execute((trx) => loadHistoryFacts(trx, [broken.id]))).get(broken.id)!.failures;
+    expect(await count()).toBe(STREAK_FAILURES_KEPT + 63);
+
+    await runRetentionPass(t.db, NOW, { runDays: 30, alertDays: 180, notificationDays: 30, batch: 50 });
+
+    // The evaluator still counts far more than alertAfter: an alert opens (or reopens after a resolve by hand) as before.
+    // The newest STREAK_FAILURES_KEPT: the three recent ones and the newest of the old ones (a busier window keeps all of its own).
+    expect(await count()).toBe(STREAK_FAILURES_KEPT);
+    for (const r of old.slice(0, 63)) expect(await exists('runs', 'id', r.id), `oldest failure ${r.id}`).toBe(0);
+    for (const r of [...old.slice(63), ...recent, inMaintenance]) expect(await exists('runs', 'id', r.id), `kept failure ${r.id}`).toBe(1);
+    expect(await exists('runs', 'id', success.id)).toBe(0);
+    // Steady: the next pass removes nothing more.
+    expect((await runRetentionPass(t.db, NOW, { runDays: 30, alertDays: 180, notificationDays: 30, batch: 50 })).runs).toBe(0);
   });
 });

@@ -1,0 +1,63 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { applyCandidate } from '../../src/replay/candidate-policy.js';
+import { scenarioFromLedger } from '../../src/replay/from-ledger.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { makeRun, makeTenant, makeWorkflow } from '../helpers/factories.js';
+
+/**
+ * `replay --from-db` replays the baseline under the policy in force at
+ * `--since` (the version recorded then), not the workflow's overrides of
+ * today: the question is what a candidate would have changed about what
+ * really happened. (The week-long replay itself is from-ledger.slow.test.ts.)
+ */
+
+const SINCE = new Date('2026-03-02T00:00:00Z');
+const UNTIL = new Date('2026-03-09T00:00:00Z');
+let t: TestDatabase;
+
+/** A version row as recordPolicyVersions stores it: the effective policy with the overrides beside it. */
+async function version(workflowId: number, n: number, changedAt: string, overrides: Record<string, unknown>) {
+  await t.db
+    .insertInto('policyVersions')
+    .values({ workflowId, version: n, policy: JSON.stringify({ alertAfter: 2, retries: 2, ...overrides, overrides }), changedBy: 'api (acme)', changedAt: new Date(changedAt) })
+    .execute();
+  await t.db.updateTable('workflows').set({ policyVersion: n }).where('id', '=', workflowId).execute();
+}
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  await makeTenant(t.db, { id: 'acme', name: 'Acme', channel: 'CACME' });
+  // Tuned mid-week: alertAfter 2 until Thursday noon, 6 from then, 9 since the week after (today's overrides).
+  const tuned = await makeWorkflow(t.db, { name: 'tuned', cron: '0 * * * *', policy: { alertAfter: 9 } });
+  await version(tuned.id, 1, '2026-02-01T00:00:00Z', { alertAfter: 2 });
+  await version(tuned.id, 2, '2026-03-05T12:00:00Z', { alertAfter: 6 });
+  await version(tuned.id, 3, '2026-03-12T00:00:00Z', { alertAfter: 9 });
+  // No version recorded (a ledger from before versions): today's overrides are all there is.
+  await makeWorkflow(t.db, { name: 'unversioned', cron: '0 * * * *', policy: { retries: 1 } });
+  await makeRun(t.db, { workflowId: tuned.id, tick: new Date('2026-03-03T10:00:00Z'), status: 'failed', processedAt: new Date('2026-03-03T10:01:00Z') });
+});
+afterAll(async () => {
+  await t.drop();
+});
+
+describe('replay --from-db baseline', () => {
+  it('replays each workflow under the overrides of the version in force at --since, and names a change inside the period', async () => {
+    const { scenario, policies, notes } = await scenarioFromLedger(t.db, { tenant: 'acme', since: SINCE, until: UNTIL });
+    expect(policies).toEqual({ tuned: { alertAfter: 2 }, unversioned: { retries: 1 } });
+    expect(scenario.workflows.map((w) => [w.name, w.policy])).toEqual([
+      ['tuned', { alertAfter: 2 }],
+      ['unversioned', { retries: 1 }],
+    ]);
+    expect(notes).toContainEqual(expect.stringMatching(/^tuned: its policy changed during the period \(v2 at 2026-03-05T12:00:00\.000Z\); the baseline replays v1, in force at the start/));
+    expect(notes.filter((n) => n.includes('unversioned'))).toEqual([]);
+    // A candidate is laid over the baseline's overrides, not today's.
+    const candidate = applyCandidate(scenario, { default: { retries: 0 } });
+    expect(candidate.workflows.find((w) => w.name === 'tuned')?.policy).toEqual({ alertAfter: 2, retries: 0 });
+  });
+
+  it('a period that starts after a change replays that version', async () => {
+    const { policies, notes } = await scenarioFromLedger(t.db, { tenant: 'acme', workflow: 'tuned', since: new Date('2026-03-06T00:00:00Z'), until: new Date('2026-03-11T00:00:00Z') });
+    expect(policies).toEqual({ tuned: { alertAfter: 6 } });
+    expect(notes.filter((n) => n.startsWith('tuned'))).toEqual([]);
+  });
+});
