@@ -124,3 +124,13 @@ export function latestDueCompletion(schedule: { cron: string; timezone: string }
   }
   return undefined;
 }
+
+/**
+ * Whether a tick's completion deadline is held against the workflow, given
+ * its tick's own row: not when that tick was `skipped` (every replica was
+ * away for it: the bot neither fired nor watched it, so a report sent then
+ * reached nobody, and the outage is the bot's, not the job's).
+ */
+export function completionJudged(tickStatus: string | null | undefined): boolean {
+  return tickStatus !== 'skipped';
+}

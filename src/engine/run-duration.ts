@@ -5,7 +5,7 @@ import type { CadenceProfile, Severity } from '../domain/cadence.js';
 import { escalateAtFor } from '../domain/evaluate.js';
 import { maintenanceAt } from '../domain/maintenance.js';
 import { retriesAllowed } from '../domain/retry-budget.js';
-import { completionDeadline, latestDueCompletion, runningLongAfter, runningLongVerdict, type NormalDuration } from '../domain/run-duration.js';
+import { completionDeadline, completionJudged, latestDueCompletion, runningLongAfter, runningLongVerdict, type NormalDuration } from '../domain/run-duration.js';
 import { nextFireAfter } from '../domain/schedule.js';
 import { recordAlertEvents } from '../ledger/alert-events.js';
 import { loadHistoryFacts } from '../ledger/history-facts.js';
@@ -173,6 +173,7 @@ export async function checkCompletionDeadlines(deps: DurationDeps, now: Date): P
         .executeTakeFirst();
       if (success) return false;
       const tickRun = await trx.selectFrom('runs').select(['id', 'status']).where('workflowId', '=', candidate.id).where('tick', '=', due.tick).where('originalRunId', 'is', null).executeTakeFirst();
+      if (!completionJudged(tickRun?.status)) return false;
       const { profile, workflow } = ctx;
       const severity = profile.firstSeverity;
       const data = {

@@ -255,3 +255,19 @@ describe('an alert opened by a cause, with the workflow healthy before it', () =
     expect(await t.db.selectFrom('alerts').select('status').where('workflowId', '=', wf.id).executeTakeFirstOrThrow()).toEqual({ status: 'open' });
   });
 });
+
+describe('completion deadlines and bot outages', () => {
+  it("a tick every replica was away for (recorded skipped) is not held to its deadline; the next tick is", async () => {
+    const outage = await makeWorkflow(t.db, { name: 'outage-nightly', cron: '0 2 * * *', mode: 'observed', createdAt: at('2026-03-01T00:00:00Z'), policy: JSON.stringify({ completeBy: { time: '06:00' } }) });
+    // The bot was down from 01:00 to 07:00 (this file's last days: its clock only goes forward): its freshness check recorded the 02:00 tick skipped on its return.
+    await t.db.insertInto('runs').values(newRunRow({ workflowId: outage.id, tick: at('2026-03-20T02:00:00Z'), trigger: 'schedule', status: 'skipped', finishedAt: at('2026-03-20T07:00:00Z'), processedAt: at('2026-03-20T07:00:00Z') })).execute();
+    clock.set(at('2026-03-20T07:00:00Z'));
+    await bothReplicas();
+    expect(await eventsOf(outage.id)).toEqual([]);
+
+    // The next night the bot is up and nothing succeeds by 06:00: that is the job's.
+    clock.set(at('2026-03-21T06:00:00Z'));
+    await bothReplicas();
+    expect((await eventsOf(outage.id)).map((e) => [e.kind, e.cause])).toEqual([['opened', 'completion_missed']]);
+  });
+});
