@@ -5,7 +5,7 @@ import type { LaunchContext, LaunchOutcome, Launcher } from '../launcher.js';
 import { resolveCommandUser, type CommandUser } from '../config/command-user.js';
 import { supervise, watch } from './command-supervisor.js';
 import { signalGroup } from './process-group.js';
-import { renewRunLeases, type HeldRuns } from '../ledger/run-leases.js';
+import { takeRunLease, type HeldRuns } from '../ledger/run-leases.js';
 
 type CommandConfig = Extract<LauncherConfig, { kind: 'command' }>;
 type CommandDeps = Pick<Deps, 'db' | 'clock' | 'logger' | 'replicaId' | 'config'>;
@@ -121,7 +121,7 @@ export function createCommandLauncher(deps: CommandDeps, held: HeldRuns, options
         },
       });
       // Take the lease at once: the row may have been inserted without one.
-      await renewRunLeases(deps, [ctx.runId], deps.clock.now()).catch((error) => log.warn({ err: error }, 'could not take the run lease'));
+      await takeRunLease(deps, ctx.runId, deps.clock.now()).catch((error) => log.warn({ err: error }, 'could not take the run lease'));
       return { started: true };
     },
   };
