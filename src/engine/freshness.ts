@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Deps } from '../deps.js';
+import { supervisedDeadlineCutoff } from '../domain/overdue.js';
 import { nextFireAfter } from '../domain/schedule.js';
 import { profileOf } from '../ledger/profiles.js';
 import { durationSince, insertRunRow, newRunRow, RUNS_FINISHED_CHANNEL } from '../ledger/runs.js';
@@ -9,7 +10,8 @@ import { UPTIME_SLACK_MS, uptimeSpans } from './uptime.js';
 /**
  * Silence is data (DESIGN.md, core idea 8). Three things turn into ledger
  * rows the poller then processes like any finished run:
- * - a `running` row past its deadline → failed "timed out";
+ * - a `running` row past its deadline → failed "timed out" (one a live
+ *   replica still supervises: a minute later, its watchdog's turn first);
  * - a `running` row whose lease expired (the replica supervising it died) → failed "worker lost";
  * - an observed workflow's tick with no run by tick + grace → a `missed`
  *   original row; or `skipped` when for any moment from the tick to the end
@@ -48,12 +50,18 @@ export async function failOverdueRuns(deps: Pick<Deps, 'db'>, now: Date): Promis
       leaseOwner: null,
       leaseExpiresAt: null,
     });
-    let n = 0;
-    // Deadline first: a run past both its deadline and its lease timed out.
-    for (const [error, column] of [[TIMED_OUT, 'deadlineAt'], [WORKER_LOST, 'leaseExpiresAt']] as const) {
-      const failed = await trx.updateTable('runs').set(fail(error)).where('status', '=', 'running').where(column, '<=', now).returning('id').execute();
-      n += failed.length;
-    }
+    // Deadline first: a run past both its deadline and its lease timed out. A run past its deadline
+    // that a live replica still supervises is left to that replica's watchdog for a while (domain/overdue.ts).
+    const timedOut = await trx
+      .updateTable('runs')
+      .set(fail(TIMED_OUT))
+      .where('status', '=', 'running')
+      .where('deadlineAt', '<=', now)
+      .where((eb) => eb.or([eb('leaseExpiresAt', 'is', null), eb('leaseExpiresAt', '<=', now), eb('deadlineAt', '<=', supervisedDeadlineCutoff(now))]))
+      .returning('id')
+      .execute();
+    const lost = await trx.updateTable('runs').set(fail(WORKER_LOST)).where('status', '=', 'running').where('leaseExpiresAt', '<=', now).returning('id').execute();
+    const n = timedOut.length + lost.length;
     if (n > 0) await sql`select pg_notify(${RUNS_FINISHED_CHANNEL}, 'freshness')`.execute(trx);
     return n;
   });

@@ -1,11 +1,13 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { statSync } from 'node:fs';
 import type { Deps } from '../deps.js';
 import type { LauncherConfig } from '../db/schema.js';
 import type { LaunchContext, LaunchOutcome, Launcher } from '../launcher.js';
 import { resolveCommandUser, type CommandUser } from '../config/command-user.js';
 import { supervise, watch } from './command-supervisor.js';
 import { signalGroup } from './process-group.js';
-import { renewRunLeases, type HeldRuns } from '../ledger/run-leases.js';
+import { spawnFailure, type CwdState } from '../domain/spawn-failure.js';
+import { takeRunLease, type HeldRuns } from '../ledger/run-leases.js';
 
 type CommandConfig = Extract<LauncherConfig, { kind: 'command' }>;
 type CommandDeps = Pick<Deps, 'db' | 'clock' | 'logger' | 'replicaId' | 'config'>;
@@ -91,18 +93,24 @@ export function createCommandLauncher(deps: CommandDeps, held: HeldRuns, options
       // A configured user that does not exist must not fall back to running as the bot.
       if (user && 'error' in user) return { started: false, error: user.error };
 
-      const child = spawn('/bin/sh', ['-c', config.command], {
-        cwd: config.cwd,
-        env: commandEnvironment(config, ctx, process.env, user),
-        ...(user ? { uid: user.uid, gid: user.gid } : {}),
-        detached: true,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      let child: ChildProcess;
+      try {
+        child = spawn('/bin/sh', ['-c', config.command], {
+          cwd: config.cwd,
+          env: commandEnvironment(config, ctx, process.env, user),
+          ...(user ? { uid: user.uid, gid: user.gid } : {}),
+          detached: true,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+      } catch (error) {
+        // Some failures (a working directory that is a file) are thrown rather than emitted.
+        return { started: false, error: spawnFailure(error as NodeJS.ErrnoException, config.cwd, cwdStateOf(config.cwd)) };
+      }
       // Listen before any await: a quick command can exit before the next line runs.
       const watched = watch(child, tailBytes);
       const spawned = await new Promise<{ ok: true } | { ok: false; error: string }>((resolve) => {
         child.once('spawn', () => resolve({ ok: true }));
-        child.once('error', (error) => resolve({ ok: false, error: error.message }));
+        child.once('error', (error) => resolve({ ok: false, error: spawnFailure(error, config.cwd, cwdStateOf(config.cwd)) }));
       });
       if (!spawned.ok) return { started: false, error: spawned.error };
 
@@ -121,8 +129,19 @@ export function createCommandLauncher(deps: CommandDeps, held: HeldRuns, options
         },
       });
       // Take the lease at once: the row may have been inserted without one.
-      await renewRunLeases(deps, [ctx.runId], deps.clock.now()).catch((error) => log.warn({ err: error }, 'could not take the run lease'));
+      await takeRunLease(deps, ctx.runId, deps.clock.now()).catch((error) => log.warn({ err: error }, 'could not take the run lease'));
       return { started: true };
     },
   };
+}
+
+/** What the working directory is, looked at only after a spawn failed (see domain/spawn-failure.ts). */
+function cwdStateOf(cwd: string | undefined): CwdState | undefined {
+  if (cwd === undefined) return undefined;
+  try {
+    return statSync(cwd).isDirectory() ? 'directory' : 'not_a_directory';
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' ? 'missing' : code === 'ENOTDIR' ? 'not_a_directory' : 'unknown';
+  }
 }

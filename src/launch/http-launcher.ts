@@ -3,7 +3,7 @@ import type { LauncherConfig } from '../db/schema.js';
 import type { RunOutcome } from '../ledger/runs.js';
 import type { LaunchContext, LaunchOutcome, Launcher } from '../launcher.js';
 import { callbackTokenFor, signLaunchRequest, SIGNATURE_HEADER, TIMESTAMP_HEADER } from './signature.js';
-import { releaseRunLease, renewRunLeases, type HeldRuns } from '../ledger/run-leases.js';
+import { releaseRunLease, takeRunLease, type HeldRuns } from '../ledger/run-leases.js';
 import { reportOutcome } from './report-outcome.js';
 import { hostAllowed, parseAllowList, type AllowList } from '../domain/address-policy.js';
 import { guardedPost, TargetNotAllowedError } from './guarded-post.js';
@@ -87,7 +87,7 @@ export function createHttpLauncher(deps: HttpDeps, held: HeldRuns, options: Http
 
       held.add(ctx.runId);
       const log = deps.logger.child({ runId: ctx.runId, workflow: ctx.workflow.name, tenant: ctx.tenant.id });
-      await renewRunLeases(deps, [ctx.runId], deps.clock.now()).catch((error) => log.warn({ err: error }, 'could not take the run lease'));
+      await takeRunLease(deps, ctx.runId, deps.clock.now()).catch((error) => log.warn({ err: error }, 'could not take the run lease'));
       // The request runs on after launch() returns: a slow target must not hold up the tick loop.
       void deliver(ctx, config, mode, headers, body, log, list).finally(() => held.release(ctx.runId));
       return { started: true };

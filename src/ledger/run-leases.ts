@@ -36,19 +36,37 @@ export function heldRunsOf(resolver: LauncherResolver): HeldRuns | undefined {
 }
 
 /**
- * Takes (or extends) this replica's lease on running rows it supervises. A
- * row another replica holds is left alone; a row inserted without a lease
- * (nobody was named) is taken, so every supervised run can be failed as
- * "worker lost" if this process dies.
+ * Takes this replica's lease on a running row it has just launched: a row
+ * already leased to it is extended, a row inserted without a lease (nobody
+ * was named) is taken, so every supervised run can be failed as "worker
+ * lost" if this process dies. A row another replica holds is left alone.
+ */
+export async function takeRunLease(deps: LeaseDeps, runId: number, now: Date): Promise<number> {
+  const result = await deps.db
+    .updateTable('runs')
+    .set({ leaseOwner: deps.replicaId, leaseExpiresAt: new Date(now.getTime() + RUN_LEASE_MS) })
+    .where('id', '=', runId)
+    .where('status', '=', 'running')
+    .where((eb) => eb.or([eb('leaseOwner', '=', deps.replicaId), eb('leaseOwner', 'is', null)]))
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+/**
+ * Extends this replica's leases on running rows it supervises, and only
+ * those it still holds: a lease handed back (an accepted callback launch)
+ * stays handed back even when a renewal that read the held runs before the
+ * hand-back reaches the database after it; taken again, it would run out
+ * unrenewed and fail a run still waiting for its callback as "worker lost".
  */
 export async function renewRunLeases(deps: LeaseDeps, runIds: number[], now: Date): Promise<number> {
   if (runIds.length === 0) return 0;
   const result = await deps.db
     .updateTable('runs')
-    .set({ leaseOwner: deps.replicaId, leaseExpiresAt: new Date(now.getTime() + RUN_LEASE_MS) })
+    .set({ leaseExpiresAt: new Date(now.getTime() + RUN_LEASE_MS) })
     .where('id', 'in', runIds)
     .where('status', '=', 'running')
-    .where((eb) => eb.or([eb('leaseOwner', '=', deps.replicaId), eb('leaseOwner', 'is', null)]))
+    .where('leaseOwner', '=', deps.replicaId)
     .executeTakeFirst();
   return Number(result.numUpdatedRows);
 }

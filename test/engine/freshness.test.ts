@@ -97,7 +97,7 @@ describe('silence is data', () => {
     expect(await t.db.selectFrom('alerts').select('severity').execute()).toEqual([{ severity: 'critical' }]);
   });
 
-  it('a run still running past its timeout is failed "timed out" and evaluated like any failure', async () => {
+  it('a run still running past its timeout is failed "timed out" (a minute later while a replica supervises it) and evaluated like any failure', async () => {
     const wf = await makeWorkflow(t.db, {
       name: 'nightly',
       cron: '0 2 * * *',
@@ -111,7 +111,10 @@ describe('silence is data', () => {
     await t.db.updateTable('runs').set({ leaseExpiresAt: at('05:00') }).where('id', '=', run.id).execute();
     await stepUntil(engine, at('02:09'));
     expect((await t.db.selectFrom('runs').select('status').where('id', '=', run.id).executeTakeFirstOrThrow()).status).toBe('running');
+    // At the deadline it is its supervisor's to end (its watchdog reports it with its output); this one never does.
     await stepUntil(engine, at('02:10'));
+    expect((await t.db.selectFrom('runs').select('status').where('id', '=', run.id).executeTakeFirstOrThrow()).status).toBe('running');
+    await stepUntil(engine, at('02:11'));
     const failed = await t.db.selectFrom('runs').selectAll().where('id', '=', run.id).executeTakeFirstOrThrow();
     expect(failed).toMatchObject({ status: 'failed', error: 'timed out', attemptStatus: 'failed' });
     const alert = await t.db.selectFrom('alerts').selectAll().where('workflowId', '=', wf.id).executeTakeFirstOrThrow();

@@ -103,6 +103,23 @@ describe('command launcher faults', () => {
     expect(done.logExcerpt).not.toContain('\u0000');
   });
 
+  it('a command ignoring TERM past its deadline is ended by its own supervisor, not failed under it while it still runs', async () => {
+    const pids = join(dir, 'deadline');
+    const { run } = await start(command(), { kind: 'command', command: `echo $$ > ${pids}; trap '' TERM; echo "stuck on batch 7"; sleep 300 & echo $! >> ${pids}; wait` }, 2);
+    const [shell, child] = await pidsOf(pids, 2);
+    const row = await t.db.selectFrom('runs').select(['deadlineAt', 'leaseOwner']).where('id', '=', run.id).executeTakeFirstOrThrow();
+    expect(row.leaseOwner).not.toBeNull();
+    // Another replica's freshness pass at the deadline, while this replica's watchdog is about to end the group.
+    await checkFreshness({ db: t.db, clock: new ManualClock(row.deadlineAt!) });
+    const done = await finishedRun(t.db, run.id);
+    // One story, the supervisor's: its error (one error group whichever replica looks first) and the output tail,
+    // recorded once the group is gone, so a retry never starts beside the attempt it replaces.
+    expect(done).toMatchObject({ status: 'failed', error: 'timed out after 2s (process group terminated)' });
+    expect(done.logExcerpt).toContain('stuck on batch 7');
+    expect(isAlive(shell!)).toBe(false);
+    expect(isAlive(child!)).toBe(false);
+  });
+
   it('a command killed by a signal is failed naming the signal', async () => {
     const { run } = await start(command(), { kind: 'command', command: 'echo about to go; kill -KILL $$' }, 30);
     const done = await finishedRun(t.db, run.id);

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -81,12 +81,19 @@ describe('command launcher', () => {
     expect(isAlive(child!)).toBe(false);
   });
 
-  it('refuses to start when the command cannot be spawned (a missing working directory)', async () => {
+  it('refuses to start when the command cannot be spawned, naming the working directory at fault (not "/bin/sh ENOENT")', async () => {
     const deps = replicaDeps(t.db, clock);
     const launcher = createCommandLauncher(deps, new HeldRuns());
-    const workflow = await makeWorkflow(t.db, { mode: 'managed', launcher: JSON.stringify({ kind: 'command', command: 'true', cwd: join(dir, 'nope') }) });
-    const outcome = await launcher.launch({ runId: 1, workflow, tenant: { id: 'acme', name: 'Acme' }, tick: null, attempt: 1, trigger: 'manual', timeoutSeconds: 5 });
-    expect(outcome).toMatchObject({ started: false, error: expect.stringContaining('ENOENT') });
+    const launchIn = async (cwd: string) => {
+      const workflow = await makeWorkflow(t.db, { mode: 'managed', launcher: JSON.stringify({ kind: 'command', command: 'true', cwd }) });
+      return launcher.launch({ runId: 1, workflow, tenant: { id: 'acme', name: 'Acme' }, tick: null, attempt: 1, trigger: 'manual', timeoutSeconds: 5 });
+    };
+    const missing = join(dir, 'nope');
+    expect(await launchIn(missing)).toEqual({ started: false, error: `working directory ${missing} does not exist (spawn /bin/sh ENOENT)` });
+    // A file where the directory should be is thrown by spawn, not emitted: still a refused start, not a crash.
+    const file = join(dir, 'a-file');
+    await writeFile(file, '');
+    expect(await launchIn(file)).toEqual({ started: false, error: `working directory ${file} is not a directory (spawn ENOTDIR)` });
   });
 
   it('holds the lease of a run it supervises while the command runs, and lets it go when it ends', async () => {

@@ -3,6 +3,7 @@ import { ManualClock } from '../../src/clock.js';
 import { checkFreshness } from '../../src/engine/freshness.js';
 import { fireDueTicks } from '../../src/engine/tick-scheduler.js';
 import { signLaunchRequest, verifyLaunchSignature } from '../../src/launch/signature.js';
+import { renewRunLeases } from '../../src/ledger/run-leases.js';
 import { startTestApp } from '../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { at, makeTenant, makeWorkflow } from '../helpers/factories.js';
@@ -145,6 +146,18 @@ describe('http launcher', () => {
     // A late callback does not change the verdict.
     const late = await apiClient(app.url, ADMIN)('POST', `/api/v1/runs/${run.id}`, { status: 'succeeded' });
     expect(late.status).toBe(409);
+  });
+
+  it('callback: a lease renewal that reaches the database after the accepted run was handed back does not take it back', async () => {
+    target.respondWith(() => ({ status: 202 }));
+    const { run } = await fire('callback', { timeoutSeconds: 3600 });
+    await eventually(async () => (await t.db.selectFrom('runs').select('leaseOwner').where('id', '=', run.id).executeTakeFirstOrThrow()).leaseOwner === null);
+    // The replica's renewal loop read its held runs while the accept was in flight; its UPDATE lands now.
+    await renewRunLeases(app.deps, [run.id], clock.now());
+    clock.advance(120_000);
+    await checkFreshness(app.deps);
+    // Still waiting for the far side: not "worker lost" because a lease nobody renews ran out.
+    expect(await t.db.selectFrom('runs').select(['status', 'error', 'leaseOwner']).where('id', '=', run.id).executeTakeFirstOrThrow()).toEqual({ status: 'running', error: null, leaseOwner: null });
   });
 
   it('a refused callback launch fails the run with the answer', async () => {
