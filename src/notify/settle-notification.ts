@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../db/connect.js';
 import { recordFailure, type Outage, type OutagePolicy } from '../domain/destination-outage.js';
 
@@ -13,14 +13,18 @@ import { recordFailure, type Outage, type OutagePolicy } from '../domain/destina
  * the sender can say it recovered.
  */
 export async function markSent(db: Db, id: number, now: Date, result: Record<string, unknown>): Promise<Outage | undefined> {
+  return settleEndingOutage(db, id, sql`status = 'sent', sent_at = ${now}, result = ${JSON.stringify(result)}, last_error = null, lease_owner = null, lease_expires_at = null`);
+}
+
+/** Settles a row being sent and ends its destination's outage in the same statement, returning the outage that ended. */
+async function settleEndingOutage(db: Db, id: number, set: RawBuilder<unknown>): Promise<Outage | undefined> {
   const { rows } = await sql<Outage>`
-    with sent as (
-      update notifications
-      set status = 'sent', sent_at = ${now}, result = ${JSON.stringify(result)}, last_error = null, lease_owner = null, lease_expires_at = null
+    with settled as (
+      update notifications set ${set}
       where id = ${id} and status = 'sending'
       returning destination
     )
-    delete from destination_outages o using sent where o.destination = sent.destination
+    delete from destination_outages o using settled where o.destination = settled.destination
     returning o.failing_since, o.failures, o.held_until, o.last_error, o.noticed_at
   `.execute(db);
   return rows[0];
@@ -63,17 +67,7 @@ export async function markUnknown(db: Db, id: number, next: Date, error: string)
  * (`outageEndNotice`, src/domain/destination-outage.ts).
  */
 export async function markDead(db: Db, id: number, error: string): Promise<Outage | undefined> {
-  const { rows } = await sql<Outage>`
-    with dead as (
-      update notifications
-      set status = 'dead', last_error = ${error}, lease_owner = null, lease_expires_at = null, attempts = attempts + 1
-      where id = ${id} and status = 'sending'
-      returning destination
-    )
-    delete from destination_outages o using dead where o.destination = dead.destination
-    returning o.failing_since, o.failures, o.held_until, o.last_error, o.noticed_at
-  `.execute(db);
-  return rows[0];
+  return settleEndingOutage(db, id, sql`status = 'dead', last_error = ${error}, lease_owner = null, lease_expires_at = null, attempts = attempts + 1`);
 }
 
 /** Claimed but not attempted (its pacing key was busy): hand it back exactly as it was. */
