@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Insertable } from 'kysely';
 import type { AlertsTable } from '../../src/db/schema.js';
+import { DIGEST_ATTEMPTS, DIGEST_STALE_MS } from '../../src/domain/housekeeping-health.js';
 import { createHousekeeping } from '../../src/engine/housekeeping.js';
 import { silentLogger } from '../../src/log.js';
 import { loadDigestFacts } from '../../src/services/digest-queries.js';
@@ -179,11 +180,121 @@ describe('the digest', () => {
     const claims = await t.db.selectFrom('housekeepingFirings').select(['job', 'fireAt', 'result']).where('job', 'like', 'digest:%').orderBy('job').execute();
     expect(claims).toEqual([
       { job: 'digest:acme', fireAt: FIRE, result: expect.objectContaining({ sent: true, emailed: 1 }) },
-      { job: 'digest:globex', fireAt: FIRE, result: { sent: false, quiet: true } },
+      { job: 'digest:globex', fireAt: FIRE, result: { sent: false, quiet: true, attempts: 1 } },
     ]);
     // Long after the fire time nothing is caught up.
     rig.clock.set(new Date(FIRE.getTime() + 3_600_000));
     expect(await a.fire('digest', rig.clock.now())).toEqual({ ran: true, result: {} });
+  });
+});
+
+/**
+ * A firing whose facts could not be read (the database away for a moment)
+ * sent nothing: it is tried again the next minute, a bounded number of times
+ * (DIGEST_ATTEMPTS), by whichever replica claims the retry first, and never
+ * sent twice.
+ */
+describe('a digest whose facts could not be read', () => {
+  /** The job's database, failing its first `times` read transactions (the claim's own statements still work). */
+  function failingReads(times: number): { db: typeof t.db; failed: () => number } {
+    let failed = 0;
+    const db = new Proxy(t.db, {
+      get(target, prop, receiver) {
+        if (prop === 'transaction' && failed < times) {
+          return () => {
+            failed++;
+            throw new Error('Connection terminated unexpectedly');
+          };
+        }
+        const value = Reflect.get(target, prop, receiver);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    return { db, failed: () => failed };
+  }
+  const minute = (n: number) => new Date(FIRE.getTime() + n * 60_000);
+  const replica = (id: string, db: typeof t.db) => {
+    const api = webOutboxApi(createWebClient('xoxb-test-token', { apiUrl: rig.slack.url, logger: silentLogger }));
+    return createHousekeeping({ db: t.db, clock: rig.clock, logger: silentLogger, replicaId: id }, [digestJob({ db, logger: silentLogger, replicaId: id }, api)]);
+  };
+
+  it('is tried again the next minute and posted once, though two replicas retry at once', async () => {
+    const flaky = failingReads(1);
+    const a = replica('a', flaky.db);
+    await a.fire('digest', FIRE);
+    expect(flaky.failed()).toBe(1);
+    expect(rig.slack.messages('CACME')).toHaveLength(0);
+    const first = await t.db.selectFrom('housekeepingFirings').selectAll().where('job', '=', 'digest:acme').executeTakeFirstOrThrow();
+    expect(first).toMatchObject({ finishedAt: null, error: 'Connection terminated unexpectedly', result: { attempts: 1 } });
+
+    const b = replica('b', t.db);
+    const c = replica('c', t.db);
+    rig.clock.set(minute(1));
+    await Promise.all([a.fire('digest', minute(1)), b.fire('digest', minute(1)), c.fire('digest', minute(1))]);
+    rig.clock.set(minute(2));
+    await Promise.all([b.fire('digest', minute(2)), c.fire('digest', minute(2))]);
+    expect(rig.slack.messages('CACME')).toHaveLength(1);
+    const done = await t.db.selectFrom('housekeepingFirings').selectAll().where('job', '=', 'digest:acme').executeTakeFirstOrThrow();
+    expect(done).toMatchObject({ error: null, result: expect.objectContaining({ sent: true, attempts: 2 }) });
+    expect(done.finishedAt).not.toBeNull();
+  });
+
+  it('a replica that stalled before posting is taken over after DIGEST_STALE_MS, and posts nothing when it wakes', async () => {
+    // Replica a's read of acme's facts hangs (a stalled process, a lost connection) until let go.
+    let letGo!: () => void;
+    const gate = new Promise<void>((resolve) => (letGo = resolve));
+    let held = false;
+    const stalled = new Proxy(t.db, {
+      get(target, prop, receiver) {
+        if (prop === 'transaction' && !held) {
+          held = true;
+          return () => ({ setIsolationLevel: (level: 'repeatable read') => ({ execute: async (cb: never) => (await gate, target.transaction().setIsolationLevel(level).execute(cb)) }) });
+        }
+        const value = Reflect.get(target, prop, receiver);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const a = replica('a', stalled);
+    const firing = a.fire('digest', FIRE);
+    await eventually(async () => expect(await t.db.selectFrom('housekeepingFirings').select('job').where('job', '=', 'digest:acme').execute()).toHaveLength(1));
+    const b = replica('b', t.db);
+    rig.clock.set(minute(1));
+    await b.fire('digest', minute(1)); // a still holds it: not stale yet
+    expect(rig.slack.messages('CACME')).toHaveLength(0);
+    const later = new Date(FIRE.getTime() + DIGEST_STALE_MS + 60_000);
+    rig.clock.set(later);
+    await b.fire('digest', later);
+    expect(rig.slack.messages('CACME')).toHaveLength(1);
+    letGo();
+    await firing;
+    expect(rig.slack.messages('CACME')).toHaveLength(1);
+    const row = await t.db.selectFrom('housekeepingFirings').selectAll().where('job', '=', 'digest:acme').executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ replica: 'b', error: null, result: expect.objectContaining({ sent: true, attempts: 2 }) });
+  });
+
+  it('a post Slack rate-limits is tried again the next minute: one digest, the attempts counted', async () => {
+    rig.slack.failNext({ kind: 'ratelimited' }, { method: 'chat.postMessage', channel: 'CACME' });
+    const a = replica('a', t.db);
+    await a.fire('digest', FIRE);
+    expect(rig.slack.messages('CACME')).toHaveLength(0);
+    expect(await t.db.selectFrom('housekeepingFirings').selectAll().where('job', '=', 'digest:acme').executeTakeFirstOrThrow()).toMatchObject({ finishedAt: null, error: 'slack: ratelimited', result: { attempts: 1 } });
+    rig.clock.set(minute(1));
+    await Promise.all([a.fire('digest', minute(1)), replica('b', t.db).fire('digest', minute(1))]);
+    expect(rig.slack.messages('CACME')).toHaveLength(1);
+  });
+
+  it('is given up after DIGEST_ATTEMPTS failed attempts, with the error kept', async () => {
+    const broken = failingReads(Infinity);
+    const a = replica('a', broken.db);
+    for (let m = 0; m < 10; m++) {
+      rig.clock.set(minute(m));
+      await a.fire('digest', minute(m));
+    }
+    expect(broken.failed()).toBe(2 * DIGEST_ATTEMPTS); // acme's and globex's reads, each given up
+    expect(rig.slack.messages('CACME')).toHaveLength(0);
+    const row = await t.db.selectFrom('housekeepingFirings').selectAll().where('job', '=', 'digest:acme').executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ error: 'Connection terminated unexpectedly', result: { attempts: DIGEST_ATTEMPTS, gaveUp: true } });
+    expect(row.finishedAt).not.toBeNull();
   });
 });
 
