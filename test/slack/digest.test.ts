@@ -2,8 +2,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Insertable } from 'kysely';
 import type { AlertsTable } from '../../src/db/schema.js';
 import { DIGEST_ATTEMPTS, DIGEST_STALE_MS } from '../../src/domain/housekeeping-health.js';
+import { ManualClock } from '../../src/clock.js';
 import { createHousekeeping } from '../../src/engine/housekeeping.js';
 import { silentLogger } from '../../src/log.js';
+import { silence, unsilence } from '../../src/ledger/alert-actions.js';
 import { loadDigestFacts } from '../../src/services/digest-queries.js';
 import { buildDigest, median } from '../../src/slack/blocks/digest.js';
 import { digestJob, digestPeriod } from '../../src/slack/views/digest.js';
@@ -47,6 +49,12 @@ async function seedNight() {
   await alert(etl.id, 1, { status: 'open', severity: 'critical', openedAt: at('2026-03-10T03:00:00Z'), ownerUser: 'U0BOB' });
   await alert(billing.id, 1, { openedAt: at('2026-03-09T22:00:00Z'), resolvedAt: at('2026-03-09T23:30:00Z'), flappingSince: at('2026-03-09T22:30:00Z') });
   await alert(reports.id, 1, { openedAt: at('2026-03-10T01:00:00Z'), resolvedAt: at('2026-03-10T01:30:00Z'), silencedUntil: at('2026-03-10T12:00:00Z'), silencedBy: 'U0ALICE', silenceReason: 'known vendor outage' });
+  // Its silence as the bot records one: the columns and a `silenced` event (the digest reads the events).
+  const silenced = await t.db.selectFrom('alerts').select('id').where('workflowId', '=', reports.id).where('generation', '=', 1).executeTakeFirstOrThrow();
+  await t.db
+    .insertInto('alertEvents')
+    .values({ alertId: silenced.id, kind: 'silenced', actor: 'U0ALICE', at: at('2026-03-10T01:10:00Z'), data: JSON.stringify({ until: '2026-03-10T12:00:00.000Z', reason: 'known vendor outage' }) })
+    .execute();
   await alert(reports.id, 0, { openedAt: at('2026-03-01T01:00:00Z'), resolvedAt: at('2026-03-01T02:00:00Z') });
   await alert(quiet.id, 1, { openedAt: at('2026-03-03T01:00:00Z'), resolvedAt: at('2026-03-03T02:00:00Z') });
   await failedRuns(etl.id, 4);
@@ -86,7 +94,8 @@ describe('the digest', () => {
     expect(facts.noisiest).toEqual([{ workflow: 'nightly-etl', failed: 4 }, { workflow: 'billing-sync', failed: 2 }, { workflow: 'reports', failed: 1 }]);
     expect(facts.opened).toBe(3);
     expect(facts.resolvedMs.sort((a, b) => a - b)).toEqual([30 * 60_000, 90 * 60_000]);
-    expect(facts.silenced).toEqual([{ workflow: 'reports', until: at('2026-03-10T12:00:00Z'), by: 'U0ALICE', reason: 'known vendor outage' }]);
+    // Silenced until noon, it ended when the alert resolved at 01:30.
+    expect(facts.silenced).toEqual([{ workflow: 'reports', from: at('2026-03-10T01:10:00Z'), until: at('2026-03-10T12:00:00Z'), endedAt: at('2026-03-10T01:30:00Z'), by: 'U0ALICE', reason: 'known vendor outage' }]);
     expect(facts.maintenance).toEqual([{ workflow: null, startsAt: at('2026-03-10T00:00:00Z'), endsAt: at('2026-03-10T01:00:00Z'), reason: 'db upgrade' }]);
 
     const digest = buildDigest(facts)!;
@@ -95,6 +104,38 @@ describe('the digest', () => {
     expect(digest.plainText).toMatchSnapshot('plain text');
     expect(digest.text).toMatchSnapshot('fallback text');
     expect(digest.blocks).toMatchSnapshot('blocks');
+  });
+
+  it('lists a silence that ended during the period (unsilenced, expired, replaced), from the alert events, not only one still recorded', async () => {
+    const etl = await t.db.selectFrom('alerts').innerJoin('workflows', 'workflows.id', 'alerts.workflowId').select('alerts.id').where('workflows.name', '=', 'nightly-etl').executeTakeFirstOrThrow();
+    const carol = { user: 'U0CAROL' };
+    const scope = { tenantId: 'acme' };
+    const clock = new ManualClock(at('2026-03-10T04:00:00Z')); // the night, before the digest's fire time
+    const deps = { ...rig.deps, clock };
+    await silence(deps, { alertId: etl.id, actor: carol, scope, until: at('2026-03-10T05:00:00Z'), reason: 'rolling back' });
+    clock.set(at('2026-03-10T04:20:00Z'));
+    await unsilence(deps, { alertId: etl.id, actor: carol, scope });
+    clock.set(at('2026-03-10T05:00:00Z'));
+    await silence(deps, { alertId: etl.id, actor: carol, scope, until: at('2026-03-10T05:30:00Z'), reason: 'short one' }); // lapses by itself
+    clock.set(at('2026-03-10T06:00:00Z'));
+    await silence(deps, { alertId: etl.id, actor: carol, scope, until: at('2026-03-10T07:00:00Z'), reason: 'first try' });
+    clock.set(at('2026-03-10T06:30:00Z'));
+    await silence(deps, { alertId: etl.id, actor: { user: 'U0DAVE' }, scope, until: 'resolved', reason: 'vendor ticket open' });
+
+    const facts = (await loadDigestFacts(t.db, 'acme', SINCE, FIRE))!;
+    const etlSilences = facts.silenced.filter((x) => x.workflow === 'nightly-etl');
+    expect(etlSilences).toEqual([
+      { workflow: 'nightly-etl', from: at('2026-03-10T04:00:00Z'), until: at('2026-03-10T05:00:00Z'), endedAt: at('2026-03-10T04:20:00Z'), by: 'U0CAROL', reason: 'rolling back' },
+      { workflow: 'nightly-etl', from: at('2026-03-10T05:00:00Z'), until: at('2026-03-10T05:30:00Z'), endedAt: at('2026-03-10T05:30:00Z'), by: 'U0CAROL', reason: 'short one' },
+      { workflow: 'nightly-etl', from: at('2026-03-10T06:00:00Z'), until: at('2026-03-10T07:00:00Z'), endedAt: at('2026-03-10T06:30:00Z'), by: 'U0CAROL', reason: 'first try' },
+      { workflow: 'nightly-etl', from: at('2026-03-10T06:30:00Z'), until: null, endedAt: null, by: 'U0DAVE', reason: 'vendor ticket open' },
+    ]);
+    // A silence that ended before the period is not listed.
+    const tomorrow = (await loadDigestFacts(t.db, 'acme', new Date(FIRE.getTime() + 86_400_000), new Date(FIRE.getTime() + 2 * 86_400_000)))!;
+    expect(tomorrow.silenced.map((x) => x.reason)).toEqual(['vendor ticket open']);
+    const plainText = buildDigest(facts)!.plainText;
+    expect(plainText).toContain('nightly-etl: silenced 2026-03-10 04:00 UTC to 2026-03-10 04:20 UTC: rolling back');
+    expect(plainText).toContain('nightly-etl: silenced until resolved: vendor ticket open');
   });
 
   it('escapes names, reasons and the tenant once: shown as typed, never mentioning or linking', () => {
@@ -107,7 +148,7 @@ describe('the digest', () => {
       noisiest: [],
       opened: 0,
       resolvedMs: [],
-      silenced: [{ workflow: 'a&b', until: null, by: 'U0ALICE', reason: 'vendor <https://evil.example|status> & co' }],
+      silenced: [{ workflow: 'a&b', from: SINCE, until: null, endedAt: null, by: 'U0ALICE', reason: 'vendor <https://evil.example|status> & co' }],
       maintenance: [],
     };
     const digest = buildDigest(facts)!;
@@ -133,7 +174,7 @@ describe('the digest', () => {
       noisiest: [{ workflow: 'load-0', failed: 3 }],
       opened: 500,
       resolvedMs: [],
-      silenced: Array.from({ length: 300 }, (_, i) => ({ workflow: `load-${i}`, until: null, by: 'U0ALICE', reason: 'warehouse' })),
+      silenced: Array.from({ length: 300 }, (_, i) => ({ workflow: `load-${i}`, from: SINCE, until: null, endedAt: null, by: 'U0ALICE', reason: 'warehouse' })),
       maintenance: [],
       storms: [{ startedAt: SINCE, endedAt: null, alerts: 500 }],
     };

@@ -69,7 +69,10 @@ function sections(f: DigestFacts): Section[] {
     out.push({ title: 'Storms', lines: storms });
   }
   const quiet = [
-    ...f.silenced.map((s) => line(s.workflow, `silenced ${s.until ? `until ${utcText(s.until)}` : 'until resolved'}${s.reason ? `: ${s.reason}` : ''}`)),
+    ...f.silenced.map((s) => {
+      const when = s.endedAt ? `${utcText(s.from)} to ${utcText(s.endedAt)}` : s.until ? `until ${utcText(s.until)}` : 'until resolved';
+      return line(s.workflow, `silenced ${when}${s.reason ? `: ${s.reason}` : ''}`);
+    }),
     ...f.maintenance.map((m) => {
       const what = `maintenance ${utcText(m.startsAt)} to ${utcText(m.endsAt)}${m.reason ? `: ${m.reason}` : ''}`;
       return m.workflow ? line(m.workflow, what) : { slack: `Whole tenant: ${safeText(what, 400)}`, plain: `Whole tenant: ${what}` };
