@@ -8,6 +8,8 @@ export interface DigestFacts {
   tenant: { id: string; name: string };
   since: Date;
   until: Date;
+  /** The zone its times are shown in: the tenant's digest schedule's (UTC without one); absent: UTC. */
+  timeZone?: string;
   /** Alerts open at `until`, oldest first. */
   open: { workflow: string; severity: Severity; openedAt: Date; owner: string | null; silencedUntil: Date | null; silencedBy: string | null }[];
   /** Alerts seen flapping in the period (or still flapping). */
@@ -33,8 +35,9 @@ const NOISIEST = 5;
 /** One read-only transaction (repeatable read): every list agrees on one moment. */
 export async function loadDigestFacts(db: Db, tenantId: string, since: Date, until: Date): Promise<DigestFacts | undefined> {
   return db.transaction().setIsolationLevel('repeatable read').execute(async (trx) => {
-    const tenant = await trx.selectFrom('tenants').select(['id', 'name']).where('id', '=', tenantId).executeTakeFirst();
-    if (!tenant) return undefined;
+    const row = await trx.selectFrom('tenants').select(['id', 'name', 'digest']).where('id', '=', tenantId).executeTakeFirst();
+    if (!row) return undefined;
+    const tenant = { id: row.id, name: row.name };
     const alerts = () => trx.selectFrom('alerts').innerJoin('workflows', 'workflows.id', 'alerts.workflowId').where('workflows.tenantId', '=', tenantId);
     const open = await alerts()
       .select(['workflows.name as workflow', 'alerts.severity', 'alerts.openedAt', 'alerts.ownerUser as owner', 'alerts.silencedUntil', 'alerts.silencedBy'])
@@ -76,6 +79,7 @@ export async function loadDigestFacts(db: Db, tenantId: string, since: Date, unt
     return {
       tenant,
       since,
+      timeZone: row.digest?.timezone ?? 'UTC',
       storms,
       until,
       open,

@@ -134,8 +134,23 @@ describe('the digest', () => {
     const tomorrow = (await loadDigestFacts(t.db, 'acme', new Date(FIRE.getTime() + 86_400_000), new Date(FIRE.getTime() + 2 * 86_400_000)))!;
     expect(tomorrow.silenced.map((x) => x.reason)).toEqual(['vendor ticket open']);
     const plainText = buildDigest(facts)!.plainText;
-    expect(plainText).toContain('nightly-etl: silenced 2026-03-10 04:00 UTC to 2026-03-10 04:20 UTC: rolling back');
+    expect(plainText).toContain('nightly-etl: silenced 2026-03-10 05:00 to 05:20 Europe/Berlin: rolling back');
     expect(plainText).toContain('nightly-etl: silenced until resolved: vendor ticket open');
+  });
+
+  it("shows its times in the tenant's digest time zone, and says which (the on-demand digest too; UTC without a schedule)", async () => {
+    const facts = (await loadDigestFacts(t.db, 'acme', SINCE, FIRE))!;
+    expect(facts.timeZone).toBe('Europe/Berlin');
+    const digest = buildDigest(facts)!;
+    // 09:00 in Berlin is 08:00 UTC in March; the flap at 22:30 UTC was 23:30 there.
+    expect(digest.subject).toBe('Digest for Acme, 1 day to 2026-03-10 09:00 Europe/Berlin');
+    expect(digest.plainText).toContain('billing-sync: flapping since 2026-03-09 23:30 Europe/Berlin, since resolved');
+    expect(digest.plainText).toContain('Whole tenant: maintenance 2026-03-10 01:00 to 02:00 Europe/Berlin: db upgrade');
+    expect(digest.plainText).not.toContain('UTC');
+    await t.db.updateTable('tenants').set({ digest: null }).where('id', '=', 'acme').execute();
+    const onDemand = (await loadDigestFacts(t.db, 'acme', SINCE, FIRE))!;
+    expect(onDemand.timeZone).toBe('UTC');
+    expect(buildDigest(onDemand)!.subject).toBe('Digest for Acme, 1 day to 2026-03-10 08:00 UTC');
   });
 
   it('escapes names, reasons and the tenant once: shown as typed, never mentioning or linking', () => {
