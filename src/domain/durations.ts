@@ -1,4 +1,6 @@
 import { formatDistanceStrict, formatDuration as formatDurationFns, intervalToDuration, type Duration } from 'date-fns';
+import { isTimeZone } from './time-zone.js';
+import { zoneOf } from './zone.js';
 
 /**
  * Durations and times in words, and the one parser for durations people type:
@@ -70,6 +72,27 @@ export function cadenceInWords(seconds: number): string {
   if (seconds % 86_400 === 0) return `every ${seconds / 86_400} days`;
   return `about every ${formatDuration(seconds * 1000)}`;
 }
+
+/**
+ * A time on a zone's wall clock, saying which zone: "2026-03-10 09:05
+ * Europe/Berlin" ("… UTC" in UTC, as utcText). For texts one reader zone
+ * cannot be chosen for but a tenant's can (the digest: its schedule's zone).
+ * A zone Intl does not know is shown as UTC.
+ */
+export function zoneText(at: Date, timeZone: string): string {
+  const tz = shownZone(timeZone);
+  return `${wallText(at, tz)} ${tz}`;
+}
+
+/** A span in a zone, the second date left out when it is the first's: "2026-03-10 01:00 to 02:00 Europe/Berlin". */
+export function zoneRangeText(from: Date, to: Date, timeZone: string): string {
+  const tz = shownZone(timeZone);
+  const [a, b] = [wallText(from, tz), wallText(to, tz)];
+  return `${a} to ${a.slice(0, 10) === b.slice(0, 10) ? b.slice(11) : b} ${tz}`;
+}
+
+const shownZone = (timeZone: string) => (isTimeZone(timeZone) ? timeZone : 'UTC');
+const wallText = (at: Date, tz: string) => new Date(zoneOf(tz).wallOf(at.getTime())).toISOString().slice(0, 16).replace('T', ' ');
 
 /** Plain-text time for fallbacks, email and modals: "2026-03-10 09:05 UTC". */
 export function utcText(at: Date): string {

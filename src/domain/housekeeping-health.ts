@@ -44,3 +44,28 @@ export function housekeepingHealth(job: HousekeepingRecord, loopsLastTickAt: (Da
   const databaseBack = loopsLastTickAt.length > 0 && loopsLastTickAt.every((at) => at !== undefined && at.getTime() > failedAt);
   return { state: 'database failing', blocksReadiness: !databaseBack };
 }
+
+/**
+ * How many attempts one digest fire time gets when an attempt fails before
+ * anything was sent (its facts could not be read, Slack answered with a
+ * transient error or a rate limit): tried again the next minute while within
+ * this many attempts (and the fire time's catch-up window), then given up
+ * with the error kept in its firing row. An attempt whose post may have
+ * reached Slack is never retried: one digest per fire time, at most.
+ */
+export const DIGEST_ATTEMPTS = 5;
+
+/** After the `attempts`th attempt at a fire time failed with nothing sent: try it again, or give it up? */
+export function retryFailedFiring(attempts: number, max = DIGEST_ATTEMPTS): boolean {
+  return attempts < max;
+}
+
+/**
+ * A digest attempt that has neither finished, failed nor begun to post this
+ * long after its claim (its replica stalled or died, or could not even record
+ * its failure with the database away) is taken over by the next replica to
+ * look, as a failed attempt would be: nothing of it was sent. The stalled
+ * replica, should it wake, finds its claim taken and posts nothing (it marks
+ * the row as posting only while it still holds the claim).
+ */
+export const DIGEST_STALE_MS = 5 * 60_000;

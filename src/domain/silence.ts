@@ -130,3 +130,44 @@ export function heldReleases(held: readonly HeldRow[], heard: ReadonlySet<string
   }
   return released.sort((a, b) => a - b);
 }
+
+/** A `silenced` or `unsilenced` alert event, as the silence history is read from (the alert's columns hold only the silence in force). */
+export interface SilenceEvent {
+  kind: string;
+  at: Date;
+  actor: string | null;
+  data: unknown;
+}
+
+/** One silence of an alert: set at `from` by `by`, asked `until` (null: until resolved); `endedAt` when it ended, if it has. */
+export interface SilencePeriod {
+  from: Date;
+  until: Date | null;
+  endedAt: Date | null;
+  by: string | null;
+  reason: string | null;
+}
+
+/**
+ * The silences of one alert that overlapped the period (since, until], from
+ * its events (oldest first, none after `until`): each `silenced` event starts
+ * one, which ends at the first of its own time, the next `silenced` (a
+ * replacement) or `unsilenced` event (by hand, or the escalation clock seeing
+ * it lapse), and the alert's resolution (`resolvedAt`). Unsilencing clears the
+ * alert's silence columns, so a silence that ended during the period is only
+ * found here. `endedAt` is null for one still in force at `until`.
+ */
+export function silencesOverlapping(events: readonly SilenceEvent[], resolvedAt: Date | null, since: Date, until: Date): SilencePeriod[] {
+  const out: SilencePeriod[] = [];
+  events.forEach((e, i) => {
+    if (e.kind !== 'silenced' || e.at.getTime() > until.getTime()) return;
+    const data = (e.data ?? {}) as { until?: unknown; reason?: unknown };
+    const asked = typeof data.until === 'string' ? new Date(data.until) : null;
+    const next = events.slice(i + 1).find((n) => n.kind === 'silenced' || n.kind === 'unsilenced');
+    const ends = [asked, next?.at ?? null, resolvedAt].filter((d): d is Date => d !== null).map((d) => d.getTime());
+    const end = ends.length ? Math.min(...ends) : Infinity;
+    if (end <= since.getTime()) return;
+    out.push({ from: e.at, until: asked, endedAt: end <= until.getTime() ? new Date(end) : null, by: e.actor, reason: typeof data.reason === 'string' ? data.reason : null });
+  });
+  return out;
+}

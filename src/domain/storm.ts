@@ -81,6 +81,24 @@ export function sharedCauseWindow(now: Date, rule: SharedCauseRule): { start: Da
   return { start: new Date(Math.floor(now.getTime() / ms) * ms), since: new Date(now.getTime() - ms) };
 }
 
+/**
+ * May an open alert count toward a shared-cause callout, and carry it (the
+ * callout is told in the group's newest such alert's thread)? The rule of
+ * `countsTowardStorm`: not an alert in shadow. The callout is decided
+ * later than an opening, so it asks whether the alert is in shadow now (its
+ * workflow's or its tenant's flag, what routes the callout's own event): an
+ * alert that has gone live counts, one whose workflow went into shadow does
+ * not. A shadow alert would otherwise make up a live callout's numbers, or
+ * carry it into a thread marked Shadow, where nobody is told. The claim's
+ * statements apply it as `SHARED_CAUSE_MEMBER_SQL`.
+ */
+export function countsTowardSharedCause(alert: { workflowShadow: boolean; tenantShadow: boolean }): boolean {
+  return !alert.workflowShadow && !alert.tenantShadow;
+}
+
+/** `countsTowardSharedCause` as a condition on `workflows w` joined with `tenants t`. */
+export const SHARED_CAUSE_MEMBER_SQL = 'not (w.shadow or t.shadow)';
+
 /** Is an error group a shared cause: seen in enough distinct workflows (of any tenants) inside the window? */
 export function isSharedCause(workflowsInWindow: number, rule: SharedCauseRule): boolean {
   return rule.minWorkflows > 0 && workflowsInWindow >= rule.minWorkflows;

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Deps } from '../deps.js';
-import { DEFAULT_SHARED_CAUSE_RULE, isSharedCause, sharedCauseWindow, stormEnds, type SharedCauseRule } from '../domain/storm.js';
+import { countsTowardSharedCause, DEFAULT_SHARED_CAUSE_RULE, isSharedCause, SHARED_CAUSE_MEMBER_SQL, sharedCauseWindow, stormEnds, type SharedCauseRule } from '../domain/storm.js';
 import { recordAlertEvents, type EventInput } from '../ledger/alert-events.js';
 import { stormRuleOf } from '../ledger/storm-claims.js';
 import { stormMembers } from '../ledger/storm-members.js';
@@ -61,6 +61,9 @@ export async function endSettledStorms(deps: StormDeps, now: Date): Promise<numb
   return ended;
 }
 
+/** An alert that may count toward and carry a callout (src/domain/storm.ts countsTowardSharedCause): not one in shadow. */
+const sharedCauseMember = sql.raw(SHARED_CAUSE_MEMBER_SQL);
+
 export function sharedCauseRuleOf(config: Partial<Pick<Deps['config'], 'SHARED_CAUSE_MIN_WORKFLOWS' | 'SHARED_CAUSE_WINDOW_SECONDS'>>): SharedCauseRule {
   return {
     minWorkflows: config.SHARED_CAUSE_MIN_WORKFLOWS ?? DEFAULT_SHARED_CAUSE_RULE.minWorkflows,
@@ -72,7 +75,9 @@ export function sharedCauseRuleOf(config: Partial<Pick<Deps['config'], 'SHARED_C
  * Calls out, on the platform channel only, each error group that open alerts
  * of enough distinct workflows (of any tenants) failed with inside the
  * window: once per group per window, claimed by inserting the (group, window
- * start) key (seed 002), and not again within a window of the last callout. The event hangs on the group's newest alert and is
+ * start) key (seed 002), and not again within a window of the last callout.
+ * An alert in shadow neither counts nor carries it (countsTowardSharedCause
+ * in src/domain/storm.ts). The event hangs on the group's newest live alert and is
  * routed to the platform channel alone; its kind is left out of every
  * tenant-facing read (it names other tenants' workflows).
  */
@@ -83,8 +88,8 @@ export async function callOutSharedCauses(deps: StormDeps, now: Date): Promise<n
   const window = sharedCauseWindow(now, rule);
   const groups = await sql<{ errorGroup: string; workflows: number; tenants: number }>`
     select a.error_group, count(distinct a.workflow_id)::int as workflows, count(distinct w.tenant_id)::int as tenants
-    from alerts a join workflows w on w.id = a.workflow_id
-    where a.status = 'open' and a.error_group is not null and a.updated_at > ${window.since}
+    from alerts a join workflows w on w.id = a.workflow_id join tenants t on t.id = w.tenant_id
+    where a.status = 'open' and a.error_group is not null and a.updated_at > ${window.since} and ${sharedCauseMember}
     group by a.error_group
     having count(distinct a.workflow_id) >= ${rule.minWorkflows}`.execute(deps.db);
   let called = 0;
@@ -96,12 +101,13 @@ export async function callOutSharedCauses(deps: StormDeps, now: Date): Promise<n
         .innerJoin('workflows as w', 'w.id', 'a.workflowId')
         .innerJoin('tenants as t', 't.id', 'w.tenantId')
         .selectAll('a')
-        .select(['w.name as workflowName', 't.id as tenantId', 't.channel as tenantChannel'])
+        .select(['w.name as workflowName', 't.id as tenantId', 't.channel as tenantChannel', 'w.shadow as workflowShadow', 't.shadow as tenantShadow'])
         .where('a.status', '=', 'open')
         .where('a.errorGroup', '=', g.errorGroup)
         .where('a.updatedAt', '>', window.since)
         .orderBy('a.id')
-        .execute();
+        .execute()
+        .then((rows) => rows.filter(countsTowardSharedCause));
       const newest = members.at(-1);
       if (!newest) return false;
       // A group still failing as the window rolls over is not called out again until a whole window after the last callout.
@@ -115,7 +121,7 @@ export async function callOutSharedCauses(deps: StormDeps, now: Date): Promise<n
         .executeTakeFirst();
       if (!claimed) return false;
       if (!platform) return true; // claimed and recorded; no platform channel to tell
-      const { workflowName: _w, tenantId: _t, tenantChannel, ...alert } = newest;
+      const { workflowName: _w, tenantId: _t, tenantChannel, workflowShadow: _ws, tenantShadow: _ts, ...alert } = newest;
       await recordAlertEvents(trx, [
         {
           alert,

@@ -1,12 +1,15 @@
 import { sql, type Transaction } from 'kysely';
 import type { Db } from '../db/connect.js';
 import type { Database, Severity } from '../db/schema.js';
+import { silencesOverlapping, type SilencePeriod } from '../domain/silence.js';
 
 /** What the digest of one tenant says about the period (since, until]: read in one snapshot, shaped by src/slack/blocks/digest.ts. */
 export interface DigestFacts {
   tenant: { id: string; name: string };
   since: Date;
   until: Date;
+  /** The zone its times are shown in: the tenant's digest schedule's (UTC without one); absent: UTC. */
+  timeZone?: string;
   /** Alerts open at `until`, oldest first. */
   open: { workflow: string; severity: Severity; openedAt: Date; owner: string | null; silencedUntil: Date | null; silencedBy: string | null }[];
   /** Alerts seen flapping in the period (or still flapping). */
@@ -16,7 +19,8 @@ export interface DigestFacts {
   opened: number;
   /** Resolve times of the alerts resolved in the period, in milliseconds. */
   resolvedMs: number[];
-  silenced: { workflow: string; until: Date | null; by: string | null; reason: string | null }[];
+  /** Silences that overlapped the period, ended or not (from the alert events; src/domain/silence.ts silencesOverlapping), oldest first. */
+  silenced: ({ workflow: string } & SilencePeriod)[];
   maintenance: { workflow: string | null; startsAt: Date; endsAt: Date; reason: string | null }[];
   /** Runs told as running long, and completion deadlines missed, in the period (issue 16); optional for older callers. */
   slow?: { workflow: string; kind: 'running_long' | 'completion_missed'; at: Date }[];
@@ -31,8 +35,9 @@ const NOISIEST = 5;
 /** One read-only transaction (repeatable read): every list agrees on one moment. */
 export async function loadDigestFacts(db: Db, tenantId: string, since: Date, until: Date): Promise<DigestFacts | undefined> {
   return db.transaction().setIsolationLevel('repeatable read').execute(async (trx) => {
-    const tenant = await trx.selectFrom('tenants').select(['id', 'name']).where('id', '=', tenantId).executeTakeFirst();
-    if (!tenant) return undefined;
+    const row = await trx.selectFrom('tenants').select(['id', 'name', 'digest']).where('id', '=', tenantId).executeTakeFirst();
+    if (!row) return undefined;
+    const tenant = { id: row.id, name: row.name };
     const alerts = () => trx.selectFrom('alerts').innerJoin('workflows', 'workflows.id', 'alerts.workflowId').where('workflows.tenantId', '=', tenantId);
     const open = await alerts()
       .select(['workflows.name as workflow', 'alerts.severity', 'alerts.openedAt', 'alerts.ownerUser as owner', 'alerts.silencedUntil', 'alerts.silencedBy'])
@@ -51,13 +56,7 @@ export async function loadDigestFacts(db: Db, tenantId: string, since: Date, unt
       .where('alerts.resolvedAt', '>', since)
       .where('alerts.resolvedAt', '<=', until)
       .execute();
-    const silenced = await alerts()
-      .select(['workflows.name as workflow', 'alerts.silencedUntil as until', 'alerts.silencedBy as by', 'alerts.silenceReason as reason', 'alerts.status'])
-      .where('alerts.silencedBy', 'is not', null)
-      .where((eb) => eb.or([eb('alerts.silencedUntil', 'is', null), eb('alerts.silencedUntil', '>', since)]))
-      .where((eb) => eb.or([eb('alerts.status', '=', 'open'), eb('alerts.resolvedAt', '>', since)]))
-      .orderBy('alerts.openedAt')
-      .execute();
+    const silenced = await silencesIn(trx, tenantId, since, until);
     const maintenance = await trx
       .selectFrom('maintenanceWindows')
       .leftJoin('workflows', 'workflows.id', 'maintenanceWindows.workflowId')
@@ -80,6 +79,7 @@ export async function loadDigestFacts(db: Db, tenantId: string, since: Date, unt
     return {
       tenant,
       since,
+      timeZone: row.digest?.timezone ?? 'UTC',
       storms,
       until,
       open,
@@ -87,12 +87,28 @@ export async function loadDigestFacts(db: Db, tenantId: string, since: Date, unt
       noisiest: noisiest.map((n) => ({ workflow: n.workflow, failed: Number(n.failed) })),
       opened: Number(opened.n),
       resolvedMs: resolved.map((r) => r.resolvedAt!.getTime() - r.openedAt.getTime()),
-      silenced: silenced.map((s) => ({ workflow: s.workflow, until: s.until, by: s.by, reason: s.reason })),
+      silenced,
       maintenance,
       slow,
       heldBack,
     };
   });
+}
+
+/** The silences of the tenant's alerts that overlapped the period, read from their silenced / unsilenced events. */
+async function silencesIn(trx: Transaction<Database>, tenantId: string, since: Date, until: Date) {
+  const { rows } = await sql<{ alertId: number; workflow: string; resolvedAt: Date | null; kind: string; at: Date; actor: string | null; data: unknown }>`
+    select a.id as alert_id, w.name as workflow, a.resolved_at, e.kind, e.at, e.actor, e.data
+    from alert_events e join alerts a on a.id = e.alert_id join workflows w on w.id = a.workflow_id
+    where w.tenant_id = ${tenantId} and e.kind in ('silenced', 'unsilenced') and e.at <= ${until}
+      and (a.status = 'open' or a.resolved_at > ${since})
+    order by a.id, e.at, e.id
+  `.execute(trx);
+  const byAlert = new Map<number, typeof rows>();
+  for (const r of rows) byAlert.set(r.alertId, [...(byAlert.get(r.alertId) ?? []), r]);
+  return [...byAlert.values()]
+    .flatMap((events) => silencesOverlapping(events, events[0]!.resolvedAt, since, until).map((p) => ({ workflow: events[0]!.workflow, ...p })))
+    .sort((a, b) => a.from.getTime() - b.from.getTime());
 }
 
 async function heldBackIn(trx: Transaction<Database>, tenantId: string, since: Date, until: Date) {

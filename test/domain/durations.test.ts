@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatDuration, parseDuration, readDuration, relativeTime } from '../../src/domain/durations.js';
+import { formatDuration, parseDuration, readDuration, relativeTime, utcText, zoneRangeText, zoneText } from '../../src/domain/durations.js';
 
 const S = 1000;
 const M = 60 * S;
@@ -64,5 +64,19 @@ describe('the one duration parser (Slack, the workflows file, the replay)', () =
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.reason).toMatch(reason);
     expect(parseDuration(text)).toBeUndefined();
+  });
+});
+
+describe('zoneText and zoneRangeText', () => {
+  it("show a time on the zone's wall clock and name the zone, across a DST change", () => {
+    expect(zoneText(new Date('2026-03-10T08:00:00Z'), 'Europe/Berlin')).toBe('2026-03-10 09:00 Europe/Berlin');
+    expect(zoneText(new Date('2026-07-10T08:00:00Z'), 'Europe/Berlin')).toBe('2026-07-10 10:00 Europe/Berlin');
+    expect(zoneText(new Date('2026-03-10T08:00:00Z'), 'UTC')).toBe(utcText(new Date('2026-03-10T08:00:00Z')));
+    expect(zoneText(new Date('2026-03-10T08:00:00Z'), 'Not/AZone')).toBe('2026-03-10 08:00 UTC');
+  });
+
+  it('leave out the second date of a span within one local day, not of one that crosses midnight there', () => {
+    expect(zoneRangeText(new Date('2026-03-10T00:00:00Z'), new Date('2026-03-10T01:00:00Z'), 'Europe/Berlin')).toBe('2026-03-10 01:00 to 02:00 Europe/Berlin');
+    expect(zoneRangeText(new Date('2026-03-09T22:30:00Z'), new Date('2026-03-09T23:30:00Z'), 'Europe/Berlin')).toBe('2026-03-09 23:30 to 2026-03-10 00:30 Europe/Berlin');
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { heldReleases, silencedUntilField, silenceInTheWay, silenceState, summariseHeld, type SilenceFields } from '../../src/domain/silence.js';
+import { heldReleases, silencedUntilField, silenceInTheWay, silencesOverlapping, silenceState, summariseHeld, type SilenceFields } from '../../src/domain/silence.js';
 
 const NOW = new Date('2026-03-10T12:00:00Z');
 const H = 3_600_000;
@@ -113,5 +113,24 @@ describe('heldReleases: a pager’s acknowledgement is not lost with the held re
 
   it('a silence the resolve ends: nothing, acknowledgement or not', () => {
     expect(heldReleases([{ id: 9, destination: 'pagerduty:abc', ...take }], new Set(['pagerduty:abc']), false)).toEqual([]);
+  });
+});
+
+describe('silencesOverlapping', () => {
+  const t = (h: number) => new Date(NOW.getTime() + h * H);
+  const silenced = (h: number, until: number | null, reason = 'r') => ({ kind: 'silenced', at: t(h), actor: 'U0A', data: { until: until === null ? null : t(until).toISOString(), reason } });
+  const unsilenced = (h: number) => ({ kind: 'unsilenced', at: t(h), actor: 'U0A', data: {} });
+
+  it('ends a silence at its time, the next silence or unsilence, or the resolution, whichever comes first', () => {
+    expect(silencesOverlapping([silenced(1, 3), unsilenced(2)], null, t(0), t(10)).map((p) => p.endedAt)).toEqual([t(2)]);
+    expect(silencesOverlapping([silenced(1, 3)], null, t(0), t(10)).map((p) => p.endedAt)).toEqual([t(3)]);
+    expect(silencesOverlapping([silenced(1, null), silenced(2, 5)], null, t(0), t(10)).map((p) => [p.from, p.endedAt])).toEqual([[t(1), t(2)], [t(2), t(5)]]);
+    expect(silencesOverlapping([silenced(1, null)], t(4), t(0), t(10)).map((p) => p.endedAt)).toEqual([t(4)]);
+  });
+
+  it('keeps only those that overlapped the period; one still in force at its end has no end', () => {
+    expect(silencesOverlapping([silenced(1, 2)], null, t(2), t(10))).toEqual([]);
+    expect(silencesOverlapping([silenced(1, 20)], null, t(2), t(10))).toEqual([{ from: t(1), until: t(20), endedAt: null, by: 'U0A', reason: 'r' }]);
+    expect(silencesOverlapping([silenced(1, null)], t(30), t(2), t(10))[0]!.endedAt).toBeNull();
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_SHARED_CAUSE_RULE, DEFAULT_STORM_RULE, isSharedCause, sharedCauseWindow, stormDecision, stormEnds } from '../../src/domain/storm.js';
+import { countsTowardSharedCause, DEFAULT_SHARED_CAUSE_RULE, DEFAULT_STORM_RULE, isSharedCause, sharedCauseWindow, stormDecision, stormEnds } from '../../src/domain/storm.js';
 
 const now = new Date('2026-03-10T02:01:00Z');
 const ago = (s: number) => new Date(now.getTime() - s * 1000);
@@ -61,5 +61,13 @@ describe('shared cause (default: one error group in 3 workflows within an hour)'
     expect(a.start).toEqual(new Date('2026-03-10T02:00:00Z'));
     expect(b.start).toEqual(a.start);
     expect(a.since).toEqual(new Date('2026-03-10T01:01:00Z'));
+  });
+});
+
+describe('countsTowardSharedCause', () => {
+  it('leaves out an alert whose workflow or tenant is in shadow now', () => {
+    expect(countsTowardSharedCause({ workflowShadow: false, tenantShadow: false })).toBe(true);
+    expect(countsTowardSharedCause({ workflowShadow: true, tenantShadow: false })).toBe(false);
+    expect(countsTowardSharedCause({ workflowShadow: false, tenantShadow: true })).toBe(false);
   });
 });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { callOutSharedCauses } from '../../src/engine/storm-clock.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { createEngine, reportRun, type Engine } from '../helpers/engine-harness.js';
 import { makeTenant, makeWorkflow, minutes } from '../helpers/factories.js';
@@ -67,5 +68,50 @@ describe('storms and shadow', () => {
     const platform = await t.db.selectFrom('storms').select('id').where('destination', '=', 'slack:CPLATFORM').executeTakeFirstOrThrow();
     const members = await t.db.selectFrom('stormAlerts').select('alertId').where('stormId', '=', platform.id).execute();
     expect(members.map((m) => Number(m.alertId)).sort((a, b) => a - b)).toEqual(live.sort((a, b) => a - b));
+  });
+});
+
+/**
+ * The shared-cause callout (docs/alerts.md "Shared cause") by the same rule:
+ * an alert in shadow neither counts toward the callout's workflows nor
+ * carries it (the callout would hang on a Shadow-marked thread, told to
+ * nobody, or a shadow tenant would complete a live tenant's callout).
+ */
+describe('shared cause and shadow', () => {
+  const ERROR = 'object store unreachable: connection reset';
+  const policy = JSON.stringify({ alertAfter: 1, retries: 0 });
+  const fail = async (tenantId: string, name: string, minute: number) => {
+    const wf = await makeWorkflow(t.db, { tenantId, name, cron: '0 * * * *', policy });
+    await reportRun(t.db, wf, at(minute - 1), { status: 'failed', error: ERROR }, at(minute));
+    return wf;
+  };
+
+  it('two live workflows and a shadow one in one error group make no callout', async () => {
+    engine.clock.set(at(200));
+    await fail('acme', 'export-a', 200);
+    await fail('acme', 'export-b', 200);
+    await fail('trial', 'trial-export', 200);
+    await engine.drain();
+    expect(await callOutSharedCauses(engine.deps, at(201))).toBe(0);
+    expect(await t.db.selectFrom('sharedCauses').select('errorGroup').execute()).toEqual([]);
+    expect(await t.db.selectFrom('alertEvents').select('id').where('kind', '=', 'shared_cause').execute()).toEqual([]);
+  });
+
+  it('a third live workflow makes it one: counted without the shadow one, told in the newest live alert, though a shadow alert is newer', async () => {
+    engine.clock.set(at(202));
+    const third = await fail('acme', 'export-c', 202);
+    await engine.drain();
+    engine.clock.set(at(203));
+    await fail('trial', 'trial-export-2', 203);
+    await engine.drain();
+    expect(await callOutSharedCauses(engine.deps, at(204))).toBe(1);
+    const [called] = await t.db.selectFrom('sharedCauses').select(['workflows', 'tenants', 'alertId']).execute();
+    const carrier = await t.db.selectFrom('alerts').select('id').where('workflowId', '=', third.id).executeTakeFirstOrThrow();
+    expect(called).toEqual({ workflows: 3, tenants: 1, alertId: carrier.id });
+    const event = await t.db.selectFrom('alertEvents').select(['alertId', 'data']).where('kind', '=', 'shared_cause').executeTakeFirstOrThrow();
+    expect(event.alertId).toBe(carrier.id);
+    const data = event.data as { shadow?: boolean; workflows: { workflow: string }[] };
+    expect(data.shadow).toBeUndefined();
+    expect(data.workflows.map((w) => w.workflow).sort()).toEqual(['export-a', 'export-b', 'export-c']);
   });
 });

@@ -1,8 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Insertable } from 'kysely';
 import type { AlertsTable } from '../../src/db/schema.js';
+import { DIGEST_ATTEMPTS, DIGEST_STALE_MS } from '../../src/domain/housekeeping-health.js';
+import { ManualClock } from '../../src/clock.js';
 import { createHousekeeping } from '../../src/engine/housekeeping.js';
 import { silentLogger } from '../../src/log.js';
+import { silence, unsilence } from '../../src/ledger/alert-actions.js';
 import { loadDigestFacts } from '../../src/services/digest-queries.js';
 import { buildDigest, median } from '../../src/slack/blocks/digest.js';
 import { digestJob, digestPeriod } from '../../src/slack/views/digest.js';
@@ -46,6 +49,12 @@ async function seedNight() {
   await alert(etl.id, 1, { status: 'open', severity: 'critical', openedAt: at('2026-03-10T03:00:00Z'), ownerUser: 'U0BOB' });
   await alert(billing.id, 1, { openedAt: at('2026-03-09T22:00:00Z'), resolvedAt: at('2026-03-09T23:30:00Z'), flappingSince: at('2026-03-09T22:30:00Z') });
   await alert(reports.id, 1, { openedAt: at('2026-03-10T01:00:00Z'), resolvedAt: at('2026-03-10T01:30:00Z'), silencedUntil: at('2026-03-10T12:00:00Z'), silencedBy: 'U0ALICE', silenceReason: 'known vendor outage' });
+  // Its silence as the bot records one: the columns and a `silenced` event (the digest reads the events).
+  const silenced = await t.db.selectFrom('alerts').select('id').where('workflowId', '=', reports.id).where('generation', '=', 1).executeTakeFirstOrThrow();
+  await t.db
+    .insertInto('alertEvents')
+    .values({ alertId: silenced.id, kind: 'silenced', actor: 'U0ALICE', at: at('2026-03-10T01:10:00Z'), data: JSON.stringify({ until: '2026-03-10T12:00:00.000Z', reason: 'known vendor outage' }) })
+    .execute();
   await alert(reports.id, 0, { openedAt: at('2026-03-01T01:00:00Z'), resolvedAt: at('2026-03-01T02:00:00Z') });
   await alert(quiet.id, 1, { openedAt: at('2026-03-03T01:00:00Z'), resolvedAt: at('2026-03-03T02:00:00Z') });
   await failedRuns(etl.id, 4);
@@ -85,7 +94,8 @@ describe('the digest', () => {
     expect(facts.noisiest).toEqual([{ workflow: 'nightly-etl', failed: 4 }, { workflow: 'billing-sync', failed: 2 }, { workflow: 'reports', failed: 1 }]);
     expect(facts.opened).toBe(3);
     expect(facts.resolvedMs.sort((a, b) => a - b)).toEqual([30 * 60_000, 90 * 60_000]);
-    expect(facts.silenced).toEqual([{ workflow: 'reports', until: at('2026-03-10T12:00:00Z'), by: 'U0ALICE', reason: 'known vendor outage' }]);
+    // Silenced until noon, it ended when the alert resolved at 01:30.
+    expect(facts.silenced).toEqual([{ workflow: 'reports', from: at('2026-03-10T01:10:00Z'), until: at('2026-03-10T12:00:00Z'), endedAt: at('2026-03-10T01:30:00Z'), by: 'U0ALICE', reason: 'known vendor outage' }]);
     expect(facts.maintenance).toEqual([{ workflow: null, startsAt: at('2026-03-10T00:00:00Z'), endsAt: at('2026-03-10T01:00:00Z'), reason: 'db upgrade' }]);
 
     const digest = buildDigest(facts)!;
@@ -94,6 +104,53 @@ describe('the digest', () => {
     expect(digest.plainText).toMatchSnapshot('plain text');
     expect(digest.text).toMatchSnapshot('fallback text');
     expect(digest.blocks).toMatchSnapshot('blocks');
+  });
+
+  it('lists a silence that ended during the period (unsilenced, expired, replaced), from the alert events, not only one still recorded', async () => {
+    const etl = await t.db.selectFrom('alerts').innerJoin('workflows', 'workflows.id', 'alerts.workflowId').select('alerts.id').where('workflows.name', '=', 'nightly-etl').executeTakeFirstOrThrow();
+    const carol = { user: 'U0CAROL' };
+    const scope = { tenantId: 'acme' };
+    const clock = new ManualClock(at('2026-03-10T04:00:00Z')); // the night, before the digest's fire time
+    const deps = { ...rig.deps, clock };
+    await silence(deps, { alertId: etl.id, actor: carol, scope, until: at('2026-03-10T05:00:00Z'), reason: 'rolling back' });
+    clock.set(at('2026-03-10T04:20:00Z'));
+    await unsilence(deps, { alertId: etl.id, actor: carol, scope });
+    clock.set(at('2026-03-10T05:00:00Z'));
+    await silence(deps, { alertId: etl.id, actor: carol, scope, until: at('2026-03-10T05:30:00Z'), reason: 'short one' }); // lapses by itself
+    clock.set(at('2026-03-10T06:00:00Z'));
+    await silence(deps, { alertId: etl.id, actor: carol, scope, until: at('2026-03-10T07:00:00Z'), reason: 'first try' });
+    clock.set(at('2026-03-10T06:30:00Z'));
+    await silence(deps, { alertId: etl.id, actor: { user: 'U0DAVE' }, scope, until: 'resolved', reason: 'vendor ticket open' });
+
+    const facts = (await loadDigestFacts(t.db, 'acme', SINCE, FIRE))!;
+    const etlSilences = facts.silenced.filter((x) => x.workflow === 'nightly-etl');
+    expect(etlSilences).toEqual([
+      { workflow: 'nightly-etl', from: at('2026-03-10T04:00:00Z'), until: at('2026-03-10T05:00:00Z'), endedAt: at('2026-03-10T04:20:00Z'), by: 'U0CAROL', reason: 'rolling back' },
+      { workflow: 'nightly-etl', from: at('2026-03-10T05:00:00Z'), until: at('2026-03-10T05:30:00Z'), endedAt: at('2026-03-10T05:30:00Z'), by: 'U0CAROL', reason: 'short one' },
+      { workflow: 'nightly-etl', from: at('2026-03-10T06:00:00Z'), until: at('2026-03-10T07:00:00Z'), endedAt: at('2026-03-10T06:30:00Z'), by: 'U0CAROL', reason: 'first try' },
+      { workflow: 'nightly-etl', from: at('2026-03-10T06:30:00Z'), until: null, endedAt: null, by: 'U0DAVE', reason: 'vendor ticket open' },
+    ]);
+    // A silence that ended before the period is not listed.
+    const tomorrow = (await loadDigestFacts(t.db, 'acme', new Date(FIRE.getTime() + 86_400_000), new Date(FIRE.getTime() + 2 * 86_400_000)))!;
+    expect(tomorrow.silenced.map((x) => x.reason)).toEqual(['vendor ticket open']);
+    const plainText = buildDigest(facts)!.plainText;
+    expect(plainText).toContain('nightly-etl: silenced 2026-03-10 05:00 to 05:20 Europe/Berlin: rolling back');
+    expect(plainText).toContain('nightly-etl: silenced until resolved: vendor ticket open');
+  });
+
+  it("shows its times in the tenant's digest time zone, and says which (the on-demand digest too; UTC without a schedule)", async () => {
+    const facts = (await loadDigestFacts(t.db, 'acme', SINCE, FIRE))!;
+    expect(facts.timeZone).toBe('Europe/Berlin');
+    const digest = buildDigest(facts)!;
+    // 09:00 in Berlin is 08:00 UTC in March; the flap at 22:30 UTC was 23:30 there.
+    expect(digest.subject).toBe('Digest for Acme, 1 day to 2026-03-10 09:00 Europe/Berlin');
+    expect(digest.plainText).toContain('billing-sync: flapping since 2026-03-09 23:30 Europe/Berlin, since resolved');
+    expect(digest.plainText).toContain('Whole tenant: maintenance 2026-03-10 01:00 to 02:00 Europe/Berlin: db upgrade');
+    expect(digest.plainText).not.toContain('UTC');
+    await t.db.updateTable('tenants').set({ digest: null }).where('id', '=', 'acme').execute();
+    const onDemand = (await loadDigestFacts(t.db, 'acme', SINCE, FIRE))!;
+    expect(onDemand.timeZone).toBe('UTC');
+    expect(buildDigest(onDemand)!.subject).toBe('Digest for Acme, 1 day to 2026-03-10 08:00 UTC');
   });
 
   it('escapes names, reasons and the tenant once: shown as typed, never mentioning or linking', () => {
@@ -106,7 +163,7 @@ describe('the digest', () => {
       noisiest: [],
       opened: 0,
       resolvedMs: [],
-      silenced: [{ workflow: 'a&b', until: null, by: 'U0ALICE', reason: 'vendor <https://evil.example|status> & co' }],
+      silenced: [{ workflow: 'a&b', from: SINCE, until: null, endedAt: null, by: 'U0ALICE', reason: 'vendor <https://evil.example|status> & co' }],
       maintenance: [],
     };
     const digest = buildDigest(facts)!;
@@ -132,7 +189,7 @@ describe('the digest', () => {
       noisiest: [{ workflow: 'load-0', failed: 3 }],
       opened: 500,
       resolvedMs: [],
-      silenced: Array.from({ length: 300 }, (_, i) => ({ workflow: `load-${i}`, until: null, by: 'U0ALICE', reason: 'warehouse' })),
+      silenced: Array.from({ length: 300 }, (_, i) => ({ workflow: `load-${i}`, from: SINCE, until: null, endedAt: null, by: 'U0ALICE', reason: 'warehouse' })),
       maintenance: [],
       storms: [{ startedAt: SINCE, endedAt: null, alerts: 500 }],
     };
@@ -179,11 +236,121 @@ describe('the digest', () => {
     const claims = await t.db.selectFrom('housekeepingFirings').select(['job', 'fireAt', 'result']).where('job', 'like', 'digest:%').orderBy('job').execute();
     expect(claims).toEqual([
       { job: 'digest:acme', fireAt: FIRE, result: expect.objectContaining({ sent: true, emailed: 1 }) },
-      { job: 'digest:globex', fireAt: FIRE, result: { sent: false, quiet: true } },
+      { job: 'digest:globex', fireAt: FIRE, result: { sent: false, quiet: true, attempts: 1 } },
     ]);
     // Long after the fire time nothing is caught up.
     rig.clock.set(new Date(FIRE.getTime() + 3_600_000));
     expect(await a.fire('digest', rig.clock.now())).toEqual({ ran: true, result: {} });
+  });
+});
+
+/**
+ * A firing whose facts could not be read (the database away for a moment)
+ * sent nothing: it is tried again the next minute, a bounded number of times
+ * (DIGEST_ATTEMPTS), by whichever replica claims the retry first, and never
+ * sent twice.
+ */
+describe('a digest whose facts could not be read', () => {
+  /** The job's database, failing its first `times` read transactions (the claim's own statements still work). */
+  function failingReads(times: number): { db: typeof t.db; failed: () => number } {
+    let failed = 0;
+    const db = new Proxy(t.db, {
+      get(target, prop, receiver) {
+        if (prop === 'transaction' && failed < times) {
+          return () => {
+            failed++;
+            throw new Error('Connection terminated unexpectedly');
+          };
+        }
+        const value = Reflect.get(target, prop, receiver);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    return { db, failed: () => failed };
+  }
+  const minute = (n: number) => new Date(FIRE.getTime() + n * 60_000);
+  const replica = (id: string, db: typeof t.db) => {
+    const api = webOutboxApi(createWebClient('xoxb-test-token', { apiUrl: rig.slack.url, logger: silentLogger }));
+    return createHousekeeping({ db: t.db, clock: rig.clock, logger: silentLogger, replicaId: id }, [digestJob({ db, logger: silentLogger, replicaId: id }, api)]);
+  };
+
+  it('is tried again the next minute and posted once, though two replicas retry at once', async () => {
+    const flaky = failingReads(1);
+    const a = replica('a', flaky.db);
+    await a.fire('digest', FIRE);
+    expect(flaky.failed()).toBe(1);
+    expect(rig.slack.messages('CACME')).toHaveLength(0);
+    const first = await t.db.selectFrom('housekeepingFirings').selectAll().where('job', '=', 'digest:acme').executeTakeFirstOrThrow();
+    expect(first).toMatchObject({ finishedAt: null, error: 'Connection terminated unexpectedly', result: { attempts: 1 } });
+
+    const b = replica('b', t.db);
+    const c = replica('c', t.db);
+    rig.clock.set(minute(1));
+    await Promise.all([a.fire('digest', minute(1)), b.fire('digest', minute(1)), c.fire('digest', minute(1))]);
+    rig.clock.set(minute(2));
+    await Promise.all([b.fire('digest', minute(2)), c.fire('digest', minute(2))]);
+    expect(rig.slack.messages('CACME')).toHaveLength(1);
+    const done = await t.db.selectFrom('housekeepingFirings').selectAll().where('job', '=', 'digest:acme').executeTakeFirstOrThrow();
+    expect(done).toMatchObject({ error: null, result: expect.objectContaining({ sent: true, attempts: 2 }) });
+    expect(done.finishedAt).not.toBeNull();
+  });
+
+  it('a replica that stalled before posting is taken over after DIGEST_STALE_MS, and posts nothing when it wakes', async () => {
+    // Replica a's read of acme's facts hangs (a stalled process, a lost connection) until let go.
+    let letGo!: () => void;
+    const gate = new Promise<void>((resolve) => (letGo = resolve));
+    let held = false;
+    const stalled = new Proxy(t.db, {
+      get(target, prop, receiver) {
+        if (prop === 'transaction' && !held) {
+          held = true;
+          return () => ({ setIsolationLevel: (level: 'repeatable read') => ({ execute: async (cb: never) => (await gate, target.transaction().setIsolationLevel(level).execute(cb)) }) });
+        }
+        const value = Reflect.get(target, prop, receiver);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const a = replica('a', stalled);
+    const firing = a.fire('digest', FIRE);
+    await eventually(async () => expect(await t.db.selectFrom('housekeepingFirings').select('job').where('job', '=', 'digest:acme').execute()).toHaveLength(1));
+    const b = replica('b', t.db);
+    rig.clock.set(minute(1));
+    await b.fire('digest', minute(1)); // a still holds it: not stale yet
+    expect(rig.slack.messages('CACME')).toHaveLength(0);
+    const later = new Date(FIRE.getTime() + DIGEST_STALE_MS + 60_000);
+    rig.clock.set(later);
+    await b.fire('digest', later);
+    expect(rig.slack.messages('CACME')).toHaveLength(1);
+    letGo();
+    await firing;
+    expect(rig.slack.messages('CACME')).toHaveLength(1);
+    const row = await t.db.selectFrom('housekeepingFirings').selectAll().where('job', '=', 'digest:acme').executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ replica: 'b', error: null, result: expect.objectContaining({ sent: true, attempts: 2 }) });
+  });
+
+  it('a post Slack rate-limits is tried again the next minute: one digest, the attempts counted', async () => {
+    rig.slack.failNext({ kind: 'ratelimited' }, { method: 'chat.postMessage', channel: 'CACME' });
+    const a = replica('a', t.db);
+    await a.fire('digest', FIRE);
+    expect(rig.slack.messages('CACME')).toHaveLength(0);
+    expect(await t.db.selectFrom('housekeepingFirings').selectAll().where('job', '=', 'digest:acme').executeTakeFirstOrThrow()).toMatchObject({ finishedAt: null, error: 'slack: ratelimited', result: { attempts: 1 } });
+    rig.clock.set(minute(1));
+    await Promise.all([a.fire('digest', minute(1)), replica('b', t.db).fire('digest', minute(1))]);
+    expect(rig.slack.messages('CACME')).toHaveLength(1);
+  });
+
+  it('is given up after DIGEST_ATTEMPTS failed attempts, with the error kept', async () => {
+    const broken = failingReads(Infinity);
+    const a = replica('a', broken.db);
+    for (let m = 0; m < 10; m++) {
+      rig.clock.set(minute(m));
+      await a.fire('digest', minute(m));
+    }
+    expect(broken.failed()).toBe(2 * DIGEST_ATTEMPTS); // acme's and globex's reads, each given up
+    expect(rig.slack.messages('CACME')).toHaveLength(0);
+    const row = await t.db.selectFrom('housekeepingFirings').selectAll().where('job', '=', 'digest:acme').executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ error: 'Connection terminated unexpectedly', result: { attempts: DIGEST_ATTEMPTS, gaveUp: true } });
+    expect(row.finishedAt).not.toBeNull();
   });
 });
 

@@ -1,4 +1,4 @@
-import { formatDuration, plural, utcText } from '../../domain/durations.js';
+import { formatDuration, plural, zoneRangeText, zoneText } from '../../domain/durations.js';
 import { silenceState } from '../../domain/silence.js';
 import type { DigestFacts } from '../../services/digest-queries.js';
 import { slackDate, userMention } from './format.js';
@@ -37,6 +37,8 @@ const name = (workflow: string) => ({ slack: `*${safeText(workflow, 100)}*`, pla
 
 function sections(f: DigestFacts): Section[] {
   const at = f.until;
+  const tz = f.timeZone ?? 'UTC';
+  const time = (d: Date) => zoneText(d, tz);
   const out: Section[] = [];
   const open = f.open.map((a) => {
     const age = formatDuration(at.getTime() - a.openedAt.getTime());
@@ -52,10 +54,10 @@ function sections(f: DigestFacts): Section[] {
   });
   if (held.length) out.push({ title: 'Held back by an upstream incident', lines: held });
   if (f.flapped.length) {
-    out.push({ title: 'Flapped', lines: f.flapped.map((x) => line(x.workflow, `flapping since ${utcText(x.since)}${x.open ? ', still open' : ', since resolved'}`)) });
+    out.push({ title: 'Flapped', lines: f.flapped.map((x) => line(x.workflow, `flapping since ${time(x.since)}${x.open ? ', still open' : ', since resolved'}`)) });
   }
   if (f.slow?.length) {
-    out.push({ title: 'Too slow', lines: f.slow.map((x) => line(x.workflow, `${x.kind === 'running_long' ? 'running long' : 'missed its completion deadline'} at ${utcText(x.at)}`)) });
+    out.push({ title: 'Too slow', lines: f.slow.map((x) => line(x.workflow, `${x.kind === 'running_long' ? 'running long' : 'missed its completion deadline'} at ${time(x.at)}`)) });
   }
   if (f.noisiest.length) out.push({ title: 'Noisiest workflows', lines: f.noisiest.map((n) => line(n.workflow, plural(n.failed, 'failed run'))) });
   const mid = median(f.resolvedMs);
@@ -63,15 +65,18 @@ function sections(f: DigestFacts): Section[] {
   if (f.opened || f.resolvedMs.length) out.push({ title: 'Alerts', lines: [{ slack: counts, plain: counts }] });
   if (f.storms?.length) {
     const storms = f.storms.map((x) => {
-      const what = `storm at ${utcText(x.startedAt)}: ${plural(x.alerts, 'alert')} at once, told as one message${x.endedAt && x.endedAt <= at ? `, ended ${utcText(x.endedAt)}` : ', still under way'}`;
+      const what = `storm at ${time(x.startedAt)}: ${plural(x.alerts, 'alert')} at once, told as one message${x.endedAt && x.endedAt <= at ? `, ended ${time(x.endedAt)}` : ', still under way'}`;
       return { slack: escapeMrkdwn(what), plain: what };
     });
     out.push({ title: 'Storms', lines: storms });
   }
   const quiet = [
-    ...f.silenced.map((s) => line(s.workflow, `silenced ${s.until ? `until ${utcText(s.until)}` : 'until resolved'}${s.reason ? `: ${s.reason}` : ''}`)),
+    ...f.silenced.map((s) => {
+      const when = s.endedAt ? zoneRangeText(s.from, s.endedAt, tz) : s.until ? `until ${time(s.until)}` : 'until resolved';
+      return line(s.workflow, `silenced ${when}${s.reason ? `: ${s.reason}` : ''}`);
+    }),
     ...f.maintenance.map((m) => {
-      const what = `maintenance ${utcText(m.startsAt)} to ${utcText(m.endsAt)}${m.reason ? `: ${m.reason}` : ''}`;
+      const what = `maintenance ${zoneRangeText(m.startsAt, m.endsAt, tz)}${m.reason ? `: ${m.reason}` : ''}`;
       return m.workflow ? line(m.workflow, what) : { slack: `Whole tenant: ${safeText(what, 400)}`, plain: `Whole tenant: ${what}` };
     }),
   ];
@@ -92,7 +97,7 @@ function line(workflow: string, what: string): { slack: string; plain: string } 
 export function buildDigest(f: DigestFacts): Digest | undefined {
   if (!digestHasNews(f)) return undefined;
   const parts = sections(f);
-  const heading = `Digest for ${f.tenant.name}, ${formatDuration(f.until.getTime() - f.since.getTime())} to ${utcText(f.until)}`;
+  const heading = `Digest for ${f.tenant.name}, ${formatDuration(f.until.getTime() - f.since.getTime())} to ${zoneText(f.until, f.timeZone ?? 'UTC')}`;
   const blocks: Block[] = [
     { type: 'header', text: plain(heading, LIMITS.headerText) },
     { type: 'context', elements: [mrkdwn(`Since ${slackDate(f.since)}, until ${slackDate(f.until)}`)] },
