@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import express from 'express';
 import { systemClock, type Clock } from './clock.js';
 import { configSecrets, type Config } from './config/env.js';
@@ -20,6 +20,34 @@ import { rememberStoredSecrets, secretsRefreshLoop } from './services/stored-sec
 import { startSlack } from './slack/index.js';
 import { createHousekeeping } from './engine/housekeeping.js';
 import { housekeepingJobs } from './engine/housekeeping-jobs.js';
+
+/**
+ * The HTTP server's limits (docs/api.md). A client must send its headers
+ * within 30 s and its whole request within 120 s (a 10 MB ping body at
+ * 85 KB/s; a crontab ping sends 100 KB at most), so a slow client cannot hold
+ * a connection open for Node's default 5 minutes. Bodies are read whole
+ * before any transaction starts, so a slow one never holds a transaction.
+ * Idle keep-alive connections close after 5 s and headers are at most 16 KB
+ * (Node's defaults, set here so they are visible and tested).
+ */
+export const HTTP_LIMITS = {
+  headersTimeoutMs: 30_000,
+  requestTimeoutMs: 120_000,
+  keepAliveTimeoutMs: 5_000,
+  maxHeaderSize: 16 * 1024,
+};
+
+/** The HTTP server with HTTP_LIMITS, listening. */
+function listen(handler: express.Express, port: number, host: string | undefined): Promise<Server> {
+  return new Promise<Server>((resolve, reject) => {
+    const s = createServer({ maxHeaderSize: HTTP_LIMITS.maxHeaderSize }, handler);
+    s.headersTimeout = HTTP_LIMITS.headersTimeoutMs;
+    s.requestTimeout = HTTP_LIMITS.requestTimeoutMs;
+    s.keepAliveTimeout = HTTP_LIMITS.keepAliveTimeoutMs;
+    s.once('error', reject);
+    s.listen(port, host, () => resolve(s));
+  });
+}
 
 export interface AppOptions {
   config: Config;
@@ -80,10 +108,7 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   http.use(apiRoutes(apiDeps, statuses));
   http.use(unmatchedRoute);
 
-  const server = await new Promise<Server>((resolve, reject) => {
-    const s = http.listen(options.port ?? config.PORT, config.HOST, () => resolve(s));
-    s.once('error', reject);
-  });
+  const server = await listen(http, options.port ?? config.PORT, config.HOST);
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
 

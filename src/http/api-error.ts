@@ -1,4 +1,4 @@
-import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import type { z } from 'zod';
 import { isConnectionError } from '../db/connection-errors.js';
 import type { Logger } from '../log.js';
@@ -41,6 +41,36 @@ export function invalidInput(zodIssues: readonly z.core.$ZodIssue[], input: unkn
   return badRequest(issues.join('; '), { issues });
 }
 
+/**
+ * An answer given before the request's body was read (a 401 before the
+ * token, a 404, a 405, a 413): the connection closes after it, so the rest of
+ * the body is never read, not even to be drained (Node would read it all, to
+ * the request timeout, to keep the connection alive).
+ */
+export function closeIfBodyUnread(req: Request, res: Response): void {
+  if (!req.complete) res.set('connection', 'close');
+}
+
+/** The 413 of a body parser's limit (`entity.too.large`), as JSON like every refusal; the connection closes after it. */
+export function bodyTooLarge(req: Request, res: Response, limit: number | undefined): void {
+  closeIfBodyUnread(req, res);
+  res.status(413).json({ error: 'body_too_large', message: `request body is larger than ${limit} bytes` });
+}
+
+/**
+ * Refuses at once a body whose Content-Length is over `limit`: the body
+ * parsers answer their 413 only after reading the whole body to its end.
+ * (A chunked body has no length to check: the parser stops keeping it at the
+ * limit, and the request timeout bounds how long it is read.)
+ */
+export function declaredBodyLimit(limit: number): RequestHandler {
+  return (req, res, next) => {
+    const declared = Number(req.headers['content-length']);
+    if (Number.isFinite(declared) && declared > limit) return bodyTooLarge(req, res, limit);
+    next();
+  };
+}
+
 interface BodyParserError {
   type?: string;
   status?: number;
@@ -53,6 +83,7 @@ const RETRY_AFTER_SECONDS = 2;
 export function apiErrorHandler(logger: Logger): ErrorRequestHandler {
   return (error, req, res, next) => {
     if (res.headersSent) return next(error);
+    closeIfBodyUnread(req, res);
     if (error instanceof ApiError) {
       res.status(error.status).json({ error: error.code, message: error.message, ...error.extra });
       return;
@@ -65,7 +96,7 @@ export function apiErrorHandler(logger: Logger): ErrorRequestHandler {
     const parser = error as BodyParserError;
     switch (parser.type) {
       case 'entity.too.large':
-        res.status(413).json({ error: 'body_too_large', message: `request body is larger than ${parser.limit} bytes` });
+        bodyTooLarge(req, res, parser.limit);
         return;
       case 'entity.parse.failed':
         res.status(400).json({ error: 'invalid_json', message: `request body is not valid JSON: ${(error as Error).message}` });
@@ -93,5 +124,6 @@ export function apiErrorHandler(logger: Logger): ErrorRequestHandler {
 
 /** What no router answered: JSON like every API answer, never Express's HTML page (which echoes the path). */
 export const unmatchedRoute: RequestHandler = (req, res) => {
+  closeIfBodyUnread(req, res);
   res.status(404).json({ error: 'not_found', message: `no endpoint ${req.method} at this path; the API is under /api/v1` });
 };

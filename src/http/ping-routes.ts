@@ -3,7 +3,8 @@ import { Router } from 'express';
 import type { Deps } from '../deps.js';
 import { PING_BODY_LIMIT, PING_TAIL_BYTES, pingExcerpt } from '../domain/ping-body.js';
 import { metrics } from '../metrics.js';
-import { recordPing, type PingSignal } from '../services/pings.js';
+import { pingParameters } from '../domain/ping-parameters.js';
+import { isKnownPingKey, recordPing, type PingSignal } from '../services/pings.js';
 import { UnknownPingLimiter } from './unknown-ping-limiter.js';
 
 /** Past this the request is read no further and refused (a stuck client, or abuse of a leaked key). */
@@ -60,33 +61,42 @@ export function pingRoutes(deps: Deps): Router {
     const { key, signal: rawSignal } = req.params as { key: string; signal?: string };
     const signal = parseSignal(rawSignal);
     if (!signal) {
+      if (!req.complete) res.set('connection', 'close');
       res.status(400).type('text/plain').send('unknown ping: use /start, /fail, or an exit code 0-255\n');
       return;
     }
-    const rid = typeof req.query.rid === 'string' ? req.query.rid : undefined;
-    if (rid !== undefined && !/^[A-Za-z0-9._:-]{1,100}$/.test(rid)) {
-      res.status(400).type('text/plain').send('rid: use up to 100 letters, digits, dot, dash, underscore or colon\n');
+    const parameters = pingParameters(req.query as Record<string, unknown>);
+    if (!parameters.ok) {
+      if (!req.complete) res.set('connection', 'close');
+      res.status(400).type('text/plain').send(`${parameters.problem}\n`);
       return;
     }
-    const { body, tooLarge } = req.method === 'POST' ? await readPingBody(req) : { body: '', tooLarge: false };
-    if (tooLarge) {
-      res.status(413).set('connection', 'close').type('text/plain').send(`body larger than ${PING_BODY_HARD_LIMIT} bytes\n`);
-      return;
-    }
+    const { rid } = parameters;
     const address = req.socket.remoteAddress ?? 'unknown';
     const now = deps.clock.now().getTime();
     const allowance = limiter.check(address, now);
-    const result = await recordPing(deps, { key, signal, rid, body: body || undefined });
-    metrics.pings.inc({ signal: signal.kind, result: result.kind });
-    if (result.kind === 'not_found') {
+    // The key before the body: one indexed lookup, so a made-up key never makes the server read (up to 10 MB of) a body.
+    const unknown = () => {
+      metrics.pings.inc({ signal: signal.kind, result: 'not_found' });
+      // A body still on its way is not read: the connection closes after the answer instead of draining it (the 400s above too).
+      if (!req.complete) res.set('connection', 'close');
       if (!allowance.ok) {
         res.status(429).set('retry-after', String(allowance.retryAfterSeconds)).type('text/plain').send('too many unknown ping keys from this address; retry later\n');
         return;
       }
       limiter.charge(address, now);
       res.status(404).type('text/plain').send('not found\n');
+    };
+    if (!(await isKnownPingKey(deps, key))) return unknown();
+    const { body, tooLarge } = req.method === 'POST' ? await readPingBody(req) : { body: '', tooLarge: false };
+    if (tooLarge) {
+      res.status(413).set('connection', 'close').type('text/plain').send(`body larger than ${PING_BODY_HARD_LIMIT} bytes\n`);
       return;
     }
+    const result = await recordPing(deps, { key, signal, rid, body: body || undefined });
+    // The workflow was disabled (or its key changed) between the look-up and the report.
+    if (result.kind === 'not_found') return unknown();
+    metrics.pings.inc({ signal: signal.kind, result: result.kind });
     res.status(200).type('text/plain').send('OK\n');
   };
   for (const path of ['/:key', '/:key/:signal']) router.route(path).get(handle).post(handle);

@@ -1,6 +1,6 @@
 import express, { Router } from 'express';
 import type { Deps } from '../deps.js';
-import { apiErrorHandler, notFound } from './api-error.js';
+import { apiErrorHandler, declaredBodyLimit, notFound } from './api-error.js';
 import { methodTable } from './allowed-methods.js';
 import { requireAuth } from './auth.js';
 import type { LoopStatus } from '../engine/runner.js';
@@ -15,6 +15,7 @@ import { workflowsRoutes } from './workflows-routes.js';
 
 /** Largest JSON body the API reads (a run report with a 100 KB log fits). */
 export const API_BODY_LIMIT = '256kb';
+const API_BODY_LIMIT_BYTES = 256 * 1024;
 
 /**
  * The ingest API, pings and metrics. Body parsers are mounted under these
@@ -32,7 +33,7 @@ export function apiRoutes(deps: Deps, loops: () => LoopStatus[] = () => []): Rou
   // OPTIONS and a wrong method answered from all the endpoint routers at once (Express's own OPTIONS knows only the first).
   api.use(methodTable(endpoints));
   // Any content type: `curl -d '{…}'` sends form encoding by default, and its JSON should still be read.
-  api.use(express.json({ limit: API_BODY_LIMIT, type: () => true }), checkJsonStrings);
+  api.use(declaredBodyLimit(API_BODY_LIMIT_BYTES), express.json({ limit: API_BODY_LIMIT, type: () => true }), checkJsonStrings);
   api.use(...endpoints);
   api.use((req) => {
     throw notFound(`no endpoint ${req.method} ${req.originalUrl.split('?')[0]}`);

@@ -21,6 +21,8 @@ export interface CommandLauncherOptions {
   drainMs?: number;
   /** Run commands as this user (name or uid); COMMAND_USER when absent. */
   user?: string;
+  /** Aborted when the replica stops: ends the retrying of outcome reports the database has not taken (report-outcome.ts). */
+  stop?: AbortSignal;
 }
 
 export const DEFAULT_KILL_GRACE_MS = 5_000;
@@ -116,7 +118,7 @@ export function createCommandLauncher(deps: CommandDeps, held: HeldRuns, options
 
       held.add(ctx.runId);
       const control = { interrupted: false };
-      const done = supervise({ deps, killGraceMs, drainMs }, child, watched, ctx, config, log, control).finally(() => {
+      const done = supervise({ deps, killGraceMs, drainMs, ...(options.stop ? { stop: options.stop } : {}) }, child, watched, ctx, config, log, control).finally(() => {
         held.release(ctx.runId);
         live.delete(ctx.runId);
       });

@@ -16,6 +16,8 @@ export interface Supervision {
   killGraceMs: number;
   /** After the shell exits, how long to wait for background children still holding its output pipes. */
   drainMs: number;
+  /** Aborted when the replica stops (past its shutdown grace): a report the database has not taken by then is given up. */
+  stop?: AbortSignal;
 }
 
 export interface Watched {
@@ -84,18 +86,19 @@ export async function supervise(
   child.stderr!.destroy();
 
   const logExcerpt = tail.text() || null;
+  const report = (outcome: Parameters<typeof reportOutcome>[2]) => reportOutcome(sup.deps, ctx.runId, outcome, sup.stop);
   if (control.interrupted) {
-    await reportOutcome(sup.deps, ctx.runId, { status: 'failed', error: 'interrupted: the scheduler-bot replica running it shut down', exitCode: code, logExcerpt });
+    await report({ status: 'failed', error: 'interrupted: the scheduler-bot replica running it shut down', exitCode: code, logExcerpt });
   } else if (timedOut) {
-    await reportOutcome(sup.deps, ctx.runId, { status: 'failed', error: `timed out after ${ctx.timeoutSeconds}s (process group terminated)`, exitCode: code, logExcerpt });
+    await report({ status: 'failed', error: `timed out after ${ctx.timeoutSeconds}s (process group terminated)`, exitCode: code, logExcerpt });
   } else if (leftRunning) {
     const status = code !== null ? `exited with code ${code}` : `was killed by ${signal}`;
-    await reportOutcome(sup.deps, ctx.runId, { status: 'failed', error: `${status} but left processes running in its group; they were terminated`, exitCode: code, logExcerpt });
+    await report({ status: 'failed', error: `${status} but left processes running in its group; they were terminated`, exitCode: code, logExcerpt });
   } else if (code === 0) {
-    await reportOutcome(sup.deps, ctx.runId, { status: 'succeeded', exitCode: 0, logExcerpt });
+    await report({ status: 'succeeded', exitCode: 0, logExcerpt });
   } else {
     const error = code !== null ? `exited with code ${code}` : `killed by ${signal}`;
-    await reportOutcome(sup.deps, ctx.runId, { status: 'failed', error: lastLineOr(logExcerpt, error), exitCode: code, logExcerpt });
+    await report({ status: 'failed', error: lastLineOr(logExcerpt, error), exitCode: code, logExcerpt });
   }
   log.debug({ code, signal, timedOut, command: config.command }, 'command finished');
 }

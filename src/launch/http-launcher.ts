@@ -17,6 +17,8 @@ export interface HttpLauncherOptions {
   excerptBytes?: number;
   /** A callback target must accept (answer 2xx) within this, whatever the run's own timeout. */
   acceptTimeoutMs?: number;
+  /** Aborted when the replica stops: ends the retrying of outcome reports the database has not taken (report-outcome.ts). */
+  stop?: AbortSignal;
 }
 
 /** What the far side receives, signed; docs/launchers.md documents it field by field. */
@@ -110,14 +112,14 @@ export function createHttpLauncher(deps: HttpDeps, held: HeldRuns, options: Http
       const reason =
         error instanceof TargetNotAllowedError ? `target not allowed: ${error.message}` : timedOut ? `timed out after ${Math.round(timeoutMs / 1000)}s` : `request failed: ${describeFetchError(error)}`;
       log.warn({ url: config.url, reason }, 'http launch failed');
-      await reportOutcome(deps, ctx.runId, { status: 'failed', error: reason });
+      await reportOutcome(deps, ctx.runId, { status: 'failed', error: reason }, options.stop);
       return;
     }
     const ok = status >= 200 && status < 300;
     if (!ok) {
-      await reportOutcome(deps, ctx.runId, { status: 'failed', error: `HTTP ${status}${firstLine(text)}`, logExcerpt: text || null });
+      await reportOutcome(deps, ctx.runId, { status: 'failed', error: `HTTP ${status}${firstLine(text)}`, logExcerpt: text || null }, options.stop);
     } else if (mode === 'sync') {
-      await reportOutcome(deps, ctx.runId, { status: 'succeeded', logExcerpt: text || null, ...reportedDetails(text) });
+      await reportOutcome(deps, ctx.runId, { status: 'succeeded', logExcerpt: text || null, ...reportedDetails(text) }, options.stop);
     } else {
       await releaseRunLease(deps, ctx.runId).catch((error) => log.warn({ err: error }, 'could not release the lease of an accepted callback run'));
     }

@@ -7,8 +7,10 @@ import type { LauncherResolver } from '../launcher.js';
 /** The real launchers: one of each kind per replica, chosen by the workflow's `launcher.kind`. */
 export function createLaunchers(deps: Omit<Deps, 'launchers'>): LauncherResolver {
   const held = new HeldRuns();
-  const command = createCommandLauncher(deps, held);
-  const http = createHttpLauncher(deps, held);
+  // Outcome reports retry through a database outage for a lease period; the replica stopping (past its grace) ends that.
+  const stopping = new AbortController();
+  const command = createCommandLauncher(deps, held, { stop: stopping.signal });
+  const http = createHttpLauncher(deps, held, { stop: stopping.signal });
   const resolve: LauncherResolver = (workflow) => {
     switch (workflow.launcher?.kind) {
       case 'command':
@@ -20,7 +22,16 @@ export function createLaunchers(deps: Omit<Deps, 'launchers'>): LauncherResolver
     }
   };
   registerHeldRuns(resolve, held);
-  shutdowns.set(resolve, (graceMs) => command.shutdown(graceMs));
+  shutdowns.set(resolve, async (graceMs) => {
+    // Reports still waiting for the database when the grace ends get one last try (the interrupted commands' too).
+    const graceOver = setTimeout(() => stopping.abort(), graceMs);
+    try {
+      await command.shutdown(graceMs);
+    } finally {
+      clearTimeout(graceOver);
+      stopping.abort();
+    }
+  });
   return resolve;
 }
 

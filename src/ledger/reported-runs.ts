@@ -1,4 +1,4 @@
-import type { Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Database, Run, RunTrigger, Workflow } from '../db/schema.js';
 import { profileFor } from '../domain/cadence.js';
 import { tickCandidates } from '../domain/tick-match.js';
@@ -51,6 +51,24 @@ export async function lockReportedWorkflow(trx: Transaction<Database>, by: { ten
     .where('tenants.enabled', '=', true);
   const named = 'pingKey' in by ? enabled.where('workflows.pingKey', '=', by.pingKey) : enabled.where('workflows.tenantId', '=', by.tenantId).where('workflows.name', '=', by.name);
   return named.forUpdate('workflows').executeTakeFirst();
+}
+
+/**
+ * Whether a ping key names an enabled workflow of an enabled tenant: one
+ * unique-index lookup, no lock, asked before a ping's body is read so that a
+ * made-up key never makes the server read a body (src/http/ping-routes.ts).
+ * The report itself looks the key up again, locked (lockReportedWorkflow).
+ */
+export async function pingKeyKnown(db: Kysely<Database>, pingKey: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('workflows')
+    .innerJoin('tenants', 'tenants.id', 'workflows.tenantId')
+    .select('workflows.id')
+    .where('workflows.pingKey', '=', pingKey)
+    .where('workflows.enabled', '=', true)
+    .where('tenants.enabled', '=', true)
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 export interface ReportedStart {

@@ -1,6 +1,6 @@
 import type { Run } from '../db/schema.js';
 import type { Deps } from '../deps.js';
-import { insertReportedFinished, insertReportedRunning, lockReportedWorkflow, matchTick } from '../ledger/reported-runs.js';
+import { insertReportedFinished, insertReportedRunning, lockReportedWorkflow, matchTick, pingKeyKnown } from '../ledger/reported-runs.js';
 import type { RunOutcome } from '../ledger/runs.js';
 import { finishRunEvaluated, reportedTransaction } from '../engine/evaluate-now.js';
 
@@ -40,6 +40,11 @@ export function outcomeOfPing(signal: Exclude<PingSignal, { kind: 'start' }>, bo
     ?.slice(0, 500);
   const status = exitCode !== null ? `exited with code ${exitCode}` : 'reported failed';
   return { status: 'failed', exitCode, logExcerpt, error: last ? `${status}: ${last}` : status };
+}
+
+/** Before a ping's body is read: does its key name a workflow at all? */
+export function isKnownPingKey(deps: Pick<Deps, 'db'>, key: string): Promise<boolean> {
+  return pingKeyKnown(deps.db, key);
 }
 
 export async function recordPing(deps: Deps, ping: Ping): Promise<PingResult> {

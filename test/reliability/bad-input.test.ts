@@ -566,3 +566,62 @@ describe('logs', () => {
     for (const secret of [ADMIN, ACME_TOKEN, GLOBEX_TOKEN, ACME_PING, 'xoxb-bad-input-token', SECRET]) expect(text).not.toContain(secret); // …without the secrets
   });
 });
+
+describe('HTTP limits', () => {
+  it('the server sets its timeouts and header limit explicitly (a slow client is cut off, docs/api.md)', () => {
+    expect({
+      headersTimeout: app.server.headersTimeout,
+      requestTimeout: app.server.requestTimeout,
+      keepAliveTimeout: app.server.keepAliveTimeout,
+      maxHeaderSize: (app.server as { maxHeaderSize?: number }).maxHeaderSize,
+    }).toEqual({ headersTimeout: 30_000, requestTimeout: 120_000, keepAliveTimeout: 5_000, maxHeaderSize: 16 * 1024 });
+  });
+
+  it('a Slack request body over 4 MB: 413 with a JSON reason, never Express\'s HTML page', async () => {
+    const body = `payload=${'x'.repeat(4 * 1024 * 1024 + 10)}`;
+    const res = await toSlack(body, 'application/x-www-form-urlencoded');
+    expect(res.status).toBe(413);
+    expect(JSON.parse(res.text)).toEqual({ error: 'body_too_large', message: 'request body is larger than 4194304 bytes' });
+  });
+
+  it('a body nothing reads is not drained: a 404, 401, 413 given while it is still coming closes the connection', async () => {
+    const { request } = await import('node:http');
+    const answer = (path: string, headers: Record<string, string> = {}) =>
+      new Promise<{ status: number; connection: string | undefined }>((resolve, reject) => {
+        const req = request(`${app.url}${path}`, { method: 'POST', headers: { ...headers, 'content-length': String(5 * 1024 * 1024) } }, (res) => {
+          res.resume();
+          res.on('end', () => (req.destroy(), resolve({ status: res.statusCode!, connection: res.headers.connection })));
+        });
+        req.on('error', reject);
+        req.write(Buffer.alloc(1024, 'x'));
+      });
+    expect(await answer('/nowhere')).toEqual({ status: 404, connection: 'close' });
+    expect(await answer('/api/v1/runs')).toEqual({ status: 401, connection: 'close' });
+    expect(await answer('/api/v1/tenants/acme/token', { authorization: `Bearer ${ACME_TOKEN}` })).toMatchObject({ connection: 'close' });
+    expect(await answer('/slack/events')).toEqual({ status: 413, connection: 'close' });
+    expect(await answer('/api/v1/runs', { authorization: `Bearer ${ACME_TOKEN}` })).toEqual({ status: 413, connection: 'close' });
+  });
+
+  it('a slow client holds no transaction: a report\'s body is read before its transaction starts', async () => {
+    const arrived = new Promise<import('node:http').IncomingMessage>((resolve) => app.server.once('request', resolve));
+    const { request } = await import('node:http');
+    const body = JSON.stringify({ tenant: 'acme', workflow: 'nightly', status: 'running', externalId: 'slow-client-1' });
+    const req = request(`${app.url}/api/v1/runs`, { method: 'POST', headers: { authorization: `Bearer ${ACME_TOKEN}`, 'content-type': 'application/json', 'content-length': String(body.length) } });
+    req.on('error', () => {});
+    req.write(body.slice(0, 10));
+    const incoming = await arrived;
+    // Authenticated, and the body parser waiting on the rest of the body.
+    await eventually(() => expect(incoming.listenerCount('data')).toBeGreaterThan(0));
+    const open = await t.db
+      .selectFrom('pg_stat_activity' as never)
+      .select(['pid' as never, 'state' as never])
+      .where('datname' as never, '=', t.name as never)
+      .where('xact_start' as never, 'is not', null as never)
+      .where('pid' as never, '!=', (await import('kysely')).sql`pg_backend_pid()` as never)
+      .execute();
+    expect(open).toEqual([]);
+    const answered = new Promise<number>((resolve) => req.on('response', (res) => (res.resume(), resolve(res.statusCode!))));
+    req.end(body.slice(10));
+    expect(await answered).toBe(201);
+  });
+});

@@ -195,6 +195,34 @@ describe('pings', () => {
     expect(await runsOf(wf.id)).toEqual([]);
   });
 
+  it('answers an unknown key without reading its body: the 404 comes while the client is still sending', async () => {
+    // Headers announcing 5 MB, and only the first kilobyte sent: a server that read the body first would wait for the rest.
+    const response = await new Promise<{ status: number; text: string; connection: string | undefined }>((resolve, reject) => {
+      const req = request(`${app.url}/ping/not-a-real-key-at-all-xx/fail`, { method: 'POST', headers: { 'content-length': String(5 * 1024 * 1024) } }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => {
+          req.destroy();
+          resolve({ status: res.statusCode!, text, connection: res.headers.connection });
+        });
+      });
+      req.on('error', reject);
+      req.write(Buffer.alloc(1024, 'x'));
+    });
+    expect(response).toEqual({ status: 404, text: 'not found\n', connection: 'close' });
+  });
+
+  it('a repeated rid is a 400 naming rid (never quietly no rid), recording nothing', async () => {
+    const wf = await observed();
+    for (const query of ['rid=a&rid=b', 'rid=a&rid=a']) {
+      const answer = await fetch(`${app.url}/ping/${wf.pingKey}/start?${query}`, { method: 'POST' });
+      expect(answer.status, query).toBe(400);
+      expect(await answer.text(), query).toMatch(/^rid: /);
+    }
+    expect(await runsOf(wf.id)).toEqual([]);
+  });
+
   it('accepts pings for a managed workflow as outside reports, without ending the run the bot launched', async () => {
     const wf = await makeWorkflow(t.db, { cron: '*/5 * * * *', mode: 'managed', launcher: JSON.stringify({ kind: 'command', command: 'true' }) });
     const launched = await makeRun(t.db, { workflowId: wf.id, tick: at('2026-03-10T02:00:00Z'), status: 'running', startedAt: clock.now(), finishedAt: null, leaseOwner: 'other-replica', leaseExpiresAt: at('2026-03-10T03:00:00Z') });
