@@ -9,7 +9,9 @@ import { threadPermalink } from '../blocks/format.js';
  *   every later one edits that reply with the whole list (each event carries
  *   all of it), so the thread names every affected workflow in one message;
  * - a downstream alert's `outlived_upstream` and `upstream_broke` replies
- *   link to the upstream's thread in the same channel, when it has one.
+ *   link to the upstream's thread in the same channel, when it has one, else
+ *   to the storm message it sits in there (a storm member has no thread of
+ *   its own, as the App Home links it: src/slack/views/home-links.ts).
  */
 
 /** The reply an earlier `upstream_affected` of this alert posted in this destination, if one was sent. */
@@ -29,13 +31,30 @@ export async function affectedReplyTs(db: Db, alertId: number, destination: stri
 }
 
 
-/** The reply with a link to the upstream alert's thread in this channel appended, when the event names one and it exists. */
+/** Where the upstream alert is discussed in this destination: its own thread, else the storm message it was folded into. */
+async function upstreamMessage(db: Db, upstreamAlertId: number, destination: string): Promise<{ channel: string; ts: string; storm: boolean } | undefined> {
+  const thread = await findThread(db, upstreamAlertId, destination);
+  if (thread) return { channel: thread.channel, ts: thread.rootTs, storm: false };
+  const storm = await db
+    .selectFrom('stormAlerts as sa')
+    .innerJoin('storms as s', 's.id', 'sa.stormId')
+    .select(['s.channel', 's.rootTs'])
+    .where('sa.alertId', '=', upstreamAlertId)
+    .where('s.destination', '=', destination)
+    .where('s.rootTs', 'is not', null)
+    .orderBy('s.id', 'desc')
+    .executeTakeFirst();
+  return storm?.rootTs ? { channel: storm.channel, ts: storm.rootTs, storm: true } : undefined;
+}
+
+/** The reply with a link to the upstream alert's thread (or its storm message) in this channel appended, when the event names one and it exists. */
 export async function withUpstreamLink(db: Db, message: SlackMessage, kind: string, data: unknown, destination: string): Promise<SlackMessage> {
   if (kind !== 'outlived_upstream' && kind !== 'upstream_broke') return message;
   const upstreamAlertId = (data as { upstreamAlertId?: unknown } | null)?.upstreamAlertId;
   if (typeof upstreamAlertId !== 'number') return message;
-  const thread = await findThread(db, upstreamAlertId, destination);
-  if (!thread) return message;
-  const link: Block = { type: 'context', elements: [{ type: 'mrkdwn', text: `<${threadPermalink(thread.channel, thread.rootTs)}|Upstream incident's thread>` }] };
+  const target = await upstreamMessage(db, upstreamAlertId, destination);
+  if (!target) return message;
+  const label = target.storm ? "Upstream incident's storm" : "Upstream incident's thread";
+  const link: Block = { type: 'context', elements: [{ type: 'mrkdwn', text: `<${threadPermalink(target.channel, target.ts)}|${label}>` }] };
   return { ...message, blocks: [...message.blocks, link] };
 }
