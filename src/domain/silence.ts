@@ -84,10 +84,11 @@ export interface HeldRow {
 }
 
 /**
- * Destination kinds that keep an incident's acknowledged state from the
- * events they are sent (PagerDuty: a take is its `acknowledge`). For the
- * others an ownership change is a reply, which the silence's summary covers,
- * and whatever they are sent later shows the owner as it is.
+ * Destination kinds that keep an incident's state (acknowledged, severity)
+ * from the events they are sent (PagerDuty: a take is its `acknowledge`, an
+ * escalation the `trigger` that raises its severity). For the others an
+ * ownership change or an escalation is a reply, which the silence's summary
+ * covers, and whatever they are sent later shows the alert as it is.
  */
 const ACKNOWLEDGING_KINDS: readonly string[] = ['pagerduty'];
 
@@ -109,6 +110,10 @@ const ACKNOWLEDGING_KINDS: readonly string[] = ['pagerduty'];
  *   before the silence) would go on paging someone for an alert a person
  *   owns. A take given back or reassigned later under the silence
  *   acknowledges nothing: the alert is not that person's now.
+ * - Its severity: for such a destination that heard the alert before the
+ *   silence (a warning, to a pager set to `minSeverity: warning`), the
+ *   escalation held for it. Otherwise its incident would stay a warning
+ *   for a critical alert: no later event of the alert raises it.
  * - Its thread after a storm: a channel's held `storm_outlived` (the storm
  *   the alert's opening was folded into ended while it was silenced). That
  *   event is what gives the alert a root of its own in that channel; summed
@@ -125,6 +130,8 @@ export function heldReleases(held: readonly HeldRow[], heard: ReadonlySet<string
     const outlived = rows.find((r) => r.kind === 'storm_outlived');
     if (outlived && !released.includes(outlived.id)) released.push(outlived.id);
     if (!ACKNOWLEDGING_KINDS.includes(parseDestination(destination).kind)) continue;
+    const escalated = rows.filter((r) => r.kind === 'escalated').at(-1);
+    if (escalated && !released.includes(escalated.id)) released.push(escalated.id);
     const lastChange = rows.filter((r) => r.kind === 'owner_changed').at(-1);
     if (lastChange && !released.includes(lastChange.id) && ownerChange({ actor: lastChange.actor ?? null, data: lastChange.data }) === 'take') released.push(lastChange.id);
   }

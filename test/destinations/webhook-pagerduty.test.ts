@@ -272,6 +272,30 @@ describe('pagerduty destination', () => {
     expect(rig.pagerduty.accepted().map((r) => body(r).dedup_key)).toEqual([`scheduler-bot:alert:${alert.id}`, `scheduler-bot:alert:${alert.id}`]);
   });
 
+  it('a pager set to hear warnings, paged at warning, the alert escalating while silenced: the silence ends with the held escalation, so the incident becomes critical', async () => {
+    rig = await startDestinationRig(t.db);
+    const destinations = rig.destinations().filter((d) => d.kind === 'pagerduty').map((d) => ({ ...d, minSeverity: 'warning' }));
+    await makeTenant(t.db, { id: 'acme', name: 'Acme', channel: null, destinations: JSON.stringify(destinations) });
+    const wf = await makeWorkflow(t.db, { tenantId: 'acme', name: 'nightly-pipeline', cron: '0 2 * * *' });
+    const alert = await insertAlert(t.db, wf.id, { severity: 'warning', openedAt: at(0), escalateAt: null, errorGroupCount: 4, lastError: 'relation "orders" does not exist' });
+    await recordEvent(t.db, rig.config, alert.id, 'opened', { now: at(0), data: { severity: 'warning' } });
+    await rig.drain();
+    expect(rig.pagerduty.accepted().map((r) => [body(r).event_action, body(r).payload?.severity])).toEqual([['trigger', 'warning']]);
+    await recordEvent(t.db, rig.config, alert.id, 'silenced', { now: at(1), actor: 'U0BOB', changes: { silencedBy: 'U0BOB', silencedUntil: at(60) }, data: { until: at(60).toISOString() } });
+    await recordEvent(t.db, rig.config, alert.id, 'escalated', { now: at(15), changes: { severity: 'critical', escalatedAt: at(15) }, data: { from: 'warning', to: 'critical' } });
+    await rig.drain();
+    expect(rig.pagerduty.accepted()).toHaveLength(1);
+    await t.db.transaction().execute(async (trx) => {
+      const current = await trx.selectFrom('alerts').selectAll().where('id', '=', alert.id).executeTakeFirstOrThrow();
+      await endSilence(trx, current, { channel: null }, null, 'expired', at(60), rig!.config);
+    });
+    await rig.drain();
+    expect(rig.pagerduty.accepted().map((r) => [body(r).event_action, body(r).payload?.severity])).toEqual([
+      ['trigger', 'warning'],
+      ['trigger', 'critical'],
+    ]);
+  });
+
   it('taken while silenced: when the silence ends, the held trigger is followed by the held acknowledge, so PagerDuty pages nobody for an alert a person owns', async () => {
     const { rig, alert } = await setup('pagerduty', 'warning');
     const take = (id: number, now: Date) =>

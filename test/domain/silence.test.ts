@@ -116,6 +116,35 @@ describe('heldReleases: a pager’s acknowledgement is not lost with the held re
   });
 });
 
+describe('heldReleases: a pager that heard the warning learns it escalated', () => {
+  const escalated = { kind: 'escalated', actor: null, data: {} };
+  const failure = { kind: 'failure_recorded', actor: null, data: {} };
+
+  it('paged at warning before the silence, escalated under it: the escalation (its trigger carries critical)', () => {
+    const held = [
+      { id: 30, destination: 'pagerduty:abc', ...failure },
+      { id: 31, destination: 'slack:CACME', ...escalated },
+      { id: 32, destination: 'pagerduty:abc', ...escalated },
+      { id: 33, destination: 'email:boss@example.com', ...escalated },
+    ];
+    // The channel and a mailbox that heard the warning: the summary says it escalated.
+    expect(heldReleases(held, new Set(['pagerduty:abc', 'slack:CACME', 'email:boss@example.com']), true)).toEqual([32]);
+  });
+
+  it('escalated and taken under the silence: the escalation, then the take, in the order they were written', () => {
+    const take = { kind: 'owner_changed', actor: 'U0ALICE', data: { fromTeam: 'engineering', toTeam: 'engineering', toUser: 'U0ALICE' } };
+    const held = [
+      { id: 40, destination: 'pagerduty:abc', ...take },
+      { id: 41, destination: 'pagerduty:abc', ...escalated },
+    ];
+    expect(heldReleases(held, new Set(['pagerduty:abc']), true)).toEqual([40, 41]);
+  });
+
+  it('a silence the resolve ends: nothing', () => {
+    expect(heldReleases([{ id: 32, destination: 'pagerduty:abc', ...escalated }], new Set(['pagerduty:abc']), false)).toEqual([]);
+  });
+});
+
 describe('silencesOverlapping', () => {
   const t = (h: number) => new Date(NOW.getTime() + h * H);
   const silenced = (h: number, until: number | null, reason = 'r') => ({ kind: 'silenced', at: t(h), actor: 'U0A', data: { until: until === null ? null : t(until).toISOString(), reason } });
