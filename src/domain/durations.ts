@@ -75,7 +75,8 @@ export function cadenceInWords(seconds: number): string {
 
 /**
  * A time on a zone's wall clock, saying which zone: "2026-03-10 09:05
- * Europe/Berlin" ("… UTC" in UTC, as utcText). For texts one reader zone
+ * Europe/Berlin" ("… UTC" in UTC, as utcText); a time the fall-back night
+ * repeats carries its offset, "2026-10-25 02:30+01:00 Europe/Berlin". For texts one reader zone
  * cannot be chosen for but a tenant's can (the digest: its schedule's zone).
  * A zone Intl does not know is shown as UTC.
  */
@@ -92,7 +93,24 @@ export function zoneRangeText(from: Date, to: Date, timeZone: string): string {
 }
 
 const shownZone = (timeZone: string) => (isTimeZone(timeZone) ? timeZone : 'UTC');
-const wallText = (at: Date, tz: string) => new Date(zoneOf(tz).wallOf(at.getTime())).toISOString().slice(0, 16).replace('T', ' ');
+
+/**
+ * The wall clock at `at`, "2026-03-10 09:05"; with its UTC offset,
+ * "2026-10-25 02:30+01:00", when the fall-back night repeats that time and
+ * the wall clock alone would not say which of the two it was.
+ */
+function wallText(at: Date, tz: string): string {
+  const zone = zoneOf(tz);
+  const wall = zone.wallOf(at.getTime());
+  const text = new Date(wall).toISOString().slice(0, 16).replace('T', ' ');
+  return zone.instantsOf(wall, true).length > 1 ? `${text}${offsetText(zone.offsetAt(at.getTime()))}` : text;
+}
+
+/** An offset as ISO 8601 writes it: "+02:00", "-03:30". */
+function offsetText(offsetMs: number): string {
+  const minutes = Math.round(Math.abs(offsetMs) / 60_000);
+  return `${offsetMs < 0 ? '-' : '+'}${String(Math.floor(minutes / 60)).padStart(2, '0')}:${String(minutes % 60).padStart(2, '0')}`;
+}
 
 /** Plain-text time for fallbacks, email and modals: "2026-03-10 09:05 UTC". */
 export function utcText(at: Date): string {

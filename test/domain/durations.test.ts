@@ -79,4 +79,16 @@ describe('zoneText and zoneRangeText', () => {
     expect(zoneRangeText(new Date('2026-03-10T00:00:00Z'), new Date('2026-03-10T01:00:00Z'), 'Europe/Berlin')).toBe('2026-03-10 01:00 to 02:00 Europe/Berlin');
     expect(zoneRangeText(new Date('2026-03-09T22:30:00Z'), new Date('2026-03-09T23:30:00Z'), 'Europe/Berlin')).toBe('2026-03-09 23:30 to 2026-03-10 00:30 Europe/Berlin');
   });
+
+  it('add the UTC offset to a time the fall-back night repeats, and only to it', () => {
+    // 25 October 2026, Berlin: 03:00 CEST goes back to 02:00 CET at 01:00 UTC, so 02:00–02:59 happen twice.
+    expect(zoneText(new Date('2026-10-25T00:30:00Z'), 'Europe/Berlin')).toBe('2026-10-25 02:30+02:00 Europe/Berlin');
+    expect(zoneText(new Date('2026-10-25T01:30:00Z'), 'Europe/Berlin')).toBe('2026-10-25 02:30+01:00 Europe/Berlin');
+    expect(zoneText(new Date('2026-10-24T23:59:00Z'), 'Europe/Berlin')).toBe('2026-10-25 01:59 Europe/Berlin');
+    expect(zoneText(new Date('2026-10-25T02:00:00Z'), 'Europe/Berlin')).toBe('2026-10-25 03:00 Europe/Berlin');
+    // Spring forward repeats nothing: 03:30 CEST on 29 March 2026 happens once.
+    expect(zoneText(new Date('2026-03-29T01:30:00Z'), 'Europe/Berlin')).toBe('2026-03-29 03:30 Europe/Berlin');
+    expect(zoneRangeText(new Date('2026-10-25T00:30:00Z'), new Date('2026-10-25T01:30:00Z'), 'Europe/Berlin')).toBe('2026-10-25 02:30+02:00 to 02:30+01:00 Europe/Berlin');
+    expect(zoneRangeText(new Date('2026-10-24T23:00:00Z'), new Date('2026-10-25T01:15:00Z'), 'Europe/Berlin')).toBe('2026-10-25 01:00 to 02:15+01:00 Europe/Berlin');
+  });
 });
