@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import type { Deps } from '../deps.js';
 import { isConnectionError } from '../db/connection-errors.js';
 import { metrics } from '../metrics.js';
-import type { LoopStatus } from './runner.js';
+import { tickFailed, tickSucceeded, type LoopStatus } from './runner.js';
 
 /** A wall-clock job: retention, and later the digest. `run` does the work of one firing and says what it did. */
 export interface HousekeepingJob {
@@ -57,13 +57,13 @@ export function createHousekeeping(deps: Pick<Deps, 'db' | 'clock' | 'logger' | 
         .returning('job')
         .executeTakeFirst();
     } catch (error) {
-      failed(s, error, deps.clock.now());
+      tickFailed(s, error, deps.clock.now());
       if (isConnectionError(error)) log.warn({ job: name, fireAt, error: s.lastError, failures: s.failures }, 'housekeeping firing could not be claimed: database unavailable');
       else log.error({ job: name, fireAt, err: error, failures: s.failures }, 'housekeeping firing could not be claimed');
       throw error;
     }
     if (!claimed) {
-      succeeded(s, deps.clock.now());
+      tickSucceeded(s, deps.clock.now());
       log.debug({ job: name, fireAt }, 'housekeeping firing claimed by another replica');
       return { ran: false, reason: 'claimed_elsewhere' };
     }
@@ -71,11 +71,12 @@ export function createHousekeeping(deps: Pick<Deps, 'db' | 'clock' | 'logger' | 
     try {
       const result = await job.run(now);
       await sql`update housekeeping_firings set finished_at = ${deps.clock.now()}, result = ${JSON.stringify(result)} where job = ${name} and fire_at = ${fireAt}`.execute(deps.db);
-      succeeded(s, deps.clock.now());
+      tickSucceeded(s, deps.clock.now());
       log.info({ job: name, fireAt, ...result }, 'housekeeping job done');
       return { ran: true, result };
     } catch (error) {
-      const message = failed(s, error, deps.clock.now());
+      tickFailed(s, error, deps.clock.now());
+      const message = s.lastError!;
       log.error({ job: name, fireAt, err: error, failures: s.failures }, 'housekeeping job failed');
       await sql`update housekeeping_firings set finished_at = ${deps.clock.now()}, error = ${message} where job = ${name} and fire_at = ${fireAt}`
         .execute(deps.db)
@@ -109,26 +110,6 @@ export function createHousekeeping(deps: Pick<Deps, 'db' | 'clock' | 'logger' | 
     },
     statuses: () => [...status.values()],
   };
-}
-
-/** A firing that failed, at its claim (the database away) or in the job: counted and shown like a loop's failed tick. */
-function failed(s: LoopStatus, error: unknown, now: Date): string {
-  const message = error instanceof Error ? error.message : String(error);
-  s.lastErrorAt = now;
-  s.lastError = message;
-  s.failures++;
-  metrics.loopErrors.inc({ loop: s.name });
-  if (isConnectionError(error)) {
-    s.dbErrors++;
-    metrics.loopDbErrors.inc({ loop: s.name });
-  }
-  return message;
-}
-
-function succeeded(s: LoopStatus, now: Date): void {
-  s.failures = 0;
-  s.dbErrors = 0;
-  s.lastTickAt = now;
 }
 
 /** The longest gap between two of the next few firings: a replica that missed two of them is not ready. */

@@ -65,6 +65,27 @@ export interface RunningLoop {
 export const MAX_BACKOFF_MS = 2_000;
 const MIN_BACKOFF_MS = 100;
 
+/** A tick (or a housekeeping firing) that failed: counted on its status and in the metrics; true when it was the database. */
+export function tickFailed(status: LoopStatus, error: unknown, now: Date): boolean {
+  status.failures++;
+  status.lastErrorAt = now;
+  status.lastError = error instanceof Error ? error.message : String(error);
+  metrics.loopErrors.inc({ loop: status.name });
+  const database = isConnectionError(error);
+  if (database) {
+    status.dbErrors++;
+    metrics.loopDbErrors.inc({ loop: status.name });
+  }
+  return database;
+}
+
+/** A tick (or a firing) that went through: the failure streak ends. */
+export function tickSucceeded(status: LoopStatus, now: Date): void {
+  status.failures = 0;
+  status.dbErrors = 0;
+  status.lastTickAt = now;
+}
+
 /**
  * The wait after `failures` failed ticks in a row: doubling from the loop's
  * interval (at least 100 ms), capped at MAX_BACKOFF_MS, with "equal jitter"
@@ -97,26 +118,19 @@ export function runLoop(spec: LoopSpec, deps: { clock: Clock; logger: Logger; si
       const started = performance.now();
       let foundWork = false;
       const progressed = () => {
-        status.failures = 0;
-        status.dbErrors = 0;
-        status.lastTickAt = deps.clock.now();
-        const ended = streak.succeeded(status.lastTickAt.getTime());
+        const now = deps.clock.now();
+        tickSucceeded(status, now);
+        const ended = streak.succeeded(now.getTime());
         if (ended) log.info(ended, `${spec.name} working again after ${ended.failures} failed ticks`);
       };
       try {
         foundWork = await spec.tick(deps.signal, progressed);
         progressed();
       } catch (error) {
-        const failures = ++status.failures;
-        status.lastErrorAt = deps.clock.now();
-        status.lastError = error instanceof Error ? error.message : String(error);
-        metrics.loopErrors.inc({ loop: spec.name });
-        const database = isConnectionError(error);
+        const database = tickFailed(status, error, deps.clock.now());
         // Every failure is counted; the log has the first of a streak, a new kind at once, the same again at most once a minute.
-        const line = streak.failed(status.lastErrorAt.getTime(), database ? 'database' : `error: ${status.lastError}`);
+        const line = streak.failed(status.lastErrorAt!.getTime(), database ? 'database' : `error: ${status.lastError}`);
         if (database) {
-          status.dbErrors++;
-          metrics.loopDbErrors.inc({ loop: spec.name });
           // Expected while the database is away: no stack.
           if (line) log.warn({ ...line, error: status.lastError }, `${spec.name} tick failed: database unavailable`);
         } else if (line) {

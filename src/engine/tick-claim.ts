@@ -71,12 +71,18 @@ export async function insertSkippedRuns(trx: Transaction<Database>, fires: Fire[
 }
 
 export async function advanceNextTicks(trx: Transaction<Database>, fires: Fire[]): Promise<void> {
-  const ids = fires.map((f) => f.workflow.id);
+  await setNextTicks(trx, fires.map((f) => ({ id: f.workflow.id, nextTickAt: f.nextTickAt })));
+}
+
+/** Each workflow's next tick, in one statement whatever their number. */
+export async function setNextTicks(trx: Transaction<Database>, rows: { id: number; nextTickAt: Date }[]): Promise<void> {
+  if (rows.length === 0) return;
+  const ids = rows.map((r) => r.id);
   // `w.id = any(…)` lets the planner find the rows by primary key; joined to unnest alone it
   // hashes the whole table (a sequential scan of 100,000 workflows per batch).
   await sql`
     update workflows w set next_tick_at = v.next_tick_at
-    from unnest(${ids}::int4[], ${fires.map((f) => f.nextTickAt.toISOString())}::timestamptz[]) as v(id, next_tick_at)
+    from unnest(${ids}::int4[], ${rows.map((r) => r.nextTickAt.toISOString())}::timestamptz[]) as v(id, next_tick_at)
     where w.id = v.id and w.id = any(${ids}::int4[])
   `.execute(trx);
 }

@@ -1,4 +1,5 @@
 import { sql, type Transaction } from 'kysely';
+import { setNextTicks } from '../engine/tick-claim.js';
 import type { Alert, Database, Workflow } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { nextFireAfter } from '../domain/schedule.js';
@@ -71,7 +72,7 @@ export async function resolveAlertsOfWorkflows(
 export async function restartClocks(trx: Transaction<Database>, tenantIds: string[], now: Date): Promise<void> {
   if (tenantIds.length === 0) return;
   const workflows = await trx.selectFrom('workflows').select(['id', 'cron', 'timezone']).where('tenantId', 'in', tenantIds).where('enabled', '=', true).execute();
-  for (const w of workflows) await trx.updateTable('workflows').set({ nextTickAt: nextFireAfter(w.cron, w.timezone, now) }).where('id', '=', w.id).execute();
+  await setNextTicks(trx, workflows.map((w) => ({ id: w.id, nextTickAt: nextFireAfter(w.cron, w.timezone, now) })));
 }
 
 export type PauseResult =
