@@ -44,13 +44,22 @@ export async function readCandidatePolicy(path: string): Promise<CandidatePolicy
   return checkCandidatePolicy(raw, path, text);
 }
 
-/** The same scenario with the candidate's fields laid over each workflow's policy; unknown workflow names are an error. */
+/**
+ * The same scenario with the candidate's fields laid over each workflow's
+ * policy, and over each policy change the scenario replays (the candidate's
+ * fields hold throughout; the others follow what the operator changed);
+ * unknown workflow names are an error.
+ */
 export function applyCandidate(scenario: ScenarioInput, candidate: CandidatePolicy, source = 'candidate policy'): ScenarioInput {
   const names = new Set(scenario.workflows.map((w) => w.name));
   const unknown = Object.keys(candidate.workflows ?? {}).filter((n) => !names.has(n));
   if (unknown.length > 0) throw new ScenarioError(source, unknown.map((n) => `${source}: workflows.${n}: not a replayed workflow (replayed: ${[...names].join(', ')})`));
+  const over = (name: string, policy: PolicyOverrides | undefined) => ({ ...(policy ?? {}), ...(candidate.default ?? {}), ...(candidate.workflows?.[name] ?? {}) });
+  // A change names its workflow as the scenario does (name, or tenant/name).
+  const nameOf = (ref: string) => ref.slice(ref.indexOf('/') + 1);
   return {
     ...scenario,
-    workflows: scenario.workflows.map((w) => ({ ...w, policy: { ...(w.policy ?? {}), ...(candidate.default ?? {}), ...(candidate.workflows?.[w.name] ?? {}) } })),
+    workflows: scenario.workflows.map((w) => ({ ...w, policy: over(w.name, w.policy) })),
+    ...(scenario.policyChanges ? { policyChanges: scenario.policyChanges.map((c) => ({ ...c, policy: over(nameOf(c.workflow), c.policy) })) } : {}),
   };
 }

@@ -41,6 +41,7 @@ export class LedgerSelectionError extends Error {
   }
 }
 
+type PolicyChangeInput = NonNullable<ScenarioInput['policyChanges']>[number];
 type Attempt = { status: 'succeeded'; rows?: number } | { status: 'failed'; error?: string; stage?: string; rows?: number } | { status: 'missing' };
 
 /** A channel id for a tenant that has none: a scenario needs one to show its threads in. */
@@ -117,6 +118,7 @@ export async function scenarioFromLedger(db: Db, selection: LedgerSelection): Pr
       mode: missingIn.has(w.id) ? 'observed' : w.mode,
     })),
     outcomes,
+    ...(baseline.changes.length ? { policyChanges: baseline.changes } : {}),
   };
   return { scenario, policies, notes };
 }
@@ -124,16 +126,17 @@ export async function scenarioFromLedger(db: Db, selection: LedgerSelection): Pr
 /**
  * Each workflow's overrides as they were at `since`: those of its policy
  * version in force then (src/domain/policy-version.ts), so the baseline is the
- * period as it was decided, not under today's overrides. A workflow with no
- * version recorded keeps its overrides of today. A change inside the period is
- * named in the notes: one scenario has one policy per workflow, so the
- * baseline does not follow it.
+ * period as it was decided, not under today's overrides; and each change of
+ * its overrides inside the period, which the baseline replays at the moment
+ * it was made. A workflow with no version recorded keeps its overrides of
+ * today. A version that changed only the derived defaults (a new release) is
+ * not a change of overrides and is left out.
  */
 async function baselinePolicies(
   db: Db,
   workflows: { id: number; name: string; policy: PolicyOverrides | null }[],
   selection: Pick<LedgerSelection, 'since' | 'until'>,
-): Promise<{ overrides: Map<number, PolicyOverrides>; notes: string[] }> {
+): Promise<{ overrides: Map<number, PolicyOverrides>; changes: PolicyChangeInput[]; notes: string[] }> {
   const rows = await db
     .selectFrom('policyVersions')
     .select(['workflowId', 'version', 'changedAt', 'policy'])
@@ -145,16 +148,25 @@ async function baselinePolicies(
     versions.set(r.workflowId, [...(versions.get(r.workflowId) ?? []), { version: r.version, changedAt: r.changedAt, overrides }]);
   }
   const overrides = new Map<number, PolicyOverrides>();
+  const changes: PolicyChangeInput[] = [];
   const notes: string[] = [];
   for (const w of workflows) {
     const { inForce, changedDuring } = versionInForceAt(versions.get(w.id) ?? [], selection.since, selection.until);
     overrides.set(w.id, inForce ? inForce.overrides : (w.policy ?? {}));
-    if (inForce && changedDuring.length > 0) {
-      const when = changedDuring.map((v) => `v${v.version} at ${v.changedAt.toISOString()}`).join(', ');
-      notes.push(`${w.name}: its policy changed during the period (${when}); the baseline replays v${inForce.version}, in force at the start, throughout`);
+    let current = JSON.stringify(inForce?.overrides ?? {});
+    const own = changedDuring.filter((v) => {
+      const next = JSON.stringify(v.overrides);
+      const changed = next !== current;
+      current = next;
+      return changed;
+    });
+    if (inForce && own.length > 0) {
+      changes.push(...own.map((v) => ({ at: v.changedAt.toISOString(), workflow: w.name, policy: v.overrides })));
+      const when = own.map((v) => `v${v.version} at ${v.changedAt.toISOString()}`).join(', ');
+      notes.push(`${w.name}: its policy changed during the period (${when}); the baseline starts under v${inForce.version} and follows each change when it was made`);
     }
   }
-  return { overrides, notes };
+  return { overrides, changes, notes };
 }
 
 /** Each workflow's upstreams among the replayed ones, by name (the replay holds one tenant). */

@@ -5,17 +5,69 @@ import { requestRunNow } from '../services/run-now.js';
 import { scopeForChannel } from '../slack/listeners/tenancy.js';
 import { parseDuration } from '../domain/durations.js';
 import type { ScenarioLauncher } from './scenario-launcher.js';
-import type { ScenarioAction } from './scenario.js';
+import { changeWorkflowPolicy } from '../services/policy-versions.js';
+import type { PolicyChange, Scenario, ScenarioAction } from './scenario.js';
 
 export interface ActionRecord {
   at: Date;
   user: string;
   channel: string;
-  action: ScenarioAction['action'];
+  action: ScenarioAction['action'] | 'change_policy';
   /** tenant/name */
   workflow: string;
   /** What the service answered: ok, started, not_found, no_open_alert, already_owned, already_running… */
   result: string;
+}
+
+/**
+ * The scenario's scripted changes, in time order: at each instant, the
+ * operator's policy changes first (they were in force before anyone clicked
+ * at that instant), then what people did in Slack.
+ */
+export class ScriptedActions {
+  readonly records: ActionRecord[] = [];
+  private nextAction = 0;
+  private nextChange = 0;
+
+  constructor(
+    private readonly deps: Deps,
+    private readonly launcher: ScenarioLauncher,
+    private readonly scenario: Pick<Scenario, 'actions' | 'policyChanges' | 'tenants' | 'workflows'>,
+    private readonly workflowIdOf: (key: string) => number,
+  ) {}
+
+  /** When the next scripted change is due. */
+  nextAt(): Date | undefined {
+    const times = [this.scenario.policyChanges[this.nextChange]?.at, this.scenario.actions[this.nextAction]?.at].filter((d): d is Date => d !== undefined);
+    return times.length ? new Date(Math.min(...times.map((d) => d.getTime()))) : undefined;
+  }
+
+  /** Performs every change due by `now`; true when there was one. */
+  async performDue(now: Date): Promise<boolean> {
+    const { policyChanges, actions } = this.scenario;
+    let any = false;
+    while (this.nextChange < policyChanges.length && policyChanges[this.nextChange]!.at.getTime() <= now.getTime()) {
+      this.records.push(await this.changePolicy(policyChanges[this.nextChange++]!));
+      any = true;
+    }
+    while (this.nextAction < actions.length && actions[this.nextAction]!.at.getTime() <= now.getTime()) {
+      const action = actions[this.nextAction++]!;
+      this.records.push(await performAction(this.deps, this.launcher, action, this.workflowIdOf(action.workflow)));
+      any = true;
+    }
+    return any;
+  }
+
+  private async changePolicy(change: PolicyChange): Promise<ActionRecord> {
+    const tenant = change.workflow.slice(0, change.workflow.indexOf('/'));
+    const channel = this.scenario.tenants.find((t) => t.id === tenant)?.channel ?? '';
+    const version = await changeWorkflowPolicy(this.deps.db, this.workflowIdOf(change.workflow), change.policy, {
+      now: this.deps.clock.now(),
+      config: this.deps.config,
+      changedBy: 'replay (a policy change in the ledger)',
+    });
+    return { at: change.at, user: 'operator', channel, action: 'change_policy', workflow: change.workflow, result: `version ${version ?? 'unchanged'}: ${JSON.stringify(change.policy)}` };
+  }
 }
 
 /**

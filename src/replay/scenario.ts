@@ -73,6 +73,9 @@ export const actionSchema = z.discriminatedUnion('action', [
   z.object({ ...actionBase, action: z.literal('run_now'), outcome: manualOutcome }).strict(),
 ]);
 
+/** The operator changed a workflow's overrides then (over the API or the file): the replay changes them at that instant. */
+export const policyChangeSchema = z.object({ at: instant, workflow: workflowRef, policy: policySchema }).strict();
+
 const scenarioTenant = tenantSchema.pick({ id: true, name: true }).extend({ channel: slackChannel }).strict();
 
 const scenarioWorkflow = z
@@ -105,6 +108,7 @@ export const scenarioSchema = z
     workflows: z.array(scenarioWorkflow).min(1, 'at least one workflow'),
     outcomes: z.array(outcomeRuleSchema).default([]),
     actions: z.array(actionSchema).default([]),
+    policyChanges: z.array(policyChangeSchema).default([]),
   })
   .strict()
   // zod goes on to refinements after a field has failed its own check, so this
@@ -153,9 +157,16 @@ export const scenarioSchema = z
       }
     });
 
+    const within = (list: 'actions' | 'policyChanges', i: number, at: number | undefined) => {
+      if (at !== undefined && start !== undefined && until !== undefined && (at < start || at > until)) issue([list, i, 'at'], 'must be between start and until');
+    };
+    s.policyChanges.forEach((c, i) => {
+      within('policyChanges', i, ms(c.at));
+      const found = resolveWorkflow(s.workflows, c.workflow);
+      if (typeof found === 'string') issue(['policyChanges', i, 'workflow'], found);
+    });
     s.actions.forEach((a, i) => {
-      const at = ms(a.at);
-      if (at !== undefined && start !== undefined && until !== undefined && (at < start || at > until)) issue(['actions', i, 'at'], 'must be between start and until');
+      within('actions', i, ms(a.at));
       const tenantOfChannel = channels.get(a.channel);
       if (!tenantOfChannel && a.channel !== s.platformChannel) {
         issue(['actions', i, 'channel'], 'neither a tenant channel nor the platformChannel');
@@ -173,6 +184,7 @@ type Parsed = z.output<typeof scenarioSchema>;
 export type Attempt = z.output<typeof attemptSchema>;
 export type OutcomeRule = z.output<typeof outcomeRuleSchema>;
 export type ScenarioAction = z.output<typeof actionSchema>;
+export type PolicyChange = z.output<typeof policyChangeSchema>;
 export type ManualOutcome = Extract<ScenarioAction, { action: 'run_now' }>['outcome'];
 
 export interface ScenarioWorkflow extends Omit<Parsed['workflows'][number], 'mode'> {
@@ -185,6 +197,8 @@ export interface Scenario extends Omit<Parsed, 'workflows' | 'outcomes'> {
   workflows: ScenarioWorkflow[];
   /** Rules with `workflow` resolved to the workflow's key, in file order. */
   outcomes: OutcomeRule[];
+  /** With `workflow` resolved to the workflow's key, in time order. */
+  policyChanges: PolicyChange[];
 }
 
 /** A workflow by name, or tenant/name; a message when none or several match. */
@@ -248,10 +262,11 @@ function normalise(s: Parsed): Scenario {
     })
     // Stable: actions at one instant keep their file order.
     .sort((a, b) => a.at.getTime() - b.at.getTime());
+  const policyChanges = s.policyChanges.map((c) => ({ ...c, workflow: keyOf(c.workflow) })).sort((a, b) => a.at.getTime() - b.at.getTime());
   const workflows = s.workflows.map((w) => {
     const key = `${w.tenant}/${w.name}`;
     const canMiss = outcomes.some((o) => o.workflow === key && o.attempts[0]!.status === 'missing');
     return { ...w, key, mode: w.mode ?? (canMiss ? ('observed' as const) : ('managed' as const)) };
   });
-  return { ...s, workflows, outcomes, actions };
+  return { ...s, workflows, outcomes, actions, policyChanges };
 }

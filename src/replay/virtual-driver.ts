@@ -14,7 +14,7 @@ import { fireDueTicks } from '../engine/tick-scheduler.js';
 import type { OutboxSender } from '../notify/sender.js';
 import { ROOT_UPDATE_INTERVAL_MS } from '../slack/transport/root-refresher.js';
 import type { OutsideScheduler } from './outside-scheduler.js';
-import { performAction, type ActionRecord } from './scenario-actions.js';
+import { ScriptedActions, type ActionRecord } from './scenario-actions.js';
 import type { ScenarioLauncher } from './scenario-launcher.js';
 import type { Scenario } from './scenario.js';
 
@@ -54,8 +54,7 @@ const RECENTLY_RESOLVED_MS = 24 * 3_600_000;
  * engine can change, so skipping the time between is exact, not sampled.
  */
 export class VirtualDriver {
-  private readonly actions: ActionRecord[] = [];
-  private nextAction = 0;
+  private readonly scripted: ScriptedActions;
   private instants = 0;
   private refresherReadyAt = 0;
   private readonly graceMs = new Map<number, number>();
@@ -66,6 +65,7 @@ export class VirtualDriver {
 
   constructor(private readonly p: DriverParts) {
     this.escalationMs = p.deps.config.ESCALATION_INTERVAL_SECONDS * 1000;
+    this.scripted = new ScriptedActions(p.deps, p.launcher, p.scenario, p.workflowIdOf);
   }
 
   async run(): Promise<DriveStats> {
@@ -84,7 +84,7 @@ export class VirtualDriver {
       clock.set(now);
       await this.time('outbox', () => this.deliver());
     }
-    return { instants: this.instants, actions: this.actions, phaseMs: this.phaseMs };
+    return { instants: this.instants, actions: this.scripted.records, phaseMs: this.phaseMs };
   }
 
   /**
@@ -118,7 +118,7 @@ export class VirtualDriver {
           if (pass === 0 && this.due.tick <= now.getTime()) found(await this.time('tick-scheduler', () => repeat(() => fireDueTicks(deps))));
         },
         actions: async () => {
-          if (pass === 0) found(await this.time('actions', () => this.performActions(now)));
+          if (pass === 0) found(await this.time('actions', () => this.scripted.performDue(now)));
         },
         // Renewed before the freshness check: a supervised run is never "lost" between instants.
         'lease-renewal': () => this.time('lease-renewal', () => renewRunLeases(deps, launcher.heldRunIds(), now)),
@@ -159,17 +159,6 @@ export class VirtualDriver {
       this.refresherReadyAt = this.p.clock.now().getTime() + ROOT_UPDATE_INTERVAL_MS;
     }
     return sent || refreshed;
-  }
-
-  private async performActions(now: Date): Promise<boolean> {
-    const { scenario } = this.p;
-    let any = false;
-    while (this.nextAction < scenario.actions.length && scenario.actions[this.nextAction]!.at.getTime() <= now.getTime()) {
-      const action = scenario.actions[this.nextAction++]!;
-      this.actions.push(await performAction(this.p.deps, this.p.launcher, action, this.p.workflowIdOf(action.workflow)));
-      any = true;
-    }
-    return any;
   }
 
   /** When the earliest warning escalates: SQL narrows to those that can, the domain's rule says when. */
@@ -252,7 +241,7 @@ export class VirtualDriver {
       add(launcher.nextEndAt());
       add(freshness);
       add(r.silenceEnd);
-      add(scenario.actions[this.nextAction]?.at);
+      add(this.scripted.nextAt());
       // The escalation clock's timed work: a deadline, or a warning that kept failing (due at once); a silence's
       // end is added above. The first instant on its grid after the earliest.
       const clockDue = r.clockWork ? t + 1 : await this.nextEscalation(now);

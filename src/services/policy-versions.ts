@@ -1,6 +1,6 @@
 import { sql, type Transaction } from 'kysely';
 import type { Db } from '../db/connect.js';
-import type { Alert, Database } from '../db/schema.js';
+import type { Alert, Database, PolicyOverrides } from '../db/schema.js';
 import { profileFor } from '../domain/cadence.js';
 import { escalateAtAfterPolicyChange } from '../domain/evaluate.js';
 import { effectivePolicy, policyChanges, type EffectivePolicy, type PolicyChange } from '../domain/policy-version.js';
@@ -85,6 +85,21 @@ export async function recordPolicyVersionsIn(trx: Transaction<Database>, ids: nu
     await tellOpenAlerts(trx, changed, input);
     return versions.length;
   }
+}
+
+/**
+ * A workflow's own overrides replaced, in one transaction with the version it
+ * makes (and the `policy_changed` reply an open alert gets): what the replay
+ * does where the ledger says a workflow's policy changed. Returns the version
+ * now in force.
+ */
+export async function changeWorkflowPolicy(db: Db, workflowId: number, overrides: PolicyOverrides, input: Omit<RecordPolicyVersions, 'workflowIds'>): Promise<number | null> {
+  return db.transaction().execute(async (trx) => {
+    await trx.updateTable('workflows').set({ policy: JSON.stringify(overrides), updatedAt: input.now }).where('id', '=', workflowId).execute();
+    await recordPolicyVersionsIn(trx, [workflowId], input);
+    const row = await trx.selectFrom('workflows').select('policyVersion').where('id', '=', workflowId).executeTakeFirstOrThrow();
+    return row.policyVersion;
+  });
 }
 
 /** An open alert hears of a change once, and continues under the new rules. */

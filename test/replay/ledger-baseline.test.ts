@@ -48,11 +48,24 @@ describe('replay --from-db baseline', () => {
       ['tuned', { alertAfter: 2 }],
       ['unversioned', { retries: 1 }],
     ]);
-    expect(notes).toContainEqual(expect.stringMatching(/^tuned: its policy changed during the period \(v2 at 2026-03-05T12:00:00\.000Z\); the baseline replays v1, in force at the start/));
+    expect(notes).toContainEqual(expect.stringMatching(/^tuned: its policy changed during the period \(v2 at 2026-03-05T12:00:00\.000Z\); the baseline starts under v1 and follows each change/));
     expect(notes.filter((n) => n.includes('unversioned'))).toEqual([]);
-    // A candidate is laid over the baseline's overrides, not today's.
+    // The change inside the period is replayed when it was made; v3 (after the period) is not.
+    expect(scenario.policyChanges).toEqual([{ at: '2026-03-05T12:00:00.000Z', workflow: 'tuned', policy: { alertAfter: 6 } }]);
+    // A candidate is laid over the baseline's overrides, not today's, and over the change too: its fields hold throughout.
     const candidate = applyCandidate(scenario, { default: { retries: 0 } });
     expect(candidate.workflows.find((w) => w.name === 'tuned')?.policy).toEqual({ alertAfter: 2, retries: 0 });
+    expect(candidate.policyChanges).toEqual([{ at: '2026-03-05T12:00:00.000Z', workflow: 'tuned', policy: { alertAfter: 6, retries: 0 } }]);
+    expect(applyCandidate(scenario, { default: { alertAfter: 3 } }).policyChanges?.[0]?.policy).toEqual({ alertAfter: 3 });
+  });
+
+  it('a version that changed only the derived defaults (a new release) is not replayed as a change', async () => {
+    const steady = await makeWorkflow(t.db, { name: 'steady', cron: '0 * * * *', policy: { retries: 1 } });
+    await version(steady.id, 1, '2026-02-01T00:00:00Z', { retries: 1 });
+    await version(steady.id, 2, '2026-03-04T00:00:00Z', { retries: 1 });
+    const { scenario, notes } = await scenarioFromLedger(t.db, { tenant: 'acme', workflow: 'steady', since: SINCE, until: UNTIL });
+    expect(scenario.policyChanges).toBeUndefined();
+    expect(notes.filter((n) => n.startsWith('steady'))).toEqual([]);
   });
 
   it('a period that starts after a change replays that version', async () => {
