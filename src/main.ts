@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { startApp } from './app.js';
-import { ConfigError, loadConfig, readSecretFiles, slackMode, type Config } from './config/env.js';
+import { ConfigError, loadConfig, misspelledVariables, readSecretFiles, slackMode, type Config } from './config/env.js';
 import type { Db } from './db/connect.js';
 import { packageFile } from './config/package-files.js';
 import { withDestinationIdKey } from './ledger/destination-id-key.js';
@@ -34,6 +34,8 @@ async function main(): Promise<void> {
     throw error;
   }
   const logger = createLogger(config.LOG_LEVEL);
+  // A typo'd name (SLACK_BOT_TOKN) would otherwise leave its setting at the default without a word.
+  for (const line of misspelledVariables(process.env)) logger.warn(line);
 
   // Validate the workflows file before anything is started or written.
   const workflowsPath = config.WORKFLOWS_FILE ?? EXAMPLE_WORKFLOWS;
