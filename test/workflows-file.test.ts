@@ -67,8 +67,27 @@ describe('workflows file validation', () => {
     expect(managed).toEqual([expect.stringMatching(/workflows\[0\]\.mode: a managed workflow needs a launcher \(got "managed"\)$/)]);
   });
 
-  it('explains a file that is not JSON', () => {
-    expect(problemsOf('{"tenants": [')[0]).toMatch(/^wf.json: not valid JSON/);
+  it('explains a file that is not JSON, naming the line of the mistake', () => {
+    expect(problemsOf('{"tenants": [')[0]).toMatch(/^wf.json:1: not valid JSON: .* \(line 1 column 14\)$/);
+    // Node 20 says only "at position 131": a trailing comma on line 4 of a long file had to be counted by hand.
+    const text = '{\n  "tenants": [{ "id": "acme", "name": "A" }],\n  "workflows": [\n    { "tenant": "acme", "name": "a", "cron": "0 * * * *", }\n  ]\n}';
+    expect(problemsOf(text)).toEqual([expect.stringMatching(/^wf.json:4: not valid JSON: .* \(line 4 column 59\)$/)]);
+  });
+
+  it('never repeats a command launcher environment value or a URL password in a problem', () => {
+    const problems = problemsOf(
+      JSON.stringify({
+        tenants: [{ id: 'acme', name: 'Acme' }],
+        workflows: [
+          { tenant: 'acme', name: 'a', cron: '0 * * * *', launcher: { kind: 'command', command: 'x', env: { DB_PASSWORD: 1234567890 } } },
+          { tenant: 'acme', name: 'b', cron: '0 * * * *', launcher: { kind: 'http', url: 'ftp://deploy:hunter2@ci.example/run?token=abcdef' } },
+        ],
+      }),
+    ).join('\n');
+    expect(problems).toContain('workflows[0].launcher.env.DB_PASSWORD: Invalid input: expected string, received number (got "(hidden)")');
+    expect(problems).toContain('workflows[1].launcher.url');
+    expect(problems).toContain('ftp://***@ci.example/run?token=***');
+    expect(problems).not.toMatch(/1234567890|hunter2|abcdef/);
   });
 
   it('publishes a JSON Schema generated from the same rules', async () => {
