@@ -27,8 +27,17 @@ export function describeIssues(source: string, text: string | undefined, root: u
     const got = value === undefined ? '' : ` (got ${truncate(JSON.stringify(value), 120)})`;
     let message = issue.message;
     if (issue.code === 'unrecognized_keys') message = `unknown field ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
+    // zod says "expected string, received undefined" of a field left out: say it is required.
+    else if (isMissing(root, issue.path)) message = issue.code === 'invalid_value' ? `required: ${issue.message}` : issue.code === 'invalid_type' ? 'required' : message;
     return `${where}: ${path || '(root)'}: ${message}${issue.code === 'unrecognized_keys' ? '' : got}`;
   });
+}
+
+/** Whether the path names a field its object does not have. */
+function isMissing(root: unknown, path: readonly PropertyKey[]): boolean {
+  if (path.length === 0) return root === undefined;
+  const parent = valueAt(root, path.slice(0, -1));
+  return parent !== null && typeof parent === 'object' && !Array.isArray(parent) && !(path[path.length - 1]! in parent);
 }
 
 /** A URL as it may be shown: its user:password and query values replaced with `***`. */
