@@ -49,6 +49,13 @@ describe('loadConfig', () => {
     expect(loadConfig({ POLL_INTERVAL_SECONDS: '86400', SHUTDOWN_GRACE_SECONDS: '3600', RUN_RETENTION_DAYS: '3650' })).toMatchObject({ POLL_INTERVAL_SECONDS: 86_400, SHUTDOWN_GRACE_SECONDS: 3600, RUN_RETENTION_DAYS: 3650 });
   });
 
+  it('takes only http(s) URLs for PUBLIC_URL and SLACK_API_URL', () => {
+    // PUBLIC_URL is put into ping URLs, callback URLs and links: javascript: or ftp: was taken as it came.
+    expect(() => loadConfig({ PUBLIC_URL: 'javascript:alert(1)' })).toThrow('PUBLIC_URL="javascript:alert(1)": must be an http:// or https:// URL');
+    expect(() => loadConfig({ SLACK_API_URL: 'file:///etc/passwd' })).toThrow('SLACK_API_URL="file:///etc/passwd": must be an http:// or https:// URL');
+    expect(loadConfig({ PUBLIC_URL: 'https://scheduler.example.com', SLACK_API_URL: 'http://127.0.0.1:9000/api/' })).toMatchObject({ PUBLIC_URL: 'https://scheduler.example.com' });
+  });
+
   it('names a variable a typo away from one it reads, and nothing else of the environment', () => {
     expect(misspelledVariables({ SLACK_BOT_TOKN: 'xoxb-1', Port: '8080', SLACK_SIGNING_SECRT: 's', DATABASE_URI: 'postgres://x' })).toEqual([
       'SLACK_BOT_TOKN is set but not read; did you mean SLACK_BOT_TOKEN?',
