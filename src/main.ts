@@ -6,6 +6,7 @@ import { packageFile } from './config/package-files.js';
 import { withDestinationIdKey } from './ledger/destination-id-key.js';
 import { readWorkflowsFile, WorkflowsFileError, type WorkflowsFile } from './config/workflows-file.js';
 import { migrateToLatest } from './db/migrate.js';
+import { emailWithoutSmtp } from './config/start-warnings.js';
 import { EmbeddedPostgresError } from './db/embedded.js';
 import { openDatabase } from './open-database.js';
 import { createLogger, type Logger } from './log.js';
@@ -50,6 +51,7 @@ async function main(): Promise<void> {
     throw error;
   }
   if (!config.WORKFLOWS_FILE) logger.info({ file: workflowsPath }, 'no WORKFLOWS_FILE: using the bundled example');
+  for (const line of emailWithoutSmtp(file, config)) logger.warn(line);
 
   let database;
   try {

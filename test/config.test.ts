@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, misspelledVariables, slackMode } from '../src/config/env.js';
+import { emailWithoutSmtp } from '../src/config/start-warnings.js';
+import { parseWorkflowsFile } from '../src/config/workflows-file.js';
 
 describe('loadConfig', () => {
   it('gives working defaults for an empty environment', () => {
@@ -54,6 +56,24 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ PUBLIC_URL: 'javascript:alert(1)' })).toThrow('PUBLIC_URL="javascript:alert(1)": must be an http:// or https:// URL');
     expect(() => loadConfig({ SLACK_API_URL: 'file:///etc/passwd' })).toThrow('SLACK_API_URL="file:///etc/passwd": must be an http:// or https:// URL');
     expect(loadConfig({ PUBLIC_URL: 'https://scheduler.example.com', SLACK_API_URL: 'http://127.0.0.1:9000/api/' })).toMatchObject({ PUBLIC_URL: 'https://scheduler.example.com' });
+  });
+
+  it('warns at start of email destinations that cannot be delivered without SMTP_URL', () => {
+    const file = parseWorkflowsFile(
+      JSON.stringify({
+        tenants: [
+          { id: 'acme', name: 'Acme', destinations: [{ kind: 'slack', channel: 'C0MGMT' }, { kind: 'email', to: ['oncall@acme.example.com'] }] },
+          { id: 'globex', name: 'Globex' },
+        ],
+        workflows: [],
+      }),
+    );
+    const platform = loadConfig({ PLATFORM_DESTINATIONS: '[{"kind":"email","to":["ops@example.com"]}]' });
+    expect(emailWithoutSmtp(file, platform)).toEqual([
+      'SMTP_URL is not set, so these email destinations cannot be delivered (their notifications go dead): tenants[0].destinations[1] (tenant acme), PLATFORM_DESTINATIONS[0]',
+    ]);
+    expect(emailWithoutSmtp(file, loadConfig({ SMTP_URL: 'smtp://mail.example.com:587' }))).toEqual([]);
+    expect(emailWithoutSmtp({ tenants: [{ id: 'x', name: 'X' }] as never }, loadConfig({}))).toEqual([]);
   });
 
   it('names a variable a typo away from one it reads, and nothing else of the environment', () => {

@@ -1,0 +1,17 @@
+import type { Config } from './env.js';
+import type { WorkflowsFile } from './workflows-file.js';
+
+/**
+ * Email destinations named while `SMTP_URL` is unset: each of their
+ * notifications would go dead at its first attempt ("SMTP_URL is not set"),
+ * which an operator otherwise learns from the first alert nobody got by mail.
+ * Warned about at start, by place; the start goes on (Slack still works).
+ */
+export function emailWithoutSmtp(file: Pick<WorkflowsFile, 'tenants'>, config: Pick<Config, 'SMTP_URL' | 'PLATFORM_DESTINATIONS'>): string[] {
+  if (config.SMTP_URL) return [];
+  const places = [
+    ...file.tenants.flatMap((t, i) => (t.destinations ?? []).flatMap((d, j) => (d.kind === 'email' ? [`tenants[${i}].destinations[${j}] (tenant ${t.id})`] : []))),
+    ...config.PLATFORM_DESTINATIONS.flatMap((d, j) => (d.kind === 'email' ? [`PLATFORM_DESTINATIONS[${j}]`] : [])),
+  ];
+  return places.length ? [`SMTP_URL is not set, so these email destinations cannot be delivered (their notifications go dead): ${places.join(', ')}`] : [];
+}
