@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { startTestApp } from './helpers/app.js';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
+import { ConfigError } from '../src/config/env.js';
 import { createDb, createPool, DB_TIMEOUTS } from '../src/db/connect.js';
 import { METRICS_DB_TIMEOUT_MS, renderMetrics } from '../src/http/metrics-route.js';
 import { ManualClock } from '../src/clock.js';
@@ -39,6 +40,17 @@ describe('health endpoints', () => {
     } finally {
       await down.stop();
       await unreachable.destroy();
+    }
+  });
+
+  it('a port already in use stops the start naming PORT and HOST, with the reason in words', async () => {
+    const first = await startTestApp(t);
+    try {
+      const second = startTestApp(t, { HOST: '127.0.0.1' }, { port: first.port });
+      await expect(second).rejects.toBeInstanceOf(ConfigError);
+      await expect(second).rejects.toMatchObject({ problems: [`PORT=${first.port} HOST="127.0.0.1": cannot listen: the port is in use by another process (EADDRINUSE)`] });
+    } finally {
+      await first.stop();
     }
   });
 
