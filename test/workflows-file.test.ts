@@ -74,6 +74,22 @@ describe('workflows file validation', () => {
     expect(problemsOf(text)).toEqual([expect.stringMatching(/^wf.json:4: not valid JSON: .* \(line 4 column 59\)$/)]);
   });
 
+  it('refuses a key written twice in one object, which JSON.parse would settle silently by keeping the last', () => {
+    const text = [
+      '{',
+      '  "tenants": [{ "id": "acme", "name": "Acme" }],',
+      '  "workflows": [',
+      '    { "tenant": "acme", "name": "nightly", "cron": "0 2 * * *",',
+      '      "policy": { "alertAfter": 1 },',
+      '      "policy": { "retries": 3 } }',
+      '  ]',
+      '}',
+    ].join('\n');
+    expect(problemsOf(text)).toEqual(['wf.json:6: workflows[0].policy: "policy" is given twice in one object; JSON keeps only the last, so remove one']);
+    // The same key in different objects is no repetition.
+    expect(() => parseWorkflowsFile(JSON.stringify(valid), 'wf.json')).not.toThrow();
+  });
+
   it('never repeats a command launcher environment value or a URL password in a problem', () => {
     const problems = problemsOf(
       JSON.stringify({

@@ -7,6 +7,7 @@ import { parseDuration } from '../domain/durations.js';
 import { COMPLETE_BY_TIME } from '../domain/run-duration.js';
 import { destinationListSchema } from './destination-schema.js';
 import { describeIssues, jsonSyntaxProblem } from './issue-lines.js';
+import { duplicateJsonKeys } from './json-locate.js';
 import { cronSchema, maintenanceSchema, timeZoneSchema } from './schedule-schema.js';
 import { envVarName, launcherSecret, unresolvedSecretIssues, type SecretEnv } from './secret-refs.js';
 
@@ -251,7 +252,8 @@ export function parseWorkflowsFile(text: string, source = 'workflows file', env:
   }
   const parsed = workflowsFileSchema.safeParse(raw);
   const issues = [...(parsed.success ? [] : parsed.error.issues), ...unresolvedSecretIssues(raw, env)];
-  if (!parsed.success || issues.length) throw new WorkflowsFileError(source, describeIssues(source, text, raw, issues));
+  const twice = duplicateJsonKeys(text).map((d) => `${source}:${d.line}: ${d.path}: "${d.key}" is given twice in one object; JSON keeps only the last, so remove one`);
+  if (!parsed.success || issues.length || twice.length) throw new WorkflowsFileError(source, [...twice, ...describeIssues(source, text, raw, issues)]);
   return parsed.data;
 }
 
