@@ -6,7 +6,7 @@ import { packageFile } from './config/package-files.js';
 import { withDestinationIdKey } from './ledger/destination-id-key.js';
 import { readWorkflowsFile, WorkflowsFileError, type WorkflowsFile } from './config/workflows-file.js';
 import { migrateToLatest } from './db/migrate.js';
-import { emailWithoutSmtp } from './config/start-warnings.js';
+import { emailWithoutSmtp, variablesNamedIn } from './config/start-warnings.js';
 import { EmbeddedPostgresError } from './db/embedded.js';
 import { openDatabase } from './open-database.js';
 import { createLogger, type Logger } from './log.js';
@@ -35,8 +35,6 @@ async function main(): Promise<void> {
     throw error;
   }
   const logger = createLogger(config.LOG_LEVEL);
-  // A typo'd name (SLACK_BOT_TOKN) would otherwise leave its setting at the default without a word.
-  for (const line of misspelledVariables(process.env)) logger.warn(line);
 
   // Validate the workflows file before anything is started or written.
   const workflowsPath = config.WORKFLOWS_FILE ?? EXAMPLE_WORKFLOWS;
@@ -52,6 +50,8 @@ async function main(): Promise<void> {
   }
   if (!config.WORKFLOWS_FILE) logger.info({ file: workflowsPath }, 'no WORKFLOWS_FILE: using the bundled example');
   for (const line of emailWithoutSmtp(file, config)) logger.warn(line);
+  // A typo'd name (SLACK_BOT_TOKN) would otherwise leave its setting at the default without a word.
+  for (const line of misspelledVariables(process.env, variablesNamedIn([file, platformDestinationsAsWritten()]))) logger.warn(line);
 
   let database;
   try {
@@ -86,6 +86,15 @@ async function main(): Promise<void> {
     },
     exit: (code) => process.exit(code),
   });
+}
+
+/** PLATFORM_DESTINATIONS as the operator wrote it, with its `…Env` names (the loaded config holds their values instead). */
+function platformDestinationsAsWritten(): unknown {
+  try {
+    return JSON.parse(process.env.PLATFORM_DESTINATIONS || '[]');
+  } catch {
+    return [];
+  }
 }
 
 /** Migrations, the destination id key, the workflows file and the policy versions: the configuration keyed. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, misspelledVariables, slackMode } from '../src/config/env.js';
-import { emailWithoutSmtp } from '../src/config/start-warnings.js';
+import { emailWithoutSmtp, variablesNamedIn } from '../src/config/start-warnings.js';
 import { parseWorkflowsFile } from '../src/config/workflows-file.js';
 
 describe('loadConfig', () => {
@@ -84,6 +84,10 @@ describe('loadConfig', () => {
       'DATABASE_URI is set but not read; did you mean DATABASE_URL?',
     ]);
     // Other programs' variables, the bot's own, *_FILE twins and tenants' token variables pass.
+    // A variable the workflows file names is read, however close to one of ours its name is.
+    const file = { tenants: [{ id: 'acme', destinations: [{ kind: 'pagerduty', routingKeyEnv: 'API_TOKEN2' }] }], workflows: [{ launcher: { kind: 'http', secretEnv: 'PORT1' } }] };
+    expect(variablesNamedIn(file)).toEqual(['API_TOKEN2', 'PORT1']);
+    expect(misspelledVariables({ API_TOKEN2: 'x', PORT1: 'y', PROT: '1' }, variablesNamedIn(file))).toEqual(['PROT is set but not read; did you mean PORT?']);
     expect(misspelledVariables({ HOME: '/root', PATH: '/bin', PWD: '/', LANG: 'C', HOSTNAME: 'x', SHELL: 'sh', TERM: 'xterm', PORT: '1', API_TOKEN_FILE: '/x', ACME_API_TOKEN: 't', TEST_DATABASE_URL: 'x', NODE_ENV: 'production', USER: 'bot' })).toEqual([]);
   });
 

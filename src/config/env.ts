@@ -213,9 +213,12 @@ export const KNOWN_VARIABLES: readonly string[] = [...Object.keys(envSchema.shap
  * Variables set but read by nobody that are a typo away from one the bot
  * reads (`SLACK_BOT_TOKN`, `Port`): warned about at start, since the
  * environment holds other programs' variables too, never refused.
+ * `alsoRead`: the variables the workflows file names (`apiTokenEnv`,
+ * `secretEnv`, `routingKeyEnv`), which are read, whatever they look like.
  */
-export function misspelledVariables(env: Record<string, string | undefined>): string[] {
-  return misspelledNames(Object.keys(env), KNOWN_VARIABLES).map((m) => `${m.name} is set but not read; did you mean ${m.meant}?`);
+export function misspelledVariables(env: Record<string, string | undefined>, alsoRead: readonly string[] = []): string[] {
+  const read = new Set(alsoRead);
+  return misspelledNames(Object.keys(env).filter((name) => !read.has(name)), KNOWN_VARIABLES).map((m) => `${m.name} is set but not read; did you mean ${m.meant}?`);
 }
 
 /** Every bad variable at once, each by name and (unless secret) value. */

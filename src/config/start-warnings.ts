@@ -15,3 +15,14 @@ export function emailWithoutSmtp(file: Pick<WorkflowsFile, 'tenants'>, config: P
   ];
   return places.length ? [`SMTP_URL is not set, so these email destinations cannot be delivered (their notifications go dead): ${places.join(', ')}`] : [];
 }
+
+/**
+ * The environment variables a document names (`apiTokenEnv`, `secretEnv`,
+ * `routingKeyEnv`: any field ending in `Env`), wherever they sit: the
+ * workflows file, PLATFORM_DESTINATIONS.
+ */
+export function variablesNamedIn(value: unknown): string[] {
+  if (Array.isArray(value)) return value.flatMap(variablesNamedIn);
+  if (value === null || typeof value !== 'object') return [];
+  return Object.entries(value).flatMap(([k, v]) => (k.endsWith('Env') && typeof v === 'string' ? [v] : variablesNamedIn(v)));
+}

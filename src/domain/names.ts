@@ -4,17 +4,22 @@
  * environment variables nobody reads (SLACK_BOT_TOKN). Pure.
  */
 
-/** Levenshtein distance: insertions, deletions and substitutions of one character. */
+/**
+ * Edit distance counting an insertion, a deletion, a substitution or a swap
+ * of two neighbours (PROT for PORT) as one edit (optimal string alignment).
+ */
 export function editDistance(a: string, b: string): number {
-  const prev = Array.from({ length: b.length + 1 }, (_, i) => i);
+  let before: number[] = [];
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
-    let diag = prev[0]!;
-    prev[0] = i;
+    const row = [i];
     for (let j = 1; j <= b.length; j++) {
-      const up = prev[j]!;
-      prev[j] = Math.min(prev[j]! + 1, prev[j - 1]! + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
-      diag = up;
+      let d = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, before[j - 2]! + 1);
+      row.push(d);
     }
+    before = prev;
+    prev = row;
   }
   return prev[b.length]!;
 }
