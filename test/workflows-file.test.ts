@@ -181,10 +181,29 @@ describe('syncing the file into the database', () => {
   it('stores tenant API tokens only as hashes', async () => {
     const file = structuredClone(valid) as typeof valid & { tenants: { apiTokenEnv?: string }[] };
     file.tenants[0]!.apiTokenEnv = 'ACME_TOKEN';
-    await syncWorkflowsFile(t.db, parseWorkflowsFile(JSON.stringify(file)), T0, { ACME_TOKEN: 'sbt_secret_value_123' });
+    await syncWorkflowsFile(t.db, parseWorkflowsFile(JSON.stringify(file), 'wf.json', { ACME_TOKEN: 'sbt_secret_value_123' }), T0, { ACME_TOKEN: 'sbt_secret_value_123' });
     const tenant = await t.db.selectFrom('tenants').selectAll().where('id', '=', 'acme').executeTakeFirstOrThrow();
     expect(tenant.apiTokenHash).toMatch(/^[0-9a-f]{64}$/);
     expect(tenant.apiTokenHash).not.toContain('secret');
+  });
+
+  it('refuses a tenant API token variable that is unset, empty or too short to be a secret, naming the variable, never its value', () => {
+    const file = JSON.stringify({ tenants: [{ id: 'acme', name: 'Acme', apiTokenEnv: 'ACME_TOKEN' }], workflows: [] }, null, 2);
+    const problems = (env: Record<string, string>) => {
+      try {
+        parseWorkflowsFile(file, 'wf.json', env);
+      } catch (error) {
+        return (error as WorkflowsFileError).problems;
+      }
+      return [];
+    };
+    // Unset, it used to sync the tenant with no token (or keep the old one), silently.
+    expect(problems({})).toEqual(['wf.json:6: tenants[0].apiTokenEnv: names an environment variable that is not set (got "ACME_TOKEN")']);
+    expect(problems({ ACME_TOKEN: '' })).toEqual(['wf.json:6: tenants[0].apiTokenEnv: names an environment variable that is not set (got "ACME_TOKEN")']);
+    expect(problems({ ACME_TOKEN: 'abc' })).toEqual([
+      'wf.json:6: tenants[0].apiTokenEnv: the variable\'s value is not valid: a tenant API token must be at least 16 characters (got "ACME_TOKEN")',
+    ]);
+    expect(problems({ ACME_TOKEN: 'sbt_secret_value_123' })).toEqual([]);
   });
 
   it('stores a tenant\'s rights, on-call and ownership expiry; a file without them clears them', async () => {
