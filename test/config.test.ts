@@ -76,6 +76,12 @@ describe('loadConfig', () => {
     expect(emailWithoutSmtp({ tenants: [{ id: 'x', name: 'X' }] as never }, loadConfig({}))).toEqual([]);
   });
 
+  it('takes a LAUNCHER_SECRET only as long as a launcher\'s own secret must be, never echoing it', () => {
+    // 'x' was taken, though every launcher's and webhook's own secret needs 16 characters.
+    expect(() => loadConfig({ LAUNCHER_SECRET: 'x' })).toThrow('LAUNCHER_SECRET=(hidden): must be at least 16 characters');
+    expect(loadConfig({ LAUNCHER_SECRET: 'launcher-secret-0123456789' }).LAUNCHER_SECRET).toBe('launcher-secret-0123456789');
+  });
+
   it('names a variable a typo away from one it reads, and nothing else of the environment', () => {
     expect(misspelledVariables({ SLACK_BOT_TOKN: 'xoxb-1', Port: '8080', SLACK_SIGNING_SECRT: 's', DATABASE_URI: 'postgres://x' })).toEqual([
       'SLACK_BOT_TOKN is set but not read; did you mean SLACK_BOT_TOKEN?',

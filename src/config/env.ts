@@ -78,7 +78,8 @@ export const envSchema = z.object({
   SHUTDOWN_GRACE_SECONDS: waitSeconds(10),
   STARTUP_DATABASE_WAIT_SECONDS: waitSeconds(300),
   API_TOKEN: optionalText.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
-  LAUNCHER_SECRET: optionalText,
+  /** Signs the operator's http launches; as long as any launcher's own `secret` must be. */
+  LAUNCHER_SECRET: optionalText.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
   SLACK_BOT_TOKEN: optionalText.pipe(z.string().startsWith('xoxb-', 'must start with xoxb-').optional()),
   SLACK_SIGNING_SECRET: optionalText,
   SLACK_APP_TOKEN: optionalText.pipe(z.string().startsWith('xapp-', 'must start with xapp-').optional()),
