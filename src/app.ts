@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import express from 'express';
 import { systemClock, type Clock } from './clock.js';
-import { configSecrets, type Config } from './config/env.js';
+import { ConfigError, configSecrets, type Config } from './config/env.js';
 import type { Db } from './db/connect.js';
 import type { Deps } from './deps.js';
 import { engineLoops, runLoops } from './engine/index.js';
@@ -37,6 +37,14 @@ export const HTTP_LIMITS = {
   maxHeaderSize: 16 * 1024,
 };
 
+const LISTEN_ERRORS: Record<string, string> = {
+  EADDRINUSE: 'the port is in use by another process (EADDRINUSE)',
+  EACCES: 'not allowed to listen on this port (EACCES: below 1024 needs privileges)',
+  EADDRNOTAVAIL: 'HOST is not an address of this machine (EADDRNOTAVAIL)',
+  ENOTFOUND: 'HOST is not a name that resolves (ENOTFOUND)',
+  EAI_AGAIN: 'HOST could not be resolved now (EAI_AGAIN)',
+};
+
 /** The HTTP server with HTTP_LIMITS, listening. */
 function listen(handler: express.Express, port: number, host: string | undefined): Promise<Server> {
   return new Promise<Server>((resolve, reject) => {
@@ -44,7 +52,8 @@ function listen(handler: express.Express, port: number, host: string | undefined
     s.headersTimeout = HTTP_LIMITS.headersTimeoutMs;
     s.requestTimeout = HTTP_LIMITS.requestTimeoutMs;
     s.keepAliveTimeout = HTTP_LIMITS.keepAliveTimeoutMs;
-    s.once('error', reject);
+    // The operator's PORT or HOST at fault (in use, not an address of this host): named, as any bad setting is.
+    s.once('error', (error: NodeJS.ErrnoException) => reject(new ConfigError([`PORT=${port} HOST=${JSON.stringify(host ?? '')}: cannot listen: ${LISTEN_ERRORS[error.code ?? ''] ?? error.message}`])));
     s.listen(port, host, () => resolve(s));
   });
 }

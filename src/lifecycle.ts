@@ -1,3 +1,4 @@
+import { ConfigError } from './config/env.js';
 import type { Logger } from './log.js';
 
 export interface ReplicaLifecycle<A extends { stop(): Promise<void> }> {
@@ -16,6 +17,7 @@ export interface ReplicaLifecycle<A extends { stop(): Promise<void> }> {
 /**
  * A replica from its open database to its exit code:
  * - start-up fails → the reason logged (fatal), the database closed, exit 1;
+ *   a setting at fault (ConfigError: PORT in use) → its one line, exit 2;
  * - a stop signal during start-up → the start-up is aborted (its database
  *   wait ends; a step under way runs to its end, bounded by the database
  *   timeouts) and the process exits 0, without a fatal line: being told to
@@ -62,9 +64,12 @@ export async function runReplica<A extends { stop(): Promise<void> }>(r: Replica
       r.logger.info({ reason: error instanceof Error ? error.message : String(error) }, 'start-up abandoned: told to stop');
       return resolveStartup();
     }
-    r.logger.fatal({ err: error }, 'start-up failed');
+    // A setting at fault (PORT in use, a HOST that is not here): its one line, no stack, exit 2 as for any bad setting.
+    const badSetting = error instanceof ConfigError;
+    if (badSetting) r.logger.fatal(`start-up failed: ${error.problems.join('; ')}`);
+    else r.logger.fatal({ err: error }, 'start-up failed');
     await r.closeDatabase().catch(() => {});
-    r.exit(1);
+    r.exit(badSetting ? 2 : 1);
     return;
   }
   resolveStartup();

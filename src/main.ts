@@ -1,11 +1,12 @@
 import { existsSync } from 'node:fs';
 import { startApp } from './app.js';
-import { ConfigError, loadConfig, readSecretFiles, slackMode, type Config } from './config/env.js';
+import { ConfigError, loadConfig, misspelledVariables, readSecretFiles, slackMode, type Config } from './config/env.js';
 import type { Db } from './db/connect.js';
 import { packageFile } from './config/package-files.js';
 import { withDestinationIdKey } from './ledger/destination-id-key.js';
 import { readWorkflowsFile, WorkflowsFileError, type WorkflowsFile } from './config/workflows-file.js';
 import { migrateToLatest } from './db/migrate.js';
+import { emailWithoutSmtp, variablesNamedIn } from './config/start-warnings.js';
 import { EmbeddedPostgresError } from './db/embedded.js';
 import { openDatabase } from './open-database.js';
 import { createLogger, type Logger } from './log.js';
@@ -48,6 +49,9 @@ async function main(): Promise<void> {
     throw error;
   }
   if (!config.WORKFLOWS_FILE) logger.info({ file: workflowsPath }, 'no WORKFLOWS_FILE: using the bundled example');
+  for (const line of emailWithoutSmtp(file, config)) logger.warn(line);
+  // A typo'd name (SLACK_BOT_TOKN) would otherwise leave its setting at the default without a word.
+  for (const line of misspelledVariables(process.env, variablesNamedIn([file, platformDestinationsAsWritten()]))) logger.warn(line);
 
   let database;
   try {
@@ -82,6 +86,15 @@ async function main(): Promise<void> {
     },
     exit: (code) => process.exit(code),
   });
+}
+
+/** PLATFORM_DESTINATIONS as the operator wrote it, with its `…Env` names (the loaded config holds their values instead). */
+function platformDestinationsAsWritten(): unknown {
+  try {
+    return JSON.parse(process.env.PLATFORM_DESTINATIONS || '[]');
+  } catch {
+    return [];
+  }
 }
 
 /** Migrations, the destination id key, the workflows file and the policy versions: the configuration keyed. */

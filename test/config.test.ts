@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, slackMode } from '../src/config/env.js';
+import { ConfigError, loadConfig, misspelledVariables, slackMode } from '../src/config/env.js';
+import { emailWithoutSmtp, variablesNamedIn } from '../src/config/start-warnings.js';
+import { parseWorkflowsFile } from '../src/config/workflows-file.js';
 
 describe('loadConfig', () => {
   it('gives working defaults for an empty environment', () => {
@@ -18,6 +20,81 @@ describe('loadConfig', () => {
     expect(blank).toMatchObject({ PORT: 3000, STORM_MIN_ALERTS: 5, SHARED_CAUSE_MIN_WORKFLOWS: 3, SHUTDOWN_GRACE_SECONDS: 10, POLL_INTERVAL_SECONDS: 30, RETENTION_BATCH: 5000 });
     // An explicit 0 still means 0 where it is allowed.
     expect(loadConfig({ PORT: '0', STORM_MIN_ALERTS: '0' })).toMatchObject({ PORT: 0, STORM_MIN_ALERTS: 0 });
+  });
+
+  it('takes any variable set to nothing as unset, text and URLs and crons too', () => {
+    // LOG_LEVEL= or HOST= in an env file stopped the start ("Invalid option"), though the docs promise the default.
+    const blank = loadConfig({ LOG_LEVEL: '', DATA_DIR: '', HOST: ' ', SMTP_FROM: '', EVENTS_API_URL: '', REPLICA_ID: '', RETENTION_CRON: '' });
+    expect(blank).toMatchObject({
+      LOG_LEVEL: 'info',
+      DATA_DIR: './.data',
+      HOST: '0.0.0.0',
+      SMTP_FROM: 'scheduler-bot <scheduler-bot@localhost>',
+      EVENTS_API_URL: 'https://events.pagerduty.com/v2/enqueue',
+      RETENTION_CRON: '17 * * * *',
+    });
+    expect(blank.REPLICA_ID).toMatch(/:\d+$/);
+  });
+
+  it('refuses intervals and waits past what a timer can hold, and a retention with no cut-off date', () => {
+    // 3e6 s is past 2^31 ms: Node's setTimeout fired at once, so every loop spun against the database.
+    const problems = (() => {
+      try {
+        loadConfig({ POLL_INTERVAL_SECONDS: '3e6', TICK_INTERVAL_SECONDS: '0.0001', SHUTDOWN_GRACE_SECONDS: '1e7', STARTUP_DATABASE_WAIT_SECONDS: '1e9', RUN_RETENTION_DAYS: '1e9' });
+      } catch (error) {
+        return (error as ConfigError).problems;
+      }
+      return [];
+    })();
+    expect(problems.map((p) => p.split('=')[0]).sort()).toEqual(['POLL_INTERVAL_SECONDS', 'RUN_RETENTION_DAYS', 'SHUTDOWN_GRACE_SECONDS', 'STARTUP_DATABASE_WAIT_SECONDS', 'TICK_INTERVAL_SECONDS']);
+    expect(problems.find((p) => p.startsWith('POLL_INTERVAL_SECONDS='))).toContain('"3e6"');
+    expect(loadConfig({ POLL_INTERVAL_SECONDS: '86400', SHUTDOWN_GRACE_SECONDS: '3600', RUN_RETENTION_DAYS: '3650' })).toMatchObject({ POLL_INTERVAL_SECONDS: 86_400, SHUTDOWN_GRACE_SECONDS: 3600, RUN_RETENTION_DAYS: 3650 });
+  });
+
+  it('takes only http(s) URLs for PUBLIC_URL and SLACK_API_URL', () => {
+    // PUBLIC_URL is put into ping URLs, callback URLs and links: javascript: or ftp: was taken as it came.
+    expect(() => loadConfig({ PUBLIC_URL: 'javascript:alert(1)' })).toThrow('PUBLIC_URL="javascript:alert(1)": must be an http:// or https:// URL');
+    expect(() => loadConfig({ SLACK_API_URL: 'file:///etc/passwd' })).toThrow('SLACK_API_URL="file:///etc/passwd": must be an http:// or https:// URL');
+    expect(loadConfig({ PUBLIC_URL: 'https://scheduler.example.com', SLACK_API_URL: 'http://127.0.0.1:9000/api/' })).toMatchObject({ PUBLIC_URL: 'https://scheduler.example.com' });
+  });
+
+  it('warns at start of email destinations that cannot be delivered without SMTP_URL', () => {
+    const file = parseWorkflowsFile(
+      JSON.stringify({
+        tenants: [
+          { id: 'acme', name: 'Acme', destinations: [{ kind: 'slack', channel: 'C0MGMT' }, { kind: 'email', to: ['oncall@acme.example.com'] }] },
+          { id: 'globex', name: 'Globex' },
+        ],
+        workflows: [],
+      }),
+    );
+    const platform = loadConfig({ PLATFORM_DESTINATIONS: '[{"kind":"email","to":["ops@example.com"]}]' });
+    expect(emailWithoutSmtp(file, platform)).toEqual([
+      'SMTP_URL is not set, so these email destinations cannot be delivered (their notifications go dead): tenants[0].destinations[1] (tenant acme), PLATFORM_DESTINATIONS[0]',
+    ]);
+    expect(emailWithoutSmtp(file, loadConfig({ SMTP_URL: 'smtp://mail.example.com:587' }))).toEqual([]);
+    expect(emailWithoutSmtp({ tenants: [{ id: 'x', name: 'X' }] as never }, loadConfig({}))).toEqual([]);
+  });
+
+  it('takes a LAUNCHER_SECRET only as long as a launcher\'s own secret must be, never echoing it', () => {
+    // 'x' was taken, though every launcher's and webhook's own secret needs 16 characters.
+    expect(() => loadConfig({ LAUNCHER_SECRET: 'x' })).toThrow('LAUNCHER_SECRET=(hidden): must be at least 16 characters');
+    expect(loadConfig({ LAUNCHER_SECRET: 'launcher-secret-0123456789' }).LAUNCHER_SECRET).toBe('launcher-secret-0123456789');
+  });
+
+  it('names a variable a typo away from one it reads, and nothing else of the environment', () => {
+    expect(misspelledVariables({ SLACK_BOT_TOKN: 'xoxb-1', Port: '8080', SLACK_SIGNING_SECRT: 's', DATABASE_URI: 'postgres://x' })).toEqual([
+      'SLACK_BOT_TOKN is set but not read; did you mean SLACK_BOT_TOKEN?',
+      'Port is set but not read; did you mean PORT?',
+      'SLACK_SIGNING_SECRT is set but not read; did you mean SLACK_SIGNING_SECRET?',
+      'DATABASE_URI is set but not read; did you mean DATABASE_URL?',
+    ]);
+    // Other programs' variables, the bot's own, *_FILE twins and tenants' token variables pass.
+    // A variable the workflows file names is read, however close to one of ours its name is.
+    const file = { tenants: [{ id: 'acme', destinations: [{ kind: 'pagerduty', routingKeyEnv: 'API_TOKEN2' }] }], workflows: [{ launcher: { kind: 'http', secretEnv: 'PORT1' } }] };
+    expect(variablesNamedIn(file)).toEqual(['API_TOKEN2', 'PORT1']);
+    expect(misspelledVariables({ API_TOKEN2: 'x', PORT1: 'y', PROT: '1' }, variablesNamedIn(file))).toEqual(['PROT is set but not read; did you mean PORT?']);
+    expect(misspelledVariables({ HOME: '/root', PATH: '/bin', PWD: '/', LANG: 'C', HOSTNAME: 'x', SHELL: 'sh', TERM: 'xterm', PORT: '1', API_TOKEN_FILE: '/x', ACME_API_TOKEN: 't', TEST_DATABASE_URL: 'x', NODE_ENV: 'production', USER: 'bot' })).toEqual([]);
   });
 
   it('reports every bad variable at once, by name and value', () => {

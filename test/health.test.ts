@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { startTestApp } from './helpers/app.js';
-import { createDb, createPool } from '../src/db/connect.js';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
+import { ConfigError } from '../src/config/env.js';
+import { createDb, createPool, DB_TIMEOUTS } from '../src/db/connect.js';
+import { METRICS_DB_TIMEOUT_MS, renderMetrics } from '../src/http/metrics-route.js';
 import { ManualClock } from '../src/clock.js';
 import { createHousekeeping } from '../src/engine/housekeeping.js';
 import type { LoopStatus } from '../src/engine/runner.js';
@@ -31,10 +34,46 @@ describe('health endpoints', () => {
       expect((await fetch(`${down.url}/healthz`)).status).toBe(200);
       const ready = await fetch(`${down.url}/readyz`);
       expect(ready.status).toBe(503);
-      expect((await ready.json()).database).not.toBe('ok');
+      // Why, without the server's address: this answer is unauthenticated (it said "connect ECONNREFUSED 127.0.0.1:1").
+      const { database } = await ready.json();
+      expect(database).toBe('not reachable (refused, dropped or timed out; the log has the details)');
     } finally {
       await down.stop();
       await unreachable.destroy();
+    }
+  });
+
+  it('a port already in use stops the start naming PORT and HOST, with the reason in words', async () => {
+    const first = await startTestApp(t);
+    try {
+      const second = startTestApp(t, { HOST: '127.0.0.1' }, { port: first.port });
+      await expect(second).rejects.toBeInstanceOf(ConfigError);
+      await expect(second).rejects.toMatchObject({ problems: [`PORT=${first.port} HOST="127.0.0.1": cannot listen: the port is in use by another process (EADDRINUSE)`] });
+    } finally {
+      await first.stop();
+    }
+  });
+
+  it('/metrics answers within its limit with scheduler_database_up 0 when the database hangs, not after the connect timeout', async () => {
+    // A server that accepts and never says a word: a frozen PostgreSQL, a black-holed route.
+    const sockets: Socket[] = [];
+    const blackhole = createServer((socket) => void sockets.push(socket));
+    await new Promise<void>((resolve) => blackhole.listen(0, '127.0.0.1', resolve));
+    const url = `postgres://postgres@127.0.0.1:${(blackhole.address() as AddressInfo).port}/none`;
+    const hung = createDb(createPool(url, 1));
+    try {
+      const started = performance.now();
+      const text = await renderMetrics({ db: hung, clock: new ManualClock('2026-03-10T02:00:00Z') });
+      const tookMs = performance.now() - started;
+      expect(text).toMatch(/^scheduler_database_up 0$/m);
+      expect(text).not.toMatch(/^scheduler_open_alerts/m);
+      // Within METRICS_DB_TIMEOUT_MS, well inside Prometheus's default 10 s scrape_timeout (it took the 5 s connect timeout, or 35 s on a stalled query).
+      expect(tookMs).toBeGreaterThanOrEqual(METRICS_DB_TIMEOUT_MS - 50);
+      expect(tookMs).toBeLessThan(DB_TIMEOUTS.CONNECT_TIMEOUT_MS - 500);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      blackhole.close();
+      await hung.destroy().catch(() => {});
     }
   });
 

@@ -1,5 +1,6 @@
 import { Writable } from 'node:stream';
 import { expect, it } from 'vitest';
+import { ConfigError } from '../src/config/env.js';
 import { runReplica } from '../src/lifecycle.js';
 import { createLogger } from '../src/log.js';
 
@@ -89,4 +90,21 @@ it('a start-up that fails on its own exits 1 with a fatal line', async () => {
   await runReplica({ ...h.edges, closeDatabase: async () => {}, start: async () => { throw new Error('migrations unknown to this version'); } });
   expect(await h.exited).toBe(1);
   expect(h.lines.find((l) => l.msg === 'start-up failed')).toMatchObject({ level: FATAL });
+});
+
+it('a start-up that fails on a setting (PORT in use) exits 2 with that one line, no stack', async () => {
+  const h = harness();
+  let closed = false;
+  await runReplica({
+    ...h.edges,
+    closeDatabase: async () => void (closed = true),
+    start: async () => {
+      throw new ConfigError(['PORT=3000 HOST="0.0.0.0": cannot listen: the port is in use by another process (EADDRINUSE)']);
+    },
+  });
+  expect(await h.exited).toBe(2);
+  expect(closed).toBe(true);
+  const fatal = h.lines.filter((l) => l.level === FATAL);
+  expect(fatal).toEqual([expect.objectContaining({ msg: 'start-up failed: PORT=3000 HOST="0.0.0.0": cannot listen: the port is in use by another process (EADDRINUSE)' })]);
+  expect(fatal[0]!.err).toBeUndefined();
 });

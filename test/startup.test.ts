@@ -55,6 +55,16 @@ describe('npm start', () => {
     expect(bot.output()).toContain('LOG_LEVEL="chatty"');
   });
 
+  it('npm run migrate says in one line why it failed: a bad setting exits 2, an unreachable database 1, no stack trace', async () => {
+    const badSetting = startBot({ PORT: 'many' }, 'src/cli/migrate.ts');
+    expect(await badSetting.exited).toBe(2);
+    expect(badSetting.output().trim()).toBe('invalid configuration:\n  PORT="many": Invalid input: expected number, received NaN');
+    const unreachable = startBot({ DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none' }, 'src/cli/migrate.ts');
+    expect(await unreachable.exited).toBe(1);
+    // It printed the pg error object: 20 lines of kysely's stack, errno, syscall.
+    expect(unreachable.output().trim()).toBe('migrate failed: cannot reach the database (DATABASE_URL): connect ECONNREFUSED 127.0.0.1:1');
+  });
+
   describe('against DATABASE_URL', () => {
     let t: TestDatabase;
     beforeAll(async () => {

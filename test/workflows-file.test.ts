@@ -67,8 +67,43 @@ describe('workflows file validation', () => {
     expect(managed).toEqual([expect.stringMatching(/workflows\[0\]\.mode: a managed workflow needs a launcher \(got "managed"\)$/)]);
   });
 
-  it('explains a file that is not JSON', () => {
-    expect(problemsOf('{"tenants": [')[0]).toMatch(/^wf.json: not valid JSON/);
+  it('explains a file that is not JSON, naming the line of the mistake', () => {
+    expect(problemsOf('{"tenants": [')[0]).toMatch(/^wf.json:1: not valid JSON: .* \(line 1 column 14\)$/);
+    // Node 20 says only "at position 131": a trailing comma on line 4 of a long file had to be counted by hand.
+    const text = '{\n  "tenants": [{ "id": "acme", "name": "A" }],\n  "workflows": [\n    { "tenant": "acme", "name": "a", "cron": "0 * * * *", }\n  ]\n}';
+    expect(problemsOf(text)).toEqual([expect.stringMatching(/^wf.json:4: not valid JSON: .* \(line 4 column 59\)$/)]);
+  });
+
+  it('refuses a key written twice in one object, which JSON.parse would settle silently by keeping the last', () => {
+    const text = [
+      '{',
+      '  "tenants": [{ "id": "acme", "name": "Acme" }],',
+      '  "workflows": [',
+      '    { "tenant": "acme", "name": "nightly", "cron": "0 2 * * *",',
+      '      "policy": { "alertAfter": 1 },',
+      '      "policy": { "retries": 3 } }',
+      '  ]',
+      '}',
+    ].join('\n');
+    expect(problemsOf(text)).toEqual(['wf.json:6: workflows[0].policy: "policy" is given twice in one object; JSON keeps only the last, so remove one']);
+    // The same key in different objects is no repetition.
+    expect(() => parseWorkflowsFile(JSON.stringify(valid), 'wf.json')).not.toThrow();
+  });
+
+  it('never repeats a command launcher environment value or a URL password in a problem', () => {
+    const problems = problemsOf(
+      JSON.stringify({
+        tenants: [{ id: 'acme', name: 'Acme' }],
+        workflows: [
+          { tenant: 'acme', name: 'a', cron: '0 * * * *', launcher: { kind: 'command', command: 'x', env: { DB_PASSWORD: 1234567890 } } },
+          { tenant: 'acme', name: 'b', cron: '0 * * * *', launcher: { kind: 'http', url: 'ftp://deploy:hunter2@ci.example/run?token=abcdef' } },
+        ],
+      }),
+    ).join('\n');
+    expect(problems).toContain('workflows[0].launcher.env.DB_PASSWORD: Invalid input: expected string, received number (got "(hidden)")');
+    expect(problems).toContain('workflows[1].launcher.url');
+    expect(problems).toContain('ftp://***@ci.example/run?token=***');
+    expect(problems).not.toMatch(/1234567890|hunter2|abcdef/);
   });
 
   it('publishes a JSON Schema generated from the same rules', async () => {
@@ -146,10 +181,29 @@ describe('syncing the file into the database', () => {
   it('stores tenant API tokens only as hashes', async () => {
     const file = structuredClone(valid) as typeof valid & { tenants: { apiTokenEnv?: string }[] };
     file.tenants[0]!.apiTokenEnv = 'ACME_TOKEN';
-    await syncWorkflowsFile(t.db, parseWorkflowsFile(JSON.stringify(file)), T0, { ACME_TOKEN: 'sbt_secret_value_123' });
+    await syncWorkflowsFile(t.db, parseWorkflowsFile(JSON.stringify(file), 'wf.json', { ACME_TOKEN: 'sbt_secret_value_123' }), T0, { ACME_TOKEN: 'sbt_secret_value_123' });
     const tenant = await t.db.selectFrom('tenants').selectAll().where('id', '=', 'acme').executeTakeFirstOrThrow();
     expect(tenant.apiTokenHash).toMatch(/^[0-9a-f]{64}$/);
     expect(tenant.apiTokenHash).not.toContain('secret');
+  });
+
+  it('refuses a tenant API token variable that is unset, empty or too short to be a secret, naming the variable, never its value', () => {
+    const file = JSON.stringify({ tenants: [{ id: 'acme', name: 'Acme', apiTokenEnv: 'ACME_TOKEN' }], workflows: [] }, null, 2);
+    const problems = (env: Record<string, string>) => {
+      try {
+        parseWorkflowsFile(file, 'wf.json', env);
+      } catch (error) {
+        return (error as WorkflowsFileError).problems;
+      }
+      return [];
+    };
+    // Unset, it used to sync the tenant with no token (or keep the old one), silently.
+    expect(problems({})).toEqual(['wf.json:6: tenants[0].apiTokenEnv: names an environment variable that is not set (got "ACME_TOKEN")']);
+    expect(problems({ ACME_TOKEN: '' })).toEqual(['wf.json:6: tenants[0].apiTokenEnv: names an environment variable that is not set (got "ACME_TOKEN")']);
+    expect(problems({ ACME_TOKEN: 'abc' })).toEqual([
+      'wf.json:6: tenants[0].apiTokenEnv: the variable\'s value is not valid: a tenant API token must be at least 16 characters (got "ACME_TOKEN")',
+    ]);
+    expect(problems({ ACME_TOKEN: 'sbt_secret_value_123' })).toEqual([]);
   });
 
   it('stores a tenant\'s rights, on-call and ownership expiry; a file without them clears them', async () => {

@@ -14,7 +14,7 @@ const NIGHTS = [
   { file: 'seed-genuine-defect-night.json', title: 'the genuine-defect night' },
 ];
 
-const logger = pino({ level: process.env.LOG_LEVEL ?? 'warn' }, pino.destination(2));
+const logger = pino({ level: process.env.LOG_LEVEL || 'warn' }, pino.destination(2));
 const dir = packageFile('examples/scenarios/');
 
 try {

@@ -21,7 +21,7 @@ const USAGE = [
 class UsageError extends Error {}
 
 // Logs go to stderr only: with --json, stdout carries exactly one JSON object.
-const logger = pino({ level: process.env.LOG_LEVEL ?? 'warn' }, pino.destination(2));
+const logger = pino({ level: process.env.LOG_LEVEL || 'warn' }, pino.destination(2));
 
 try {
   const { values, positionals } = parseOptions();

@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import cron from 'node-cron';
 import { z } from 'zod';
 import { allowListProblem } from '../domain/address-policy.js';
+import { misspelledNames } from '../domain/names.js';
 import { resolveCommandUser } from './command-user.js';
 import { formatPath, valueAt } from './json-locate.js';
 import { resolveDestinations } from './secret-refs.js';
@@ -15,7 +16,16 @@ import { destinationListSchema, type DestinationInput, type DestinationSpec } fr
  * `SHUTDOWN_GRACE_SECONDS=` no grace, silently.
  */
 const envNumber = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), schema);
-const seconds = (fallback: number) => envNumber(z.coerce.number().positive().default(fallback));
+/**
+ * A loop's interval: at least 0.1 s (a smaller one is a hot loop against the
+ * database) and at most a day (past 2^31 ms, about 24.8 days, Node's timers
+ * fire at once, so a huge value was a hot loop too).
+ */
+const seconds = (fallback: number) => envNumber(z.coerce.number().min(0.1).max(86_400).default(fallback));
+/** A wait in seconds, 0 allowed: at most a day (Node's timers overflow past 24.8 days and fire at once). */
+const waitSeconds = (fallback: number) => envNumber(z.coerce.number().min(0).max(86_400).default(fallback));
+/** Days of retention: at most 100 years (a cut-off date must exist). */
+const retentionDays = (fallback: number) => envNumber(z.coerce.number().int().min(1).max(36_500).default(fallback));
 const optionalText = z
   .string()
   .trim()
@@ -58,21 +68,22 @@ export const envSchema = z.object({
   DATA_DIR: z.string().trim().min(1).default('./.data'),
   PORT: envNumber(z.coerce.number().int().min(0).max(65535).default(3000)),
   HOST: z.string().trim().min(1).default('0.0.0.0'),
-  PUBLIC_URL: optionalText.pipe(z.url().optional()),
+  PUBLIC_URL: optionalText.pipe(z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional()),
   WORKFLOWS_FILE: optionalText,
   PLATFORM_CHANNEL: optionalText,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   POLL_INTERVAL_SECONDS: seconds(30),
   ESCALATION_INTERVAL_SECONDS: seconds(60),
   TICK_INTERVAL_SECONDS: seconds(1),
-  SHUTDOWN_GRACE_SECONDS: envNumber(z.coerce.number().min(0).default(10)),
-  STARTUP_DATABASE_WAIT_SECONDS: envNumber(z.coerce.number().min(0).default(300)),
+  SHUTDOWN_GRACE_SECONDS: waitSeconds(10),
+  STARTUP_DATABASE_WAIT_SECONDS: waitSeconds(300),
   API_TOKEN: optionalText.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
-  LAUNCHER_SECRET: optionalText,
+  /** Signs the operator's http launches; as long as any launcher's own `secret` must be. */
+  LAUNCHER_SECRET: optionalText.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
   SLACK_BOT_TOKEN: optionalText.pipe(z.string().startsWith('xoxb-', 'must start with xoxb-').optional()),
   SLACK_SIGNING_SECRET: optionalText,
   SLACK_APP_TOKEN: optionalText.pipe(z.string().startsWith('xapp-', 'must start with xapp-').optional()),
-  SLACK_API_URL: optionalText.pipe(z.url().optional()),
+  SLACK_API_URL: optionalText.pipe(z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional()),
   ADMIN_USERS: slackUserList,
   SMTP_URL: optionalText.pipe(z.url({ protocol: /^smtps?$/, error: 'must be an smtp:// or smtps:// URL' }).optional()),
   SMTP_FROM: z.string().trim().min(3).default('scheduler-bot <scheduler-bot@localhost>'),
@@ -81,11 +92,11 @@ export const envSchema = z.object({
   /** PagerDuty Events API v2 endpoint; overridable for tests and EU service regions. */
   EVENTS_API_URL: z.url({ protocol: /^https?$/ }).default('https://events.pagerduty.com/v2/enqueue'),
   /** A destination failing (transiently) for longer than this raises one notice: log line, metric, platform channel. */
-  DESTINATION_OUTAGE_NOTICE_MINUTES: envNumber(z.coerce.number().positive().default(15)),
+  DESTINATION_OUTAGE_NOTICE_MINUTES: envNumber(z.coerce.number().positive().max(7 * 24 * 60).default(15)),
   /** Retention (see docs/retention.md): finished runs, resolved alerts and settled notifications older than this many days are removed. */
-  RUN_RETENTION_DAYS: envNumber(z.coerce.number().int().min(1).default(30)),
-  ALERT_RETENTION_DAYS: envNumber(z.coerce.number().int().min(1).default(180)),
-  NOTIFICATION_RETENTION_DAYS: envNumber(z.coerce.number().int().min(1).default(30)),
+  RUN_RETENTION_DAYS: retentionDays(30),
+  ALERT_RETENTION_DAYS: retentionDays(180),
+  NOTIFICATION_RETENTION_DAYS: retentionDays(30),
   /** Rows per delete statement of the retention pass. */
   RETENTION_BATCH: envNumber(z.coerce.number().int().min(100).max(100_000).default(5000)),
   /** When the retention pass runs (node-cron syntax, UTC); one replica runs each firing. */
@@ -186,11 +197,36 @@ function safeUrlPassword(url: string): string | undefined {
   }
 }
 
+/**
+ * A variable set to nothing (`LOG_LEVEL=` in an env file, `${X}` of an unset
+ * one) is unset: its default, for every variable, not only the numbers.
+ */
+function withoutBlanks(env: Record<string, string | undefined>): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
+  for (const [k, v] of Object.entries(env)) out[k] = v !== undefined && v.trim() === '' ? undefined : v;
+  return out;
+}
+
+/** Every variable the bot reads, with the `_FILE` twins of its secrets. */
+export const KNOWN_VARIABLES: readonly string[] = [...Object.keys(envSchema.shape), ...FILE_VARIABLES.map((v) => `${v}_FILE`)];
+
+/**
+ * Variables set but read by nobody that are a typo away from one the bot
+ * reads (`SLACK_BOT_TOKN`, `Port`): warned about at start, since the
+ * environment holds other programs' variables too, never refused.
+ * `alsoRead`: the variables the workflows file names (`apiTokenEnv`,
+ * `secretEnv`, `routingKeyEnv`), which are read, whatever they look like.
+ */
+export function misspelledVariables(env: Record<string, string | undefined>, alsoRead: readonly string[] = []): string[] {
+  const read = new Set(alsoRead);
+  return misspelledNames(Object.keys(env).filter((name) => !read.has(name)), KNOWN_VARIABLES).map((m) => `${m.name} is set but not read; did you mean ${m.meant}?`);
+}
+
 /** Every bad variable at once, each by name and (unless secret) value. */
 export function loadConfig(given: Record<string, string | undefined> = process.env): Config {
   const files = readSecretFiles(given);
   if (files.problems.length) throw new ConfigError(files.problems);
-  const env = files.env;
+  const env = withoutBlanks(files.env);
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => {

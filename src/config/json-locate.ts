@@ -4,7 +4,22 @@
  * JSON.parse accepted.
  */
 export function locateJsonPaths(text: string): Map<string, number> {
+  return walkJson(text).lines;
+}
+
+/**
+ * Keys written twice in one object (`"cron"` twice in a workflow), each at
+ * its second occurrence: JSON.parse keeps the last silently, so the first
+ * one's settings were dropped without a word. Call only on text that
+ * JSON.parse accepted.
+ */
+export function duplicateJsonKeys(text: string): { path: string; key: string; line: number }[] {
+  return walkJson(text).duplicates;
+}
+
+function walkJson(text: string): { lines: Map<string, number>; duplicates: { path: string; key: string; line: number }[] } {
   const lines = new Map<string, number>();
+  const duplicates: { path: string; key: string; line: number }[] = [];
   let i = 0;
   let line = 1;
 
@@ -29,12 +44,17 @@ export function locateJsonPaths(text: string): Map<string, number> {
       i++;
       skip();
       if (text[i] === '}') return void i++;
+      const seen = new Set<string>();
       for (;;) {
         skip();
+        const keyLine = line;
         const key = readString();
+        const keyPath = path ? `${path}.${key}` : key;
+        if (seen.has(key)) duplicates.push({ path: keyPath, key, line: keyLine });
+        seen.add(key);
         skip();
         i++; // :
-        value(path ? `${path}.${key}` : key);
+        value(keyPath);
         skip();
         if (text[i++] === '}') return;
       }
@@ -53,7 +73,7 @@ export function locateJsonPaths(text: string): Map<string, number> {
     while (i < text.length && /[^\s,\]}]/.test(text[i]!)) i++;
   };
   value('');
-  return lines;
+  return { lines, duplicates };
 }
 
 /** `['workflows', 3, 'cron']` → `workflows[3].cron` */

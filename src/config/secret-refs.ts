@@ -4,7 +4,7 @@ import type { DestinationInput, DestinationSpec, LauncherSpec } from './workflow
 
 /**
  * Secrets by reference: a webhook's `secret`, a PagerDuty `routingKey` and an
- * http launcher's `secret` may be given as the name of an environment
+ * http launcher's `secret` may be given (a tenant's API token only is) as the name of an environment
  * variable (`secretEnv`, `routingKeyEnv`) so that the workflows file, the
  * tenants API body and PLATFORM_DESTINATIONS never carry the value. This
  * module holds the value rules (the same whichever way a secret arrives) and
@@ -39,6 +39,9 @@ const DESTINATION_SECRETS: Record<string, SecretField> = {
 const LAUNCHER_SECRETS: Record<string, SecretField> = {
   http: { inline: 'secret', byEnv: 'secretEnv', value: launcherSecret },
 };
+/** A tenant's API token, as hard to guess as the admin token must be (API_TOKEN). */
+export const tenantApiToken = z.string().min(16, 'a tenant API token must be at least 16 characters');
+const TENANT_TOKEN: SecretField = { inline: 'apiToken', byEnv: 'apiTokenEnv', value: tenantApiToken };
 
 /** The variable's value, or an issue at `path` (the `…Env` field) saying what is wrong with it. */
 function readVariable(name: string, field: SecretField, env: SecretEnv, path: PropertyKey[]): Resolution<string> {
@@ -102,7 +105,13 @@ export function unresolvedSecretIssues(raw: unknown, env: SecretEnv): SecretIssu
   };
   if (!isObject(raw)) return issues;
   listOf(raw.tenants).forEach((t, i) => {
-    if (isObject(t)) listOf(t.destinations).forEach((d, j) => check(d, DESTINATION_SECRETS, ['tenants', i, 'destinations', j]));
+    if (!isObject(t)) return;
+    listOf(t.destinations).forEach((d, j) => check(d, DESTINATION_SECRETS, ['tenants', i, 'destinations', j]));
+    // An unset token variable used to leave the tenant without a token (or with the one it had), and a one-letter token was taken.
+    if (typeof t.apiTokenEnv === 'string' && envVarName.safeParse(t.apiTokenEnv).success) {
+      const read = readVariable(t.apiTokenEnv, TENANT_TOKEN, env, ['tenants', i]);
+      if (!read.ok) issues.push(...read.issues);
+    }
   });
   listOf(raw.workflows).forEach((w, i) => {
     if (isObject(w)) check(w.launcher, LAUNCHER_SECRETS, ['workflows', i, 'launcher']);

@@ -6,12 +6,14 @@ import { dependencyProblems } from '../domain/dependencies.js';
 import { parseDuration } from '../domain/durations.js';
 import { COMPLETE_BY_TIME } from '../domain/run-duration.js';
 import { destinationListSchema } from './destination-schema.js';
-import { formatPath, locateJsonPaths, valueAt } from './json-locate.js';
+import { describeIssues, jsonSyntaxProblem } from './issue-lines.js';
+import { duplicateJsonKeys } from './json-locate.js';
 import { cronSchema, maintenanceSchema, timeZoneSchema } from './schedule-schema.js';
 import { envVarName, launcherSecret, unresolvedSecretIssues, type SecretEnv } from './secret-refs.js';
 
 // The destination and schedule fields live in their own files; importers keep one entry point.
 export { DESTINATION_KINDS, destinationId, destinationListSchema, destinationSchema, resolvedDestinationSchema, type DestinationInput, type DestinationSpec } from './destination-schema.js';
+export { describeIssues } from './issue-lines.js';
 export { cronSchema, maintenanceSchema, recurringMaintenanceOf, timeZoneSchema, type MaintenanceSpec } from './schedule-schema.js';
 
 /** A chosen ping key must be as hard to guess as a generated one (16 random bytes, 22 base64url characters). */
@@ -236,31 +238,6 @@ export class WorkflowsFileError extends Error {
   }
 }
 
-/** Fields whose values an error message must not repeat. */
-const SECRET_FIELDS = new Set(['secret', 'routingKey']);
-
-/** One line per problem: `file:line: path: message (got value)`. */
-export function describeIssues(source: string, text: string | undefined, root: unknown, issues: readonly z.core.$ZodIssue[]): string[] {
-  const lines = text ? locateJsonPaths(text) : new Map<string, number>();
-  return issues.map((issue) => {
-    const path = formatPath(issue.path);
-    let line = lines.get(path);
-    for (let p = [...issue.path]; line === undefined && p.length > 0; p = p.slice(0, -1)) line = lines.get(formatPath(p.slice(0, -1)));
-    const where = `${source}${line ? `:${line}` : ''}`;
-    // A header's value may be a credential (Authorization, an API key): only its name is shown, in the path.
-    const headerValue = issue.path.length >= 2 && issue.path[issue.path.length - 2] === 'headers';
-    const value = SECRET_FIELDS.has(String(issue.path[issue.path.length - 1])) || headerValue ? '(hidden)' : valueAt(root, issue.path);
-    const got = value === undefined ? '' : ` (got ${truncate(JSON.stringify(value), 120)})`;
-    let message = issue.message;
-    if (issue.code === 'unrecognized_keys') message = `unknown field ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
-    return `${where}: ${path || '(root)'}: ${message}${issue.code === 'unrecognized_keys' ? '' : got}`;
-  });
-}
-
-function truncate(s: string, n: number): string {
-  return s.length > n ? `${s.slice(0, n - 1)}…` : s;
-}
-
 /**
  * Validates the file, including that every secret it names by environment
  * variable is set in `env` (and holds a usable value), all problems at once.
@@ -271,11 +248,12 @@ export function parseWorkflowsFile(text: string, source = 'workflows file', env:
   try {
     raw = JSON.parse(text);
   } catch (error) {
-    throw new WorkflowsFileError(source, [`${source}: not valid JSON: ${error instanceof Error ? error.message : String(error)}`]);
+    throw new WorkflowsFileError(source, [jsonSyntaxProblem(source, text, error)]);
   }
   const parsed = workflowsFileSchema.safeParse(raw);
   const issues = [...(parsed.success ? [] : parsed.error.issues), ...unresolvedSecretIssues(raw, env)];
-  if (!parsed.success || issues.length) throw new WorkflowsFileError(source, describeIssues(source, text, raw, issues));
+  const twice = duplicateJsonKeys(text).map((d) => `${source}:${d.line}: ${d.path}: "${d.key}" is given twice in one object; JSON keeps only the last, so remove one`);
+  if (!parsed.success || issues.length || twice.length) throw new WorkflowsFileError(source, [...twice, ...describeIssues(source, text, raw, issues)]);
   return parsed.data;
 }
 

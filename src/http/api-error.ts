@@ -99,7 +99,7 @@ export function apiErrorHandler(logger: Logger): ErrorRequestHandler {
         bodyTooLarge(req, res, parser.limit);
         return;
       case 'entity.parse.failed':
-        res.status(400).json({ error: 'invalid_json', message: `request body is not valid JSON: ${(error as Error).message}` });
+        res.status(400).json({ error: 'invalid_json', message: jsonBodyProblem(error as Error & { body?: unknown }) });
         return;
       case 'encoding.unsupported':
       case 'charset.unsupported':
@@ -120,6 +120,23 @@ export function apiErrorHandler(logger: Logger): ErrorRequestHandler {
     logger.error({ err: error, method: req.method, route }, 'API request failed');
     res.status(500).json({ error: 'internal', message: 'internal error; the server log has the details' });
   };
+}
+
+/**
+ * The parser's strict mode refuses a body that is JSON but not an object or a
+ * list (`null`, `5`, `"x"`) with a made-up syntax error ("Unexpected token
+ * 'n', "null" is not valid JSON"), which sends the caller looking for a typo.
+ */
+function jsonBodyProblem(error: Error & { body?: unknown }): string {
+  if (typeof error.body === 'string') {
+    try {
+      const value: unknown = JSON.parse(error.body);
+      return `request body must be a JSON object (got ${JSON.stringify(value)?.slice(0, 40) ?? 'nothing'})`;
+    } catch {
+      // Not JSON at all: the parser's own words.
+    }
+  }
+  return `request body is not valid JSON: ${error.message}`;
 }
 
 /** What no router answered: JSON like every API answer, never Express's HTML page (which echoes the path). */

@@ -3,6 +3,7 @@ import { Router } from 'express';
 import type { Deps } from '../deps.js';
 import type { LoopStatus } from '../engine/runner.js';
 import { housekeepingHealth, type HousekeepingState } from '../domain/housekeeping-health.js';
+import { isConnectionError } from '../db/connection-errors.js';
 
 export interface Readiness {
   ready: boolean;
@@ -43,7 +44,7 @@ export async function checkReadiness(deps: Deps, sources: ReadinessSources, star
       new Promise((_, reject) => setTimeout(() => reject(new Error(`database did not answer within ${READINESS_DB_TIMEOUT_MS / 1000} s`)), READINESS_DB_TIMEOUT_MS).unref()),
     ]);
   } catch (error) {
-    database = error instanceof Error ? error.message : String(error);
+    database = databaseFailure(error);
   }
   const now = deps.clock.now().getTime();
   const loops = sources.loops();
@@ -59,6 +60,19 @@ export async function checkReadiness(deps: Deps, sources: ReadinessSources, star
     return { name: j.name, status: health.state, blocksReadiness: health.blocksReadiness, lastTickAt: j.lastTickAt?.toISOString() ?? null, lastErrorAt: j.lastErrorAt?.toISOString() ?? null, failures: j.failures };
   });
   return { ready: database === 'ok' && loopStates.every((l) => l.ok) && !jobs.some((j) => j.blocksReadiness), database, loops: loopStates, housekeeping: jobs };
+}
+
+/**
+ * Why the database is not ok, in words fit for this unauthenticated answer:
+ * the driver's message names the server's address and port, its host name
+ * or the database user (`password authentication failed for user …`), which
+ * are nobody's business on the public port. The loops log the full error.
+ */
+function databaseFailure(error: unknown): string {
+  if (error instanceof Error && error.message.startsWith('database did not answer within')) return error.message;
+  if (isConnectionError(error)) return 'not reachable (refused, dropped or timed out; the log has the details)';
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? `failing: SQLSTATE ${code} (the log has the details)` : 'failing (the log has the details)';
 }
 
 /**

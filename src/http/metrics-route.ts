@@ -51,7 +51,7 @@ export function createMetrics(deps: MetricsDeps, loops: () => LoopStatus[] = () 
     }
     for (const g of dbGauges) g.reset();
     try {
-      const figures = await readFigures(deps, now);
+      const figures = await withinScrapeLimit(readFigures(deps, now));
       for (const status of RUN_STATUSES) runs.set({ status }, figures.runsBy.get(status) ?? 0);
       lag.set(figures.lag);
       for (const severity of SEVERITIES) openAlerts.set({ severity }, figures.alertsBy.get(severity) ?? 0);
@@ -69,6 +69,24 @@ export function createMetrics(deps: MetricsDeps, loops: () => LoopStatus[] = () 
     return registry.metrics();
   }
   return { registry, render };
+}
+
+/**
+ * How long a scrape waits for the database's figures. A database that hangs
+ * (a frozen server, a black-holed route) held the scrape for the connect
+ * timeout (5 s) or the query timeout (35 s), past Prometheus's default
+ * scrape_timeout of 10 s: the whole target went down instead of
+ * `scheduler_database_up` saying 0.
+ */
+export const METRICS_DB_TIMEOUT_MS = 3_000;
+
+function withinScrapeLimit<T>(work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the database did not answer the scrape within ${METRICS_DB_TIMEOUT_MS / 1000} s`)), METRICS_DB_TIMEOUT_MS);
+  });
+  work.catch(() => {});
+  return Promise.race([work, limit]).finally(() => clearTimeout(timer));
 }
 
 async function readFigures(deps: MetricsDeps, now: Date) {

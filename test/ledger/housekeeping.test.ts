@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { createHousekeeping, type HousekeepingJob } from '../../src/engine/housekeeping.js';
-import { silentLogger } from '../../src/log.js';
+import { Writable } from 'node:stream';
+import { createLogger, silentLogger } from '../../src/log.js';
 import { createDb, createPool } from '../../src/db/connect.js';
 import { counterValue, metrics } from '../../src/metrics.js';
 import { startTestApp } from '../helpers/app.js';
@@ -52,6 +53,20 @@ describe('housekeeping on a schedule', () => {
       expect(statuses[0]!.intervalMs).toBe(3_600_000);
       expect(statuses[1]!.intervalMs).toBe(86_400_000);
     }
+  });
+
+  it('a firing that found nothing to do logs at debug; one that did something at info', async () => {
+    const clock = new ManualClock(T0);
+    const lines: { level: number; msg: string; job?: string }[] = [];
+    const logger = createLogger('info', new Writable({ write: (chunk, _enc, done) => (lines.push(JSON.parse(String(chunk))), done()) }));
+    let result: Record<string, number> = {};
+    const h = createHousekeeping({ db: t.db, clock, logger, replicaId: 'a' }, [{ name: 'every-minute', cron: '* * * * *', run: async () => result }]);
+    // The digest job's shape: fired every minute, nothing due most of the time.
+    for (let m = 0; m < 3; m++) expect(await h.fire('every-minute', new Date(T0.getTime() + m * 60_000))).toMatchObject({ ran: true });
+    expect(lines.filter((l) => l.job === 'every-minute')).toEqual([]);
+    result = { sent: 1 };
+    await h.fire('every-minute', new Date(T0.getTime() + 3 * 60_000));
+    expect(lines.filter((l) => l.job === 'every-minute')).toEqual([expect.objectContaining({ level: 30, msg: 'housekeeping job done', sent: 1 })]);
   });
 
   it('a failing job is recorded with its error and does not stop the next firing', async () => {

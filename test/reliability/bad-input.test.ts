@@ -343,6 +343,21 @@ describe('API requests', () => {
     expect(res.body.message).toMatch(/^request body is not valid JSON: /);
   });
 
+  it('JSON that is not an object (null, a number): 400 saying so, not a made-up syntax error; nothing changed', async () => {
+    for (const [body, shown] of [['null', 'null'], ['42', '42']] as const) {
+      const res = await unchanged(() => apiClient(app.url, ACME_TOKEN)('POST', '/api/v1/runs', body, { 'content-type': 'application/json' }));
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ error: 'invalid_json', message: `request body must be a JSON object (got ${shown})` });
+    }
+  });
+
+  it('a required field left out: 400 saying it is required, nothing changed', async () => {
+    const { tenant: _tenant, status: _status, ...rest } = report;
+    const res = await unchanged(() => apiClient(app.url, ACME_TOKEN)('POST', '/api/v1/runs', rest));
+    expect(res.status).toBe(400);
+    expect(res.body.issues).toEqual(['body: tenant: required', expect.stringMatching(/^body: status: required: Invalid option: expected one of "running"/)]);
+  });
+
   it('wrong types: 400 naming each field and the value it got, nothing changed', async () => {
     const res = await unchanged(() => apiClient(app.url, ACME_TOKEN)('POST', '/api/v1/runs', { ...report, rows: 'many', status: 'exploded' }));
     expect(res.status).toBe(400);

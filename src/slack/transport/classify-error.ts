@@ -44,6 +44,33 @@ export const PERMANENT_ERRORS = new Set([
 
 const DEFAULT_RETRY_MS = 1000;
 
+/** Slack's own codes for a failure on its side, kept apart in the metric; any other transient code counts as `platform_error`. */
+const TRANSIENT_ERRORS = new Set(['internal_error', 'fatal_error', 'service_unavailable', 'request_timeout']);
+
+/**
+ * The `result` label of `scheduler_slack_calls_total` for a failure: one of a
+ * fixed set (a permanent error's code, `rate_limited`, `unknown`, a known
+ * transient code, `platform_error`, `http_4xx`/`http_5xx`,
+ * `request_failed`, `error`). The failure's `error` text is not a label: a
+ * connection error carries addresses and ports and a proxy may answer any
+ * code, each a new time series, without end.
+ */
+export function slackResultLabel(failure: SlackFailure, error: unknown): string {
+  if (failure.kind === 'rate_limited' || failure.kind === 'unknown') return failure.kind;
+  if (failure.kind === 'permanent') return PERMANENT_ERRORS.has(failure.error) ? failure.error : 'permanent';
+  const e = error as { code?: string; statusCode?: number };
+  switch (e?.code) {
+    case ErrorCode.PlatformError:
+      return TRANSIENT_ERRORS.has(failure.error) ? failure.error : 'platform_error';
+    case ErrorCode.HTTPError:
+      return (e.statusCode ?? 500) >= 500 ? 'http_5xx' : 'http_4xx';
+    case ErrorCode.RequestError:
+      return 'request_failed';
+    default:
+      return 'error';
+  }
+}
+
 export function classifySlackError(error: unknown, mutating: boolean): SlackFailure {
   const e = error as { code?: string; retryAfter?: number; data?: { error?: string }; statusCode?: number; message?: string; original?: { message?: string } };
   switch (e?.code) {

@@ -1,7 +1,7 @@
 import { webApi } from '@slack/bolt';
 import type { Logger } from '../../log.js';
 import { metrics } from '../../metrics.js';
-import { classifySlackError, type SlackFailure } from './classify-error.js';
+import { classifySlackError, slackResultLabel, type SlackFailure } from './classify-error.js';
 import type { Block } from '../blocks/types.js';
 import type { AlertMessageMetadata } from './metadata.js';
 
@@ -72,7 +72,7 @@ async function call<T>(method: string, mutating: boolean, run: () => Promise<T>)
     return { ok: true, ...data };
   } catch (error) {
     const failure = classifySlackError(error, mutating);
-    metrics.slackCalls.inc({ method, result: failure.kind === 'permanent' || failure.kind === 'transient' ? failure.error : failure.kind });
+    metrics.slackCalls.inc({ method, result: slackResultLabel(failure, error) });
     return { ok: false, ...failure };
   }
 }

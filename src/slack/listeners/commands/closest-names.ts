@@ -1,3 +1,5 @@
+import { editDistance } from '../../../domain/names.js';
+
 /** Up to `limit` candidates nearest to `wanted`: substrings first, then by edit distance. Pure. */
 export function closestNames(wanted: string, candidates: string[], limit = 3): string[] {
   const w = wanted.toLowerCase();
@@ -12,18 +14,4 @@ export function closestNames(wanted: string, candidates: string[], limit = 3): s
     .sort((a, b) => a.score - b.score || a.c.localeCompare(b.c))
     .slice(0, limit)
     .map((s) => s.c);
-}
-
-function editDistance(a: string, b: string): number {
-  const prev = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    let diag = prev[0]!;
-    prev[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const up = prev[j]!;
-      prev[j] = Math.min(prev[j]! + 1, prev[j - 1]! + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
-      diag = up;
-    }
-  }
-  return prev[b.length]!;
 }

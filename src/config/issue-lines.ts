@@ -1,0 +1,63 @@
+import type { z } from 'zod';
+import { formatPath, locateJsonPaths, valueAt } from './json-locate.js';
+
+/**
+ * Problems of a JSON document (the workflows file, an API body, a replay
+ * scenario) as the lines an operator reads: file and line, path, message and
+ * the value at fault, never a secret's value.
+ */
+
+/** Fields whose values an error message must not repeat. */
+const SECRET_FIELDS = new Set(['secret', 'routingKey']);
+
+/** One line per problem: `file:line: path: message (got value)`. */
+export function describeIssues(source: string, text: string | undefined, root: unknown, issues: readonly z.core.$ZodIssue[]): string[] {
+  const lines = text ? locateJsonPaths(text) : new Map<string, number>();
+  return issues.map((issue) => {
+    const path = formatPath(issue.path);
+    let line = lines.get(path);
+    for (let p = [...issue.path]; line === undefined && p.length > 0; p = p.slice(0, -1)) line = lines.get(formatPath(p.slice(0, -1)));
+    const where = `${source}${line ? `:${line}` : ''}`;
+    // A header's value may be a credential (Authorization, an API key): only its name is shown, in the path.
+    // So may a command launcher's environment value (DB_PASSWORD), and a URL's user:password or query.
+    const parent = issue.path[issue.path.length - 2];
+    const last = String(issue.path[issue.path.length - 1]);
+    const hidden = SECRET_FIELDS.has(last) || (issue.path.length >= 2 && (parent === 'headers' || parent === 'env'));
+    const value = hidden ? '(hidden)' : last === 'url' ? withoutUrlSecrets(valueAt(root, issue.path)) : valueAt(root, issue.path);
+    const got = value === undefined ? '' : ` (got ${truncate(JSON.stringify(value), 120)})`;
+    let message = issue.message;
+    if (issue.code === 'unrecognized_keys') message = `unknown field ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
+    // zod says "expected string, received undefined" of a field left out: say it is required.
+    else if (isMissing(root, issue.path)) message = issue.code === 'invalid_value' ? `required: ${issue.message}` : issue.code === 'invalid_type' ? 'required' : message;
+    return `${where}: ${path || '(root)'}: ${message}${issue.code === 'unrecognized_keys' ? '' : got}`;
+  });
+}
+
+/** Whether the path names a field its object does not have. */
+function isMissing(root: unknown, path: readonly PropertyKey[]): boolean {
+  if (path.length === 0) return root === undefined;
+  const parent = valueAt(root, path.slice(0, -1));
+  return parent !== null && typeof parent === 'object' && !Array.isArray(parent) && !(path[path.length - 1]! in parent);
+}
+
+/** A URL as it may be shown: its user:password and query values replaced with `***`. */
+function withoutUrlSecrets(value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  return value.replace(/^([^:/?#]*:\/\/)[^/?#]*@/, '$1***@').replace(/([?&][^=&#]*=)[^&#]*/g, '$1***');
+}
+
+/** `not valid JSON: … at position 131` with the line it is on, which Node 20's message leaves out. */
+export function jsonSyntaxProblem(source: string, text: string, error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const position = /at position (\d+)/.exec(message)?.[1] ?? (/end of JSON input/.test(message) ? String(text.length) : undefined);
+  if (position === undefined) return `${source}: not valid JSON: ${message}`;
+  const before = text.slice(0, Number(position));
+  const line = before.split('\n').length;
+  const column = before.length - before.lastIndexOf('\n');
+  return `${source}:${line}: not valid JSON: ${message.replace(/ \(line \d+ column \d+\)$/, '')} (line ${line} column ${column})`;
+}
+
+function truncate(s: string, n: number): string {
+  return s.length > n ? `${s.slice(0, n - 1)}…` : s;
+}
+

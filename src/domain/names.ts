@@ -1,0 +1,53 @@
+/**
+ * How far apart two names are, and which names look like a misspelling of a
+ * known one: `/scheduler` suggestions and the start-up's warning about
+ * environment variables nobody reads (SLACK_BOT_TOKN). Pure.
+ */
+
+/**
+ * Edit distance counting an insertion, a deletion, a substitution or a swap
+ * of two neighbours (PROT for PORT) as one edit (optimal string alignment).
+ */
+export function editDistance(a: string, b: string): number {
+  let before: number[] = [];
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      let d = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, before[j - 2]! + 1);
+      row.push(d);
+    }
+    before = prev;
+    prev = row;
+  }
+  return prev[b.length]!;
+}
+
+export interface Misspelling {
+  name: string;
+  meant: string;
+}
+
+/**
+ * The given names that are not known but are within a typo of one that is:
+ * another case (`Port`), or one character off (two for names of 10 or more
+ * characters, so HOME is not taken for HOST). Names the environment holds
+ * for other programs are far enough from ours to pass unremarked.
+ */
+export function misspelledNames(given: Iterable<string>, known: readonly string[]): Misspelling[] {
+  const exact = new Set(known);
+  const out: Misspelling[] = [];
+  for (const name of given) {
+    if (exact.has(name)) continue;
+    const upper = name.toUpperCase();
+    let best: { meant: string; distance: number } | undefined;
+    for (const k of known) {
+      const distance = editDistance(upper, k);
+      const allowed = k.length >= 10 ? 2 : 1;
+      if (distance <= allowed && (!best || distance < best.distance)) best = { meant: k, distance };
+    }
+    if (best) out.push({ name, meant: best.meant });
+  }
+  return out;
+}
