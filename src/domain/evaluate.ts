@@ -10,7 +10,10 @@ import { latestFireAtOrBefore, nextFireAfter } from './schedule.js';
  *   missed ticks count, skipped ticks and retry attempts do not), newest first,
  *   until the first success of any kind.
  * - `healthyStreak`: successes (scheduled, recovered by retry, or manual)
- *   since the latest failure of any kind.
+ *   since the latest failure of any kind, and, for an open alert opened by a
+ *   cause (running long, a missed deadline), since the newest success it knew
+ *   of when it opened (`knownSuccessRunId`): a success from before the cause
+ *   is no step towards `recoverAfter`.
  *
  * Manual runs: a successful one is a success (it stops the count and can
  * resolve); a failed one resets the healthy streak but is not a tick, so it
