@@ -52,6 +52,20 @@ function keptFailing(alert: EscalationFields): boolean {
   return alert.consecutiveFailures >= Number(alert.policy.escalateAfterFailures ?? Number.POSITIVE_INFINITY);
 }
 
+/**
+ * An open warning's deadline when its workflow is resumed: moved by the time
+ * its escalation clock stood still, which is the pause since the later of
+ * the pause and the alert's opening (an alert opened while the workflow was
+ * paused, on a report from outside, had no clock running before it opened,
+ * so moving it by the whole pause pushed it that much too far). No deadline,
+ * a critical, or no time stood: unchanged.
+ */
+export function escalateAtAfterPause(alert: { severity: string; escalateAt: Date | null; openedAt: Date }, pausedAt: Date | null, now: Date): Date | null {
+  if (!alert.escalateAt || alert.severity !== 'warning' || !pausedAt) return alert.escalateAt;
+  const stoodMs = Math.max(0, now.getTime() - Math.max(pausedAt.getTime(), alert.openedAt.getTime()));
+  return new Date(alert.escalateAt.getTime() + stoodMs);
+}
+
 export interface Mention {
   users: string[];
   groups: string[];

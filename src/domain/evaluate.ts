@@ -10,7 +10,10 @@ import { latestFireAtOrBefore, nextFireAfter } from './schedule.js';
  *   missed ticks count, skipped ticks and retry attempts do not), newest first,
  *   until the first success of any kind.
  * - `healthyStreak`: successes (scheduled, recovered by retry, or manual)
- *   since the latest failure of any kind.
+ *   since the latest failure of any kind, and, for an open alert opened by a
+ *   cause (running long, a missed deadline), since the newest success it knew
+ *   of when it opened (`knownSuccessRunId`): a success from before the cause
+ *   is no step towards `recoverAfter`.
  *
  * Manual runs: a successful one is a success (it stops the count and can
  * resolve); a failed one resets the healthy streak but is not a tick, so it
@@ -67,11 +70,20 @@ export interface OpenAlertFacts {
   knownFailureRunId?: number | null;
   /** Likewise, the newest success history held when such an alert opened: from before the cause, it resolves nothing. */
   knownSuccessRunId?: number | null;
+  /**
+   * The error groups this alert has carried (its opening's, and each one it
+   * changed to). A failure going back to one of them changes the alert's
+   * current group but is not called out again: only a group new to the
+   * alert is (core idea 9), so errors alternating between two causes are
+   * told twice, not at every tick.
+   */
+  seenGroups?: readonly (string | null)[];
 }
 
 export type Effect =
   | { type: 'open'; severity: Severity; failures: number; failure: FailureFacts; escalateAt: Date | null }
-  | { type: 'failure_recorded'; failures: number; failure: FailureFacts; groupChanged: { from: string | null; to: string | null } | null }
+  /** `groupChanged`: the alert's current group changes (its count starts again); `seenBefore`: to one it has carried already, so not told as new. */
+  | { type: 'failure_recorded'; failures: number; failure: FailureFacts; groupChanged: { from: string | null; to: string | null; seenBefore?: boolean } | null }
   | { type: 'healthy_streak'; streak: number; of: number }
   | { type: 'streak_reset' }
   | { type: 'resolve'; runId: number; trigger: string; durationSeconds: number; successes: number; recoverAfter: number }
@@ -193,7 +205,8 @@ function decideOpenAlert(facts: HistoryFacts, alert: OpenAlertFacts, recoverAfte
   }
   if (facts.newestFailure && isNewFailure(facts.newestFailure, facts.failures, alert)) {
     // An alert opened by a cause has no error yet: its first one is where its group starts, not "a different error".
-    const groupChanged = alert.errorGroup !== null && facts.newestFailure.errorGroup !== alert.errorGroup ? { from: alert.errorGroup, to: facts.newestFailure.errorGroup } : null;
+    const to = facts.newestFailure.errorGroup;
+    const groupChanged = alert.errorGroup !== null && to !== alert.errorGroup ? { from: alert.errorGroup, to, ...((alert.seenGroups ?? []).includes(to) ? { seenBefore: true } : {}) } : null;
     return { type: 'failure_recorded', failures: facts.failures, failure: facts.newestFailure, groupChanged };
   }
   if (facts.healthyStreak > 0 && facts.healthyStreak !== alert.healthyStreak) {

@@ -20,6 +20,18 @@ export function earlyStartMs(cadenceSeconds: number): number {
 }
 
 /**
+ * Whether a report naming its tick came before that tick (a 400): later than
+ * now by more than an observed workflow's early allowance (earlyStartMs). A
+ * job whose host runs a second ahead of the bot names its tick a second
+ * early; refused, its start was lost and the tick recorded missed. A managed
+ * workflow's ticks are the scheduler's: none of them is reported early.
+ */
+export function isFutureTick(tick: Date, now: Date, schedule: { mode: string }, cadenceSeconds: number): boolean {
+  const allowance = schedule.mode === 'observed' ? earlyStartMs(cadenceSeconds) : 0;
+  return tick.getTime() - now.getTime() > allowance;
+}
+
+/**
  * The ticks a run that starts at `startedAt` may be the run of, in the order
  * to try them: the latest fire time at or before the start, within the
  * grace; then, for an observed workflow only, the next fire time when it is

@@ -56,12 +56,12 @@ type MainEffect = Exclude<Effect, FlappingEffect>;
 export async function evaluateWorkflows(trx: Transaction<Database>, deps: EvaluatorDeps, targets: EvaluationTarget[], now: Date, checked: CheckedRun[] = []): Promise<boolean> {
   if (targets.length + checked.length === 0) return false;
   const ids = targets.map((t) => t.workflow.id);
-  const { open, heard } = await lockOpenAlerts(trx, ids, checked);
+  const { open, seenGroups, heard } = await lockOpenAlerts(trx, ids, checked);
   if (targets.length === 0) return false;
   const openBy = new Map(open.map((a) => [a.workflowId, a]));
   const facts = await loadHistoryFacts(trx, ids, [...openBy.keys()]);
 
-  const decided = targets.map((target) => decide(target, openBy.get(target.workflow.id) ?? null, facts.get(target.workflow.id)!, now));
+  const decided = targets.map((target) => decide(target, openBy.get(target.workflow.id) ?? null, facts.get(target.workflow.id)!, now, seenGroups));
 
   const blocked = await holdBack(trx, decided, facts, now);
   const opening = openAlerts(
@@ -98,7 +98,7 @@ export async function evaluateWorkflows(trx: Transaction<Database>, deps: Evalua
       case 'failure_recorded': {
         const next = changed.get(alert!.id)!;
         const { failure, groupChanged } = effect;
-        if (groupChanged) event(next, 'error_group_changed', { from: groupChanged.from, to: groupChanged.to, error: failure.error, stage: failure.stage, runId: failure.runId });
+        if (groupChanged && !groupChanged.seenBefore) event(next, 'error_group_changed', { from: groupChanged.from, to: groupChanged.to, error: failure.error, stage: failure.stage, runId: failure.runId });
         event(next, 'failure_recorded', { consecutiveFailures: effect.failures, error: failure.error, errorGroup: failure.errorGroup, runId: failure.runId, missed: failure.status === 'missed' });
         // The count alone would hide why a "success" counted: the thread is told (issue 16).
         if (failure.errorGroup === TOO_FAST_GROUP) event(next, 'too_fast', { runId: failure.runId, error: failure.error });
@@ -136,20 +136,25 @@ export async function evaluateWorkflows(trx: Transaction<Database>, deps: Evalua
 
 /**
  * The open alerts of the workflows, locked, with the destinations that have
- * heard each (a row not skipped): one statement, which also writes the
+ * heard each (a row not skipped) and the error groups each has carried: one statement, which also writes the
  * claimed rows the output checks changed (a data-modifying CTE; the history
  * facts, a later statement, see them).
  */
-async function lockOpenAlerts(trx: Transaction<Database>, workflowIds: number[], checked: CheckedRun[]): Promise<{ open: Alert[]; heard: RoutingFacts['heard'] }> {
-  const { rows } = await sql<Alert & { heardBy: string[] }>`${prepared}
+async function lockOpenAlerts(trx: Transaction<Database>, workflowIds: number[], checked: CheckedRun[]): Promise<{ open: Alert[]; seenGroups: Map<number, (string | null)[]>; heard: RoutingFacts['heard'] }> {
+  const { rows } = await sql<Alert & { heardBy: string[]; seenGroups: (string | null)[] }>`${prepared}
     with checked as (${checkedRunsUpdate(checked)} returning 1)
-    select a.*, array(select distinct n.destination from notifications n where n.alert_id = a.id and n.status <> 'skipped') as heard_by
+    select a.*, array(select distinct n.destination from notifications n where n.alert_id = a.id and n.status <> 'skipped') as heard_by,
+      array(
+        select distinct case e.kind when 'opened' then e.data->>'errorGroup' else e.data->>'to' end from alert_events e
+        where e.alert_id = a.id and e.kind in ('opened', 'error_group_changed')
+      ) as seen_groups
     from alerts a
     where a.workflow_id = any(${workflowIds}::int[]) and a.status = 'open'
     for update of a
   `.execute(trx);
-  const open = rows.map(({ heardBy: _heardBy, ...alert }) => alert);
-  return { open, heard: rows.flatMap((r) => r.heardBy.map((destination) => ({ alertId: r.id, destination }))) };
+  const open = rows.map(({ heardBy: _heardBy, seenGroups: _seenGroups, ...alert }) => alert);
+  const seenGroups = new Map(rows.map((r) => [r.id, r.seenGroups]));
+  return { open, seenGroups, heard: rows.flatMap((r) => r.heardBy.map((destination) => ({ alertId: r.id, destination }))) };
 }
 
 /**
@@ -200,9 +205,9 @@ function withRealIds(opened: Map<number, Alert>, events: EventInput[], written: 
 type Decision = { target: EvaluationTarget; alert: Alert | null; effect: MainEffect | undefined; flapping: FlappingEffect | undefined };
 
 /** What the domain rules say follows for one workflow: at most one main effect, and a flapping note. */
-function decide(target: EvaluationTarget, alert: Alert | null, facts: HistoryFacts, now: Date): Decision {
+function decide(target: EvaluationTarget, alert: Alert | null, facts: HistoryFacts, now: Date, seenGroups: Map<number, (string | null)[]>): Decision {
   const { cron, timezone } = target.workflow;
-  const effects = evaluateHistory({ facts, alert, policy: target.profile, cadenceSeconds: target.profile.cadenceSeconds, schedule: { cron, timezone }, now });
+  const effects = evaluateHistory({ facts, alert: alert && { ...alert, seenGroups: seenGroups.get(alert.id) ?? [] }, policy: target.profile, cadenceSeconds: target.profile.cadenceSeconds, schedule: { cron, timezone }, now });
   const flapping = effects.find((e): e is FlappingEffect => e.type === 'flapping');
   return { target, alert, effect: effects.find((e): e is MainEffect => e.type !== 'flapping'), flapping };
 }

@@ -134,17 +134,7 @@ function factsQuery(workflowIds: number[], withStreak: number[]) {
       where ${FAILURE_SINCE_LAST_SUCCESS}
       order by r.tick desc limit 1
     ) f on true
-    left join lateral (
-      select count(*)::int as n from (
-        select 1 from runs r
-        where w.streak and ${settled('tick', 'success')} and r.tick > coalesce(e.last_bad, '-infinity') and r.tick >= coalesce(badt.oldest, '-infinity')
-        order by r.tick desc limit ${HEALTHY_WINDOW}
-      ) x
-    ) hs on w.streak
-    left join lateral (
-      select count(*)::int as n from runs r
-      where w.streak and ${settled('no tick', 'success')} and (e.last_bad is null or coalesce(r.started_at, r.finished_at) > e.last_bad)
-    ) hm on w.streak
+    ${streakJoin()}
     -- the newest success, if it is newer than every failure
     left join lateral (
       select c.id, c.trigger, c.tick from (
@@ -156,6 +146,33 @@ function factsQuery(workflowIds: number[], withStreak: number[]) {
       order by c.pos desc, c.id desc limit 1
     ) s on w.streak
     ${flapJoin()}
+  `;
+}
+
+/**
+ * The healthy streak (`hs` of ticks, `hm` of runs outside any tick): the
+ * successes after the newest failure, and after the success an open alert
+ * opened by a cause knew of then (`known_success_run_id`): from before the
+ * cause, it and those before it say nothing of it.
+ */
+function streakJoin() {
+  return sql`
+    left join lateral (
+      select coalesce(k.tick, k.started_at, k.finished_at) as pos from alerts a join runs k on k.id = a.known_success_run_id
+      where w.streak and a.workflow_id = w.workflow_id and a.status = 'open'
+    ) ka on w.streak
+    cross join lateral (select greatest(e.last_bad, ka.pos) as streak_from) sf
+    left join lateral (
+      select count(*)::int as n from (
+        select 1 from runs r
+        where w.streak and ${settled('tick', 'success')} and r.tick > coalesce(sf.streak_from, '-infinity') and r.tick >= coalesce(badt.oldest, '-infinity')
+        order by r.tick desc limit ${HEALTHY_WINDOW}
+      ) x
+    ) hs on w.streak
+    left join lateral (
+      select count(*)::int as n from runs r
+      where w.streak and ${settled('no tick', 'success')} and (sf.streak_from is null or coalesce(r.started_at, r.finished_at) > sf.streak_from)
+    ) hm on w.streak
   `;
 }
 

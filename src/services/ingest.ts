@@ -2,6 +2,8 @@ import type { Run } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { repeatedReport } from '../domain/reported-outcome.js';
 import { latestFireAtOrBefore } from '../domain/schedule.js';
+import { isFutureTick } from '../domain/tick-match.js';
+import { profileOf } from '../ledger/profiles.js';
 import type { Scope } from '../ledger/alert-queries.js';
 import { insertReportedFinished, insertReportedRunning, lockReportedWorkflow, matchTick, tickRow, type TickMatch } from '../ledger/reported-runs.js';
 import type { FinishResult, RunOutcome } from '../ledger/runs.js';
@@ -69,7 +71,7 @@ export async function reportRun(deps: Deps, report: RunReport, scope: Scope): Pr
     if (report.tick) {
       const previous = latestFireAtOrBefore(workflow.cron, workflow.timezone, report.tick);
       if (!previous || previous.getTime() !== report.tick.getTime()) return { kind: 'not_a_fire_time', tick: report.tick, previous };
-      if (report.tick > now) return { kind: 'future_tick', tick: report.tick };
+      if (isFutureTick(report.tick, now, workflow, profileOf(workflow, now).cadenceSeconds)) return { kind: 'future_tick', tick: report.tick };
       // Whether the tick is free is the insert's to say (it writes nothing when the tick has its row): one round trip fewer.
       match = { tick: report.tick, trigger: 'schedule' };
     } else {

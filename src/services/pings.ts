@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Run } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { insertReportedFinished, insertReportedRunning, lockReportedWorkflow, matchTick, pingKeyKnown } from '../ledger/reported-runs.js';
@@ -8,8 +9,8 @@ import { finishRunEvaluated, reportedTransaction } from '../engine/evaluate-now.
  * Healthchecks-style pings: `/ping/<key>/start`, then `/ping/<key>` (success),
  * `/ping/<key>/fail` or `/ping/<key>/<exit code>`. The workflow's ping key is
  * the credential. An end pairs with the start of the same `rid`, or without
- * one with the newest start that had none; an end with no start is recorded
- * as a finished run on its own.
+ * one with the newest start that had none, else with the newest start that
+ * had one; an end with no start is recorded as a finished run on its own.
  */
 
 export type PingSignal = { kind: 'start' } | { kind: 'success' } | { kind: 'fail' } | { kind: 'exit'; code: number };
@@ -76,7 +77,11 @@ export async function recordPing(deps: Deps, ping: Ping): Promise<PingResult> {
           .where('status', '=', 'running')
           // Reported runs only: a run the bot launched itself is ended by its launcher, not by a ping.
           .where('leaseOwner', 'is', null)
-          .where('externalId', 'is', null)
+          // The newest start without a rid, else (the end forgot its rid) the newest ping start with one, as
+          // Healthchecks ends a start whatever its rid on an end without one: left running, that start timed out
+          // hours later as a failure of a job that had succeeded. A run reported over the API keeps its own end.
+          .where((eb) => eb.or([eb('externalId', 'is', null), eb('externalId', 'like', 'ping:%')]))
+          .orderBy(sql`external_id is null`, 'desc')
           .orderBy('startedAt', 'desc')
           .orderBy('id', 'desc')
           .limit(1)

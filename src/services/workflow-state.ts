@@ -1,8 +1,9 @@
-import { sql, type Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import { setNextTicks } from '../engine/tick-claim.js';
 import type { Alert, Database, Workflow } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { nextFireAfter } from '../domain/schedule.js';
+import { escalateAtAfterPause } from '../domain/escalation.js';
 import type { RoutingConfig } from '../ledger/destinations.js';
 import { recordAlertEvent, releaseHeldNotifications } from '../ledger/alert-events.js';
 import type { Scope } from '../ledger/alert-queries.js';
@@ -152,11 +153,11 @@ export async function resumeWorkflow(deps: Pick<Deps, 'db' | 'clock' | 'config'>
       .executeTakeFirstOrThrow();
     let alert = await openAlertOf(trx, workflow.id);
     if (alert) {
-      const stoodMs = workflow.pausedAt ? Math.max(0, now.getTime() - workflow.pausedAt.getTime()) : 0;
-      if (alert.escalateAt && alert.severity === 'warning' && stoodMs > 0) {
+      const escalateAt = escalateAtAfterPause(alert, workflow.pausedAt, now);
+      if (escalateAt?.getTime() !== alert.escalateAt?.getTime()) {
         alert = await trx
           .updateTable('alerts')
-          .set({ escalateAt: sql<Date>`escalate_at + make_interval(secs => ${stoodMs / 1000})`, updatedAt: now })
+          .set({ escalateAt, updatedAt: now })
           .where('id', '=', alert.id)
           .returningAll()
           .executeTakeFirstOrThrow();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { defaultRemindAfterMs, escalationDue, escalationDueAt, escalationMention, ownershipExpired, reminderDue, type EscalationFields, type ReminderFields } from '../../src/domain/escalation.js';
+import { defaultRemindAfterMs, escalateAtAfterPause, escalationDue, escalationDueAt, escalationMention, ownershipExpired, reminderDue, type EscalationFields, type ReminderFields } from '../../src/domain/escalation.js';
 
 const NOW = new Date('2026-03-10T12:00:00Z');
 const ago = (ms: number) => new Date(NOW.getTime() - ms);
@@ -81,4 +81,17 @@ describe('ownershipExpired', () => {
     ['8h ownership, 9h expiry', a, 9 * 3600, false],
     ['unowned', { ...a, ownerUser: null, acknowledgedAt: null }, 3600, false],
   ] as const)('%s', (_case, alert, seconds, expected) => expect(ownershipExpired(alert, seconds, NOW)).toBe(expected));
+});
+
+describe('escalateAtAfterPause: the deadline when the workflow resumes', () => {
+  const deadline = new Date(NOW.getTime() + H);
+  it.each([
+    ['opened before the pause: moved by the whole pause', { severity: 'warning', escalateAt: deadline, openedAt: ago(5 * H) }, ago(2 * H), new Date(deadline.getTime() + 2 * H)],
+    ['opened during the pause: moved by the pause since it opened', { severity: 'warning', escalateAt: deadline, openedAt: ago(H / 2) }, ago(2 * H), new Date(deadline.getTime() + H / 2)],
+    ['a critical: unchanged', { severity: 'critical', escalateAt: deadline, openedAt: ago(5 * H) }, ago(2 * H), deadline],
+    ['no deadline: none', { severity: 'warning', escalateAt: null, openedAt: ago(5 * H) }, ago(2 * H), null],
+    ['no pause time known: unchanged', { severity: 'warning', escalateAt: deadline, openedAt: ago(5 * H) }, null, deadline],
+  ] as const)('%s', (_name, alert, pausedAt, expected) => {
+    expect(escalateAtAfterPause(alert, pausedAt, NOW)).toEqual(expected);
+  });
 });

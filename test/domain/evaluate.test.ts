@@ -67,6 +67,14 @@ describe('evaluateHistory: the alert state transition', () => {
     expect(recorded).toMatchObject({ type: 'failure_recorded', failures: 3, groupChanged: { from: 'g1', to: 'g2' } });
   });
 
+  it('going back to a group the alert has carried changes its group but is no new group', () => {
+    const [back] = evaluateHistory({ facts: facts({ failures: 4, newestFailure: failure(12, 'g1') }), alert: alert({ errorGroup: 'g2', seenGroups: ['g1', 'g2'] }), policy, cadenceSeconds: 3600, now: NOW });
+    expect(back).toMatchObject({ type: 'failure_recorded', groupChanged: { from: 'g2', to: 'g1', seenBefore: true } });
+    const [fresh] = evaluateHistory({ facts: facts({ failures: 4, newestFailure: failure(12, 'g3') }), alert: alert({ errorGroup: 'g2', seenGroups: ['g1', 'g2'] }), policy, cadenceSeconds: 3600, now: NOW });
+    expect(fresh).toMatchObject({ type: 'failure_recorded', groupChanged: { from: 'g2', to: 'g3' } });
+    expect(fresh).not.toMatchObject({ groupChanged: { seenBefore: true } });
+  });
+
   it('the first failure of an alert opened by a cause (no error yet) is no change of error group', () => {
     const [recorded] = evaluateHistory({ facts: facts({ failures: 1, newestFailure: failure(11, 'g2') }), alert: alert({ consecutiveFailures: 0, lastRunId: null, errorGroup: null }), policy, cadenceSeconds: 3600, now: NOW });
     expect(recorded).toMatchObject({ type: 'failure_recorded', failures: 1, groupChanged: null });

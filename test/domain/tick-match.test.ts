@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { profileFor } from '../../src/domain/cadence.js';
 import { gapEndBefore } from '../../src/domain/schedule.js';
-import { earlyStartMs, tickCandidates } from '../../src/domain/tick-match.js';
+import { earlyStartMs, isFutureTick, tickCandidates } from '../../src/domain/tick-match.js';
 
 describe('tickCandidates: which tick a reported start may be the run of', () => {
   const cases: { name: string; cron: string; tz?: string; mode: 'observed' | 'managed'; start: string; expected: string[] }[] = [
@@ -37,6 +37,16 @@ describe('tickCandidates: which tick a reported start may be the run of', () => 
 
   it('the early allowance is a tenth of the cadence, at most a minute', () => {
     expect([60, 300, 600, 3600, 86_400].map(earlyStartMs)).toEqual([6_000, 30_000, 60_000, 60_000, 60_000]);
+  });
+
+  it('isFutureTick: an observed workflow\'s tick named within the early allowance has come; a managed one\'s never early', () => {
+    const tick = new Date('2026-03-10T09:00:00Z');
+    const before = (ms: number) => new Date(tick.getTime() - ms);
+    expect(isFutureTick(tick, before(0), { mode: 'observed' }, 86_400)).toBe(false);
+    expect(isFutureTick(tick, before(60_000), { mode: 'observed' }, 86_400)).toBe(false);
+    expect(isFutureTick(tick, before(60_001), { mode: 'observed' }, 86_400)).toBe(true);
+    expect(isFutureTick(tick, before(6_001), { mode: 'observed' }, 60)).toBe(true);
+    expect(isFutureTick(tick, before(1), { mode: 'managed' }, 86_400)).toBe(true);
   });
 
   it('gapEndBefore: the instant the clocks changed, for a fire time a spring-forward gap moved, and only for one', () => {

@@ -80,6 +80,17 @@ describe('pause and resume', () => {
     expect((await alertOf()).severity).toBe('critical');
   });
 
+  it('an alert opened while paused (an outside scheduler kept reporting) has its deadline moved by the pause since it opened, not the whole pause', async () => {
+    await pauseWorkflow(engine.deps, { workflowId: wf.id, actor: 'U0OPS', scope: acme });
+    await failNext(3);
+    const opened = await alertOf();
+    expect(opened).toMatchObject({ status: 'open', severity: 'warning' });
+    engine.clock.advance(minutes(10));
+    await resumeWorkflow(engine.deps, { workflowId: wf.id, actor: 'U0OPS', scope: acme });
+    const stood = engine.clock.now().getTime() - opened.openedAt.getTime();
+    expect((await alertOf()).escalateAt!.getTime()).toBe(opened.escalateAt!.getTime() + stood);
+  });
+
   it('a workflow paused by its definition is not resumed by hand', async () => {
     await t.db.updateTable('workflows').set({ paused: true }).where('id', '=', wf.id).execute();
     expect(await resumeWorkflow(engine.deps, { workflowId: wf.id, actor: 'U0OPS', scope: acme })).toMatchObject({ kind: 'paused_by_config' });

@@ -81,6 +81,26 @@ describe('pings', () => {
     expect(rows[1]!.startedAt!.getTime()).toBeLessThanOrEqual(rows[1]!.finishedAt!.getTime());
   });
 
+  it('an end that forgot its rid ends the start that had one (as Healthchecks does), preferring a start without one', async () => {
+    const wf = await observed();
+    const base = `${app.url}/ping/${wf.pingKey}`;
+    await curl(`${base}/start?rid=a`);
+    clock.advance(20_000);
+    await curl(`${base}/0`);
+    let rows = await runsOf(wf.id);
+    // One run, ended: left running, it would have timed out later as a failure of a job that succeeded.
+    expect(rows.map((r) => [r.externalId, r.status, r.exitCode])).toEqual([['ping:a', 'succeeded', 0]]);
+
+    await curl(`${base}/start?rid=b`);
+    await curl(`${base}/start`);
+    await curl(`${base}/fail`);
+    rows = await runsOf(wf.id);
+    expect(rows.slice(1).map((r) => [r.externalId, r.status])).toEqual([
+      ['ping:b', 'running'],
+      [null, 'failed'],
+    ]);
+  });
+
   it('keeps the first 96 KB and the last 4 KB of a bigger body and says it was cut', async () => {
     const wf = await observed();
     const body = 'a'.repeat(150 * 1024);

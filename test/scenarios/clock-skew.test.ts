@@ -59,6 +59,22 @@ describe('a job whose clock runs a little ahead of the bot', () => {
     expect(await t.db.selectFrom('alerts').selectAll().execute()).toEqual([]);
   });
 
+  it('a report naming its tick two seconds before it comes is that tick\'s run; ten minutes before, a future tick', async () => {
+    engine = createEngine(t.db, '2026-03-10T08:00:00Z');
+    const wf = await makeWorkflow(t.db, { name: 'daily', cron: '0 9 * * *', mode: 'observed', nextTickAt: new Date('2026-03-10T09:00:00Z') });
+    await engine.step();
+    const tick = new Date('2026-03-10T09:00:00Z');
+    await stepUntil(engine, new Date('2026-03-10T08:50:00Z'));
+    expect((await reportRun(engine.deps, { tenant: 'acme', workflow: 'daily', status: 'running', tick, externalId: 'early' }, {})).kind).toBe('future_tick');
+    await stepUntil(engine, new Date('2026-03-10T08:59:58Z'));
+    expect((await reportRun(engine.deps, { tenant: 'acme', workflow: 'daily', status: 'running', tick, externalId: 'r1' }, {})).kind).toBe('created');
+    await stepUntil(engine, new Date('2026-03-10T09:05:00Z'));
+    expect((await report('daily', 'succeeded', 'r1')).kind).toBe('existing');
+    await stepUntil(engine, new Date('2026-03-10T10:00:00Z'));
+    expect(await rowsOf(wf.id)).toEqual([{ tick, status: 'succeeded', trigger: 'schedule' }]);
+    expect(await t.db.selectFrom('alerts').selectAll().execute()).toEqual([]);
+  });
+
   it('a start well before the tick (more than the early allowance) stays a run outside any tick', async () => {
     engine = createEngine(t.db, '2026-03-10T08:00:00Z');
     const wf = await makeWorkflow(t.db, { name: 'daily', cron: '0 9 * * *', mode: 'observed', nextTickAt: new Date('2026-03-10T09:00:00Z') });

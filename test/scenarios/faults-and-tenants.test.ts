@@ -54,6 +54,24 @@ describe('fault patterns', { timeout: 180_000 }, () => {
     expect(story.CACME!.q![0]!.filter((e) => e === 'error_group_changed')).toHaveLength(1);
   });
 
+  it('errors alternating between two causes: the second is called out once, not at every switch', async () => {
+    const tick = (i: number) => new Date(Date.parse('2026-03-10T00:05:00Z') + i * 300_000).toISOString();
+    const errors = ['connection refused to db', 'permission denied for table orders'];
+    const { db } = await replay({
+      ...base,
+      start: '2026-03-10T00:00:00Z',
+      until: '2026-03-10T00:45:00Z',
+      workflows: [{ tenant: 'acme', name: 'q', cron: '*/5 * * * *' }],
+      outcomes: Array.from({ length: 8 }, (_, i) => ({ workflow: 'q', from: tick(i), to: tick(i), attempts: [{ status: 'failed' as const, error: errors[i % 2]! }] })),
+    });
+    const [alert] = await alertsOf(db);
+    const kinds = await eventKinds(db, alert!.id);
+    expect(kinds.filter((k) => k === 'failure_recorded')).toHaveLength(5);
+    expect(kinds.filter((k) => k === 'error_group_changed')).toHaveLength(1);
+    // The alert still carries the newest failure's group.
+    expect(alert!.lastError).toBe(errors[1]);
+  });
+
   it('a manual run that fails while an alert is open does not add to its count; one that succeeds resolves it', async () => {
     const { db, transcript, actions } = await replay({
       ...base,
