@@ -209,6 +209,22 @@ describe('/scheduler', () => {
     expect((await nthResponse(1)).body.text).toContain('has no launcher');
   });
 
+  it('reads the text as Slack sends it: a quoted name in another case, entities decoded once, a mention as @name', async () => {
+    const alert = await openAlert(acmeWf.id);
+    // should_escape: Slack sends & < > as entities and a mention as <@U…|name>.
+    await rig.command('silence  “Nightly-Pipeline”  4h db &amp; cache, ask <@U0BOB|bob> &lt;!channel&gt;', { channel: 'CACME' });
+    expect((await lastResponse()).body.text).toContain('Silenced the alert on *nightly-pipeline*');
+    const row = await alertRow(alert.id);
+    expect(row.silenceReason).toBe('db & cache, ask @bob <!channel>');
+    await rig.drain();
+    const [root] = rig.slack.roots('CACME');
+    const reply = rig.slack.replies('CACME', root!.ts).find((m) => m.metadata?.event_payload.event === 'silenced');
+    const shown = JSON.stringify(reply!.blocks);
+    expect(shown).toContain('db &amp; cache, ask @bob &lt;!channel&gt;');
+    expect(shown).not.toContain('&amp;amp;');
+    expect(shown).not.toContain('<!channel>');
+  });
+
   it('ADMIN_USERS limits long silences to admins, and the refusal names them', async () => {
     await rig.close();
     rig = await startSlackRig(t.db, { env: { ADMIN_USERS: 'U0ADMIN' } });
