@@ -262,11 +262,11 @@ describe('status, history, home and the reassign modal', () => {
     expect(JSON.stringify(big.blocks[big.blocks.length - 1])).toMatch(/more not shown/);
   });
 
-  it('reassign modal', () => {
-    const v = renderReassignModal({ alertId: 42, workflowName: 'nightly', tenantName: 'Acme', ownerTeam: 'engineering', ownerUser: null, channel: 'CACME' });
+  it('reassign modal: the metadata names the root clicked', () => {
+    const v = renderReassignModal({ alertId: 42, workflowName: 'nightly', tenantName: 'Acme', ownerTeam: 'engineering', ownerUser: null, channel: 'CACME', messageTs: '1700000000.000100' });
     expect(v).toMatchSnapshot();
     expect(v.callback_id).toBe(VIEW.reassign);
-    expect(JSON.parse(v.private_metadata as string)).toEqual({ alertId: 42, channel: 'CACME' });
+    expect(JSON.parse(v.private_metadata as string)).toEqual({ alertId: 42, channel: 'CACME', messageTs: '1700000000.000100' });
   });
 
   it('resolve modal: the note is a required input; the metadata names the root clicked', () => {

@@ -209,6 +209,22 @@ describe('/scheduler', () => {
     expect((await nthResponse(1)).body.text).toContain('has no launcher');
   });
 
+  it('reads the text as Slack sends it: a quoted name in another case, entities decoded once, a mention as @name', async () => {
+    const alert = await openAlert(acmeWf.id);
+    // should_escape: Slack sends & < > as entities and a mention as <@U…|name>.
+    await rig.command('silence  “Nightly-Pipeline”  4h db &amp; cache, ask <@U0BOB|bob> &lt;!channel&gt;', { channel: 'CACME' });
+    expect((await lastResponse()).body.text).toContain('Silenced the alert on *nightly-pipeline*');
+    const row = await alertRow(alert.id);
+    expect(row.silenceReason).toBe('db & cache, ask @bob <!channel>');
+    await rig.drain();
+    const [root] = rig.slack.roots('CACME');
+    const reply = rig.slack.replies('CACME', root!.ts).find((m) => m.metadata?.event_payload.event === 'silenced');
+    const shown = JSON.stringify(reply!.blocks);
+    expect(shown).toContain('db &amp; cache, ask @bob &lt;!channel&gt;');
+    expect(shown).not.toContain('&amp;amp;');
+    expect(shown).not.toContain('<!channel>');
+  });
+
   it('ADMIN_USERS limits long silences to admins, and the refusal names them', async () => {
     await rig.close();
     rig = await startSlackRig(t.db, { env: { ADMIN_USERS: 'U0ADMIN' } });
@@ -371,6 +387,57 @@ describe('buttons', () => {
       'Acme / nightly-pipeline: <@U0ALICE> reassigned the alert from engineering to customer (<@U0CUST>). Note: Your API key expired; rotate it.',
     );
     expect(JSON.stringify(rig.slack.replies('CACME', root!.ts)[0]!.blocks)).toContain('reassigned the alert from *engineering* to *customer* (<@U0CUST>).\\n> Your API key expired; rotate it.');
+  });
+});
+
+describe('reassign answers in the root clicked', () => {
+  it('the submission re-renders the root it was opened from at once, before the paced outbox posts the reply', async () => {
+    const alert = await openAlert(acmeWf.id);
+    const [root] = rig.slack.roots('CACME');
+    await rig.interact({
+      type: 'block_actions',
+      team: { id: 'T0TEST', domain: 'example' },
+      user: { id: 'U0ALICE', username: 'alice', team_id: 'T0TEST' },
+      api_app_id: 'A0TEST',
+      token: 'legacy',
+      container: { type: 'message', message_ts: root!.ts, channel_id: 'CACME', is_ephemeral: false },
+      trigger_id: 'reassign-trigger',
+      channel: { id: 'CACME', name: 'alerts' },
+      message: { type: 'message', ts: root!.ts, text: 'root' },
+      response_url: rig.slack.responseUrl('reassign-click'),
+      actions: [{ action_id: ACTION.reassign, block_id: 'alert_actions', action_ts: '9.0', type: 'button', value: String(alert.id) }],
+    });
+    const opened = await eventually(() => rig.slack.openedViews[0] ?? Promise.reject(new Error('no modal yet')));
+    const view = opened.view as { private_metadata: string };
+    expect(JSON.parse(view.private_metadata)).toEqual({ alertId: alert.id, channel: 'CACME', messageTs: root!.ts });
+
+    const posted = rig.slack.callsTo('chat.postMessage').length;
+    const ok = await rig.interact({
+      type: 'view_submission',
+      team: { id: 'T0TEST' },
+      user: { id: 'U0ALICE' },
+      api_app_id: 'A0TEST',
+      view: {
+        id: 'V1',
+        callback_id: VIEW.reassign,
+        private_metadata: view.private_metadata,
+        state: {
+          values: {
+            [REASSIGN_FIELD.team.block]: { [REASSIGN_FIELD.team.action]: { type: 'static_select', selected_option: { value: 'engineering' } } },
+            [REASSIGN_FIELD.user.block]: { [REASSIGN_FIELD.user.action]: { type: 'users_select', selected_user: 'U0BOB' } },
+            [REASSIGN_FIELD.note.block]: { [REASSIGN_FIELD.note.action]: { type: 'plain_text_input', value: 'vendor ticket 42' } },
+          },
+        },
+      },
+    });
+    expect(ok.status).toBe(200);
+    const update = await eventually(() => rig.slack.callsTo('chat.update').find((c) => c.channel === 'CACME' && c.ts === root!.ts) ?? Promise.reject(new Error('no update yet')));
+    expect(JSON.stringify(update.blocks)).toContain('<@U0BOB>');
+    expect(JSON.stringify(update.blocks)).toContain('vendor ticket 42');
+    expect(rig.slack.callsTo('chat.postMessage').length).toBe(posted);
+
+    await rig.drain();
+    expect(rig.slack.replies('CACME', root!.ts).filter((m) => m.metadata?.event_payload.event === 'owner_changed')).toHaveLength(1);
   });
 });
 

@@ -13,6 +13,17 @@ describe('parseSchedulerCommand', () => {
   });
 
   it.each([
+    ['entities decoded once (Slack escapes & < > in command text)', 'silence wf 4h db &amp; cache &lt;3', { kind: 'silence', workflow: 'wf', durationMs: 4 * 3_600_000, reason: 'db & cache <3' }],
+    ['a quoted name, straight or as clients autocorrect it', 'ack “wf”', { kind: 'ack', workflow: 'wf' }],
+    ['a name in backticks', 'status `wf`', { kind: 'status', workflow: 'wf' }],
+    ['zero-width characters pasted with a name', 'history wf\u200b', { kind: 'history', workflow: 'wf' }],
+    ['mentions and links in a note as people read them', 'reassign wf <@U0BOB|bob> see <#C0OPS|ops> and <https://x.example/t/1|ticket>', { kind: 'reassign', workflow: 'wf', user: 'U0BOB', note: 'see #ops and https://x.example/t/1' }],
+    ['a resolve note keeps its words', 'resolve wf   fixed by <@U0AL|al>', { kind: 'resolve', workflow: 'wf', note: 'fixed by @al' }],
+  ] as const)('as Slack sends it: %s', (_case, text, expected) => {
+    expect(parseSchedulerCommand(text)).toEqual(expected);
+  });
+
+  it.each([
     ['a duration that is a mention', 'silence wf <!channel>'],
     ['an assignee that is a mention', 'reassign wf <!here>'],
     ['an unknown subcommand', '<!channel> wf'],

@@ -10,15 +10,17 @@ export interface ReassignModalInput {
   ownerUser: string | null;
   /** The current note, shown in the form so that submitting it untouched keeps it (and changes nothing). */
   ownerNote?: string | null;
-  /** Where the button was clicked, so the answer can go back there. */
-  channel: string | null;
+  /** Where the button was clicked: the scope of the submission, and where the answer goes. */
+  channel: string;
+  /** The root clicked, re-rendered at once when the submission changes the owner. */
+  messageTs: string | null;
 }
 
 const NOTE_MAX = 2000;
 
 /** private_metadata of the modal: what the submission needs and cannot trust the form for. */
-export function reassignMetadata(input: Pick<ReassignModalInput, 'alertId' | 'channel'>): string {
-  return JSON.stringify({ alertId: input.alertId, channel: input.channel });
+export function reassignMetadata(input: Pick<ReassignModalInput, 'alertId' | 'channel' | 'messageTs'>): string {
+  return JSON.stringify({ alertId: input.alertId, channel: input.channel, messageTs: input.messageTs });
 }
 
 export function renderReassignModal(input: ReassignModalInput): Record<string, unknown> {

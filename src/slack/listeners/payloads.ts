@@ -42,8 +42,9 @@ export const reassignSubmission = z.object({
     private_metadata: z.string().transform((s, ctx) => {
       try {
         // The modal is only opened from a click in a channel; a missing channel must not
-        // fall back to the platform's everything-scope.
-        return z.object({ alertId: alertId, channel: z.string().min(1) }).parse(JSON.parse(s));
+        // fall back to the platform's everything-scope. messageTs: the root clicked (absent in a
+        // form opened before it was recorded), updated at once on success.
+        return z.object({ alertId: alertId, channel: z.string().min(1), messageTs: z.string().min(1).nullable().default(null) }).parse(JSON.parse(s));
       } catch {
         ctx.addIssue({ code: 'custom', message: 'private_metadata is not what the modal was opened with' });
         return z.NEVER;

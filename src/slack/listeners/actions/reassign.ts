@@ -19,7 +19,7 @@ export function registerReassignAction(app: App, ctx: SlackContext): void {
       const refusal = await refuse(ctx, a.user, 'reassign', found.tenant);
       if (refusal) return refusal;
       if (found.alert.status !== 'open') return 'This alert is already resolved; nothing to reassign.';
-      if (!a.triggerId) return 'Slack sent no trigger id, so I cannot open the form; try again.';
+      if (!a.triggerId || !a.channel) return 'Slack sent no trigger id or channel, so I cannot open the form; try again from the alert in its channel.';
       const view = renderReassignModal({
         alertId: a.alertId,
         workflowName: found.workflow.name,
@@ -27,7 +27,8 @@ export function registerReassignAction(app: App, ctx: SlackContext): void {
         ownerTeam: found.alert.ownerTeam,
         ownerUser: found.alert.ownerUser,
         ownerNote: found.alert.ownerNote,
-        channel: a.channel ?? null,
+        channel: a.channel,
+        messageTs: a.messageTs ?? null,
       });
       await openModal(args, a.triggerId, view);
       return undefined;

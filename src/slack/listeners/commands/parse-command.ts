@@ -27,9 +27,45 @@ function userId(word: string): string | undefined {
   return m?.[1];
 }
 
-export function parseSchedulerCommand(text: string): SchedulerCommand {
+/**
+ * The command's text as typed. Slack sends it escaped (`&`, `<`, `>` as
+ * `&amp;`, `&lt;`, `&gt;`: the manifest's should_escape), which would
+ * otherwise be shown as `&amp;` once a reason is escaped again for mrkdwn;
+ * zero-width characters pasted with a name are dropped. Mentions Slack wrote
+ * as `<@U…|name>` stay markup here: `reassign` reads its assignee from them.
+ */
+function typed(text: string): string {
+  return text.replace(/[\u200b-\u200d\u2060\ufeff]/g, '').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+}
+
+/** A name may be typed in quotes (straight, curly as Slack's clients autocorrect them, or backticks). */
+function unquoted(word: string): string {
+  const m = /^(["'`“‘«])(.+)(["'`”’»])$/u.exec(word);
+  return m ? m[2]! : word;
+}
+
+/**
+ * Free text (a reason, a note) as people read it: Slack's markup for a
+ * person, channel or link (`<@U1|alice>`, `<#C1|ops>`, `<https://x|x>`)
+ * becomes `@alice`, `#ops`, `https://x`, instead of the raw markup it would
+ * show once escaped; special mentions (`<!channel>`) stay, and are escaped
+ * wherever the text is shown.
+ */
+function freeText(words: string[]): string | undefined {
+  const text = words
+    .join(' ')
+    .replace(/<@[UW][A-Z0-9]+\|([^<>|]+)>/g, '@$1')
+    .replace(/<#C[A-Z0-9]+\|([^<>|]*)>/g, (_m, name: string) => `#${name}`)
+    .replace(/<((?:https?|mailto):[^<>|\s]+)(?:\|[^<>]*)?>/g, '$1');
+  return text || undefined;
+}
+
+export function parseSchedulerCommand(raw: string): SchedulerCommand {
+  const text = typed(raw);
   const words = text.trim().split(/\s+/).filter(Boolean);
-  const [sub, ...rest] = words;
+  const [sub, ...args] = words;
+  // The first argument is a workflow's (or tenant's) name wherever one is taken.
+  const rest = args.map((w, i) => (i === 0 ? unquoted(w) : w));
   // A problem may quote what was typed (`"<!channel>" is not a duration`): escaped, so the answer cannot mention or link.
   const usage = (name: string, problem?: string): SchedulerCommand => ({ kind: 'usage', message: `${problem ? `${escapeMrkdwn(problem)}\n` : ''}Usage: ${usageCode(USAGE[name]!)}` });
   switch (sub?.toLowerCase()) {
@@ -64,12 +100,12 @@ export function parseSchedulerCommand(text: string): SchedulerCommand {
       const duration = untilResolved ? undefined : readDuration(rest[1]!);
       if (duration && !duration.ok) return usage('silence', `${duration.reason}; or say until-resolved.`);
       const durationMs = duration?.ok ? duration.ms : null;
-      const reason = rest.slice(twoWords ? 3 : 2).join(' ') || undefined;
+      const reason = freeText(rest.slice(twoWords ? 3 : 2));
       return { kind: 'silence', workflow: rest[0]!, durationMs, ...(reason ? { reason } : {}) };
     }
     case 'pause': {
       if (rest.length < 1) return usage('pause');
-      const reason = rest.slice(1).join(' ') || undefined;
+      const reason = freeText(rest.slice(1));
       return { kind: 'pause', workflow: rest[0]!, ...(reason ? { reason } : {}) };
     }
     case 'resume':
@@ -81,18 +117,18 @@ export function parseSchedulerCommand(text: string): SchedulerCommand {
       if (!reading.ok) return usage('maintenance', reading.reason);
       const durationMs = reading.ms;
       if (durationMs > MAX_MAINTENANCE_MS) return usage('maintenance', 'A maintenance window lasts at most 7d; pause the workflow instead.');
-      return { kind: 'maintenance', target: rest[0]!, durationMs, reason: rest.slice(2).join(' ') };
+      return { kind: 'maintenance', target: rest[0]!, durationMs, reason: freeText(rest.slice(2))! };
     }
     case 'reassign': {
       if (rest.length < 2) return usage('reassign');
       const user = userId(rest[1]!);
       if (!user) return usage('reassign', `"${rest[1]}" is not a person; mention them, like @alice.`);
-      const note = rest.slice(2).join(' ') || undefined;
+      const note = freeText(rest.slice(2));
       return { kind: 'reassign', workflow: rest[0]!, user, ...(note ? { note } : {}) };
     }
     case 'resolve': {
       if (rest.length < 2) return usage('resolve', rest.length === 1 ? 'Say why: a note is required to resolve by hand.' : undefined);
-      return { kind: 'resolve', workflow: rest[0]!, note: text.trim().split(/\s+/).slice(2).join(' ') };
+      return { kind: 'resolve', workflow: rest[0]!, note: freeText(rest.slice(1))! };
     }
     default:
       return { kind: 'usage', message: `Unknown subcommand "${escapeMrkdwn(sub.slice(0, 40))}". Try \`/scheduler help\`.` };

@@ -103,13 +103,16 @@ async function onCallText(ctx: SlackContext, where: Exclude<SlackScope, { kind: 
 }
 
 /**
- * A workflow by name within the scope. In the platform channel names may
- * repeat across tenants; `tenant/name` picks one.
+ * A workflow by name within the scope, exactly or else in any case. In the
+ * platform channel names may repeat across tenants; `tenant/name` picks one.
  */
 async function resolveWorkflow(ctx: SlackContext, where: Exclude<SlackScope, { kind: 'unlinked' }>, wanted: string): Promise<{ workflow: Workflow } | { reply: Reply }> {
   const all = await workflowsInScope(ctx.deps.db, where.scope);
   const qualified = (w: Workflow) => `${w.tenantId}/${w.name}`;
-  const matches = all.filter((w) => w.name === wanted || qualified(w) === wanted);
+  const exact = all.filter((w) => w.name === wanted || qualified(w) === wanted);
+  // `Nightly-ETL` for `nightly-etl`: a name typed in another case is that workflow when no other name reads the same.
+  const folded = wanted.toLowerCase();
+  const matches = exact.length ? exact : all.filter((w) => w.name.toLowerCase() === folded || qualified(w).toLowerCase() === folded);
   if (matches.length === 1) return { workflow: matches[0]! };
   if (matches.length > 1) return { reply: { text: `Several tenants have a workflow called ${codeSpan(wanted, 200)}: ${matches.map((w) => codeSpan(qualified(w), 200)).join(', ')}. Name one of those.` } };
   const names = where.kind === 'platform' ? all.map(qualified) : all.map((w) => w.name);

@@ -7,10 +7,13 @@ import { refuse } from '../actions/alert-action.js';
 import { actionRefusal, NOT_FOUND_TEXT } from '../answers.js';
 import type { SlackContext } from '../context.js';
 import { reassignSubmission } from '../payloads.js';
+import { updateClickedRoot } from './update-clicked-root.js';
 
 /**
  * The form is checked before the ack so a missing note shows inline in the
- * modal (that is the only way to show it); the change itself runs after.
+ * modal (that is the only way to show it); the change itself runs after, and
+ * on success the root the button was clicked on is re-rendered at once (as
+ * for Resolve…); the thread reply goes through the outbox, exactly once.
  */
 export function registerReassignSubmit(app: App, ctx: SlackContext): void {
   app.view(VIEW.reassign, async ({ ack, body, client }) => {
@@ -28,7 +31,7 @@ export function registerReassignSubmit(app: App, ctx: SlackContext): void {
       return;
     }
     await ack();
-    const { alertId, channel } = view.private_metadata;
+    const { alertId, channel, messageTs } = view.private_metadata;
     const tell = (text: string) => client.chat.postEphemeral({ channel, user: user.id, text });
     const where = await scopeForChannel(ctx.deps.db, ctx.deps.config, channel);
     if (where.kind === 'unlinked') return void (await tell(UNLINKED_TEXT));
@@ -39,6 +42,7 @@ export function registerReassignSubmit(app: App, ctx: SlackContext): void {
     const result = await reassign(ctx.deps, { alertId, actor: { user: user.id, channel }, scope: where.scope, team, user: owner, note });
     if (result.kind === 'not_found') ctx.deps.logger.warn({ alertId, user: user.id, channel }, 'refused reassign: alert not in scope');
     const answer = actionRefusal(result);
-    if (answer) await tell(answer);
+    if (answer) return void (await tell(answer));
+    if (messageTs) await updateClickedRoot(ctx, client, { alertId, channel, ts: messageTs });
   });
 }

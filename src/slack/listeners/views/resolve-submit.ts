@@ -1,8 +1,5 @@
 import type { App } from '@slack/bolt';
-import { metrics } from '../../../metrics.js';
 import { RESOLVE_NOTE_MAX, resolveByHand } from '../../../ledger/alert-actions.js';
-import { loadAlertCard } from '../../views/alert-card-loader.js';
-import { renderAlertRoot } from '../../blocks/alert-card.js';
 import { RESOLVE_FIELD, VIEW } from '../../blocks/ids.js';
 import { alertInScope } from '../../views/queries.js';
 import { scopeForChannel, UNLINKED_TEXT } from '../tenancy.js';
@@ -10,6 +7,7 @@ import { refuse } from '../actions/alert-action.js';
 import { actionRefusal, NOT_FOUND_TEXT } from '../answers.js';
 import type { SlackContext } from '../context.js';
 import { resolveSubmission } from '../payloads.js';
+import { updateClickedRoot } from './update-clicked-root.js';
 
 const NOTE = RESOLVE_FIELD.note;
 
@@ -51,17 +49,4 @@ export function registerResolveSubmit(app: App, ctx: SlackContext): void {
     if (answer) return void (await tell(answer));
     if (messageTs) await updateClickedRoot(ctx, client, { alertId, channel, ts: messageTs });
   });
-}
-
-/** Best effort: should it fail, the root refresher re-renders the root from the same state shortly. */
-async function updateClickedRoot(ctx: SlackContext, client: { chat: { update: (args: never) => Promise<unknown> } }, at: { alertId: number; channel: string; ts: string }) {
-  const loaded = await loadAlertCard(ctx.deps.db, ctx.deps.launchers, at.alertId);
-  if (!loaded) return;
-  try {
-    await client.chat.update({ channel: at.channel, ts: at.ts, ...renderAlertRoot(loaded.card, ctx.deps.clock.now()) } as never);
-    metrics.slackCalls.inc({ method: 'chat.update', result: 'ok' });
-  } catch (error) {
-    metrics.slackCalls.inc({ method: 'chat.update', result: 'error' });
-    ctx.deps.logger.warn({ alertId: at.alertId, channel: at.channel, error: String(error) }, 'could not update the clicked root at once; the refresher will');
-  }
 }
