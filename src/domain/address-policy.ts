@@ -34,17 +34,24 @@ const NON_PUBLIC = (() => {
     ['::1', 128],
     ['fc00::', 7], // unique local (AWS metadata fd00:ec2::254 among them)
     ['fe80::', 10], // link-local
+    ['fec0::', 10], // site-local (deprecated, still routed by some networks)
+    ['100::', 64], // discard
     ['ff00::', 8], // multicast
   ];
   for (const [net, prefix] of v6) list.addSubnet(net, prefix, 'ipv6');
   return list;
 })();
 
-/** The IPv4 address inside an IPv4-mapped (::ffff:a.b.c.d) or NAT64 (64:ff9b::a.b.c.d) IPv6 address. */
+/**
+ * The IPv4 address inside an IPv6 one that carries it: IPv4-mapped
+ * (::ffff:a.b.c.d), IPv4-translated (::ffff:0:a.b.c.d), IPv4-compatible
+ * (::a.b.c.d, deprecated), NAT64 (64:ff9b::a.b.c.d) and 6to4 (2002:AABB:CCDD::).
+ * Judged as that IPv4 address: a stack or relay that routes them reaches it.
+ */
 function embeddedIPv4(ip: string): string | undefined {
-  const m = /^(?:::ffff:|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-  if (m) return m[1];
-  const hex = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(ip);
+  const dotted = /^(?:::ffff:|::ffff:0:|::|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (dotted) return dotted[1];
+  const hex = /^(?:::ffff:|::ffff:0:|::|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(ip) ?? /^2002:([0-9a-f]{1,4}):([0-9a-f]{1,4})(?::|$)/i.exec(ip);
   if (!hex) return undefined;
   const hi = parseInt(hex[1]!, 16);
   const lo = parseInt(hex[2]!, 16);
