@@ -132,3 +132,24 @@ export function addressAllowed(ip: string, list: AllowList): boolean {
   if (list.addresses.check(n.address, n.family)) return true;
   return !NON_PUBLIC.check(n.address, n.family);
 }
+
+/**
+ * Who a client is, for limits per client: an IPv4 address itself (an
+ * IPv4-mapped one unwrapped), an IPv6 address by its /64, the block one
+ * host or one customer is handed: counted per address, a host with a /64
+ * would guess from 2^64 fresh addresses, each with a full allowance.
+ */
+export function clientKey(address: string): string {
+  const n = normalise(address);
+  if (!n) return address;
+  if (n.family === 'ipv4') return n.address;
+  const [head = '', tail = ''] = n.address.toLowerCase().split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const groups = n.address.includes('::') ? [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right] : left;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => parseInt(g, 16).toString(16))
+    .join(':')}::/64`;
+}
+

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addressAllowed, allowListProblem, hostAllowed, isNonPublicAddress, parseAllowList } from '../../src/domain/address-policy.js';
+import { addressAllowed, allowListProblem, clientKey, hostAllowed, isNonPublicAddress, parseAllowList } from '../../src/domain/address-policy.js';
 
 describe('address policy', () => {
   it.each([
@@ -42,4 +42,18 @@ describe('address policy', () => {
     expect(allowListProblem('http://x')).toMatch(/a host name/);
     expect(allowListProblem('*.example.com')).toBeUndefined();
   });
+
+  it.each([
+    ['203.0.113.7', '203.0.113.7'],
+    ['::ffff:203.0.113.7', '203.0.113.7'],
+    ['2001:db8:1:2:3:4:5:6', '2001:db8:1:2::/64'],
+    ['2001:db8:1:2::99', '2001:db8:1:2::/64'],
+    ['2001:0db8:0001:0002:ffff::1', '2001:db8:1:2::/64'],
+    ['2001:db8::1', '2001:db8:0:0::/64'],
+    ['::1', '0:0:0:0::/64'],
+    ['unknown', 'unknown'],
+  ])('a client at %s is counted as %s', (address, key) => {
+    expect(clientKey(address)).toBe(key);
+  });
 });
+
