@@ -1,7 +1,7 @@
 import { createHash, createHmac } from 'node:crypto';
 import { z } from 'zod';
 import { NOTIFIED_EVENT_KINDS } from '../domain/events.js';
-import { reservedHeaderReason } from '../domain/webhook-headers.js';
+import { headerProblem, type HeaderUse } from '../domain/webhook-headers.js';
 import { envVarName, exactlyOne, pagerDutyRoutingKey, webhookSecret } from './secret-refs.js';
 
 export const DESTINATION_KINDS = ['slack', 'email', 'webhook', 'pagerduty'] as const;
@@ -37,19 +37,22 @@ const webhookFields = {
 };
 
 /**
- * Headers as written (the file, the API, PLATFORM_DESTINATIONS): none the bot
- * sets itself, in any case (src/domain/webhook-headers.ts). Stored rows are
+ * Headers as written for a webhook or an http launcher (the file, the API,
+ * PLATFORM_DESTINATIONS): none the bot
+ * sets itself, in any case, and none Node cannot send (a bad name, a CR/LF in
+ * a value) (src/domain/webhook-headers.ts). Stored rows are
  * read with the plain record and such a header is dropped when sending.
  */
-const webhookInputHeaders = z
-  .record(z.string(), z.string())
-  .superRefine((headers, ctx) => {
-    for (const name of Object.keys(headers)) {
-      const reason = reservedHeaderReason(name);
+export function configuredHeaders(use: HeaderUse) {
+  return z.record(z.string(), z.string()).superRefine((headers, ctx) => {
+    for (const [name, value] of Object.entries(headers)) {
+      const reason = headerProblem(name, value, use);
       if (reason) ctx.addIssue({ code: 'custom', path: [name], message: reason });
     }
-  })
-  .optional();
+  });
+}
+
+const webhookInputHeaders = configuredHeaders('webhook').optional();
 
 const kindError = { error: (issue: { code: string }) => (issue.code === 'invalid_union' ? `kind must be one of ${DESTINATION_KINDS.map((k) => `"${k}"`).join(', ')}` : undefined) };
 

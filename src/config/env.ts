@@ -8,6 +8,7 @@ import { resolveCommandUser } from './command-user.js';
 import { formatPath, valueAt } from './json-locate.js';
 import { resolveDestinations } from './secret-refs.js';
 import { destinationListSchema, type DestinationInput, type DestinationSpec } from './workflows-file.js';
+import { secretsOfEntry } from '../secrets.js';
 
 /**
  * A number from the environment. Blank (`PORT=` in an env file, `${PORT}` of
@@ -182,7 +183,8 @@ export function readSecretFiles(env: Record<string, string | undefined>): { env:
 export function configSecrets(config: Config): string[] {
   const smtpPassword = config.SMTP_URL ? safeUrlPassword(config.SMTP_URL) : undefined;
   const dbPassword = config.DATABASE_URL ? safeUrlPassword(config.DATABASE_URL) : undefined;
-  const platform = config.PLATFORM_DESTINATIONS.flatMap((d) => [d.kind === 'webhook' ? d.secret : undefined, d.kind === 'pagerduty' ? d.routingKey : undefined]);
+  // Each destination's secret or routing key, a password in its URL, and its credential headers (Authorization, API keys), as for a tenant's.
+  const platform = config.PLATFORM_DESTINATIONS.flatMap(secretsOfEntry);
   return [config.SLACK_BOT_TOKEN, config.SLACK_SIGNING_SECRET, config.SLACK_APP_TOKEN, config.API_TOKEN, config.LAUNCHER_SECRET, config.destinationIdKey, smtpPassword, dbPassword, ...platform].filter(
     (v): v is string => typeof v === 'string' && v !== '',
   );

@@ -5,7 +5,7 @@ import { MAX_ALERT_AFTER } from '../domain/cadence.js';
 import { dependencyProblems } from '../domain/dependencies.js';
 import { parseDuration } from '../domain/durations.js';
 import { COMPLETE_BY_TIME } from '../domain/run-duration.js';
-import { destinationListSchema } from './destination-schema.js';
+import { configuredHeaders, destinationListSchema } from './destination-schema.js';
 import { describeIssues, jsonSyntaxProblem } from './issue-lines.js';
 import { duplicateJsonKeys } from './json-locate.js';
 import { cronSchema, maintenanceSchema, timeZoneSchema } from './schedule-schema.js';
@@ -70,6 +70,7 @@ export const launcherSchema = z.discriminatedUnion('kind', [
       headers: z
         .record(z.string().min(1).max(256), z.string().max(8192))
         .refine((h) => Object.keys(h).length <= MAX_LAUNCHER_HEADERS, `at most ${MAX_LAUNCHER_HEADERS} headers`)
+        .pipe(configuredHeaders('launcher'))
         .optional(),
       /** Overrides LAUNCHER_SECRET for this target. */
       secret: launcherSecret.optional(),

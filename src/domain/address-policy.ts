@@ -34,17 +34,24 @@ const NON_PUBLIC = (() => {
     ['::1', 128],
     ['fc00::', 7], // unique local (AWS metadata fd00:ec2::254 among them)
     ['fe80::', 10], // link-local
+    ['fec0::', 10], // site-local (deprecated, still routed by some networks)
+    ['100::', 64], // discard
     ['ff00::', 8], // multicast
   ];
   for (const [net, prefix] of v6) list.addSubnet(net, prefix, 'ipv6');
   return list;
 })();
 
-/** The IPv4 address inside an IPv4-mapped (::ffff:a.b.c.d) or NAT64 (64:ff9b::a.b.c.d) IPv6 address. */
+/**
+ * The IPv4 address inside an IPv6 one that carries it: IPv4-mapped
+ * (::ffff:a.b.c.d), IPv4-translated (::ffff:0:a.b.c.d), IPv4-compatible
+ * (::a.b.c.d, deprecated), NAT64 (64:ff9b::a.b.c.d) and 6to4 (2002:AABB:CCDD::).
+ * Judged as that IPv4 address: a stack or relay that routes them reaches it.
+ */
 function embeddedIPv4(ip: string): string | undefined {
-  const m = /^(?:::ffff:|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-  if (m) return m[1];
-  const hex = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(ip);
+  const dotted = /^(?:::ffff:|::ffff:0:|::|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (dotted) return dotted[1];
+  const hex = /^(?:::ffff:|::ffff:0:|::|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(ip) ?? /^2002:([0-9a-f]{1,4}):([0-9a-f]{1,4})(?::|$)/i.exec(ip);
   if (!hex) return undefined;
   const hi = parseInt(hex[1]!, 16);
   const lo = parseInt(hex[2]!, 16);
@@ -125,3 +132,24 @@ export function addressAllowed(ip: string, list: AllowList): boolean {
   if (list.addresses.check(n.address, n.family)) return true;
   return !NON_PUBLIC.check(n.address, n.family);
 }
+
+/**
+ * Who a client is, for limits per client: an IPv4 address itself (an
+ * IPv4-mapped one unwrapped), an IPv6 address by its /64, the block one
+ * host or one customer is handed: counted per address, a host with a /64
+ * would guess from 2^64 fresh addresses, each with a full allowance.
+ */
+export function clientKey(address: string): string {
+  const n = normalise(address);
+  if (!n) return address;
+  if (n.family === 'ipv4') return n.address;
+  const [head = '', tail = ''] = n.address.toLowerCase().split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const groups = n.address.includes('::') ? [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right] : left;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => parseInt(g, 16).toString(16))
+    .join(':')}::/64`;
+}
+

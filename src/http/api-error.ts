@@ -57,20 +57,6 @@ export function bodyTooLarge(req: Request, res: Response, limit: number | undefi
   res.status(413).json({ error: 'body_too_large', message: `request body is larger than ${limit} bytes` });
 }
 
-/**
- * Refuses at once a body whose Content-Length is over `limit`: the body
- * parsers answer their 413 only after reading the whole body to its end.
- * (A chunked body has no length to check: the parser stops keeping it at the
- * limit, and the request timeout bounds how long it is read.)
- */
-export function declaredBodyLimit(limit: number): RequestHandler {
-  return (req, res, next) => {
-    const declared = Number(req.headers['content-length']);
-    if (Number.isFinite(declared) && declared > limit) return bodyTooLarge(req, res, limit);
-    next();
-  };
-}
-
 interface BodyParserError {
   type?: string;
   status?: number;

@@ -44,8 +44,34 @@ function findBadString(value: unknown, path: string, depth = 0): { at: string; w
   return undefined;
 }
 
-/** A NUL or a lone surrogate in a JSON string that names or configures something (ids, names, commands, URLs, headers): 400 naming the field. */
+/** The deepest nesting a body may have: a workflow needs about 5 levels (destinations[].events, launcher.headers). */
+export const MAX_JSON_DEPTH = 32;
+
+/**
+ * The path of the first value nested deeper than MAX_JSON_DEPTH, or undefined.
+ * Walked without recursion: 100,000 nested arrays fit in 256 KB, and every
+ * recursive walk after this one (the schema's, the 400's "got" value) would
+ * overflow the stack, a 500.
+ */
+function tooDeep(body: unknown): string | undefined {
+  const stack: [unknown, string, number][] = [[body, 'body', 0]];
+  while (stack.length > 0) {
+    const [value, path, depth] = stack.pop()!;
+    if (value === null || typeof value !== 'object') continue;
+    if (depth >= MAX_JSON_DEPTH) return path.length > 200 ? `${path.slice(0, 200)}…` : path;
+    for (const [k, v] of Object.entries(value as Record<string, unknown>)) stack.push([v, Array.isArray(value) ? `${path}[${k}]` : `${path}.${k}`, depth + 1]);
+  }
+  return undefined;
+}
+
+/**
+ * A body nested deeper than MAX_JSON_DEPTH, or a NUL or a lone surrogate in a
+ * JSON string that names or configures something (ids, names, commands, URLs,
+ * headers): 400 naming the field.
+ */
 export const checkJsonStrings: RequestHandler = (req, _res, next) => {
+  const deep = tooDeep(req.body);
+  if (deep) throw badRequest(`${deep}: nested deeper than ${MAX_JSON_DEPTH} levels`);
   const bad = findBadString(req.body, 'body');
   if (bad) throw badRequest(`${bad.at}: ${bad.why}`);
   next();

@@ -1,6 +1,7 @@
 import express, { Router } from 'express';
 import type { Deps } from '../deps.js';
-import { apiErrorHandler, declaredBodyLimit, notFound } from './api-error.js';
+import { apiErrorHandler, notFound } from './api-error.js';
+import { boundedBody } from './body-limit.js';
 import { methodTable } from './allowed-methods.js';
 import { requireAuth } from './auth.js';
 import type { LoopStatus } from '../engine/runner.js';
@@ -33,7 +34,7 @@ export function apiRoutes(deps: Deps, loops: () => LoopStatus[] = () => []): Rou
   // OPTIONS and a wrong method answered from all the endpoint routers at once (Express's own OPTIONS knows only the first).
   api.use(methodTable(endpoints));
   // Any content type: `curl -d '{…}'` sends form encoding by default, and its JSON should still be read.
-  api.use(declaredBodyLimit(API_BODY_LIMIT_BYTES), express.json({ limit: API_BODY_LIMIT, type: () => true }), checkJsonStrings);
+  api.use(boundedBody(express.json({ limit: API_BODY_LIMIT, type: () => true }), API_BODY_LIMIT_BYTES), checkJsonStrings);
   api.use(...endpoints);
   api.use((req) => {
     throw notFound(`no endpoint ${req.method} ${req.originalUrl.split('?')[0]}`);

@@ -16,7 +16,8 @@ export class TargetNotAllowedError extends Error {
  * The address check runs inside the socket's own DNS lookup, so the address
  * checked is the address connected to: a name that resolved to a public
  * address when the launcher was set and to 127.0.0.1 now (DNS rebinding)
- * is refused at connect time.
+ * is refused at connect time. Every checked request connects afresh (no
+ * agent), so the check runs for each one.
  */
 function guardedLookup(list: AllowList): LookupFunction {
   return (hostname, options, callback) => {
@@ -59,7 +60,9 @@ export function guardedPost(url: string, headers: Record<string, string>, body: 
         method: 'POST',
         headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
         signal: AbortSignal.timeout(options.timeoutMs),
-        ...(options.list ? { lookup: guardedLookup(options.list) } : {}),
+        // A connection of its own, never a pooled one: the global agent keeps sockets alive by host and port alone, and an
+        // operator's launcher (unchecked) may have left one open to the same name resolved to an address a tenant may not reach.
+        ...(options.list ? { lookup: guardedLookup(options.list), agent: false } : {}),
       },
       (res: IncomingMessage) => {
         const chunks: Buffer[] = [];

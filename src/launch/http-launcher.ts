@@ -8,6 +8,7 @@ import { reportOutcome } from './report-outcome.js';
 import { hostAllowed, parseAllowList, type AllowList } from '../domain/address-policy.js';
 import { guardedPost, TargetNotAllowedError } from './guarded-post.js';
 import { launchSigningKey } from '../domain/launch-signing.js';
+import { launcherRequestHeaders } from '../domain/webhook-headers.js';
 
 type HttpConfig = Extract<LauncherConfig, { kind: 'http' }>;
 type HttpDeps = Pick<Deps, 'db' | 'clock' | 'logger' | 'replicaId' | 'config'>;
@@ -80,12 +81,12 @@ export function createHttpLauncher(deps: HttpDeps, held: HeldRuns, options: Http
       };
       const body = JSON.stringify(payload);
       const timestamp = Math.floor(deps.clock.now().getTime() / 1000);
-      const headers: Record<string, string> = {
-        ...config.headers,
+      // A stored header the bot sets itself (Host, Content-Length, X-Scheduler-*: a row from before they were refused) is left out.
+      const headers = launcherRequestHeaders(config.headers, {
         'content-type': 'application/json',
         [TIMESTAMP_HEADER]: String(timestamp),
         [SIGNATURE_HEADER]: signLaunchRequest(secret, timestamp, body),
-      };
+      });
 
       held.add(ctx.runId);
       const log = deps.logger.child({ runId: ctx.runId, workflow: ctx.workflow.name, tenant: ctx.tenant.id });

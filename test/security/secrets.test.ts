@@ -58,12 +58,20 @@ describe('the redactor', () => {
     expect(stored.error).toBe(`boom ${REDACTED}`);
   });
 
-  it('webhook and PagerDuty secrets of PLATFORM_DESTINATIONS are redacted', () => {
+  it('webhook and PagerDuty secrets of PLATFORM_DESTINATIONS are redacted, with the credential headers and URL password of a webhook', () => {
     const webhook = 'platform-webhook-secret-0123456789';
     const routingKey = 'PLATFORMROUTINGKEY0123456789AB';
-    const config = loadConfig({ PLATFORM_DESTINATIONS: JSON.stringify([{ kind: 'webhook', url: 'https://h.example.com', secret: webhook }, { kind: 'pagerduty', routingKey }]) });
+    const bearer = 'platform-bearer-credential-0123456789';
+    const password = 'platform-url-password-0123456789';
+    const config = loadConfig({
+      PLATFORM_DESTINATIONS: JSON.stringify([
+        { kind: 'webhook', url: 'https://h.example.com', secret: webhook },
+        { kind: 'pagerduty', routingKey },
+        { kind: 'webhook', url: `https://ops:${password}@h2.example.com/hook`, secret: 'platform-second-secret-0123456789', headers: { Authorization: `Bearer ${bearer}`, 'X-Team': 'platform' } },
+      ]),
+    });
     rememberSecrets(configSecrets(config));
-    expect(storableOutcome({ status: 'failed', error: `${webhook} ${routingKey}` }, 'globex').error).toBe(`${REDACTED} ${REDACTED}`);
+    expect(storableOutcome({ status: 'failed', error: `${webhook} ${routingKey} ${bearer} ${password} platform` }, 'globex').error).toBe(`${REDACTED} ${REDACTED} ${REDACTED} ${REDACTED} platform`);
   });
 
   it("a tenant token, launcher secret and credential header synced from the file are redacted", async () => {

@@ -2,10 +2,11 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import express from 'express';
 import { z } from 'zod';
+import { boundedBody } from '../../http/body-limit.js';
 
 /** Slack's own window: a request more than this far from now, either way, is refused. */
 const MAX_SKEW_SECONDS = 5 * 60;
-// Bolt's own limit (4 MB); a larger body is refused here, 413 with a JSON reason, its rest unread.
+// Bolt's own limit (4 MB); a larger body is refused here, 413 with a JSON reason (the API's), its rest unread.
 const BODY_LIMIT = '4mb';
 const BODY_LIMIT_BYTES = 4 * 1024 * 1024;
 const readBody = express.raw({ type: () => true, limit: BODY_LIMIT });
@@ -75,15 +76,8 @@ export function payloadProblem(raw: string, contentType: string | undefined): st
  */
 export function slackRequestGuard(signingSecret: string, now: () => number = Date.now): RequestHandler[] {
   return [
-    (req, res, next) => {
-      const tooLarge = () => {
-        if (!req.complete) res.set('connection', 'close');
-        res.status(413).json({ error: 'body_too_large', message: `request body is larger than ${BODY_LIMIT_BYTES} bytes` });
-      };
-      // Refused before reading when its length says so (the parser would read it to its end first).
-      if (Number(req.headers['content-length']) > BODY_LIMIT_BYTES) return tooLarge();
-      readBody(req, res, (error?: unknown) => ((error as { type?: string } | undefined)?.type === 'entity.too.large' ? tooLarge() : next(error)));
-    },
+    // Refused before reading when its length says so, and at the first byte past the limit when it has none (chunked).
+    boundedBody(readBody, BODY_LIMIT_BYTES),
     (req, res, next) => {
       const raw: string = Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '';
       const timestamp = Number(req.get('x-slack-request-timestamp'));
