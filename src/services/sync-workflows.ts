@@ -8,7 +8,7 @@ import { hashToken, newPingKey, rememberSecrets, secretsOfEntry } from '../secre
 import type { Database, LauncherConfig } from '../db/schema.js';
 import type { RoutingConfig } from '../ledger/destinations.js';
 import { syncFileDependencies } from './dependencies.js';
-import { resolveAlertsOfWorkflows, restartClocks } from './workflow-state.js';
+import { configPauseChanged, resolveAlertsOfWorkflows, restartClocks } from './workflow-state.js';
 import { recordPolicyVersionsIn } from './policy-versions.js';
 import { announceGoingLive, shadowStates } from './shadow.js';
 
@@ -40,7 +40,7 @@ export async function syncWorkflowsFile(
     await sql`select pg_advisory_xact_lock(hashtext('scheduler-bot:sync-workflows'))`.execute(trx);
     const shadowBefore = await shadowStates(trx);
     const { result: tenants, turnedOff: tenantsOff, turnedOn: tenantsOn } = await syncTenants(trx, file, secrets, env, now, routing);
-    const workflows = await syncWorkflows(trx, file, secrets, now);
+    const workflows = await syncWorkflows(trx, file, secrets, now, routing);
     await syncFileDependencies(trx, file.workflows);
     // Disabling stops its escalation at once: its open alert is resolved with that reason.
     await resolveAlertsOfWorkflows(trx, workflows.turnedOff, 'workflow_disabled', null, now, routing);
@@ -148,7 +148,7 @@ async function syncTenants(
  * The file's workflows created or updated, file workflows gone from it
  * disabled; the ids the file keeps (`seen`) and those it turned off.
  */
-async function syncWorkflows(trx: Transaction<Database>, file: WorkflowsFile, secrets: FileSecrets, now: Date) {
+async function syncWorkflows(trx: Transaction<Database>, file: WorkflowsFile, secrets: FileSecrets, now: Date, routing: RoutingConfig) {
   const result = { created: 0, updated: 0, disabled: 0 };
   const existing = await trx.selectFrom('workflows').selectAll().forUpdate().execute();
   const byKey = new Map(existing.map((w) => [`${w.tenantId}/${w.name}`, w]));
@@ -187,6 +187,7 @@ async function syncWorkflows(trx: Transaction<Database>, file: WorkflowsFile, se
         .set({ ...values, ...(spec.pingKey ? { pingKey: spec.pingKey } : {}) })
         .where('id', '=', current.id)
         .execute();
+      if (enabled) await configPauseChanged(trx, current, paused, 'workflows file', now, routing);
       seen.add(current.id);
       if (!enabled && current.enabled) disabled.push(current.id);
       result.updated++;

@@ -151,19 +151,40 @@ export async function resumeWorkflow(deps: Pick<Deps, 'db' | 'clock' | 'config'>
       .where('id', '=', workflow.id)
       .returningAll()
       .executeTakeFirstOrThrow();
-    let alert = await openAlertOf(trx, workflow.id);
-    if (alert) {
-      const escalateAt = escalateAtAfterPause(alert, workflow.pausedAt, now);
-      if (escalateAt?.getTime() !== alert.escalateAt?.getTime()) {
-        alert = await trx
-          .updateTable('alerts')
-          .set({ escalateAt, updatedAt: now })
-          .where('id', '=', alert.id)
-          .returningAll()
-          .executeTakeFirstOrThrow();
-      }
-      await recordAlertEvent(trx, { alert, tenant: await channelOf(trx, workflow.tenantId), kind: 'workflow_resumed', actor: input.actor, data: {}, now, config: deps.config });
-    }
-    return { kind: 'ok', workflow: next, alert: alert ?? null };
+    const alert = await resumeOpenAlert(trx, workflow, input.actor, now, deps.config);
+    return { kind: 'ok', workflow: next, alert };
   });
+}
+
+/** The open alert of a workflow resumed: its warning's deadline moved by the time it stood paused, and its thread told. */
+async function resumeOpenAlert(trx: Transaction<Database>, workflow: Workflow, actor: string | null, now: Date, config: RoutingConfig): Promise<Alert | null> {
+  let alert = await openAlertOf(trx, workflow.id);
+  if (!alert) return null;
+  const escalateAt = escalateAtAfterPause(alert, workflow.pausedAt, now);
+  if (escalateAt?.getTime() !== alert.escalateAt?.getTime()) {
+    alert = await trx.updateTable('alerts').set({ escalateAt, updatedAt: now }).where('id', '=', alert.id).returningAll().executeTakeFirstOrThrow();
+  }
+  await recordAlertEvent(trx, { alert, tenant: await channelOf(trx, workflow.tenantId), kind: 'workflow_resumed', actor, data: {}, now, config });
+  return alert;
+}
+
+/**
+ * A pause set or lifted in the workflows file or by the API's PUT (`paused`),
+ * after the row was written: the same clock as a pause by hand. Paused, it
+ * records when (`paused_at`, so the escalation clock can carry on where it
+ * stopped) and tells an open alert's thread; lifted, it moves an open
+ * warning's deadline by the time it stood paused and tells the thread.
+ * Before, neither path did either: a warning paused in the file escalated
+ * the moment it was unpaused, for the whole pause.
+ */
+export async function configPauseChanged(trx: Transaction<Database>, before: Workflow, pausedNow: boolean, actor: string | null, now: Date, config: RoutingConfig): Promise<void> {
+  if (!before.enabled || before.paused === pausedNow) return;
+  if (pausedNow) {
+    await trx.updateTable('workflows').set({ pausedAt: now }).where('id', '=', before.id).execute();
+    const alert = await openAlertOf(trx, before.id);
+    if (alert) await recordAlertEvent(trx, { alert, tenant: await channelOf(trx, before.tenantId), kind: 'workflow_paused', actor, data: {}, now, config });
+    return;
+  }
+  await trx.updateTable('workflows').set({ pausedAt: null }).where('id', '=', before.id).execute();
+  await resumeOpenAlert(trx, before, actor, now, config);
 }

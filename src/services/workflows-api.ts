@@ -13,7 +13,7 @@ import { findOpenAlertForWorkflow, workflowHistory, type Scope } from '../ledger
 import { blockedWorkflows, type BlockedWorkflow } from '../ledger/dependency-state.js';
 import { dependsOnView, replaceDependencies, resolveApiDependencies, type DependencyIssue } from './dependencies.js';
 import { modeOf } from './sync-workflows.js';
-import { resolveAlertsOfWorkflows } from './workflow-state.js';
+import { configPauseChanged, resolveAlertsOfWorkflows } from './workflow-state.js';
 import { runningLongAfter } from '../domain/run-duration.js';
 import { shownUrl } from '../domain/redact.js';
 import { loadNormalDurations } from '../ledger/run-durations.js';
@@ -252,6 +252,7 @@ export async function putWorkflow(deps: Pick<Deps, 'db' | 'clock' | 'config'>, s
     const written = current
       ? await trx.updateTable('workflows').set(values).where('id', '=', current.id).returningAll().executeTakeFirstOrThrow()
       : await trx.insertInto('workflows').values({ tenantId: spec.tenant, name: spec.name, createdAt: now, ...values }).returningAll().executeTakeFirstOrThrow();
+    if (current && written.enabled) await configPauseChanged(trx, current, paused, actor, now, deps.config);
     await replaceDependencies(trx, written.id, dependencies.upstreamIds);
     await announceStoredSecrets(trx, [spec.launcher]);
     if (current && !written.enabled) await resolveAlertsOfWorkflows(trx, [written.id], 'workflow_disabled', actor, now, deps.config);

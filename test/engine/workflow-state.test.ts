@@ -91,6 +91,48 @@ describe('pause and resume', () => {
     expect((await alertOf()).escalateAt!.getTime()).toBe(opened.escalateAt!.getTime() + stood);
   });
 
+  it('paused and unpaused in the file: the thread hears both and the clock carries on where it stopped, as by hand', async () => {
+    const file = (paused: boolean) =>
+      parseWorkflowsFile(JSON.stringify({ tenants: [{ id: 'acme', name: 'Acme', channel: 'CACME' }], workflows: [{ tenant: 'acme', name: 'filed', cron: '*/5 * * * *', paused }] }));
+    await syncWorkflowsFile(t.db, file(false), START, {}, engine.deps.config);
+    wf = await t.db.selectFrom('workflows').selectAll().where('name', '=', 'filed').executeTakeFirstOrThrow();
+    await failNext(3);
+    const opened = await alertOf();
+    const pausedAt = engine.clock.now();
+    await syncWorkflowsFile(t.db, file(true), pausedAt, {}, engine.deps.config);
+    // Two hours paused, far past the 30-minute deadline.
+    engine.clock.advance(minutes(120));
+    await engine.step();
+    expect((await alertOf()).severity).toBe('warning');
+    await syncWorkflowsFile(t.db, file(false), engine.clock.now(), {}, engine.deps.config);
+    expect((await alertOf()).escalateAt!.getTime()).toBe(opened.escalateAt!.getTime() + (engine.clock.now().getTime() - pausedAt.getTime()));
+    await engine.step();
+    expect((await alertOf()).severity).toBe('warning');
+    expect((await events(opened.id)).filter((e) => e.kind.startsWith('workflow_'))).toEqual([
+      { kind: 'workflow_paused', actor: 'workflows file', data: {} },
+      { kind: 'workflow_resumed', actor: 'workflows file', data: {} },
+    ]);
+    expect(await t.db.selectFrom('workflows').select(['paused', 'pausedAt']).where('id', '=', wf.id).executeTakeFirstOrThrow()).toEqual({ paused: false, pausedAt: null });
+  });
+
+  it('paused over the API (PUT with paused: true), then unpaused: the same', async () => {
+    const app = await startTestApp(t, { API_TOKEN: ADMIN }, { clock: engine.clock });
+    try {
+      const admin = apiClient(app.url, ADMIN);
+      const spec = (paused: boolean) => ({ cron: '*/5 * * * *', paused });
+      expect((await admin('PUT', '/api/v1/workflows/acme/check', spec(false))).status).toBe(200);
+      await failNext(3);
+      const opened = await alertOf();
+      expect((await admin('PUT', '/api/v1/workflows/acme/check', spec(true))).status).toBe(200);
+      engine.clock.advance(minutes(90));
+      expect((await admin('PUT', '/api/v1/workflows/acme/check', spec(false))).status).toBe(200);
+      expect((await alertOf()).escalateAt!.getTime()).toBe(opened.escalateAt!.getTime() + minutes(90));
+      expect((await events(opened.id)).filter((e) => e.kind.startsWith('workflow_')).map((e) => `${e.kind} ${e.actor}`)).toEqual(['workflow_paused api:admin', 'workflow_resumed api:admin']);
+    } finally {
+      await app.stop();
+    }
+  });
+
   it('a workflow paused by its definition is not resumed by hand', async () => {
     await t.db.updateTable('workflows').set({ paused: true }).where('id', '=', wf.id).execute();
     expect(await resumeWorkflow(engine.deps, { workflowId: wf.id, actor: 'U0OPS', scope: acme })).toMatchObject({ kind: 'paused_by_config' });
