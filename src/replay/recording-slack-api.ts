@@ -132,7 +132,7 @@ export class RecordingSlackApi {
     this.calls.push(call);
 
     const fault = this.takeFault(call);
-    if (fault && fault.kind !== 'lost' && fault.kind !== 'slow') {
+    if (fault && fault.kind !== 'lost' && fault.kind !== 'slow' && fault.kind !== 'applied_error') {
       call.outcome = fault.kind === 'platform_error' ? fault.error : fault.kind;
       switch (fault.kind) {
         case 'http_429':
@@ -166,6 +166,10 @@ export class RecordingSlackApi {
     const answer =
       method === 'apps.connections.open' && !/^Bearer xapp-/.test(req.headers.authorization ?? '') ? { ok: false, error: 'not_allowed_token_type' } : this.apply(call, at);
     if (!answer.ok) call.outcome = String(answer.error);
+    if (fault?.kind === 'applied_error') {
+      call.outcome = fault.error;
+      return sendJson(res, 200, { ok: false, error: fault.error });
+    }
     if (fault?.kind === 'lost') {
       call.outcome = 'lost';
       req.socket.destroy();

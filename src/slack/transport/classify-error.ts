@@ -42,6 +42,13 @@ export const PERMANENT_ERRORS = new Set([
   'thread_not_found',
 ]);
 
+/**
+ * Errors after which, in Slack's words, "it's possible some aspect of the
+ * operation succeeded before the error was raised": a post answered with one
+ * may be in the channel, so its outcome is unknown (looked up before any resend).
+ */
+export const MAYBE_APPLIED_ERRORS = new Set(['internal_error', 'fatal_error']);
+
 const DEFAULT_RETRY_MS = 1000;
 
 export function classifySlackError(error: unknown, mutating: boolean): SlackFailure {
@@ -53,6 +60,7 @@ export function classifySlackError(error: unknown, mutating: boolean): SlackFail
     case ErrorCode.PlatformError: {
       const code = e.data?.error ?? 'unknown_error';
       if (code === 'ratelimited' || code === 'rate_limited') return { kind: 'rate_limited', retryAfterMs: DEFAULT_RETRY_MS, error: code };
+      if (mutating && MAYBE_APPLIED_ERRORS.has(code)) return { kind: 'unknown', error: code };
       return PERMANENT_ERRORS.has(code) ? { kind: 'permanent', error: code } : { kind: 'transient', error: code };
     }
     case ErrorCode.HTTPError:

@@ -1,0 +1,65 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { StoredMessage } from '../../src/replay/recording-slack-api.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { makeTenant, makeWorkflow, T0 } from '../helpers/factories.js';
+import { addEvent, insertAlert, startOutboxRig, type OutboxRig } from '../helpers/slack-outbox.js';
+
+/**
+ * Slack's `internal_error` and `fatal_error` say "it's possible some aspect of
+ * the operation succeeded before the error was raised": a post answered with
+ * one of them may be in the channel, so its outcome is unknown and the sender
+ * looks for its key before posting again.
+ */
+let t: TestDatabase;
+let rig: OutboxRig | undefined;
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  await makeTenant(t.db, { id: 'acme', name: 'Acme', channel: 'CACME' });
+});
+afterAll(() => t.drop());
+afterEach(async () => {
+  await rig?.close();
+  rig = undefined;
+  await t.db.deleteFrom('notifications').execute();
+  await t.db.deleteFrom('alertThreads').execute();
+  await t.db.deleteFrom('alertEvents').execute();
+  await t.db.deleteFrom('alerts').execute();
+  await t.db.deleteFrom('paceSlots').execute();
+  await t.db.deleteFrom('destinationOutages').execute();
+});
+
+const keyOf = (m: StoredMessage) => m.metadata?.event_payload.key as string | undefined;
+
+describe('a post Slack answers internal_error or fatal_error after storing it', () => {
+  for (const error of ['internal_error', 'fatal_error']) {
+    it(`${error} on a root: found by its key in the channel, never posted twice`, async () => {
+      rig = await startOutboxRig(t.db);
+      const alert = await insertAlert(t.db, (await makeWorkflow(t.db, { tenantId: 'acme' })).id);
+      await addEvent(t.db, alert.id, 'opened', { now: T0 });
+      rig.slack.failNext({ kind: 'applied_error', error }, { method: 'chat.postMessage' });
+      await rig.drain();
+
+      expect(rig.slack.roots('CACME')).toHaveLength(1);
+      expect(rig.slack.callsTo('chat.postMessage').map((c) => c.outcome)).toEqual([error]);
+      const row = await t.db.selectFrom('notifications').selectAll().executeTakeFirstOrThrow();
+      expect(row).toMatchObject({ status: 'sent', result: expect.objectContaining({ recovered: true }) });
+    });
+
+    it(`${error} on a reply: found in the thread, the next reply after it, each once`, async () => {
+      rig = await startOutboxRig(t.db);
+      const alert = await insertAlert(t.db, (await makeWorkflow(t.db, { tenantId: 'acme' })).id);
+      await addEvent(t.db, alert.id, 'opened', { now: T0 });
+      await rig.drain();
+      await addEvent(t.db, alert.id, 'escalated', { now: rig.clock.now(), changes: { severity: 'critical', escalatedAt: rig.clock.now() } });
+      await addEvent(t.db, alert.id, 'resolved', { now: rig.clock.now(), changes: { status: 'resolved', resolvedAt: rig.clock.now() } });
+      rig.slack.failNext({ kind: 'applied_error', error }, { method: 'chat.postMessage', inThread: true });
+      await rig.drain();
+
+      const [root] = rig.slack.roots('CACME');
+      const replies = rig.slack.replies('CACME', root!.ts);
+      expect(replies.map((m) => m.metadata?.event_payload.event)).toEqual(['escalated', 'resolved']);
+      expect(new Set(rig.slack.messages('CACME').map(keyOf)).size).toBe(3);
+    });
+  }
+});
