@@ -281,10 +281,12 @@ export class RecordingSlackApi {
   }
 
   private wire(m: StoredMessage, withMetadata: boolean): Record<string, unknown> {
+    // As Slack does, a parent with replies carries thread_ts too (its own ts) and its reply count.
+    const replyCount = m.threadTs ? 0 : this.stored.filter((r) => r.channel === m.channel && r.threadTs === m.ts).length;
     return {
       type: 'message',
       ts: m.ts,
-      ...(m.threadTs ? { thread_ts: m.threadTs } : {}),
+      ...(m.threadTs ? { thread_ts: m.threadTs } : replyCount > 0 ? { thread_ts: m.ts, reply_count: replyCount } : {}),
       text: m.text,
       bot_id: BOT_ID,
       ...(m.blocks ? { blocks: m.blocks } : {}),

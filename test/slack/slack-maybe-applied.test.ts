@@ -5,7 +5,7 @@ import { makeTenant, makeWorkflow, T0 } from '../helpers/factories.js';
 import { addEvent, insertAlert, startOutboxRig, type OutboxRig } from '../helpers/slack-outbox.js';
 
 /**
- * Slack's `internal_error` and `fatal_error` say "it's possible some aspect of
+ * Unknown outcomes settled by looking for the row's key. Slack's `internal_error` and `fatal_error` say "it's possible some aspect of
  * the operation succeeded before the error was raised": a post answered with
  * one of them may be in the channel, so its outcome is unknown and the sender
  * looks for its key before posting again.
@@ -63,3 +63,27 @@ describe('a post Slack answers internal_error or fatal_error after storing it', 
     });
   }
 });
+
+describe('a root whose answer was lost, replied to by a person before the sender looks', () => {
+  it('is found by its key though Slack now shows it as a thread parent (thread_ts = its ts), and not posted again', async () => {
+    rig = await startOutboxRig(t.db);
+    const alert = await insertAlert(t.db, (await makeWorkflow(t.db, { tenantId: 'acme' })).id);
+    await addEvent(t.db, alert.id, 'opened', { now: T0 });
+    rig.slack.failNext({ kind: 'lost' }, { method: 'chat.postMessage' });
+    await rig.sender.tick();
+    const [root] = rig.slack.roots('CACME');
+    expect(await t.db.selectFrom('notifications').select('status').executeTakeFirstOrThrow()).toEqual({ status: 'sending' });
+    // Someone in the channel answers in the root's thread (their own client, their own token).
+    const human = await fetch(`${rig.slack.url}chat.postMessage`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer xoxp-someone' },
+      body: JSON.stringify({ channel: 'CACME', thread_ts: root!.ts, text: 'looking' }),
+    });
+    expect(await human.json()).toMatchObject({ ok: true });
+    await rig.drain();
+
+    expect(rig.slack.roots('CACME')).toHaveLength(1);
+    expect(await t.db.selectFrom('notifications').selectAll().executeTakeFirstOrThrow()).toMatchObject({ status: 'sent', result: expect.objectContaining({ ts: root!.ts, recovered: true }) });
+  });
+});
+
