@@ -87,3 +87,22 @@ describe('a root whose answer was lost, replied to by a person before the sender
   });
 });
 
+
+describe('a storm message whose post failed unanswered, and was not kept', () => {
+  it('is posted by the same row as soon as the lookup finds it missing, not a minute later', async () => {
+    rig = await startOutboxRig(t.db);
+    rig.slack.failNext({ kind: 'http_500' }, { method: 'chat.postMessage', inThread: false });
+    for (let i = 0; i < 5; i++) {
+      const alert = await insertAlert(t.db, (await makeWorkflow(t.db, { tenantId: 'acme' })).id);
+      await addEvent(t.db, alert.id, 'opened', { now: T0, storms: true });
+    }
+    await rig.drain();
+
+    const posts = rig.slack.callsTo('chat.postMessage');
+    expect(posts.map((c) => c.outcome)).toEqual(['http_500', 'ok']);
+    expect(rig.slack.roots('CACME').map(keyOf)).toEqual([expect.stringMatching(/^storm:/)]);
+    // One back-off (1 s) and the lookup, not the storm claim's one-minute lease.
+    expect(posts[1]!.at.getTime() - posts[0]!.at.getTime()).toBeLessThan(5000);
+    expect(await t.db.selectFrom('notifications').select('status').where('status', '<>', 'sent').execute()).toEqual([]);
+  });
+});
