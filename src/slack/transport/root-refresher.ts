@@ -1,23 +1,16 @@
 import { sql } from 'kysely';
 import type { Deps } from '../../deps.js';
 import type { LoopSpec } from '../../engine/runner.js';
-import { Pacer } from '../../notify/pacer.js';
 import { rootKey } from './alert-threads.js';
 import { loadAlertCard } from '../views/alert-card-loader.js';
 import { renderAlertRoot } from '../blocks/alert-card.js';
 import { alertMetadata } from './metadata.js';
 import type { SlackOutboxApi } from './slack-api.js';
 import { refreshOneStorm } from './storm-refresher.js';
+import { workspaceUpdatePace } from './update-pace.js';
 
 /** chat.update is Tier 3 (about 50 a minute per workspace): one every 1.2 s stays under it. */
 export const ROOT_UPDATE_INTERVAL_MS = 1200;
-
-/**
- * The workspace's chat.update pace in `pace_slots`, shared by every replica:
- * Tier 3 is per workspace, so each replica keeping 1.2 s on its own would
- * together send one update per 1.2 s per replica.
- */
-export const ROOT_UPDATE_PACE_KEY = 'slack-workspace:chat.update';
 
 /** Resolved alerts whose roots may still need their last re-render. */
 const RECENT_MS = 24 * 3_600_000;
@@ -33,36 +26,20 @@ const RECENT_MS = 24 * 3_600_000;
  * replica wins a given re-render. A failed update puts the old value back so
  * it is tried again; a crash between the two leaves the root one state behind
  * until the next event. The pace (and a 429's Retry-After) is the
- * workspace's, kept in the database (ROOT_UPDATE_PACE_KEY) for every replica.
+ * workspace's, kept in the database for every replica (update-pace.ts).
  */
 export function createRootRefresher(deps: Pick<Deps, 'db' | 'clock' | 'logger' | 'launchers'>, api: SlackOutboxApi, options: { intervalMs?: number; minIntervalMs?: number } = {}) {
   const minInterval = options.minIntervalMs ?? (api.mode === 'console' ? 0 : ROOT_UPDATE_INTERVAL_MS);
-  let notBefore = 0;
+  const pace = workspaceUpdatePace(deps.db, minInterval);
   const log = deps.logger.child({ loop: 'slack-root-refresher' });
-  const pacer = new Pacer(deps.db);
-
-  /** The workspace's next chat.update slot, if free now (any replica may hold it). */
-  async function takeSlot(now: Date): Promise<boolean> {
-    if (minInterval === 0) return true;
-    const slot = await pacer.take(ROOT_UPDATE_PACE_KEY, ROOT_UPDATE_PACE_KEY, now, minInterval);
-    if (slot.ok) notBefore = now.getTime() + minInterval;
-    else notBefore = slot.readyAt.getTime();
-    return slot.ok;
-  }
-
-  /** A 429: no replica updates before Retry-After has passed. */
-  async function holdFor(retryAfterMs: number, now: Date): Promise<void> {
-    notBefore = now.getTime() + retryAfterMs;
-    if (minInterval > 0) await pacer.hold(ROOT_UPDATE_PACE_KEY, ROOT_UPDATE_PACE_KEY, new Date(notBefore), now);
-  }
 
   async function tick(): Promise<boolean> {
     const now = deps.clock.now();
-    if (now.getTime() < notBefore) return false;
+    if (!pace.ready(now)) return false;
     // Storm messages first (one stands for many alerts), at the same pace as roots.
-    const storm = await refreshOneStorm(deps, api, now, log, () => takeSlot(now));
+    const storm = await refreshOneStorm(deps, api, now, log, () => pace.take(now));
     if (storm) {
-      if (storm.retryAfterMs !== undefined) await holdFor(storm.retryAfterMs, now);
+      if (storm.retryAfterMs !== undefined) await pace.hold(storm.retryAfterMs, now);
       return storm.updated;
     }
     const due = await sql<{ alertId: number; destination: string; channel: string; rootTs: string; renderedEventId: number | null; target: number }>`
@@ -82,7 +59,7 @@ export function createRootRefresher(deps: Pick<Deps, 'db' | 'clock' | 'logger' |
     if (!thread) return false;
     const loaded = await loadAlertCard(deps.db, deps.launchers, Number(thread.alertId));
     if (!loaded) return false;
-    if (!(await takeSlot(now))) return false;
+    if (!(await pace.take(now))) return false;
     const previous = thread.renderedEventId === null ? null : Number(thread.renderedEventId);
     const rendered = Math.max(loaded.eventId, Number(thread.target));
     const won = await deps.db
@@ -106,7 +83,7 @@ export function createRootRefresher(deps: Pick<Deps, 'db' | 'clock' | 'logger' |
       log.error({ alertId: card.alert.id, destination: thread.destination, error: result.error }, 'root cannot be updated');
       return true;
     }
-    if (result.kind === 'rate_limited') await holdFor(result.retryAfterMs, now);
+    if (result.kind === 'rate_limited') await pace.hold(result.retryAfterMs, now);
     log.warn({ alertId: card.alert.id, destination: thread.destination, error: result.error }, 'root update failed; will retry');
     await deps.db
       .updateTable('alertThreads')
