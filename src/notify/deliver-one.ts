@@ -6,7 +6,7 @@ import { isConnectionError } from '../db/connection-errors.js';
 import { redactSecrets } from '../secrets.js';
 import { outageEndNotice, shownDestination, type Outage } from '../domain/destination-outage.js';
 import { backoffMs, pacingOf, sleepOnClock, type OutageNotice, type SenderContext } from './sender-context.js';
-import { holdDestination, markDead, markRetry, markSent, markUnknown, releaseUntried } from './settle-notification.js';
+import { holdDestination, markDead, markRetry, markSent, markUnknown, releaseUntried, type Held } from './settle-notification.js';
 import type { DeliveryInput, DeliveryResult, Transport } from './transport.js';
 
 /**
@@ -33,10 +33,11 @@ async function deliverClaimed(ctx: SenderContext, claim: ClaimedNotification, wa
   const pacing = pacingOf(transport);
   const key = pacing?.key(n.destination);
   const previous = claim.previousStatus === 'sending' ? 'sending' : 'pending';
+  const held: Held = { id: n.id, owner: deps.replicaId };
   if (pacing && key) {
     const slot = await takeSlot(ctx, key, n.destination, pacing.minIntervalMs, wait);
     if (!slot.ok) {
-      await releaseUntried(deps.db, n.id, previous, slot.readyAt);
+      await releaseUntried(deps.db, held, previous, slot.readyAt);
       return false;
     }
   }
@@ -60,7 +61,7 @@ async function deliverClaimed(ctx: SenderContext, claim: ClaimedNotification, wa
       if (found.kind === 'failed') {
         if (found.permanent) {
           log.error({ ...logCtx, error: found.error }, 'notification undeliverable: its earlier attempt cannot be checked');
-          const ended = await markDead(deps.db, n.id, `lookup failed: ${found.error}`);
+          const ended = await markDead(deps.db, held, `lookup failed: ${found.error}`);
           await endOutage(ctx, n.destination, ended, 'refused', now, `lookup failed: ${found.error}`);
           metrics.deliveries.inc({ kind, result: 'permanent' });
           return true;
@@ -68,7 +69,7 @@ async function deliverClaimed(ctx: SenderContext, claim: ClaimedNotification, wa
         metrics.deliveries.inc({ kind, result: 'lookup_failed' });
         if (found.retryAfterMs) {
           if (key) await pacer.hold(key, n.destination, new Date(now.getTime() + found.retryAfterMs), now);
-          await markUnknown(deps.db, n.id, new Date(now.getTime() + found.retryAfterMs), `lookup failed: ${found.error}`);
+          await markUnknown(deps.db, held, new Date(now.getTime() + found.retryAfterMs), `lookup failed: ${found.error}`);
         } else await holdFailing(ctx, n, `lookup failed: ${found.error}`, 'unknown', now);
         return true;
       }
@@ -82,7 +83,7 @@ async function deliverClaimed(ctx: SenderContext, claim: ClaimedNotification, wa
     const message = clean(error instanceof Error ? error.message : String(error));
     // The database failing is not the destination's fault: look again soon, not after a growing back-off.
     const delay = isConnectionError(error) ? o.baseBackoffMs : backoffMs(n.attempts + 1, o);
-    await markUnknown(deps.db, n.id, new Date(now.getTime() + delay), message);
+    await markUnknown(deps.db, held, new Date(now.getTime() + delay), message);
     metrics.deliveries.inc({ kind, result: 'error' });
     throw error;
   }
@@ -145,12 +146,12 @@ async function settleDelivery(ctx: SenderContext, transport: Transport, key: str
       const until = new Date(now.getTime() + result.retryAfterMs);
       if (key) await pacer.hold(key, n.destination, until, now);
       log.warn({ ...logCtx, retryAfterMs: result.retryAfterMs }, 'rate limited; holding this destination');
-      await markRetry(deps.db, n.id, until, result.error ?? 'rate limited', false);
+      await markRetry(deps.db, { id: n.id, owner: deps.replicaId }, until, result.error ?? 'rate limited', false);
       return;
     }
     case 'permanent': {
       log.error({ ...logCtx, error: result.error }, 'notification undeliverable');
-      const ended = await markDead(deps.db, n.id, result.error);
+      const ended = await markDead(deps.db, { id: n.id, owner: deps.replicaId }, result.error);
       await endOutage(ctx, n.destination, ended, 'refused', now, result.error);
       return;
     }
@@ -163,7 +164,7 @@ async function settleDelivery(ctx: SenderContext, transport: Transport, key: str
 
 /** A transient failure: the destination is held, the row waits with it; past the threshold the platform hears once. */
 async function holdFailing(ctx: SenderContext, n: DeliveryInput['notification'], error: string, outcome: 'transient' | 'unknown', now: Date): Promise<void> {
-  const { outage, raiseNotice } = await holdDestination(ctx.deps.db, { id: n.id, destination: n.destination, error, outcome, now, policy: ctx.o });
+  const { outage, raiseNotice } = await holdDestination(ctx.deps.db, { row: { id: n.id, owner: ctx.deps.replicaId }, destination: n.destination, error, outcome, now, policy: ctx.o });
   ctx.log.warn({ id: n.id, destination: shownDestination(n.destination), error, outcome, failures: outage.failures, next: outage.heldUntil }, 'delivery failed; destination held, will retry');
   if (raiseNotice) await notifyOutage(ctx, { kind: 'outage', destination: n.destination, outage, now });
 }

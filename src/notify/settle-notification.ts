@@ -4,8 +4,19 @@ import { recordFailure, type Outage, type OutagePolicy } from '../domain/destina
 
 /**
  * Writing an attempt's outcome back. Each update is conditional on the row
- * still being `sending`, so a stale replica cannot overwrite a later verdict.
+ * still being `sending`, so a stale replica cannot overwrite a later verdict;
+ * all but `sent` also on the row still being leased to the writer (`Held`):
+ * a sender slower than its lease, whose row another replica has claimed and
+ * is sending, must not hand that row back (pending, or its lease dropped)
+ * for a third to claim and send alongside it. `sent` is recorded whoever
+ * holds the row: it is the truth, and the holder's own settle then changes nothing.
  */
+
+/** A claimed row and the sender that claimed it (its `lease_owner`). */
+export interface Held {
+  id: number;
+  owner: string;
+}
 
 /**
  * Delivered. The destination evidently works, so an outage it had is over:
@@ -13,15 +24,15 @@ import { recordFailure, type Outage, type OutagePolicy } from '../domain/destina
  * the sender can say it recovered.
  */
 export async function markSent(db: Db, id: number, now: Date, result: Record<string, unknown>): Promise<Outage | undefined> {
-  return settleEndingOutage(db, id, sql`status = 'sent', sent_at = ${now}, result = ${JSON.stringify(result)}, last_error = null, lease_owner = null, lease_expires_at = null`);
+  return settleEndingOutage(db, id, undefined, sql`status = 'sent', sent_at = ${now}, result = ${JSON.stringify(result)}, last_error = null, lease_owner = null, lease_expires_at = null`);
 }
 
 /** Settles a row being sent and ends its destination's outage in the same statement, returning the outage that ended. */
-async function settleEndingOutage(db: Db, id: number, set: RawBuilder<unknown>): Promise<Outage | undefined> {
+async function settleEndingOutage(db: Db, id: number, owner: string | undefined, set: RawBuilder<unknown>): Promise<Outage | undefined> {
   const { rows } = await sql<Outage>`
     with settled as (
       update notifications set ${set}
-      where id = ${id} and status = 'sending'
+      where id = ${id} and status = 'sending' ${owner === undefined ? sql`` : sql`and lease_owner = ${owner}`}
       returning destination
     )
     delete from destination_outages o using settled where o.destination = settled.destination
@@ -31,7 +42,7 @@ async function settleEndingOutage(db: Db, id: number, set: RawBuilder<unknown>):
 }
 
 /** Not delivered, certainly: back to `pending`, due at `next`. */
-export async function markRetry(db: Db, id: number, next: Date, error: string, countAttempt: boolean): Promise<void> {
+export async function markRetry(db: Db, row: Held, next: Date, error: string, countAttempt: boolean): Promise<void> {
   await db
     .updateTable('notifications')
     .set((eb) => ({
@@ -42,8 +53,9 @@ export async function markRetry(db: Db, id: number, next: Date, error: string, c
       leaseExpiresAt: null,
       ...(countAttempt ? { attempts: eb('attempts', '+', 1) } : {}),
     }))
-    .where('id', '=', id)
+    .where('id', '=', row.id)
     .where('status', '=', 'sending')
+    .where('leaseOwner', '=', row.owner)
     .execute();
 }
 
@@ -51,12 +63,13 @@ export async function markRetry(db: Db, id: number, next: Date, error: string, c
  * Maybe delivered: stays `sending` with the lease dropped, so whoever claims
  * it next (this replica or another) looks for it before sending again.
  */
-export async function markUnknown(db: Db, id: number, next: Date, error: string): Promise<void> {
+export async function markUnknown(db: Db, row: Held, next: Date, error: string): Promise<void> {
   await db
     .updateTable('notifications')
     .set((eb) => ({ nextAttemptAt: next, lastError: error, leaseOwner: null, leaseExpiresAt: null, attempts: eb('attempts', '+', 1) }))
-    .where('id', '=', id)
+    .where('id', '=', row.id)
     .where('status', '=', 'sending')
+    .where('leaseOwner', '=', row.owner)
     .execute();
 }
 
@@ -66,17 +79,18 @@ export async function markUnknown(db: Db, id: number, next: Date, error: string)
  * statement and returned, so the sender can say how it ended
  * (`outageEndNotice`, src/domain/destination-outage.ts).
  */
-export async function markDead(db: Db, id: number, error: string): Promise<Outage | undefined> {
-  return settleEndingOutage(db, id, sql`status = 'dead', last_error = ${error}, lease_owner = null, lease_expires_at = null, attempts = attempts + 1`);
+export async function markDead(db: Db, row: Held, error: string): Promise<Outage | undefined> {
+  return settleEndingOutage(db, row.id, row.owner, sql`status = 'dead', last_error = ${error}, lease_owner = null, lease_expires_at = null, attempts = attempts + 1`);
 }
 
 /** Claimed but not attempted (its pacing key was busy): hand it back exactly as it was. */
-export async function releaseUntried(db: Db, id: number, previousStatus: 'pending' | 'sending', next: Date): Promise<void> {
+export async function releaseUntried(db: Db, row: Held, previousStatus: 'pending' | 'sending', next: Date): Promise<void> {
   await db
     .updateTable('notifications')
     .set({ status: previousStatus, nextAttemptAt: next, leaseOwner: null, leaseExpiresAt: null })
-    .where('id', '=', id)
+    .where('id', '=', row.id)
     .where('status', '=', 'sending')
+    .where('leaseOwner', '=', row.owner)
     .execute();
 }
 
@@ -106,7 +120,7 @@ export async function releaseLeases(db: Db, ids: number[], owner: string): Promi
  */
 export async function holdDestination(
   db: Db,
-  f: { id: number; destination: string; error: string; outcome: 'transient' | 'unknown'; now: Date; policy: OutagePolicy },
+  f: { row: Held; destination: string; error: string; outcome: 'transient' | 'unknown'; now: Date; policy: OutagePolicy },
 ): Promise<{ outage: Outage; raiseNotice: boolean }> {
   return db.transaction().execute(async (trx) => {
     await trx
@@ -117,8 +131,8 @@ export async function holdDestination(
     const current = await trx.selectFrom('destinationOutages').selectAll().where('destination', '=', f.destination).forUpdate().executeTakeFirstOrThrow();
     const next = recordFailure(current, f.error, f.now, f.policy);
     await trx.updateTable('destinationOutages').set(next.outage).where('destination', '=', f.destination).execute();
-    if (f.outcome === 'transient') await markRetry(trx, f.id, next.outage.heldUntil, f.error, true);
-    else await markUnknown(trx, f.id, next.outage.heldUntil, f.error);
+    if (f.outcome === 'transient') await markRetry(trx, f.row, next.outage.heldUntil, f.error, true);
+    else await markUnknown(trx, f.row, next.outage.heldUntil, f.error);
     return next;
   });
 }

@@ -132,7 +132,7 @@ export class RecordingSlackApi {
     this.calls.push(call);
 
     const fault = this.takeFault(call);
-    if (fault && fault.kind !== 'lost' && fault.kind !== 'slow') {
+    if (fault && fault.kind !== 'lost' && fault.kind !== 'slow' && fault.kind !== 'applied_error') {
       call.outcome = fault.kind === 'platform_error' ? fault.error : fault.kind;
       switch (fault.kind) {
         case 'http_429':
@@ -166,6 +166,10 @@ export class RecordingSlackApi {
     const answer =
       method === 'apps.connections.open' && !/^Bearer xapp-/.test(req.headers.authorization ?? '') ? { ok: false, error: 'not_allowed_token_type' } : this.apply(call, at);
     if (!answer.ok) call.outcome = String(answer.error);
+    if (fault?.kind === 'applied_error') {
+      call.outcome = fault.error;
+      return sendJson(res, 200, { ok: false, error: fault.error });
+    }
     if (fault?.kind === 'lost') {
       call.outcome = 'lost';
       req.socket.destroy();
@@ -277,10 +281,12 @@ export class RecordingSlackApi {
   }
 
   private wire(m: StoredMessage, withMetadata: boolean): Record<string, unknown> {
+    // As Slack does, a parent with replies carries thread_ts too (its own ts) and its reply count.
+    const replyCount = m.threadTs ? 0 : this.stored.filter((r) => r.channel === m.channel && r.threadTs === m.ts).length;
     return {
       type: 'message',
       ts: m.ts,
-      ...(m.threadTs ? { thread_ts: m.threadTs } : {}),
+      ...(m.threadTs ? { thread_ts: m.threadTs } : replyCount > 0 ? { thread_ts: m.ts, reply_count: replyCount } : {}),
       text: m.text,
       bot_id: BOT_ID,
       ...(m.blocks ? { blocks: m.blocks } : {}),

@@ -16,7 +16,12 @@ export type SlackFault =
   /** The call is handled and stored, then the connection drops before the answer. */
   | { kind: 'lost' }
   /** The call is handled and stored; the answer comes `delayMs` (real time) later, past a client timeout. */
-  | { kind: 'slow'; delayMs: number };
+  | { kind: 'slow'; delayMs: number }
+  /**
+   * The call is handled and stored, then answered HTTP 200 `{ok:false, error}`: Slack's
+   * `internal_error` and `fatal_error`, after which "some aspect of the operation" may have succeeded.
+   */
+  | { kind: 'applied_error'; error: string };
 
 export interface FaultMatch {
   /** How many matching calls get this fault (default 1). */

@@ -14,33 +14,25 @@ export type SlackFailure =
   | { kind: 'transient'; error: string }
   | { kind: 'unknown'; error: string };
 
-/** Errors that will not go away by retrying the same call. */
-export const PERMANENT_ERRORS = new Set([
-  'channel_not_found',
-  'is_archived',
-  'not_in_channel',
-  'invalid_auth',
-  'not_authed',
-  'token_revoked',
-  'token_expired',
-  'account_inactive',
-  'no_permission',
-  'missing_scope',
-  'restricted_action',
-  'ekm_access_denied',
-  'team_access_not_granted',
-  'invalid_blocks',
-  'invalid_blocks_format',
-  'invalid_metadata_format',
-  'invalid_metadata_schema',
-  'msg_too_long',
-  'no_text',
-  'too_many_attachments',
-  'message_not_found',
-  'cant_update_message',
-  'edit_window_closed',
-  'thread_not_found',
-]);
+/**
+ * Errors that may pass: Slack's own trouble (`internal_error`, `fatal_error`,
+ * `service_unavailable`, `request_timeout`: the body arrived cut short), a
+ * workspace migrating to an Enterprise org, an answer with no error code.
+ * Retried with back-off, holding the channel. Every other error Slack gives
+ * says the call as made is wrong or not allowed (`channel_not_found`,
+ * `invalid_auth`, `msg_too_long`, `invalid_blocks`, `metadata_too_large`,
+ * `restricted_action_read_only_channel`, and whatever code it adds next) and
+ * fails the same way each time: permanent, so the row goes dead at once,
+ * visible on the App Home, instead of holding its channel forever.
+ */
+export const TRANSIENT_ERRORS = new Set(['internal_error', 'fatal_error', 'service_unavailable', 'request_timeout', 'team_added_to_org', 'unknown_error']);
+
+/**
+ * Errors after which, in Slack's words, "it's possible some aspect of the
+ * operation succeeded before the error was raised": a post answered with one
+ * may be in the channel, so its outcome is unknown (looked up before any resend).
+ */
+export const MAYBE_APPLIED_ERRORS = new Set(['internal_error', 'fatal_error']);
 
 const DEFAULT_RETRY_MS = 1000;
 
@@ -80,7 +72,8 @@ export function classifySlackError(error: unknown, mutating: boolean): SlackFail
     case ErrorCode.PlatformError: {
       const code = e.data?.error ?? 'unknown_error';
       if (code === 'ratelimited' || code === 'rate_limited') return { kind: 'rate_limited', retryAfterMs: DEFAULT_RETRY_MS, error: code };
-      return PERMANENT_ERRORS.has(code) ? { kind: 'permanent', error: code } : { kind: 'transient', error: code };
+      if (mutating && MAYBE_APPLIED_ERRORS.has(code)) return { kind: 'unknown', error: code };
+      return TRANSIENT_ERRORS.has(code) ? { kind: 'transient', error: code } : { kind: 'permanent', error: code };
     }
     case ErrorCode.HTTPError:
       // A 5xx after the request reached Slack may still have been applied.

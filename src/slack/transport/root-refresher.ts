@@ -7,6 +7,7 @@ import { renderAlertRoot } from '../blocks/alert-card.js';
 import { alertMetadata } from './metadata.js';
 import type { SlackOutboxApi } from './slack-api.js';
 import { refreshOneStorm } from './storm-refresher.js';
+import { workspaceUpdatePace } from './update-pace.js';
 
 /** chat.update is Tier 3 (about 50 a minute per workspace): one every 1.2 s stays under it. */
 export const ROOT_UPDATE_INTERVAL_MS = 1200;
@@ -24,20 +25,21 @@ const RECENT_MS = 24 * 3_600_000;
  * Claiming is a compare-and-set on alert_threads.rendered_event_id: only one
  * replica wins a given re-render. A failed update puts the old value back so
  * it is tried again; a crash between the two leaves the root one state behind
- * until the next event.
+ * until the next event. The pace (and a 429's Retry-After) is the
+ * workspace's, kept in the database for every replica (update-pace.ts).
  */
 export function createRootRefresher(deps: Pick<Deps, 'db' | 'clock' | 'logger' | 'launchers'>, api: SlackOutboxApi, options: { intervalMs?: number; minIntervalMs?: number } = {}) {
   const minInterval = options.minIntervalMs ?? (api.mode === 'console' ? 0 : ROOT_UPDATE_INTERVAL_MS);
-  let notBefore = 0;
+  const pace = workspaceUpdatePace(deps.db, minInterval);
   const log = deps.logger.child({ loop: 'slack-root-refresher' });
 
   async function tick(): Promise<boolean> {
     const now = deps.clock.now();
-    if (now.getTime() < notBefore) return false;
+    if (!pace.ready(now)) return false;
     // Storm messages first (one stands for many alerts), at the same pace as roots.
-    const storm = await refreshOneStorm(deps, api, now, log);
+    const storm = await refreshOneStorm(deps, api, now, log, () => pace.take(now));
     if (storm) {
-      if (storm.updated || storm.retryAfterMs !== undefined) notBefore = now.getTime() + (storm.retryAfterMs ?? minInterval);
+      if (storm.retryAfterMs !== undefined) await pace.hold(storm.retryAfterMs, now);
       return storm.updated;
     }
     const due = await sql<{ alertId: number; destination: string; channel: string; rootTs: string; renderedEventId: number | null; target: number }>`
@@ -57,6 +59,7 @@ export function createRootRefresher(deps: Pick<Deps, 'db' | 'clock' | 'logger' |
     if (!thread) return false;
     const loaded = await loadAlertCard(deps.db, deps.launchers, Number(thread.alertId));
     if (!loaded) return false;
+    if (!(await pace.take(now))) return false;
     const previous = thread.renderedEventId === null ? null : Number(thread.renderedEventId);
     const rendered = Math.max(loaded.eventId, Number(thread.target));
     const won = await deps.db
@@ -68,7 +71,6 @@ export function createRootRefresher(deps: Pick<Deps, 'db' | 'clock' | 'logger' |
       .executeTakeFirst();
     if (Number(won.numUpdatedRows) === 0) return true;
 
-    notBefore = now.getTime() + minInterval;
     const { card } = loaded;
     const message = renderAlertRoot(card, now);
     const key = await rootKey(deps.db, card.alert.id, thread.destination, thread.rootTs);
@@ -81,7 +83,7 @@ export function createRootRefresher(deps: Pick<Deps, 'db' | 'clock' | 'logger' |
       log.error({ alertId: card.alert.id, destination: thread.destination, error: result.error }, 'root cannot be updated');
       return true;
     }
-    if (result.kind === 'rate_limited') notBefore = now.getTime() + result.retryAfterMs;
+    if (result.kind === 'rate_limited') await pace.hold(result.retryAfterMs, now);
     log.warn({ alertId: card.alert.id, destination: thread.destination, error: result.error }, 'root update failed; will retry');
     await deps.db
       .updateTable('alertThreads')

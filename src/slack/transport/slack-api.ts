@@ -24,6 +24,7 @@ export interface PostArgs {
 
 export interface SlackHistoryMessage {
   ts: string;
+  /** The root a reply is in; never set on a root (Slack gives a parent with replies its own ts as thread_ts). */
   threadTs?: string;
   metadata?: { event_type?: string; event_payload?: Record<string, unknown> };
 }
@@ -78,7 +79,8 @@ async function call<T>(method: string, mutating: boolean, run: () => Promise<T>)
 }
 
 type Msg = { ts?: string; thread_ts?: string; metadata?: SlackHistoryMessage['metadata'] };
-const toHistory = (m: Msg): SlackHistoryMessage => ({ ts: m.ts ?? '', threadTs: m.thread_ts, metadata: m.metadata });
+// A root someone has replied to comes back with thread_ts equal to its ts: still a root, not a reply.
+const toHistory = (m: Msg): SlackHistoryMessage => ({ ts: m.ts ?? '', threadTs: m.thread_ts && m.thread_ts !== m.ts ? m.thread_ts : undefined, metadata: m.metadata });
 
 export function webOutboxApi(client: InstanceType<typeof webApi.WebClient>): SlackOutboxApi {
   return {

@@ -65,7 +65,7 @@ async function postStormMessage(db: Db, api: SlackOutboxApi, input: DeliveryInpu
   const posted = await api.postMessage({ channel: storm.channel, ...renderStormMessage(view), metadata: stormMetadata(view, key) ?? memberMetadata(input, 'storm', key) });
   if (!posted.ok) {
     // Refused before anything was posted: let the next delivery claim it at once. An unknown outcome keeps the lease.
-    if (posted.kind !== 'unknown') await db.updateTable('storms').set({ rootClaimedAt: null }).where('id', '=', id).where('rootTs', 'is', null).execute();
+    if (posted.kind !== 'unknown') await releaseStormPost(db, id);
     return posted;
   }
   await saveStormRoot(db, id, posted.ts, view.eventId, input.now);
@@ -86,9 +86,20 @@ export async function findStormDelivery(db: Db, api: SlackOutboxApi, input: Deli
   if (!r.ok) return { kind: 'failed', error: r.error, permanent: r.kind === 'permanent' };
   const key = stormKey(Number(storm.id), n.destination);
   const hit = r.messages.find((m) => metadataKey(m) === key && !m.threadTs);
-  if (!hit) return { kind: 'not_found' };
+  if (!hit) {
+    // Not posted: the claim on the storm's post is this row's own earlier attempt's (a destination has
+    // one row in flight, and a claim outlives that row's lease by nothing), so this row may post it now
+    // rather than wait out the claim's minute.
+    await releaseStormPost(db, Number(storm.id));
+    return { kind: 'not_found' };
+  }
   await saveStormRoot(db, Number(storm.id), hit.ts, n.eventId, input.now);
   // A page follows the storm message it posted; it cannot have gone out before the message was recorded: delivering again posts only that.
   if (postsInStormThread(input.event)) return { kind: 'not_found' };
   return { kind: 'found', ref: hit.ts, result: { ts: hit.ts, storm: Number(storm.id), root: true } };
+}
+
+/** Lets the next delivery claim the storm's post at once (it has not been posted). */
+async function releaseStormPost(db: Db, stormId: number): Promise<void> {
+  await db.updateTable('storms').set({ rootClaimedAt: null }).where('id', '=', stormId).where('rootTs', 'is', null).execute();
 }

@@ -18,7 +18,14 @@ const RECENT_MS = 24 * 3_600_000;
  * compare-and-set on storms.rendered_event_id, put back when the update fails.
  * Returns undefined when no storm message is due.
  */
-export async function refreshOneStorm(deps: Pick<Deps, 'db'>, api: SlackOutboxApi, now: Date, log: Logger): Promise<{ updated: boolean; retryAfterMs?: number } | undefined> {
+export async function refreshOneStorm(
+  deps: Pick<Deps, 'db'>,
+  api: SlackOutboxApi,
+  now: Date,
+  log: Logger,
+  /** The workspace's chat.update slot (the root refresher's pace); false: not now, nothing done. */
+  takeSlot: () => Promise<boolean>,
+): Promise<{ updated: boolean; retryAfterMs?: number } | undefined> {
   const due = await sql<{ id: number; channel: string; destination: string; rootTs: string; renderedEventId: number | null; target: number | null }>`
     select s.id, s.channel, s.destination, s.root_ts, s.rendered_event_id, x.target
     from storms s
@@ -37,6 +44,7 @@ export async function refreshOneStorm(deps: Pick<Deps, 'db'>, api: SlackOutboxAp
   const id = Number(storm.id);
   const view = await loadStormView(deps.db, id, now);
   if (!view) return undefined;
+  if (!(await takeSlot())) return { updated: false };
   const previous = storm.renderedEventId === null ? null : Number(storm.renderedEventId);
   const rendered = Math.max(view.eventId, Number(storm.target ?? 0), previous ?? 0);
   const won = await deps.db
