@@ -30,12 +30,13 @@ describe('Slack call metrics', () => {
 
   it('labels a failure by its class, never by its text', async () => {
     const api = webOutboxApi(createWebClient('xoxb-test', { apiUrl: url, logger: silentLogger }));
-    const before = await counterValue(metrics.slackCalls, { method: 'conversations.replies', result: 'platform_error' });
+    // A code Slack never documented is permanent (src/slack/transport/classify-error.ts), and counted as `permanent`, not by name.
+    const before = await counterValue(metrics.slackCalls, { method: 'conversations.replies', result: 'permanent' });
     for (const code of ['made_up_code_1', 'made_up_code_2', 'made_up_code_3']) {
       answer = { status: 200, body: { ok: false, error: code } };
-      expect(await api.replies('C1', '1.000')).toMatchObject({ ok: false, kind: 'transient', error: code });
+      expect(await api.replies('C1', '1.000')).toMatchObject({ ok: false, kind: 'permanent', error: code });
     }
-    expect(await counterValue(metrics.slackCalls, { method: 'conversations.replies', result: 'platform_error' })).toBe(before + 3);
+    expect(await counterValue(metrics.slackCalls, { method: 'conversations.replies', result: 'permanent' })).toBe(before + 3);
     answer = { status: 200, body: { ok: false, error: 'channel_not_found' } };
     await api.replies('C1', '1.000');
     answer = { status: 200, body: { ok: false, error: 'internal_error' } };
@@ -47,7 +48,7 @@ describe('Slack call metrics', () => {
 
     const results = await series();
     expect(results.filter((r) => /made_up| /.test(r))).toEqual([]);
-    expect(results).toEqual(expect.arrayContaining(['platform_error', 'channel_not_found', 'internal_error', 'request_failed']));
+    expect(results).toEqual(expect.arrayContaining(['permanent', 'channel_not_found', 'internal_error', 'request_failed']));
     expect(await counterValue(metrics.slackCalls, { method: 'conversations.replies', result: 'request_failed' })).toBe(1);
   });
 });

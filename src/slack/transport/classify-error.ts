@@ -36,20 +36,50 @@ export const MAYBE_APPLIED_ERRORS = new Set(['internal_error', 'fatal_error']);
 
 const DEFAULT_RETRY_MS = 1000;
 
-/** Slack's own codes for a failure on its side, kept apart in the metric; any other transient code counts as `platform_error`. */
-const TRANSIENT_ERRORS = new Set(['internal_error', 'fatal_error', 'service_unavailable', 'request_timeout']);
+/**
+ * The permanent codes the metric names; any other permanent code (Slack adds
+ * new ones, a proxy may answer anything) counts as `permanent`, so the label
+ * keeps a fixed set of values.
+ */
+const LABELLED_PERMANENT = new Set([
+  'channel_not_found',
+  'is_archived',
+  'not_in_channel',
+  'invalid_auth',
+  'not_authed',
+  'token_revoked',
+  'token_expired',
+  'account_inactive',
+  'no_permission',
+  'missing_scope',
+  'restricted_action',
+  'ekm_access_denied',
+  'team_access_not_granted',
+  'invalid_blocks',
+  'invalid_blocks_format',
+  'invalid_metadata_format',
+  'invalid_metadata_schema',
+  'metadata_too_large',
+  'msg_too_long',
+  'no_text',
+  'too_many_attachments',
+  'message_not_found',
+  'cant_update_message',
+  'edit_window_closed',
+  'thread_not_found',
+]);
 
 /**
  * The `result` label of `scheduler_slack_calls_total` for a failure: one of a
  * fixed set (a permanent error's code, `rate_limited`, `unknown`, a known
- * transient code, `platform_error`, `http_4xx`/`http_5xx`,
+ * transient code (`TRANSIENT_ERRORS`), `platform_error`, `http_4xx`/`http_5xx`,
  * `request_failed`, `error`). The failure's `error` text is not a label: a
  * connection error carries addresses and ports and a proxy may answer any
  * code, each a new time series, without end.
  */
 export function slackResultLabel(failure: SlackFailure, error: unknown): string {
   if (failure.kind === 'rate_limited' || failure.kind === 'unknown') return failure.kind;
-  if (failure.kind === 'permanent') return PERMANENT_ERRORS.has(failure.error) ? failure.error : 'permanent';
+  if (failure.kind === 'permanent') return LABELLED_PERMANENT.has(failure.error) ? failure.error : 'permanent';
   const e = error as { code?: string; statusCode?: number };
   switch (e?.code) {
     case ErrorCode.PlatformError:
