@@ -1,16 +1,20 @@
 import { z } from 'zod';
 import type { RecurringMaintenance } from '../db/schema.js';
 import { parseDuration } from '../domain/durations.js';
-import { checkCron } from '../domain/schedule.js';
+import { checkCron, normalizeCron } from '../domain/schedule.js';
 import { canonicalTimeZone, isTimeZone } from '../domain/time-zone.js';
 import { exactlyOne } from './secret-refs.js';
 
 /** The schedule fields of the workflows file: cron, time zone, recurring maintenance windows. */
 
-export const cronSchema = z.string().superRefine((cron, ctx) => {
-  const check = checkCron(cron);
-  if (!check.ok) ctx.addIssue({ code: 'custom', message: `invalid cron: ${check.reason}` });
-});
+/** A cron expression as crontab(5) reads it (src/domain/cron.ts); what is stored is its normal spelling: trimmed, a macro in lower case. */
+export const cronSchema = z
+  .string()
+  .superRefine((cron, ctx) => {
+    const check = checkCron(cron);
+    if (!check.ok) ctx.addIssue({ code: 'custom', message: `invalid cron: ${check.reason}` });
+  })
+  .overwrite(normalizeCron);
 
 /** An IANA zone in any case, or an alias; what is stored is its canonical name (src/domain/time-zone.ts): `europe/berlin` is `Europe/Berlin`. */
 export const timeZoneSchema = z

@@ -1,4 +1,4 @@
-import { CronExpression, CronExpressionParser } from 'cron-parser';
+import { namesEveryHour, wallIterator } from './cron.js';
 import { MINUTE, OFFSET_PROBE_MS, zoneOf, type Zone } from './zone.js';
 
 /**
@@ -28,42 +28,10 @@ import { MINUTE, OFFSET_PROBE_MS, zoneOf, type Zone } from './zone.js';
  * it too. The wall clock and the rule's mapping live in `zone.ts`.
  */
 
-export type CronCheck = { ok: true } | { ok: false; reason: string };
-
-const MACROS = new Set(['@yearly', '@annually', '@monthly', '@weekly', '@daily', '@midnight', '@hourly']);
+export { checkCron, crontabCheck, normalizeCron, type CronCheck } from './cron.js';
 
 /** Wider than any zone's offset change in one transition (2 h, historically), so no moved fire time is overlooked. */
 const SHIFT_WINDOW_MS = 3 * 3_600_000;
-
-export function checkCron(cron: string): CronCheck {
-  const trimmed = cron.trim();
-  if (!MACROS.has(trimmed.toLowerCase())) {
-    const fields = trimmed.split(/\s+/).length;
-    if (fields !== 5) return { ok: false, reason: `expected 5 fields (minute hour day-of-month month day-of-week), got ${fields}` };
-  }
-  try {
-    const it = CronExpressionParser.parse(trimmed, { currentDate: new Date(0), tz: 'UTC' });
-    it.next();
-    return { ok: true };
-  } catch (error) {
-    return { ok: false, reason: error instanceof Error ? error.message : String(error) };
-  }
-}
-
-const CRON_NAMES = /\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|sun|mon|tue|wed|thu|fri|sat)\b/gi;
-
-/**
- * Whether a crontab (Vixie cron, cronie, BusyBox) can hold this schedule, for
- * the crontab line an observed workflow is given. The parser the bot uses
- * also reads extensions no crontab does (`L`, `#`, `?`, `W`, Jenkins' `H`):
- * a line with one is refused by `crontab`, so none is offered. Pure.
- */
-export function crontabCheck(cron: string): CronCheck {
-  const trimmed = cron.trim();
-  if (MACROS.has(trimmed.toLowerCase())) return { ok: true };
-  const field = trimmed.split(/\s+/).find((f) => !/^[0-9*,/-]+$/.test(f.replace(CRON_NAMES, '0')));
-  return field === undefined ? { ok: true } : { ok: false, reason: `cron cannot read "${field}" (L, W, #, ? and H are not crontab syntax)` };
-}
 
 /** The first `count` fire times strictly after `from`. */
 export function fireTimesAfter(cron: string, tz: string, from: Date, count: number): Date[] {
@@ -242,28 +210,4 @@ function settledInstantOf(zone: Zone, wall: number, offsetNear: number): number 
   const offset = zone.offsetAt(wall - offsetNear);
   const instant = wall - offset;
   return zone.shiftNear(instant) === 0 && zone.offsetAt(instant) === offset ? instant : undefined;
-}
-
-/** Wall-clock fire times, as UTC-encoded instants (cron-parser in UTC has no DST to get wrong). */
-function wallIterator(cron: string, wallMs: number) {
-  const it = new CronExpression(parsed(cron).fields, { currentDate: new Date(wallMs), tz: 'UTC' });
-  return { next: () => it.next().toDate(), prev: () => it.prev().toDate() };
-}
-
-const parsedMemo = new Map<string, CronExpression>();
-
-/** Parsing is a third of a fire time's cost, and a few expressions serve every workflow: each is parsed once (its fields never change). */
-function parsed(cron: string): CronExpression {
-  let expression = parsedMemo.get(cron);
-  if (!expression) {
-    expression = CronExpressionParser.parse(cron, { currentDate: new Date(0), tz: 'UTC' });
-    if (parsedMemo.size > 10_000) parsedMemo.clear();
-    parsedMemo.set(cron, expression);
-  }
-  return expression;
-}
-
-/** Does the hour field allow all 24 hours? Then the job keeps real spacing through a repeated hour. */
-function namesEveryHour(cron: string): boolean {
-  return parsed(cron).fields.hour.values.length === 24;
 }

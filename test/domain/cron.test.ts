@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import { checkCron, crontabCheck, normalizeCron } from '../../src/domain/cron.js';
+import { fireTimesAfter, latestFireAtOrBefore, nextFireAfter } from '../../src/domain/schedule.js';
+
+const days = (cron: string, tz: string, from: string, n: number) => fireTimesAfter(cron, tz, new Date(from), n).map((d) => d.toISOString().slice(0, 16));
+
+describe('day of month and day of week, as crontab(5) reads them', () => {
+  it('both restricted (neither starts with *): either one matching fires', () => {
+    // 2026-04-01 is a Wednesday: the 1st and every Monday.
+    expect(days('0 0 1 * 1', 'UTC', '2026-03-28T00:00:00Z', 4)).toEqual(['2026-03-30T00:00', '2026-04-01T00:00', '2026-04-06T00:00', '2026-04-13T00:00']);
+  });
+
+  it('a field that starts with * is not restricted: both must match (odd days that are Mondays)', () => {
+    expect(days('0 0 */2 * 1', 'UTC', '2026-03-01T00:00:00Z', 4)).toEqual(['2026-03-09T00:00', '2026-03-23T00:00', '2026-04-13T00:00', '2026-04-27T00:00']);
+    // The latest fire time agrees with the next one.
+    expect(latestFireAtOrBefore('0 0 */2 * 1', 'UTC', new Date('2026-04-12T23:59:00Z'))).toEqual(new Date('2026-03-23T00:00:00Z'));
+    // A stepped day of week against a day of month: the 13ths that are Sundays or Fridays.
+    expect(days('0 0 13 * */5', 'UTC', '2026-01-01T00:00:00Z', 3)).toEqual(['2026-02-13T00:00', '2026-03-13T00:00', '2026-09-13T00:00']);
+  });
+
+  it('in a zone, the days are the zone\'s days, and a minute-level job walks only its own days', () => {
+    // 00:00 Europe/Berlin on Monday 2026-03-09 is 23:00 UTC on Sunday the 8th.
+    expect(days('0 0 */2 * 1', 'Europe/Berlin', '2026-03-01T00:00:00Z', 2)).toEqual(['2026-03-08T23:00', '2026-03-22T23:00']);
+    expect(days('* 12 */2 * 1', 'UTC', '2026-03-01T00:00:00Z', 2)).toEqual(['2026-03-09T12:00', '2026-03-09T12:01']);
+    expect(nextFireAfter('* 12 */2 * 1', 'UTC', new Date('2026-03-09T12:59:00Z'))).toEqual(new Date('2026-03-23T12:00:00Z'));
+  });
+
+  it('7 is Sunday, and a value named twice is read once', () => {
+    expect(checkCron('0 0 * * 0,7')).toEqual({ ok: true });
+    expect(days('0 0 * * 0,7', 'UTC', '2026-03-01T00:00:00Z', 2)).toEqual(['2026-03-08T00:00', '2026-03-15T00:00']);
+    expect(days('0 0 * * 5-7,0', 'UTC', '2026-03-01T00:00:00Z', 3)).toEqual(['2026-03-06T00:00', '2026-03-07T00:00', '2026-03-08T00:00']);
+    expect(days('1-5,3 * * * *', 'UTC', '2026-03-01T00:00:00Z', 6)).toEqual(['2026-03-01T00:01', '2026-03-01T00:02', '2026-03-01T00:03', '2026-03-01T00:04', '2026-03-01T00:05', '2026-03-01T01:01']);
+  });
+});
+
+describe('macros and spelling', () => {
+  it('@midnight is @daily; a macro in capitals is read and stored in lower case; an expression is stored trimmed', () => {
+    for (const cron of ['@midnight', '@DAILY', '@Hourly', ' @daily ', ' 0 9 * * 1-5 ']) expect(checkCron(cron), cron).toEqual({ ok: true });
+    expect(days('@midnight', 'UTC', '2026-03-01T12:00:00Z', 1)).toEqual(['2026-03-02T00:00']);
+    expect(normalizeCron('@DAILY')).toBe('@daily');
+    expect(normalizeCron(' @weekly\t')).toBe('@weekly');
+    expect(normalizeCron(' 0 9 * * 1-5 ')).toBe('0 9 * * 1-5');
+    expect(crontabCheck('@DAILY')).toEqual({ ok: true });
+    // Stored before this spelling was normalised, an untrimmed macro still fires.
+    expect(days(' @daily ', 'UTC', '2026-03-01T12:00:00Z', 1)).toEqual(['2026-03-02T00:00']);
+  });
+
+  it('H (hashed) is refused, naming the field: it would be a different minute in each process', () => {
+    const check = checkCron('H 2 * * *');
+    expect(check.ok).toBe(false);
+    expect(!check.ok && check.reason).toMatch(/"H".*not supported/);
+    expect(checkCron('H(0-29) * * * *').ok).toBe(false);
+    // Day names with an h in them are no H.
+    expect(checkCron('0 9 * * MON-THU')).toEqual({ ok: true });
+    expect(checkCron('0 9 * MAR,JUN *')).toEqual({ ok: true });
+  });
+
+  it('six fields (seconds) are refused with the count; a day that never comes is refused', () => {
+    expect(checkCron('0 0 9 * * *')).toEqual({ ok: false, reason: 'expected 5 fields (minute hour day-of-month month day-of-week), got 6' });
+    expect(checkCron('0 0 30 2 *').ok).toBe(false);
+    expect(checkCron('0 0 30 2 */2').ok).toBe(false);
+    expect(checkCron('0 0 29 2 *')).toEqual({ ok: true });
+  });
+});
