@@ -1,4 +1,4 @@
-import { latestFireAtOrBefore, nextDailyTimeAfter, scheduledWallTime, wallTimeAt } from './schedule.js';
+import { latestFireAtOrBefore, nextDailyTimeAfter, nextFireAfter, scheduledWallTime, wallTimeAt } from './schedule.js';
 
 /**
  * Runs that take too long, or too little (issue 16). Pure: samples, policy
@@ -114,8 +114,31 @@ const MAX_TICKS_BACK = 2000;
 /**
  * The newest tick whose completion deadline is at or before `now`, with that
  * deadline; undefined when none is (or the schedule has no tick in reach).
+ *
+ * Remembered per schedule and deadline until the next tick's deadline: the
+ * answer cannot change before then (a later tick's deadline is never
+ * earlier), and walking back to it costs up to a day of fire times for a
+ * frequent cron with a daily deadline (about 0.6 s for `* * * * *`), which
+ * the deadline check paid for every such workflow on every pass.
  */
 export function latestDueCompletion(schedule: { cron: string; timezone: string }, completeBy: CompleteBy, now: Date): { tick: Date; deadline: Date } | undefined {
+  const key = `${schedule.timezone}\u0000${schedule.cron}\u0000${completeBy.time}\u0000${completeBy.timeZone ?? ''}`;
+  const t = now.getTime();
+  const known = dueMemo.get(key);
+  if (known && known.due.deadline.getTime() <= t && t < known.until) return known.due;
+  const due = findLatestDueCompletion(schedule, completeBy, now);
+  if (due) {
+    if (dueMemo.size >= DUE_MEMO_MAX) dueMemo.clear();
+    dueMemo.set(key, { due, until: completionDeadline(nextFireAfter(schedule.cron, schedule.timezone, due.tick), completeBy, schedule).getTime() });
+  }
+  return due;
+}
+
+const dueMemo = new Map<string, { due: { tick: Date; deadline: Date }; until: number }>();
+const DUE_MEMO_MAX = 10_000;
+
+/** latestDueCompletion without the memo: the newest tick first, one fire time back at a time. */
+export function findLatestDueCompletion(schedule: { cron: string; timezone: string }, completeBy: CompleteBy, now: Date): { tick: Date; deadline: Date } | undefined {
   let tick = latestFireAtOrBefore(schedule.cron, schedule.timezone, now);
   for (let i = 0; tick && i < MAX_TICKS_BACK; i++) {
     const deadline = completionDeadline(tick, completeBy, schedule);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { completionDeadline, isTooFast, latestDueCompletion, normalDuration, runningLongAfter, runningLongVerdict } from '../../src/domain/run-duration.js';
+import { completionDeadline, findLatestDueCompletion, isTooFast, latestDueCompletion, normalDuration, runningLongAfter, runningLongVerdict } from '../../src/domain/run-duration.js';
 
 const at = (iso: string) => new Date(iso);
 
@@ -170,6 +170,24 @@ describe('latestDueCompletion', () => {
     { name: 'at today’s deadline: today’s tick', now: '2026-03-10T05:00:00Z', tick: '2026-03-10T01:00:00Z' },
   ])('$name', ({ now, tick }) => {
     expect(latestDueCompletion(nightly, completeBy, at(now))?.tick.toISOString()).toBe(new Date(tick).toISOString());
+  });
+
+  // Remembered until the next tick's deadline: the same answers as the walk, whichever order the clock is read in,
+  // across both DST nights, for frequent and irregular crons and a deadline in another zone.
+  it.each([
+    { cron: '*/30 * * * *', timezone: 'Europe/Berlin', completeBy: { time: '06:00' } },
+    { cron: '30 2 * * *', timezone: 'Europe/Berlin', completeBy: { time: '02:45' } },
+    { cron: '15 * * * 1-5', timezone: 'America/New_York', completeBy: { time: '09:00', timeZone: 'Australia/Lord_Howe' } },
+    { cron: '0 0 * * *', timezone: 'America/Havana', completeBy: { time: '00:30' } },
+  ])('remembered: the walk’s answer for $cron in $timezone', ({ cron, timezone, completeBy: by }) => {
+    const schedule = { cron, timezone };
+    const nows: number[] = [];
+    for (const [from, days] of [['2026-03-07T00:00:00Z', 3], ['2026-03-28T00:00:00Z', 4], ['2026-10-24T00:00:00Z', 4], ['2026-11-01T00:00:00Z', 2]] as const) {
+      for (let m = 0; m < days * 1440; m += 97) nows.push(Date.parse(from) + m * 60_000);
+    }
+    const shuffled = [...nows].sort((a, b) => ((a * 7919) % 1009) - ((b * 7919) % 1009));
+    const walked = new Map(nows.map((t) => [t, findLatestDueCompletion(schedule, by, new Date(t))]));
+    for (const t of [...nows, ...shuffled]) expect(latestDueCompletion(schedule, by, new Date(t)), new Date(t).toISOString()).toEqual(walked.get(t));
   });
 });
 
