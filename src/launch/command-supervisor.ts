@@ -3,7 +3,7 @@ import type { Deps } from '../deps.js';
 import type { LauncherConfig } from '../db/schema.js';
 import type { LaunchContext } from '../launcher.js';
 import { OutputTail } from './output-tail.js';
-import { groupHasLiveMembers, reapGroup, signalGroup } from './process-group.js';
+import { groupHasLiveMembers, reapGroup, signalGroup, type GroupGuard } from './process-group.js';
 import { reportOutcome } from './report-outcome.js';
 
 /** Supervising one command of the command launcher (command-launcher.ts) until it ends, and reporting how it ended. */
@@ -18,6 +18,8 @@ export interface Supervision {
   drainMs: number;
   /** Aborted when the replica stops (past its shutdown grace): a report the database has not taken by then is given up. */
   stop?: AbortSignal;
+  /** Ends the group if the replica dies; released once the group is reaped (process-group.ts guardGroup). */
+  guard?: GroupGuard;
 }
 
 export interface Watched {
@@ -80,6 +82,8 @@ export async function supervise(
     signalGroup(pgid, 'SIGTERM');
     await reapGroup(pgid, Date.now() + sup.killGraceMs);
   }
+  // The group is gone: nothing left for the guard to end, and its id may be reused from now on.
+  sup.guard?.release();
   // Background children may still hold the pipes; do not wait on them for ever.
   await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, sup.drainMs))]);
   child.stdout!.destroy();
