@@ -5,6 +5,7 @@ import type { LaunchContext } from '../launcher.js';
 import { OutputTail } from './output-tail.js';
 import { groupHasLiveMembers, reapGroup, signalGroup, type GroupGuard } from './process-group.js';
 import { reportOutcome } from './report-outcome.js';
+import { redactSecrets } from '../secrets.js';
 
 /** Supervising one command of the command launcher (command-launcher.ts) until it ends, and reporting how it ended. */
 
@@ -89,7 +90,8 @@ export async function supervise(
   child.stdout!.destroy();
   child.stderr!.destroy();
 
-  const logExcerpt = tail.text() || null;
+  // Secrets go before the error's line is cut from it (a half secret is one no redactor finds).
+  const logExcerpt = tail.text((body, cutAtStart) => redactSecrets(body, ctx.tenant.id, { start: cutAtStart })) || null;
   const report = (outcome: Parameters<typeof reportOutcome>[2]) => reportOutcome(sup.deps, ctx.runId, outcome, sup.stop);
   if (control.interrupted) {
     await report({ status: 'failed', error: 'interrupted: the scheduler-bot replica running it shut down', exitCode: code, logExcerpt });
