@@ -85,6 +85,8 @@ export function guardGroup(pgid: number, killGraceMs: number): GroupGuard {
   try {
     guard = spawn('/bin/sh', ['-c', GUARD_SCRIPT, 'scheduler-bot-guard', String(pgid), String(Math.max(1, Math.ceil(killGraceMs / 100)))], {
       detached: true,
+      // Nothing of the bot's environment (its secrets): the guard needs only its tools.
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
       stdio: ['pipe', 'ignore', 'ignore'],
     });
   } catch {

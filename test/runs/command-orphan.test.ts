@@ -95,7 +95,11 @@ describe('a command whose replica dies', () => {
     const run = await makeRun(t.db, { workflowId: workflow.id, tick: at('2026-03-10T02:00:00Z'), status: 'running', finishedAt: null });
     expect(await launcher.launch({ runId: run.id, workflow, tenant: { id: 'acme', name: 'Acme' }, tick: run.tick, attempt: 1, trigger: 'schedule', timeoutSeconds: 30 })).toEqual({ started: true });
     const pgid = Number((await eventually(() => readFile(pidFile, 'utf8').catch(() => ''))).trim());
-    expect(await guardsOf(pgid)).toHaveLength(1);
+    const guards = await guardsOf(pgid);
+    expect(guards).toHaveLength(1);
+    // The guard is handed nothing of the bot's environment.
+    const environ = await readFile(`/proc/${guards[0]}/environ`, 'utf8');
+    expect(environ.split('\0').filter(Boolean).map((v) => v.split('=')[0])).toEqual(['PATH']);
     expect(await finishedRun(t.db, run.id)).toMatchObject({ status: 'succeeded', logExcerpt: 'done\n' });
     await eventually(async () => (await guardsOf(pgid)).length === 0);
   });
