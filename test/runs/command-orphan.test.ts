@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -91,7 +91,8 @@ describe('a command whose replica dies', () => {
     const deps = replicaDeps(t.db, clock);
     const launcher = createCommandLauncher(deps, new HeldRuns());
     const pidFile = join(dir, 'normal-pid');
-    const workflow = await makeWorkflow(t.db, { mode: 'managed', launcher: JSON.stringify({ kind: 'command', command: `echo $$ > ${pidFile}; sleep 0.2; echo done` }) });
+    const gate = join(dir, 'normal-gate');
+    const workflow = await makeWorkflow(t.db, { mode: 'managed', launcher: JSON.stringify({ kind: 'command', command: `echo $$ > ${pidFile}; while [ ! -e ${gate} ]; do sleep 0.05; done; echo done` }) });
     const run = await makeRun(t.db, { workflowId: workflow.id, tick: at('2026-03-10T02:00:00Z'), status: 'running', finishedAt: null });
     expect(await launcher.launch({ runId: run.id, workflow, tenant: { id: 'acme', name: 'Acme' }, tick: run.tick, attempt: 1, trigger: 'schedule', timeoutSeconds: 30 })).toEqual({ started: true });
     const pgid = Number((await eventually(() => readFile(pidFile, 'utf8').catch(() => ''))).trim());
@@ -100,6 +101,7 @@ describe('a command whose replica dies', () => {
     // The guard is handed nothing of the bot's environment.
     const environ = await readFile(`/proc/${guards[0]}/environ`, 'utf8');
     expect(environ.split('\0').filter(Boolean).map((v) => v.split('=')[0])).toEqual(['PATH']);
+    await writeFile(gate, '');
     expect(await finishedRun(t.db, run.id)).toMatchObject({ status: 'succeeded', logExcerpt: 'done\n' });
     await eventually(async () => (await guardsOf(pgid)).length === 0);
   });
