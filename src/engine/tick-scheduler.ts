@@ -92,7 +92,7 @@ async function fireBatch(trx: Transaction<Database>, deps: Deps, now: Date): Pro
   await advanceNextTicks(trx, fires);
   if (overlap.yielded.length > 0 || overlap.notes.some(Boolean)) {
     deps.logger.info(
-      { fired: overlap.notes.filter(Boolean).slice(0, 20), notFired: overlap.yielded.slice(0, 20).map((y) => `${y.fire.workflow.tenantId}/${y.fire.workflow.name}: ${y.note}`) },
+      { fired: overlap.firing.flatMap((f, i) => (overlap.notes[i] ? [`${f.workflow.tenantId}/${f.workflow.name}: ${overlap.notes[i]}`] : [])).slice(0, 20), notFired: overlap.yielded.slice(0, 20).map((y) => `${y.fire.workflow.tenantId}/${y.fire.workflow.name}: ${y.note}`) },
       'ticks fell due while a run of their workflow was still running',
     );
   }
