@@ -21,6 +21,7 @@ import * as m0020 from './0020_escalation_due_index.js';
 import * as m0021 from './0021_notifications_by_destination.js';
 import * as m0022 from './0022_alert_known_failure.js';
 import * as m0023 from './0023_canonical_time_zones.js';
+import * as m0024 from './0024_running_runs_by_workflow.js';
 
 /** Forward-only, applied in name order. Add new files here. */
 export const migrations: Record<string, Migration> = {
@@ -46,4 +47,5 @@ export const migrations: Record<string, Migration> = {
   '0021_notifications_by_destination': m0021,
   '0022_alert_known_failure': m0022,
   '0023_canonical_time_zones': m0023,
+  '0024_running_runs_by_workflow': m0024,
 };

@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { createRedactor, urlPasswords, type Redactor } from './domain/redact.js';
+import { createRedactor, urlPasswords, type Cut, type Redactor } from './domain/redact.js';
 
 /** API tokens and ping keys are high-entropy, so a plain SHA-256 is a sound stored form. */
 export function hashToken(token: string): string {
@@ -82,7 +82,7 @@ export function replaceTenantSecrets(scopes: Map<string, string[]>): void {
  * belongs to that tenant (its runs' output): the bot's secrets and that
  * tenant's. Without, text that may be anyone's (log lines): all of them.
  */
-export function redactSecrets(text: string, tenantId?: string): string {
+export function redactSecrets(text: string, tenantId?: string, cut?: Cut): string {
   const key = tenantId ?? ALL;
   let redactor = redactors.get(key);
   if (!redactor) {
@@ -90,7 +90,7 @@ export function redactSecrets(text: string, tenantId?: string): string {
     redactor = createRedactor(values.flatMap((v) => [...v]));
     redactors.set(key, redactor);
   }
-  return redactor(text);
+  return redactor(text, cut);
 }
 
 const CREDENTIAL_HEADER = /auth|token|key|secret|signature|cookie|password|credential/i;

@@ -4,6 +4,7 @@ import { allowListProblem } from '../domain/address-policy.js';
 import { MAX_ALERT_AFTER } from '../domain/cadence.js';
 import { dependencyProblems } from '../domain/dependencies.js';
 import { parseDuration } from '../domain/durations.js';
+import { OVERLAP_POLICIES } from '../domain/overlap.js';
 import { COMPLETE_BY_TIME } from '../domain/run-duration.js';
 import { configuredHeaders, destinationListSchema } from './destination-schema.js';
 import { describeIssues, jsonSyntaxProblem } from './issue-lines.js';
@@ -50,6 +51,8 @@ export const policySchema = z
       })
       .strict()
       .optional(),
+    /** A managed tick falling due while a run of the workflow still runs: fired beside it (`allow`) or skipped (`skip`). */
+    overlap: z.enum(OVERLAP_POLICIES).optional(),
   })
   .strict();
 

@@ -1,5 +1,6 @@
 import type { CompleteBy } from './run-duration.js';
 import { nextFireAfter } from './schedule.js';
+import type { OverlapPolicy } from './overlap.js';
 
 /**
  * Cadence decides patience (DESIGN.md, core idea 2). The typical gap between
@@ -35,6 +36,8 @@ export interface Policy {
   runningLongAfterSeconds: number | null;
   /** The tick's run must have succeeded by this local time; null: no deadline. */
   completeBy: CompleteBy | null;
+  /** A managed tick falling due while a run of the workflow still runs: fired beside it, or skipped (overlap.ts). */
+  overlap: OverlapPolicy;
 }
 
 /** Per-workflow overrides, every field optional (the shape of workflows.policy). */
@@ -146,6 +149,7 @@ export function derivePolicy(cadenceSeconds: number): Policy {
     minDurationSeconds: null,
     runningLongAfterSeconds: null,
     completeBy: null,
+    overlap: 'allow',
   };
 }
 
@@ -164,6 +168,7 @@ export function applyOverrides(derived: Policy, overrides: PolicyOverrides): Pol
     minDurationSeconds: pick('minDurationSeconds'),
     runningLongAfterSeconds: pick('runningLongAfterSeconds'),
     completeBy: pick('completeBy'),
+    overlap: pick('overlap'),
   };
 }
 

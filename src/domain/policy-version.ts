@@ -22,6 +22,7 @@ export interface EffectivePolicy {
   escalateAfterFailures: number;
 }
 
+/** `overlap` is left out: it decides what a tick launches, never what a failure means (src/domain/overlap.ts). */
 export const EFFECTIVE_POLICY_FIELDS = [
   'retries',
   'alertAfter',

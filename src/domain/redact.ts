@@ -13,7 +13,21 @@ export const MIN_SECRET_LENGTH = 8;
 /** Tokens the API generates (`sbt_` + 32 base64url characters): only their digest is kept, so they are found by shape. */
 export const GENERATED_TOKEN = /\bsbt_[A-Za-z0-9_-]{32}(?![A-Za-z0-9_-])/g;
 
-export type Redactor = (text: string) => string;
+/**
+ * Where the text was cut from something longer (a tail of output, an answer
+ * read up to a limit). A secret the cut went through is no longer whole, so
+ * the value search cannot find it; at a cut edge a fragment of at least
+ * MIN_CUT_FRAGMENT characters that only a secret could complete (a suffix of
+ * one at the start, a prefix of one at the end) is redacted too.
+ */
+export interface Cut {
+  start?: boolean;
+  end?: boolean;
+}
+
+export const MIN_CUT_FRAGMENT = 3;
+
+export type Redactor = (text: string, cut?: Cut) => string;
 
 function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -23,11 +37,32 @@ export function createRedactor(values: Iterable<string>, shapes: readonly RegExp
   // Longest first: a secret that contains another is removed whole.
   const usable = [...new Set([...values].filter((v) => v.length >= MIN_SECRET_LENGTH))].sort((a, b) => b.length - a.length);
   const literal = usable.length ? new RegExp(usable.map(escapeRegExp).join('|'), 'g') : undefined;
-  return (text) => {
+  return (text, cut) => {
     let out = literal ? text.replace(literal, REDACTED) : text;
     for (const shape of shapes) out = out.replace(shape, REDACTED);
+    if (cut?.start) out = redactEdge(out, usable, 'start');
+    if (cut?.end) out = redactEdge(out, usable, 'end').replace(GENERATED_TOKEN_START, REDACTED);
     return out;
   };
+}
+
+/** The beginning of a generated token (GENERATED_TOKEN) that a cut at the end of the text went through. */
+const GENERATED_TOKEN_START = /\bsbt_[A-Za-z0-9_-]{0,31}$/;
+
+/** The longest fragment at one edge of `text` that is part of a secret cut there, replaced with the marker. */
+function redactEdge(text: string, values: readonly string[], edge: 'start' | 'end'): string {
+  let longest = 0;
+  for (const v of values) {
+    for (let n = Math.min(v.length - 1, text.length); n >= MIN_CUT_FRAGMENT && n > longest; n--) {
+      const hit = edge === 'start' ? text.startsWith(v.slice(v.length - n)) : text.endsWith(v.slice(0, n));
+      if (hit) {
+        longest = n;
+        break;
+      }
+    }
+  }
+  if (longest === 0) return text;
+  return edge === 'start' ? REDACTED + text.slice(longest) : text.slice(0, text.length - longest) + REDACTED;
 }
 
 /** The password of a URL's userinfo (`https://user:pass@host/`), as written and decoded: a credential like any other. */

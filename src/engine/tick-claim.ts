@@ -3,6 +3,7 @@ import type { Database, Run } from '../db/schema.js';
 import { insertScheduledRows, newRunRow, RUN_LEASE_MS } from '../ledger/runs.js';
 import type { Launch } from './launch-queue.js';
 import type { ClaimedWorkflow, Fire } from './tick-plan.js';
+import type { RunStillRunning } from '../domain/overlap.js';
 
 const SKIPPED_NOTE = 'not fired: the scheduler was not running at this tick; only the latest due tick runs after a gap';
 
@@ -30,12 +31,12 @@ export function claimDueWorkflows(trx: Transaction<Database>, now: Date, limit: 
  * tick that already has its original row (the unique index) is skipped by
  * `insertScheduledRows` and absent from the result: nothing to launch for it.
  */
-export async function insertOriginalRuns(trx: Transaction<Database>, fires: Fire[], replicaId: string, now: Date): Promise<Launch[]> {
+export async function insertOriginalRuns(trx: Transaction<Database>, fires: Fire[], replicaId: string, now: Date, notes: (string | null)[] = []): Promise<Launch[]> {
   const leaseExpiresAt = new Date(now.getTime() + RUN_LEASE_MS);
   const deadlines = fires.map((f) => new Date(now.getTime() + f.timeoutSeconds * 1000));
   const rows = await insertScheduledRows(
     trx,
-    fires.map((f, i) => ({ workflowId: f.workflow.id, tick: f.tick, status: 'running', startedAt: now, deadlineAt: deadlines[i]!, leaseOwner: replicaId, leaseExpiresAt })),
+    fires.map((f, i) => ({ workflowId: f.workflow.id, tick: f.tick, status: 'running', startedAt: now, deadlineAt: deadlines[i]!, leaseOwner: replicaId, leaseExpiresAt, outcomeNote: notes[i] ?? null })),
   );
   const index = new Map(fires.map((f, i) => [f.workflow.id, i]));
   // In id order: launches start in the order the ledger shows.
@@ -55,6 +56,7 @@ export async function insertOriginalRuns(trx: Transaction<Database>, fires: Fire
           deadlineAt: deadlines[i]!,
           leaseOwner: replicaId,
           leaseExpiresAt,
+          outcomeNote: notes[i] ?? null,
         }),
         createdAt: r.createdAt,
       };
@@ -62,12 +64,37 @@ export async function insertOriginalRuns(trx: Transaction<Database>, fires: Fire
     });
 }
 
-/** Skipped rows are neither successes nor failures: born processed, so the poller never sees them. */
-export async function insertSkippedRuns(trx: Transaction<Database>, fires: Fire[], now: Date): Promise<void> {
-  await insertScheduledRows(
-    trx,
-    fires.flatMap((f) => f.skipped.map((tick) => ({ workflowId: f.workflow.id, tick, status: 'skipped' as const, finishedAt: now, outcomeNote: SKIPPED_NOTE, processedAt: now }))),
-  );
+/**
+ * Skipped rows are neither successes nor failures: born processed, so the
+ * poller never sees them. The older ticks of a gap, and (`yielded`) the
+ * ticks not fired because a run was still running (overlap: skip), each
+ * with the note that says why.
+ */
+export async function insertSkippedRuns(trx: Transaction<Database>, fires: Fire[], now: Date, yielded: { fire: Fire; note: string }[] = []): Promise<void> {
+  const skipped = (workflowId: number, tick: Date, outcomeNote: string) => ({ workflowId, tick, status: 'skipped' as const, finishedAt: now, outcomeNote, processedAt: now });
+  await insertScheduledRows(trx, [
+    ...fires.flatMap((f) => f.skipped.map((tick) => skipped(f.workflow.id, tick, SKIPPED_NOTE))),
+    ...yielded.map((y) => skipped(y.fire.workflow.id, y.fire.tick, y.note)),
+  ]);
+}
+
+/**
+ * The newest run still running of each workflow (a tick's, a retry's or a
+ * manual one): what a tick falling due now would overlap. Read through the
+ * partial index of running runs, so its cost follows the runs in flight, not
+ * the history.
+ */
+export async function runsStillRunning(trx: Transaction<Database>, workflowIds: number[]): Promise<Map<number, RunStillRunning>> {
+  if (workflowIds.length === 0) return new Map();
+  const rows = await trx
+    .selectFrom('runs')
+    .select(['workflowId', 'id', 'tick', 'attempt'])
+    .where('status', '=', 'running')
+    .where(sql<boolean>`workflow_id = any(${workflowIds}::int4[])`)
+    .execute();
+  const newest = new Map<number, RunStillRunning>();
+  for (const r of rows) if ((newest.get(r.workflowId)?.id ?? 0) < r.id) newest.set(r.workflowId, { id: r.id, tick: r.tick, attempt: r.attempt });
+  return newest;
 }
 
 export async function advanceNextTicks(trx: Transaction<Database>, fires: Fire[]): Promise<void> {

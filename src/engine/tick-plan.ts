@@ -1,6 +1,7 @@
 import type { Workflow } from '../db/schema.js';
 import { fireTimesBetween, latestFireAtOrBefore, nextFireAfter } from '../domain/schedule.js';
 import { profileOf } from '../ledger/profiles.js';
+import type { OverlapPolicy } from '../domain/overlap.js';
 
 /** After a long outage only this many older ticks are written as skipped; the rest are counted in the log. */
 const MAX_SKIPPED_ROWS = 1_000;
@@ -18,6 +19,8 @@ export interface Fire {
   skipped: Date[];
   nextTickAt: Date;
   timeoutSeconds: number;
+  /** Whether the tick fires beside a run of the workflow still running (src/domain/overlap.ts). */
+  overlap: OverlapPolicy;
 }
 
 /**
@@ -41,7 +44,8 @@ export function planFires(claimed: ClaimedWorkflow[], now: Date): Fire[] {
       plan = following > now ? { tick: scheduled, skipped: [], nextTickAt: following } : planAfterGap(workflow.cron, workflow.timezone, scheduled, now);
       plans.set(key, plan);
     }
-    return { workflow, ...plan, timeoutSeconds: profileOf(workflow, now).timeoutSeconds };
+    const profile = profileOf(workflow, now);
+    return { workflow, ...plan, timeoutSeconds: profile.timeoutSeconds, overlap: profile.overlap };
   });
 }
 

@@ -3,8 +3,9 @@ import type { Database } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { LaunchQueue, type Launch } from './launch-queue.js';
 import type { LoopSpec } from './runner.js';
-import { advanceNextTicks, claimDueWorkflows, insertOriginalRuns, insertSkippedRuns } from './tick-claim.js';
-import { fireAfterScheduled, planFires, profileOf } from './tick-plan.js';
+import { advanceNextTicks, claimDueWorkflows, insertOriginalRuns, insertSkippedRuns, runsStillRunning } from './tick-claim.js';
+import { overlapDecision } from '../domain/overlap.js';
+import { fireAfterScheduled, planFires, profileOf, type Fire } from './tick-plan.js';
 
 /**
  * Workflows claimed per transaction. Every statement of a batch is one round
@@ -83,11 +84,18 @@ async function fireBatch(trx: Transaction<Database>, deps: Deps, now: Date): Pro
   const claimed = await claimDueWorkflows(trx, now, BATCH);
   if (claimed.length === 0) return { claimed: 0, skipped: 0, skippedWorkflows: [], launches: [] };
   const fires = planFires(claimed, now);
+  const overlap = await decideOverlaps(trx, fires);
 
-  const launches = await insertOriginalRuns(trx, fires, deps.replicaId, now);
+  const launches = await insertOriginalRuns(trx, overlap.firing, deps.replicaId, now, overlap.notes);
   const skipped = fires.filter((f) => f.skipped.length > 0);
-  if (skipped.length > 0) await insertSkippedRuns(trx, skipped, now);
+  if (skipped.length > 0 || overlap.yielded.length > 0) await insertSkippedRuns(trx, skipped, now, overlap.yielded);
   await advanceNextTicks(trx, fires);
+  if (overlap.yielded.length > 0 || overlap.notes.some(Boolean)) {
+    deps.logger.info(
+      { fired: overlap.firing.flatMap((f, i) => (overlap.notes[i] ? [`${f.workflow.tenantId}/${f.workflow.name}: ${overlap.notes[i]}`] : [])).slice(0, 20), notFired: overlap.yielded.slice(0, 20).map((y) => `${y.fire.workflow.tenantId}/${y.fire.workflow.name}: ${y.note}`) },
+      'ticks fell due while a run of their workflow was still running',
+    );
+  }
 
   return {
     claimed: claimed.length,
@@ -95,6 +103,25 @@ async function fireBatch(trx: Transaction<Database>, deps: Deps, now: Date): Pro
     skippedWorkflows: skipped.slice(0, 20).map((f) => `${f.workflow.tenantId}/${f.workflow.name}`),
     launches,
   };
+}
+
+/**
+ * Which fires go ahead beside a run still running (with a note saying so)
+ * and which yield to it (overlap: skip), decided by `overlapDecision`.
+ */
+async function decideOverlaps(trx: Transaction<Database>, fires: Fire[]) {
+  const running = await runsStillRunning(trx, fires.map((f) => f.workflow.id));
+  const firing: Fire[] = [];
+  const notes: (string | null)[] = [];
+  const yielded: { fire: Fire; note: string }[] = [];
+  for (const fire of fires) {
+    const decision = overlapDecision(fire.overlap, running.get(fire.workflow.id));
+    if (decision.fire) {
+      firing.push(fire);
+      notes.push(decision.note);
+    } else yielded.push({ fire, note: decision.note });
+  }
+  return { firing, notes, yielded };
 }
 
 /**

@@ -5,7 +5,7 @@ import type { LauncherConfig } from '../db/schema.js';
 import type { LaunchContext, LaunchOutcome, Launcher } from '../launcher.js';
 import { resolveCommandUser, type CommandUser } from '../config/command-user.js';
 import { supervise, watch } from './command-supervisor.js';
-import { signalGroup } from './process-group.js';
+import { guardGroup, signalGroup } from './process-group.js';
 import { spawnFailure, type CwdState } from '../domain/spawn-failure.js';
 import { takeRunLease, type HeldRuns } from '../ledger/run-leases.js';
 
@@ -116,9 +116,12 @@ export function createCommandLauncher(deps: CommandDeps, held: HeldRuns, options
       });
       if (!spawned.ok) return { started: false, error: spawned.error };
 
+      // Should this replica die, the command dies with it rather than run on beside the retry another replica launches.
+      const guard = guardGroup(child.pid!, killGraceMs);
       held.add(ctx.runId);
       const control = { interrupted: false };
-      const done = supervise({ deps, killGraceMs, drainMs, ...(options.stop ? { stop: options.stop } : {}) }, child, watched, ctx, config, log, control).finally(() => {
+      const done = supervise({ deps, killGraceMs, drainMs, guard, ...(options.stop ? { stop: options.stop } : {}) }, child, watched, ctx, config, log, control).finally(() => {
+        guard.release();
         held.release(ctx.runId);
         live.delete(ctx.runId);
       });

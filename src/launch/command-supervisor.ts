@@ -3,8 +3,9 @@ import type { Deps } from '../deps.js';
 import type { LauncherConfig } from '../db/schema.js';
 import type { LaunchContext } from '../launcher.js';
 import { OutputTail } from './output-tail.js';
-import { groupHasLiveMembers, reapGroup, signalGroup } from './process-group.js';
+import { groupHasLiveMembers, reapGroup, signalGroup, type GroupGuard } from './process-group.js';
 import { reportOutcome } from './report-outcome.js';
+import { redactSecrets } from '../secrets.js';
 
 /** Supervising one command of the command launcher (command-launcher.ts) until it ends, and reporting how it ended. */
 
@@ -18,6 +19,8 @@ export interface Supervision {
   drainMs: number;
   /** Aborted when the replica stops (past its shutdown grace): a report the database has not taken by then is given up. */
   stop?: AbortSignal;
+  /** Ends the group if the replica dies; released once the group is reaped (process-group.ts guardGroup). */
+  guard?: GroupGuard;
 }
 
 export interface Watched {
@@ -80,12 +83,15 @@ export async function supervise(
     signalGroup(pgid, 'SIGTERM');
     await reapGroup(pgid, Date.now() + sup.killGraceMs);
   }
+  // The group is gone: nothing left for the guard to end, and its id may be reused from now on.
+  sup.guard?.release();
   // Background children may still hold the pipes; do not wait on them for ever.
   await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, sup.drainMs))]);
   child.stdout!.destroy();
   child.stderr!.destroy();
 
-  const logExcerpt = tail.text() || null;
+  // Secrets go before the error's line is cut from it (a half secret is one no redactor finds).
+  const logExcerpt = tail.text((body, cutAtStart) => redactSecrets(body, ctx.tenant.id, { start: cutAtStart })) || null;
   const report = (outcome: Parameters<typeof reportOutcome>[2]) => reportOutcome(sup.deps, ctx.runId, outcome, sup.stop);
   if (control.interrupted) {
     await report({ status: 'failed', error: 'interrupted: the scheduler-bot replica running it shut down', exitCode: code, logExcerpt });

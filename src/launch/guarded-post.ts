@@ -36,7 +36,10 @@ function guardedLookup(list: AllowList): LookupFunction {
 
 export interface PostAnswer {
   status: number;
+  /** At most `limit` bytes of the answer's body. */
   text: string;
+  /** Whether the body went on past `limit`. */
+  truncated: boolean;
 }
 
 /**
@@ -85,7 +88,7 @@ export function guardedPost(url: string, headers: Record<string, string>, body: 
           if (done) return;
           done = true;
           const text = Buffer.concat(chunks).subarray(0, options.limit).toString('utf8');
-          resolve({ status: res.statusCode ?? 0, text: truncated ? `${text}\n[… truncated]` : text });
+          resolve({ status: res.statusCode ?? 0, text, truncated });
         }
       },
     );

@@ -6,9 +6,10 @@ import { callbackTokenFor, signLaunchRequest, SIGNATURE_HEADER, TIMESTAMP_HEADER
 import { releaseRunLease, takeRunLease, type HeldRuns } from '../ledger/run-leases.js';
 import { reportOutcome } from './report-outcome.js';
 import { hostAllowed, parseAllowList, type AllowList } from '../domain/address-policy.js';
-import { guardedPost, TargetNotAllowedError } from './guarded-post.js';
+import { guardedPost, TargetNotAllowedError, type PostAnswer } from './guarded-post.js';
 import { launchSigningKey } from '../domain/launch-signing.js';
 import { launcherRequestHeaders } from '../domain/webhook-headers.js';
+import { redactSecrets } from '../secrets.js';
 
 type HttpConfig = Extract<LauncherConfig, { kind: 'http' }>;
 type HttpDeps = Pick<Deps, 'db' | 'clock' | 'logger' | 'replicaId' | 'config'>;
@@ -107,7 +108,8 @@ export function createHttpLauncher(deps: HttpDeps, held: HeldRuns, options: Http
     let status: number;
     let text: string;
     try {
-      ({ status, text } = await guardedPost(config.url, headers, body, { timeoutMs, limit: excerptBytes, list }));
+      const answer = await guardedPost(config.url, headers, body, { timeoutMs, limit: excerptBytes, list });
+      [status, text] = [answer.status, keptAnswer(answer, ctx.tenant.id)];
     } catch (error) {
       const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
       const reason =
@@ -125,6 +127,14 @@ export function createHttpLauncher(deps: HttpDeps, held: HeldRuns, options: Http
       await releaseRunLease(deps, ctx.runId).catch((error) => log.warn({ err: error }, 'could not release the lease of an accepted callback run'));
     }
   }
+}
+
+/**
+ * The answer's body as kept: secrets go before any cut, the one at the size
+ * limit (a half secret is one no redactor finds) and the error's first line.
+ */
+function keptAnswer(answer: PostAnswer, tenantId: string): string {
+  return redactSecrets(answer.text, tenantId, { end: answer.truncated }) + (answer.truncated ? '\n[… truncated]' : '');
 }
 
 /** A sync target may answer JSON with what it knows about the run. */

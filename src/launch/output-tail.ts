@@ -26,8 +26,13 @@ export class OutputTail {
     }
   }
 
-  /** The kept text; a cut through a multi-byte character at the start is dropped, and a marker says what was cut. */
-  text(): string {
+  /**
+   * The kept text; a cut through a multi-byte character at the start is
+   * dropped, and a marker says what was cut. `clean` sees the text before the
+   * marker is added, and whether it was cut at its start (where a secret may
+   * have been cut in two: redactSecrets' `cut`).
+   */
+  text(clean: (body: string, cutAtStart: boolean) => string = (body) => body): string {
     let buf = Buffer.concat(this.chunks, this.size);
     let cut = this.dropped;
     if (buf.length > this.limit) {
@@ -37,7 +42,7 @@ export class OutputTail {
     let start = 0;
     // Skip UTF-8 continuation bytes (10xxxxxx) left over from a character split by the cut.
     if (cut > 0) while (start < buf.length && start < 3 && (buf[start]! & 0xc0) === 0x80) start++;
-    const body = buf.subarray(start).toString('utf8');
+    const body = clean(buf.subarray(start).toString('utf8'), cut > 0);
     return cut > 0 ? `[… ${cut + start} earlier bytes not kept]\n${body}` : body;
   }
 }

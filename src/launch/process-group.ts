@@ -1,3 +1,4 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 
 /** The process group a command launcher's command leads: signalled, polled and reaped as one. */
@@ -55,4 +56,53 @@ export function groupHasLiveMembers(pgid: number): boolean {
     }
   }
   return false;
+}
+
+/**
+ * A process of its own, outside the command's group, that ends the group
+ * when this replica dies without saying so first. The replica holds the write
+ * end of the guard's stdin; the kernel closes it however the replica ends
+ * (SIGKILL, OOM, a crash), and the guard reads end-of-file: it sends the group
+ * TERM, then KILL after the grace, as the watchdog would. Without it a
+ * detached command outlives its replica and runs on beside the retry another
+ * replica launches once the run's lease runs out. `release()` (the command
+ * ended and its group was reaped) tells the guard to leave quietly.
+ */
+export interface GroupGuard {
+  release(): void;
+}
+
+const GUARD_SCRIPT = [
+  // A line `release` is the replica letting go; end-of-file is the replica gone.
+  'read line; [ "$line" = release ] && exit 0',
+  'kill -TERM -"$1" 2>/dev/null || exit 0',
+  // Poll rather than sleep the whole grace: a group gone early is not signalled again (its id may be reused).
+  'i=0; while kill -0 -"$1" 2>/dev/null; do [ "$i" -ge "$2" ] && { kill -KILL -"$1" 2>/dev/null; exit 0; }; sleep 0.1; i=$((i+1)); done',
+].join('\n');
+
+export function guardGroup(pgid: number, killGraceMs: number): GroupGuard {
+  let guard: ChildProcess;
+  try {
+    guard = spawn('/bin/sh', ['-c', GUARD_SCRIPT, 'scheduler-bot-guard', String(pgid), String(Math.max(1, Math.ceil(killGraceMs / 100)))], {
+      detached: true,
+      // Nothing of the bot's environment (its secrets): the guard needs only its tools.
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+      stdio: ['pipe', 'ignore', 'ignore'],
+    });
+  } catch {
+    return { release: () => undefined };
+  }
+  // Neither the guard nor its pipe keeps the replica's event loop alive.
+  guard.on('error', () => undefined);
+  guard.stdin!.on('error', () => undefined);
+  guard.unref();
+  (guard.stdin as unknown as { unref?: () => void }).unref?.();
+  let released = false;
+  return {
+    release() {
+      if (released) return;
+      released = true;
+      guard.stdin!.end('release\n');
+    },
+  };
 }

@@ -1,6 +1,7 @@
 import type { ColumnType, Generated } from 'kysely';
 import type { Defaulted, DefaultedJson, DefaultedTimestamp, Json, Timestamp } from './columns.js';
 import type { CompleteBy } from '../../domain/run-duration.js';
+import type { OverlapPolicy } from '../../domain/overlap.js';
 import type { Severity } from './alerts.js';
 import type { RecurringMaintenance } from './tenants.js';
 
@@ -26,6 +27,8 @@ export interface PolicyOverrides {
   runningLongAfterSeconds?: number;
   /** The tick's run must have succeeded by this local time (issue 16; seed 004's freshness deadline). */
   completeBy?: CompleteBy;
+  /** A managed tick falling due while a run still runs: `allow` (fire beside it) or `skip` (src/domain/overlap.ts). */
+  overlap?: OverlapPolicy;
 }
 
 export type LauncherConfig =
