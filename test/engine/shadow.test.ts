@@ -132,4 +132,24 @@ describe('shadow mode', () => {
     await engine.drain();
     expect((await rowsOf(alert.id)).filter((r) => r.destination.startsWith('pagerduty:')).map((r) => r.kind)).toEqual(['went_live', 'resolved']);
   });
+
+  it('an alert put in shadow while open: the channel and destinations that heard it still hear its resolution, and nothing else', async () => {
+    await syncWorkflowsFile(t.db, file({ tenant: false }), START, {}, ROUTING);
+    const alert = await failTwice();
+    expect(new Set((await rowsOf(alert.id)).map((r) => r.destination))).toEqual(new Set(['slack:CACME', `slack:${PLATFORM}`, webhookId]));
+    await syncWorkflowsFile(t.db, file({ tenant: true }), engine.clock.now(), {}, ROUTING);
+    const before = (await rowsOf(alert.id)).length;
+
+    const wf = await t.db.selectFrom('workflows').selectAll().executeTakeFirstOrThrow();
+    for (const [hour, status] of [[3, 'failed'], [4, 'succeeded']] as const) {
+      const tick = new Date(START.getTime() + hour * HOUR);
+      engine.clock.set(new Date(tick.getTime() + minutes(2)));
+      await reportRun(t.db, wf, tick, status === 'failed' ? { status, error: 'export to s3 failed' } : { status }, engine.clock.now());
+      await engine.drain();
+    }
+    const after = (await rowsOf(alert.id)).slice(before);
+    expect(after.filter((r) => r.kind !== 'resolved').map((r) => r.destination)).toEqual(expect.arrayContaining([`slack:${PLATFORM}`]));
+    expect(after.filter((r) => r.kind !== 'resolved').every((r) => r.destination === `slack:${PLATFORM}`)).toBe(true);
+    expect(after.filter((r) => r.kind === 'resolved').map((r) => r.destination).sort()).toEqual(['slack:CACME', `slack:${PLATFORM}`, webhookId]);
+  });
 });
