@@ -1,6 +1,7 @@
 import type { CompleteBy } from './run-duration.js';
 import { nextFireAfter } from './schedule.js';
 import type { OverlapPolicy } from './overlap.js';
+import { zoneOf } from './zone.js';
 
 /**
  * Cadence decides patience (DESIGN.md, core idea 2). The typical gap between
@@ -77,13 +78,17 @@ const gapMemo = new Map<string, number>();
 const runs = new Map<string, number[]>();
 const MEMO_MAX = 10_000;
 
-/** The median gap, in seconds, between the fire times following `at`. */
+/** The median gap, in seconds on the zone's wall clock, between the fire times following `at`. */
 export function typicalGapSeconds(cron: string, tz: string, at: Date): number {
   const first = nextFireAfter(cron, tz, at).getTime();
   const key = `${tz} ${first} ${cron}`;
   const known = gapMemo.get(key);
   if (known !== undefined) return known;
-  const gap = medianGap(fireRunFrom(cron, tz, first).map((t) => new Date(t)));
+  // Gaps on the zone's wall clock: a DST night (23 h, 25 h) is not a gap of its own, so the median of a
+  // schedule whose gaps alternate (`0 9,17 * * *`: 8 h, 16 h) or of months (31 d, 31 d ± 1 h) is the same
+  // whatever the sample's start, and the effective policy, with its version, does not change with the date.
+  const zone = zoneOf(tz);
+  const gap = medianGap(fireRunFrom(cron, tz, first).map((t) => new Date(zone.wallOf(t))));
   remember(gapMemo, key, gap);
   return gap;
 }

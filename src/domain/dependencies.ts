@@ -98,6 +98,22 @@ export interface UpstreamIncident {
   alertId: number;
   workflowId: number;
   openedAt: Date;
+  /** The upstream workflow (or its tenant) is in shadow; absent: live. */
+  shadow?: boolean;
+}
+
+/**
+ * May an upstream incident hold a downstream back (or link its open alert)?
+ * Only when both are live or both in shadow. A shadow incident is told only
+ * to the audit destination: holding a live downstream back under it would
+ * leave the live tenant told nothing of its own failure, and linking a live
+ * alert to it would name a shadow thread in a live channel. A shadow
+ * downstream held by a live incident would be listed in the live thread
+ * ("Also affected: …"), telling the live channel of a shadow workflow; it
+ * opens its own shadow alert instead (docs/policies.md, shadow mode).
+ */
+export function upstreamHolds(upstream: { shadow?: boolean }, downstream: { shadow?: boolean }): boolean {
+  return !!upstream.shadow === !!downstream.shadow;
 }
 
 /**
@@ -106,9 +122,10 @@ export interface UpstreamIncident {
  * incident whether or not b has failed yet). The oldest, because it is the
  * likeliest root; ties by alert id, so every replica picks the same one.
  */
-export function blockingIncident(incidents: readonly UpstreamIncident[]): UpstreamIncident | null {
+export function blockingIncident(incidents: readonly UpstreamIncident[], downstream: { shadow?: boolean } = {}): UpstreamIncident | null {
   let best: UpstreamIncident | null = null;
   for (const i of incidents) {
+    if (!upstreamHolds(i, downstream)) continue;
     if (!best || i.openedAt.getTime() < best.openedAt.getTime() || (i.openedAt.getTime() === best.openedAt.getTime() && i.alertId < best.alertId)) best = i;
   }
   return best;

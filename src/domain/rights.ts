@@ -89,6 +89,16 @@ export interface TenantVisibility {
 }
 
 /**
+ * Whether a person's App Home shows alerts in shadow (docs/policies.md): only
+ * to those who see the audit destination, members of the platform channel,
+ * and global admins. A tenant's own people are told nothing of a shadow
+ * alert, on their Home either.
+ */
+export function seesShadowAlerts(viewer: { user: string; platformMember: boolean }, globalAdmins: readonly string[]): boolean {
+  return viewer.platformMember || globalAdmins.includes(viewer.user);
+}
+
+/**
  * The tenants whose alerts a person may see on the App Home: those whose
  * channel they are in, those they administer, and every tenant for global
  * admins and members of the platform channel (which sees everything anyway).

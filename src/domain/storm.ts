@@ -4,6 +4,8 @@
  * docs/alerts.md "Storms" describes them with their defaults.
  */
 
+import { inShadow, IN_SHADOW_SQL } from './shadow.js';
+
 export interface StormRule {
   /** Openings in one channel within `windowSeconds` (this one included) that make a storm; 0 turns storms off. */
   minAlerts: number;
@@ -93,11 +95,11 @@ export function sharedCauseWindow(now: Date, rule: SharedCauseRule): { start: Da
  * statements apply it as `SHARED_CAUSE_MEMBER_SQL`.
  */
 export function countsTowardSharedCause(alert: { workflowShadow: boolean; tenantShadow: boolean }): boolean {
-  return !alert.workflowShadow && !alert.tenantShadow;
+  return !inShadow(alert);
 }
 
 /** `countsTowardSharedCause` as a condition on `workflows w` joined with `tenants t`. */
-export const SHARED_CAUSE_MEMBER_SQL = 'not (w.shadow or t.shadow)';
+export const SHARED_CAUSE_MEMBER_SQL = `not ${IN_SHADOW_SQL}`;
 
 /** Is an error group a shared cause: seen in enough distinct workflows (of any tenants) inside the window? */
 export function isSharedCause(workflowsInWindow: number, rule: SharedCauseRule): boolean {

@@ -158,13 +158,22 @@ export async function expireOwnerships(deps: Pick<Deps, 'db' | 'config'>, now: D
   });
 }
 
-/** Owned alerts still failing remind their owner once per period; "until resolved" silences remind once a day. */
+/**
+ * Owned alerts still failing remind their owner once per period; "until resolved" silences remind once a day.
+ * Nothing pages inside a maintenance window: an owner's reminder (it mentions them) waits for the window's
+ * end, and is sent at the first pass after it.
+ */
 export async function sendReminders(deps: Pick<Deps, 'db' | 'config'>, now: Date): Promise<number> {
   return deps.db.transaction().execute(async (trx) => {
     const events: EventInput[] = [];
-    for (const { alert, channel } of await lockCandidates(trx, 'owned_or_silenced_until_resolved')) {
-      const decision = reminderDue(alert, now);
-      if (!decision.due) continue;
+    const due = (await lockCandidates(trx, 'owned_or_silenced_until_resolved')).flatMap((c) => {
+      const decision = reminderDue(c.alert, now);
+      return decision.due ? [{ ...c, decision }] : [];
+    });
+    const owned = due.filter((d) => d.decision.about === 'owned');
+    const held = owned.length ? new Set(await workflowsInMaintenance(trx, owned.map((d) => d.workflow), now)) : new Set<number>();
+    for (const { alert, channel, decision, workflow } of due) {
+      if (decision.about === 'owned' && held.has(workflow.id)) continue;
       const next = await trx.updateTable('alerts').set({ remindedAt: now }).where('id', '=', alert.id).returningAll().executeTakeFirstOrThrow();
       const data = decision.about === 'owned' ? { about: 'owned', ownerUser: decision.ownerUser, since: decision.since.toISOString() } : { about: 'silenced', since: decision.since.toISOString() };
       events.push({ alert: next, tenant: { channel }, kind: 'reminder', data, now, config: deps.config });

@@ -1,6 +1,6 @@
 import { sql, type RawBuilder, type Transaction } from 'kysely';
 import type { Alert, Database, Tenant } from '../db/schema.js';
-import { blockingIncident, dependencyVerdict, type UpstreamIncident } from '../domain/dependencies.js';
+import { blockingIncident, dependencyVerdict, upstreamHolds, type UpstreamIncident } from '../domain/dependencies.js';
 import type { FailureFacts } from '../domain/evaluate.js';
 import type { EventInput } from '../ledger/alert-events.js';
 
@@ -77,6 +77,9 @@ export async function awaitUpstreamTurn(trx: Transaction<Database>, limit: numbe
   return rows.length;
 }
 
+/** Whether the workflow `id` is in shadow now (its own flag or its tenant's), as a scalar subquery. */
+const shadowOf = (id: RawBuilder<unknown>) => sql<boolean>`(select w.shadow or t.shadow from workflows w join tenants t on t.id = w.tenant_id where w.id = ${id})`;
+
 export interface DependencyCandidate {
   workflowId: number;
   hasOpenAlert: boolean;
@@ -100,13 +103,14 @@ export interface Blocked {
 export async function findBlocked(trx: Transaction<Database>, candidates: DependencyCandidate[], now: Date): Promise<Blocked[]> {
   const failing = candidates.filter((c) => c.newestFailure && !c.hasOpenAlert);
   if (failing.length === 0) return [];
-  const { rows } = await sql<{ workflowId: number; ancestorId: number; alertId: number | null; openedAt: Date | null; lastRunId: number | null }>`
+  const { rows } = await sql<{ workflowId: number; ancestorId: number; alertId: number | null; openedAt: Date | null; lastRunId: number | null; shadow: boolean; ancestorShadow: boolean }>`
     with recursive up(workflow_id, ancestor_id) as (
       select d.workflow_id, d.upstream_id from workflow_dependencies d where d.workflow_id = any(${failing.map((c) => c.workflowId)}::int[])
       union
       select up.workflow_id, d.upstream_id from up join workflow_dependencies d on d.workflow_id = up.ancestor_id
     )
-    select up.workflow_id, up.ancestor_id, a.id as alert_id, a.opened_at, b.last_run_id
+    select up.workflow_id, up.ancestor_id, a.id as alert_id, a.opened_at, b.last_run_id,
+      ${shadowOf(sql`up.workflow_id`)} as shadow, ${shadowOf(sql`up.ancestor_id`)} as ancestor_shadow
     from up
     left join alerts a on a.workflow_id = up.ancestor_id and a.status = 'open'
     left join upstream_blocks b on b.upstream_alert_id = a.id and b.workflow_id = up.workflow_id
@@ -117,9 +121,13 @@ export async function findBlocked(trx: Transaction<Database>, candidates: Depend
   for (const c of failing) {
     const mine = rows.filter((r) => r.workflowId === c.workflowId);
     const incidents: UpstreamIncident[] = mine.flatMap((r) =>
-      r.alertId !== null ? [{ alertId: r.alertId, workflowId: r.ancestorId, openedAt: r.openedAt! }] : openingHere.has(r.ancestorId) ? [{ alertId: 0, workflowId: r.ancestorId, openedAt: now }] : [],
+      r.alertId !== null
+        ? [{ alertId: r.alertId, workflowId: r.ancestorId, openedAt: r.openedAt!, shadow: r.ancestorShadow }]
+        : openingHere.has(r.ancestorId)
+          ? [{ alertId: 0, workflowId: r.ancestorId, openedAt: now, shadow: r.ancestorShadow }]
+          : [],
     );
-    const incident = blockingIncident(incidents);
+    const incident = blockingIncident(incidents, { shadow: mine[0]?.shadow });
     const blockLastRunId = mine.find((r) => incident && r.alertId === incident.alertId)?.lastRunId ?? null;
     const verdict = dependencyVerdict({ hasOpenAlert: c.hasOpenAlert, incident, newestFailureRunId: c.newestFailure!.runId, blockLastRunId });
     if (verdict.kind === 'blocked') out.push({ workflowId: c.workflowId, incident: verdict.incident, failure: c.newestFailure!, record: verdict.record });
@@ -198,18 +206,21 @@ async function affectedList(trx: Transaction<Database>, alertId: number) {
 export async function linkOpenDownstreams(trx: Transaction<Database>, opened: Map<number, Alert>, now: Date, event: EventOf): Promise<void> {
   if (opened.size === 0) return;
   const upstreams = [...opened.values()];
-  const { rows } = await sql<{ upstreamId: number; alertId: number }>`
+  const { rows } = await sql<{ upstreamId: number; alertId: number; shadow: boolean; upstreamShadow: boolean }>`
     with recursive down(upstream_id, workflow_id) as (
       select d.upstream_id, d.workflow_id from workflow_dependencies d where d.upstream_id = any(${upstreams.map((a) => a.workflowId)}::int[])
       union
       select down.upstream_id, d.workflow_id from down join workflow_dependencies d on d.upstream_id = down.workflow_id
     )
-    select distinct on (a.id) down.upstream_id, a.id as alert_id
+    select distinct down.upstream_id, a.id as alert_id,
+      ${shadowOf(sql`down.workflow_id`)} as shadow, ${shadowOf(sql`down.upstream_id`)} as upstream_shadow
     from down join alerts a on a.workflow_id = down.workflow_id and a.status = 'open' and a.upstream_alert_id is null
     where down.workflow_id <> down.upstream_id
     order by a.id, down.upstream_id
   `.execute(trx);
+  // Linked once, to the first upstream (by id) that may hold it: a linked alert is not updated again.
   for (const r of rows) {
+    if (!upstreamHolds({ shadow: r.upstreamShadow }, { shadow: r.shadow })) continue;
     const upstreamAlert = opened.get(r.upstreamId)!;
     const linked = await trx.updateTable('alerts').set({ upstreamAlertId: upstreamAlert.id, updatedAt: now }).where('id', '=', r.alertId).where('upstreamAlertId', 'is', null).returningAll().executeTakeFirst();
     if (!linked) continue;

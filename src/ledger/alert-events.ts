@@ -128,7 +128,15 @@ function routerOf(facts: RoutingFacts) {
     },
     route(input: EventInput): string[] {
       const wf = workflowOf.get(input.alert.workflowId);
-      const routes = routesFor({ channel: input.tenant.channel, destinations: wf?.destinations, shadow: !!(wf?.shadow || wf?.tenantShadow) }, input.config);
+      const tenant = { channel: input.tenant.channel, destinations: wf?.destinations };
+      const shadow = !!(wf?.shadow || wf?.tenantShadow);
+      let routes = routesFor({ ...tenant, shadow }, input.config);
+      // An alert put in shadow while open: the destinations told of it before still hear how it ended
+      // (its thread closes, a PagerDuty incident resolves), as a resolution is always delivered.
+      if (shadow && input.kind === 'resolved') {
+        const toldBefore = routesFor({ ...tenant, shadow: false }, input.config).filter((r) => heard.has(`${input.alert.id}\u0000${r.id}`) && !routes.some((x) => x.id === r.id));
+        routes = [...routes, ...toldBefore];
+      }
       const update = (input.data as { update?: unknown }).update === true;
       return routes
         .filter((r) => !input.onlyDestinations || input.onlyDestinations.includes(r.id))

@@ -27,8 +27,12 @@ const KIND_DEFAULTS: Record<string, { minSeverity: Severity; events?: readonly N
   pagerduty: { minSeverity: 'critical', events: ['opened', 'escalated', 'owner_changed', 'resolved'] },
 };
 
-/** Events that can be a destination's first message: the alert opening, or reaching its severity. */
-const OPENINGS: readonly string[] = ['opened', 'escalated'];
+/**
+ * Events that can be a destination's first message: the alert opening, reaching its severity, or going live
+ * (a shadow alert's first event told to the tenant's destinations: it starts their story from its current
+ * state, so a critical one pages as its opening would have).
+ */
+const OPENINGS: readonly string[] = ['opened', 'escalated', 'went_live'];
 
 /**
  * Where an alert's notifications may go: the tenant's channel, the platform

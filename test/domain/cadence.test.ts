@@ -39,6 +39,18 @@ describe('cadence profiler', () => {
     expect(p.overrides).toEqual({ alertAfter: 5, minRows: 100 });
   });
 
+  it('reads the gaps on the wall clock: the same cadence whatever the date, across DST and month lengths', () => {
+    for (const [cron, tz, gap] of [
+      ['0 9,17 * * *', 'Europe/London', 43_200],
+      ['0 0 1 * *', 'Europe/London', 31 * 86_400],
+      ['0 8,20 * * *', 'America/New_York', 43_200],
+    ] as const) {
+      const seen = new Set<number>();
+      for (let day = 0; day < 366; day += 3) seen.add(typicalGapSeconds(cron, tz, new Date(Date.UTC(2026, 0, 1) + day * 86_400_000)));
+      expect([...seen], `${cron} ${tz}`).toEqual([gap]);
+    }
+  });
+
   it('gives the right fire times across DST and keeps a daily cadence on those nights', () => {
     // Spring forward in Berlin, 29 March 2026: 02:30 local does not exist; the job runs at 03:30 local (01:30 UTC).
     const spring = fireTimesBetween('30 2 * * *', 'Europe/Berlin', new Date('2026-03-27T12:00:00Z'), new Date('2026-03-30T12:00:00Z'));

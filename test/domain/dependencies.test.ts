@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { blockingIncident, dependencyProblems, dependencyRefText, dependencyVerdict, parseDependencyRef, type DependencyNode } from '../../src/domain/dependencies.js';
+import { blockingIncident, dependencyProblems, upstreamHolds, dependencyRefText, dependencyVerdict, parseDependencyRef, type DependencyNode } from '../../src/domain/dependencies.js';
 
 const node = (tenant: string, name: string, ...dependsOn: string[]): DependencyNode => ({ tenant, name, dependsOn });
 
@@ -50,6 +50,17 @@ describe('blockingIncident', () => {
     const c = { alertId: 3, workflowId: 3, openedAt: at('2026-03-10T02:04:00Z') };
     expect(blockingIncident([a, b])).toBe(b);
     expect(blockingIncident([a, b, c])).toBe(c);
+  });
+
+  it('holds a downstream back only under an incident of its own mode: live by live, shadow by shadow', () => {
+    const live = { alertId: 3, workflowId: 1, openedAt: at('2026-03-10T02:04:00Z') };
+    const shadow = { alertId: 2, workflowId: 2, openedAt: at('2026-03-10T02:00:00Z'), shadow: true };
+    expect(blockingIncident([shadow])).toBeNull();
+    expect(blockingIncident([shadow, live])).toBe(live);
+    expect(blockingIncident([shadow, live], { shadow: true })).toBe(shadow);
+    expect(blockingIncident([live], { shadow: true })).toBeNull();
+    expect(upstreamHolds({}, { shadow: false })).toBe(true);
+    expect(upstreamHolds({ shadow: true }, {})).toBe(false);
   });
 });
 

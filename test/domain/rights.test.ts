@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decideRight, silenceAction, visibleTenants, type RightsRequest, type SlackAction } from '../../src/domain/rights.js';
+import { decideRight, seesShadowAlerts, silenceAction, visibleTenants, type RightsRequest, type SlackAction } from '../../src/domain/rights.js';
 
 const base: Omit<RightsRequest, 'action'> = { user: 'UMEMBER', userGroups: [], channelMember: true, rights: {}, globalAdmins: [] };
 const decide = (action: SlackAction, over: Partial<RightsRequest> = {}) => decideRight({ ...base, action, ...over });
@@ -59,5 +59,15 @@ describe('visibleTenants: what the App Home shows', () => {
     ['a platform channel member sees every tenant', viewer({ platformMember: true }), [], ['acme', 'globex', 'initech']],
   ] as const)('%s', (_case, v, admins, expected) => {
     expect(visibleTenants(tenants, v, admins)).toEqual(expected);
+  });
+});
+
+describe('seesShadowAlerts: who sees an alert in shadow on the App Home', () => {
+  it.each([
+    ['a member of the platform channel (the audit destination)', { user: 'UOPS', platformMember: true }, true],
+    ['a global admin', { user: 'UADMIN', platformMember: false }, true],
+    ["a member of the tenant's channel only", { user: 'UALICE', platformMember: false }, false],
+  ])('%s', (_name, viewer, expected) => {
+    expect(seesShadowAlerts(viewer, ['UADMIN'])).toBe(expected);
   });
 });

@@ -136,4 +136,39 @@ describe('one engine', () => {
     const own = await t.db.selectFrom('alerts').select('consecutiveFailures').where('id', '=', alerts[0]!.id).executeTakeFirstOrThrow();
     expect(own.consecutiveFailures).toBe(2);
   });
+
+  it('a shadow upstream incident holds no live downstream back: the live failure opens its own alert in its channel, unlinked', async () => {
+    await setup();
+    const up = await makeWorkflow(t.db, { name: 'warehouse-load', cron: '0 2 * * *', shadow: true });
+    const down = await makeWorkflow(t.db, { name: 'orders-mart', cron: '0 * * * *', policy: { alertAfter: 1 } });
+    const open = await makeWorkflow(t.db, { name: 'billing-mart', cron: '0 * * * *', policy: { alertAfter: 1 } });
+    await dependsOn(t.db, down, up);
+    await dependsOn(t.db, open, up);
+    await report(open, '2026-03-10T01:00:00Z');
+    await report(up, '2026-03-10T02:00:00Z');
+    await report(down, '2026-03-10T02:00:00Z');
+    expect(await t.db.selectFrom('upstreamBlocks').selectAll().execute()).toEqual([]);
+    const alerts = await t.db.selectFrom('alerts').select(['workflowId', 'upstreamAlertId']).orderBy('id').execute();
+    expect(alerts).toEqual([
+      { workflowId: open.id, upstreamAlertId: null },
+      { workflowId: up.id, upstreamAlertId: null },
+      { workflowId: down.id, upstreamAlertId: null },
+    ]);
+    expect(await eventsOf(t.db, 'upstream_broke')).toEqual([]);
+    expect(await eventsOf(t.db, 'upstream_affected')).toEqual([]);
+  });
+
+  it('a shadow downstream is not listed in a live upstream thread: it opens its own shadow alert, told on the platform channel only', async () => {
+    await setup();
+    const up = await makeWorkflow(t.db, { name: 'warehouse-load', cron: '0 2 * * *' });
+    const down = await makeWorkflow(t.db, { name: 'orders-mart', cron: '0 * * * *', policy: { alertAfter: 1 }, shadow: true });
+    await dependsOn(t.db, down, up);
+    await report(up, '2026-03-10T02:00:00Z');
+    await report(down, '2026-03-10T02:00:00Z');
+    expect(await t.db.selectFrom('upstreamBlocks').selectAll().execute()).toEqual([]);
+    expect(await eventsOf(t.db, 'upstream_affected')).toEqual([]);
+    const own = await t.db.selectFrom('alerts').select('id').where('workflowId', '=', down.id).executeTakeFirstOrThrow();
+    const heard = await t.db.selectFrom('notifications').select('destination').distinct().where('alertId', '=', own.id).execute();
+    expect(heard.map((h) => h.destination)).toEqual(['slack:CPLATFORM']);
+  });
 });

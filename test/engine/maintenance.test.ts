@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Workflow } from '../../src/db/schema.js';
 import { runEscalationClock } from '../../src/engine/escalation.js';
+import { takeOwnership } from '../../src/ledger/alert-actions.js';
 import { startMaintenance } from '../../src/services/maintenance-windows.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { createEngine, notificationStory, reportRun, type Engine } from '../helpers/engine-harness.js';
@@ -87,6 +88,22 @@ describe('a maintenance window', () => {
     engine.clock.set(new Date(after.escalateAt!.getTime() + 1000));
     await runEscalationClock(engine.deps);
     expect((await alerts())[0]!.severity).toBe('critical');
+  });
+
+  it("pages nobody inside it: an owned alert's reminder waits for the window's end, then is sent once", async () => {
+    await failNext(3);
+    const [opened] = await alerts();
+    await takeOwnership(engine.deps, { alertId: opened!.id, actor: { user: 'U0BOB', channel: 'CACME' }, scope: acme });
+    const ownedAt = engine.clock.now();
+    await startMaintenance(engine.deps, { tenantId: 'acme', workflow: 'check', durationMs: minutes(90), reason: 'vacuum', actor: 'api:acme', scope: acme });
+    // A five-minute job reminds its owner after 30 minutes: an hour into the window, none.
+    engine.clock.set(new Date(ownedAt.getTime() + minutes(60)));
+    await runEscalationClock(engine.deps);
+    expect(await eventKinds(opened!.id)).not.toContain('reminder');
+    engine.clock.set(new Date(ownedAt.getTime() + minutes(91)));
+    await runEscalationClock(engine.deps);
+    await runEscalationClock(engine.deps);
+    expect((await eventKinds(opened!.id)).filter((k) => k === 'reminder')).toHaveLength(1);
   });
 
   it('two overlapping windows (tenant-wide 60 min, then the workflow\'s own 60 min from half-way) move the deadline by their union, 90 min, once', async () => {

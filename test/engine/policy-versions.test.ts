@@ -60,6 +60,28 @@ describe('policy versions', () => {
     expect((await workflow()).policyVersion).toBe(2);
   });
 
+  it('a restart on another date records nothing: the cadence of a schedule in a DST zone does not move with the date', async () => {
+    // Twice a day in London (gaps of 8 h and 16 h), and monthly: restarts before and after the clocks change, and a month on.
+    const twice: WorkflowsFile = {
+      tenants: [{ id: 'acme', name: 'Acme', channel: 'CACME' }],
+      workflows: [
+        { tenant: 'acme', name: 'twice-daily', cron: '0 9,17 * * *', timezone: 'Europe/London', monitoring: true, paused: false, enabled: true },
+        { tenant: 'acme', name: 'monthly', cron: '0 0 1 * *', timezone: 'Europe/London', monitoring: true, paused: false, enabled: true },
+      ],
+    } as WorkflowsFile;
+    await syncWorkflowsFile(t.db, twice, new Date('2026-03-01T00:00:00Z'), {}, ROUTING);
+    for (const at of ['2026-03-20T00:00:00Z', '2026-03-29T12:00:00Z', '2026-04-20T00:00:00Z', '2026-10-20T00:00:00Z', '2026-10-25T12:00:00Z']) {
+      expect(await recordPolicyVersions(t.db, { now: new Date(at), config: ROUTING, changedBy: 'api' }), at).toBe(0);
+      await syncWorkflowsFile(t.db, twice, new Date(at), {}, ROUTING);
+    }
+    const all = await versions();
+    expect(all.map((v) => [v.version, v.changedBy])).toEqual([
+      [1, 'workflows file'],
+      [1, 'workflows file'],
+    ]);
+    expect(all.map((v) => (v.policy as { cadenceSeconds: number }).cadenceSeconds).sort()).toEqual([2_678_400, 43_200]);
+  });
+
   it('a change of the derived defaults alone is put down to the release', async () => {
     await sync();
     // What a new release of the defaults looks like from the ledger: the stored policy no longer matches.

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { WorkflowsFile } from '../../src/config/workflows-file.js';
 import { webhookDestinationId } from '../../src/config/destination-schema.js';
 import { alertView } from '../../src/notify/alert-view.js';
+import { pagerDutyAction } from '../../src/notify/transports/pagerduty.js';
 import { renderAlertRoot } from '../../src/slack/blocks/alert-card.js';
 import { syncWorkflowsFile } from '../../src/services/sync-workflows.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
@@ -105,5 +106,50 @@ describe('shadow mode', () => {
     await engine.drain();
     const resolved = (await rowsOf(alert.id)).filter((r) => r.kind === 'resolved').map((r) => r.destination).sort();
     expect(resolved).toEqual(['slack:CACME', `slack:${PLATFORM}`, webhookId]);
+  });
+
+  it("a critical alert going live pages the tenant's PagerDuty (its first event there), which later hears the resolution", async () => {
+    const withPager = (shadow: boolean): WorkflowsFile => {
+      const f = file({ tenant: shadow });
+      f.tenants[0]!.destinations = [{ kind: 'pagerduty', routingKey: 'R0123456789abcdef0123456789abcdef' }] as never;
+      f.workflows[0]!.policy = { firstSeverity: 'critical' };
+      return f;
+    };
+    await syncWorkflowsFile(t.db, withPager(true), START, {}, ROUTING);
+    const alert = await failTwice();
+    expect(alert.severity).toBe('critical');
+    expect((await rowsOf(alert.id)).map((r) => r.destination)).not.toContainEqual(expect.stringMatching(/^pagerduty:/));
+
+    await syncWorkflowsFile(t.db, withPager(false), engine.clock.now(), {}, ROUTING);
+    const pager = (await rowsOf(alert.id)).filter((r) => r.destination.startsWith('pagerduty:'));
+    expect(pager.map((r) => r.kind)).toEqual(['went_live']);
+    expect(pagerDutyAction({ kind: 'went_live', actor: null, data: {} })).toBe('trigger');
+
+    const wf = await t.db.selectFrom('workflows').selectAll().executeTakeFirstOrThrow();
+    const tick = new Date(START.getTime() + 3 * HOUR);
+    engine.clock.set(new Date(tick.getTime() + minutes(2)));
+    await reportRun(t.db, wf, tick, { status: 'succeeded' }, engine.clock.now());
+    await engine.drain();
+    expect((await rowsOf(alert.id)).filter((r) => r.destination.startsWith('pagerduty:')).map((r) => r.kind)).toEqual(['went_live', 'resolved']);
+  });
+
+  it('an alert put in shadow while open: the channel and destinations that heard it still hear its resolution, and nothing else', async () => {
+    await syncWorkflowsFile(t.db, file({ tenant: false }), START, {}, ROUTING);
+    const alert = await failTwice();
+    expect(new Set((await rowsOf(alert.id)).map((r) => r.destination))).toEqual(new Set(['slack:CACME', `slack:${PLATFORM}`, webhookId]));
+    await syncWorkflowsFile(t.db, file({ tenant: true }), engine.clock.now(), {}, ROUTING);
+    const before = (await rowsOf(alert.id)).length;
+
+    const wf = await t.db.selectFrom('workflows').selectAll().executeTakeFirstOrThrow();
+    for (const [hour, status] of [[3, 'failed'], [4, 'succeeded']] as const) {
+      const tick = new Date(START.getTime() + hour * HOUR);
+      engine.clock.set(new Date(tick.getTime() + minutes(2)));
+      await reportRun(t.db, wf, tick, status === 'failed' ? { status, error: 'export to s3 failed' } : { status }, engine.clock.now());
+      await engine.drain();
+    }
+    const after = (await rowsOf(alert.id)).slice(before);
+    expect(after.filter((r) => r.kind !== 'resolved').map((r) => r.destination)).toEqual(expect.arrayContaining([`slack:${PLATFORM}`]));
+    expect(after.filter((r) => r.kind !== 'resolved').every((r) => r.destination === `slack:${PLATFORM}`)).toBe(true);
+    expect(after.filter((r) => r.kind === 'resolved').map((r) => r.destination).sort()).toEqual(['slack:CACME', `slack:${PLATFORM}`, webhookId]);
   });
 });

@@ -208,6 +208,19 @@ describe('the digest', () => {
     expect(digest.plainText.split('\n').filter((l) => / warning, open /.test(l))).toHaveLength(500);
   });
 
+  it('leaves out a workflow in shadow, and says nothing for a tenant in shadow (told only to the audit destination)', async () => {
+    await t.db.updateTable('workflows').set({ shadow: true }).where('tenantId', '=', 'acme').where('name', '=', 'nightly-etl').execute();
+    const facts = (await loadDigestFacts(t.db, 'acme', SINCE, FIRE))!;
+    expect(facts.open).toEqual([]);
+    expect(facts.noisiest.map((n) => n.workflow)).not.toContain('nightly-etl');
+    expect(facts.opened).toBe(2);
+    expect(buildDigest(facts)!.plainText).not.toContain('nightly-etl');
+
+    await t.db.updateTable('tenants').set({ shadow: true }).where('id', '=', 'acme').execute();
+    await t.db.updateTable('workflows').set({ shadow: false }).where('tenantId', '=', 'acme').execute();
+    expect(buildDigest((await loadDigestFacts(t.db, 'acme', SINCE, FIRE))!)).toBeUndefined();
+  });
+
   it('is absent for a quiet night', async () => {
     const facts = (await loadDigestFacts(t.db, 'globex', SINCE, FIRE))!;
     expect(buildDigest(facts)).toBeUndefined();

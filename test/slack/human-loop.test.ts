@@ -259,4 +259,30 @@ describe('rights in Slack', () => {
     expect(nobody).not.toContain(acmeWf.name);
     expect(nobody).not.toContain(globexWf.name);
   });
+
+  it("an alert in shadow is on the App Home of the platform channel's members only, not of the tenant's people", async () => {
+    // The earlier tests' alerts are closed, so the Home lists this test's two alone.
+    await t.db.updateTable('alerts').set({ status: 'resolved', resolvedAt: engine.clock.now() }).where('status', '=', 'open').execute();
+    const liveWf = await hourlyWorkflow('acme');
+    const shadowWf = await makeWorkflow(t.db, { tenantId: 'acme', name: `audit-only-${++seq}`, cron: '0 * * * *', shadow: true, policy: JSON.stringify({ retries: 0 }) });
+    for (const wf of [liveWf, shadowWf]) {
+      await failTick(wf, 1);
+      await failTick(wf, 2);
+    }
+    expect((await openAlertOf(shadowWf)).status).toBe('open');
+    // As in the test before (the bot's directory keeps what Slack answered): Alice is in Acme's channel, Ops in the platform channel.
+    rig.slack.channelMembers.set('CACME', ['U0ALICE']);
+    rig.slack.channelMembers.set(PLATFORM, ['U0OPS']);
+    for (const user of ['U0ALICE', 'U0OPS']) {
+      rig.slack.homeViews.delete(user);
+      await rig.event({ type: 'app_home_opened', user, channel: `D${user}`, tab: 'home' });
+    }
+    const home = (user: string) => eventually(() => JSON.stringify(rig.slack.homeViews.get(user) ?? (() => { throw new Error('not yet'); })()));
+    const alice = await home('U0ALICE');
+    expect(alice).toContain(liveWf.name);
+    expect(alice).not.toContain(shadowWf.name);
+    const ops = await home('U0OPS');
+    expect(ops).toContain(liveWf.name);
+    expect(ops).toContain(shadowWf.name);
+  });
 });

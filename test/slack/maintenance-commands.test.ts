@@ -99,6 +99,21 @@ describe('/scheduler maintenance', () => {
     expect(rig.slack.roots('CACME').map((m) => m.text)).toEqual([expect.stringMatching(/^Maintenance of \*acme\* ended .*\(patching\): 3 failed and 0 missed runs inside it, not counted\.$/)]);
   });
 
+  it("a tenant in shadow: the end of its tenant-wide window is told on the platform channel, marked Shadow, not in the tenant's", async () => {
+    await rig.close();
+    rig = await startSlackRig(t.db, { env: { PLATFORM_CHANNEL: 'CPLAT' }, clock: engine.clock });
+    await t.db.updateTable('tenants').set({ shadow: true }).where('id', '=', 'acme').execute();
+    await rig.command('maintenance acme 20m patching', { channel: 'CACME', user: 'U0OPS' });
+    expect((await answer(0)).text).toContain('every workflow of *acme*');
+    const [window] = await t.db.selectFrom('maintenanceWindows').selectAll().execute();
+    await failNext(3);
+    rig.clock.set(window!.endsAt);
+    await runEscalationClock(engine.deps);
+    await rig.drain();
+    await eventually(() => expect(rig.slack.roots('CPLAT').map((m) => m.text)).toEqual([expect.stringMatching(/^Shadow · Maintenance of \*acme\* ended .*: 3 failed and 0 missed runs inside it, not counted\.$/)]));
+    expect(rig.slack.roots('CACME')).toEqual([]);
+  });
+
   it('a tenant-wide window by the tenant id; another tenant\'s channel cannot reach it; a reason is required', async () => {
     await rig.command('maintenance acme 2h patching', { channel: 'CACME' });
     expect((await answer(0)).text).toContain('every workflow of *acme*');

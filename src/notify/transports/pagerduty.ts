@@ -16,8 +16,9 @@ export function dedupKeyFor(alertId: number): string {
 }
 
 /**
- * The Events API v2 action for an alert event, or none: opened and escalated
- * trigger (a trigger on an open incident updates it), a person taking
+ * The Events API v2 action for an alert event, or none: opened, escalated and
+ * went_live (a shadow alert's first event here) trigger (a trigger on an open
+ * incident updates it), a person taking
  * ownership acknowledges, resolved resolves. A reassign is not an
  * acknowledgement (the new owner has not seen it yet), and other events have
  * no PagerDuty meaning.
@@ -26,6 +27,7 @@ export function pagerDutyAction(event: Pick<DeliveryInput['event'], 'kind' | 'ac
   switch (event.kind) {
     case 'opened':
     case 'escalated':
+    case 'went_live':
       return 'trigger';
     case 'owner_changed':
       return ownerChange(event) === 'take' ? 'acknowledge' : undefined;

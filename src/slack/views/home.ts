@@ -1,6 +1,6 @@
 import type { Deps } from '../../deps.js';
 import type { LoopSpec } from '../../engine/runner.js';
-import { visibleTenants } from '../../domain/rights.js';
+import { seesShadowAlerts, visibleTenants } from '../../domain/rights.js';
 import { renderHome } from '../blocks/home.js';
 import type { SlackDirectory } from '../transport/directory.js';
 import { homeModel } from './queries.js';
@@ -29,7 +29,8 @@ export async function publishHome(
   const groupsNamed = tenants.flatMap((t) => t.rights.admins ?? []).filter((id) => id.startsWith('S'));
   const userGroups = directory && groupsNamed.length ? await directory.groupsOf(userId, groupsNamed) : [];
   const visible = visibleTenants(tenants, { user: userId, userGroups, channels, platformMember }, deps.config.ADMIN_USERS);
-  const view = renderHome(await homeModel(deps.db, now, visible, userId), now);
+  const shadow = seesShadowAlerts({ user: userId, platformMember }, deps.config.ADMIN_USERS);
+  const view = renderHome(await homeModel(deps.db, now, visible, userId, { shadow }), now);
   const result = await api.publishHome(userId, view);
   if (!result.ok) deps.logger.warn({ userId, error: result.error }, 'App Home publish failed');
   return result.ok;

@@ -5,6 +5,7 @@ import type { Alert, Tenant, Workflow } from '../../db/schema.js';
 import { profileFor } from '../../domain/cadence.js';
 import { parseDestination } from '../../domain/events.js';
 import { retriesAllowed } from '../../domain/retry-budget.js';
+import { inShadow } from '../../domain/shadow.js';
 import { silenceState } from '../../domain/silence.js';
 import type { LauncherResolver } from '../../launcher.js';
 import { listOpenAlerts, workflowHistory, type Scope } from '../../ledger/alert-queries.js';
@@ -117,9 +118,11 @@ const HOME_DEAD_LISTED = 30;
  * first): the tenants holding one lead, and inside a tenant its alerts the
  * viewer owns; otherwise the order stays (tenant id, then oldest alert).
  */
-export async function homeModel(db: Db, now: Date, tenantIds: readonly string[], viewer?: string): Promise<HomeModel> {
+export async function homeModel(db: Db, now: Date, tenantIds: readonly string[], viewer?: string, options: { shadow?: boolean } = {}): Promise<HomeModel> {
   if (tenantIds.length === 0) return { tenants: [], dead: [] };
-  const open = (await listOpenAlerts(db, {})).filter((o) => tenantIds.includes(o.tenant.id));
+  // Alerts in shadow only for a viewer of the audit destination (src/domain/rights.ts seesShadowAlerts); default: shown.
+  const hidden = options.shadow === false ? await shadowWorkflowIds(db, tenantIds) : new Set<number>();
+  const open = (await listOpenAlerts(db, {})).filter((o) => tenantIds.includes(o.tenant.id) && !hidden.has(o.workflow.id));
   const tenants = await db.selectFrom('tenants').select(['id', 'name']).where('enabled', '=', true).where('id', 'in', tenantIds).orderBy('id').execute();
   const dead = await db
     .selectFrom('notifications as n')
@@ -146,7 +149,7 @@ export async function homeModel(db: Db, now: Date, tenantIds: readonly string[],
               .executeTakeFirstOrThrow()
           ).n,
         );
-  const blocked = (await blockedWorkflows(db)).filter((b) => tenantIds.includes(b.tenantId));
+  const blocked = (await blockedWorkflows(db)).filter((b) => tenantIds.includes(b.tenantId) && !hidden.has(b.workflowId));
   // The upstream is named only when the viewer may see its tenant.
   const upstreamOf = (b: BlockedWorkflow) => (tenantIds.includes(b.upstream.tenantId) ? upstreamLabel(b, undefined) : "another tenant's workflow");
   const mine = (o: { alert: { ownerUser: string | null } }) => viewer !== undefined && o.alert.ownerUser === viewer;
@@ -180,6 +183,18 @@ export async function homeModel(db: Db, now: Date, tenantIds: readonly string[],
       return { id: d.id, destination: kind, tenantId: d.tenantId, workflowName: d.workflowName, lastError: d.lastError && target ? d.lastError.split(target).join('…') : d.lastError, createdAt: d.createdAt };
     }),
   };
+}
+
+/** The tenants' workflows in shadow now (src/domain/shadow.ts inShadow: their own flag or their tenant's). */
+async function shadowWorkflowIds(db: Db, tenantIds: readonly string[]): Promise<Set<number>> {
+  const rows = await db
+    .selectFrom('workflows as w')
+    .innerJoin('tenants as t', 't.id', 'w.tenantId')
+    .select(['w.id', 'w.shadow as workflowShadow', 't.shadow as tenantShadow'])
+    .where('w.tenantId', 'in', tenantIds)
+    .where((eb) => eb.or([eb('w.shadow', '=', true), eb('t.shadow', '=', true)]))
+    .execute();
+  return new Set(rows.filter(inShadow).map((r) => r.id));
 }
 
 /** The home tab's silence of an alert: its end while one is in force (src/domain/silence.ts), else null. */
