@@ -10,7 +10,9 @@ import { createRootRefresher } from '../../src/slack/transport/root-refresher.js
 import { createWebClient, webOutboxApi, type SlackOutboxApi } from '../../src/slack/transport/slack-api.js';
 import { slackTransport } from '../../src/slack/transport/slack-transport.js';
 import { RecordingSlackApi, type RecordingSlackApiOptions } from '../../src/replay/recording-slack-api.js';
-import { T0 } from './factories.js';
+import { afterAll, afterEach, beforeAll } from 'vitest';
+import { createTestDatabase, type TestDatabase } from './db.js';
+import { makeTenant, T0 } from './factories.js';
 
 /** An alert row as the engine would have opened it. */
 export async function insertAlert(db: Db, workflowId: number, overrides: Partial<Insertable<AlertsTable>> = {}): Promise<Alert> {
@@ -151,4 +153,30 @@ export async function outboxBacklog(db: Db, options: { dueBefore?: Date } = {}):
       (s.ended_at is not null and (s.rendered_at is null or s.rendered_at < s.ended_at))
       or coalesce(s.rendered_event_id, 0) < (select max(n.event_id) from storm_alerts m join notifications n on n.alert_id = m.alert_id and n.destination = m.destination and n.status = 'sent' where m.storm_id = s.id))`.execute(db);
   return { open: Number(open.n), stale: stale.length + (staleStorms.rows[0]?.n ?? 0) };
+}
+
+/** What the outbox tests empty after each test: the outbox, its threads, events and alerts, and the pace and outage state shared through the database (every test's clock starts again at T0). */
+const OUTBOX_TABLES = ['notifications', 'alertThreads', 'alertEvents', 'alerts', 'paceSlots', 'destinationOutages'] as const;
+
+/**
+ * The outbox test files' life cycle: one database for the file with its
+ * tenants (acme on CACME unless told), handed over by `database`; after each
+ * test `closeRig` and the outbox tables emptied; the database dropped at the end.
+ */
+export function outboxTestHooks(hooks: {
+  database: (t: TestDatabase) => void;
+  closeRig: () => Promise<void>;
+  tenants?: { id: string; name: string; channel: string }[];
+}): void {
+  let t: TestDatabase | undefined;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    hooks.database(t);
+    for (const tenant of hooks.tenants ?? [{ id: 'acme', name: 'Acme', channel: 'CACME' }]) await makeTenant(t.db, tenant);
+  });
+  afterAll(() => t?.drop());
+  afterEach(async () => {
+    await hooks.closeRig();
+    for (const table of OUTBOX_TABLES) await t!.db.deleteFrom(table).execute();
+  });
 }

@@ -1,26 +1,17 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { renderMetrics } from '../../src/http/metrics-route.js';
 import { counterValue, metrics } from '../../src/metrics.js';
 import type { OutageNotice } from '../../src/notify/sender.js';
 import { platformOutageNotice } from '../../src/slack/transport/outage-notice.js';
 import type { StoredMessage } from '../../src/replay/recording-slack-api.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { makeTenant, makeWorkflow, T0 } from '../helpers/factories.js';
-import { addEvent, insertAlert, startOutboxRig, type OutboxRig } from '../helpers/slack-outbox.js';
+import type { TestDatabase } from '../helpers/db.js';
+import { makeWorkflow, T0 } from '../helpers/factories.js';
+import { addEvent, insertAlert, outboxTestHooks, startOutboxRig, type OutboxRig } from '../helpers/slack-outbox.js';
 
 let t: TestDatabase;
 let rig: OutboxRig | undefined;
 
-beforeAll(async () => {
-  t = await createTestDatabase();
-  await makeTenant(t.db, { id: 'acme', name: 'Acme', channel: 'CACME' });
-});
-afterAll(() => t.drop());
-afterEach(async () => {
-  await rig?.close();
-  rig = undefined;
-  for (const table of ['notifications', 'alertThreads', 'alertEvents', 'alerts', 'paceSlots', 'destinationOutages'] as const) await t.db.deleteFrom(table).execute();
-});
+outboxTestHooks({ database: (db) => (t = db), closeRig: async () => { await rig?.close(); rig = undefined; } });
 
 const HOUR = 3_600_000;
 const at = (ms: number) => new Date(T0.getTime() + ms);

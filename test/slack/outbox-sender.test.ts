@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log.js';
 import { createOutboxSender } from '../../src/notify/sender.js';
 import { consoleOutboxApi } from '../../src/slack/transport/console-sink.js';
@@ -7,31 +7,14 @@ import { slackTransport } from '../../src/slack/transport/slack-transport.js';
 import { createRootRefresher } from '../../src/slack/transport/root-refresher.js';
 import type { StoredMessage } from '../../src/replay/recording-slack-api.js';
 import { ManualClock } from '../../src/clock.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { makeTenant, makeWorkflow, T0 } from '../helpers/factories.js';
-import { addEvent, insertAlert, startOutboxRig, type OutboxRig } from '../helpers/slack-outbox.js';
+import type { TestDatabase } from '../helpers/db.js';
+import { makeWorkflow, T0 } from '../helpers/factories.js';
+import { addEvent, insertAlert, outboxTestHooks, startOutboxRig, type OutboxRig } from '../helpers/slack-outbox.js';
 
 let t: TestDatabase;
 let rig: OutboxRig | undefined;
 
-beforeAll(async () => {
-  t = await createTestDatabase();
-  await makeTenant(t.db, { id: 'acme', name: 'Acme', channel: 'CACME' });
-  await makeTenant(t.db, { id: 'globex', name: 'Globex', channel: 'CGLOBEX' });
-});
-afterAll(() => t.drop());
-afterEach(async () => {
-  await rig?.close();
-  rig = undefined;
-  // Each test starts from an empty outbox.
-  await t.db.deleteFrom('notifications').execute();
-  await t.db.deleteFrom('alertThreads').execute();
-  await t.db.deleteFrom('alertEvents').execute();
-  await t.db.deleteFrom('alerts').execute();
-  // Pacing slots are shared through the database, and every test's clock starts again at T0.
-  await t.db.deleteFrom('paceSlots').execute();
-  await t.db.deleteFrom('destinationOutages').execute();
-});
+outboxTestHooks({ database: (db) => (t = db), closeRig: async () => { await rig?.close(); rig = undefined; }, tenants: [{ id: 'acme', name: 'Acme', channel: 'CACME' }, { id: 'globex', name: 'Globex', channel: 'CGLOBEX' }] });
 
 const key = (m: StoredMessage) => m.metadata?.event_payload.key as string | undefined;
 

@@ -1,12 +1,12 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ownReplyKey } from '../../src/domain/events.js';
 import { LIMITS } from '../../src/slack/blocks/limits.js';
 import { renderHome } from '../../src/slack/blocks/home.js';
 import { homeModel } from '../../src/slack/views/queries.js';
 import type { StoredMessage } from '../../src/replay/recording-slack-api.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { makeTenant, makeWorkflow, T0 } from '../helpers/factories.js';
-import { addEvent, insertAlert, startOutboxRig, type OutboxRig } from '../helpers/slack-outbox.js';
+import type { TestDatabase } from '../helpers/db.js';
+import { makeWorkflow, T0 } from '../helpers/factories.js';
+import { addEvent, insertAlert, outboxTestHooks, startOutboxRig, type OutboxRig } from '../helpers/slack-outbox.js';
 
 /**
  * A revoked bot token (invalid_auth) on an alert's opening, and what follows
@@ -20,16 +20,7 @@ import { addEvent, insertAlert, startOutboxRig, type OutboxRig } from '../helper
 let t: TestDatabase;
 let rig: OutboxRig | undefined;
 
-beforeAll(async () => {
-  t = await createTestDatabase();
-  await makeTenant(t.db, { id: 'acme', name: 'Acme', channel: 'CACME' });
-});
-afterAll(() => t.drop());
-afterEach(async () => {
-  await rig?.close();
-  rig = undefined;
-  for (const table of ['notifications', 'alertThreads', 'alertEvents', 'alerts', 'paceSlots', 'destinationOutages'] as const) await t.db.deleteFrom(table).execute();
-});
+outboxTestHooks({ database: (db) => (t = db), closeRig: async () => { await rig?.close(); rig = undefined; } });
 
 const key = (m: StoredMessage) => m.metadata?.event_payload.key as string | undefined;
 const at = (s: number) => new Date(T0.getTime() + s * 1000);

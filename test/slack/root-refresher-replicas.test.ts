@@ -1,9 +1,9 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log.js';
 import { createRootRefresher } from '../../src/slack/transport/root-refresher.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { makeTenant, makeWorkflow, T0 } from '../helpers/factories.js';
-import { addEvent, insertAlert, startOutboxRig, type OutboxRig } from '../helpers/slack-outbox.js';
+import type { TestDatabase } from '../helpers/db.js';
+import { makeWorkflow, T0 } from '../helpers/factories.js';
+import { addEvent, insertAlert, outboxTestHooks, startOutboxRig, type OutboxRig } from '../helpers/slack-outbox.js';
 
 /**
  * chat.update is Tier 3, about 50 a minute per workspace: the pace of root
@@ -12,22 +12,7 @@ import { addEvent, insertAlert, startOutboxRig, type OutboxRig } from '../helper
 let t: TestDatabase;
 let rig: OutboxRig | undefined;
 
-beforeAll(async () => {
-  t = await createTestDatabase();
-  await makeTenant(t.db, { id: 'acme', name: 'Acme', channel: 'CACME' });
-  await makeTenant(t.db, { id: 'globex', name: 'Globex', channel: 'CGLOBEX' });
-});
-afterAll(() => t.drop());
-afterEach(async () => {
-  await rig?.close();
-  rig = undefined;
-  await t.db.deleteFrom('notifications').execute();
-  await t.db.deleteFrom('alertThreads').execute();
-  await t.db.deleteFrom('alertEvents').execute();
-  await t.db.deleteFrom('alerts').execute();
-  // Pacing slots are shared through the database, and every test's clock starts again at T0.
-  await t.db.deleteFrom('paceSlots').execute();
-});
+outboxTestHooks({ database: (db) => (t = db), closeRig: async () => { await rig?.close(); rig = undefined; }, tenants: [{ id: 'acme', name: 'Acme', channel: 'CACME' }, { id: 'globex', name: 'Globex', channel: 'CGLOBEX' }] });
 
 /** Six alerts across two channels, each opened and then counted once more: six roots owing a re-render. */
 async function staleRoots(r: OutboxRig): Promise<void> {

@@ -1,8 +1,8 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { StoredMessage } from '../../src/replay/recording-slack-api.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { makeTenant, makeWorkflow, T0 } from '../helpers/factories.js';
-import { addEvent, insertAlert, startOutboxRig, type OutboxRig } from '../helpers/slack-outbox.js';
+import type { TestDatabase } from '../helpers/db.js';
+import { makeWorkflow, T0 } from '../helpers/factories.js';
+import { addEvent, insertAlert, outboxTestHooks, startOutboxRig, type OutboxRig } from '../helpers/slack-outbox.js';
 
 /**
  * Unknown outcomes settled by looking for the row's key. Slack's `internal_error` and `fatal_error` say "it's possible some aspect of
@@ -13,21 +13,7 @@ import { addEvent, insertAlert, startOutboxRig, type OutboxRig } from '../helper
 let t: TestDatabase;
 let rig: OutboxRig | undefined;
 
-beforeAll(async () => {
-  t = await createTestDatabase();
-  await makeTenant(t.db, { id: 'acme', name: 'Acme', channel: 'CACME' });
-});
-afterAll(() => t.drop());
-afterEach(async () => {
-  await rig?.close();
-  rig = undefined;
-  await t.db.deleteFrom('notifications').execute();
-  await t.db.deleteFrom('alertThreads').execute();
-  await t.db.deleteFrom('alertEvents').execute();
-  await t.db.deleteFrom('alerts').execute();
-  await t.db.deleteFrom('paceSlots').execute();
-  await t.db.deleteFrom('destinationOutages').execute();
-});
+outboxTestHooks({ database: (db) => (t = db), closeRig: async () => { await rig?.close(); rig = undefined; } });
 
 const keyOf = (m: StoredMessage) => m.metadata?.event_payload.key as string | undefined;
 

@@ -1,7 +1,7 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { makeTenant, makeWorkflow, T0 } from '../helpers/factories.js';
-import { addEvent, insertAlert, startOutboxRig, type OutboxRig } from '../helpers/slack-outbox.js';
+import { describe, expect, it } from 'vitest';
+import type { TestDatabase } from '../helpers/db.js';
+import { makeWorkflow, T0 } from '../helpers/factories.js';
+import { addEvent, insertAlert, outboxTestHooks, startOutboxRig, type OutboxRig } from '../helpers/slack-outbox.js';
 
 /**
  * A Slack error that says what was sent is wrong (or not allowed) fails the
@@ -12,16 +12,7 @@ import { addEvent, insertAlert, startOutboxRig, type OutboxRig } from '../helper
 let t: TestDatabase;
 let rig: OutboxRig | undefined;
 
-beforeAll(async () => {
-  t = await createTestDatabase();
-  await makeTenant(t.db, { id: 'acme', name: 'Acme', channel: 'CACME' });
-});
-afterAll(() => t.drop());
-afterEach(async () => {
-  await rig?.close();
-  rig = undefined;
-  for (const table of ['notifications', 'alertThreads', 'alertEvents', 'alerts', 'paceSlots', 'destinationOutages'] as const) await t.db.deleteFrom(table).execute();
-});
+outboxTestHooks({ database: (db) => (t = db), closeRig: async () => { await rig?.close(); rig = undefined; } });
 
 describe('Slack refusing one message', () => {
   for (const error of ['metadata_too_large', 'invalid_arguments', 'restricted_action_read_only_channel', 'cannot_reply_to_message']) {
