@@ -1,0 +1,91 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Workflow } from '../../src/db/schema.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { createEngine, fireTick, PLATFORM, type Engine } from '../helpers/engine-harness.js';
+import { makeTenant, makeWorkflow, minutes } from '../helpers/factories.js';
+import { eventually, startSlackRig, type SlackRig } from '../helpers/slack-bolt.js';
+
+/**
+ * Shadow mode (docs/policies.md): an alert in shadow is told only to the audit destination, so nothing a
+ * tenant's people read or hear (their channel's commands, a ping) says anything of it.
+ */
+const START = new Date('2026-03-10T00:00:00Z');
+const hour = (n: number) => new Date(START.getTime() + n * 3_600_000);
+
+let t: TestDatabase;
+let engine: Engine;
+let rig: SlackRig;
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  engine = createEngine(t.db, START);
+  rig = await startSlackRig(t.db, { clock: engine.clock, launchers: engine.launcher.resolver, env: { PLATFORM_CHANNEL: PLATFORM, ADMIN_USERS: 'U0BOSS' } });
+  await makeTenant(t.db, { id: 'acme', name: 'Acme', channel: 'CACME', oncall: JSON.stringify({ group: 'SONCALL' }) });
+  rig.slack.channelMembers.set('CACME', ['U0ALICE', 'U0OPS']);
+  rig.slack.channelMembers.set(PLATFORM, ['U0OPS']);
+});
+afterAll(async () => {
+  await rig.close();
+  await t.drop();
+});
+
+let seq = 0;
+async function hourly(shadow: boolean): Promise<Workflow> {
+  return makeWorkflow(t.db, { tenantId: 'acme', name: `${shadow ? 'audit' : 'live'}-${++seq}`, cron: '0 * * * *', shadow, policy: JSON.stringify({ retries: 0, recoverAfter: 1 }) });
+}
+
+async function failTwice(wf: Workflow) {
+  for (const n of [1, 2]) {
+    engine.clock.set(new Date(Math.max(hour(n).getTime() + minutes(2), engine.clock.now().getTime())));
+    await fireTick(engine, wf, hour(n), { status: 'failed', error: 'connect ECONNREFUSED' });
+    await engine.drain();
+  }
+  await rig.drain();
+}
+
+const openAlertOf = (wf: Workflow) => t.db.selectFrom('alerts').selectAll().where('workflowId', '=', wf.id).where('status', '=', 'open').executeTakeFirstOrThrow();
+
+/** The private answer to one `/scheduler` command. */
+async function ask(text: string, channel: string, user: string): Promise<string> {
+  const before = rig.slack.responses.length;
+  expect((await rig.command(text, { channel, user })).status).toBe(200);
+  return eventually(() => {
+    const r = rig.slack.responses.slice(before).find((x) => x.body.response_type === 'ephemeral');
+    if (!r) throw new Error('no answer yet');
+    return JSON.stringify(r.body);
+  });
+}
+
+describe("/scheduler in a tenant's channel", () => {
+  it("shows an alert in shadow only to the platform channel's members and admins, as the App Home does", async () => {
+    const live = await hourly(false);
+    const shadow = await hourly(true);
+    await failTwice(live);
+    await failTwice(shadow);
+    const liveAlert = await openAlertOf(live);
+    const shadowAlert = await openAlertOf(shadow);
+    await t.db.updateTable('alerts').set({ ownerUser: 'U0ALICE' }).where('id', 'in', [liveAlert.id, shadowAlert.id]).execute();
+
+    const status = await ask('status', 'CACME', 'U0ALICE');
+    expect(status).toContain(`alert #${liveAlert.id}`);
+    expect(status).toContain(shadow.name);
+    expect(status).not.toContain(`alert #${shadowAlert.id}`);
+    const detail = await ask(`status ${shadow.name}`, 'CACME', 'U0ALICE');
+    expect(detail).not.toContain(`#${shadowAlert.id}`);
+    expect(detail).toContain('No open alert');
+    expect(detail).not.toMatch(/:warning:|:rotating_light:/);
+    const mine = await ask('mine', 'CACME', 'U0ALICE');
+    expect(mine).toContain(live.name);
+    expect(mine).not.toContain(shadow.name);
+    // Acting on it from here finds nothing to act on, and changes nothing.
+    expect(await ask(`silence ${shadow.name} 1h`, 'CACME', 'U0ALICE')).toContain('has no open alert');
+    expect((await openAlertOf(shadow)).silencedBy).toBeNull();
+
+    // A member of the platform channel, and a global admin, are told of it, privately, here too.
+    for (const user of ['U0OPS', 'U0BOSS']) {
+      expect(await ask('status', 'CACME', user)).toContain(`alert #${shadowAlert.id}`);
+      expect(await ask(`status ${shadow.name}`, 'CACME', user)).toContain(`#${shadowAlert.id}`);
+    }
+    expect(await ask('mine', PLATFORM, 'U0ALICE')).toContain(shadow.name);
+  });
+});
