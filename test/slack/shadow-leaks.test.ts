@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Workflow } from '../../src/db/schema.js';
+import { runEscalationClock } from '../../src/engine/escalation.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { createEngine, fireTick, PLATFORM, type Engine } from '../helpers/engine-harness.js';
 import { makeTenant, makeWorkflow, minutes } from '../helpers/factories.js';
@@ -87,5 +88,32 @@ describe("/scheduler in a tenant's channel", () => {
       expect(await ask(`status ${shadow.name}`, 'CACME', user)).toContain(`#${shadowAlert.id}`);
     }
     expect(await ask('mine', PLATFORM, 'U0ALICE')).toContain(shadow.name);
+  });
+});
+
+describe('an alert in shadow pings nobody', () => {
+  it("its owner's reminder and a lapsed ownership name the owner in the platform thread without mentioning them", async () => {
+    await t.db.updateTable('tenants').set({ ownershipExpiresAfterSeconds: 6 * 3600 }).where('id', '=', 'acme').execute();
+    const shadow = await hourly(true);
+    await failTwice(shadow);
+    const alert = await openAlertOf(shadow);
+    const owned = engine.clock.now();
+    await t.db.updateTable('alerts').set({ ownerUser: 'U0ALICE', acknowledgedBy: 'U0ALICE', acknowledgedAt: owned }).where('id', '=', alert.id).execute();
+
+    engine.clock.set(new Date(owned.getTime() + minutes(121)));
+    await runEscalationClock(engine.deps);
+    engine.clock.set(new Date(owned.getTime() + minutes(6 * 60 + 1)));
+    await runEscalationClock(engine.deps);
+    await rig.drain();
+
+    const root = rig.slack.roots(PLATFORM).find((m) => m.metadata?.event_payload.alert_id === alert.id)!;
+    const replies = rig.slack.replies(PLATFORM, root.ts);
+    const reminder = replies.find((m) => m.metadata?.event_payload.event === 'reminder')!;
+    const expired = replies.find((m) => m.metadata?.event_payload.event === 'ownership_expired')!;
+    for (const reply of [reminder, expired]) {
+      expect(reply.text).toContain('@U0ALICE');
+      expect(JSON.stringify(rig.slack.callsTo('chat.postMessage').find((c) => c.ts === reply.ts)!.args)).not.toMatch(/<@U|<!subteam|<!channel|<!here/);
+    }
+    expect(rig.slack.roots('CACME').some((m) => m.metadata?.event_payload.alert_id === alert.id)).toBe(false);
   });
 });
