@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Workflow } from '../../src/db/schema.js';
 import { runEscalationClock } from '../../src/engine/escalation.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { createEngine, fireTick, PLATFORM, type Engine } from '../helpers/engine-harness.js';
+import { createEngine, fireTick, PLATFORM, reportRun, type Engine } from '../helpers/engine-harness.js';
 import { makeTenant, makeWorkflow, minutes } from '../helpers/factories.js';
 import { eventually, startSlackRig, type SlackRig } from '../helpers/slack-bolt.js';
 
@@ -115,5 +115,43 @@ describe('an alert in shadow pings nobody', () => {
       expect(JSON.stringify(rig.slack.callsTo('chat.postMessage').find((c) => c.ts === reply.ts)!.args)).not.toMatch(/<@U|<!subteam|<!channel|<!here/);
     }
     expect(rig.slack.roots('CACME').some((m) => m.metadata?.event_payload.alert_id === alert.id)).toBe(false);
+  });
+});
+
+describe("a tenant channel's storm", () => {
+  it('shows none of the state of a member put in shadow since, when it is re-rendered', async () => {
+    await makeTenant(t.db, { id: 'initech', name: 'Initech', channel: 'CINIT' });
+    const tick = new Date(Math.floor(engine.clock.now().getTime() / 3_600_000) * 3_600_000 + 3_600_000);
+    engine.clock.set(new Date(tick.getTime() + minutes(1)));
+    const wfs: Workflow[] = [];
+    for (let i = 0; i < 6; i++) {
+      const wf = await makeWorkflow(t.db, { tenantId: 'initech', name: `load-${i}`, cron: '0 * * * *', policy: JSON.stringify({ alertAfter: 1, retries: 0 }) });
+      await reportRun(t.db, wf, tick, { status: 'failed', error: 'warehouse unreachable' }, engine.clock.now());
+      wfs.push(wf);
+    }
+    await engine.drain();
+    await rig.drain();
+    const storm = await t.db.selectFrom('storms').selectAll().where('destination', '=', 'slack:CINIT').executeTakeFirstOrThrow();
+    const stormMessage = () => JSON.stringify(rig.slack.roots('CINIT').find((m) => m.ts === storm.rootTs)!);
+    const [hidden, other] = [wfs[0]!, wfs[1]!];
+    const hiddenAlert = await openAlertOf(hidden);
+    expect(stormMessage()).toContain(`storm:${storm.id}:${hiddenAlert.id}`);
+
+    // Put in shadow; then it is owned and fails anew, and another member's failure re-renders the storm message.
+    await t.db.updateTable('workflows').set({ shadow: true }).where('id', '=', hidden.id).execute();
+    await t.db.updateTable('alerts').set({ ownerUser: 'U0SHADOWOWNER' }).where('id', '=', hiddenAlert.id).execute();
+    const next = new Date(tick.getTime() + 3_600_000);
+    engine.clock.set(new Date(next.getTime() + minutes(1)));
+    await reportRun(t.db, hidden, next, { status: 'failed', error: 'secret shadow failure' }, engine.clock.now());
+    await reportRun(t.db, other, next, { status: 'failed', error: 'warehouse unreachable' }, engine.clock.now());
+    await engine.drain();
+    await rig.drain();
+
+    await eventually(() => expect(stormMessage()).toContain('2 failures'));
+    const message = stormMessage();
+    expect(message).not.toContain(`storm:${storm.id}:${hiddenAlert.id}`);
+    expect(message).not.toContain('U0SHADOWOWNER');
+    expect(message).not.toContain('secret shadow failure');
+    expect(message).toContain('5 open');
   });
 });
