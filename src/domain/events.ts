@@ -71,6 +71,14 @@ export function shadowEventData(data: Record<string, unknown>): Record<string, u
 }
 
 /**
+ * Whether an event was recorded for an alert in shadow (`shadowEventData`): it pages nobody, and its words
+ * ping nobody either (people are named, never mentioned, but for the one who acted, who is there).
+ */
+export function isShadowEvent(data: unknown): boolean {
+  return (data as { shadow?: unknown } | null)?.shadow === true;
+}
+
+/**
  * The events that page someone, so chat posts them as a reply broadcast to
  * the channel (DESIGN: "opening a critical or escalating to critical mentions
  * the owner or the on-call group, in a reply broadcast to the channel"): an
@@ -79,7 +87,7 @@ export function shadowEventData(data: Record<string, unknown>): Record<string, u
  * event of a shadow alert (`data.shadow`).
  */
 export function pagesSomeone(event: { kind: string; data: unknown }): boolean {
-  if ((event.data as { shadow?: unknown } | null)?.shadow === true) return false;
+  if (isShadowEvent(event.data)) return false;
   if (event.kind === 'escalated') return true;
   const mention = (event.data as { mention?: { users?: unknown[]; groups?: unknown[] } } | null)?.mention;
   return event.kind === 'opened' && !!mention && (mention.users?.length ?? 0) + (mention.groups?.length ?? 0) > 0;

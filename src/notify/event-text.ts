@@ -1,4 +1,5 @@
 import { formatDuration, utcText } from '../domain/durations.js';
+import { isShadowEvent } from '../domain/events.js';
 import { durationTexts } from './event-text/duration.js';
 import { dependencyTexts } from './event-text/dependencies.js';
 import { lifecycleTexts } from './event-text/lifecycle.js';
@@ -39,7 +40,14 @@ const RENDERERS: Record<string, Renderer> = {
 export function eventText({ event, alert, workflow }: EventTextInput): EventText {
   const d = (event.data ?? {}) as Data;
   const render = Object.hasOwn(RENDERERS, event.kind) ? RENDERERS[event.kind] : undefined;
-  return render ? render({ event, alert, workflow, d }) : { what: event.kind, icon: 'info', parts: [t(`${event.kind.replace(/_/g, ' ')}.`)] };
+  const text = render ? render({ event, alert, workflow, d }) : { what: event.kind, icon: 'info' as const, parts: [t(`${event.kind.replace(/_/g, ' ')}.`)] };
+  return isShadowEvent(d) ? pingingNobody(text, event.actor) : text;
+}
+
+/** An event of an alert in shadow (src/domain/events.ts isShadowEvent): everyone named quietly but the actor, and no mention. */
+function pingingNobody(text: EventText, actor: string | null): EventText {
+  const { mention: _dropped, ...rest } = text;
+  return { ...rest, parts: text.parts.map((p) => ((p.type === 'user' && p.id !== actor) || p.type === 'group' ? { ...p, quiet: true } : p)) };
 }
 
 /**

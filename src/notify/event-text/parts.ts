@@ -16,8 +16,9 @@ export type TextPart =
   /** A name or reason from outside (workflow, team, silence reason). */
   | { type: 'strong'; text: string }
   | { type: 'code'; text: string }
-  | { type: 'user'; id: string }
-  | { type: 'group'; id: string }
+  /** `quiet`: named without a mention that would notify them (an event of an alert in shadow pings nobody). */
+  | { type: 'user'; id: string; quiet?: boolean }
+  | { type: 'group'; id: string; quiet?: boolean }
   /**
    * A point in time. `relative` is the words as of the event ("in 40 minutes",
    * "3 hours ago"); `lead` says which reads first ("escalates in 40 minutes (at …)"

@@ -27,6 +27,12 @@ export const EVENT_EMOJI: Record<EventIcon, string> = {
   info: ':information_source:',
 };
 
+/** A person or group as Slack mentions them, or, `quiet`, named as text that notifies nobody. */
+function personMrkdwn(p: Extract<TextPart, { type: 'user' | 'group' }>): string {
+  if (p.quiet) return `@${escapeMrkdwn(p.id)}`;
+  return p.type === 'user' ? userMention(p.id) : groupMention(p.id);
+}
+
 function mrkdwnPart(p: TextPart): string {
   switch (p.type) {
     case 'text':
@@ -37,9 +43,8 @@ function mrkdwnPart(p: TextPart): string {
     case 'code':
       return codeSpan(p.text);
     case 'user':
-      return userMention(p.id);
     case 'group':
-      return groupMention(p.id);
+      return personMrkdwn(p);
     case 'time':
       if (!p.relative) return slackDate(p.at);
       return p.lead === 'relative' ? `${escapeMrkdwn(p.relative)} (at ${slackDate(p.at)})` : `${slackDate(p.at)} (${escapeMrkdwn(p.relative)})`;
@@ -63,9 +68,8 @@ export function eventFallback(text: EventText, where: { tenant: string; workflow
   const plainPart = (p: TextPart): string => {
     switch (p.type) {
       case 'user':
-        return userMention(p.id);
       case 'group':
-        return groupMention(p.id);
+        return personMrkdwn(p);
       case 'time':
         return escapeMrkdwn(p.relative && p.lead === 'relative' ? p.relative : utcText(p.at));
       case 'duration':

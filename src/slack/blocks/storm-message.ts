@@ -18,6 +18,11 @@ export interface StormMember {
   lastError: string | null;
   /** It outlived the storm: its own thread carries it from then on. */
   ownThread: boolean;
+  /**
+   * Put in shadow since (src/domain/shadow.ts) and this is its tenant's channel: told only to the platform
+   * channel now, so the message shows none of its state (docs/policies.md) until it resolves.
+   */
+  inShadow?: boolean;
 }
 
 export interface StormView {
@@ -35,7 +40,9 @@ const LISTED_OPEN = 40;
  */
 export function renderStormMessage(view: StormView): SlackMessage {
   const { storm, members } = view;
-  const open = members.filter((m) => m.status === 'open').sort(byUrgency);
+  const all = members.filter((m) => m.status === 'open').sort(byUrgency);
+  const open = all.filter((m) => !m.inShadow);
+  const elsewhere = all.filter((m) => m.inShadow);
   const resolved = members.filter((m) => m.status === 'resolved');
   const critical = open.filter((m) => m.severity === 'critical').length;
   const owned = open.filter((m) => m.ownerUser).length;
@@ -52,6 +59,10 @@ export function renderStormMessage(view: StormView): SlackMessage {
   }
   for (const m of open.slice(0, LISTED_OPEN)) blocks.push(memberSection(storm.id, m));
   if (open.length > LISTED_OPEN) blocks.push({ type: 'context', elements: [mrkdwn(`… ${open.length - LISTED_OPEN} more open: \`/scheduler status\` lists them all`)] });
+  if (elsewhere.length > 0) {
+    const names = elsewhere.map((m) => safeText(m.workflow, 80)).join(', ');
+    blocks.push({ type: 'context', elements: [mrkdwn(`Now in shadow mode, no longer told here: ${names}`, LIMITS.contextElementText)] });
+  }
   if (resolved.length > 0) {
     const names = resolved.map((m) => safeText(m.workflow, 80)).join(', ');
     blocks.push({ type: 'context', elements: [mrkdwn(`✅ Resolved: ${names}`, LIMITS.contextElementText)] });

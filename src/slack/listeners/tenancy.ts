@@ -2,6 +2,8 @@ import type { Config } from '../../config/env.js';
 import type { Db } from '../../db/connect.js';
 import type { Tenant } from '../../db/schema.js';
 import type { Scope } from '../../ledger/alert-queries.js';
+import { seesShadowAlerts } from '../../domain/rights.js';
+import type { SlackDirectory } from '../transport/directory.js';
 
 /**
  * Which workflows a Slack surface may see and touch. A tenant's channel: that
@@ -25,3 +27,19 @@ export async function scopeForChannel(db: Db, config: Pick<Config, 'PLATFORM_CHA
 
 export const UNLINKED_TEXT =
   "This channel isn't linked to a tenant, so I can't show or change any workflows here. Use your tenant's channel, the platform channel, or my App Home.";
+
+/**
+ * Whether a command's answer may show alerts in shadow: the App Home's rule (src/domain/rights.ts
+ * seesShadowAlerts). In the platform channel the asker is a member; in a tenant's channel only a member of
+ * the platform channel or a global admin is told of them, privately.
+ */
+export async function seesShadowHere(
+  where: Exclude<SlackScope, { kind: 'unlinked' }>,
+  user: string,
+  config: Pick<Config, 'PLATFORM_CHANNEL' | 'ADMIN_USERS'>,
+  directory: SlackDirectory | undefined,
+): Promise<boolean> {
+  const platform = config.PLATFORM_CHANNEL;
+  const platformMember = where.kind === 'platform' || (!!platform && !!directory && (await directory.isChannelMember(platform, user)));
+  return seesShadowAlerts({ user, platformMember }, config.ADMIN_USERS);
+}

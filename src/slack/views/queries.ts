@@ -38,12 +38,17 @@ export async function workflowsInScope(db: Db, scope: Scope): Promise<Workflow[]
     .execute();
 }
 
-/** `viewerTenant`: the channel's tenant (undefined: the platform channel); another tenant's upstream is not named to it. */
-export async function statusRows(db: Db, workflows: Workflow[], now: Date, viewerTenant?: string): Promise<WorkflowStatusRow[]> {
+/**
+ * `viewerTenant`: the channel's tenant (undefined: the platform channel); another tenant's upstream is not named to it.
+ * `hidden`: workflows whose open alert the viewer may not see (in shadow, src/domain/rights.ts seesShadowAlerts): listed
+ * without it, nor the upstream incident holding them back (a shadow downstream is held only by a shadow upstream).
+ */
+export async function statusRows(db: Db, workflows: Workflow[], now: Date, viewerTenant?: string, hidden: ReadonlySet<number> = new Set()): Promise<WorkflowStatusRow[]> {
   if (workflows.length === 0) return [];
   const ids = workflows.map((w) => w.id);
-  const blocked = (await blockedWorkflows(db, viewerTenant)).filter((b) => ids.includes(b.workflowId));
-  const alerts = await db.selectFrom('alerts').selectAll().where('status', '=', 'open').where('workflowId', 'in', ids).execute();
+  const shown = ids.filter((id) => !hidden.has(id));
+  const blocked = (await blockedWorkflows(db, viewerTenant)).filter((b) => shown.includes(b.workflowId));
+  const alerts = shown.length ? await db.selectFrom('alerts').selectAll().where('status', '=', 'open').where('workflowId', 'in', shown).execute() : [];
   const lastRuns = await db
     .selectFrom('runs')
     .select(['workflowId', 'status', 'startedAt', 'finishedAt', 'longNoticedAt'])
@@ -68,7 +73,7 @@ export async function statusRows(db: Db, workflows: Workflow[], now: Date, viewe
       monitoring: w.monitoring,
       mode: w.mode,
       nextTickAt: w.nextTickAt,
-      lastRun: run ? { status: run.status, finishedAt: run.finishedAt, startedAt: run.startedAt, runningLong: run.longNoticedAt !== null } : null,
+      lastRun: run ? { status: run.status, finishedAt: run.finishedAt, startedAt: run.startedAt, runningLong: run.longNoticedAt !== null && !hidden.has(w.id) } : null,
       openAlert: alert ? { id: alert.id, severity: alert.severity, ownerUser: alert.ownerUser, silenced, consecutiveFailures: alert.consecutiveFailures, cause: alert.cause } : null,
       normalSeconds: normals.get(w.id)?.medianSeconds ?? null,
       blockedBy: block ? { upstream: upstreamLabel(block, viewerTenant), alertId: block.upstream.alertId, failures: block.failures, missed: block.missed, since: block.since } : null,
@@ -91,11 +96,12 @@ export async function historyRows(db: Db, workflowId: number, limit = 10): Promi
   }));
 }
 
-export async function workflowDetail(db: Db, launchers: LauncherResolver, workflow: Workflow, now: Date): Promise<WorkflowDetail> {
+/** `hideAlert`: the viewer may not see the workflow's alert (in shadow, src/domain/rights.ts seesShadowAlerts). */
+export async function workflowDetail(db: Db, launchers: LauncherResolver, workflow: Workflow, now: Date, hideAlert = false): Promise<WorkflowDetail> {
   // Named as the workflow's own tenant sees it: the detail never names another tenant's workflow.
-  const [row] = await statusRows(db, [workflow], now, workflow.tenantId);
+  const [row] = await statusRows(db, [workflow], now, workflow.tenantId, new Set(hideAlert ? [workflow.id] : []));
   const tenant = await db.selectFrom('tenants').selectAll().where('id', '=', workflow.tenantId).executeTakeFirstOrThrow();
-  const alert = await db.selectFrom('alerts').selectAll().where('workflowId', '=', workflow.id).where('status', '=', 'open').executeTakeFirst();
+  const alert = hideAlert ? undefined : await db.selectFrom('alerts').selectAll().where('workflowId', '=', workflow.id).where('status', '=', 'open').executeTakeFirst();
   const profile = profileFor(workflow.cron, workflow.timezone, workflow.policy, now);
   return {
     row: row!,
@@ -131,6 +137,7 @@ export async function homeModel(db: Db, now: Date, tenantIds: readonly string[],
     .select(['n.id', 'n.destination', 'n.lastError', 'n.createdAt', 'w.tenantId', 'w.name as workflowName'])
     .where('n.status', '=', 'dead')
     .where('w.tenantId', 'in', tenantIds)
+    .$if(hidden.size > 0, (q) => q.where('w.id', 'not in', [...hidden]))
     .orderBy('n.id', 'desc')
     .limit(HOME_DEAD_LISTED)
     .execute();
@@ -146,6 +153,7 @@ export async function homeModel(db: Db, now: Date, tenantIds: readonly string[],
               .select((eb) => eb.fn.countAll<number>().as('n'))
               .where('n.status', '=', 'dead')
               .where('w.tenantId', 'in', tenantIds)
+              .$if(hidden.size > 0, (q) => q.where('w.id', 'not in', [...hidden]))
               .executeTakeFirstOrThrow()
           ).n,
         );
@@ -186,7 +194,7 @@ export async function homeModel(db: Db, now: Date, tenantIds: readonly string[],
 }
 
 /** The tenants' workflows in shadow now (src/domain/shadow.ts inShadow: their own flag or their tenant's). */
-async function shadowWorkflowIds(db: Db, tenantIds: readonly string[]): Promise<Set<number>> {
+export async function shadowWorkflowIds(db: Db, tenantIds: readonly string[]): Promise<Set<number>> {
   const rows = await db
     .selectFrom('workflows as w')
     .innerJoin('tenants as t', 't.id', 'w.tenantId')

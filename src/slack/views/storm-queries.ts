@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/connect.js';
 import type { Storm } from '../../db/schema.js';
+import { inShadow } from '../../domain/shadow.js';
 import { silenceState } from '../../domain/silence.js';
 import { stormMembers } from '../../ledger/storm-members.js';
 import type { StormView } from '../blocks/storm-message.js';
@@ -27,13 +28,15 @@ export async function loadStormView(db: Db, stormId: number, now: Date): Promise
   const storm = await db.selectFrom('storms').selectAll().where('id', '=', stormId).executeTakeFirst();
   if (!storm) return undefined;
   const rows = await stormMembers(db, stormId)
-    .select(['a.id', 'a.status', 'a.severity', 'a.consecutiveFailures', 'a.ownerUser', 'a.silencedBy', 'a.silencedUntil', 'a.silenceReason', 'a.lastError', 'w.name as workflow', 't.id as tenantId', 't.name as tenantName', 'th.rootTs'])
+    .select(['a.id', 'a.status', 'a.severity', 'a.consecutiveFailures', 'a.ownerUser', 'a.silencedBy', 'a.silencedUntil', 'a.silenceReason', 'a.lastError', 'w.name as workflow', 't.id as tenantId', 't.name as tenantName', 't.channel as tenantChannel', 'w.shadow as workflowShadow', 't.shadow as tenantShadow', 'th.rootTs'])
     .orderBy('a.id')
     .execute();
   return {
     eventId: Number(latest?.id ?? 0),
     storm: { id: Number(storm.id), channel: storm.channel, startedAt: storm.startedAt, endedAt: storm.endedAt },
     members: rows.map((r) => ({
+      // Its tenant's channel hears nothing of an alert in shadow but its resolution (a platform storm is the audit destination).
+      inShadow: inShadow(r) && r.tenantChannel === storm.channel,
       alertId: Number(r.id),
       tenant: { id: r.tenantId, name: r.tenantName },
       workflow: r.workflow,

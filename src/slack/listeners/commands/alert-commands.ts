@@ -16,6 +16,8 @@ interface AlertCommandInput {
   scope: Scope;
   actor: { user: string; channel: string };
   now: Date;
+  /** The asker may not see the workflow's alert (in shadow): as far as they are told, it has none. */
+  hideAlert: boolean;
 }
 
 /**
@@ -29,7 +31,7 @@ export async function alertCommand(ctx: SlackContext, input: AlertCommandInput):
   const { command, workflow: wf, tenant, scope: where, actor, now } = input;
   const name = `*${escapeMrkdwn(wf.name)}*`;
   const refusal = (action: SlackAction) => refusalFor({ action, user: actor.user, tenant, channelMember: true }, deps.config, ctx.directory);
-  const openAlert = () => findOpenAlertForWorkflow(deps.db, wf.id);
+  const openAlert = async () => (input.hideAlert ? undefined : findOpenAlertForWorkflow(deps.db, wf.id));
 
   switch (command.kind) {
     case 'ack': {

@@ -12,9 +12,10 @@ import { renderStatusList, renderWorkflowStatus } from '../../blocks/status.js';
 import { activeStorms } from '../../views/storm-queries.js';
 import { closestNames } from './closest-names.js';
 import { parseSchedulerCommand } from './parse-command.js';
-import { historyRows, statusRows, workflowDetail, workflowsInScope } from '../../views/queries.js';
+import { historyRows, shadowWorkflowIds, statusRows, workflowDetail, workflowsInScope } from '../../views/queries.js';
+import { inShadow } from '../../../domain/shadow.js';
 import { refusalFor } from '../rights.js';
-import { scopeForChannel, UNLINKED_TEXT, type SlackScope } from '../tenancy.js';
+import { scopeForChannel, seesShadowHere, UNLINKED_TEXT, type SlackScope } from '../tenancy.js';
 import { runNowText } from '../answers.js';
 import { alertCommand } from './alert-commands.js';
 import type { SlackContext } from '../context.js';
@@ -47,14 +48,20 @@ async function runCommand(ctx: SlackContext, body: { text: string; user_id: stri
   if (where.kind === 'unlinked') return { text: UNLINKED_TEXT };
   const now = deps.clock.now();
   const actor = { user: body.user_id, channel: body.channel_id };
+  // Alerts in shadow are told only to the audit destination: a tenant's people asking here are not shown them.
+  const seesShadow = await seesShadowHere(where, body.user_id, deps.config, ctx.directory);
+  const hidden = async () => (seesShadow || where.kind === 'platform' ? new Set<number>() : await shadowWorkflowIds(deps.db, [where.tenant.id]));
 
   if (command.kind === 'maintenance') return maintenanceCommand(ctx, where, command, body, (name) => resolveWorkflow(ctx, where, name));
   if (command.kind === 'status' && !command.workflow) {
     const storms = await activeStorms(deps.db, where.scope.tenantId ? [where.scope.tenantId] : undefined);
-    const message = renderStatusList(await statusRows(deps.db, await workflowsInScope(deps.db, where.scope), now, where.scope.tenantId), where.label, storms);
+    const message = renderStatusList(await statusRows(deps.db, await workflowsInScope(deps.db, where.scope), now, where.scope.tenantId, await hidden()), where.label, storms);
     return { text: message.text, blocks: message.blocks as never };
   }
-  if (command.kind === 'mine') return { text: mineText(await listOpenAlerts(deps.db, where.scope), body.user_id, where.kind === 'platform') };
+  if (command.kind === 'mine') {
+    const hide = await hidden();
+    return { text: mineText((await listOpenAlerts(deps.db, where.scope)).filter((o) => !hide.has(o.workflow.id)), body.user_id, where.kind === 'platform') };
+  }
   if (command.kind === 'oncall') return { text: await onCallText(ctx, where) };
   if (command.kind === 'digest') return digestCommand(ctx, where, command.tenant, now);
   const found = await resolveWorkflow(ctx, where, (command as { workflow: string }).workflow);
@@ -62,10 +69,11 @@ async function runCommand(ctx: SlackContext, body: { text: string; user_id: stri
   const wf = found.workflow;
   const tenant = where.kind === 'tenant' ? where.tenant : await deps.db.selectFrom('tenants').selectAll().where('id', '=', wf.tenantId).executeTakeFirstOrThrow();
   const refusal = (action: SlackAction) => refusalFor({ action, user: body.user_id, tenant, channelMember: true }, deps.config, ctx.directory);
+  const hideAlert = !seesShadow && inShadow({ workflowShadow: wf.shadow, tenantShadow: tenant.shadow });
 
   switch (command.kind) {
     case 'status': {
-      const message = renderWorkflowStatus(await workflowDetail(deps.db, deps.launchers, wf, now));
+      const message = renderWorkflowStatus(await workflowDetail(deps.db, deps.launchers, wf, now, hideAlert));
       return { text: message.text, blocks: message.blocks as never };
     }
     case 'history': {
@@ -82,7 +90,7 @@ async function runCommand(ctx: SlackContext, body: { text: string; user_id: stri
     case 'resume':
       return pauseOrResumeCommand(ctx, where, command, wf, body);
     default:
-      return (await alertCommand(ctx, { command, workflow: wf, tenant, scope: where.scope, actor, now })) ?? { text: helpText() };
+      return (await alertCommand(ctx, { command, workflow: wf, tenant, scope: where.scope, actor, now, hideAlert })) ?? { text: helpText() };
   }
 }
 
