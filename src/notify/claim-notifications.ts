@@ -14,8 +14,8 @@ export interface ClaimedNotification {
   row: Notification;
   /** Pending rows for the same alert and destination queued behind this one (lets a transport coalesce). */
   queuedBehind: number;
-  /** What the transport is handed (the sender adds its `now`), read by the claim itself. */
-  input: Omit<DeliveryInput, 'now'>;
+  /** What the transport is handed (the sender adds its `now` and `keepLease`), read by the claim itself. */
+  input: Omit<DeliveryInput, 'now' | 'keepLease'>;
 }
 
 export interface ClaimOptions {
@@ -97,4 +97,23 @@ export async function claimNotifications(db: Db, o: ClaimOptions): Promise<Claim
     queuedBehind,
     input: deliveryInputOf(row, { eventRow, alertRow, workflowRow, tenantRow, lastRunRow }, queuedBehind),
   }));
+}
+
+/**
+ * Renews a claimed row's lease (to `until`) if it is still this owner's and
+ * still `sending`: true when it was. A sender that stalled past its lease
+ * (a database stall, a long lookup) may have had the row claimed, or even
+ * sent and settled, by another replica meanwhile; one conditional statement
+ * right before a send tells it so, and it sends nothing.
+ */
+export async function renewLease(db: Db, row: { id: number; owner: string }, until: Date): Promise<boolean> {
+  const renewed = await db
+    .updateTable('notifications')
+    .set({ leaseExpiresAt: until })
+    .where('id', '=', row.id)
+    .where('status', '=', 'sending')
+    .where('leaseOwner', '=', row.owner)
+    .returning('id')
+    .executeTakeFirst();
+  return renewed !== undefined;
 }

@@ -8,6 +8,7 @@ import { outageEndNotice, shownDestination, type Outage } from '../domain/destin
 import { backoffMs, pacingOf, sleepOnClock, type OutageNotice, type SenderContext } from './sender-context.js';
 import { holdDestination, markDead, markRetry, markSent, markUnknown, releaseUntried, type Held } from './settle-notification.js';
 import type { DeliveryInput, DeliveryResult, Transport } from './transport.js';
+import { leaseKeeper } from './lease-keeper.js';
 
 /**
  * One claimed row (its input came with the claim): takes its pacing slot, settles an unknown
@@ -43,7 +44,8 @@ async function deliverClaimed(ctx: SenderContext, claim: ClaimedNotification, wa
   }
   // The unit of work starts when the slot is taken: rendering and the outcome use this instant.
   const now = deps.clock.now();
-  const input: DeliveryInput = { ...loaded, now };
+  const lease = leaseKeeper(ctx, held);
+  const input: DeliveryInput = { ...loaded, now, keepLease: lease.keepLease };
   const logCtx = { id: n.id, key: n.idempotencyKey, destination: n.destination, attempts: n.attempts };
   // Error texts are the receiver's words (a body that may echo the webhook secret or the routing key),
   // stored and shown (the API, App Home, outage notices): cleaned like a run's output, in the tenant's scope.
@@ -86,6 +88,8 @@ async function deliverClaimed(ctx: SenderContext, claim: ClaimedNotification, wa
     await markUnknown(deps.db, held, new Date(now.getTime() + delay), message);
     metrics.deliveries.inc({ kind, result: 'error' });
     throw error;
+  } finally {
+    lease.end();
   }
 }
 
@@ -158,6 +162,10 @@ async function settleDelivery(ctx: SenderContext, transport: Transport, key: str
     case 'transient':
     case 'unknown':
       await holdFailing(ctx, n, result.error, result.kind, now);
+      return;
+    case 'lease_lost':
+      // Nothing was sent, and the row is another replica's: it settles it, this sender writes nothing.
+      log.warn(logCtx, 'stalled past its lease before sending; left to the replica holding it now');
       return;
   }
 }

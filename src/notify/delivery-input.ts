@@ -30,7 +30,7 @@ export interface DeliveryInputColumns {
 }
 
 /** The claimed row and its `DELIVERY_INPUT_COLUMNS`, read as a transport's input (the sender adds its `now`). */
-export function deliveryInputOf(notification: Notification, columns: DeliveryInputColumns, queuedBehind: number): Omit<DeliveryInput, 'now'> {
+export function deliveryInputOf(notification: Notification, columns: DeliveryInputColumns, queuedBehind: number): Omit<DeliveryInput, 'now' | 'keepLease'> {
   const { eventRow, alertRow, workflowRow, tenantRow, lastRunRow } = columns;
   // Foreign keys make these present; a row without them is a bug to hear about, as it was when they were read on their own.
   if (!eventRow || !alertRow || !workflowRow || !tenantRow) throw new Error(`notification ${notification.id}: its event, alert, workflow or tenant is missing`);

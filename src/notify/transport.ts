@@ -23,6 +23,17 @@ export interface DeliveryInput {
   queuedBehind: number;
   /** The sender's clock reading for this unit of work. */
   now: Date;
+  /**
+   * Renews this row's lease (a whole lease from now). A transport calls it
+   * right before each request that delivers something (a post, an edit, a
+   * page, a mail) and sends nothing when it resolves to undefined: the row
+   * is no longer this sender's (it stalled past its lease and another
+   * replica took the row over or settled it), so it answers `lease_lost`.
+   * Otherwise the signal aborts shortly before the renewed lease ends: a
+   * send still under way then must be cut off, since past it another
+   * replica may claim the row and send it again.
+   */
+  keepLease(): Promise<AbortSignal | undefined>;
 }
 
 /**
@@ -33,13 +44,19 @@ export interface DeliveryInput {
  * - transient: refused or failed before delivery; retry with backoff.
  * - unknown: the request may have been accepted (timeout, connection lost after sending);
  *   before sending again the sender asks `findDelivered`.
+ * - lease_lost: nothing was sent; the row is another replica's now, and this sender writes nothing.
  */
 export type DeliveryResult =
   | { kind: 'sent'; ref: string; result?: Record<string, unknown> }
   | { kind: 'rate_limited'; retryAfterMs: number; error?: string }
   | { kind: 'permanent'; error: string }
   | { kind: 'transient'; error: string }
-  | { kind: 'unknown'; error: string };
+  | { kind: 'unknown'; error: string }
+  | LeaseLost;
+
+/** Nothing was sent: the row's lease had run out and another replica holds the row (see `DeliveryInput.keepLease`). */
+export type LeaseLost = { kind: 'lease_lost' };
+export const LEASE_LOST: LeaseLost = { kind: 'lease_lost' };
 
 export type FindDeliveredResult =
   | { kind: 'found'; ref: string; result?: Record<string, unknown> }

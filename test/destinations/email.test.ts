@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { counterValue, metrics } from '../../src/metrics.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { makeTenant, makeWorkflow, T0 } from '../helpers/factories.js';
@@ -25,8 +25,8 @@ afterEach(async () => {
   await t.db.deleteFrom('tenants').execute();
 });
 
-async function setup(options: { minSeverity?: 'warning' | 'critical'; name?: string; lastError?: string } = {}) {
-  rig = await startDestinationRig(t.db);
+async function setup(options: { minSeverity?: 'warning' | 'critical'; name?: string; lastError?: string; rig?: Parameters<typeof startDestinationRig>[1] } = {}) {
+  rig = await startDestinationRig(t.db, options.rig);
   const destinations = [{ kind: 'email', to: ['oncall@acme.example.com'], ...(options.minSeverity ? { minSeverity: options.minSeverity } : {}) }];
   await makeTenant(t.db, { id: 'acme', name: 'Acme <Corp>', channel: null, destinations: JSON.stringify(destinations) });
   const wf = await makeWorkflow(t.db, { tenantId: 'acme', name: options.name ?? 'quality-check' });
@@ -124,6 +124,26 @@ describe('email destination', () => {
       { status: 'sent', attempts: 1 },
       { status: 'sent', attempts: 0 },
     ]);
+  });
+
+  it('a server slower than the lease: the conversation is cut off before the lease ends (no second sender alongside), then sent once', async () => {
+    // Socket timeouts far longer than the lease: they measure a pause, not the whole send.
+    const { rig, alert } = await setup({ rig: { sender: { leaseMs: 10_000 }, timeoutMs: 60_000 } });
+    rig.smtp.holdRecipient(1);
+    await recordEvent(t.db, rig.config, alert.id, 'opened', { now: at(0) });
+    const claimedAt = rig.clock.now().getTime();
+    const sending = rig.sender.tick();
+    await vi.waitFor(() => expect(rig.smtp.heldRecipients).toBe(1));
+    // Four fifths of the lease: the send is cut off while the row is still this sender's.
+    rig.clock.advance(8_000);
+    await sending;
+    const row = await t.db.selectFrom('notifications').selectAll().executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ status: 'sending', leaseOwner: null, lastError: expect.stringMatching(/cut off/) });
+    expect(rig.clock.now().getTime()).toBeLessThan(claimedAt + 10_000);
+    expect(rig.smtp.received).toHaveLength(0);
+
+    await rig.drain();
+    expect(rig.smtp.received.map((m) => [m.headers.get('x-scheduler-event'), m.acknowledged])).toEqual([['opened', true]]);
   });
 
   it('a 4xx reply is retried, a 5xx reply goes dead with the server’s words', async () => {

@@ -24,6 +24,9 @@ export class SmtpSink {
   readonly received: ReceivedMail[] = [];
   private drops = 0;
   private rejects: number[] = [];
+  private holds = 0;
+  /** RCPT TO commands left unanswered (`holdRecipient`), in arrival order. */
+  heldRecipients = 0;
 
   private constructor(
     private readonly server: SMTPServer,
@@ -36,6 +39,15 @@ export class SmtpSink {
       authOptional: true,
       disabledCommands: ['STARTTLS'],
       logger: false,
+      onRcptTo(_address, _session, callback) {
+        // A server too slow to answer: the command is never answered (the sender gives up and closes).
+        if (sink!.holds > 0) {
+          sink!.holds--;
+          sink!.heldRecipients++;
+          return;
+        }
+        callback();
+      },
       onData(stream, session, callback) {
         const chunks: Buffer[] = [];
         stream.on('data', (c: Buffer) => chunks.push(c));
@@ -50,6 +62,11 @@ export class SmtpSink {
 
   dropAfterData(times = 1): void {
     this.drops += times;
+  }
+
+  /** The next `times` RCPT TO commands are never answered, as by a server stalling mid-conversation. */
+  holdRecipient(times = 1): void {
+    this.holds += times;
   }
 
   /** The next messages are answered with these SMTP codes (e.g. 451, 550). */

@@ -46,4 +46,36 @@ describe('a sender slower than its lease', () => {
     await rig.slack.answered();
     expect(rig.slack.roots('CACME')).toHaveLength(1);
   });
+
+  it('one that stalled past its lease before posting posts nothing: the replica that took the row over posted it, one reply', async () => {
+    rig = await startOutboxRig(t.db, { sender: { leaseMs: 1000 } });
+    const deps = { db: t.db, clock: rig.clock, logger: silentLogger, replicaId: 'second-replica', launchers: () => undefined };
+    const secondApi = webOutboxApi(createWebClient('xoxb-test-token', { apiUrl: rig.slack.url, timeoutMs: 10_000, logger: silentLogger }));
+    const second = createOutboxSender(deps, [slackTransport(deps, secondApi)]);
+    const alert = await insertAlert(t.db, (await makeWorkflow(t.db, { tenantId: 'acme' })).id);
+    await addEvent(t.db, alert.id, 'opened', { now: T0 });
+    await rig.sender.tick();
+    const [root] = rig.slack.roots('CACME');
+    rig.clock.advance(1000);
+    const { id } = await addEvent(t.db, alert.id, 'escalated', { now: rig.clock.now(), changes: { severity: 'critical' } });
+    // An earlier attempt's outcome is unknown (the row is `sending`, its lease dropped): a claimer looks in the thread first.
+    await t.db.updateTable('notifications').set({ status: 'sending', leaseOwner: null, leaseExpiresAt: null }).where('eventId', '=', id).execute();
+    const reply = () => t.db.selectFrom('notifications').selectAll().where('eventId', '=', id).executeTakeFirstOrThrow();
+    // The first replica's lookup stalls past its lease (the reply is not there, so it would post next).
+    rig.slack.failNext({ kind: 'slow', delayMs: 1500 }, { method: 'conversations.replies' });
+
+    const slow = rig.sender.tick();
+    await eventually(() => expect(rig!.slack.callsTo('conversations.replies')).toHaveLength(1));
+    rig.clock.advance(2000);
+    // The lease ran out: the second replica claims the row, finds nothing and posts the reply.
+    await second.tick();
+    expect(await reply()).toMatchObject({ status: 'sent', leaseOwner: null });
+    expect(rig.slack.replies('CACME', root!.ts)).toHaveLength(1);
+
+    // The first one's lookup answers (nothing found); its lease is gone, so it posts nothing and writes nothing.
+    await slow;
+    await rig.slack.answered();
+    expect(rig.slack.replies('CACME', root!.ts)).toHaveLength(1);
+    expect(await reply()).toMatchObject({ status: 'sent', leaseOwner: null, lastError: null });
+  });
 });

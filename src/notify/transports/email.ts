@@ -3,13 +3,14 @@ import type { Config } from '../../config/env.js';
 import type { Db } from '../../db/connect.js';
 import type { Severity } from '../../db/schema.js';
 import type { RoutingConfig } from '../../ledger/destinations.js';
-import type { DeliveryInput, DeliveryResult, Transport } from '../transport.js';
+import { LEASE_LOST, type DeliveryInput, type DeliveryResult, type Transport } from '../transport.js';
 import { alertFacts } from './alert-facts.js';
 import { destinationSpecFor, isResult, threadRootOf } from './delivery-context.js';
 import { domainOf, messageIdFor, renderAlertEmail } from './email-message.js';
 
 /** What the transport needs to hand a message to SMTP; nodemailer in production. */
 export interface MailSender {
+  /** `message.signal` (an AbortSignal) ends the SMTP conversation early, the connection closed. */
   sendMail(message: Record<string, unknown>): Promise<unknown>;
 }
 
@@ -62,11 +63,19 @@ export function emailTransport(
         threadSeverity,
         domain,
       });
+      // The socket timeouts bound each pause, not the whole conversation: a server trickling its
+      // answers could hold a send past the lease, while another replica sends the row again.
+      // The lease's signal cuts the conversation off before the lease ends (nodemailer closes it).
+      const lease = await input.keepLease();
+      if (!lease) return LEASE_LOST;
       try {
-        await mailer.sendMail({ from: deps.config.SMTP_FROM, to: spec.to, ...message });
+        await mailer.sendMail({ from: deps.config.SMTP_FROM, to: spec.to, ...message, signal: lease });
         return { kind: 'sent', ref: message.messageId, result: { messageId: message.messageId, ...(message.inReplyTo ? { inReplyTo: message.inReplyTo } : {}) } };
       } catch (error) {
-        return classifySmtpError(error);
+        const outcome = classifySmtpError(error);
+        // Cut off mid-conversation: the server may have taken the message (a resend carries the same Message-ID).
+        if (lease.aborted && outcome.kind !== 'sent' && 'error' in outcome) return { kind: 'unknown', error: `${(lease.reason as Error).message} (${outcome.error})` };
+        return outcome;
       }
     },
   };

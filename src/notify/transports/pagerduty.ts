@@ -2,7 +2,7 @@ import type { Config } from '../../config/env.js';
 import type { Db } from '../../db/connect.js';
 import type { RoutingConfig } from '../../ledger/destinations.js';
 import { cutText } from '../../domain/text.js';
-import type { DeliveryInput, DeliveryResult, LastRun, Transport } from '../transport.js';
+import { type DeliveryInput, type DeliveryResult, type LastRun, type Transport, LEASE_LOST } from '../transport.js';
 import { ownerChange } from '../event-text.js';
 import { alertFacts } from './alert-facts.js';
 import { destinationSpecFor, isResult } from './delivery-context.js';
@@ -87,7 +87,9 @@ export function pagerDutyTransport(deps: { db: Db; config: RoutingConfig & Pick<
       const action = pagerDutyAction(input.event);
       if (!action) return { kind: 'sent', ref: 'none', result: { skipped: `no PagerDuty action for ${input.event.kind}` } };
       const body = JSON.stringify(pagerDutyEvent(input, spec.routingKey, action, action === 'trigger' ? input.lastRun : null, deps.config.PUBLIC_URL));
-      const outcome = await postJson(deps.config.EVENTS_API_URL, body, { timeoutMs, now: input.now, tenantId: input.tenant.id });
+      const lease = await input.keepLease();
+      if (!lease) return LEASE_LOST;
+      const outcome = await postJson(deps.config.EVENTS_API_URL, body, { timeoutMs, now: input.now, tenantId: input.tenant.id, signal: lease });
       if (outcome.kind !== 'ok') return outcome;
       return { kind: 'sent', ref: dedupKeyFor(input.alert.id), result: { action, dedupKey: dedupKeyFor(input.alert.id), status: outcome.status } };
     },

@@ -14,7 +14,8 @@ export async function postJson(
   url: string,
   body: string,
   /** `tenantId`: whose alert this is, the scope its secrets are redacted in (src/secrets.ts). */
-  options: { headers?: Record<string, string>; timeoutMs: number; now: Date; tenantId: string },
+  /** `signal`: cuts the request off early (the row's lease is about to end, see `DeliveryInput.keepLease`). */
+  options: { headers?: Record<string, string>; timeoutMs: number; now: Date; tenantId: string; signal?: AbortSignal },
 ): Promise<DeliveryResult | { kind: 'ok'; status: number }> {
   let response: Response;
   try {
@@ -23,7 +24,7 @@ export async function postJson(
       redirect: 'manual',
       headers: withOwnHeaders(options.headers, { 'Content-Type': 'application/json', 'User-Agent': 'scheduler-bot' }),
       body,
-      signal: AbortSignal.timeout(options.timeoutMs),
+      signal: options.signal ? AbortSignal.any([AbortSignal.timeout(options.timeoutMs), options.signal]) : AbortSignal.timeout(options.timeoutMs),
     });
   } catch (error) {
     return classifyFetchError(error);

@@ -5,7 +5,7 @@ import { webhookRequestHeaders } from '../../domain/webhook-headers.js';
 import { silenceState, silencedUntilField } from '../../domain/silence.js';
 import type { RoutingConfig } from '../../ledger/destinations.js';
 import { SIGNATURE_HEADER, signLaunchRequest, TIMESTAMP_HEADER } from '../../launch/signature.js';
-import type { DeliveryInput, DeliveryResult, LastRun, Transport } from '../transport.js';
+import { type DeliveryInput, type DeliveryResult, type LastRun, type Transport, LEASE_LOST } from '../transport.js';
 import { eventTextFields } from '../event-text.js';
 import { alertFacts } from './alert-facts.js';
 import { destinationSpecFor, isResult } from './delivery-context.js';
@@ -82,6 +82,8 @@ export function webhookTransport(deps: { db: Db; config: RoutingConfig & Pick<Co
       if (isResult(spec)) return spec;
       const body = JSON.stringify(webhookPayload(input, input.lastRun, deps.config.PUBLIC_URL));
       const timestamp = Math.floor(input.now.getTime() / 1000);
+      const lease = await input.keepLease();
+      if (!lease) return LEASE_LOST;
       const outcome = await postJson(spec.url, body, {
         // The configured headers never join the bot's: one differing only in case is left out (a row stored before the config refused it).
         headers: webhookRequestHeaders(spec.headers, {
@@ -93,6 +95,7 @@ export function webhookTransport(deps: { db: Db; config: RoutingConfig & Pick<Co
         timeoutMs,
         now: input.now,
         tenantId: input.tenant.id,
+        signal: lease,
       });
       if (outcome.kind !== 'ok') return outcome;
       return { kind: 'sent', ref: `HTTP ${outcome.status}`, result: { status: outcome.status } };

@@ -1,7 +1,7 @@
 import type { Db } from '../../db/connect.js';
 import { isNotifiedKind, ownReplyKey, pagesSomeone as broadcasts } from '../../domain/events.js';
 import type { LauncherResolver } from '../../launcher.js';
-import type { DeliveryInput, DeliveryResult, FindDeliveredResult, Transport } from '../../notify/transport.js';
+import { LEASE_LOST, type DeliveryInput, type DeliveryResult, type FindDeliveredResult, type Transport } from '../../notify/transport.js';
 import { findThread, saveThread } from './alert-threads.js';
 import { cardFrom, loadAlertCard } from '../views/alert-card-loader.js';
 import { renderAlertReply, renderAlertRoot, type AlertCard } from '../blocks/alert-card.js';
@@ -49,6 +49,8 @@ export function slackTransport(deps: { db: Db; launchers: LauncherResolver }, ap
         const loaded = await loadAlertCard(deps.db, deps.launchers, n.alertId);
         if (!loaded) return { kind: 'permanent', error: `alert ${n.alertId} not found` };
         const message = renderAlertRoot(loaded.card, input.now);
+        // Every send below first renews the row's lease: a sender that stalled past it must not post what another replica now sends.
+        if (!(await input.keepLease())) return LEASE_LOST;
         const posted = await api.postMessage({ channel: input.target, ...message, metadata });
         if (!posted.ok) return posted;
         await saveThread(deps.db, { alertId: n.alertId, destination: n.destination, channel: input.target, rootTs: posted.ts, rootKey: n.idempotencyKey, renderedEventId: loaded.eventId, now: input.now });
@@ -59,6 +61,7 @@ export function slackTransport(deps: { db: Db; launchers: LauncherResolver }, ap
       if (thread.rootKey === n.idempotencyKey) return replyUnderOwnRoot(api, input, thread, card);
       const message = await withUpstreamLink(deps.db, renderAlertReply(event, card, input.now), event.kind, event.data, n.destination);
       const earlier = event.kind === 'upstream_affected' ? await affectedReplyTs(deps.db, n.alertId, n.destination, n.eventId) : undefined;
+      if (!(await input.keepLease())) return LEASE_LOST;
       if (earlier) {
         const edited = await api.updateMessage({ channel: thread.channel, ts: earlier, ...message, metadata });
         if (!edited.ok) return edited;
@@ -116,6 +119,7 @@ async function replyUnderOwnRoot(api: SlackOutboxApi, input: DeliveryInput, thre
   const { notification: n, event } = input;
   if (!repliesUnderItsRoot(event)) return { kind: 'sent', ref: thread.rootTs, result: { ts: thread.rootTs, root: true } };
   const metadata = alertMetadata({ alertId: input.alert.id, tenant: input.tenant.id, workflow: input.workflow.name, event: event.kind, severity: input.alert.severity, key: ownReplyKey(n.idempotencyKey) });
+  if (!(await input.keepLease())) return LEASE_LOST;
   const reply = await api.postMessage({ channel: thread.channel, ...renderAlertReply(event, card, input.now), metadata, threadTs: thread.rootTs, replyBroadcast: broadcasts(event) });
   if (!reply.ok) return reply;
   return { kind: 'sent', ref: thread.rootTs, result: { ts: thread.rootTs, root: true, replyTs: reply.ts } };

@@ -2,7 +2,7 @@ import type { Db } from '../../db/connect.js';
 import type { Storm } from '../../db/schema.js';
 import { pagesSomeone } from '../../domain/events.js';
 import { stormKey } from '../../domain/storm.js';
-import type { DeliveryInput, DeliveryResult, FindDeliveredResult } from '../../notify/transport.js';
+import { LEASE_LOST, type DeliveryInput, type DeliveryResult, type FindDeliveredResult } from '../../notify/transport.js';
 import { renderAlertReply, type AlertCard } from '../blocks/alert-card.js';
 import { renderStormMessage } from '../blocks/storm-message.js';
 import { alertMetadata, metadataKey, stormMetadata } from './metadata.js';
@@ -43,6 +43,7 @@ export async function deliverToStorm(db: Db, api: SlackOutboxApi, input: Deliver
   }
   if (postsInStormThread(event)) {
     const reply = renderAlertReply(event, await card(), input.now);
+    if (!(await input.keepLease())) return LEASE_LOST;
     const posted = await api.postMessage({ channel: storm.channel, ...reply, metadata: memberMetadata(input, event.kind, n.idempotencyKey), threadTs: rootTs, replyBroadcast: true });
     if (!posted.ok) return posted;
     return { kind: 'sent', ref: posted.ts, result: { ts: posted.ts, threadTs: rootTs, storm: Number(storm.id) } };
@@ -62,6 +63,11 @@ async function postStormMessage(db: Db, api: SlackOutboxApi, input: DeliveryInpu
   if (!view) return { kind: 'permanent', error: `storm ${id} not found` };
   // Never empty: the delivering alert is a member.
   const key = stormKey(id, n.destination);
+  if (!(await input.keepLease())) {
+    // Not posted: the replica now holding the row may post it at once.
+    await releaseStormPost(db, id);
+    return LEASE_LOST;
+  }
   const posted = await api.postMessage({ channel: storm.channel, ...renderStormMessage(view), metadata: stormMetadata(view, key) ?? memberMetadata(input, 'storm', key) });
   if (!posted.ok) {
     // Refused before anything was posted: let the next delivery claim it at once. An unknown outcome keeps the lease.
