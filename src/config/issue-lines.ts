@@ -7,6 +7,16 @@ import { formatPath, locateJsonPaths, valueAt } from './json-locate.js';
  * the value at fault, never a secret's value.
  */
 
+/**
+ * For a refinement that reads only fields present whatever their shape (a
+ * managed workflow without a launcher, "secret" and "secretEnv" both
+ * given): run it even when another field of the object failed, which zod
+ * skips by default, so the operator learns of every problem of an entry at once.
+ */
+export const alsoBesideShapeProblems = {
+  when: (payload: { value: unknown }) => payload.value !== null && typeof payload.value === 'object' && !Array.isArray(payload.value),
+};
+
 /** Fields whose values an error message must not repeat. */
 const SECRET_FIELDS = new Set(['secret', 'routingKey']);
 
