@@ -96,4 +96,22 @@ describe('every problem of the workflows file at once', () => {
     );
     expect(problems).toHaveLength(3);
   });
+
+  it('says plainly what is wanted: a launcher kind, a whole number, a window length, a secret left out (nothing "hidden")', () => {
+    const { problems } = problemsOf({
+      tenants: [{ id: 'acme', name: 'Acme', destinations: [{ kind: 'pagerduty' }] }],
+      workflows: [
+        { tenant: 'acme', name: 'a', cron: '0 * * * *', launcher: { kind: 'ftp' } },
+        { tenant: 'acme', name: 'b', cron: '0 * * * *', launcher: { command: './run' } },
+        { tenant: 'acme', name: 'c', cron: '0 * * * *', policy: { graceSeconds: 1.5 }, maintenance: [{ cron: '0 1 * * 0' }] },
+      ],
+    });
+    expect(problems.map((p) => p.replace(/^wf\.json:\d+: /, ''))).toEqual([
+      'tenants[0].destinations[0].routingKey: give "routingKey" or "routingKeyEnv" (the name of an environment variable holding it)',
+      'workflows[0].launcher.kind: kind must be "command" or "http" (got "ftp")',
+      'workflows[1].launcher.kind: required: kind must be "command" or "http"',
+      'workflows[2].policy.graceSeconds: must be a whole number (got 1.5)',
+      'workflows[2].maintenance[0].durationMinutes: how long the window lasts: give "durationMinutes" (a number) or "duration" (such as "90m" or "2h")',
+    ]);
+  });
 });

@@ -44,7 +44,7 @@ export const maintenanceSchema = z
     reason: z.string().min(1).max(500).optional(),
   })
   .strict()
-  .superRefine(exactlyOne('durationMinutes', 'duration'), alsoBesideShapeProblems);
+  .superRefine(exactlyOne('durationMinutes', 'duration', 'how long the window lasts: give "durationMinutes" (a number) or "duration" (such as "90m" or "2h")'), alsoBesideShapeProblems);
 
 export type MaintenanceSpec = z.infer<typeof maintenanceSchema>;
 

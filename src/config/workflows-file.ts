@@ -84,7 +84,7 @@ export const launcherSchema = z.discriminatedUnion('kind', [
     .superRefine((l, ctx) => {
       if (l.secret !== undefined && l.secretEnv !== undefined) ctx.addIssue({ code: 'custom', path: ['secretEnv'], message: 'give "secret" or "secretEnv", not both' });
     }, alsoBesideShapeProblems),
-]);
+], { error: (issue) => (issue.code === 'invalid_union' ? 'kind must be "command" or "http"' : undefined) });
 
 const slackUserId = z.string().regex(/^[UW][A-Z0-9]{2,}$/, 'a Slack user id such as U0123ABCD');
 const slackUserGroupId = z.string().regex(/^S[A-Z0-9]{2,}$/, 'a Slack user group id such as S0123ABCD');
