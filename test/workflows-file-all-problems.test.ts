@@ -115,3 +115,26 @@ describe('every problem of the workflows file at once', () => {
     ]);
   });
 });
+
+describe('a name that is not known, but close to one that is', () => {
+  it('suggests the tenant or workflow meant (another case, a typo), and nothing when none is close', () => {
+    const { problems } = problemsOf({
+      tenants: [{ id: 'acme', name: 'Acme' }, { id: 'globex-eu', name: 'Globex' }],
+      workflows: [
+        { tenant: 'Acme', name: 'load', cron: '0 * * * *' },
+        { tenant: 'globex-ue', name: 'fx', cron: '0 * * * *' },
+        { tenant: 'initech', name: 'x', cron: '0 * * * *' },
+        { tenant: 'acme', name: 'warehouse-load', cron: '0 * * * *' },
+        { tenant: 'acme', name: 'report', cron: '0 * * * *', dependsOn: ['warehouse-laod', 'Report-X', 'unrelated'] },
+      ],
+    });
+    expect(problems.map((p) => p.replace(/^wf\.json:\d+: /, ''))).toEqual([
+      'workflows[0].tenant: unknown tenant; did you mean "acme"? (got "Acme")',
+      'workflows[1].tenant: unknown tenant; did you mean "globex-eu"? (got "globex-ue")',
+      'workflows[2].tenant: unknown tenant (got "initech")',
+      'workflows[4].dependsOn[0]: no such workflow; did you mean "warehouse-load"? (got "warehouse-laod")',
+      'workflows[4].dependsOn[1]: no such workflow (got "Report-X")',
+      'workflows[4].dependsOn[2]: no such workflow (got "unrelated")',
+    ]);
+  });
+});

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
-import { dependencyProblems } from '../domain/dependencies.js';
+import { dependencyProblems, dependencyRefText } from '../domain/dependencies.js';
+import { misspelledNames } from '../domain/names.js';
 
 /**
  * The checks across the workflows file (duplicate tenant ids and workflow
@@ -19,6 +20,15 @@ type Issue = z.core.$ZodIssue;
 const objects = (list: unknown): (Record<string, unknown> | undefined)[] =>
   Array.isArray(list) ? list.map((e) => (e !== null && typeof e === 'object' && !Array.isArray(e) ? (e as Record<string, unknown>) : undefined)) : [];
 const text = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+/** `; did you mean "acme"?` when `given` is a typo (or another case) of one of `known`, else nothing. */
+function didYouMean(given: string, known: readonly string[]): string {
+  const upper = known.map((k) => k.toUpperCase());
+  // misspelledNames passes a name known in any case: here another case is the typo.
+  const sameLetters = upper.indexOf(given.toUpperCase());
+  const [hit] = sameLetters >= 0 ? [{ meant: upper[sameLetters]! }] : misspelledNames([given.toUpperCase()], upper);
+  return hit ? `; did you mean "${known[upper.indexOf(hit.meant)]}"?` : '';
+}
+
 const custom = (path: (string | number)[], message: string): Issue => ({ code: 'custom', path, message, input: undefined });
 
 /** `refOk` tells a `dependsOn` entry that names a workflow at all from one the schema refuses. */
@@ -55,7 +65,7 @@ function workflowIssues(tenantList: unknown, list: unknown, refOk: (ref: unknown
   workflows.forEach((w, i) => {
     const tenant = text(w?.tenant);
     const name = text(w?.name);
-    if (tenant !== undefined && tenantIds && !tenantIds.has(tenant)) issues.push(custom(['workflows', i, 'tenant'], 'unknown tenant'));
+    if (tenant !== undefined && tenantIds && !tenantIds.has(tenant)) issues.push(custom(['workflows', i, 'tenant'], `unknown tenant${didYouMean(tenant, [...tenantIds])}`));
     if (tenant === undefined || name === undefined) return;
     const key = `${tenant}/${name}`;
     if (names.has(key)) issues.push(custom(['workflows', i, 'name'], `duplicate workflow name in tenant "${tenant}"`));
@@ -69,7 +79,9 @@ function workflowIssues(tenantList: unknown, list: unknown, refOk: (ref: unknown
   }));
   for (const p of dependencyProblems(nodes)) {
     if (p.message === 'no such workflow' && !allNamed) continue;
-    issues.push(custom(['workflows', p.node, 'dependsOn', p.dep], p.message));
+    const hint = p.message === 'no such workflow' ? didYouMean(nodes[p.node]!.dependsOn[p.dep]!, nodes.filter((_, i) => i !== p.node).map((n) => dependencyRefText(n, nodes[p.node]!.tenant))) : '';
+    issues.push(custom(['workflows', p.node, 'dependsOn', p.dep], `${p.message}${hint}`));
   }
   return issues;
 }
+
