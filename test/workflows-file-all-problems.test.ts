@@ -138,3 +138,21 @@ describe('a name that is not known, but close to one that is', () => {
     ]);
   });
 });
+
+describe('the order problems are told in', () => {
+  it('is the order of the file, top to bottom, whichever check found them', () => {
+    const { text, problems } = problemsOf({
+      tenants: [{ id: 'acme', name: 'Acme' }],
+      workflows: [
+        { tenant: 'ghost', name: 'a', cron: '0 * * * *' },
+        { tenant: 'acme', name: 'b', cron: '0 * * * *', policy: { retries: 'three' } },
+        { tenant: 'acme', name: 'b', cron: '0 * * * *' },
+        { tenant: 'acme', name: 'c', cron: 61 },
+      ],
+    });
+    const lines = problems.map((p) => Number(/^wf\.json:(\d+):/.exec(p)![1]));
+    expect(lines).toEqual([...lines].sort((a, b) => a - b));
+    expect(problems.map((p) => p.split(': ')[1])).toEqual(['workflows[0].tenant', 'workflows[1].policy.retries', 'workflows[2].name', 'workflows[3].cron']);
+    expect(text.split('\n')[lines[0]! - 1]).toContain('"ghost"');
+  });
+});

@@ -235,8 +235,14 @@ export function parseWorkflowsFile(text: string, source = 'workflows file', env:
   const crossFile = crossFileIssues(raw, (r) => dependencyRef.safeParse(r).success);
   const issues = [...(parsed.success ? [] : parsed.error.issues), ...crossFile, ...unresolvedSecretIssues(raw, env)];
   const twice = duplicateJsonKeys(text).map((d) => `${source}:${d.line}: ${d.path}: "${d.key}" is given twice in one object; JSON keeps only the last, so remove one`);
-  if (!parsed.success || issues.length || twice.length) throw new WorkflowsFileError(source, [...twice, ...describeIssues(source, text, raw, issues)]);
+  if (!parsed.success || issues.length || twice.length) throw new WorkflowsFileError(source, inFileOrder(source, [...twice, ...describeIssues(source, text, raw, issues)]));
   return parsed.data;
+}
+
+/** Problems top to bottom, as the operator walks the file fixing them (a line-less one first; the sort is stable). */
+function inFileOrder(source: string, problems: string[]): string[] {
+  const lineOf = (p: string) => (p.startsWith(`${source}:`) ? Number(/^:(\d+):/.exec(p.slice(source.length))?.[1] ?? 0) : 0);
+  return problems.map((p) => ({ p, line: lineOf(p) })).sort((a, b) => a.line - b.line).map((x) => x.p);
 }
 
 export async function readWorkflowsFile(path: string, env: SecretEnv = process.env): Promise<WorkflowsFile> {
