@@ -2,6 +2,7 @@ import { createHash, createHmac } from 'node:crypto';
 import { z } from 'zod';
 import { NOTIFIED_EVENT_KINDS } from '../domain/events.js';
 import { headerProblem, type HeaderUse } from '../domain/webhook-headers.js';
+import { alsoBesideShapeProblems } from './issue-lines.js';
 import { envVarName, exactlyOne, pagerDutyRoutingKey, webhookSecret } from './secret-refs.js';
 
 export const DESTINATION_KINDS = ['slack', 'email', 'webhook', 'pagerduty'] as const;
@@ -78,7 +79,7 @@ export const destinationSchema = z.discriminatedUnion(
         secretEnv: envVarName.optional(),
       })
       .strict()
-      .superRefine(exactlyOne('secret', 'secretEnv')),
+      .superRefine(exactlyOne('secret', 'secretEnv'), alsoBesideShapeProblems),
     z
       .object({
         kind: z.literal('pagerduty'),
@@ -89,7 +90,7 @@ export const destinationSchema = z.discriminatedUnion(
         ...routingFields,
       })
       .strict()
-      .superRefine(exactlyOne('routingKey', 'routingKeyEnv')),
+      .superRefine(exactlyOne('routingKey', 'routingKeyEnv'), alsoBesideShapeProblems),
   ],
   kindError,
 );

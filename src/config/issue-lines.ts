@@ -7,6 +7,16 @@ import { formatPath, locateJsonPaths, valueAt } from './json-locate.js';
  * the value at fault, never a secret's value.
  */
 
+/**
+ * For a refinement that reads only fields present whatever their shape (a
+ * managed workflow without a launcher, "secret" and "secretEnv" both
+ * given): run it even when another field of the object failed, which zod
+ * skips by default, so the operator learns of every problem of an entry at once.
+ */
+export const alsoBesideShapeProblems = {
+  when: (payload: { value: unknown }) => payload.value !== null && typeof payload.value === 'object' && !Array.isArray(payload.value),
+};
+
 /** Fields whose values an error message must not repeat. */
 const SECRET_FIELDS = new Set(['secret', 'routingKey']);
 
@@ -23,12 +33,16 @@ export function describeIssues(source: string, text: string | undefined, root: u
     const parent = issue.path[issue.path.length - 2];
     const last = String(issue.path[issue.path.length - 1]);
     const hidden = SECRET_FIELDS.has(last) || (issue.path.length >= 2 && (parent === 'headers' || parent === 'env'));
-    const value = hidden ? '(hidden)' : last === 'url' ? withoutUrlSecrets(valueAt(root, issue.path)) : valueAt(root, issue.path);
+    const given = valueAt(root, issue.path);
+    // A secret left out has nothing to hide: "(got "(hidden)")" would say it was given.
+    const value = given === undefined ? undefined : hidden ? '(hidden)' : last === 'url' ? withoutUrlSecrets(given) : given;
     const got = value === undefined ? '' : ` (got ${truncate(JSON.stringify(value), 120)})`;
     let message = issue.message;
     if (issue.code === 'unrecognized_keys') message = `unknown field ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
     // zod says "expected string, received undefined" of a field left out: say it is required.
-    else if (isMissing(root, issue.path)) message = issue.code === 'invalid_value' ? `required: ${issue.message}` : issue.code === 'invalid_type' ? 'required' : message;
+    else if (isMissing(root, issue.path)) message = issue.code === 'invalid_value' || issue.code === 'invalid_union' ? `required: ${issue.message}` : issue.code === 'invalid_type' ? 'required' : message;
+    // zod's "expected int, received number" of 1.5: say what is wanted.
+    else if (issue.code === 'invalid_type' && issue.expected === 'int') message = 'must be a whole number';
     return `${where}: ${path || '(root)'}: ${message}${issue.code === 'unrecognized_keys' ? '' : got}`;
   });
 }

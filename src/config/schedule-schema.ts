@@ -3,6 +3,7 @@ import type { RecurringMaintenance } from '../db/schema.js';
 import { parseDuration } from '../domain/durations.js';
 import { checkCron, normalizeCron } from '../domain/schedule.js';
 import { canonicalTimeZone, isTimeZone } from '../domain/time-zone.js';
+import { alsoBesideShapeProblems } from './issue-lines.js';
 import { exactlyOne } from './secret-refs.js';
 
 /** The schedule fields of the workflows file: cron, time zone, recurring maintenance windows. */
@@ -43,7 +44,7 @@ export const maintenanceSchema = z
     reason: z.string().min(1).max(500).optional(),
   })
   .strict()
-  .superRefine(exactlyOne('durationMinutes', 'duration'));
+  .superRefine(exactlyOne('durationMinutes', 'duration', 'how long the window lasts: give "durationMinutes" (a number) or "duration" (such as "90m" or "2h")'), alsoBesideShapeProblems);
 
 export type MaintenanceSpec = z.infer<typeof maintenanceSchema>;
 

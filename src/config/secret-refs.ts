@@ -128,10 +128,10 @@ function listOf(v: unknown): unknown[] {
 }
 
 /** A secret given inline or by the name of an environment variable: exactly one of the two. */
-export function exactlyOne(inline: string, byEnv: string) {
+export function exactlyOne(inline: string, byEnv: string, missing = `give "${inline}" or "${byEnv}" (the name of an environment variable holding it)`) {
   return (value: Record<string, unknown>, ctx: z.core.$RefinementCtx) => {
     const given = [inline, byEnv].filter((k) => value[k] !== undefined).length;
-    if (given === 0) ctx.addIssue({ code: 'custom', path: [inline], message: `give "${inline}" or "${byEnv}" (the name of an environment variable holding it)` });
+    if (given === 0) ctx.addIssue({ code: 'custom', path: [inline], message: missing });
     if (given === 2) ctx.addIssue({ code: 'custom', path: [byEnv], message: `give "${inline}" or "${byEnv}", not both` });
   };
 }

@@ -2,12 +2,12 @@ import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { allowListProblem } from '../domain/address-policy.js';
 import { MAX_ALERT_AFTER } from '../domain/cadence.js';
-import { dependencyProblems } from '../domain/dependencies.js';
 import { parseDuration } from '../domain/durations.js';
 import { OVERLAP_POLICIES } from '../domain/overlap.js';
 import { COMPLETE_BY_TIME } from '../domain/run-duration.js';
 import { configuredHeaders, destinationListSchema } from './destination-schema.js';
-import { describeIssues, jsonSyntaxProblem } from './issue-lines.js';
+import { crossFileIssues } from './file-checks.js';
+import { alsoBesideShapeProblems, describeIssues, jsonSyntaxProblem } from './issue-lines.js';
 import { duplicateJsonKeys } from './json-locate.js';
 import { cronSchema, maintenanceSchema, timeZoneSchema } from './schedule-schema.js';
 import { envVarName, launcherSecret, unresolvedSecretIssues, type SecretEnv } from './secret-refs.js';
@@ -83,8 +83,8 @@ export const launcherSchema = z.discriminatedUnion('kind', [
     .strict()
     .superRefine((l, ctx) => {
       if (l.secret !== undefined && l.secretEnv !== undefined) ctx.addIssue({ code: 'custom', path: ['secretEnv'], message: 'give "secret" or "secretEnv", not both' });
-    }),
-]);
+    }, alsoBesideShapeProblems),
+], { error: (issue) => (issue.code === 'invalid_union' ? 'kind must be "command" or "http"' : undefined) });
 
 const slackUserId = z.string().regex(/^[UW][A-Z0-9]{2,}$/, 'a Slack user id such as U0123ABCD');
 const slackUserGroupId = z.string().regex(/^S[A-Z0-9]{2,}$/, 'a Slack user group id such as S0123ABCD');
@@ -192,7 +192,7 @@ export const workflowSchema = z
     if (w.mode === 'managed' && !w.launcher) {
       ctx.addIssue({ code: 'custom', path: ['mode'], message: 'a managed workflow needs a launcher' });
     }
-  });
+  }, alsoBesideShapeProblems);
 
 export const workflowsFileSchema = z
   .object({
@@ -200,31 +200,7 @@ export const workflowsFileSchema = z
     tenants: z.array(tenantSchema),
     workflows: z.array(workflowSchema),
   })
-  .strict()
-  .superRefine((file, ctx) => {
-    const tenantIds = new Set<string>();
-    file.tenants.forEach((t, i) => {
-      if (tenantIds.has(t.id)) ctx.addIssue({ code: 'custom', path: ['tenants', i, 'id'], message: 'duplicate tenant id' });
-      tenantIds.add(t.id);
-    });
-    const channels = new Map<string, string>();
-    file.tenants.forEach((t, i) => {
-      if (!t.channel) return;
-      const other = channels.get(t.channel);
-      if (other) ctx.addIssue({ code: 'custom', path: ['tenants', i, 'channel'], message: `channel already belongs to tenant "${other}"` });
-      channels.set(t.channel, t.id);
-    });
-    const names = new Set<string>();
-    file.workflows.forEach((w, i) => {
-      if (!tenantIds.has(w.tenant)) ctx.addIssue({ code: 'custom', path: ['workflows', i, 'tenant'], message: 'unknown tenant' });
-      const key = `${w.tenant}/${w.name}`;
-      if (names.has(key)) ctx.addIssue({ code: 'custom', path: ['workflows', i, 'name'], message: `duplicate workflow name in tenant "${w.tenant}"` });
-      names.add(key);
-    });
-    const refs = (list: unknown) => (Array.isArray(list) ? list.map((r) => (dependencyRef.safeParse(r).success ? (r as string) : '')) : []);
-    const nodes = file.workflows.map((w) => ({ tenant: w.tenant, name: w.name, dependsOn: refs(w.dependsOn) }));
-    for (const p of dependencyProblems(nodes)) ctx.addIssue({ code: 'custom', path: ['workflows', p.node, 'dependsOn', p.dep], message: p.message });
-  });
+  .strict();
 
 export type WorkflowsFile = z.infer<typeof workflowsFileSchema>;
 export type WorkflowSpec = z.infer<typeof workflowSchema>;
@@ -255,10 +231,18 @@ export function parseWorkflowsFile(text: string, source = 'workflows file', env:
     throw new WorkflowsFileError(source, [jsonSyntaxProblem(source, text, error)]);
   }
   const parsed = workflowsFileSchema.safeParse(raw);
-  const issues = [...(parsed.success ? [] : parsed.error.issues), ...unresolvedSecretIssues(raw, env)];
+  // The checks across the file run on what was written, so they come with the shape problems, not after them.
+  const crossFile = crossFileIssues(raw, (r) => dependencyRef.safeParse(r).success);
+  const issues = [...(parsed.success ? [] : parsed.error.issues), ...crossFile, ...unresolvedSecretIssues(raw, env)];
   const twice = duplicateJsonKeys(text).map((d) => `${source}:${d.line}: ${d.path}: "${d.key}" is given twice in one object; JSON keeps only the last, so remove one`);
-  if (!parsed.success || issues.length || twice.length) throw new WorkflowsFileError(source, [...twice, ...describeIssues(source, text, raw, issues)]);
+  if (!parsed.success || issues.length || twice.length) throw new WorkflowsFileError(source, inFileOrder(source, [...twice, ...describeIssues(source, text, raw, issues)]));
   return parsed.data;
+}
+
+/** Problems top to bottom, as the operator walks the file fixing them (a line-less one first; the sort is stable). */
+function inFileOrder(source: string, problems: string[]): string[] {
+  const lineOf = (p: string) => (p.startsWith(`${source}:`) ? Number(/^:(\d+):/.exec(p.slice(source.length))?.[1] ?? 0) : 0);
+  return problems.map((p) => ({ p, line: lineOf(p) })).sort((a, b) => a.line - b.line).map((x) => x.p);
 }
 
 export async function readWorkflowsFile(path: string, env: SecretEnv = process.env): Promise<WorkflowsFile> {

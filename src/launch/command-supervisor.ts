@@ -6,6 +6,7 @@ import { OutputTail } from './output-tail.js';
 import { groupHasLiveMembers, reapGroup, signalGroup, type GroupGuard } from './process-group.js';
 import { reportOutcome } from './report-outcome.js';
 import { redactSecrets } from '../secrets.js';
+import { exitStatusText } from '../domain/exit-status.js';
 
 /** Supervising one command of the command launcher (command-launcher.ts) until it ends, and reporting how it ended. */
 
@@ -98,13 +99,11 @@ export async function supervise(
   } else if (timedOut) {
     await report({ status: 'failed', error: `timed out after ${ctx.timeoutSeconds}s (process group terminated)`, exitCode: code, logExcerpt });
   } else if (leftRunning) {
-    const status = code !== null ? `exited with code ${code}` : `was killed by ${signal}`;
-    await report({ status: 'failed', error: `${status} but left processes running in its group; they were terminated`, exitCode: code, logExcerpt });
+    await report({ status: 'failed', error: `${exitStatusText(code, signal)} but left processes running in its group; they were terminated`, exitCode: code, logExcerpt });
   } else if (code === 0) {
     await report({ status: 'succeeded', exitCode: 0, logExcerpt });
   } else {
-    const error = code !== null ? `exited with code ${code}` : `killed by ${signal}`;
-    await report({ status: 'failed', error: lastLineOr(logExcerpt, error), exitCode: code, logExcerpt });
+    await report({ status: 'failed', error: lastLineOr(logExcerpt, exitStatusText(code, signal)), exitCode: code, logExcerpt });
   }
   log.debug({ code, signal, timedOut, command: config.command }, 'command finished');
 }

@@ -3,6 +3,7 @@ import type { Run } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { insertReportedFinished, insertReportedRunning, lockReportedWorkflow, matchTick, pingKeyKnown } from '../ledger/reported-runs.js';
 import type { RunOutcome } from '../ledger/runs.js';
+import { exitStatusText } from '../domain/exit-status.js';
 import { finishRunEvaluated, reportedTransaction } from '../engine/evaluate-now.js';
 
 /**
@@ -39,7 +40,7 @@ export function outcomeOfPing(signal: Exclude<PingSignal, { kind: 'start' }>, bo
     .filter(Boolean)
     .pop()
     ?.slice(0, 500);
-  const status = exitCode !== null ? `exited with code ${exitCode}` : 'reported failed';
+  const status = exitCode !== null ? exitStatusText(exitCode, null) : 'reported failed';
   return { status: 'failed', exitCode, logExcerpt, error: last ? `${status}: ${last}` : status };
 }
 

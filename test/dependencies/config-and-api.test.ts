@@ -35,11 +35,11 @@ describe('dependsOn in the workflows file', () => {
       ],
     });
     expect(problems).toEqual([
-      expect.stringMatching(/^wf\.json:\d+: workflows\[2\]\.dependsOn\[1\]: a workflow name of the same tenant, or tenant\/name .* \(got "acme\/bad name"\)$/),
       expect.stringMatching(/^wf\.json:\d+: workflows\[0\]\.dependsOn\[0\]: dependency cycle: load → report → load \(got "report"\)$/),
       expect.stringMatching(/^wf\.json:\d+: workflows\[1\]\.dependsOn\[1\]: no such workflow \(got "globex\/nope"\)$/),
       // "load" from globex is globex's own (it has none): another tenant's is written acme/load.
       expect.stringMatching(/^wf\.json:\d+: workflows\[2\]\.dependsOn\[0\]: no such workflow \(got "load"\)$/),
+      expect.stringMatching(/^wf\.json:\d+: workflows\[2\]\.dependsOn\[1\]: a workflow name of the same tenant, or tenant\/name .* \(got "acme\/bad name"\)$/),
     ]);
   });
 

@@ -55,12 +55,12 @@ function problemsOf(text: string, env: Record<string, string>): string[] {
 }
 
 describe('secrets by environment variable in the workflows file', () => {
-  it('an unset variable is a problem naming the line, the path and the variable, listed with the file’s other problems', () => {
+  it('an unset variable is a problem naming the line, the path and the variable, listed with the file’s other problems in file order', () => {
     const text = fileWith([...byEnv, { kind: 'email', to: ['not-an-address'] }]);
     const problems = problemsOf(text, { ACME_PD_KEY: ROUTING_KEY });
     expect(problems).toEqual([
-      expect.stringMatching(/^wf\.json:\d+: tenants\[0\]\.destinations\[2\]\.to\[0\]: an email address/),
       expect.stringMatching(/^wf\.json:11: tenants\[0\]\.destinations\[0\]\.secretEnv: names an environment variable that is not set \(got "ACME_WEBHOOK_SECRET"\)$/),
+      expect.stringMatching(/^wf\.json:\d+: tenants\[0\]\.destinations\[2\]\.to\[0\]: an email address/),
       expect.stringMatching(/^wf\.json:\d+: workflows\[0\]\.launcher\.secretEnv: names an environment variable that is not set \(got "NIGHTLY_LAUNCH_SECRET"\)$/),
     ]);
   });

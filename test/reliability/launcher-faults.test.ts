@@ -127,6 +127,14 @@ describe('command launcher faults', () => {
     const segv = await start(command(), { kind: 'command', command: 'kill -SEGV $$' }, 30);
     expect(await finishedRun(t.db, segv.run.id)).toMatchObject({ status: 'failed', error: 'killed by SIGSEGV' });
   });
+
+  it("a command killed by a signal behind the shell (its 128 + N exit code) is failed naming the signal too", async () => {
+    // Not the shell's last command, so the shell forks it, sees it die, prints "Segmentation fault" and exits 139.
+    const { run } = await start(command(), { kind: 'command', command: "sh -c 'kill -SEGV $$'; exit $?" }, 30);
+    const done = await finishedRun(t.db, run.id);
+    expect(done).toMatchObject({ status: 'failed', exitCode: 139 });
+    expect(done.error).toMatch(/^killed by SIGSEGV \(exit code 139\)(: .*Segmentation fault.*)?$/);
+  });
 });
 
 /** A tenant's launcher (no operator mark) signs with a secret of its own. */

@@ -69,6 +69,9 @@ describe('pings', () => {
     // A retried end (curl --retry) does not make a second run.
     await curl('--data-binary', 'disk full', `${base}/3?rid=a`);
     expect(await runsOf(wf.id)).toHaveLength(2);
+    // A crontab line pings `$?`: a job the OOM killer ended comes as the shell's 128 + 9.
+    await curl(`${base}/137?rid=c`);
+    expect((await runsOf(wf.id)).find((r) => r.externalId === 'ping:c')).toMatchObject({ status: 'failed', exitCode: 137, error: 'killed by SIGKILL (exit code 137)' });
   });
 
   it('records an end without a start as a finished run, and pairs a plain end with the newest plain start', async () => {
