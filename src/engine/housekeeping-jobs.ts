@@ -10,6 +10,8 @@ export function housekeepingJobs(deps: Pick<Deps, 'db' | 'config'>): Housekeepin
       name: 'retention',
       cron: c.RETENTION_CRON,
       timezone: 'UTC',
+      // A first pass over a large backlog can outlast the cron's period: the next firing skips rather than joins it.
+      exclusive: true,
       run: async (now) => ({
         ...(await runRetentionPass(deps.db, now, {
           runDays: c.RUN_RETENTION_DAYS,

@@ -12,16 +12,27 @@ export interface HousekeepingJob {
   /** node-cron syntax. */
   cron: string;
   timezone?: string;
+  /**
+   * One pass at a time across replicas: a firing that comes while the job's
+   * previous one still runs is skipped (retention). A job with finer claims
+   * of its own (the digest's per-tenant fire times, taken over when stale)
+   * leaves it off.
+   */
+  exclusive?: boolean;
   run(now: Date): Promise<Record<string, unknown>>;
 }
 
-export type FiringOutcome = { ran: true; result: Record<string, unknown> } | { ran: false; reason: 'claimed_elsewhere' };
+export type FiringOutcome = { ran: true; result: Record<string, unknown> } | { ran: false; reason: 'claimed_elsewhere' | 'still_running' };
 
 export interface Housekeeping {
   /**
    * One firing of `job` for the scheduled instant `fireAt`: claimed with one
    * insert keyed by (job, fireAt), so of all the replicas whose node-cron
-   * fired at that instant exactly one runs it. Also what tests call by hand.
+   * fired at that instant exactly one runs it. A firing whose `exclusive` job is still
+   * running from an earlier firing (on any replica: a pass longer than the
+   * cron's period) is recorded as skipped rather than run beside it: the
+   * job's session advisory lock, which a replica that dies mid-job releases
+   * with its connection. Also what tests call by hand.
    */
   fire(job: string, fireAt: Date): Promise<FiringOutcome>;
   /** Schedules every job with node-cron (real wall-clock time). */
@@ -35,6 +46,9 @@ export interface Housekeeping {
    */
   statuses(): LoopStatus[];
 }
+
+/** The session advisory lock a job holds while it runs (hashed with its name). */
+const JOB_LOCK = 'scheduler-bot:housekeeping:';
 
 export function createHousekeeping(deps: Pick<Deps, 'db' | 'clock' | 'logger' | 'replicaId'>, jobs: HousekeepingJob[]): Housekeeping {
   const byName = new Map(jobs.map((j) => [j.name, j]));
@@ -67,6 +81,12 @@ export function createHousekeeping(deps: Pick<Deps, 'db' | 'clock' | 'logger' | 
       log.debug({ job: name, fireAt }, 'housekeeping firing claimed by another replica');
       return { ran: false, reason: 'claimed_elsewhere' };
     }
+    const run = () => runClaimed(job, fireAt, now, s);
+    return job.exclusive ? exclusively({ ...deps, log }, name, fireAt, s, run) : run();
+  }
+
+  async function runClaimed(job: HousekeepingJob, fireAt: Date, now: Date, s: LoopStatus): Promise<FiringOutcome> {
+    const name = job.name;
     const started = performance.now();
     try {
       const result = await job.run(now);
@@ -93,18 +113,7 @@ export function createHousekeeping(deps: Pick<Deps, 'db' | 'clock' | 'logger' | 
   return {
     fire,
     start() {
-      for (const job of jobs) {
-        const task = cron.schedule(
-          job.cron,
-          // The scheduled instant, to the second, is what replicas agree on (their clocks differ by milliseconds).
-          async (ctx) => {
-            // A claim that failed is counted and logged by `fire`.
-            await fire(job.name, new Date(Math.floor(ctx.date.getTime() / 1000) * 1000)).catch(() => {});
-          },
-          { name: `housekeeping:${job.name}`, noOverlap: true, ...(job.timezone ? { timezone: job.timezone } : {}) },
-        );
-        tasks.push(task);
-      }
+      for (const job of jobs) tasks.push(scheduleJob(job, fire));
     },
     async stop() {
       await Promise.all(tasks.map((t) => t.destroy()));
@@ -112,6 +121,52 @@ export function createHousekeeping(deps: Pick<Deps, 'db' | 'clock' | 'logger' | 
     },
     statuses: () => [...status.values()],
   };
+}
+
+/** node-cron's task for `job`: each firing at the scheduled instant, to the second, which is what replicas agree on (their clocks differ by milliseconds). */
+function scheduleJob(job: HousekeepingJob, fire: Housekeeping['fire']): ScheduledTask {
+  return cron.schedule(
+    job.cron,
+    async (ctx) => {
+      // A claim that failed is counted and logged by `fire`.
+      await fire(job.name, new Date(Math.floor(ctx.date.getTime() / 1000) * 1000)).catch(() => {});
+    },
+    { name: `housekeeping:${job.name}`, noOverlap: true, ...(job.timezone ? { timezone: job.timezone } : {}) },
+  );
+}
+
+type Log = Deps['logger'];
+
+/**
+ * Runs a claimed firing of an exclusive job under the job's session advisory
+ * lock; when another replica (or this one) still holds it, the firing is
+ * recorded as skipped instead. A replica that dies mid-job releases the lock
+ * with its connection.
+ */
+async function exclusively(deps: Pick<Deps, 'db' | 'clock'> & { log: Log }, name: string, fireAt: Date, s: LoopStatus, run: () => Promise<FiringOutcome>): Promise<FiringOutcome> {
+  const { db, clock, log } = deps;
+  try {
+    return await db.connection().execute(async (conn) => {
+      const { rows } = await sql<{ locked: boolean }>`select pg_try_advisory_lock(hashtext(${JOB_LOCK + name})) as locked`.execute(conn);
+      if (rows[0]?.locked) {
+        try {
+          return await run();
+        } finally {
+          await sql`select pg_advisory_unlock(hashtext(${JOB_LOCK + name}))`.execute(conn).catch(() => {});
+        }
+      }
+      const result = { skipped: 'the previous firing is still running' };
+      await sql`update housekeeping_firings set finished_at = ${clock.now()}, result = ${JSON.stringify(result)} where job = ${name} and fire_at = ${fireAt}`.execute(db);
+      tickSucceeded(s, clock.now());
+      log.warn({ job: name, fireAt }, 'housekeeping firing skipped: the previous firing of the job is still running');
+      return { ran: false, reason: 'still_running' } as const;
+    });
+  } catch (error) {
+    // Only the lock or the skip's record get here (the job's own errors are recorded by `run`).
+    tickFailed(s, error, clock.now());
+    log.warn({ job: name, fireAt, error: s.lastError, failures: s.failures }, 'housekeeping firing could not take its job lock');
+    throw error;
+  }
 }
 
 /** The longest gap between two of the next few firings: a replica that missed two of them is not ready. */

@@ -46,6 +46,8 @@ export interface RetentionBatch {
  *   `alertAfter: 5` counts back five weeks); past the retention only while
  *   among the streak's newest STREAK_FAILURES_KEPT (src/domain/retention.ts),
  *   so a streak that never ends stays bounded;
+ * - a workflow's newest success while an alert still pins a failure before
+ *   it (else that failure would be counted again as the current streak);
  * - the newest DURATION_SAMPLES_KEPT successful attempts of each workflow, with
  *   their tick: what its normal duration is learned from ("running long");
  * - runs not finished (`running`, `pending_retry`) or not yet processed;
@@ -127,6 +129,35 @@ async function deleteSettledNotifications(db: Db, before: Date, batch: number, a
   return rows[0] ?? { n: 0, last: after };
 }
 
+/**
+ * True when run `r` may go as far as this rule says: a workflow's newest
+ * settled success stays while an alert (kept: open, or resolved within the
+ * retention) still pins a failure before it. The evaluator counts failures
+ * back to the newest success; without it that pinned failure (an alert
+ * resolved by hand, then a success, then a month paused) would be counted
+ * as the current streak. A CASE, so the alerts are only asked about for the
+ * newest success (alerts_by_workflow).
+ */
+const NOT_NEEDED_AS_NEWEST_SUCCESS = sql`case
+          when r.status <> 'succeeded' then true
+          when exists (
+            select 1 from runs s
+            where s.workflow_id = r.workflow_id and s.original_run_id is null and s.tick > coalesce(r.tick, r.started_at, r.finished_at)
+              and s.status = 'succeeded' and s.processed_at is not null
+          ) then true
+          when exists (
+            select 1 from runs s
+            where s.workflow_id = r.workflow_id and s.original_run_id is null and s.tick is null and s.id <> r.id
+              and s.status = 'succeeded' and s.processed_at is not null
+              and coalesce(s.started_at, s.finished_at) > coalesce(r.tick, r.started_at, r.finished_at)
+          ) then true
+          else not exists (
+            select 1 from alerts a join runs f on f.id in (a.first_run_id, a.last_run_id)
+            where a.workflow_id = r.workflow_id and f.status in ('failed', 'missed')
+              and coalesce(f.tick, f.started_at, f.finished_at) < coalesce(r.tick, r.started_at, r.finished_at)
+          )
+        end`;
+
 /** A tick's original row and its attempts go together, or not at all. */
 async function deleteRuns(db: Db, before: Date, batch: number, after: number): Promise<Batch> {
   const { rows } = await sql<Batch>`
@@ -161,6 +192,7 @@ async function deleteRuns(db: Db, before: Date, batch: number, after: number): P
             where s.workflow_id = r.workflow_id and s.original_run_id is null and s.tick is null
               and s.status = 'succeeded' and s.processed_at is not null and coalesce(s.started_at, s.finished_at) > r.tick
           ))
+        and ${NOT_NEEDED_AS_NEWEST_SUCCESS}
         and not exists (
           select 1 from runs x
           where (x.id = r.id or x.original_run_id = r.id)

@@ -55,6 +55,44 @@ describe('housekeeping on a schedule', () => {
     }
   });
 
+  it('a firing whose job is still running from the previous firing on another replica is skipped and recorded, not run beside it', async () => {
+    const clock = new ManualClock(T0);
+    let release!: () => void;
+    const blocked = new Promise<void>((resolve) => (release = resolve));
+    let running = 0;
+    let most = 0;
+    const job = (slow: boolean): HousekeepingJob => ({
+      name: 'long-pass',
+      cron: '*/5 * * * *',
+      exclusive: true,
+      run: async () => {
+        most = Math.max(most, ++running);
+        if (slow) await blocked;
+        running--;
+        return { removed: 1 };
+      },
+    });
+    const a = createHousekeeping({ db: t.db, clock, logger: silentLogger, replicaId: 'a' }, [job(true)]);
+    const b = createHousekeeping({ db: t.db, clock, logger: silentLogger, replicaId: 'b' }, [job(false)]);
+    const first = a.fire('long-pass', T0);
+    await expect.poll(() => running).toBe(1);
+    // The next fire time comes while replica a's pass still runs: replica b claims it, and skips it.
+    const at = (m: number) => new Date(T0.getTime() + m * 60_000);
+    expect(await b.fire('long-pass', at(5))).toEqual({ ran: false, reason: 'still_running' });
+    release();
+    expect(await first).toEqual({ ran: true, result: { removed: 1 } });
+    // Once it ended, the next firing runs again (the lock went with the pass).
+    expect(await b.fire('long-pass', at(10))).toEqual({ ran: true, result: { removed: 1 } });
+    expect(most).toBe(1);
+    const rows = await t.db.selectFrom('housekeepingFirings').select(['replica', 'result']).where('job', '=', 'long-pass').orderBy('fireAt').execute();
+    expect(rows).toEqual([
+      { replica: 'a', result: { removed: 1 } },
+      { replica: 'b', result: { skipped: 'the previous firing is still running' } },
+      { replica: 'b', result: { removed: 1 } },
+    ]);
+    expect(b.statuses()[0]).toMatchObject({ ticks: 2, failures: 0 });
+  });
+
   it('a firing that found nothing to do logs at debug; one that did something at info', async () => {
     const clock = new ManualClock(T0);
     const lines: { level: number; msg: string; job?: string }[] = [];

@@ -117,6 +117,24 @@ describe('retention', () => {
     expect(await exists('runs', 'id', lastSuccess.id)).toBe(0);
   });
 
+  it('keeps the newest success after failures a kept alert pins: they are not counted again as the current streak', async () => {
+    // Hourly (two failures open an alert): broken 45 days ago, resolved by hand, then a plain ping's success, then paused.
+    const paused = await makeWorkflow(t.db, { tenantId: 'acme', name: 'paused-after-fix', cron: '0 * * * *' });
+    const first = await runAgo(paused.id, 45, { status: 'failed', error: 'exit 1' });
+    const last = await runAgo(paused.id, 44.9, { status: 'failed', error: 'exit 1' });
+    await insertAlert(t.db, paused.id, { status: 'resolved', openedAt: ago(44.9), resolvedAt: ago(44), firstRunId: first.id, lastRunId: last.id });
+    const success = await runAgo(paused.id, 43, { durationSeconds: null });
+    const count = async () => (await t.db.transaction().execute((trx) => loadHistoryFacts(trx, [paused.id]))).get(paused.id)!.failures;
+    expect(await count()).toBe(0);
+
+    await runRetentionPass(t.db, NOW, { runDays: 30, alertDays: 180, notificationDays: 30, batch: 3 });
+
+    // Resumed, its next failure is the first of a streak, not the third: no alert opens on it.
+    expect(await count()).toBe(0);
+    expect(await exists('runs', 'id', success.id)).toBe(1);
+    expect(await exists('runs', 'id', first.id)).toBe(1);
+  });
+
   it('keeps the newest successes duration learning reads: a monthly job keeps its normal duration, a frequent one only its newest samples', async () => {
     const sample = (workflowId: number, days: number, seconds: number): RunRow => {
       const finished = ago(days);
