@@ -354,25 +354,7 @@ describe('buttons', () => {
     const view = opened.view as { callback_id: string; private_metadata: string };
     expect(view.callback_id).toBe(VIEW.reassign);
 
-    const submit = (team: string, note: string | null) =>
-      rig.interact({
-        type: 'view_submission',
-        team: { id: 'T0TEST' },
-        user: { id: 'U0ALICE' },
-        api_app_id: 'A0TEST',
-        view: {
-          id: 'V1',
-          callback_id: VIEW.reassign,
-          private_metadata: view.private_metadata,
-          state: {
-            values: {
-              [REASSIGN_FIELD.team.block]: { [REASSIGN_FIELD.team.action]: { type: 'static_select', selected_option: { value: team } } },
-              [REASSIGN_FIELD.user.block]: { [REASSIGN_FIELD.user.action]: { type: 'users_select', selected_user: 'U0CUST' } },
-              [REASSIGN_FIELD.note.block]: { [REASSIGN_FIELD.note.action]: { type: 'plain_text_input', value: note } },
-            },
-          },
-        },
-      });
+    const submit = (team: string, note: string | null) => rig.interact(reassignSubmission(view.private_metadata, { team, user: 'U0CUST', note }));
     const refused = await submit('customer', null);
     expect(refused.status).toBe(200);
     expect(JSON.parse(refused.text)).toMatchObject({ response_action: 'errors', errors: { note: expect.stringContaining('note is required') } });
@@ -412,24 +394,7 @@ describe('reassign answers in the root clicked', () => {
     expect(JSON.parse(view.private_metadata)).toEqual({ alertId: alert.id, channel: 'CACME', messageTs: root!.ts });
 
     const posted = rig.slack.callsTo('chat.postMessage').length;
-    const ok = await rig.interact({
-      type: 'view_submission',
-      team: { id: 'T0TEST' },
-      user: { id: 'U0ALICE' },
-      api_app_id: 'A0TEST',
-      view: {
-        id: 'V1',
-        callback_id: VIEW.reassign,
-        private_metadata: view.private_metadata,
-        state: {
-          values: {
-            [REASSIGN_FIELD.team.block]: { [REASSIGN_FIELD.team.action]: { type: 'static_select', selected_option: { value: 'engineering' } } },
-            [REASSIGN_FIELD.user.block]: { [REASSIGN_FIELD.user.action]: { type: 'users_select', selected_user: 'U0BOB' } },
-            [REASSIGN_FIELD.note.block]: { [REASSIGN_FIELD.note.action]: { type: 'plain_text_input', value: 'vendor ticket 42' } },
-          },
-        },
-      },
-    });
+    const ok = await rig.interact(reassignSubmission(view.private_metadata, { team: 'engineering', user: 'U0BOB', note: 'vendor ticket 42' }));
     expect(ok.status).toBe(200);
     const update = await eventually(() => rig.slack.callsTo('chat.update').find((c) => c.channel === 'CACME' && c.ts === root!.ts) ?? Promise.reject(new Error('no update yet')));
     expect(JSON.stringify(update.blocks)).toContain('<@U0BOB>');
@@ -562,3 +527,25 @@ describe('App Home', () => {
     expect(JSON.stringify(rig.slack.homeViews.get('U0ALICE'))).toContain('critical');
   });
 });
+
+/** The Reassign… form submitted by U0ALICE, as Slack sends it: team, user and note in the view's state. */
+function reassignSubmission(privateMetadata: string, input: { team: string; user: string; note: string | null }) {
+  return {
+    type: 'view_submission',
+    team: { id: 'T0TEST' },
+    user: { id: 'U0ALICE' },
+    api_app_id: 'A0TEST',
+    view: {
+      id: 'V1',
+      callback_id: VIEW.reassign,
+      private_metadata: privateMetadata,
+      state: {
+        values: {
+          [REASSIGN_FIELD.team.block]: { [REASSIGN_FIELD.team.action]: { type: 'static_select', selected_option: { value: input.team } } },
+          [REASSIGN_FIELD.user.block]: { [REASSIGN_FIELD.user.action]: { type: 'users_select', selected_user: input.user } },
+          [REASSIGN_FIELD.note.block]: { [REASSIGN_FIELD.note.action]: { type: 'plain_text_input', value: input.note } },
+        },
+      },
+    },
+  };
+}
