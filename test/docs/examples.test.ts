@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { readdirSync, readFileSync } from 'node:fs';
+import { parseWorkflowsFile } from '../../src/config/workflows-file.js';
+import { readScenario } from '../../src/replay/scenario.js';
+
+/** The ```json blocks of a page. */
+function jsonBlocks(page: string): unknown[] {
+  return [...readFileSync(page, 'utf8').matchAll(/^```json\n([\s\S]*?)^```/gm)].map((m) => JSON.parse(m[1]!));
+}
+
+type Entry = { tenant: string; name: string; dependsOn?: string[] };
+
+/** A workflow shown alone, in a file with its tenants and the workflows it depends on (as stand-ins). */
+function fileAround(workflow: Entry): string {
+  const stand = (workflow.dependsOn ?? []).map((ref) => {
+    const [tenant, name] = ref.includes('/') ? ref.split('/') : [workflow.tenant, ref];
+    return { tenant, name, cron: '0 * * * *' };
+  });
+  const tenants = [...new Set([workflow.tenant, ...stand.map((s) => s.tenant)])].map((id, i) => ({ id, name: id, channel: `CTENANT${i}` }));
+  return JSON.stringify({ tenants, workflows: [workflow, ...stand] });
+}
+
+const env = { ACME_API_TOKEN: 'a-token-of-sixteen-or-more', ACME_WEBHOOK_SECRET: 'a-secret-of-sixteen-or-more', ACME_PAGERDUTY_KEY: 'R0123456789abcdefABCDEF0123456789' };
+
+describe('the examples validate through the real validators', () => {
+  it('examples/workflows.json', () => {
+    expect(() => parseWorkflowsFile(readFileSync('examples/workflows.json', 'utf8'), 'examples/workflows.json', {})).not.toThrow();
+  });
+
+  it.each(readdirSync('examples/scenarios').filter((f) => f.endsWith('.json')))('examples/scenarios/%s', async (file) => {
+    await expect(readScenario(`examples/scenarios/${file}`)).resolves.toBeTruthy();
+  });
+
+  it.each(['README.md', 'docs/workflows-file.md', 'docs/launchers.md', 'docs/destinations.md', 'docs/alerts.md', 'docs/policies.md', 'docs/security.md'])(
+    'the workflows-file examples of %s',
+    (page) => {
+      for (const block of jsonBlocks(page)) {
+        const b = block as { tenants?: unknown; workflows?: unknown; tenant?: unknown; cron?: unknown };
+        // A page may show the tenants part alone.
+        if (b.tenants || b.workflows) parseWorkflowsFile(JSON.stringify({ workflows: [], ...b }), page, env);
+        else if (typeof b.tenant === 'string' && typeof b.cron === 'string') parseWorkflowsFile(fileAround(block as Entry), page, env);
+      }
+    },
+  );
+});
