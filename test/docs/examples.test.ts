@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync } from 'node:fs';
-import { parseWorkflowsFile } from '../../src/config/workflows-file.js';
+import { parseWorkflowsFile, workflowsFileJsonSchema } from '../../src/config/workflows-file.js';
 import { readScenario } from '../../src/replay/scenario.js';
 
 /** The ```json blocks of a page. */
@@ -42,4 +42,24 @@ describe('the examples validate through the real validators', () => {
       }
     },
   );
+});
+
+type JsonSchema = { properties?: Record<string, JsonSchema>; items?: JsonSchema; anyOf?: JsonSchema[]; oneOf?: JsonSchema[] };
+
+/** Every field name of the format, however deep (destinations and launchers included). */
+function fieldNames(schema: JsonSchema, out = new Set<string>()): Set<string> {
+  for (const [name, sub] of Object.entries(schema.properties ?? {})) {
+    out.add(name);
+    fieldNames(sub, out);
+  }
+  for (const sub of [schema.items, ...(schema.anyOf ?? []), ...(schema.oneOf ?? [])]) if (sub) fieldNames(sub, out);
+  return out;
+}
+
+describe('docs/workflows-file.md', () => {
+  it('names every field of the format (destinations\' own fields in docs/destinations.md)', () => {
+    const page = readFileSync('docs/workflows-file.md', 'utf8') + readFileSync('docs/destinations.md', 'utf8');
+    const unnamed = [...fieldNames(workflowsFileJsonSchema() as JsonSchema)].filter((name) => name !== '$schema' && !page.includes(`\`${name}\``) && !page.includes(`"${name}"`));
+    expect(unnamed).toEqual([]);
+  });
 });
