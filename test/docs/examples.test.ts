@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync } from 'node:fs';
 import { parseWorkflowsFile, workflowsFileJsonSchema } from '../../src/config/workflows-file.js';
-import { readScenario } from '../../src/replay/scenario.js';
+import { parseScenario, readScenario } from '../../src/replay/scenario.js';
 
 /** The ```json blocks of a page. */
 function jsonBlocks(page: string): unknown[] {
@@ -29,6 +29,12 @@ describe('the examples validate through the real validators', () => {
 
   it.each(readdirSync('examples/scenarios').filter((f) => f.endsWith('.json')))('examples/scenarios/%s', async (file) => {
     await expect(readScenario(`examples/scenarios/${file}`)).resolves.toBeTruthy();
+  });
+
+  it('the scenario of docs/replay.md', () => {
+    const scenarios = jsonBlocks('docs/replay.md').filter((b) => typeof (b as { start?: unknown }).start === 'string');
+    expect(scenarios).toHaveLength(1);
+    for (const s of scenarios) parseScenario(JSON.stringify(s), 'docs/replay.md');
   });
 
   it.each(['README.md', 'docs/workflows-file.md', 'docs/launchers.md', 'docs/destinations.md', 'docs/alerts.md', 'docs/policies.md', 'docs/security.md'])(
