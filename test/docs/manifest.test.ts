@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { USAGE } from '../../src/slack/blocks/help.js';
 
 /** The bot scopes each Web API method the bot calls needs (api.slack.com/methods); views.* need none. */
 const SCOPES_OF: Record<string, string[]> = {
@@ -49,5 +50,12 @@ describe('manifest.json', () => {
     const table = page.slice(page.indexOf('## Scopes'));
     const listed = [...table.matchAll(/^\| ([^|]+) \|/gm)].flatMap((m) => [...m[1]!.matchAll(/`([a-z:]+)`/g)].map((s) => s[1]!));
     expect(listed.sort()).toEqual([...manifest.oauth_config.scopes.bot].sort());
+  });
+
+  it('docs/slack.md and the usage hint name every /scheduler subcommand of the help', () => {
+    const page = readFileSync('docs/slack.md', 'utf8');
+    const hint = manifest.features.slash_commands[0].usage_hint as string;
+    expect(Object.keys(USAGE).filter((sub) => !page.includes(`/scheduler ${sub}`))).toEqual([]);
+    expect(Object.keys(USAGE).filter((sub) => !new RegExp(`(^|\\| )${sub}\\b`).test(hint))).toEqual([]);
   });
 });
