@@ -15,10 +15,12 @@ import { UPTIME_SLACK_MS, uptimeSpans } from './uptime.js';
  * - a `running` row past its deadline → failed "timed out" (one a live
  *   replica still supervises: a minute later, its watchdog's turn first);
  * - a `running` row whose lease expired (the replica supervising it died) → failed "worker lost";
- * - an observed workflow's tick with no run by tick + grace → a `missed`
- *   original row; or `skipped` when for any moment from the tick to the end
- *   of its grace no replica of the monitor was alive (the report may have
- *   been sent to nobody), which never pages.
+ * - an observed workflow's tick with no run by tick + grace (on a DST night,
+ *   by the end of the window its outside scheduler may run it in:
+ *   domain/observed-dst.ts) → a `missed` original row; or `skipped` when its
+ *   scheduler may legitimately not run it (the note says why), or when for
+ *   any moment of its window no replica of the monitor was alive (the report
+ *   may have been sent to nobody); a skipped tick never pages.
  *
  * Managed workflows' ticks are the tick scheduler's (it fires each one or
  * records it skipped, and advances their next_tick_at). For observed ones
