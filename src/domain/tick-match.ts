@@ -1,4 +1,5 @@
-import { gapEndBefore, latestFireAtOrBefore, nextFireAfter } from './schedule.js';
+import { observedTickWindow, repeatedFirstPassBefore, startsInWindow } from './observed-dst.js';
+import { latestFireAtOrBefore, nextFireAfter } from './schedule.js';
 
 /**
  * Which tick a run reported from outside belongs to, when the report names
@@ -34,27 +35,34 @@ export function isFutureTick(tick: Date, now: Date, schedule: { mode: string }, 
 /**
  * The ticks a run that starts at `startedAt` may be the run of, in the order
  * to try them: the latest fire time at or before the start, within the
- * grace; then, for an observed workflow only, the next fire time when it is
- * at most earlyStartMs away, or when a spring-forward gap moved it and the
- * start is no earlier than the clocks changed (less earlyStartMs): the bot
- * places 02:30 on Berlin's spring-forward night at 03:30 CEST, but cron runs
- * a job whose time was skipped as soon as the clocks change, at 03:00
- * (src/domain/schedule.ts, gapEndBefore). A managed workflow's ticks are the
- * scheduler's own (it fires them on the bot's clock): an outside report just
- * before one must not take it, or the scheduler would not launch it.
+ * grace; then, for an observed workflow only, the tick fired at the first
+ * pass of a repeated hour whose second pass the start is at (a Kubernetes
+ * CronJob runs `30 1 * * *` at both passes of New York's fall-back night),
+ * and the next fire time when it is at most earlyStartMs away, or when a
+ * spring-forward gap moved it and the start is no earlier than the clocks
+ * changed (less earlyStartMs): the bot places 02:30 on Berlin's
+ * spring-forward night at 03:30 CEST, but cron runs a job whose time was
+ * skipped as soon as the clocks change, at 03:00. When an observed tick's
+ * run may start is decided once, in `observed-dst.ts`. A managed workflow's
+ * ticks are the scheduler's own (it fires them on the bot's clock): an
+ * outside report just before one must not take it, or the scheduler would
+ * not launch it.
  */
 export function tickCandidates(
   schedule: { cron: string; timezone: string; mode: string },
   startedAt: Date,
   profile: { graceSeconds: number; cadenceSeconds: number },
 ): Date[] {
+  const { cron, timezone } = schedule;
+  const graceMs = profile.graceSeconds * 1000;
+  const latest = latestFireAtOrBefore(cron, timezone, startedAt);
+  if (schedule.mode !== 'observed') return latest && startedAt.getTime() - latest.getTime() <= graceMs ? [latest] : [];
+  const earlyMs = earlyStartMs(profile.cadenceSeconds);
+  const near = [latest, repeatedFirstPassBefore(cron, timezone, new Date(startedAt.getTime() + earlyMs)), nextFireAfter(cron, timezone, startedAt)];
   const out: Date[] = [];
-  const latest = latestFireAtOrBefore(schedule.cron, schedule.timezone, startedAt);
-  if (latest && startedAt.getTime() - latest.getTime() <= profile.graceSeconds * 1000) out.push(latest);
-  if (schedule.mode === 'observed') {
-    const next = nextFireAfter(schedule.cron, schedule.timezone, startedAt);
-    const opens = gapEndBefore(schedule.cron, schedule.timezone, next)?.getTime() ?? next.getTime();
-    if (opens - startedAt.getTime() <= earlyStartMs(profile.cadenceSeconds)) out.push(next);
+  for (const tick of near) {
+    if (!tick || out.some((t) => t.getTime() === tick.getTime())) continue;
+    if (startsInWindow(observedTickWindow(cron, timezone, tick), startedAt, earlyMs, graceMs)) out.push(tick);
   }
   return out;
 }
