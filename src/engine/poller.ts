@@ -10,7 +10,7 @@ import { isTooFast, tooFastError } from '../domain/run-duration.js';
 import { isWatched } from '../domain/watched.js';
 import { emptyOutputError } from '../domain/reported-outcome.js';
 import { NOTIFICATIONS_CHANNEL } from '../ledger/alert-events.js';
-import { launchRun } from '../ledger/runs.js';
+import { launchRun } from '../ledger/launch-run.js';
 import { evaluateWorkflows, type EvaluationTarget } from './evaluator.js';
 import { workflowRules } from './maintenance-rules.js';
 import { claimBatch, type ClaimedWorkflow } from './batch-claim.js';

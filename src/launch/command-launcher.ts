@@ -118,7 +118,17 @@ export function createCommandLauncher(deps: CommandDeps, held: HeldRuns, options
 
       // Should this replica die, the command dies with it rather than run on beside the retry another replica launches.
       const guard = guardGroup(child.pid!, killGraceMs);
-      held.add(ctx.runId);
+      const end = () => {
+        signalGroup(child.pid!, 'SIGTERM');
+        setTimeout(() => signalGroup(child.pid!, 'SIGKILL'), killGraceMs).unref();
+      };
+      // No longer this replica's run (renewHeldRuns): failed as "worker lost" while this replica stalled, its next
+      // attempt perhaps running elsewhere. Ended like a replica that died; its outcome finds the row ended and changes nothing.
+      held.add(ctx.runId, () => {
+        if (child.exitCode !== null || child.signalCode !== null) return;
+        log.warn('run no longer this replica\'s (failed or ended elsewhere while this replica stalled): ending its process group');
+        end();
+      });
       const control = { interrupted: false };
       const done = supervise({ deps, killGraceMs, drainMs, guard, ...(options.stop ? { stop: options.stop } : {}) }, child, watched, ctx, config, log, control).finally(() => {
         guard.release();
@@ -129,12 +139,13 @@ export function createCommandLauncher(deps: CommandDeps, held: HeldRuns, options
         done,
         interrupt: () => {
           control.interrupted = true;
-          signalGroup(child.pid!, 'SIGTERM');
-          setTimeout(() => signalGroup(child.pid!, 'SIGKILL'), killGraceMs).unref();
+          end();
         },
       });
-      // Take the lease at once: the row may have been inserted without one.
-      await takeRunLease(deps, ctx.runId, deps.clock.now()).catch((error) => log.warn({ err: error }, 'could not take the run lease'));
+      // Take the lease at once: the row may have been inserted without one. None to take: the row stopped being
+      // ours between launchRun's look and the spawn (a stall in between), so the command ends at once.
+      const taken = await takeRunLease(deps, ctx.runId, deps.clock.now()).catch((error) => log.warn({ err: error }, 'could not take the run lease'));
+      if (taken === 0) held.lose(ctx.runId);
       return { started: true };
     },
   };

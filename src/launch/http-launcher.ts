@@ -91,7 +91,13 @@ export function createHttpLauncher(deps: HttpDeps, held: HeldRuns, options: Http
 
       held.add(ctx.runId);
       const log = deps.logger.child({ runId: ctx.runId, workflow: ctx.workflow.name, tenant: ctx.tenant.id });
-      await takeRunLease(deps, ctx.runId, deps.clock.now()).catch((error) => log.warn({ err: error }, 'could not take the run lease'));
+      const taken = await takeRunLease(deps, ctx.runId, deps.clock.now()).catch((error) => log.warn({ err: error }, 'could not take the run lease'));
+      if (taken === 0) {
+        // The row stopped being ours since launchRun looked (a stall on the allow-list read): nothing is sent, and
+        // launchRun's failing of a refused launch finds the row ended and changes nothing.
+        held.release(ctx.runId);
+        return { started: false, error: 'the run ended or became another replica\'s before it was sent' };
+      }
       // The request runs on after launch() returns: a slow target must not hold up the tick loop.
       void deliver(ctx, config, mode, headers, body, log, list).finally(() => held.release(ctx.runId));
       return { started: true };
