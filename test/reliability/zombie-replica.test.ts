@@ -53,6 +53,17 @@ function stallPoint() {
 
 /** A replica's database whose first transaction, once committed, stalls: between its commit and what comes next. */
 function stallingAfterFirstCommit(db: Db, stall: () => Promise<void>): Db {
+  return afterFirstCommit(db, stall);
+}
+
+/** A replica's database whose first COMMIT is carried out but its answer lost: the connection drops as it comes. */
+function losingFirstCommitAnswer(db: Db): Db {
+  return afterFirstCommit(db, async () => {
+    throw new Error('Connection terminated unexpectedly');
+  });
+}
+
+function afterFirstCommit(db: Db, then: () => Promise<void>): Db {
   let stalled = false;
   const bound = <T extends object>(target: T, prop: string | symbol) => {
     const value = Reflect.get(target, prop) as unknown;
@@ -69,7 +80,7 @@ function stallingAfterFirstCommit(db: Db, stall: () => Promise<void>): Db {
               const result = await builder.execute(fn);
               if (!stalled) {
                 stalled = true;
-                await stall();
+                await then();
               }
               return result;
             };
@@ -95,6 +106,9 @@ async function takeOver(b: Engine): Promise<void> {
 const nightly = (name: string, overrides: Parameters<typeof makeWorkflow>[1] = {}): Promise<Workflow> =>
   makeWorkflow(t.db, { name, cron: '0 2 * * *', mode: 'managed', launcher: JSON.stringify({ kind: 'command', command: 'true' }), ...overrides });
 
+/** The attempts of one workflow an engine launched (the database is shared by every test of the file). */
+const launchedOf = (e: Engine, wf: Workflow) => e.launcher.launched.filter((l) => l.workflow.id === wf.id).map((l) => l.attempt);
+
 const runsOf = (workflowId: number) =>
   t.db.selectFrom('runs').select(['attempt', 'status', 'leaseOwner', 'error']).where('workflowId', '=', workflowId).orderBy('id').execute();
 
@@ -109,12 +123,12 @@ describe('a replica stalled past its lease', () => {
     expect(await runsOf(wf.id)).toEqual([{ attempt: 1, status: 'running', leaseOwner: 'replica-a', error: null }]);
 
     await takeOver(b);
-    expect(b.launcher.launched.map((l) => l.attempt)).toEqual([2]);
+    expect(launchedOf(b, wf)).toEqual([2]);
 
     point.release();
     await firing;
     // A wakes with the tick in its launch queue: the row is no longer its own, so nothing starts.
-    expect(a.launcher.launched).toEqual([]);
+    expect(launchedOf(a, wf)).toEqual([]);
     expect(await runsOf(wf.id)).toEqual([
       { attempt: 1, status: 'pending_retry', leaseOwner: null, error: WORKER_LOST },
       { attempt: 2, status: 'running', leaseOwner: 'replica-b', error: null },
@@ -139,11 +153,11 @@ describe('a replica stalled past its lease', () => {
     ]);
 
     await takeOver(b);
-    expect(b.launcher.launched.map((l) => l.attempt)).toEqual([1, 3]);
+    expect(launchedOf(b, wf)).toEqual([1, 3]);
 
     point.release();
     await polling;
-    expect(a.launcher.launched).toEqual([]);
+    expect(launchedOf(a, wf)).toEqual([]);
     expect((await runsOf(wf.id)).map((r) => [r.attempt, r.status, r.leaseOwner])).toEqual([
       [1, 'pending_retry', null],
       [2, 'failed', null],
@@ -194,6 +208,38 @@ describe('replicas whose clocks disagree', () => {
     expect(rows.map((r) => r.tick!.toISOString())).toEqual(Array.from({ length: 10 }, (_, i) => new Date(TICK.getTime() + i * 60_000).toISOString()));
     expect(rows.every((r) => r.status === 'succeeded')).toBe(true);
     // Each launched once, by whichever replica's clock said it was due first (the fast one, here).
-    expect([...ahead.launcher.launched, ...behind.launcher.launched]).toHaveLength(10);
+    expect([...launchedOf(ahead, wf), ...launchedOf(behind, wf)]).toHaveLength(10);
+  });
+});
+
+describe('a commit whose answer is lost', () => {
+  it('the tick is launched at the scheduler\'s next pass, not failed as "worker lost" a lease later', async () => {
+    const wf = await nightly('nightly-lost-commit', { nextTickAt: TICK });
+    const { a } = replicas();
+    await expect(fireDueTicks({ ...a.deps, db: losingFirstCommitAnswer(a.deps.db) })).rejects.toThrow(/Connection terminated/);
+    expect(await runsOf(wf.id)).toEqual([{ attempt: 1, status: 'running', leaseOwner: 'replica-a', error: null }]);
+    expect(launchedOf(a, wf)).toEqual([]);
+    a.clock.advance(2_000);
+    await fireDueTicks(a.deps);
+    expect(launchedOf(a, wf)).toEqual([1]);
+    expect(await runsOf(wf.id)).toEqual([{ attempt: 1, status: 'succeeded', leaseOwner: null, error: null }]);
+  });
+
+  it('the retry is launched at the poller\'s next pass', async () => {
+    const wf = await nightly('nightly-lost-retry-commit');
+    const { a } = replicas();
+    await fireTick(a, wf, TICK, { status: 'failed', error: 'connection reset' });
+    a.launcher.script(wf.id, 'hold');
+    await expect(pollFinishedRuns({ ...a.deps, db: losingFirstCommitAnswer(a.deps.db) })).rejects.toThrow(/Connection terminated/);
+    expect((await runsOf(wf.id)).map((r) => [r.attempt, r.status, r.leaseOwner])).toEqual([
+      [1, 'pending_retry', null],
+      [2, 'running', 'replica-a'],
+    ]);
+    expect(launchedOf(a, wf)).toEqual([1]);
+    await pollFinishedRuns(a.deps);
+    expect(launchedOf(a, wf)).toEqual([1, 2]);
+    // Once: the next pass has nothing left to launch.
+    await pollFinishedRuns(a.deps);
+    expect(launchedOf(a, wf)).toEqual([1, 2]);
   });
 });
