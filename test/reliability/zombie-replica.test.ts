@@ -9,6 +9,7 @@ import { leaseRenewalLoop } from '../../src/engine/lease-renewal.js';
 import { pollFinishedRuns } from '../../src/engine/poller.js';
 import { fireDueTicks } from '../../src/engine/tick-scheduler.js';
 import { createCommandLauncher } from '../../src/launch/command-launcher.js';
+import { createHttpLauncher } from '../../src/launch/http-launcher.js';
 import { launchRun } from '../../src/ledger/launch-run.js';
 import { HeldRuns } from '../../src/ledger/run-leases.js';
 import { insertRunningRun, RUN_LEASE_MS } from '../../src/ledger/runs.js';
@@ -190,6 +191,19 @@ describe('a replica stalled past its lease', () => {
     // Its outcome (killed by a signal) changes nothing: the row keeps B's verdict.
     const row = await t.db.selectFrom('runs').select(['status', 'error', 'leaseOwner']).where('id', '=', run!.id).executeTakeFirstOrThrow();
     expect(row).toEqual({ status: 'failed', error: WORKER_LOST, leaseOwner: null });
+  });
+
+  it('sends no http launch request for a run that stopped being its own before the request', async () => {
+    const wf = await nightly('nightly-http', { launcher: JSON.stringify({ kind: 'http', url: 'http://127.0.0.1:9/jobs/run', secret: 'launcher-secret-0123456789' }) });
+    const a = createEngine(t.db, TICK, { HTTP_LAUNCHER_ALLOWED_HOSTS: '127.0.0.1' }, 'replica-a');
+    const held = new HeldRuns();
+    const launcher = createHttpLauncher(a.deps, held);
+    // launchRun looked and found the row its own; then (a stall on the allow-list read) B failed it as "worker lost".
+    const run = await t.db.transaction().execute((trx) => insertRunningRun(trx, { workflow: wf, tick: TICK, trigger: 'schedule', timeoutSeconds: 3600, leaseOwner: 'replica-a' }, a.clock.now()));
+    await t.db.updateTable('runs').set({ status: 'failed', error: WORKER_LOST, leaseOwner: null, leaseExpiresAt: null }).where('id', '=', run!.id).execute();
+    const outcome = await launcher.launch({ runId: run!.id, workflow: wf, tenant: { id: 'acme', name: 'acme' }, tick: TICK, attempt: 1, trigger: 'schedule', timeoutSeconds: 3600 });
+    expect(outcome).toEqual({ started: false, error: "the run ended or became another replica's before it was sent" });
+    expect(held.list()).toEqual([]);
   });
 });
 
