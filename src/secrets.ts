@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { createRedactor, urlPasswords, type Cut, type Redactor } from './domain/redact.js';
+import { createRedactor, jsonForms, urlPasswords, type Cut, type Redactor } from './domain/redact.js';
 
 /** API tokens and ping keys are high-entropy, so a plain SHA-256 is a sound stored form. */
 export function hashToken(token: string): string {
@@ -48,6 +48,8 @@ const byTenant = new Map<string, Set<string>>();
 /** Built when first needed after a change: one per tenant, and one (`ALL`) for logs. */
 const redactors = new Map<string, Redactor>();
 const ALL = '\u0000all';
+/** Log lines: every secret, in each form a JSON line may hold it (jsonForms). */
+const LOG_LINE = '\u0000log';
 
 export function rememberSecrets(values: Iterable<string | null | undefined>, tenantId?: string): void {
   const set = tenantId === undefined ? everywhere : (byTenant.get(tenantId) ?? byTenant.set(tenantId, new Set()).get(tenantId)!);
@@ -63,6 +65,7 @@ export function rememberSecrets(values: Iterable<string | null | undefined>, ten
   else {
     redactors.delete(tenantId);
     redactors.delete(ALL);
+    redactors.delete(LOG_LINE);
   }
 }
 
@@ -91,6 +94,20 @@ export function redactSecrets(text: string, tenantId?: string, cut?: Cut): strin
     redactors.set(key, redactor);
   }
   return redactor(text, cut);
+}
+
+/**
+ * A log line (JSON) with every secret replaced, those JSON writes escaped
+ * (`pass"word` as `pass\\"word`) included: pino's last step before a line is
+ * written (src/log.ts).
+ */
+export function redactLogLine(line: string): string {
+  let redactor = redactors.get(LOG_LINE);
+  if (!redactor) {
+    redactor = createRedactor(jsonForms([everywhere, ...byTenant.values()].flatMap((v) => [...v])));
+    redactors.set(LOG_LINE, redactor);
+  }
+  return redactor(line);
 }
 
 const CREDENTIAL_HEADER = /auth|token|key|secret|signature|cookie|password|credential/i;

@@ -65,6 +65,22 @@ function redactEdge(text: string, values: readonly string[], edge: 'start' | 'en
   return edge === 'start' ? REDACTED + text.slice(longest) : text.slice(0, text.length - longest) + REDACTED;
 }
 
+/**
+ * Every form a secret takes in a JSON text (a log line): itself, and as a JSON
+ * string writes it when that differs (a quote, a backslash, a line break or
+ * another control character is escaped there, where the value search of the
+ * raw value would not find it).
+ */
+export function jsonForms(values: Iterable<string>): string[] {
+  const out: string[] = [];
+  for (const v of values) {
+    out.push(v);
+    const escaped = JSON.stringify(v).slice(1, -1);
+    if (escaped !== v) out.push(escaped);
+  }
+  return out;
+}
+
 /** The password of a URL's userinfo (`https://user:pass@host/`), as written and decoded: a credential like any other. */
 export function urlPasswords(url: string): string[] {
   try {
