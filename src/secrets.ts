@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { createRedactor, jsonForms, urlPasswords, type Cut, type Redactor } from './domain/redact.js';
+import { createRedactor, CREDENTIAL_NAME, jsonForms, urlCredentials, type Cut, type Redactor } from './domain/redact.js';
 
 /** API tokens and ping keys are high-entropy, so a plain SHA-256 is a sound stored form. */
 export function hashToken(token: string): string {
@@ -110,21 +110,20 @@ export function redactLogLine(line: string): string {
   return redactor(line);
 }
 
-const CREDENTIAL_HEADER = /auth|token|key|secret|signature|cookie|password|credential/i;
-
 /** The secret values inside a launcher or destination as stored (secrets resolved, header values included). */
 export function secretsOfEntry(entry: unknown): string[] {
   if (!entry || typeof entry !== 'object') return [];
   const e = entry as Record<string, unknown>;
   const out: string[] = [];
   for (const field of ['secret', 'routingKey']) if (typeof e[field] === 'string') out.push(e[field] as string);
-  // A password in the target's URL (`https://user:pass@host/`): it is sent as Basic auth, and logged with the URL.
-  if (typeof e.url === 'string') out.push(...urlPasswords(e.url));
+  // A password in the target's URL (`https://user:pass@host/`), sent as Basic auth, and a credential in its query
+  // (`?token=…`): both are logged with the URL.
+  if (typeof e.url === 'string') out.push(...urlCredentials(e.url));
   // Headers and variables that carry credentials (Authorization, API keys); others (Accept, …) hold ordinary words.
   for (const map of [e.headers, e.env]) {
     if (!map || typeof map !== 'object') continue;
     for (const [k, v] of Object.entries(map as Record<string, unknown>)) {
-      if (!CREDENTIAL_HEADER.test(k) || typeof v !== 'string') continue;
+      if (!CREDENTIAL_NAME.test(k) || typeof v !== 'string') continue;
       out.push(v);
       // `Bearer <token>`: the token alone may show up too.
       const word = v.split(/\s+/).pop();
