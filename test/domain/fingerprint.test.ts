@@ -36,13 +36,11 @@ describe('error fingerprint', () => {
   it('an adversarial error (100,000 escaped quotes that never close) is normalised in linear time', () => {
     // Tried as a regular expression at every quote, each read on to the end: 200,000 characters took minutes
     // of the poller's time (and a tenant token may report 10,000-character errors as fast as it likes).
-    const started = performance.now();
+    // No clock is read here: the quadratic form does not finish within the test's timeout, the linear one in milliseconds.
     for (const text of ['"' + '\\"'.repeat(100_000), "'" + "\\'".repeat(100_000)]) {
       // Nothing in them closes, so nothing is replaced (compared as a flag: a failure must not print 200,000 characters).
       expect(normaliseError(text) === text).toBe(true);
     }
-    // Linear, it takes milliseconds; the bound is a hundred times that, so only the quadratic form can miss it.
-    expect(performance.now() - started).toBeLessThan(3_000);
   });
 
   it('normalises to readable placeholders and ignores empty text', () => {
