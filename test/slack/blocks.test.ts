@@ -100,13 +100,13 @@ describe('alert root', () => {
     expect(m.blocks[0]).toMatchObject({ text: { text: expect.stringContaining('(open)') } });
   });
 
-  it('resolved: the root shrinks to its outcome, says "Resolved after …" once, and only History remains', () => {
+  it('resolved: the root shrinks to its outcome, says "Resolved after 7h 02m" (the compact form of DESIGN.md) once, and only History remains', () => {
     const resolution = { kind: 'resolved', actor: null, at: NOW, data: { runId: 78, successes: 1 } };
     const m = renderAlertRoot(card({ status: 'resolved', resolvedAt: new Date('2026-03-10T09:05:00Z'), ownerUser: 'U0ALICE' }, { resolution }), NOW);
     expect(m).toMatchSnapshot();
     expect(m.blocks.map((b) => b.type)).toEqual(['header', 'section', 'context', 'actions']);
-    expect(m.blocks[1]).toMatchObject({ text: { text: ':white_check_mark: Recovered: run #78 succeeded. Resolved after 7 hours 2 minutes.' } });
-    expect(m.text).toBe('Acme Analytics / quality-check: Recovered: run #78 succeeded. Resolved after 7 hours 2 minutes.');
+    expect(m.blocks[1]).toMatchObject({ text: { text: ':white_check_mark: Recovered: run #78 succeeded. Resolved after 7h 02m.' } });
+    expect(m.text).toBe('Acme Analytics / quality-check: Recovered: run #78 succeeded. Resolved after 7h 02m.');
     expect(JSON.stringify(m).match(/Resolved after/g)).toHaveLength(2); // once in the blocks, once in the fallback
     expect(JSON.stringify(m.blocks)).not.toContain('Last error');
     expect(actionIds(m.blocks)).toEqual([ACTION.history]);
@@ -115,7 +115,7 @@ describe('alert root', () => {
   it('resolved by hand: the root names who resolved it and carries the note', () => {
     const resolution = { kind: 'resolved', actor: 'U0BOB', at: NOW, data: { by: 'hand', note: 'fixed upstream' } };
     const m = renderAlertRoot(card({ status: 'resolved', resolvedAt: NOW }, { resolution }), NOW);
-    expect(m.blocks[1]).toMatchObject({ text: { text: ':white_check_mark: <@U0BOB> resolved the alert by hand after 7 hours 2 minutes.\n> fixed upstream' } });
+    expect(m.blocks[1]).toMatchObject({ text: { text: ':white_check_mark: <@U0BOB> resolved the alert by hand after 7h 02m.\n> fixed upstream' } });
   });
 
   it('the fallback text of an open root is plain language naming tenant and workflow', () => {
@@ -141,6 +141,33 @@ describe('alert root', () => {
     expect(errorBlock.text.text).toContain('&lt;!channel&gt;');
     // The fence cannot be closed early by the error text.
     expect(errorBlock.text.text.match(/```/g)).toHaveLength(2);
+  });
+
+  it('every mrkdwn text is verbatim: a URL, #channel or bare @channel in run text is not linked or parsed by Slack', () => {
+    // Escaping stops `<…>` tokens; a plain `https://…`, `#general` or `@channel` is what Slack's own
+    // automatic parsing would turn into a link or a mention unless the text object says verbatim.
+    const plainHostile = 'see https://evil.example/login and #general, @channel @here @everyone';
+    const mrkdwnObjects = (node: unknown): Record<string, unknown>[] => {
+      if (Array.isArray(node)) return node.flatMap(mrkdwnObjects);
+      if (!node || typeof node !== 'object') return [];
+      const o = node as Record<string, unknown>;
+      return [...(o.type === 'mrkdwn' ? [o] : []), ...Object.values(o).flatMap(mrkdwnObjects)];
+    };
+    const member = { alertId: 1, tenant: { id: 'acme', name: plainHostile }, workflow: 'wf', severity: 'warning' as const, status: 'open' as const, consecutiveFailures: 3, ownerUser: null, silenced: false, lastError: plainHostile, ownThread: false };
+    const surfaces = [
+      renderAlertRoot(card({ lastError: plainHostile, stage: plainHostile, ownerNote: plainHostile }, { tenant: { id: 'acme', name: plainHostile } }), NOW),
+      renderAlertRoot(card({ status: 'resolved', resolvedAt: NOW }, { resolution: { kind: 'resolved', actor: 'U0BOB', at: NOW, data: { by: 'hand', note: plainHostile } } }), NOW),
+      renderAlertReply({ kind: 'silenced', actor: 'U0BOB', at: NOW, data: { until: 'resolved', reason: plainHostile } }, card(), NOW),
+      renderHistory('nightly', [{ runId: 3, tick: OPENED, trigger: 'schedule', status: 'failed', attempts: 1, startedAt: OPENED, finishedAt: NOW, error: plainHostile, outcomeNote: plainHostile }]),
+      renderHome({ tenants: [{ id: 'acme', name: plainHostile, alerts: [] }], dead: [{ id: 9, destination: 'webhook', tenantId: 'acme', workflowName: 'wf', lastError: plainHostile, createdAt: OPENED }] }, NOW),
+      renderStormMessage({ storm: { id: 1, startedAt: OPENED, endedAt: null }, members: [member] }),
+      renderResolveModal({ alertId: 42, workflowName: 'nightly', tenantName: plainHostile, channel: 'CACME', messageTs: null }),
+      renderReassignModal({ alertId: 42, workflowName: 'nightly', tenantName: plainHostile, ownerTeam: 'engineering', ownerUser: null, ownerNote: plainHostile, channel: 'CACME', messageTs: null }),
+    ];
+    const objects = surfaces.flatMap((m) => mrkdwnObjects(m.blocks));
+    expect(objects.length).toBeGreaterThan(20);
+    expect(JSON.stringify(objects)).toContain('https://evil.example/login');
+    for (const o of objects) expect(o).toMatchObject({ verbatim: true });
   });
 });
 

@@ -1,4 +1,4 @@
-import { formatDuration, utcText } from '../../domain/durations.js';
+import { compactDuration, utcText } from '../../domain/durations.js';
 import type { EventIcon, EventText, TextPart } from '../../notify/event-text.js';
 import { groupMention, slackDate, userMention } from './format.js';
 import { codeSpan, escapeMrkdwn } from './limits.js';
@@ -49,7 +49,7 @@ function mrkdwnPart(p: TextPart): string {
       if (!p.relative) return slackDate(p.at);
       return p.lead === 'relative' ? `${escapeMrkdwn(p.relative)} (at ${slackDate(p.at)})` : `${slackDate(p.at)} (${escapeMrkdwn(p.relative)})`;
     case 'duration':
-      return formatDuration(p.ms);
+      return compactDuration(p.ms);
   }
 }
 
@@ -73,7 +73,7 @@ export function eventFallback(text: EventText, where: { tenant: string; workflow
       case 'time':
         return escapeMrkdwn(p.relative && p.lead === 'relative' ? p.relative : utcText(p.at));
       case 'duration':
-        return formatDuration(p.ms);
+        return compactDuration(p.ms);
       default:
         return escapeMrkdwn(p.text.replace(/\s+/g, ' '));
     }

@@ -1,5 +1,5 @@
 import type { AlertCard } from './alert-card.js';
-import { cadenceInWords, formatDuration, plural } from '../../domain/durations.js';
+import { cadenceInWords, compactDuration, plural } from '../../domain/durations.js';
 import { slackDate, userMention } from './format.js';
 import { historyLine, type HistoryRow } from './history.js';
 import { capBlocks, codeSpan, lineSections, LIMITS, mrkdwn, omittedNote, safeText } from './limits.js';
@@ -25,7 +25,7 @@ export interface WorkflowStatusRow {
 
 /** " · running since 02:00 (usually 20 minutes), running long" for a run still going. */
 function durationNote(row: WorkflowStatusRow): string {
-  const usually = row.normalSeconds != null ? `usually ${formatDuration(row.normalSeconds * 1000)}` : '';
+  const usually = row.normalSeconds != null ? `usually ${compactDuration(row.normalSeconds * 1000)}` : '';
   if (row.lastRun?.status !== 'running' || !row.lastRun.startedAt) return usually ? ` · ${usually}` : '';
   return ` · running since ${slackDate(row.lastRun.startedAt)}${usually ? ` (${usually})` : ''}${row.lastRun.runningLong ? ', *running long*' : ''}`;
 }
