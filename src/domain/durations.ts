@@ -1,5 +1,5 @@
 import { formatDistanceStrict, formatDuration as formatDurationFns, intervalToDuration, type Duration } from 'date-fns';
-import { isTimeZone } from './time-zone.js';
+import { isTimeZone, zoneLabel } from './time-zone.js';
 import { zoneOf } from './zone.js';
 
 /**
@@ -109,14 +109,14 @@ export function cadenceInWords(seconds: number): string {
  */
 export function zoneText(at: Date, timeZone: string): string {
   const tz = shownZone(timeZone);
-  return `${wallText(at, tz)} ${tz}`;
+  return `${wallText(at, tz)} ${zoneLabel(tz)}`;
 }
 
 /** A span in a zone, the second date left out when it is the first's: "2026-03-10 01:00 to 02:00 Europe/Berlin". */
 export function zoneRangeText(from: Date, to: Date, timeZone: string): string {
   const tz = shownZone(timeZone);
   const [a, b] = [wallText(from, tz), wallText(to, tz)];
-  return `${a} to ${a.slice(0, 10) === b.slice(0, 10) ? b.slice(11) : b} ${tz}`;
+  return `${a} to ${a.slice(0, 10) === b.slice(0, 10) ? b.slice(11) : b} ${zoneLabel(tz)}`;
 }
 
 const shownZone = (timeZone: string) => (isTimeZone(timeZone) ? timeZone : 'UTC');

@@ -1,4 +1,4 @@
-import { compactDuration, formatDuration, utcText } from '../domain/durations.js';
+import { compactDuration, formatDuration, utcText, zoneText } from '../domain/durations.js';
 import { isShadowEvent } from '../domain/events.js';
 import { durationTexts } from './event-text/duration.js';
 import { dependencyTexts } from './event-text/dependencies.js';
@@ -72,6 +72,7 @@ export function plainPart(p: TextPart, nameOf: (userId: string) => string | unde
     case 'group':
       return `@${p.id}`;
     case 'time':
+      if (p.zone) return zoneText(p.at, p.zone);
       if (!p.relative) return utcText(p.at);
       return p.lead === 'relative' ? `${p.relative} (at ${utcText(p.at)})` : `${utcText(p.at)} (${p.relative})`;
     case 'duration':
@@ -86,7 +87,7 @@ export function eventTextFields(text: EventText) {
     sentence: plainEventText(text),
     parts: text.parts.map((p) =>
       p.type === 'time'
-        ? { type: p.type, at: p.at.toISOString(), ...(p.relative ? { relative: p.relative, lead: p.lead ?? 'absolute' } : {}) }
+        ? { type: p.type, at: p.at.toISOString(), ...(p.relative ? { relative: p.relative, lead: p.lead ?? 'absolute' } : {}), ...(p.zone ? { zone: p.zone } : {}) }
         : p.type === 'duration'
           ? { type: p.type, seconds: Math.round(p.ms / 1000), words: formatDuration(p.ms) }
           : p,

@@ -30,6 +30,16 @@ describe('run-duration events in words', () => {
     expect(plainEventText(say(kind, data).model)).toBe(sentence);
   });
 
+  it('a completion deadline in Kathmandu is told on Kathmandu\'s clock, named, and in Slack beside the reader\'s own time', () => {
+    // 02:00 and 06:00 NPT (+05:45): 20:15 and 00:15 UTC.
+    const data = { ...missed, tick: '2026-03-09T20:15:00.000Z', deadline: '2026-03-10T00:15:00.000Z', completeBy: '06:00 Asia/Kathmandu' };
+    const { model, event } = say('completion_missed', data);
+    expect(plainEventText(model)).toBe('Completion deadline missed: no success for the tick of 2026-03-10 02:00 Asia/Kathmandu by its deadline, 2026-03-10 06:00 Asia/Kathmandu; run #7 is still running.');
+    const card: AlertCard = { alert: alert(), workflow: { ...workflow, timezone: 'Asia/Kathmandu' }, tenant, lastRun: null, hasLauncher: true };
+    const reply = JSON.stringify(renderAlertReply(event, card, NOW).blocks);
+    expect(reply).toContain('2026-03-10 06:00 Asia/Kathmandu (<!date^1773101700^{date_short_pretty} {time}|2026-03-10 00:15 UTC> your time)');
+  });
+
   it('an opening names its duration cause instead of a count of failures, and pages like a failure when critical', () => {
     const { model } = say('opened', { severity: 'critical', consecutiveFailures: 0, cause: { kind: 'completion_missed', ...missed }, mention: { users: [], groups: ['S0ONCALL'] } }, { severity: 'critical' });
     expect(plainEventText(model)).toBe(

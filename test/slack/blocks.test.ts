@@ -256,6 +256,15 @@ describe('status, history, home and the reassign modal', () => {
     expect(m).toMatchSnapshot();
   });
 
+  it('workflow detail in another zone: the next tick on the workflow\'s clock, named, beside the reader\'s own time; an Etc/GMT zone with its real offset', () => {
+    const kathmandu = renderWorkflowStatus({ row: row({ timezone: 'Asia/Kathmandu', nextTickAt: new Date('2026-03-10T20:15:00Z') }), tenantName: 'Acme', cadenceSeconds: 86_400, policy: { retries: 3, alertAfter: 1, firstSeverity: 'critical' }, runs: [], alert: null });
+    expect(JSON.stringify(kathmandu.blocks)).toContain('next tick 2026-03-11 02:00 Asia/Kathmandu (<!date^1773173700^{date_short_pretty} {time}|2026-03-10 20:15 UTC> your time)');
+    const gmt5 = renderWorkflowStatus({ row: row({ timezone: 'Etc/GMT+5', nextTickAt: new Date('2026-03-11T07:00:00Z') }), tenantName: 'Acme', cadenceSeconds: 86_400, policy: { retries: 3, alertAfter: 1, firstSeverity: 'critical' }, runs: [], alert: null });
+    expect(JSON.stringify(gmt5.blocks)).toContain('Etc/GMT+5 (UTC−05:00)), managed, next tick 2026-03-11 02:00 Etc/GMT+5 (UTC−05:00) (');
+    const root = renderAlertRoot(card({}, { workflow: { id: 7, name: 'quality-check', cron: '0 2 * * *', timezone: 'Etc/GMT+5' } }), NOW);
+    expect(JSON.stringify(root.blocks)).toContain('`0 2 * * *`, Etc/GMT+5 (UTC−05:00))');
+  });
+
   it('history escapes errors and shows attempts', () => {
     const m = renderHistory('nightly', history);
     expect(m).toMatchSnapshot();

@@ -1,6 +1,7 @@
 import type { AlertCard } from './alert-card.js';
 import { cadenceInWords, compactDuration, plural } from '../../domain/durations.js';
-import { slackDate, userMention } from './format.js';
+import { zoneLabel } from '../../domain/time-zone.js';
+import { slackDate, slackDateIn, userMention } from './format.js';
 import { historyLine, type HistoryRow } from './history.js';
 import { capBlocks, codeSpan, lineSections, LIMITS, mrkdwn, omittedNote, safeText } from './limits.js';
 import { stormSummaryLine } from './storm-message.js';
@@ -81,7 +82,7 @@ export function renderWorkflowStatus(d: WorkflowDetail): SlackMessage {
   const r = d.row;
   const profile = [
     `*${safeText(r.name, 100)}* of ${safeText(d.tenantName, 100)}: ${health(r)}`,
-    `Runs ${cadenceInWords(d.cadenceSeconds)} (\`${safeText(r.cron, 60)}\`, ${safeText(r.timezone, 64)}), ${r.mode}${r.nextTickAt ? `, next tick ${slackDate(r.nextTickAt)}` : ''}`,
+    `Runs ${cadenceInWords(d.cadenceSeconds)} (\`${safeText(r.cron, 60)}\`, ${safeText(zoneLabel(r.timezone), 80)}), ${r.mode}${r.nextTickAt ? `, next tick ${slackDateIn(r.nextTickAt, r.timezone)}` : ''}`,
     d.policy ? `Policy: ${d.policy.retries} retries per tick, alert after ${d.policy.alertAfter} confirmed failure${d.policy.alertAfter === 1 ? '' : 's'}, opens as ${d.policy.firstSeverity}` : '',
     durationNote(r) ? `Duration:${durationNote(r).slice(2)}` : '',
     d.completeBy ? `Must complete by ${safeText(d.completeBy, 80)} each tick` : '',
