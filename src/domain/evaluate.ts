@@ -161,10 +161,19 @@ export function evaluateHistory(input: {
   cadenceSeconds: number;
   /** The workflow's schedule, so the escalation deadline skips the stretches where it rests. */
   schedule?: { cron: string; timezone: string };
+  /**
+   * Paused by hand or in its definition: an operator who paused a workflow
+   * wants no new alert from it. Its runs stay in the ledger and count as
+   * usual (on resume, a job still failing alerts on its next failure), but
+   * nothing opens; an alert already open still hears failures and still
+   * resolves on a success (good news is never held back).
+   */
+  paused?: boolean;
   now: Date;
 }): Effect[] {
   const { facts, alert, policy, now } = input;
   if (!alert) {
+    if (input.paused) return [];
     if (facts.newestFailure && facts.failures >= policy.alertAfter) {
       return [
         {

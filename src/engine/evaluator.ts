@@ -206,8 +206,16 @@ type Decision = { target: EvaluationTarget; alert: Alert | null; effect: MainEff
 
 /** What the domain rules say follows for one workflow: at most one main effect, and a flapping note. */
 function decide(target: EvaluationTarget, alert: Alert | null, facts: HistoryFacts, now: Date, seenGroups: Map<number, (string | null)[]>): Decision {
-  const { cron, timezone } = target.workflow;
-  const effects = evaluateHistory({ facts, alert: alert && { ...alert, seenGroups: seenGroups.get(alert.id) ?? [] }, policy: target.profile, cadenceSeconds: target.profile.cadenceSeconds, schedule: { cron, timezone }, now });
+  const { cron, timezone, paused } = target.workflow;
+  const effects = evaluateHistory({
+    facts,
+    alert: alert && { ...alert, seenGroups: seenGroups.get(alert.id) ?? [] },
+    policy: target.profile,
+    cadenceSeconds: target.profile.cadenceSeconds,
+    schedule: { cron, timezone },
+    paused,
+    now,
+  });
   const flapping = effects.find((e): e is FlappingEffect => e.type === 'flapping');
   return { target, alert, effect: effects.find((e): e is MainEffect => e.type !== 'flapping'), flapping };
 }
