@@ -236,10 +236,15 @@ function decideOpenAlert(facts: HistoryFacts, alert: OpenAlertFacts, recoverAfte
  * job failed once at 01:00, its 02:00 run is running long): that failure is
  * the one it knew of when it opened (`knownFailureRunId`), not news. Until the
  * alert counts a failure of its own, only a failure other than that one is.
+ *
+ * The failure it last heard of, now with another error group, is news too:
+ * that row's verdict was rewritten (a tick recorded missed whose late end
+ * reported a failure), and the alert carries the real error from then on.
  */
 function isNewFailure(newest: FailureFacts, failures: number, alert: OpenAlertFacts): boolean {
   if (countsNoFailure(alert)) return newest.runId !== (alert.knownFailureRunId ?? null);
-  return newest.runId !== alert.lastRunId || failures > alert.consecutiveFailures;
+  // The same row with another error: its verdict was rewritten (a tick recorded missed, then its late report failed).
+  return newest.runId !== alert.lastRunId || failures > alert.consecutiveFailures || newest.errorGroup !== alert.errorGroup;
 }
 
 /** An alert opened by a cause that has not counted a failure of its own yet. */

@@ -5,6 +5,7 @@ import type { CadenceProfile } from '../domain/cadence.js';
 import { evaluateHistory, nextAlertState, type Effect, type HistoryFacts } from '../domain/evaluate.js';
 import { fingerprintError } from '../domain/fingerprint.js';
 import { TOO_FAST } from '../domain/run-duration.js';
+import { lateReportOf } from '../domain/tick-match.js';
 import { recordAlertEvents, releaseHeldNotifications, type EventInput, type RoutingFacts } from '../ledger/alert-events.js';
 import { loadHistoryFacts } from '../ledger/history-facts.js';
 import { checkedRunsUpdate, type CheckedRun } from '../ledger/checked-runs.js';
@@ -18,6 +19,8 @@ export interface EvaluationTarget {
   profile: CadenceProfile;
   /** Manual runs that ended in this batch: the open alert hears how they went. */
   finishedManualRuns: Run[];
+  /** Ticks of an observed workflow reported after their grace, in this batch: a recovery they bring says so (`lateReportOf`). */
+  lateTicks?: Run[];
   /**
    * Whether the workflow has upstreams / downstreams, when the caller read it
    * with the locks that stand for them (the poller's claim): a batch without
@@ -115,7 +118,10 @@ export async function evaluateWorkflows(trx: Transaction<Database>, deps: Evalua
         const held = alert!.silencedBy ? await releaseHeldNotifications(trx, next) : null;
         // Released rows no longer count as heard: routing is read again after them.
         if (held) routingRead = false;
+        const lateRun = target.lateTicks?.find((r) => r.id === effect.runId);
+        const lateReport = lateRun && lateReportOf(lateRun, target.profile.graceSeconds);
         event(next, 'resolved', {
+          ...(lateReport ? { lateReport } : {}),
           runId: effect.runId,
           durationSeconds: effect.durationSeconds,
           trigger: effect.trigger,

@@ -23,6 +23,7 @@ describe('evaluateHistory: the alert state transition', () => {
     { name: 'open alert, a new failure: failure recorded', facts: facts({ failures: 3, newestFailure: failure(11) }), alert: alert(), expected: ['failure_recorded'] },
     { name: 'open alert, an older tick\'s failure landing after the newest was recorded: failure recorded (the streak grew)', facts: facts({ failures: 3, newestFailure: failure(10) }), alert: alert(), expected: ['failure_recorded'] },
     { name: 'open alert, the same failure again: nothing', facts: facts({ failures: 2, newestFailure: failure(10) }), alert: alert(), expected: [] },
+    { name: 'open alert, the same run with another error (a missed tick\'s late report failed): failure recorded', facts: facts({ failures: 2, newestFailure: failure(10, 'g2') }), alert: alert(), expected: ['failure_recorded'] },
     { name: 'open alert, a success: resolve', facts: facts({ healthyStreak: 1, newestSuccess: success(12) }), alert: alert(), expected: ['resolve'] },
     { name: 'open alert needing 3 successes, one so far: healthy streak', facts: facts({ healthyStreak: 1, newestSuccess: success(12) }), alert: alert(), recoverAfter: 3, expected: ['healthy_streak'] },
     { name: 'open alert, streak already recorded: nothing', facts: facts({ healthyStreak: 1, newestSuccess: success(12) }), alert: alert({ healthyStreak: 1 }), recoverAfter: 3, expected: [] },
