@@ -118,17 +118,7 @@ export async function evaluateWorkflows(trx: Transaction<Database>, deps: Evalua
         const held = alert!.silencedBy ? await releaseHeldNotifications(trx, next) : null;
         // Released rows no longer count as heard: routing is read again after them.
         if (held) routingRead = false;
-        const lateRun = target.lateTicks?.find((r) => r.id === effect.runId);
-        const lateReport = lateRun && lateReportOf(lateRun, target.profile.graceSeconds);
-        event(next, 'resolved', {
-          ...(lateReport ? { lateReport } : {}),
-          runId: effect.runId,
-          durationSeconds: effect.durationSeconds,
-          trigger: effect.trigger,
-          successes: effect.successes,
-          recoverAfter: effect.recoverAfter,
-          heldWhileSilenced: held,
-        });
+        event(next, 'resolved', resolvedData(target, effect, held));
         break;
       }
     }
@@ -206,6 +196,14 @@ function withRealIds(opened: Map<number, Alert>, events: EventInput[], written: 
     if (e.kind === 'opened' && e.alert.id < 0) real.set(e.alert.workflowId, { ...opened.get(e.alert.workflowId)!, id: written[i]!.alertId });
   });
   return real;
+}
+
+/** A recovery's event data; one brought by a tick's late report says how late (the thread advises a grace). */
+function resolvedData(target: EvaluationTarget, effect: Extract<Effect, { type: 'resolve' }>, held: unknown): Record<string, unknown> {
+  const lateRun = target.lateTicks?.find((r) => r.id === effect.runId);
+  const lateReport = lateRun && lateReportOf(lateRun, target.profile.graceSeconds);
+  const { runId, durationSeconds, trigger, successes, recoverAfter } = effect;
+  return { ...(lateReport ? { lateReport } : {}), runId, durationSeconds, trigger, successes, recoverAfter, heldWhileSilenced: held };
 }
 
 type Decision = { target: EvaluationTarget; alert: Alert | null; effect: MainEffect | undefined; flapping: FlappingEffect | undefined };
