@@ -66,3 +66,48 @@ export function tickCandidates(
   }
   return out;
 }
+
+/**
+ * The tick a run reported only by its end may still be the report of when no
+ * candidate above is: the latest fire time at or before its start, however
+ * late (observed workflows only, whose ticks the freshness detector records
+ * missed at tick + grace). A job that sends no start and runs longer than
+ * the grace has its tick recorded missed before its end arrives; that end is
+ * the tick's report, late, not a run outside any tick (src/ledger/reported-runs.ts).
+ */
+export function lateTickOfEnd(schedule: { cron: string; timezone: string; mode: string }, startedAt: Date, profile: { graceSeconds: number }): Date | undefined {
+  if (schedule.mode !== 'observed') return undefined;
+  const latest = latestFireAtOrBefore(schedule.cron, schedule.timezone, startedAt);
+  if (!latest || startedAt.getTime() - latest.getTime() <= profile.graceSeconds * 1000) return undefined;
+  return latest;
+}
+
+/** How long after its tick's grace ended a report came (0 when within it). */
+export function reportedAfterGraceMs(tick: Date, reportedAt: Date, graceSeconds: number): number {
+  return Math.max(0, reportedAt.getTime() - tick.getTime() - graceSeconds * 1000);
+}
+
+/**
+ * A grace that would have covered a report coming this long after its tick:
+ * a fifth more, rounded up to a whole minute (under ten minutes), five
+ * minutes (under two hours), else a quarter hour. Advice for the thread, not a rule.
+ */
+export function graceToCoverSeconds(afterTickMs: number): number {
+  const seconds = (afterTickMs / 1000) * 1.2;
+  const step = seconds < 600 ? 60 : seconds < 7200 ? 300 : 900;
+  return Math.max(step, Math.ceil(seconds / step) * step);
+}
+
+/**
+ * A tick's run whose report came only after its grace (a late end that took
+ * the tick's row, see lateTickOfEnd): how late, and a grace that would have
+ * covered it. Null for a run that started within its grace.
+ */
+export function lateReportOf(run: { tick: Date | null; startedAt: Date | null; finishedAt: Date | null }, graceSeconds: number): { afterGraceSeconds: number; graceToCoverSeconds: number } | null {
+  if (!run.tick || !run.startedAt || !run.finishedAt) return null;
+  if (run.startedAt.getTime() - run.tick.getTime() <= graceSeconds * 1000) return null;
+  return {
+    afterGraceSeconds: Math.round(reportedAfterGraceMs(run.tick, run.finishedAt, graceSeconds) / 1000),
+    graceToCoverSeconds: graceToCoverSeconds(run.finishedAt.getTime() - run.tick.getTime()),
+  };
+}

@@ -8,6 +8,7 @@ import { maintenanceAt, type MaintenanceRule } from '../domain/maintenance.js';
 import { nextPollBatch, POLL_BATCH } from '../domain/poll-batch.js';
 import { isTooFast, tooFastError } from '../domain/run-duration.js';
 import { isWatched } from '../domain/watched.js';
+import { lateReportOf } from '../domain/tick-match.js';
 import { emptyOutputError } from '../domain/reported-outcome.js';
 import { NOTIFICATIONS_CHANNEL } from '../ledger/alert-events.js';
 import { launchRun } from '../ledger/launch-run.js';
@@ -171,6 +172,7 @@ export async function processClaimed(trx: Transaction<Database>, deps: Deps, now
     } else {
       const t = target(run.workflowId);
       if (run.tick === null && run.trigger === 'manual') t.finishedManualRuns.push(run);
+      if (run.tick !== null && ctx.workflow.mode === 'observed' && lateReportOf(run, ctx.profile.graceSeconds)) (t.lateTicks ??= []).push(run);
     }
   }
   const told = await evaluateWorkflows(trx, deps, [...targets.values()], now, unwritten);

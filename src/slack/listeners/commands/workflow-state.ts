@@ -50,7 +50,7 @@ function pauseText(result: PauseResult, workflowName: string, kind: 'pause' | 'r
     case 'ok': {
       const thread = result.alert && !hideAlert ? " Its open alert's thread has been told." : '';
       return kind === 'pause'
-        ? `Paused ${name}: nothing fires and its alert does not escalate until \`/scheduler resume ${escapeMrkdwn(workflowName)}\`.${thread}`
+        ? `Paused ${name}: nothing fires, no new alert opens and an open one does not escalate until \`/scheduler resume ${escapeMrkdwn(workflowName)}\`.${thread}`
         : `Resumed ${name}: it fires from its next tick, and its alert's escalation clock runs again.${thread}`;
     }
     case 'already_paused':
