@@ -69,16 +69,23 @@ export function tickCandidates(
 
 /**
  * The tick a run reported only by its end may still be the report of when no
- * candidate above is: the latest fire time at or before its start, however
- * late (observed workflows only, whose ticks the freshness detector records
+ * candidate above is: the latest fire time at or before its start, up to the
+ * workflow's timeout after it (observed workflows only, whose ticks the freshness detector records
  * missed at tick + grace). A job that sends no start and runs longer than
  * the grace has its tick recorded missed before its end arrives; that end is
  * the tick's report, late, not a run outside any tick (src/ledger/reported-runs.ts).
  */
-export function lateTickOfEnd(schedule: { cron: string; timezone: string; mode: string }, startedAt: Date, profile: { graceSeconds: number }): Date | undefined {
+export function lateTickOfEnd(
+  schedule: { cron: string; timezone: string; mode: string },
+  startedAt: Date,
+  profile: { graceSeconds: number; timeoutSeconds: number },
+): Date | undefined {
   if (schedule.mode !== 'observed') return undefined;
   const latest = latestFireAtOrBefore(schedule.cron, schedule.timezone, startedAt);
-  if (!latest || startedAt.getTime() - latest.getTime() <= profile.graceSeconds * 1000) return undefined;
+  if (!latest) return undefined;
+  const afterTickMs = startedAt.getTime() - latest.getTime();
+  // Past the timeout the end cannot be that tick's: a run reported started then would have been failed as timed out.
+  if (afterTickMs <= profile.graceSeconds * 1000 || afterTickMs > profile.timeoutSeconds * 1000) return undefined;
   return latest;
 }
 

@@ -31,7 +31,7 @@ export interface TickMatch {
  * report: a job that sends no start and runs past the grace has its tick
  * recorded missed before the end arrives. Such an end takes over a
  * candidate tick's missed row, else the latest fire time at or before its
- * start, however late, when that tick's row is missed or not there yet
+ * start, up to the timeout after it, when that tick's row is missed or not there yet
  * (observed workflows; `lateTickOfEnd`). Before, every such tick stayed a
  * failure (a daily job alerted critical every day, then resolved).
  */

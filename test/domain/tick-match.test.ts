@@ -66,12 +66,14 @@ describe('tickCandidates: which tick a reported start may be the run of', () => 
 });
 
 describe('lateTickOfEnd, lateReportOf, graceToCoverSeconds: an end reported after its tick\'s grace', () => {
-  const profile = { graceSeconds: 1800 };
+  const profile = { graceSeconds: 1800, timeoutSeconds: 6 * 3600 };
   it.each([
     ['past the grace: the latest tick', '0 2 * * *', 'observed', '2026-03-10T03:10:00Z', '2026-03-10T02:00:00.000Z'],
     ['within the grace: none (the usual candidates take it)', '0 2 * * *', 'observed', '2026-03-10T02:20:00Z', null],
     ['a managed workflow\'s ticks are the scheduler\'s: none', '0 2 * * *', 'managed', '2026-03-10T03:10:00Z', null],
-    ['hours later, still before the next tick: that tick', '0 2 * * *', 'observed', '2026-03-10T23:00:00Z', '2026-03-10T02:00:00.000Z'],
+    ['hours later, within the timeout: that tick', '0 2 * * *', 'observed', '2026-03-10T07:30:00Z', '2026-03-10T02:00:00.000Z'],
+    ['past the timeout (a run started then would have timed out): none, a run outside any tick', '0 2 * * *', 'observed', '2026-03-10T08:01:00Z', null],
+    ['a job whose clock runs ahead, ending just before the next tick: not the last tick\'s', '0 9 * * *', 'observed', '2026-03-10T08:58:00Z', null],
   ] as const)('%s', (_name, cron, mode, start, expected) => {
     expect(lateTickOfEnd({ cron, timezone: 'UTC', mode }, new Date(start), profile)?.toISOString() ?? null).toBe(expected);
   });

@@ -50,7 +50,7 @@ describe('more faults', { timeout: 120_000 }, () => {
     }
   });
 
-  it('a missed tick reported late: with its tick it is a 409 tick_taken; without, an external run outside the tick; one row per tick either way', async () => {
+  it('a missed tick reported late takes its row over with the real outcome (one row per tick); a second report of it is a run outside the tick', async () => {
     await makeTenant(t.db);
     const wf = await makeWorkflow(t.db, { name: 'feed', cron: '0 2 * * *', nextTickAt: at('02:00') });
     await engine.step(); // the monitor is up from 01:55
@@ -63,10 +63,11 @@ describe('more faults', { timeout: 120_000 }, () => {
 
     engine.clock.set(at('02:40'));
     const deps = engine.deps;
-    // POST /runs answers tick_taken as 409 (src/http/runs-routes.ts), naming the missed row.
+    // The late report naming its tick takes the missed row over (docs/alerts.md, "Late reports").
     const withTick = await ingestRun(deps, { tenant: 'acme', workflow: 'feed', status: 'succeeded', tick: at('02:00'), externalId: 'late-1' }, {});
-    expect(withTick).toMatchObject({ kind: 'tick_taken', run: { id: missed.id, status: 'missed' } });
+    expect(withTick).toMatchObject({ kind: 'created', run: { id: missed.id, status: 'succeeded' } });
 
+    // The tick has its verdict now: another end without a tick is a run outside any tick, not a second verdict.
     const noTick = await ingestRun(deps, { tenant: 'acme', workflow: 'feed', status: 'succeeded', externalId: 'late-2' }, {});
     expect(noTick.kind).toBe('created');
     if (noTick.kind !== 'created') throw new Error('unreachable');
@@ -74,12 +75,11 @@ describe('more faults', { timeout: 120_000 }, () => {
     await engine.drain();
 
     const originals = await t.db.selectFrom('runs').select(['tick', 'status']).where('workflowId', '=', wf.id).where('tick', 'is not', null).execute();
-    expect(originals).toEqual([{ tick: at('02:00'), status: 'missed' }]);
-    // The late run did happen and succeeded: an external success resolves the alert, but never rewrites the tick's verdict.
+    expect(originals).toEqual([{ tick: at('02:00'), status: 'succeeded' }]);
     expect((await t.db.selectFrom('alerts').select('status').where('id', '=', alert.id).executeTakeFirstOrThrow()).status).toBe('resolved');
     const all = await t.db.selectFrom('runs').select(['trigger', 'status']).where('workflowId', '=', wf.id).orderBy('id').execute();
     expect(all).toEqual([
-      { trigger: 'schedule', status: 'missed' },
+      { trigger: 'schedule', status: 'succeeded' },
       { trigger: 'external', status: 'succeeded' },
     ]);
   });
