@@ -83,13 +83,13 @@ export async function findStormDelivery(db: Db, api: SlackOutboxApi, input: Deli
   const n = input.notification;
   if (storm.rootTs && postsInStormThread(input.event)) {
     const r = await api.replies(storm.channel, storm.rootTs);
-    if (!r.ok) return { kind: 'failed', error: r.error, permanent: r.kind === 'permanent' };
+    if (!r.ok) return { kind: 'failed', error: r.error, permanent: r.kind === 'permanent', credentials: r.kind === 'credentials' };
     const hit = r.messages.find((m) => metadataKey(m) === n.idempotencyKey);
     return hit ? { kind: 'found', ref: hit.ts, result: { ts: hit.ts, threadTs: storm.rootTs } } : { kind: 'not_found' };
   }
   if (storm.rootTs) return { kind: 'not_found' }; // a re-render only: delivering again posts nothing
   const r = await api.history(storm.channel, new Date(n.createdAt.getTime() - lookbackMs), 200);
-  if (!r.ok) return { kind: 'failed', error: r.error, permanent: r.kind === 'permanent' };
+  if (!r.ok) return { kind: 'failed', error: r.error, permanent: r.kind === 'permanent', credentials: r.kind === 'credentials' };
   const key = stormKey(Number(storm.id), n.destination);
   const hit = r.messages.find((m) => metadataKey(m) === key && !m.threadTs);
   if (!hit) {
