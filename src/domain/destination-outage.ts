@@ -84,6 +84,8 @@ export function recordFailure(
   cause: OutageCause = 'unreachable',
 ): { outage: Outage; raiseNotice: boolean } {
   const same = previous && previous.cause === cause ? previous : undefined;
+  // Rows already in flight when the credentials were first refused are refused too: nothing new, so the probe's back-off does not grow for them.
+  if (same && cause === 'credentials' && same.heldUntil.getTime() > now.getTime()) return { outage: { ...same, lastError: error }, raiseNotice: false };
   const failingSince = same?.failingSince ?? now;
   const failures = (same?.failures ?? 0) + 1;
   const heldUntil = new Date(now.getTime() + backoffMs(failures, policy));

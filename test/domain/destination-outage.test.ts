@@ -32,13 +32,20 @@ describe('refused credentials: a state of the destination (or the Slack workspac
     const first = recordFailure(undefined, 'token_revoked', T, CREDENTIAL_OUTAGE_POLICY, 'credentials');
     expect(first).toMatchObject({ raiseNotice: true, outage: { cause: 'credentials', failures: 1, noticedAt: T, heldUntil: later(15_000) } });
     let outage = first.outage;
-    for (let i = 0; i < 20; i++) {
+    for (let i = 1; i <= 20; i++) {
       const next = recordFailure(outage, 'token_revoked', later(i * 60_000), CREDENTIAL_OUTAGE_POLICY, 'credentials');
       expect(next.raiseNotice).toBe(false);
       expect(next.outage.heldUntil.getTime() - later(i * 60_000).getTime()).toBeLessThanOrEqual(5 * 60_000);
       outage = next.outage;
     }
-    expect(outage).toMatchObject({ failingSince: T, failures: 21, noticedAt: T });
+    expect(outage).toMatchObject({ failingSince: T, noticedAt: T });
+    expect(outage.failures).toBeGreaterThan(5);
+  });
+
+  it('refusals of rows already in flight while the hold stands do not push the next probe further off', () => {
+    const first = recordFailure(undefined, 'token_revoked', T, CREDENTIAL_OUTAGE_POLICY, 'credentials').outage;
+    const inFlight = recordFailure(first, 'invalid_auth', later(2_000), CREDENTIAL_OUTAGE_POLICY, 'credentials');
+    expect(inFlight).toMatchObject({ raiseNotice: false, outage: { failures: 1, heldUntil: later(15_000), lastError: 'invalid_auth' } });
   });
 
   it('a destination held as unreachable whose credentials are then refused starts a new outage, told at once', () => {
