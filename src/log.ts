@@ -1,5 +1,5 @@
 import pino, { type Logger } from 'pino';
-import { redactSecrets } from './secrets.js';
+import { redactLogLine } from './secrets.js';
 
 export type { Logger };
 
@@ -15,8 +15,8 @@ export function createLogger(level: string = process.env.LOG_LEVEL ?? 'info', de
       paths: ['token', '*.token', 'apiToken', '*.apiToken', 'pingKey', '*.pingKey', 'authorization', '*.authorization', 'headers.authorization', 'req.headers.authorization'],
       censor: '[redacted]',
     },
-    // Values, wherever they sit in a line (an error message quoting a run's output): see src/secrets.ts.
-    hooks: { streamWrite: redactSecrets },
+    // Values, wherever they sit in a line (an error message quoting a run's output), as written or JSON-escaped: see src/secrets.ts.
+    hooks: { streamWrite: redactLogLine },
     ...(pretty ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } } : {}),
   };
   return destination ? pino(options, destination) : pino(options);

@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { createRedactor, urlPasswords, type Cut, type Redactor } from './domain/redact.js';
+import { createRedactor, CREDENTIAL_NAME, jsonForms, urlCredentials, type Cut, type Redactor } from './domain/redact.js';
 
 /** API tokens and ping keys are high-entropy, so a plain SHA-256 is a sound stored form. */
 export function hashToken(token: string): string {
@@ -48,6 +48,8 @@ const byTenant = new Map<string, Set<string>>();
 /** Built when first needed after a change: one per tenant, and one (`ALL`) for logs. */
 const redactors = new Map<string, Redactor>();
 const ALL = '\u0000all';
+/** Log lines: every secret, in each form a JSON line may hold it (jsonForms). */
+const LOG_LINE = '\u0000log';
 
 export function rememberSecrets(values: Iterable<string | null | undefined>, tenantId?: string): void {
   const set = tenantId === undefined ? everywhere : (byTenant.get(tenantId) ?? byTenant.set(tenantId, new Set()).get(tenantId)!);
@@ -63,6 +65,7 @@ export function rememberSecrets(values: Iterable<string | null | undefined>, ten
   else {
     redactors.delete(tenantId);
     redactors.delete(ALL);
+    redactors.delete(LOG_LINE);
   }
 }
 
@@ -93,7 +96,19 @@ export function redactSecrets(text: string, tenantId?: string, cut?: Cut): strin
   return redactor(text, cut);
 }
 
-const CREDENTIAL_HEADER = /auth|token|key|secret|signature|cookie|password|credential/i;
+/**
+ * A log line (JSON) with every secret replaced, those JSON writes escaped
+ * (`pass"word` as `pass\\"word`) included: pino's last step before a line is
+ * written (src/log.ts).
+ */
+export function redactLogLine(line: string): string {
+  let redactor = redactors.get(LOG_LINE);
+  if (!redactor) {
+    redactor = createRedactor(jsonForms([everywhere, ...byTenant.values()].flatMap((v) => [...v])));
+    redactors.set(LOG_LINE, redactor);
+  }
+  return redactor(line);
+}
 
 /** The secret values inside a launcher or destination as stored (secrets resolved, header values included). */
 export function secretsOfEntry(entry: unknown): string[] {
@@ -101,13 +116,14 @@ export function secretsOfEntry(entry: unknown): string[] {
   const e = entry as Record<string, unknown>;
   const out: string[] = [];
   for (const field of ['secret', 'routingKey']) if (typeof e[field] === 'string') out.push(e[field] as string);
-  // A password in the target's URL (`https://user:pass@host/`): it is sent as Basic auth, and logged with the URL.
-  if (typeof e.url === 'string') out.push(...urlPasswords(e.url));
+  // A password in the target's URL (`https://user:pass@host/`), sent as Basic auth, and a credential in its query
+  // (`?token=…`): both are logged with the URL.
+  if (typeof e.url === 'string') out.push(...urlCredentials(e.url));
   // Headers and variables that carry credentials (Authorization, API keys); others (Accept, …) hold ordinary words.
   for (const map of [e.headers, e.env]) {
     if (!map || typeof map !== 'object') continue;
     for (const [k, v] of Object.entries(map as Record<string, unknown>)) {
-      if (!CREDENTIAL_HEADER.test(k) || typeof v !== 'string') continue;
+      if (!CREDENTIAL_NAME.test(k) || typeof v !== 'string') continue;
       out.push(v);
       // `Bearer <token>`: the token alone may show up too.
       const word = v.split(/\s+/).pop();

@@ -83,7 +83,7 @@ describe('npm start', () => {
         expect(ready.status).toBe(200);
         expect(await ready.json()).toMatchObject({ ready: true, database: 'ok' });
         const names = await t.db.selectFrom('workflows').select('name').orderBy('name').execute();
-        expect(names.map((n) => n.name)).toEqual(['hourly-export', 'nightly-pipeline', 'quality-check']);
+        expect(names.map((n) => n.name)).toEqual(['flaky-export', 'hourly-export', 'nightly-pipeline', 'quality-check']);
       } finally {
         expect(await bot.stop()).toBe(0);
       }
@@ -152,7 +152,7 @@ describe('npm start', () => {
     const db = createDb(createPool(`postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${portFile.trim()}/scheduler_bot`, 1));
     try {
       const workflows = await db.selectFrom('workflows').select(['id', 'createdAt']).execute();
-      expect(workflows).toHaveLength(3);
+      expect(workflows).toHaveLength(4);
       const migrations = await db.selectFrom('kysely_migration' as never).selectAll().execute();
       expect(migrations).toHaveLength(Object.keys(registeredMigrations).length);
     } finally {

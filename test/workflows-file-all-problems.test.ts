@@ -155,4 +155,34 @@ describe('the order problems are told in', () => {
     expect(problems.map((p) => p.split(': ')[1])).toEqual(['workflows[0].tenant', 'workflows[1].policy.retries', 'workflows[2].name', 'workflows[3].cron']);
     expect(text.split('\n')[lines[0]! - 1]).toContain('"ghost"');
   });
+
+  it('an unknown field within a typo of a known one says which, at any depth (a launcher of either kind, a policy, a destination)', () => {
+    const { problems } = problemsOf({
+      tenants: [{ id: 'acme', name: 'Acme', chanel: 'CACME', destinations: [{ kind: 'slack', channel: 'COPS', minSeverty: 'critical' }] }],
+      workflows: [
+        { tenant: 'acme', name: 'etl', cron: '0 2 * * *', timeZone: 'UTC', dependOn: [], colour: 'red', policy: { gracSeconds: 60 } },
+        { tenant: 'acme', name: 'run', cron: '0 2 * * *', mode: 'managed', launcher: { kind: 'command', command: ['true'], timeoutSecond: 5 } },
+      ],
+    });
+    const messages = problems.map((p) => p.split(': ').slice(1).join(': '));
+    expect(messages).toEqual(
+      expect.arrayContaining([
+        'tenants[0]: unknown field "chanel" (did you mean "channel"?)',
+        'tenants[0].destinations[0]: unknown field "minSeverty" (did you mean "minSeverity"?)',
+        'workflows[0]: unknown field "timeZone" (did you mean "timezone"?), "dependOn" (did you mean "dependsOn"?), "colour"',
+        'workflows[0].policy: unknown field "gracSeconds" (did you mean "graceSeconds"?)',
+      ]),
+    );
+    expect(messages.some((m) => m.startsWith('workflows[1].launcher: unknown field "timeoutSecond"'))).toBe(true);
+  });
+
+  it('a destination named twice is reported beside the list\'s shape problems, not after they are fixed', () => {
+    const { problems } = problemsOf({
+      tenants: [{ id: 'acme', name: 'Acme', destinations: [{ kind: 'slack', channel: 'COPS' }, { kind: 'email', to: 'not-a-list' }, { kind: 'slack', channel: 'COPS' }] }],
+      workflows: [],
+    });
+    expect(problems.map((p) => p.split(': ').slice(1).join(': '))).toEqual(
+      expect.arrayContaining(['tenants[0].destinations[2]: duplicate destination "slack:COPS" (got {"kind":"slack","channel":"COPS"})', expect.stringMatching(/^tenants\[0\]\.destinations\[1\]\.to: /)]),
+    );
+  });
 });

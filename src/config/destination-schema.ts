@@ -116,7 +116,12 @@ export const destinationListSchema = z
   .max(20)
   .superRefine((list, ctx) => {
     const seen = new Set<string>();
-    list.forEach((d, i) => {
+    // Run beside the entries' own shape problems (the `when` below), so a duplicate is named with them, not
+    // after they are fixed: an entry that does not parse is the shape check's, and is left out here.
+    (list as unknown[]).forEach((entry, i) => {
+      const parsed = destinationSchema.safeParse(entry);
+      if (!parsed.success) return;
+      const d = parsed.data;
       // Before resolution a routing key may be only a variable's name: list it under that name.
       // Webhooks are told apart by URL here (the id's digest needs the database's key; the message shows the host only).
       const id =
@@ -129,7 +134,7 @@ export const destinationListSchema = z
       if (seen.has(id)) ctx.addIssue({ code: 'custom', path: [i], message: `duplicate destination "${shown}"` });
       seen.add(id);
     });
-  });
+  }, { when: (payload: { value: unknown }) => Array.isArray(payload.value) });
 
 /**
  * The destination's identity in the outbox (`notifications.destination`, and

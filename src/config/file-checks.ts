@@ -20,13 +20,19 @@ type Issue = z.core.$ZodIssue;
 const objects = (list: unknown): (Record<string, unknown> | undefined)[] =>
   Array.isArray(list) ? list.map((e) => (e !== null && typeof e === 'object' && !Array.isArray(e) ? (e as Record<string, unknown>) : undefined)) : [];
 const text = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
-/** `; did you mean "acme"?` when `given` is a typo (or another case) of one of `known`, else nothing. */
-function didYouMean(given: string, known: readonly string[]): string {
+/** The one of `known` that `given` is a typo (or another case) of, if any. */
+export function meantName(given: string, known: readonly string[]): string | undefined {
   const upper = known.map((k) => k.toUpperCase());
   // misspelledNames passes a name known in any case: here another case is the typo.
   const sameLetters = upper.indexOf(given.toUpperCase());
   const [hit] = sameLetters >= 0 ? [{ meant: upper[sameLetters]! }] : misspelledNames([given.toUpperCase()], upper);
-  return hit ? `; did you mean "${known[upper.indexOf(hit.meant)]}"?` : '';
+  return hit ? known[upper.indexOf(hit.meant)] : undefined;
+}
+
+/** `; did you mean "acme"?` when `given` is a typo (or another case) of one of `known`, else nothing. */
+function didYouMean(given: string, known: readonly string[]): string {
+  const meant = meantName(given, known);
+  return meant !== undefined ? `; did you mean "${meant}"?` : '';
 }
 
 const custom = (path: (string | number)[], message: string): Issue => ({ code: 'custom', path, message, input: undefined });

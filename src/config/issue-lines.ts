@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { meantName } from './file-checks.js';
 import { formatPath, locateJsonPaths, valueAt } from './json-locate.js';
 
 /**
@@ -20,8 +21,13 @@ export const alsoBesideShapeProblems = {
 /** Fields whose values an error message must not repeat. */
 const SECRET_FIELDS = new Set(['secret', 'routingKey']);
 
-/** One line per problem: `file:line: path: message (got value)`. */
-export function describeIssues(source: string, text: string | undefined, root: unknown, issues: readonly z.core.$ZodIssue[]): string[] {
+/**
+ * One line per problem: `file:line: path: message (got value)`. With the
+ * document's `schema`, an unknown field within a typo of a known one says
+ * which (`unknown field "dependOn" (did you mean "dependsOn"?)`), as an
+ * unknown workflow or tenant name does.
+ */
+export function describeIssues(source: string, text: string | undefined, root: unknown, issues: readonly z.core.$ZodIssue[], schema?: z.ZodType): string[] {
   const lines = text ? locateJsonPaths(text) : new Map<string, number>();
   return issues.map((issue) => {
     const path = formatPath(issue.path);
@@ -38,13 +44,44 @@ export function describeIssues(source: string, text: string | undefined, root: u
     const value = given === undefined ? undefined : hidden ? '(hidden)' : last === 'url' ? withoutUrlSecrets(given) : given;
     const got = value === undefined ? '' : ` (got ${truncate(JSON.stringify(value), 120)})`;
     let message = issue.message;
-    if (issue.code === 'unrecognized_keys') message = `unknown field ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
+    if (issue.code === 'unrecognized_keys') {
+      const known = schema ? fieldsAt(schema, issue.path) : [];
+      message = `unknown field ${issue.keys.map((k) => `"${k}"${hintFor(k, known)}`).join(', ')}`;
+    }
     // zod says "expected string, received undefined" of a field left out: say it is required.
     else if (isMissing(root, issue.path)) message = issue.code === 'invalid_value' || issue.code === 'invalid_union' ? `required: ${issue.message}` : issue.code === 'invalid_type' ? 'required' : message;
     // zod's "expected int, received number" of 1.5: say what is wanted.
     else if (issue.code === 'invalid_type' && issue.expected === 'int') message = 'must be a whole number';
     return `${where}: ${path || '(root)'}: ${message}${issue.code === 'unrecognized_keys' ? '' : got}`;
   });
+}
+
+function hintFor(key: string, known: readonly string[]): string {
+  const meant = meantName(key, known);
+  return meant !== undefined ? ` (did you mean "${meant}"?)` : '';
+}
+
+type Def = { type: string; shape?: Record<string, z.ZodType>; element?: z.ZodType; innerType?: z.ZodType; in?: z.ZodType; options?: z.ZodType[]; valueType?: z.ZodType; getter?: () => z.ZodType };
+const defOf = (schema: z.ZodType): Def => (schema as unknown as { _zod: { def: Def } })._zod.def;
+
+/**
+ * The fields the schema knows for the object at `path` (every option's, for
+ * a union): walked through wrappers (optional, default, pipe…), arrays and records.
+ */
+function fieldsAt(schema: z.ZodType, path: readonly PropertyKey[]): string[] {
+  const def = defOf(schema);
+  const inner = def.innerType ?? def.in ?? (def.type === 'lazy' ? def.getter?.() : undefined);
+  if (inner && def.type !== 'array' && def.type !== 'record') return fieldsAt(inner, path);
+  if (def.type === 'union') return [...new Set((def.options ?? []).flatMap((o) => fieldsAt(o, path)))];
+  if (path.length === 0) return def.type === 'object' ? Object.keys(def.shape ?? {}) : [];
+  const [head, ...rest] = path;
+  if (def.type === 'object') {
+    const field = def.shape?.[String(head)];
+    return field ? fieldsAt(field, rest) : [];
+  }
+  if (def.type === 'array' && def.element) return fieldsAt(def.element, rest);
+  if (def.type === 'record' && def.valueType) return fieldsAt(def.valueType, rest);
+  return [];
 }
 
 /** Whether the path names a field its object does not have. */

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { RecurringMaintenance } from '../db/schema.js';
 import { parseDuration } from '../domain/durations.js';
 import { checkCron, normalizeCron } from '../domain/schedule.js';
-import { canonicalTimeZone, isTimeZone } from '../domain/time-zone.js';
+import { canonicalTimeZone, timeZoneProblem } from '../domain/time-zone.js';
 import { alsoBesideShapeProblems } from './issue-lines.js';
 import { exactlyOne } from './secret-refs.js';
 
@@ -20,7 +20,10 @@ export const cronSchema = z
 /** An IANA zone in any case, or an alias; what is stored is its canonical name (src/domain/time-zone.ts): `europe/berlin` is `Europe/Berlin`. */
 export const timeZoneSchema = z
   .string()
-  .refine(isTimeZone, 'not an IANA time zone (such as "Europe/Berlin" or "UTC")')
+  .superRefine((tz, ctx) => {
+    const problem = timeZoneProblem(tz);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  })
   .overwrite((tz) => canonicalTimeZone(tz) ?? tz);
 
 /** The longest recurring maintenance window: a week (a longer one is a pause, not maintenance). */

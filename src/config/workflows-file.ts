@@ -235,7 +235,7 @@ export function parseWorkflowsFile(text: string, source = 'workflows file', env:
   const crossFile = crossFileIssues(raw, (r) => dependencyRef.safeParse(r).success);
   const issues = [...(parsed.success ? [] : parsed.error.issues), ...crossFile, ...unresolvedSecretIssues(raw, env)];
   const twice = duplicateJsonKeys(text).map((d) => `${source}:${d.line}: ${d.path}: "${d.key}" is given twice in one object; JSON keeps only the last, so remove one`);
-  if (!parsed.success || issues.length || twice.length) throw new WorkflowsFileError(source, inFileOrder(source, [...twice, ...describeIssues(source, text, raw, issues)]));
+  if (!parsed.success || issues.length || twice.length) throw new WorkflowsFileError(source, inFileOrder(source, [...twice, ...describeIssues(source, text, raw, issues, workflowsFileSchema)]));
   return parsed.data;
 }
 

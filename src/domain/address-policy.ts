@@ -36,6 +36,9 @@ const NON_PUBLIC = (() => {
     ['fe80::', 10], // link-local
     ['fec0::', 10], // site-local (deprecated, still routed by some networks)
     ['100::', 64], // discard
+    // Local-use NAT64 (RFC 8215): a network's own translator, which reaches its private IPv4 addresses
+    // (64:ff9b:1:a00:1:: is 10.0.0.1 behind a /48 prefix); the well-known 64:ff9b::/96 is judged by its IPv4 address.
+    ['64:ff9b:1::', 48],
     ['ff00::', 8], // multicast
   ];
   for (const [net, prefix] of v6) list.addSubnet(net, prefix, 'ipv6');

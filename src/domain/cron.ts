@@ -49,7 +49,7 @@ export function checkCron(cron: string): CronCheck {
   const normal = normalizeCron(cron);
   if (!isMacro(normal)) {
     const fields = normal.split(/\s+/);
-    if (fields.length !== 5) return { ok: false, reason: `expected 5 fields (minute hour day-of-month month day-of-week), got ${fields.length}` };
+    if (fields.length !== 5) return { ok: false, reason: fieldCountProblem(normal, fields.length) };
     const hashed = fields.find((f) => /h/i.test(f.replace(CRON_NAMES, '0')));
     if (hashed !== undefined) return { ok: false, reason: `"${hashed}": H (a hashed value) is not supported, since it would differ between replicas; write the value itself` };
   }
@@ -57,8 +57,25 @@ export function checkCron(cron: string): CronCheck {
     wallIterator(normal, 0).next();
     return { ok: true };
   } catch (error) {
-    return { ok: false, reason: error instanceof Error ? error.message : String(error) };
+    const reason = error instanceof Error ? error.message : String(error);
+    // cron-parser's words for a day of month no month named has (`0 0 30 2 *`, `0 0 31 4,6 *`).
+    if (/explicit day of month/i.test(reason)) return { ok: false, reason: 'never fires: no month it names has that day of month (February has 29 days at most; April, June, September and November 30)' };
+    return { ok: false, reason };
   }
+}
+
+/**
+ * Why an expression with the wrong number of fields is refused. Six fields is
+ * a seconds field (Quartz, Spring, node-cron): refused, not read, since the
+ * bot and crontab schedule to the minute, and reading the first field as
+ * minutes would run `0 0 9 * * *` at midnight every day of September.
+ */
+function fieldCountProblem(cron: string, count: number): string {
+  const expected = 'expected 5 fields (minute hour day-of-month month day-of-week)';
+  if (cron.startsWith('@')) return `${expected}, or one of @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly; "${cron.split(/\s+/)[0]}" is none of them (@reboot is no schedule)`;
+  if (count === 6) return `${expected}, got 6: a seconds field is not supported (the bot, like cron, schedules to the minute); leave out the first field`;
+  if (count === 7) return `${expected}, got 7: seconds and year fields (Quartz) are not supported; leave out the first and the last`;
+  return `${expected}, got ${count}`;
 }
 
 /**

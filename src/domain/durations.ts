@@ -1,5 +1,5 @@
 import { formatDistanceStrict, formatDuration as formatDurationFns, intervalToDuration, type Duration } from 'date-fns';
-import { isTimeZone } from './time-zone.js';
+import { isTimeZone, zoneLabel } from './time-zone.js';
 import { zoneOf } from './zone.js';
 
 /**
@@ -52,6 +52,33 @@ export function formatDuration(ms: number): string {
   return formatDurationFns(parts, { format });
 }
 
+/** The units of compactDuration, largest first, with the width a second unit is padded to ("7h 02m", "3d 4h"). */
+const COMPACT_UNITS = [
+  { name: 'd', ms: UNIT_MS.d, pad: 1 },
+  { name: 'h', ms: UNIT_MS.h, pad: 1 },
+  { name: 'm', ms: UNIT_MS.m, pad: 2 },
+  { name: 's', ms: UNIT_MS.s, pad: 2 },
+] as const;
+
+/**
+ * A duration as Slack shows it, the compact form DESIGN.md names ("resolved
+ * after 7h 02m"): its two largest units, the second rounded, minutes and
+ * seconds after a larger unit in two digits, a second unit of zero left out:
+ * "45s", "12m", "2m 05s", "7h 02m", "7h", "3d 4h". Rounded first, so 59m 59.6s
+ * reads "1h", never "60m". Words for mail and webhooks: formatDuration.
+ */
+export function compactDuration(ms: number): string {
+  const granularity = ms < UNIT_MS.h ? UNIT_MS.s : ms < UNIT_MS.d ? UNIT_MS.m : UNIT_MS.h;
+  const rounded = Math.max(0, Math.round(ms / granularity) * granularity);
+  const first = COMPACT_UNITS.findIndex((u) => rounded >= u.ms);
+  if (first < 0) return '0s';
+  const big = COMPACT_UNITS[first]!;
+  const text = `${Math.floor(rounded / big.ms)}${big.name}`;
+  const small = COMPACT_UNITS[first + 1];
+  const rest = small ? Math.floor((rounded % big.ms) / small.ms) : 0;
+  return small && rest > 0 ? `${text} ${String(rest).padStart(small.pad, '0')}${small.name}` : text;
+}
+
 /** "in 40 minutes", "3 hours ago": `at` relative to `now`. */
 export function relativeTime(at: Date, now: Date): string {
   if (Math.abs(at.getTime() - now.getTime()) < UNIT_MS.s) return 'just now';
@@ -82,14 +109,14 @@ export function cadenceInWords(seconds: number): string {
  */
 export function zoneText(at: Date, timeZone: string): string {
   const tz = shownZone(timeZone);
-  return `${wallText(at, tz)} ${tz}`;
+  return `${wallText(at, tz)} ${zoneLabel(tz)}`;
 }
 
 /** A span in a zone, the second date left out when it is the first's: "2026-03-10 01:00 to 02:00 Europe/Berlin". */
 export function zoneRangeText(from: Date, to: Date, timeZone: string): string {
   const tz = shownZone(timeZone);
   const [a, b] = [wallText(from, tz), wallText(to, tz)];
-  return `${a} to ${a.slice(0, 10) === b.slice(0, 10) ? b.slice(11) : b} ${tz}`;
+  return `${a} to ${a.slice(0, 10) === b.slice(0, 10) ? b.slice(11) : b} ${zoneLabel(tz)}`;
 }
 
 const shownZone = (timeZone: string) => (isTimeZone(timeZone) ? timeZone : 'UTC');

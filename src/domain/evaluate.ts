@@ -1,6 +1,8 @@
 import type { Policy, Severity } from './cadence.js';
 import { countTransitions, effectiveRecoverAfter, FLAP_WINDOW, isFlapping, type TickOutcome } from './flapping.js';
-import { latestFireAtOrBefore, nextFireAfter } from './schedule.js';
+import { escalateAtFor } from './escalate-at.js';
+
+export { escalateAtAfterPolicyChange, escalateAtFor } from './escalate-at.js';
 
 /**
  * The evaluator's pure half (DESIGN.md, core ideas 4, 5, 7). The facts come
@@ -90,65 +92,6 @@ export type Effect =
   /** Recorded beside the main effect, once per alert: it is now flapping and needs `recoverAfter` successes in a row. */
   | { type: 'flapping'; transitions: number; window: number; recoverAfter: number };
 
-/** A stretch between fire times this many cadences long or more is the schedule resting (a weekday job's weekend), not a late tick. */
-const IDLE_GAP_CADENCES = 2;
-
-/**
- * opened_at + multiplier × cadence, counted in the workflow's own schedule
- * time: where the schedule rests (no fire time for two cadences or more, as a
- * `0 9 * * 1-5` job over the weekend), the clock stops, since nothing can be
- * seen to fail there. A weekday warning opened on Friday escalates on Monday,
- * not on Saturday. DST's 23 h and 25 h days are not rests.
- *
- * The rest is a gap's part after its first cadence (Friday's tick + 1 day
- * until Monday's tick), and only what of it lies after opened_at stops the
- * clock: an alert opened inside a rest (a late report, a yearly job's
- * failure told months later) starts counting when the schedule resumes.
- * Counting the whole gap instead pushed such a deadline a rest too far, into
- * the next rest, and so on for up to 1000 fire times: a second of CPU per
- * alert and a deadline years out, which stalled the engine (issue 19).
- */
-export function escalateAtFor(openedAt: Date, severity: Severity, multiplier: number, cadenceSeconds: number, schedule?: { cron: string; timezone: string }): Date | null {
-  if (severity !== 'warning') return null;
-  let deadline = openedAt.getTime() + Math.round(multiplier * cadenceSeconds * 1000);
-  if (!schedule) return new Date(deadline);
-  const cadenceMs = cadenceSeconds * 1000;
-  let tick = latestFireAtOrBefore(schedule.cron, schedule.timezone, openedAt) ?? openedAt;
-  for (let i = 0; i < 1000 && tick.getTime() < deadline; i++) {
-    const next = nextFireAfter(schedule.cron, schedule.timezone, tick);
-    const gap = next.getTime() - tick.getTime();
-    const restFrom = Math.max(tick.getTime() + cadenceMs, openedAt.getTime());
-    if (gap >= IDLE_GAP_CADENCES * cadenceMs) deadline += Math.max(0, next.getTime() - restFrom);
-    tick = next;
-  }
-  return new Date(deadline);
-}
-
-/**
- * An open, unescalated warning's deadline after its policy changed: moved by
- * the difference between the deadlines the old and the new multiplier give
- * from its opening (the cadence captured then, the schedule now), so the time
- * the escalation clock stood still (a pause, a maintenance window) stays
- * added, and a change that leaves the multiplier alone leaves the deadline
- * where it is. No deadline stays none; an alert whose snapshot never recorded
- * a multiplier gets the new one's deadline from its opening.
- */
-export function escalateAtAfterPolicyChange(
-  current: Date | null,
-  openedAt: Date,
-  oldMultiplier: number | undefined,
-  newMultiplier: number,
-  cadenceSeconds: number,
-  schedule?: { cron: string; timezone: string },
-): Date | null {
-  if (current === null) return null;
-  if (oldMultiplier === undefined) return escalateAtFor(openedAt, 'warning', newMultiplier, cadenceSeconds, schedule);
-  if (oldMultiplier === newMultiplier) return current;
-  const before = escalateAtFor(openedAt, 'warning', oldMultiplier, cadenceSeconds, schedule)!;
-  const after = escalateAtFor(openedAt, 'warning', newMultiplier, cadenceSeconds, schedule)!;
-  return new Date(current.getTime() + after.getTime() - before.getTime());
-}
-
 /**
  * What the history means for the workflow's alert, given the policy in force.
  * At most one effect that changes the alert, first; for an open alert a
@@ -161,10 +104,19 @@ export function evaluateHistory(input: {
   cadenceSeconds: number;
   /** The workflow's schedule, so the escalation deadline skips the stretches where it rests. */
   schedule?: { cron: string; timezone: string };
+  /**
+   * Paused by hand or in its definition: an operator who paused a workflow
+   * wants no new alert from it. Its runs stay in the ledger and count as
+   * usual (on resume, a job still failing alerts on its next failure), but
+   * nothing opens; an alert already open still hears failures and still
+   * resolves on a success (good news is never held back).
+   */
+  paused?: boolean;
   now: Date;
 }): Effect[] {
   const { facts, alert, policy, now } = input;
   if (!alert) {
+    if (input.paused) return [];
     if (facts.newestFailure && facts.failures >= policy.alertAfter) {
       return [
         {
@@ -227,10 +179,15 @@ function decideOpenAlert(facts: HistoryFacts, alert: OpenAlertFacts, recoverAfte
  * job failed once at 01:00, its 02:00 run is running long): that failure is
  * the one it knew of when it opened (`knownFailureRunId`), not news. Until the
  * alert counts a failure of its own, only a failure other than that one is.
+ *
+ * The failure it last heard of, now with another error group, is news too:
+ * that row's verdict was rewritten (a tick recorded missed whose late end
+ * reported a failure), and the alert carries the real error from then on.
  */
 function isNewFailure(newest: FailureFacts, failures: number, alert: OpenAlertFacts): boolean {
   if (countsNoFailure(alert)) return newest.runId !== (alert.knownFailureRunId ?? null);
-  return newest.runId !== alert.lastRunId || failures > alert.consecutiveFailures;
+  // The same row with another error: its verdict was rewritten (a tick recorded missed, then its late report failed).
+  return newest.runId !== alert.lastRunId || failures > alert.consecutiveFailures || newest.errorGroup !== alert.errorGroup;
 }
 
 /** An alert opened by a cause that has not counted a failure of its own yet. */

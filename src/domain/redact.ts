@@ -65,6 +65,22 @@ function redactEdge(text: string, values: readonly string[], edge: 'start' | 'en
   return edge === 'start' ? REDACTED + text.slice(longest) : text.slice(0, text.length - longest) + REDACTED;
 }
 
+/**
+ * Every form a secret takes in a JSON text (a log line): itself, and as a JSON
+ * string writes it when that differs (a quote, a backslash, a line break or
+ * another control character is escaped there, where the value search of the
+ * raw value would not find it).
+ */
+export function jsonForms(values: Iterable<string>): string[] {
+  const out: string[] = [];
+  for (const v of values) {
+    out.push(v);
+    const escaped = JSON.stringify(v).slice(1, -1);
+    if (escaped !== v) out.push(escaped);
+  }
+  return out;
+}
+
 /** The password of a URL's userinfo (`https://user:pass@host/`), as written and decoded: a credential like any other. */
 export function urlPasswords(url: string): string[] {
   try {
@@ -82,15 +98,55 @@ export function urlPasswords(url: string): string[] {
   }
 }
 
-/** A URL fit to show: its userinfo password replaced with the marker. */
-export function shownUrl(url: string): string {
+/** Names of headers, variables and URL query parameters whose values are credentials (Authorization, X-Api-Key, `?token=`). */
+export const CREDENTIAL_NAME = /auth|token|key|secret|signature|cookie|password|credential/i;
+
+function decoded(text: string): string {
   try {
-    const u = new URL(url);
-    if (!u.password) return url;
-    return `${u.protocol}//${u.username}:${REDACTED}@${u.host}${u.pathname}${u.search}${u.hash}`;
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+/** `name=value` pairs of a query (without its `?`), as written. */
+function queryPairs(query: string): [string, string][] {
+  return query
+    .split('&')
+    .filter((p) => p.includes('='))
+    .map((p) => [p.slice(0, p.indexOf('=')), p.slice(p.indexOf('=') + 1)]);
+}
+
+/**
+ * The credentials a URL carries, as written and decoded: its userinfo
+ * password and the values of its query parameters named like a credential
+ * (`?token=…`, `?api_key=…`: a CI trigger's token, a signed URL's signature).
+ */
+export function urlCredentials(url: string): string[] {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return [];
+  }
+  // The query as stored (what a log line quotes) and as the URL parser writes it (what is sent).
+  const written = url.split('#')[0]!.split('?').slice(1).join('?');
+  const values = [...queryPairs(written), ...queryPairs(u.search.slice(1))].filter(([name, value]) => value !== '' && CREDENTIAL_NAME.test(decoded(name))).map(([, value]) => value);
+  return [...new Set([...urlPasswords(url), ...values.flatMap((v) => [v, decoded(v)])])];
+}
+
+/** A URL fit to show: its userinfo password and credential query values (urlCredentials) replaced with the marker. */
+export function shownUrl(url: string): string {
+  let u: URL;
+  try {
+    u = new URL(url);
   } catch {
     return url;
   }
+  const search = u.search.replace(/([?&])([^=&#]*)=([^&#]+)/g, (all, sep: string, name: string) => (CREDENTIAL_NAME.test(decoded(name)) ? `${sep}${name}=${REDACTED}` : all));
+  if (!u.password && search === u.search) return url;
+  const userinfo = u.username || u.password ? `${u.username}${u.password ? `:${REDACTED}` : ''}@` : '';
+  return `${u.protocol}//${userinfo}${u.host}${u.pathname}${search}${u.hash}`;
 }
 
 /**

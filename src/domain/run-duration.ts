@@ -152,8 +152,13 @@ export function findLatestDueCompletion(schedule: { cron: string; timezone: stri
  * Whether a tick's completion deadline is held against the workflow, given
  * its tick's own row: not when that tick was `skipped` (every replica was
  * away for it: the bot neither fired nor watched it, so a report sent then
- * reached nobody, and the outage is the bot's, not the job's).
+ * reached nobody, and the outage is the bot's, not the job's; or a DST night
+ * made it a time the outside scheduler may not run). Nor, for the same
+ * reason, when it has no row yet and `mayNotRun` (`observed-dst.ts`: an
+ * observed tick a reasonable scheduler may not run, which the freshness
+ * detector records skipped when its window closes, after the deadline).
  */
-export function completionJudged(tickStatus: string | null | undefined): boolean {
+export function completionJudged(tickStatus: string | null | undefined, mayNotRun = false): boolean {
+  if (tickStatus === undefined || tickStatus === null) return !mayNotRun;
   return tickStatus !== 'skipped';
 }

@@ -23,7 +23,9 @@ import { MINUTE, OFFSET_PROBE_MS, zoneOf, type Zone } from './zone.js';
  *     unless the expression names every hour (`*`, an hourly or sub-hourly
  *     job), which keeps its real spacing and fires at both.
  * Both directions (next and latest) apply the same rule, so a tick the
- * scheduler fires is always a tick that ingest and freshness recognise, and a
+ * scheduler fires is always a tick that ingest and freshness recognise (an
+ * observed workflow's tick may run otherwise, or not at all, by its outside
+ * scheduler's rule: `observed-dst.ts` says when its run may come), and a
  * completion deadline (a daily local time, `nextDailyTimeAfter`) falls due by
  * it too. The wall clock and the rule's mapping live in `zone.ts`.
  */

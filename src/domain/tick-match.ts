@@ -1,4 +1,5 @@
-import { gapEndBefore, latestFireAtOrBefore, nextFireAfter } from './schedule.js';
+import { observedTickWindow, repeatedFirstPassBefore, startsInWindow } from './observed-dst.js';
+import { latestFireAtOrBefore, nextFireAfter } from './schedule.js';
 
 /**
  * Which tick a run reported from outside belongs to, when the report names
@@ -34,27 +35,79 @@ export function isFutureTick(tick: Date, now: Date, schedule: { mode: string }, 
 /**
  * The ticks a run that starts at `startedAt` may be the run of, in the order
  * to try them: the latest fire time at or before the start, within the
- * grace; then, for an observed workflow only, the next fire time when it is
- * at most earlyStartMs away, or when a spring-forward gap moved it and the
- * start is no earlier than the clocks changed (less earlyStartMs): the bot
- * places 02:30 on Berlin's spring-forward night at 03:30 CEST, but cron runs
- * a job whose time was skipped as soon as the clocks change, at 03:00
- * (src/domain/schedule.ts, gapEndBefore). A managed workflow's ticks are the
- * scheduler's own (it fires them on the bot's clock): an outside report just
- * before one must not take it, or the scheduler would not launch it.
+ * grace; then, for an observed workflow only, the tick fired at the first
+ * pass of a repeated hour whose second pass the start is at (a Kubernetes
+ * CronJob runs `30 1 * * *` at both passes of New York's fall-back night),
+ * and the next fire time when it is at most earlyStartMs away, or when a
+ * spring-forward gap moved it and the start is no earlier than the clocks
+ * changed (less earlyStartMs): the bot places 02:30 on Berlin's
+ * spring-forward night at 03:30 CEST, but cron runs a job whose time was
+ * skipped as soon as the clocks change, at 03:00. When an observed tick's
+ * run may start is decided once, in `observed-dst.ts`. A managed workflow's
+ * ticks are the scheduler's own (it fires them on the bot's clock): an
+ * outside report just before one must not take it, or the scheduler would
+ * not launch it.
  */
 export function tickCandidates(
   schedule: { cron: string; timezone: string; mode: string },
   startedAt: Date,
   profile: { graceSeconds: number; cadenceSeconds: number },
 ): Date[] {
+  const { cron, timezone } = schedule;
+  const graceMs = profile.graceSeconds * 1000;
+  const latest = latestFireAtOrBefore(cron, timezone, startedAt);
+  if (schedule.mode !== 'observed') return latest && startedAt.getTime() - latest.getTime() <= graceMs ? [latest] : [];
+  const earlyMs = earlyStartMs(profile.cadenceSeconds);
+  const near = [latest, repeatedFirstPassBefore(cron, timezone, new Date(startedAt.getTime() + earlyMs)), nextFireAfter(cron, timezone, startedAt)];
   const out: Date[] = [];
-  const latest = latestFireAtOrBefore(schedule.cron, schedule.timezone, startedAt);
-  if (latest && startedAt.getTime() - latest.getTime() <= profile.graceSeconds * 1000) out.push(latest);
-  if (schedule.mode === 'observed') {
-    const next = nextFireAfter(schedule.cron, schedule.timezone, startedAt);
-    const opens = gapEndBefore(schedule.cron, schedule.timezone, next)?.getTime() ?? next.getTime();
-    if (opens - startedAt.getTime() <= earlyStartMs(profile.cadenceSeconds)) out.push(next);
+  for (const tick of near) {
+    if (!tick || out.some((t) => t.getTime() === tick.getTime())) continue;
+    if (startsInWindow(observedTickWindow(cron, timezone, tick), startedAt, earlyMs, graceMs)) out.push(tick);
   }
   return out;
+}
+
+/**
+ * The tick a run reported only by its end may still be the report of when no
+ * candidate above is: the latest fire time at or before its start, however
+ * late (observed workflows only, whose ticks the freshness detector records
+ * missed at tick + grace). A job that sends no start and runs longer than
+ * the grace has its tick recorded missed before its end arrives; that end is
+ * the tick's report, late, not a run outside any tick (src/ledger/reported-runs.ts).
+ */
+export function lateTickOfEnd(schedule: { cron: string; timezone: string; mode: string }, startedAt: Date, profile: { graceSeconds: number }): Date | undefined {
+  if (schedule.mode !== 'observed') return undefined;
+  const latest = latestFireAtOrBefore(schedule.cron, schedule.timezone, startedAt);
+  if (!latest || startedAt.getTime() - latest.getTime() <= profile.graceSeconds * 1000) return undefined;
+  return latest;
+}
+
+/** How long after its tick's grace ended a report came (0 when within it). */
+export function reportedAfterGraceMs(tick: Date, reportedAt: Date, graceSeconds: number): number {
+  return Math.max(0, reportedAt.getTime() - tick.getTime() - graceSeconds * 1000);
+}
+
+/**
+ * A grace that would have covered a report coming this long after its tick:
+ * a fifth more, rounded up to a whole minute (under ten minutes), five
+ * minutes (under two hours), else a quarter hour. Advice for the thread, not a rule.
+ */
+export function graceToCoverSeconds(afterTickMs: number): number {
+  const seconds = (afterTickMs / 1000) * 1.2;
+  const step = seconds < 600 ? 60 : seconds < 7200 ? 300 : 900;
+  return Math.max(step, Math.ceil(seconds / step) * step);
+}
+
+/**
+ * A tick's run whose report came only after its grace (a late end that took
+ * the tick's row, see lateTickOfEnd): how late, and a grace that would have
+ * covered it. Null for a run that started within its grace.
+ */
+export function lateReportOf(run: { tick: Date | null; startedAt: Date | null; finishedAt: Date | null }, graceSeconds: number): { afterGraceSeconds: number; graceToCoverSeconds: number } | null {
+  if (!run.tick || !run.startedAt || !run.finishedAt) return null;
+  if (run.startedAt.getTime() - run.tick.getTime() <= graceSeconds * 1000) return null;
+  return {
+    afterGraceSeconds: Math.round(reportedAfterGraceMs(run.tick, run.finishedAt, graceSeconds) / 1000),
+    graceToCoverSeconds: graceToCoverSeconds(run.finishedAt.getTime() - run.tick.getTime()),
+  };
 }

@@ -69,3 +69,38 @@ function resolve(tz: string): string | undefined {
 export function isTimeZone(tz: string): boolean {
   return canonicalTimeZone(tz) !== undefined;
 }
+
+/**
+ * A zone's name as people are shown it. The tzdb's fixed-offset zones keep
+ * POSIX's inverted sign: `Etc/GMT+5` is five hours BEHIND UTC (New York's
+ * winter), so read as written it says the opposite of what it is. Those are
+ * shown with the offset they are, `Etc/GMT+5 (UTC−05:00)`; every other name
+ * is shown as it is stored.
+ */
+export function zoneLabel(tz: string): string {
+  const m = /^Etc\/GMT([+-])(\d{1,2})$/.exec(tz);
+  if (!m) return tz;
+  const behind = m[1] === '+';
+  return `${tz} (UTC${behind ? '−' : '+'}${m[2]!.padStart(2, '0')}:00)`;
+}
+
+/**
+ * Why `tz` names no zone, for the error that refuses it (the field and the
+ * value are named by the caller): a fixed offset typed as a zone (`utc+2`,
+ * `+05:45`) is told how the tzdb spells one, with its inverted sign.
+ */
+export function timeZoneProblem(tz: string): string | undefined {
+  if (isTimeZone(tz)) return undefined;
+  if (tz.trim() === '') return 'empty: name an IANA time zone, such as "Asia/Kathmandu" or "UTC"';
+  if (/^etc\/gmt/i.test(tz)) return 'not an IANA time zone: the Etc/GMT zones run from "Etc/GMT-14" (UTC+14) to "Etc/GMT+12" (UTC−12), their sign inverted; better, name the place';
+  const offset = /^(?:utc|gmt)?\s*([+−-])\s*(\d{1,2})(?::?(\d{2}))?$/i.exec(tz.trim());
+  if (offset) {
+    const ahead = offset[1] === '+';
+    const hours = Number(offset[2]);
+    const minutes = Number(offset[3] ?? 0);
+    const whole = minutes === 0 && (ahead ? hours <= 14 : hours <= 12);
+    const etc = whole ? `, or "Etc/GMT${ahead ? '-' : '+'}${hours}" for a fixed UTC${ahead ? '+' : '−'}${hours} (the Etc/GMT sign is inverted)` : '';
+    return `not an IANA time zone: an offset is not a zone (it has no DST, and cron cannot read it); name the place, such as "Asia/Kathmandu" or "America/St_Johns"${etc}`;
+  }
+  return 'not an IANA time zone (such as "Europe/Berlin" or "UTC")';
+}

@@ -5,6 +5,7 @@ import type { CadenceProfile } from '../domain/cadence.js';
 import { evaluateHistory, nextAlertState, type Effect, type HistoryFacts } from '../domain/evaluate.js';
 import { fingerprintError } from '../domain/fingerprint.js';
 import { TOO_FAST } from '../domain/run-duration.js';
+import { lateReportOf } from '../domain/tick-match.js';
 import { recordAlertEvents, releaseHeldNotifications, type EventInput, type RoutingFacts } from '../ledger/alert-events.js';
 import { loadHistoryFacts } from '../ledger/history-facts.js';
 import { checkedRunsUpdate, type CheckedRun } from '../ledger/checked-runs.js';
@@ -18,6 +19,8 @@ export interface EvaluationTarget {
   profile: CadenceProfile;
   /** Manual runs that ended in this batch: the open alert hears how they went. */
   finishedManualRuns: Run[];
+  /** Ticks of an observed workflow reported after their grace, in this batch: a recovery they bring says so (`lateReportOf`). */
+  lateTicks?: Run[];
   /**
    * Whether the workflow has upstreams / downstreams, when the caller read it
    * with the locks that stand for them (the poller's claim): a batch without
@@ -115,14 +118,7 @@ export async function evaluateWorkflows(trx: Transaction<Database>, deps: Evalua
         const held = alert!.silencedBy ? await releaseHeldNotifications(trx, next) : null;
         // Released rows no longer count as heard: routing is read again after them.
         if (held) routingRead = false;
-        event(next, 'resolved', {
-          runId: effect.runId,
-          durationSeconds: effect.durationSeconds,
-          trigger: effect.trigger,
-          successes: effect.successes,
-          recoverAfter: effect.recoverAfter,
-          heldWhileSilenced: held,
-        });
+        event(next, 'resolved', resolvedData(target, effect, held));
         break;
       }
     }
@@ -202,12 +198,28 @@ function withRealIds(opened: Map<number, Alert>, events: EventInput[], written: 
   return real;
 }
 
+/** A recovery's event data; one brought by a tick's late report says how late (the thread advises a grace). */
+function resolvedData(target: EvaluationTarget, effect: Extract<Effect, { type: 'resolve' }>, held: unknown): Record<string, unknown> {
+  const lateRun = target.lateTicks?.find((r) => r.id === effect.runId);
+  const lateReport = lateRun && lateReportOf(lateRun, target.profile.graceSeconds);
+  const { runId, durationSeconds, trigger, successes, recoverAfter } = effect;
+  return { ...(lateReport ? { lateReport } : {}), runId, durationSeconds, trigger, successes, recoverAfter, heldWhileSilenced: held };
+}
+
 type Decision = { target: EvaluationTarget; alert: Alert | null; effect: MainEffect | undefined; flapping: FlappingEffect | undefined };
 
 /** What the domain rules say follows for one workflow: at most one main effect, and a flapping note. */
 function decide(target: EvaluationTarget, alert: Alert | null, facts: HistoryFacts, now: Date, seenGroups: Map<number, (string | null)[]>): Decision {
-  const { cron, timezone } = target.workflow;
-  const effects = evaluateHistory({ facts, alert: alert && { ...alert, seenGroups: seenGroups.get(alert.id) ?? [] }, policy: target.profile, cadenceSeconds: target.profile.cadenceSeconds, schedule: { cron, timezone }, now });
+  const { cron, timezone, paused } = target.workflow;
+  const effects = evaluateHistory({
+    facts,
+    alert: alert && { ...alert, seenGroups: seenGroups.get(alert.id) ?? [] },
+    policy: target.profile,
+    cadenceSeconds: target.profile.cadenceSeconds,
+    schedule: { cron, timezone },
+    paused,
+    now,
+  });
   const flapping = effects.find((e): e is FlappingEffect => e.type === 'flapping');
   return { target, alert, effect: effects.find((e): e is MainEffect => e.type !== 'flapping'), flapping };
 }

@@ -1,10 +1,12 @@
-import { sql } from 'kysely';
+import { sql, type Transaction } from 'kysely';
+import type { Database } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { supervisedDeadlineCutoff } from '../domain/overdue.js';
 import { nextFireAfter } from '../domain/schedule.js';
 import { profileOf } from '../ledger/profiles.js';
 import { durationSince, insertRunRow, newRunRow, RUNS_FINISHED_CHANNEL } from '../ledger/runs.js';
-import { watchedThroughout } from '../domain/monitor-uptime.js';
+import { watchedThroughout, type UptimeSpan } from '../domain/monitor-uptime.js';
+import { observedTickWindow, windowClosesAt, type ObservedTickWindow } from '../domain/observed-dst.js';
 import { UPTIME_SLACK_MS, uptimeSpans } from './uptime.js';
 
 /**
@@ -13,10 +15,12 @@ import { UPTIME_SLACK_MS, uptimeSpans } from './uptime.js';
  * - a `running` row past its deadline → failed "timed out" (one a live
  *   replica still supervises: a minute later, its watchdog's turn first);
  * - a `running` row whose lease expired (the replica supervising it died) → failed "worker lost";
- * - an observed workflow's tick with no run by tick + grace → a `missed`
- *   original row; or `skipped` when for any moment from the tick to the end
- *   of its grace no replica of the monitor was alive (the report may have
- *   been sent to nobody), which never pages.
+ * - an observed workflow's tick with no run by tick + grace (on a DST night,
+ *   by the end of the window its outside scheduler may run it in:
+ *   domain/observed-dst.ts) → a `missed` original row; or `skipped` when its
+ *   scheduler may legitimately not run it (the note says why), or when for
+ *   any moment of its window no replica of the monitor was alive (the report
+ *   may have been sent to nobody); a skipped tick never pages.
  *
  * Managed workflows' ticks are the tick scheduler's (it fires each one or
  * records it skipped, and advances their next_tick_at). For observed ones
@@ -29,6 +33,8 @@ export const WORKER_LOST = 'worker lost';
 /** At most this many ticks of one workflow per pass: a long outage is worked through over several passes. */
 const MAX_TICKS_PER_PASS = 500;
 const WORKFLOWS_PER_PASS = 200;
+/** Longer than any zone's offset change (2 h, historically): how far before its tick a run of a tick a gap moved may start. */
+const MAX_SHIFT_MS = 3 * 3_600_000;
 
 export async function checkFreshness(deps: Pick<Deps, 'db' | 'clock'>): Promise<boolean> {
   const now = deps.clock.now();
@@ -86,44 +92,19 @@ export async function recordMissedTicks(deps: Pick<Deps, 'db'>, now: Date): Prom
       .skipLocked()
       .execute();
     let recorded = 0;
-    // Ticks before now only: the spans that bear on any of them, read once per pass.
-    const spans = due.length > 0 ? await uptimeSpans(trx, due[0]!.nextTickAt!, now) : [];
+    // Ticks before now only: the spans that bear on any of them, read once per pass (a tick a gap moved may run from up to
+    // a transition's shift before it).
+    const spans = due.length > 0 ? await uptimeSpans(trx, new Date(due[0]!.nextTickAt!.getTime() - MAX_SHIFT_MS), now) : [];
     for (const workflow of due) {
       const profile = profileOf(workflow, now);
       const graceMs = profile.graceSeconds * 1000;
       let tick = workflow.nextTickAt!;
-      for (let i = 0; i < MAX_TICKS_PER_PASS && tick.getTime() + graceMs <= now.getTime(); i++) {
-        const windowEnd = new Date(tick.getTime() + graceMs);
-        const seen = await trx
-          .selectFrom('runs')
-          .select('id')
-          .where('workflowId', '=', workflow.id)
-          .where('originalRunId', 'is', null)
-          .where((eb) => eb.or([eb('tick', '=', tick), eb.and([eb('tick', 'is', null), eb('startedAt', '>=', tick), eb('startedAt', '<=', windowEnd)])]))
-          .limit(1)
-          .executeTakeFirst();
-        if (!seen) {
-          // A report may come any time up to windowEnd: a bot down for any of it may have missed it.
-          const up = watchedThroughout(spans, tick, windowEnd, UPTIME_SLACK_MS);
-          const error = up ? `missed: no run started by ${windowEnd.toISOString()}` : null;
-          const inserted = await insertRunRow(
-            trx,
-            newRunRow({
-              workflowId: workflow.id,
-              tick,
-              trigger: 'schedule',
-              status: up ? 'missed' : 'skipped',
-              attemptStatus: up ? 'missed' : null,
-              attemptError: error,
-              error,
-              outcomeNote: up ? null : 'the monitor was not running for all of this tick\'s grace',
-              finishedAt: now,
-              // A skipped tick is never evaluated; a missed one goes through the poller.
-              processedAt: up ? null : now,
-            }),
-          );
-          if (inserted) recorded++;
-        }
+      for (let i = 0; i < MAX_TICKS_PER_PASS; i++) {
+        // When its run may come is the outside scheduler's, on a DST night (domain/observed-dst.ts).
+        const window = observedTickWindow(workflow.cron, workflow.timezone, tick);
+        const windowEnd = windowClosesAt(window, graceMs);
+        if (windowEnd.getTime() > now.getTime()) break;
+        if (await recordTickWithoutRun(trx, workflow.id, tick, window, windowEnd, spans, now)) recorded++;
         tick = nextFireAfter(workflow.cron, workflow.timezone, tick);
       }
       await trx.updateTable('workflows').set({ nextTickAt: tick }).where('id', '=', workflow.id).execute();
@@ -131,4 +112,53 @@ export async function recordMissedTicks(deps: Pick<Deps, 'db'>, now: Date): Prom
     if (recorded > 0) await sql`select pg_notify(${RUNS_FINISHED_CHANNEL}, 'missed')`.execute(trx);
     return recorded;
   });
+}
+
+/**
+ * The tick's row when no run of it started in its window: `missed` (a
+ * confirmed failure); `skipped` when a reasonable scheduler may not run it
+ * at all (a DST night: the note says why), or when for any moment of its
+ * window no replica of the monitor was alive (the report may have been sent
+ * to nobody). A skipped tick never pages. True when a row was written.
+ */
+async function recordTickWithoutRun(
+  trx: Transaction<Database>,
+  workflowId: number,
+  tick: Date,
+  window: ObservedTickWindow,
+  windowEnd: Date,
+  spans: UptimeSpan[],
+  now: Date,
+): Promise<boolean> {
+  const windowStart = window.spans[0]!.from;
+  const seen = await trx
+    .selectFrom('runs')
+    .select('id')
+    .where('workflowId', '=', workflowId)
+    .where('originalRunId', 'is', null)
+    .where((eb) => eb.or([eb('tick', '=', tick), eb.and([eb('tick', 'is', null), eb('startedAt', '>=', windowStart), eb('startedAt', '<=', windowEnd)])]))
+    .limit(1)
+    .executeTakeFirst();
+  if (seen) return false;
+  // A report may come any time in the window: a bot down for any of it may have missed it.
+  const up = watchedThroughout(spans, windowStart, windowEnd, UPTIME_SLACK_MS);
+  const missed = up && window.mayNotRun === null;
+  const error = missed ? `missed: no run started by ${windowEnd.toISOString()}` : null;
+  const inserted = await insertRunRow(
+    trx,
+    newRunRow({
+      workflowId,
+      tick,
+      trigger: 'schedule',
+      status: missed ? 'missed' : 'skipped',
+      attemptStatus: missed ? 'missed' : null,
+      attemptError: error,
+      error,
+      outcomeNote: missed ? null : up ? window.mayNotRun : 'the monitor was not running for all of this tick\'s grace',
+      finishedAt: now,
+      // A skipped tick is never evaluated; a missed one goes through the poller.
+      processedAt: missed ? null : now,
+    }),
+  );
+  return inserted !== undefined;
 }

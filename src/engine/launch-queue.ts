@@ -1,6 +1,6 @@
 import type { Run } from '../db/schema.js';
 import type { Deps } from '../deps.js';
-import { launchRun } from '../ledger/runs.js';
+import { launchRun } from '../ledger/launch-run.js';
 import type { Fire } from './tick-plan.js';
 
 /** A committed run and the fire it belongs to, ready to launch. */

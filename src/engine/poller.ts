@@ -8,9 +8,10 @@ import { maintenanceAt, type MaintenanceRule } from '../domain/maintenance.js';
 import { nextPollBatch, POLL_BATCH } from '../domain/poll-batch.js';
 import { isTooFast, tooFastError } from '../domain/run-duration.js';
 import { isWatched } from '../domain/watched.js';
+import { lateReportOf } from '../domain/tick-match.js';
 import { emptyOutputError } from '../domain/reported-outcome.js';
 import { NOTIFICATIONS_CHANNEL } from '../ledger/alert-events.js';
-import { launchRun } from '../ledger/runs.js';
+import { launchRun } from '../ledger/launch-run.js';
 import { evaluateWorkflows, type EvaluationTarget } from './evaluator.js';
 import { workflowRules } from './maintenance-rules.js';
 import { claimBatch, type ClaimedWorkflow } from './batch-claim.js';
@@ -18,6 +19,7 @@ import { profileOf } from '../ledger/profiles.js';
 import { handleFailedOriginal, handleFinishedAttempt, retriesFailure, type Launch } from './retry.js';
 import { checkedRunsUpdate } from '../ledger/checked-runs.js';
 import { awaitUpstreamTurn } from './upstream-blocks.js';
+import { UnconfirmedLaunches } from './unconfirmed-launches.js';
 
 /**
  * The poller (DESIGN.md, core idea 1): the run ledger is the queue. One tick
@@ -72,9 +74,18 @@ export async function pollFinishedRuns(deps: Deps, batch = POLL_BATCH.max): Prom
 /** One poller tick; returns the ids of the runs this call claimed (the replica test checks no run is taken twice). */
 export async function pollFinishedRunsDetailed(deps: Deps, batch = POLL_BATCH.max): Promise<number[]> {
   const now = deps.clock.now();
+  // Retries of a batch whose COMMIT went unanswered, found committed: launched now, not failed as "worker lost" later.
+  const late = await unconfirmedRetries.confirmed(deps);
+  if (late.length > 0) await afterBatch(deps, { claimed: [], launches: late, told: false });
   let outcome: BatchOutcome;
   try {
-    outcome = await deps.db.transaction().execute((trx) => processClaimed(trx, deps, now, batch));
+    outcome = await unconfirmedRetries.commit(deps.replicaId, (decided) =>
+      deps.db.transaction().execute(async (trx) => {
+        const processed = await processClaimed(trx, deps, now, batch);
+        decided(processed.launches);
+        return processed;
+      }),
+    );
     // Nothing to take: maybe a dependency group another replica holds; its turn is waited for (upstream-blocks.ts).
     if (outcome.claimed.length === 0) outcome = await deps.db.transaction().execute(async (trx) => ((await awaitUpstreamTurn(trx, batch)) > 0 ? processClaimed(trx, deps, now, batch) : outcome));
   } catch (error) {
@@ -89,6 +100,9 @@ export async function pollFinishedRunsDetailed(deps: Deps, batch = POLL_BATCH.ma
   await afterBatch(deps, outcome);
   return outcome.claimed;
 }
+
+/** This process's retry launches whose commit went unanswered (src/engine/unconfirmed-launches.ts). */
+const unconfirmedRetries = new UnconfirmedLaunches<Launch>();
 
 export interface BatchOutcome {
   claimed: number[];
@@ -158,6 +172,7 @@ export async function processClaimed(trx: Transaction<Database>, deps: Deps, now
     } else {
       const t = target(run.workflowId);
       if (run.tick === null && run.trigger === 'manual') t.finishedManualRuns.push(run);
+      if (run.tick !== null && ctx.workflow.mode === 'observed' && lateReportOf(run, ctx.profile.graceSeconds)) (t.lateTicks ??= []).push(run);
     }
   }
   const told = await evaluateWorkflows(trx, deps, [...targets.values()], now, unwritten);

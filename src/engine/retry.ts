@@ -49,7 +49,18 @@ export async function handleFailedOriginal(trx: Transaction<Database>, deps: Ret
 
 /** Whether a failed tick of this workflow gets another attempt (`handleFailedOriginal` then writes its row); otherwise it is the verdict, with no statement. */
 export function retriesFailure(deps: Pick<Deps, 'launchers'>, ctx: Pick<FinishedRunContext, 'workflow' | 'profile'>): boolean {
-  return hasAnotherAttempt(1, ctx.profile.retries, !!deps.launchers(ctx.workflow));
+  return hasAnotherAttempt(1, ctx.profile.retries, canRelaunch(deps, ctx.workflow));
+}
+
+/**
+ * Whether the retry engine may start another attempt of this workflow: it
+ * has a launcher and is not paused. A paused workflow fires nothing, retries
+ * included: a failure an outside scheduler reports while it is paused is its
+ * tick's verdict at once, and an attempt in flight when it was paused ends
+ * the tick with its own outcome.
+ */
+function canRelaunch(deps: Pick<Deps, 'launchers'>, workflow: Workflow): boolean {
+  return !workflow.paused && !!deps.launchers(workflow);
 }
 
 /**
@@ -64,7 +75,7 @@ export async function handleFinishedAttempt(trx: Transaction<Database>, deps: Re
     return { kind: 'verdict', original };
   }
   const failed = run.status !== 'succeeded';
-  if (failed && hasAnotherAttempt(run.attempt, profile.retries, !!deps.launchers(workflow))) return insertNextAttempt(trx, deps, ctx, original, run.attempt + 1, now);
+  if (failed && hasAnotherAttempt(run.attempt, profile.retries, canRelaunch(deps, workflow))) return insertNextAttempt(trx, deps, ctx, original, run.attempt + 1, now);
   const verdict = await trx
     .updateTable('runs')
     .set({

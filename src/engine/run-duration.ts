@@ -4,6 +4,7 @@ import type { Deps } from '../deps.js';
 import type { CadenceProfile, Severity } from '../domain/cadence.js';
 import { escalateAtFor } from '../domain/evaluate.js';
 import { maintenanceAt } from '../domain/maintenance.js';
+import { observedTickWindow } from '../domain/observed-dst.js';
 import { retriesAllowed } from '../domain/retry-budget.js';
 import { completionDeadline, completionJudged, latestDueCompletion, runningLongAfter, runningLongVerdict, type NormalDuration } from '../domain/run-duration.js';
 import { nextFireAfter } from '../domain/schedule.js';
@@ -173,7 +174,8 @@ export async function checkCompletionDeadlines(deps: DurationDeps, now: Date): P
         .executeTakeFirst();
       if (success) return false;
       const tickRun = await trx.selectFrom('runs').select(['id', 'status']).where('workflowId', '=', candidate.id).where('tick', '=', due.tick).where('originalRunId', 'is', null).executeTakeFirst();
-      if (!completionJudged(tickRun?.status)) return false;
+      const mayNotRun = ctx.workflow.mode === 'observed' && observedTickWindow(ctx.workflow.cron, ctx.workflow.timezone, due.tick).mayNotRun !== null;
+      if (!completionJudged(tickRun?.status, mayNotRun)) return false;
       const { profile, workflow } = ctx;
       const severity = profile.firstSeverity;
       const data = {

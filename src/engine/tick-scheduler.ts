@@ -2,6 +2,7 @@ import type { Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { LaunchQueue, type Launch } from './launch-queue.js';
+import { UnconfirmedLaunches } from './unconfirmed-launches.js';
 import type { LoopSpec } from './runner.js';
 import { advanceNextTicks, claimDueWorkflows, insertOriginalRuns, insertSkippedRuns, runsStillRunning } from './tick-claim.js';
 import { overlapDecision } from '../domain/overlap.js';
@@ -36,6 +37,8 @@ const LAUNCH_CONCURRENCY = 32;
  */
 export async function fireDueTicks(deps: Deps): Promise<boolean> {
   const launches = new LaunchQueue(deps, LAUNCH_CONCURRENCY);
+  // Ticks of a batch whose COMMIT went unanswered, found committed: launched now, not failed as "worker lost" later.
+  for (const { run, fire } of await unconfirmed.confirmed(deps)) launches.add(run, fire);
   const claimers: Promise<number>[] = [];
   let batchesLeft = BATCHES_PER_TICK;
   const claimBatches = async (): Promise<number> => {
@@ -43,7 +46,13 @@ export async function fireDueTicks(deps: Deps): Promise<boolean> {
     while (batchesLeft > 0) {
       batchesLeft--;
       const now = deps.clock.now();
-      const batch = await deps.db.transaction().execute((trx) => fireBatch(trx, deps, now));
+      const batch = await unconfirmed.commit(deps.replicaId, (decided) =>
+        deps.db.transaction().execute(async (trx) => {
+          const fired = await fireBatch(trx, deps, now);
+          decided(fired.launches);
+          return fired;
+        }),
+      );
       fired += batch.claimed;
       if (batch.skipped > 0) deps.logger.info({ workflows: batch.skippedWorkflows, skipped: batch.skipped }, 'ticks due while nothing was running recorded as skipped');
       for (const { run, fire } of batch.launches) launches.add(run, fire);
@@ -72,6 +81,9 @@ export async function fireDueTicks(deps: Deps): Promise<boolean> {
   if (found) return true;
   return sleepUntilNextDue(deps);
 }
+
+/** This process's launches whose commit went unanswered (src/engine/unconfirmed-launches.ts). */
+const unconfirmed = new UnconfirmedLaunches<Launch>();
 
 interface FiredBatch {
   claimed: number;

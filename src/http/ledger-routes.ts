@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import type { Deps } from '../deps.js';
-import { getAlertDetail, listAlerts } from '../services/alert-read.js';
+import { EVENT_PAGE_MAX, getAlertDetail, listAlerts } from '../services/alert-read.js';
 import { getRunDetail, listRuns } from '../ledger/run-queries.js';
 import { badRequest, notFound, parseInput } from './api-error.js';
 import { principalOf, scopeOf } from './auth.js';
@@ -77,7 +77,8 @@ export function ledgerRoutes(deps: Deps): Router {
   router.get('/alerts/:id', async (req, res) => {
     const raw = req.params.id;
     if (!/^\d{1,15}$/.test(raw)) throw badRequest(`alert id must be a positive integer (got ${JSON.stringify(raw)})`);
-    const alert = await getAlertDetail(deps.db, scopeOf(principalOf(res)), Number(raw), deps.config);
+    const q = parseInput(alertEventsQuery, req.query, 'query');
+    const alert = await getAlertDetail(deps.db, scopeOf(principalOf(res)), Number(raw), deps.config, { ...(q.cursor !== undefined ? { after: q.cursor } : {}), limit: q.limit });
     if (!alert) throw notFound(`no alert ${raw}`);
     res.json(alert);
   });
@@ -92,5 +93,17 @@ const alertListQuery = z
     to: instant.optional(),
     cursor: cursor.optional(),
     limit: z.coerce.number().int().min(1).max(200).default(50),
+  })
+  .strict();
+
+/**
+ * An alert's event timeline is read oldest first (a story), so its cursor
+ * (`eventsNext`) continues after the page's last event; the same `cursor`
+ * and `limit` as the lists, the first page as large as a page may be.
+ */
+const alertEventsQuery = z
+  .object({
+    cursor: cursor.optional(),
+    limit: z.coerce.number().int().min(1).max(EVENT_PAGE_MAX).default(EVENT_PAGE_MAX),
   })
   .strict();

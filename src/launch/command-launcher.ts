@@ -118,7 +118,7 @@ export function createCommandLauncher(deps: CommandDeps, held: HeldRuns, options
 
       // Should this replica die, the command dies with it rather than run on beside the retry another replica launches.
       const guard = guardGroup(child.pid!, killGraceMs);
-      held.add(ctx.runId);
+      held.add(ctx.runId, () => endLostRun(child, log, killGraceMs));
       const control = { interrupted: false };
       const done = supervise({ deps, killGraceMs, drainMs, guard, ...(options.stop ? { stop: options.stop } : {}) }, child, watched, ctx, config, log, control).finally(() => {
         guard.release();
@@ -129,15 +129,35 @@ export function createCommandLauncher(deps: CommandDeps, held: HeldRuns, options
         done,
         interrupt: () => {
           control.interrupted = true;
-          signalGroup(child.pid!, 'SIGTERM');
-          setTimeout(() => signalGroup(child.pid!, 'SIGKILL'), killGraceMs).unref();
+          endGroup(child.pid!, killGraceMs);
         },
       });
-      // Take the lease at once: the row may have been inserted without one.
-      await takeRunLease(deps, ctx.runId, deps.clock.now()).catch((error) => log.warn({ err: error }, 'could not take the run lease'));
+      // Take the lease at once: the row may have been inserted without one. None to take: the row stopped being
+      // ours between launchRun's look and the spawn (a stall in between), so the command ends at once.
+      const taken = await takeRunLease(deps, ctx.runId, deps.clock.now()).catch((error) => log.warn({ err: error }, 'could not take the run lease'));
+      if (taken === 0) held.lose(ctx.runId);
       return { started: true };
     },
   };
+}
+
+/** TERM to the whole group, KILL after the grace. */
+function endGroup(pgid: number, killGraceMs: number): void {
+  signalGroup(pgid, 'SIGTERM');
+  setTimeout(() => signalGroup(pgid, 'SIGKILL'), killGraceMs).unref();
+}
+
+/**
+ * The run is no longer this replica's (renewHeldRuns, or the lease taken
+ * after the spawn): failed as "worker lost" while this replica stalled, its
+ * next attempt perhaps running on another replica. Its command is ended as
+ * if this replica had died; its outcome then finds the row ended and
+ * changes nothing. A command already exited is the supervisor's to finish.
+ */
+function endLostRun(child: ChildProcess, log: Deps['logger'], killGraceMs: number): void {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  log.warn("run no longer this replica's (failed or ended elsewhere while this replica stalled): ending its process group");
+  endGroup(child.pid!, killGraceMs);
 }
 
 /** What the working directory is, looked at only after a spawn failed (see domain/spawn-failure.ts). */

@@ -89,9 +89,8 @@ export function createHttpLauncher(deps: HttpDeps, held: HeldRuns, options: Http
         [SIGNATURE_HEADER]: signLaunchRequest(secret, timestamp, body),
       });
 
-      held.add(ctx.runId);
       const log = deps.logger.child({ runId: ctx.runId, workflow: ctx.workflow.name, tenant: ctx.tenant.id });
-      await takeRunLease(deps, ctx.runId, deps.clock.now()).catch((error) => log.warn({ err: error }, 'could not take the run lease'));
+      if (!(await holdForRequest(deps, held, ctx.runId, log))) return { started: false, error: "the run ended or became another replica's before it was sent" };
       // The request runs on after launch() returns: a slow target must not hold up the tick loop.
       void deliver(ctx, config, mode, headers, body, log, list).finally(() => held.release(ctx.runId));
       return { started: true };
@@ -127,6 +126,21 @@ export function createHttpLauncher(deps: HttpDeps, held: HeldRuns, options: Http
       await releaseRunLease(deps, ctx.runId).catch((error) => log.warn({ err: error }, 'could not release the lease of an accepted callback run'));
     }
   }
+}
+
+/**
+ * Holds the run and takes its lease again right before the request. None to
+ * take: the row ended or became another replica's since launchRun looked (a
+ * stall on the allow-list read), so nothing is sent (false), and launchRun's
+ * failing of a refused launch finds the row ended and changes nothing. A
+ * database failure here does not stop the launch: launchRun has just looked.
+ */
+async function holdForRequest(deps: HttpDeps, held: HeldRuns, runId: number, log: Deps['logger']): Promise<boolean> {
+  held.add(runId);
+  const taken = await takeRunLease(deps, runId, deps.clock.now()).catch((error) => log.warn({ err: error }, 'could not take the run lease'));
+  if (taken !== 0) return true;
+  held.release(runId);
+  return false;
 }
 
 /**

@@ -1,7 +1,8 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, Run, RunTrigger, Workflow } from '../db/schema.js';
 import { profileFor } from '../domain/cadence.js';
-import { tickCandidates } from '../domain/tick-match.js';
+import { formatDuration } from '../domain/durations.js';
+import { lateTickOfEnd, reportedAfterGraceMs, tickCandidates } from '../domain/tick-match.js';
 import { insertRunningRun, insertRunRow, newRunRow, outcomeColumns, type RunOutcome } from './runs.js';
 
 /**
@@ -13,6 +14,8 @@ import { insertRunningRun, insertRunRow, newRunRow, outcomeColumns, type RunOutc
 export interface TickMatch {
   tick: Date | null;
   trigger: RunTrigger;
+  /** The tick's row, recorded missed, that a late end takes over (`insertReportedFinished`). */
+  missed?: Run;
 }
 
 /**
@@ -23,11 +26,29 @@ export interface TickMatch {
  * run a little ahead of the bot's) and that tick has no row yet; otherwise it
  * is an external run outside any tick (it still counts as a success for
  * resolution, and never as a second row for a tick).
+ *
+ * A run reported only by its end (`endOnly`) may also be its tick's late
+ * report: a job that sends no start and runs past the grace has its tick
+ * recorded missed before the end arrives. Such an end takes over a
+ * candidate tick's missed row, else the latest fire time at or before its
+ * start, however late, when that tick's row is missed or not there yet
+ * (observed workflows; `lateTickOfEnd`). Before, every such tick stayed a
+ * failure (a daily job alerted critical every day, then resolved).
  */
-export async function matchTick(trx: Transaction<Database>, workflow: Workflow, startedAt: Date): Promise<TickMatch> {
+export async function matchTick(trx: Transaction<Database>, workflow: Workflow, startedAt: Date, options: { endOnly?: boolean } = {}): Promise<TickMatch> {
   const profile = profileFor(workflow.cron, workflow.timezone, workflow.policy, startedAt);
+  let missed: TickMatch | undefined;
   for (const tick of tickCandidates(workflow, startedAt, profile)) {
-    if (!(await tickRow(trx, workflow.id, tick))) return { tick, trigger: 'schedule' };
+    const row = await tickRow(trx, workflow.id, tick);
+    if (!row) return { tick, trigger: 'schedule' };
+    if (options.endOnly && !missed && row.status === 'missed') missed = { tick, trigger: 'schedule', missed: row };
+  }
+  if (missed) return missed;
+  const late = options.endOnly ? lateTickOfEnd(workflow, startedAt, profile) : undefined;
+  if (late) {
+    const row = await tickRow(trx, workflow.id, late);
+    if (!row) return { tick: late, trigger: 'schedule' };
+    if (row.status === 'missed') return { tick: late, trigger: 'schedule', missed: row };
   }
   return { tick: null, trigger: 'external' };
 }
@@ -91,6 +112,12 @@ export async function insertReportedRunning(trx: Transaction<Database>, start: R
  * unprocessed, without a NOTIFY: its caller evaluates it at once and wakes
  * the pollers only if that left it to them (src/engine/evaluate-now.ts).
  * Undefined when the tick already has its row (nothing is written).
+ *
+ * When the match names a missed row (a late end, see `matchTick`), that row
+ * takes the reported outcome instead: one row per tick, its verdict the real
+ * one (a late success is a success), unprocessed again so the evaluator
+ * counts it anew. Its note keeps the missed record ("recorded missed at …;
+ * reported … after its grace").
  */
 export async function insertReportedFinished(
   trx: Transaction<Database>,
@@ -100,18 +127,27 @@ export async function insertReportedFinished(
   options: { durationSeconds?: number } = {},
 ): Promise<Run | undefined> {
   const { durationSeconds } = options;
-  const run = await insertRunRow(
-    trx,
-    newRunRow({
-      workflowId: start.workflow.id,
-      tick: start.match.tick,
-      trigger: start.match.trigger,
-      ...outcomeColumns(reported, now, start.workflow.tenantId),
-      // Without a reported duration its start is unknown: "now" keeps tick matching as it was, the duration stays null.
-      startedAt: durationSeconds === undefined ? now : new Date(now.getTime() - durationSeconds * 1000),
-      durationSeconds: durationSeconds ?? null,
-      externalId: start.externalId,
-    }),
-  );
-  return run;
+  const columns = {
+    ...outcomeColumns(reported, now, start.workflow.tenantId),
+    // Without a reported duration its start is unknown: "now" keeps tick matching as it was, the duration stays null.
+    startedAt: durationSeconds === undefined ? now : new Date(now.getTime() - durationSeconds * 1000),
+    durationSeconds: durationSeconds ?? null,
+    externalId: start.externalId,
+  };
+  if (start.match.missed) return takeOverMissedTick(trx, start, start.match.missed, columns, now);
+  return insertRunRow(trx, newRunRow({ workflowId: start.workflow.id, tick: start.match.tick, trigger: start.match.trigger, ...columns }));
+}
+
+/** A missed tick's row given the outcome of its late report (a conditional update: only a row still missed changes). */
+async function takeOverMissedTick(trx: Transaction<Database>, start: ReportedStart, missed: Run, columns: Partial<Run>, now: Date): Promise<Run | undefined> {
+  const { graceSeconds } = profileFor(start.workflow.cron, start.workflow.timezone, start.workflow.policy, now);
+  const late = formatDuration(reportedAfterGraceMs(missed.tick!, now, graceSeconds));
+  const note = `reported ${late} after its grace (recorded missed at ${(missed.finishedAt ?? now).toISOString()})`;
+  return trx
+    .updateTable('runs')
+    .set({ ...columns, trigger: 'schedule', errorGroup: null, outcomeNote: note, processedAt: null })
+    .where('id', '=', missed.id)
+    .where('status', '=', 'missed')
+    .returningAll()
+    .executeTakeFirst();
 }

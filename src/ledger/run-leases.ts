@@ -12,15 +12,23 @@ type LeaseDeps = Pick<Deps, 'db' | 'clock' | 'replicaId'>;
  * predecessor, and they would never be failed as "worker lost".
  */
 export class HeldRuns {
-  private readonly ids = new Set<number>();
-  add(runId: number): void {
-    this.ids.add(runId);
+  private readonly runs = new Map<number, (() => void) | undefined>();
+  /** `onLost`: what ends the run's work here should its row turn out to be no longer this replica's (`lose`). */
+  add(runId: number, onLost?: () => void): void {
+    this.runs.set(runId, onLost);
   }
   release(runId: number): void {
-    this.ids.delete(runId);
+    this.runs.delete(runId);
   }
   list(): number[] {
-    return [...this.ids];
+    return [...this.runs.keys()];
+  }
+  /** The run's row is no longer this replica's: it is held no more, and its `onLost` runs, once. */
+  lose(runId: number): void {
+    if (!this.runs.has(runId)) return;
+    const onLost = this.runs.get(runId);
+    this.runs.delete(runId);
+    onLost?.();
   }
 }
 
@@ -60,15 +68,37 @@ export async function takeRunLease(deps: LeaseDeps, runId: number, now: Date): P
  * unrenewed and fail a run still waiting for its callback as "worker lost".
  */
 export async function renewRunLeases(deps: LeaseDeps, runIds: number[], now: Date): Promise<number> {
-  if (runIds.length === 0) return 0;
-  const result = await deps.db
+  return (await renewedRunIds(deps, runIds, now)).length;
+}
+
+async function renewedRunIds(deps: LeaseDeps, runIds: number[], now: Date): Promise<number[]> {
+  if (runIds.length === 0) return [];
+  const rows = await deps.db
     .updateTable('runs')
     .set({ leaseExpiresAt: new Date(now.getTime() + RUN_LEASE_MS) })
     .where('id', 'in', runIds)
     .where('status', '=', 'running')
     .where('leaseOwner', '=', deps.replicaId)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows);
+    .returning('id')
+    .execute();
+  return rows.map((r) => r.id);
+}
+
+/**
+ * The renewal a replica's loop makes: every held run's lease, in one
+ * statement. A held run the statement did not renew is no longer this
+ * replica's: it ended (a report, the supervisor's own outcome a moment ago)
+ * or, after this replica stalled longer than the lease (a GC pause, a frozen
+ * VM), it was failed as "worker lost" and its next attempt may be running on
+ * another replica. Either way it is held no more, and its `onLost` ends what
+ * still runs of it here (HeldRuns.lose), so a stalled replica waking up does
+ * not carry on a run beside the attempt that replaced it.
+ */
+export async function renewHeldRuns(deps: LeaseDeps, held: HeldRuns, now: Date): Promise<number> {
+  const ids = held.list();
+  const renewed = new Set(await renewedRunIds(deps, ids, now));
+  for (const id of ids) if (!renewed.has(id)) held.lose(id);
+  return renewed.size;
 }
 
 /**

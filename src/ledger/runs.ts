@@ -1,7 +1,6 @@
 import { sql, type OnConflictBuilder, type Transaction } from 'kysely';
-import type { Database, Run, RunTrigger, Tenant, Workflow } from '../db/schema.js';
+import type { Database, Run, RunTrigger, Workflow } from '../db/schema.js';
 import type { Deps } from '../deps.js';
-import type { LaunchContext } from '../launcher.js';
 import { repeatedReport } from '../domain/reported-outcome.js';
 import { redactSecrets } from '../secrets.js';
 
@@ -164,27 +163,6 @@ export async function insertRunningRun(trx: Transaction<Database>, spec: NewRunn
       leaseExpiresAt: spec.leaseOwner ? new Date(now.getTime() + RUN_LEASE_MS) : null,
     }),
   );
-}
-
-/**
- * Hands a committed `running` row to the workflow's launcher. Never call it
- * inside a transaction. When there is no launcher or the launch is refused, the
- * run ends at once as failed with the reason, so the engine sees it.
- */
-export async function launchRun(deps: Deps, run: Run, workflow: Workflow, tenant: Pick<Tenant, 'id' | 'name'>, timeoutSeconds: number): Promise<void> {
-  const launcher = deps.launchers(workflow);
-  if (!launcher) {
-    await finishRun(deps, run.id, { status: 'failed', error: 'no launcher configured for this workflow' });
-    return;
-  }
-  const ctx: LaunchContext = { runId: run.id, workflow, tenant, tick: run.tick, attempt: run.attempt, trigger: run.trigger, timeoutSeconds };
-  let outcome;
-  try {
-    outcome = await launcher.launch(ctx);
-  } catch (error) {
-    outcome = { started: false as const, error: error instanceof Error ? error.message : String(error) };
-  }
-  if (!outcome.started) await finishRun(deps, run.id, { status: 'failed', error: `launch failed: ${outcome.error}` });
 }
 
 export interface RunOutcome {

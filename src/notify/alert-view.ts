@@ -1,6 +1,6 @@
 import type { Alert, Run, Tenant, Workflow } from '../db/schema.js';
 import type { AlertDependency } from '../domain/dependencies.js';
-import { cadenceInWords, formatDuration } from '../domain/durations.js';
+import { cadenceInWords } from '../domain/durations.js';
 import { silenceState } from '../domain/silence.js';
 
 /**
@@ -14,8 +14,6 @@ export interface AlertView {
   /** "Critical (open): Acme / nightly-pipeline, 4 failures" or "Resolved: Acme / nightly-pipeline"; plain text. */
   headline: string;
   resolved: boolean;
-  /** How long the alert was open, for a resolved one ("?" when the row lacks resolvedAt). */
-  resolvedAfter: string;
   tenant: { id: string; name: string };
   workflow: { name: string; cron: string; timezone: string };
   cadence: string;
@@ -92,7 +90,6 @@ function milestoneOf(a: AlertViewAlert): AlertView['milestone'] {
 export function alertView({ alert: a, workflow, tenant, lastRun, dependency }: AlertViewInput, now: Date): AlertView {
   const resolved = a.status === 'resolved';
   const cause = a.cause ? (CAUSE_WORDS[a.cause] ?? a.cause.replace(/_/g, ' ')) : undefined;
-  const resolvedAfter = a.resolvedAt ? formatDuration(a.resolvedAt.getTime() - a.openedAt.getTime()) : '?';
   const silence = silenceAt(a, now);
   const state = silence ? 'silenced' : a.ownerUser || a.acknowledgedBy ? 'owned' : 'open';
   const headline = resolved
@@ -105,7 +102,6 @@ export function alertView({ alert: a, workflow, tenant, lastRun, dependency }: A
   return {
     headline: `${shadowMark}${headline}`,
     resolved,
-    resolvedAfter,
     tenant: { id: tenant.id, name: tenant.name },
     workflow: { name: workflow.name, cron: workflow.cron, timezone: workflow.timezone },
     cadence: cadenceInWords(a.cadenceSeconds),

@@ -1,4 +1,4 @@
-import { formatDuration, utcText } from '../domain/durations.js';
+import { compactDuration, formatDuration, utcText, zoneText } from '../domain/durations.js';
 import { isShadowEvent } from '../domain/events.js';
 import { durationTexts } from './event-text/duration.js';
 import { dependencyTexts } from './event-text/dependencies.js';
@@ -52,8 +52,9 @@ function pingingNobody(text: EventText, actor: string | null): EventText {
 
 /**
  * The event in plain text: people by name when `nameOf` knows them (else
- * `@U…`), times in UTC with the relative words, durations in words. For
- * email, PagerDuty and the webhook's summary.
+ * `@U…`), times in UTC with the relative words, durations in the compact
+ * form Slack shows ("7h 02m"), so no two destinations word one event apart.
+ * For email, PagerDuty and the webhook's summary.
  */
 export function plainEventText(text: EventText, nameOf: (userId: string) => string | undefined = () => undefined): string {
   const body = text.parts.map((p) => plainPart(p, nameOf)).join('');
@@ -71,10 +72,11 @@ export function plainPart(p: TextPart, nameOf: (userId: string) => string | unde
     case 'group':
       return `@${p.id}`;
     case 'time':
+      if (p.zone) return zoneText(p.at, p.zone);
       if (!p.relative) return utcText(p.at);
       return p.lead === 'relative' ? `${p.relative} (at ${utcText(p.at)})` : `${utcText(p.at)} (${p.relative})`;
     case 'duration':
-      return formatDuration(p.ms);
+      return compactDuration(p.ms);
   }
 }
 
@@ -85,7 +87,7 @@ export function eventTextFields(text: EventText) {
     sentence: plainEventText(text),
     parts: text.parts.map((p) =>
       p.type === 'time'
-        ? { type: p.type, at: p.at.toISOString(), ...(p.relative ? { relative: p.relative, lead: p.lead ?? 'absolute' } : {}) }
+        ? { type: p.type, at: p.at.toISOString(), ...(p.relative ? { relative: p.relative, lead: p.lead ?? 'absolute' } : {}), ...(p.zone ? { zone: p.zone } : {}) }
         : p.type === 'duration'
           ? { type: p.type, seconds: Math.round(p.ms / 1000), words: formatDuration(p.ms) }
           : p,

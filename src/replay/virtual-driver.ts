@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { ManualClock } from '../clock.js';
 import type { Deps } from '../deps.js';
 import { profileFor } from '../domain/cadence.js';
+import { observedTickWindow, windowClosesAt } from '../domain/observed-dst.js';
 import { escalationDueAt } from '../domain/escalation.js';
 import { runEscalationClock } from '../engine/escalation.js';
 import { checkFreshness } from '../engine/freshness.js';
@@ -253,7 +254,7 @@ export class VirtualDriver {
     return candidates.length ? new Date(Math.min(...candidates)) : undefined;
   }
 
-  /** Observed workflows: the freshness detector records a tick missed at tick + grace. */
+  /** Observed workflows: the freshness detector records a tick missed (or skipped) at tick + grace, its window's end. */
   private async missedTickChecks(): Promise<number[]> {
     if (!this.p.scenario.workflows.some((w) => w.mode === 'observed')) return [];
     const observed = await this.p.deps.db
@@ -271,7 +272,8 @@ export class VirtualDriver {
         grace = profileFor(w.cron, w.timezone, w.policy, w.nextTickAt!).graceSeconds * 1000;
         this.graceMs.set(w.id, grace);
       }
-      return w.nextTickAt!.getTime() + grace;
+      // The tick is judged when its window closes (later than tick + grace on a DST night: domain/observed-dst.ts).
+      return windowClosesAt(observedTickWindow(w.cron, w.timezone, w.nextTickAt!), grace).getTime();
     });
   }
 }

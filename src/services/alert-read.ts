@@ -32,42 +32,65 @@ export async function listAlerts(db: Db, scope: Scope, f: AlertFilter) {
   return { alerts: page, next };
 }
 
+/** A page of an alert's event timeline, oldest first: events after `after` (an event id), at most `limit`. */
+export interface EventPage {
+  after?: number;
+  limit: number;
+}
+
+/** The first page when none is asked for: the most the API returns at once, so an alert with fewer events reads as it did before paging. */
+export const EVENT_PAGE_MAX = 200;
+
 /**
- * One alert with its whole event timeline, who owned it when, and where each
- * notification stands per destination. Destinations are shown as
- * `shownDestination` has them: never a webhook's URL; a tenant sees its own
- * destinations only, never the platform's (`routing`: where they are).
+ * One alert with a page of its event timeline (oldest first; `eventsNext`
+ * continues it), who owned it when (the whole handoff history, whatever the
+ * page), and where each notification of the page's events stands per
+ * destination. Destinations are shown as `shownDestination` has them: never
+ * a webhook's URL; a tenant sees its own destinations only, never the
+ * platform's (`routing`: where they are). An alert open for months has
+ * thousands of events: before paging, every one came back at once.
  */
-export async function getAlertDetail(db: Db, scope: Scope, id: number, routing: RoutingConfig = { PLATFORM_CHANNEL: undefined }) {
+export async function getAlertDetail(db: Db, scope: Scope, id: number, routing: RoutingConfig = { PLATFORM_CHANNEL: undefined }, page: EventPage = { limit: EVENT_PAGE_MAX }) {
   let q = db.selectFrom('alerts as a').innerJoin('workflows as w', 'w.id', 'a.workflowId').selectAll('a').select(['w.tenantId as tenant', 'w.name as workflow']).where('a.id', '=', id);
   if (scope.tenantId) q = q.where('w.tenantId', '=', scope.tenantId);
   const alert = await q.executeTakeFirst();
   if (!alert) return undefined;
   // A tenant never reads operator-only events (a shared cause names other tenants' workflows), nor their deliveries.
   const hidden = scope.tenantId ? OPERATOR_ONLY_EVENT_KINDS : [];
-  const events = await db
+  const timeline = db
     .selectFrom('alertEvents')
     .select(['id', 'at', 'kind', 'actor', 'data'])
     .where('alertId', '=', id)
     .$if(hidden.length > 0, (q) => q.where('kind', 'not in', hidden))
-    .orderBy('id')
+    .orderBy('id');
+  const rows = await timeline
+    .$if(page.after !== undefined, (q) => q.where('id', '>', page.after!))
+    .limit(page.limit + 1)
     .execute();
-  const shown = new Set(events.map((e) => e.id));
+  const events = rows.slice(0, page.limit);
+  const eventsNext = rows.length > page.limit ? String(events[events.length - 1]!.id) : null;
+  const handoffs = await timeline.where('kind', '=', 'owner_changed').execute();
+  const shown = events.map((e) => e.id);
   // Nor the deliveries to the platform's own destinations: PLATFORM_DESTINATIONS is the operator's, kept like a secret.
   const tenant = scope.tenantId ? await db.selectFrom('tenants').select(['channel', 'destinations']).where('id', '=', alert.tenant).executeTakeFirst() : undefined;
   const platformOnly = tenant ? platformOnlyDestinations(tenant, routing) : new Set<string>();
-  const notifications = await db
-    .selectFrom('notifications')
-    .select(['eventId', 'destination', 'status', 'attempts', 'lastError', 'createdAt', 'sentAt', 'nextAttemptAt'])
-    .where('alertId', '=', id)
-    .orderBy('id')
-    .execute();
+  const notifications =
+    shown.length === 0
+      ? []
+      : await db
+          .selectFrom('notifications')
+          .select(['eventId', 'destination', 'status', 'attempts', 'lastError', 'createdAt', 'sentAt', 'nextAttemptAt'])
+          .where('alertId', '=', id)
+          .where('eventId', 'in', shown)
+          .orderBy('id')
+          .execute();
   const { policy: _policy, upstreamAlertId: _upstream, ...fields } = alert;
   return {
     ...fields,
     dependency: await alertDependencyDetail(db, alert, scope.tenantId),
     events,
-    ownerHistory: events.filter((e) => e.kind === 'owner_changed').map((e) => ({ at: e.at, actor: e.actor, ...e.data })),
-    notifications: notifications.filter((n) => shown.has(n.eventId) && !platformOnly.has(n.destination)).map((n) => ({ ...n, destination: shownDestination(n.destination), nextAttemptAt: n.status === 'pending' || n.status === 'sending' ? n.nextAttemptAt : null })),
+    eventsNext,
+    ownerHistory: handoffs.map((e) => ({ at: e.at, actor: e.actor, ...e.data })),
+    notifications: notifications.filter((n) => !platformOnly.has(n.destination)).map((n) => ({ ...n, destination: shownDestination(n.destination), nextAttemptAt: n.status === 'pending' || n.status === 'sending' ? n.nextAttemptAt : null })),
   };
 }

@@ -75,13 +75,18 @@ export async function reportRun(deps: Deps, report: RunReport, scope: Scope): Pr
       // Whether the tick is free is the insert's to say (it writes nothing when the tick has its row): one round trip fewer.
       match = { tick: report.tick, trigger: 'schedule' };
     } else {
-      match = await matchTick(trx, workflow, now);
+      match = await matchTick(trx, workflow, now, { endOnly: report.status !== 'running' });
     }
     const start = { workflow, match, externalId: report.externalId ?? null };
-    const run = report.status === 'running' ? await insertReportedRunning(trx, start, now) : await insertReportedFinished(trx, start, outcomeOf(report), now, { durationSeconds: report.durationSeconds });
+    const finish = (s: typeof start) => insertReportedFinished(trx, s, outcomeOf(report), now, { durationSeconds: report.durationSeconds });
+    let run = report.status === 'running' ? await insertReportedRunning(trx, start, now) : await finish(start);
     if (!run) {
       const taken = report.tick && (await tickRow(trx, workflow.id, report.tick));
-      if (taken) return { kind: 'tick_taken', run: taken };
+      // The late end of a tick recorded missed takes its row over, as an end without a tick does (matchTick).
+      if (taken && taken.status === 'missed' && report.status !== 'running') run = await finish({ ...start, match: { ...match, missed: taken } });
+      else if (taken) return { kind: 'tick_taken', run: taken };
+    }
+    if (!run) {
       throw new Error(`run for ${report.tenant}/${report.workflow} at ${match.tick?.toISOString()} was not inserted although its tick was free`);
     }
     if (run.status !== 'running') await evaluate(workflow.id, run.id);

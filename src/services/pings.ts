@@ -90,8 +90,8 @@ export async function recordPing(deps: Deps, ping: Ping): Promise<PingResult> {
     if (started?.status === 'running') return { kind: 'finish', run: started };
     // A repeated end of a finished rid run is the same report, not a new run.
     if (started) return { kind: 'recorded', run: started };
-    const run = await insertReportedFinished(trx, { workflow, match: await matchTick(trx, workflow, now), externalId }, outcomeOfPing(ping.signal, ping.body), now);
-    // matchTick gave a tick only when it had no row, under the workflow's lock: a conflict here is a bug, not a report to drop.
+    const run = await insertReportedFinished(trx, { workflow, match: await matchTick(trx, workflow, now, { endOnly: true }), externalId }, outcomeOfPing(ping.signal, ping.body), now);
+    // matchTick gave a tick only when it had no row (or a missed one to take over), under the workflow's lock: a conflict here is a bug, not a report to drop.
     if (!run) throw new Error(`ping end for workflow ${workflow.id}: the run row was not inserted`);
     await evaluate(workflow.id, run.id);
     return { kind: 'recorded', run };

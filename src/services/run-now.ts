@@ -3,7 +3,8 @@ import type { Deps } from '../deps.js';
 import { profileFor } from '../domain/cadence.js';
 import { recordAlertEvent } from '../ledger/alert-events.js';
 import type { Actor, Scope } from '../ledger/alert-actions.js';
-import { insertRunningRun, launchRun } from '../ledger/runs.js';
+import { insertRunningRun } from '../ledger/runs.js';
+import { launchRun } from '../ledger/launch-run.js';
 
 export type RunNowResult =
   | { kind: 'started'; run: Run }

@@ -1,3 +1,4 @@
+import { shownUrl } from '../domain/redact.js';
 import { destinationId, resolvedDestinationSchema, type DestinationSpec } from '../config/workflows-file.js';
 import type { Db } from '../db/connect.js';
 import type { DigestSchedule, OnCallConfig, TenantRightsConfig } from '../db/schema.js';
@@ -26,7 +27,7 @@ export interface TenantInput {
   digest?: DigestSchedule;
 }
 
-/** A destination as the API shows it: its outbox id and routing, never its secret or header values. `idKey`: the database's destination id key. */
+/** A destination as the API shows it: its outbox id and routing, never its secret, header values or the password in its URL. `idKey`: the database's destination id key. */
 function destinationView(d: DestinationSpec, idKey: string | undefined) {
   const routing = { ...(d.events ? { events: d.events } : {}), ...(d.minSeverity ? { minSeverity: d.minSeverity } : {}) };
   switch (d.kind) {
@@ -35,7 +36,7 @@ function destinationView(d: DestinationSpec, idKey: string | undefined) {
     case 'email':
       return { id: destinationId(d, idKey), kind: d.kind, to: d.to, ...routing };
     case 'webhook':
-      return { id: destinationId(d, idKey), kind: d.kind, url: d.url, headers: Object.keys(d.headers ?? {}), hasSecret: true, ...routing };
+      return { id: destinationId(d, idKey), kind: d.kind, url: shownUrl(d.url), headers: Object.keys(d.headers ?? {}), hasSecret: true, ...routing };
     case 'pagerduty':
       return { id: destinationId(d, idKey), kind: d.kind, hasRoutingKey: true, ...routing };
   }

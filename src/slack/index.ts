@@ -13,7 +13,7 @@ import { createHomeRefresher } from './views/home.js';
 import { registerListeners } from './listeners/index.js';
 import { createRootRefresher } from './transport/root-refresher.js';
 import { createMaintenanceNotes } from './transport/maintenance-notes.js';
-import { createWebClient, slackLogger, webOutboxApi, type SlackOutboxApi } from './transport/slack-api.js';
+import { createWebClient, SLACK_CALL_TIMEOUT_MS, slackLogger, timedFetch, webOutboxApi, type SlackOutboxApi } from './transport/slack-api.js';
 import { slackTransport } from './transport/slack-transport.js';
 import { botAuthorization } from './transport/bot-authorization.js';
 import { slackRequestGuard } from './listeners/request-guard.js';
@@ -56,7 +56,8 @@ export async function startSlack(http: Express, deps: Deps, options: SlackOption
   } else {
     const token = config.SLACK_BOT_TOKEN!;
     api = webOutboxApi(createWebClient(token, { apiUrl: config.SLACK_API_URL, timeoutMs: options.timeoutMs, logger }));
-    const clientOptions = { ...(config.SLACK_API_URL ? { slackApiUrl: config.SLACK_API_URL } : {}), retryConfig: { retries: 1 } };
+    // Bolt's own calls (views.open, chat.postEphemeral, respond() through `fetch`) get a deadline too.
+    const clientOptions = { ...(config.SLACK_API_URL ? { slackApiUrl: config.SLACK_API_URL } : {}), retryConfig: { retries: 1 }, timeout: SLACK_CALL_TIMEOUT_MS, fetch: timedFetch() };
     const boltLogger = slackLogger(logger);
     if (mode === 'http') {
       const router = Router();

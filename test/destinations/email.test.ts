@@ -76,7 +76,7 @@ describe('email destination', () => {
     expect(root.html).not.toContain('<script>');
     expect(root.html).toContain('Acme &lt;Corp&gt;');
     expect(replies[0]!.text).toContain('Escalated to critical after 4 consecutive failures. Nobody has taken ownership.');
-    expect(replies[1]!.text).toContain('Recovered: run #42 succeeded. Resolved after 1 hour.');
+    expect(replies[1]!.text).toContain('Recovered: run #42 succeeded. Resolved after 1h.');
     expect(replies[1]!.text.match(/Resolved after/g)).toHaveLength(1);
     expect(replies[1]!.html).toContain('Resolved: Acme &lt;Corp&gt; / quality-check');
   });

@@ -7,6 +7,8 @@ describe('address policy', () => {
     '100.64.0.1', '::ffff:127.0.0.1', '::ffff:7f00:1', '64:ff9b::a9fe:a9fe', '224.0.0.1', '255.255.255.255', 'not-an-ip',
     // IPv6 forms that carry an IPv4 address, and the other ranges that are not the internet.
     '::ffff:0:7f00:1', '::ffff:0:127.0.0.1', '::7f00:1', '::127.0.0.1', '::a9fe:a9fe', '2002:7f00:1::', '2002:a9fe:a9fe:1::5', 'fec0::1', '100::1',
+    // Local-use NAT64 (RFC 8215), whatever IPv4 address it carries, in whichever of its prefix lengths.
+    '64:ff9b:1::7f00:1', '64:ff9b:1:a00:1::', '64:ff9b:1:ffff::a9fe:a9fe',
   ])('%s is not public', (ip) => {
     expect(isNonPublicAddress(ip)).toBe(true);
     expect(addressAllowed(ip, parseAllowList([]))).toBe(false);

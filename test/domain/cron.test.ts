@@ -56,8 +56,12 @@ describe('macros and spelling', () => {
   });
 
   it('six fields (seconds) are refused with the count; a day that never comes is refused', () => {
-    expect(checkCron('0 0 9 * * *')).toEqual({ ok: false, reason: 'expected 5 fields (minute hour day-of-month month day-of-week), got 6' });
-    expect(checkCron('0 0 30 2 *').ok).toBe(false);
+    // Refused, not read: read as minute-first, `0 0 9 * * *` would run at midnight on every day of September.
+    expect(checkCron('0 0 9 * * *')).toEqual({ ok: false, reason: expect.stringMatching(/^expected 5 fields \(minute hour day-of-month month day-of-week\), got 6: a seconds field is not supported/) });
+    expect(checkCron('0 0 9 * * ? 2027')).toEqual({ ok: false, reason: expect.stringContaining('got 7: seconds and year fields') });
+    expect(checkCron('@reboot')).toEqual({ ok: false, reason: expect.stringContaining('"@reboot" is none of them') });
+    expect(checkCron('0 0 30 2 *')).toEqual({ ok: false, reason: expect.stringMatching(/^never fires: no month it names has that day of month/) });
+    expect(checkCron('0 0 31 4,6,9,11 *').ok).toBe(false);
     expect(checkCron('0 0 30 2 */2').ok).toBe(false);
     expect(checkCron('0 0 29 2 *')).toEqual({ ok: true });
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatDuration, parseDuration, readDuration, relativeTime, utcText, zoneRangeText, zoneText } from '../../src/domain/durations.js';
+import { compactDuration, formatDuration, parseDuration, readDuration, relativeTime, utcText, zoneRangeText, zoneText } from '../../src/domain/durations.js';
 
 const S = 1000;
 const M = 60 * S;
@@ -32,6 +32,28 @@ describe('durations in words', () => {
     expect(relativeTime(new Date(now.getTime() + 40 * M), now)).toBe('in 40 minutes');
     expect(relativeTime(new Date(now.getTime() - 3 * H), now)).toBe('3 hours ago');
     expect(relativeTime(now, now)).toBe('just now');
+  });
+});
+
+describe('durations as Slack shows them (compact, DESIGN: "resolved after 7h 02m")', () => {
+  it.each([
+    [0, '0s'],
+    [-5 * S, '0s'],
+    [400, '0s'],
+    [45 * S, '45s'],
+    [59.6 * S, '1m'],
+    [12 * M, '12m'],
+    [2 * M + 5 * S, '2m 05s'],
+    [59 * M + 59.6 * S, '1h'],
+    [7 * H, '7h'],
+    [7 * H + 2 * M + 10 * S, '7h 02m'],
+    [7 * H + 2 * M + 40 * S, '7h 03m'],
+    [23 * H + 59 * M + 40 * S, '1d'],
+    [3 * D + 4 * H + 10 * M, '3d 4h'],
+    [2 * D + 59 * M, '2d 1h'],
+    [400 * D, '400d'],
+  ])('%d ms → %s', (ms, text) => {
+    expect(compactDuration(ms)).toBe(text);
   });
 });
 

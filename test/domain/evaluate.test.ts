@@ -12,7 +12,10 @@ const success = (runId: number, trigger = 'schedule') => ({ runId, trigger, tick
 
 /** The alert state transition: history facts and the open alert (or none) in, the effect out. */
 describe('evaluateHistory: the alert state transition', () => {
-  const cases: { name: string; facts: HistoryFacts; alert: OpenAlertFacts | null; recoverAfter?: number; expected: string[] }[] = [
+  const cases: { name: string; facts: HistoryFacts; alert: OpenAlertFacts | null; recoverAfter?: number; paused?: boolean; expected: string[] }[] = [
+    { name: 'paused, no alert, alertAfter failures: nothing opens', facts: facts({ failures: 5, newestFailure: failure(11) }), alert: null, paused: true, expected: [] },
+    { name: 'paused, open alert, a new failure: still recorded on it', facts: facts({ failures: 3, newestFailure: failure(11) }), alert: alert(), paused: true, expected: ['failure_recorded'] },
+    { name: 'paused, open alert, a success: still resolves (good news is not held back)', facts: facts({ healthyStreak: 1, newestSuccess: success(12) }), alert: alert(), paused: true, expected: ['resolve'] },
     { name: 'no alert, no failure: nothing', facts: facts({ healthyStreak: 3, newestSuccess: success(5) }), alert: null, expected: [] },
     { name: 'no alert, fewer failures than alertAfter: nothing yet', facts: facts({ failures: 1, newestFailure: failure(11) }), alert: null, expected: [] },
     { name: 'no alert, alertAfter failures: open', facts: facts({ failures: 2, newestFailure: failure(11) }), alert: null, expected: ['open'] },
@@ -20,6 +23,7 @@ describe('evaluateHistory: the alert state transition', () => {
     { name: 'open alert, a new failure: failure recorded', facts: facts({ failures: 3, newestFailure: failure(11) }), alert: alert(), expected: ['failure_recorded'] },
     { name: 'open alert, an older tick\'s failure landing after the newest was recorded: failure recorded (the streak grew)', facts: facts({ failures: 3, newestFailure: failure(10) }), alert: alert(), expected: ['failure_recorded'] },
     { name: 'open alert, the same failure again: nothing', facts: facts({ failures: 2, newestFailure: failure(10) }), alert: alert(), expected: [] },
+    { name: 'open alert, the same run with another error (a missed tick\'s late report failed): failure recorded', facts: facts({ failures: 2, newestFailure: failure(10, 'g2') }), alert: alert(), expected: ['failure_recorded'] },
     { name: 'open alert, a success: resolve', facts: facts({ healthyStreak: 1, newestSuccess: success(12) }), alert: alert(), expected: ['resolve'] },
     { name: 'open alert needing 3 successes, one so far: healthy streak', facts: facts({ healthyStreak: 1, newestSuccess: success(12) }), alert: alert(), recoverAfter: 3, expected: ['healthy_streak'] },
     { name: 'open alert, streak already recorded: nothing', facts: facts({ healthyStreak: 1, newestSuccess: success(12) }), alert: alert({ healthyStreak: 1 }), recoverAfter: 3, expected: [] },
@@ -50,8 +54,8 @@ describe('evaluateHistory: the alert state transition', () => {
     { name: 'open alert, a failure after a streak (same run as recorded): streak reset', facts: facts({ failures: 2, newestFailure: failure(10) }), alert: alert({ healthyStreak: 2 }), recoverAfter: 3, expected: ['streak_reset'] },
   ];
 
-  it.each(cases)('$name', ({ facts: f, alert: a, recoverAfter, expected }) => {
-    const effects = evaluateHistory({ facts: f, alert: a, policy: { ...policy, recoverAfter: recoverAfter ?? policy.recoverAfter }, cadenceSeconds: 3600, now: NOW });
+  it.each(cases)('$name', ({ facts: f, alert: a, recoverAfter, paused, expected }) => {
+    const effects = evaluateHistory({ facts: f, alert: a, policy: { ...policy, recoverAfter: recoverAfter ?? policy.recoverAfter }, cadenceSeconds: 3600, paused, now: NOW });
     expect(effects.map((e) => e.type)).toEqual(expected);
   });
 

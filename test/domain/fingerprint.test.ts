@@ -23,6 +23,26 @@ describe('error fingerprint', () => {
     expect(fingerprintError("KeyError: 'user_id' (can't map)")).toBe(fingerprintError("KeyError: 'order_id' (can't map)"));
   });
 
+  it('quoted values: escapes inside, unclosed quotes left as they are', () => {
+    expect(normaliseError('bad value "a\\"b" here')).toBe('bad value "<q>" here');
+    expect(normaliseError("bad value 'a\\'b' here")).toBe("bad value '<q>' here");
+    expect(normaliseError('unclosed "abc and "def" after')).toBe('unclosed "<q>"def" after');
+    expect(normaliseError('only "open')).toBe('only "open');
+    expect(normaliseError("it's 'x' and 'y")).toBe("it's '<q>' and 'y");
+    // A backslash before a line break ends no escape: the value cannot go on past it, and the next quote starts afresh.
+    expect(normaliseError('"a\\\n" "b"')).toBe('"a\\ "<q>"b"');
+  });
+
+  it('an adversarial error (100,000 escaped quotes that never close) is normalised in linear time', () => {
+    // Tried as a regular expression at every quote, each read on to the end: 200,000 characters took minutes
+    // of the poller's time (and a tenant token may report 10,000-character errors as fast as it likes).
+    // No clock is read here: the quadratic form does not finish within the test's timeout, the linear one in milliseconds.
+    for (const text of ['"' + '\\"'.repeat(100_000), "'" + "\\'".repeat(100_000)]) {
+      // Nothing in them closes, so nothing is replaced (compared as a flag: a failure must not print 200,000 characters).
+      expect(normaliseError(text) === text).toBe(true);
+    }
+  });
+
   it('normalises to readable placeholders and ignores empty text', () => {
     expect(normaliseError("value 'abc' at 0xDEADBEEF took 12.5s")).toBe("value '<q>' at <hex> took <n>s");
     expect(fingerprintError('   ')).toBeNull();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { completionDeadline, findLatestDueCompletion, isTooFast, latestDueCompletion, normalDuration, runningLongAfter, runningLongVerdict } from '../../src/domain/run-duration.js';
+import { completionDeadline, completionJudged, findLatestDueCompletion, isTooFast, latestDueCompletion, normalDuration, runningLongAfter, runningLongVerdict } from '../../src/domain/run-duration.js';
 
 const at = (iso: string) => new Date(iso);
 
@@ -205,5 +205,12 @@ describe('the policy version and the duration fields', () => {
     expect(policyChanges(older, effectivePolicy(plain))).toEqual([]);
     const later = profileFor('0 2 * * *', 'UTC', { completeBy: { time: '07:00', timeZone: 'Europe/Berlin' }, minDurationSeconds: 30 }, at('2026-03-10T00:00:00Z'));
     expect(policyChanges(stored, effectivePolicy(later))).toEqual([{ field: 'completeBy', from: { time: '06:00', timeZone: 'Europe/Berlin' }, to: { time: '07:00', timeZone: 'Europe/Berlin' } }]);
+  });
+});
+
+describe('completionJudged', () => {
+  it('a skipped tick is not judged; a tick with no row yet is, unless the outside scheduler may not run it (a DST night)', () => {
+    expect([completionJudged('skipped'), completionJudged('failed'), completionJudged('running'), completionJudged(undefined)]).toEqual([false, true, true, true]);
+    expect([completionJudged(undefined, true), completionJudged(null, true), completionJudged('running', true), completionJudged('skipped', true)]).toEqual([false, false, true, false]);
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { profileFor } from '../../src/domain/cadence.js';
 import { gapEndBefore } from '../../src/domain/schedule.js';
-import { earlyStartMs, isFutureTick, tickCandidates } from '../../src/domain/tick-match.js';
+import { earlyStartMs, graceToCoverSeconds, isFutureTick, lateReportOf, lateTickOfEnd, tickCandidates } from '../../src/domain/tick-match.js';
 
 describe('tickCandidates: which tick a reported start may be the run of', () => {
   const cases: { name: string; cron: string; tz?: string; mode: 'observed' | 'managed'; start: string; expected: string[] }[] = [
@@ -62,5 +62,33 @@ describe('tickCandidates: which tick a reported start may be the run of', () => 
     expect(end('30 2,3 * * *', 'Europe/Berlin', '2026-03-29T01:30:00Z')).toBeUndefined();
     expect(end('30 2 * * *', 'Europe/Berlin', '2026-10-25T00:30:00Z')).toBeUndefined();
     expect(end('30 2 * * *', 'Asia/Kathmandu', '2026-03-28T20:45:00Z')).toBeUndefined();
+  });
+});
+
+describe('lateTickOfEnd, lateReportOf, graceToCoverSeconds: an end reported after its tick\'s grace', () => {
+  const profile = { graceSeconds: 1800 };
+  it.each([
+    ['past the grace: the latest tick', '0 2 * * *', 'observed', '2026-03-10T03:10:00Z', '2026-03-10T02:00:00.000Z'],
+    ['within the grace: none (the usual candidates take it)', '0 2 * * *', 'observed', '2026-03-10T02:20:00Z', null],
+    ['a managed workflow\'s ticks are the scheduler\'s: none', '0 2 * * *', 'managed', '2026-03-10T03:10:00Z', null],
+    ['hours later, still before the next tick: that tick', '0 2 * * *', 'observed', '2026-03-10T23:00:00Z', '2026-03-10T02:00:00.000Z'],
+  ] as const)('%s', (_name, cron, mode, start, expected) => {
+    expect(lateTickOfEnd({ cron, timezone: 'UTC', mode }, new Date(start), profile)?.toISOString() ?? null).toBe(expected);
+  });
+
+  it('says how late the report was and a grace that covers it, only for a run that started past its grace', () => {
+    const tick = new Date('2026-03-10T02:00:00Z');
+    const end = new Date('2026-03-10T03:10:00Z');
+    expect(lateReportOf({ tick, startedAt: end, finishedAt: end }, 1800)).toEqual({ afterGraceSeconds: 2400, graceToCoverSeconds: 5100 });
+    expect(lateReportOf({ tick, startedAt: new Date('2026-03-10T02:01:00Z'), finishedAt: end }, 1800)).toBeNull();
+    expect(lateReportOf({ tick: null, startedAt: end, finishedAt: end }, 1800)).toBeNull();
+  });
+
+  it.each([
+    [90_000, 120], // 90 s × 1.2 = 108 s → 2 minutes
+    [40 * 60_000, 3000], // 48 min, rounded up to 5 minutes: 50 min
+    [3 * 3600_000, 13_500], // 3.6 h → 3 h 45 min
+  ])('graceToCoverSeconds(%d ms) = %d s', (ms, expected) => {
+    expect(graceToCoverSeconds(ms)).toBe(expected);
   });
 });

@@ -270,4 +270,18 @@ describe('completion deadlines and bot outages', () => {
     await bothReplicas();
     expect((await eventsOf(outage.id)).map((e) => [e.kind, e.cause])).toEqual([['opened', 'completion_missed']]);
   });
+
+  it('an observed tick a DST gap lets the outside scheduler skip (no run yet) is not held to its deadline; the next night\'s is', async () => {
+    // Berlin, 29 March 2026: 02:30 does not exist; the tick is 03:30 CEST (01:30 UTC), due done by 03:45 CEST (01:45 UTC),
+    // before the freshness detector judges the tick (02:00 UTC): a Kubernetes CronJob runs nothing that night.
+    const policy = JSON.stringify({ completeBy: { time: '03:45' } });
+    const wf = await makeWorkflow(t.db, { name: 'gap-nightly', cron: '30 2 * * *', timezone: 'Europe/Berlin', mode: 'observed', createdAt: at('2026-03-01T00:00:00Z'), policy });
+    clock.set(at('2026-03-29T01:45:00Z'));
+    await bothReplicas();
+    expect(await eventsOf(wf.id)).toEqual([]);
+    // The next night every scheduler runs 02:30: nothing by 03:45 CEST is the job's.
+    clock.set(at('2026-03-30T01:45:00Z'));
+    await bothReplicas();
+    expect((await eventsOf(wf.id)).map((e) => [e.kind, e.cause])).toEqual([['opened', 'completion_missed']]);
+  });
 });

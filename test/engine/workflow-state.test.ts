@@ -80,15 +80,41 @@ describe('pause and resume', () => {
     expect((await alertOf()).severity).toBe('critical');
   });
 
-  it('an alert opened while paused (an outside scheduler kept reporting) has its deadline moved by the pause since it opened, not the whole pause', async () => {
+  it('paused, an outside scheduler keeps reporting failures: recorded, no alert opens; resumed, the next failure opens one on the whole streak', async () => {
     await pauseWorkflow(engine.deps, { workflowId: wf.id, actor: 'U0OPS', scope: acme });
+    await failNext(5);
+    expect(await t.db.selectFrom('runs').select('status').where('workflowId', '=', wf.id).execute()).toHaveLength(5);
+    expect(await t.db.selectFrom('alerts').selectAll().where('workflowId', '=', wf.id).execute()).toEqual([]);
+    expect(await t.db.selectFrom('notifications').selectAll().execute()).toEqual([]);
+    engine.clock.advance(minutes(3));
+    await resumeWorkflow(engine.deps, { workflowId: wf.id, actor: 'U0OPS', scope: acme });
+    // Resuming alone opens nothing: the history is evaluated again on the next run.
+    expect(await t.db.selectFrom('alerts').selectAll().where('workflowId', '=', wf.id).execute()).toEqual([]);
+    await failNext(1);
+    const opened = await alertOf();
+    // The failures reported while paused are history like any other: six in a row is past escalateAfterFailures (2 × 3).
+    expect(opened).toMatchObject({ status: 'open', severity: 'critical', consecutiveFailures: 6 });
+    expect((await events(opened.id)).map((e) => e.kind)).toEqual(['opened', 'escalated']);
+  });
+
+  it('paused with an alert open: a success still resolves it; a failure reported with retry budget is not retried (a paused workflow fires nothing)', async () => {
+    await t.db.updateTable('workflows').set({ launcher: { type: 'http', url: 'https://jobs.example/run' } as never, policy: { retries: 2 } as never }).where('id', '=', wf.id).execute();
+    wf = await t.db.selectFrom('workflows').selectAll().where('id', '=', wf.id).executeTakeFirstOrThrow();
+    engine.launcher.otherwise({ status: 'failed', error: 'check failed: 17 rows missing' });
     await failNext(3);
     const opened = await alertOf();
-    expect(opened).toMatchObject({ status: 'open', severity: 'warning' });
-    engine.clock.advance(minutes(10));
-    await resumeWorkflow(engine.deps, { workflowId: wf.id, actor: 'U0OPS', scope: acme });
-    const stood = engine.clock.now().getTime() - opened.openedAt.getTime();
-    expect((await alertOf()).escalateAt!.getTime()).toBe(opened.escalateAt!.getTime() + stood);
+    expect(opened.status).toBe('open');
+    const launchedBefore = engine.launcher.launched.length;
+    expect(launchedBefore).toBeGreaterThan(0);
+    await pauseWorkflow(engine.deps, { workflowId: wf.id, actor: 'U0OPS', scope: acme });
+    await failNext(1);
+    expect(engine.launcher.launched.length).toBe(launchedBefore);
+    expect((await alertOf()).consecutiveFailures).toBe(4);
+    tickAt = new Date(tickAt.getTime() + minutes(5));
+    engine.clock.set(new Date(tickAt.getTime() + minutes(1)));
+    await reportRun(t.db, wf, tickAt, { status: 'succeeded' }, engine.clock.now());
+    await engine.step();
+    expect(await alertOf()).toMatchObject({ id: opened.id, status: 'resolved' });
   });
 
   it('paused and unpaused in the file: the thread hears both and the clock carries on where it stopped, as by hand', async () => {

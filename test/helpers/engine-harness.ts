@@ -11,7 +11,8 @@ import { runInEngineOrder } from '../../src/engine/steps.js';
 import { createUptimeHeartbeat, type UptimeHeartbeat } from '../../src/engine/uptime.js';
 import { silentLogger } from '../../src/log.js';
 import { withDestinationIdKey } from '../../src/ledger/destination-id-key.js';
-import { insertRunningRun, launchRun, newRunRow } from '../../src/ledger/runs.js';
+import { insertRunningRun, newRunRow } from '../../src/ledger/runs.js';
+import { launchRun } from '../../src/ledger/launch-run.js';
 import { ScriptedLauncher, type ScriptedOutcome } from './engine-launcher.js';
 import { minutes } from './factories.js';
 

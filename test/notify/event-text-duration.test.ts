@@ -21,13 +21,23 @@ const missed = { tick: '2026-03-10T01:00:00.000Z', deadline: '2026-03-10T05:00:0
 
 describe('run-duration events in words', () => {
   it.each([
-    ['running long', 'running_long', long, 'Running long: run #12 has been running for 1 hour; it usually takes 20 minutes (median of the last 7 successful runs). It times out in 5 hours (at 2026-03-10 08:00 UTC).'],
-    ['running long past a set limit', 'running_long', { ...long, normal: null, afterSeconds: 900 }, 'Running long: run #12 has been running for 1 hour; the limit set for it is 15 minutes. It times out in 5 hours (at 2026-03-10 08:00 UTC).'],
+    ['running long', 'running_long', long, 'Running long: run #12 has been running for 1h; it usually takes 20m (median of the last 7 successful runs). It times out in 5 hours (at 2026-03-10 08:00 UTC).'],
+    ['running long past a set limit', 'running_long', { ...long, normal: null, afterSeconds: 900 }, 'Running long: run #12 has been running for 1h; the limit set for it is 15m. It times out in 5 hours (at 2026-03-10 08:00 UTC).'],
     ['completion missed, still running', 'completion_missed', missed, 'Completion deadline missed: no success for the tick of 2026-03-10 01:00 UTC by its deadline, 2026-03-10 05:00 UTC; run #7 is still running.'],
     ['completion missed, nothing started', 'completion_missed', { ...missed, runId: null, status: null, running: false }, 'Completion deadline missed: no success for the tick of 2026-03-10 01:00 UTC by its deadline, 2026-03-10 05:00 UTC; no run started.'],
     ['too fast', 'too_fast', { runId: 9, error: 'too fast: finished in 3s, expected at least 60s' }, "Too fast to be real: run #9 succeeded faster than the workflow's minimum duration, so it counts as a failure."],
   ])('%s', (_name, kind, data, sentence) => {
     expect(plainEventText(say(kind, data).model)).toBe(sentence);
+  });
+
+  it('a completion deadline in Kathmandu is told on Kathmandu\'s clock, named, and in Slack beside the reader\'s own time', () => {
+    // 02:00 and 06:00 NPT (+05:45): 20:15 and 00:15 UTC.
+    const data = { ...missed, tick: '2026-03-09T20:15:00.000Z', deadline: '2026-03-10T00:15:00.000Z', completeBy: '06:00 Asia/Kathmandu' };
+    const { model, event } = say('completion_missed', data);
+    expect(plainEventText(model)).toBe('Completion deadline missed: no success for the tick of 2026-03-10 02:00 Asia/Kathmandu by its deadline, 2026-03-10 06:00 Asia/Kathmandu; run #7 is still running.');
+    const card: AlertCard = { alert: alert(), workflow: { ...workflow, timezone: 'Asia/Kathmandu' }, tenant, lastRun: null, hasLauncher: true };
+    const reply = JSON.stringify(renderAlertReply(event, card, NOW).blocks);
+    expect(reply).toContain('2026-03-10 06:00 Asia/Kathmandu (<!date^1773101700^{date_short_pretty} {time}|2026-03-10 00:15 UTC> your time)');
   });
 
   it('an opening names its duration cause instead of a count of failures, and pages like a failure when critical', () => {
@@ -36,7 +46,7 @@ describe('run-duration events in words', () => {
       'Critical alert opened: nightly missed its completion deadline: no success for the tick of 2026-03-10 01:00 UTC by its deadline, 2026-03-10 05:00 UTC; run #7 is still running. Paging @S0ONCALL.',
     );
     expect(model.mention).toEqual({ users: [], groups: ['S0ONCALL'] });
-    expect(plainEventText(say('opened', { severity: 'warning', consecutiveFailures: 0, cause: { kind: 'running_long', ...long } }).model)).toMatch(/^Alert opened: nightly is running long: run #12 has been running for 1 hour; it usually takes 20 minutes/);
+    expect(plainEventText(say('opened', { severity: 'warning', consecutiveFailures: 0, cause: { kind: 'running_long', ...long } }).model)).toMatch(/^Alert opened: nightly is running long: run #12 has been running for 1h; it usually takes 20m/);
   });
 
   it('the root of an alert a cause opened says why, not "0 failures"; the Slack reply renders the sentence', () => {
@@ -45,7 +55,7 @@ describe('run-duration events in words', () => {
     const card: AlertCard = { alert: a, workflow, tenant, lastRun: null, hasLauncher: true };
     expect(JSON.stringify(renderAlertRoot(card, NOW).blocks)).toContain('*Opened for*\\nrunning long');
     const { event } = say('running_long', long);
-    expect(renderAlertReply(event, card, NOW).text).toContain('Running long: run #12 has been running for 1 hour');
+    expect(renderAlertReply(event, card, NOW).text).toContain('Running long: run #12 has been running for 1h; it usually takes 20m');
     // Once failures are counted, the root counts them again.
     expect(alertView({ alert: alert({ cause: 'running_long', consecutiveFailures: 1 }), workflow, tenant }, NOW).headline).toBe('Warning (open): Acme / nightly, 1 failure');
   });
@@ -76,7 +86,7 @@ describe('/scheduler status and the App Home', () => {
     };
     const text = JSON.stringify(renderStatusList([row], 'Acme').blocks);
     expect(text).toContain('running since <!date^1773108000^');
-    expect(text).toContain('(usually 20 minutes), *running long*');
+    expect(text).toContain('(usually 20m), *running long*');
     expect(text).toContain('alert #42, running long, unowned');
     const home = JSON.stringify(renderHome({ tenants: [{ id: 'acme', name: 'Acme', alerts: [{ id: 42, workflowName: 'nightly', severity: 'warning', openedAt: NOW, consecutiveFailures: 0, cause: 'completion_missed', ownerTeam: 'engineering', ownerUser: null, silenced: null }] }], dead: [] }, NOW).blocks);
     expect(home).toContain('· completion missed ·');

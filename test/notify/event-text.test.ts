@@ -76,6 +76,7 @@ const CASES: Case[] = [
   ['unsilenced by a person', 'unsilenced', 'U0BOB', { why: 'unsilenced', summary: { counts: [{ kind: 'escalated', count: 1 }, { kind: 'failure_recorded', count: 4 }], escalated: true, consecutiveFailures: 7, severity: 'critical' } }],
   ['silence expired', 'unsilenced', null, { why: 'expired', summary: { counts: [{ kind: 'failure_recorded', count: 1 }], escalated: false, consecutiveFailures: 1, severity: 'warning' } }],
   ['resolved by a run', 'resolved', null, { runId: 78, successes: 3, durationSeconds: 25_320 }, resolvedAlert],
+  ['resolved by a tick\'s late report', 'resolved', null, { runId: 79, successes: 1, durationSeconds: 1800, lateReport: { afterGraceSeconds: 1800, graceToCoverSeconds: 4500 } }, resolvedAlert],
   ['resolved by hand', 'resolved', 'U0BOB', { by: 'hand', note: 'fixed upstream, see INC-12' }, resolvedAlert],
   ['resolved: workflow disabled', 'resolved', null, { by: 'workflow_disabled' }, resolvedAlert],
   ['resolved: workflow deleted', 'resolved', null, { by: 'workflow_deleted', heldWhileSilenced: { counts: [{ kind: 'escalated', count: 1 }] } }, resolvedAlert],

@@ -163,6 +163,25 @@ describe('PUT /api/v1/tenants/{id} with destinations', () => {
   });
 });
 
+describe("a password in a webhook destination's URL", () => {
+  it('is a secret: the PUT answer, the admin\'s and the tenant\'s GET /tenants show it as [redacted]', async () => {
+    const password = 'hook-basic-password-0123456789';
+    const put = await admin('PUT', '/api/v1/tenants/vandelay', {
+      name: 'Vandelay',
+      destinations: [{ kind: 'webhook', url: `https://alerts:${password}@hooks.vandelay.example.com/in?team=ops`, secret: WEBHOOK_SECRET }],
+    });
+    expect(put.status).toBe(201);
+    const minted = await admin('POST', '/api/v1/tenants/vandelay/token');
+    const tenant = apiClient(app.url, minted.body.token);
+    const shown = [put.body, ...(await admin('GET', '/api/v1/tenants')).body.tenants, ...(await tenant('GET', '/api/v1/tenants')).body.tenants].filter((v) => v.id === 'vandelay');
+    expect(shown).toHaveLength(3);
+    for (const view of shown) {
+      expect(JSON.stringify(view)).not.toContain(password);
+      expect(view.destinations[0].url).toBe('https://alerts:[redacted]@hooks.vandelay.example.com/in?team=ops');
+    }
+  });
+});
+
 describe('PUT /api/v1/tenants/{id}: one tenant per channel', () => {
   it("another enabled tenant's channel is channel_taken; so is the platform channel", async () => {
     expect((await admin('PUT', '/api/v1/tenants/umbrella', { name: 'Umbrella', channel: 'CUMBRELLA' })).status).toBe(201);

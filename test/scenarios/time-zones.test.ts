@@ -129,7 +129,7 @@ describe('a night in each zone through the real engine', { timeout: 300_000 }, (
     }
   });
 
-  it('a daily observed job that never reports on Berlin spring-forward night is missed once, at 03:30 CEST + grace', async () => {
+  it('a daily observed job that never reports on Berlin spring-forward night is skipped, not missed: a Kubernetes CronJob does not run 02:30 that night', async () => {
     const { db } = await replay({
       start: '2026-03-28T22:00:00Z',
       until: '2026-03-29T05:00:00Z',
@@ -138,10 +138,26 @@ describe('a night in each zone through the real engine', { timeout: 300_000 }, (
       workflows: [{ tenant: 'hansa', name: 'nightly', cron: '30 2 * * *', timezone: 'Europe/Berlin' }],
       outcomes: [{ workflow: 'nightly', attempts: [{ status: 'missing' }] }],
     });
+    // Judged at 03:30 CEST + half an hour's grace, with the reason on the row; a daily job's missed tick would have paged.
+    expect(await tickRows(db, 'nightly')).toEqual(['01:30 skipped']);
+    const [row] = await db.selectFrom('runs').select(['outcomeNote', 'finishedAt']).execute();
+    expect(row!.outcomeNote).toMatch(/^DST: 02:30 did not exist in Europe\/Berlin \(02:00 → 03:00\)/);
+    expect(row!.finishedAt!.toISOString()).toBe('2026-03-29T02:00:00.000Z');
+    expect(await alertsOf(db)).toEqual([]);
+  });
+
+  it('the same job silent the night before is missed, and pages at once', async () => {
+    const { db } = await replay({
+      start: '2026-03-27T22:00:00Z',
+      until: '2026-03-28T05:00:00Z',
+      platformChannel: 'CPLATFORM',
+      tenants: [{ id: 'hansa', name: 'Hansa', channel: 'CHANSA' }],
+      workflows: [{ tenant: 'hansa', name: 'nightly', cron: '30 2 * * *', timezone: 'Europe/Berlin' }],
+      outcomes: [{ workflow: 'nightly', attempts: [{ status: 'missing' }] }],
+    });
     expect(await tickRows(db, 'nightly')).toEqual(['01:30 missed']);
     const [alert] = await alertsOf(db);
-    // A day's grace is half an hour: missed at 02:00 UTC (04:00 CEST), critical at once for a daily job.
     expect(alert).toMatchObject({ severity: 'critical', status: 'open' });
-    expect(alert!.openedAt.toISOString()).toBe('2026-03-29T02:00:00.000Z');
+    expect(alert!.openedAt.toISOString()).toBe('2026-03-28T02:00:00.000Z');
   });
 });

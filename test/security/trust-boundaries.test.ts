@@ -351,6 +351,27 @@ describe('a password in a launcher URL', () => {
   });
 });
 
+describe('a credential in a launcher URL\'s query', () => {
+  it("(a CI trigger's ?token=) is a secret: the tenant's view shows it as [redacted], and a target's answer or a log line carrying it is redacted", async () => {
+    const token = 'ci-trigger-token-0123456789';
+    target.respondWith((r) => (r.url?.startsWith('/trigger') ? { status: 500, body: `bad trigger: ref=main&token=${token}` } : { status: 200 }));
+    try {
+      const url = `http://127.0.0.1:${new URL(target.url).port}/trigger?ref=main&token=${token}`;
+      expect((await admin()('PUT', '/api/v1/workflows/acme/ci-trigger', { cron: '0 0 1 1 *', mode: 'observed', launcher: { kind: 'http', url } })).status).toBe(201);
+      const view = await acme()('GET', '/api/v1/workflows/acme/ci-trigger');
+      expect(view.body.launcher.url).toBe(`http://127.0.0.1:${new URL(target.url).port}/trigger?ref=main&token=[redacted]`);
+      expect(view.text).not.toContain(token);
+      const started = await acme()('POST', '/api/v1/workflows/acme/ci-trigger/run');
+      const done = await finishedRun(t.db, started.body.id);
+      expect(done).toMatchObject({ status: 'failed', error: 'HTTP 500: bad trigger: ref=main&token=[redacted]' });
+      expect(JSON.stringify(done)).not.toContain(token);
+      expect(lines.join('')).not.toContain(token);
+    } finally {
+      target.respondWith(() => ({ status: 200 }));
+    }
+  });
+});
+
 async function deliverAll() {
   const client = createWebClient(BOT_TOKEN, { apiUrl: slack.url, timeoutMs: 2000, logger: app.deps.logger });
   const sender = createOutboxSender(app.deps, [slackTransport(app.deps, webOutboxApi(client))]);

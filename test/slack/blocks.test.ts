@@ -100,13 +100,13 @@ describe('alert root', () => {
     expect(m.blocks[0]).toMatchObject({ text: { text: expect.stringContaining('(open)') } });
   });
 
-  it('resolved: the root shrinks to its outcome, says "Resolved after …" once, and only History remains', () => {
+  it('resolved: the root shrinks to its outcome, says "Resolved after 7h 02m" (the compact form of DESIGN.md) once, and only History remains', () => {
     const resolution = { kind: 'resolved', actor: null, at: NOW, data: { runId: 78, successes: 1 } };
     const m = renderAlertRoot(card({ status: 'resolved', resolvedAt: new Date('2026-03-10T09:05:00Z'), ownerUser: 'U0ALICE' }, { resolution }), NOW);
     expect(m).toMatchSnapshot();
     expect(m.blocks.map((b) => b.type)).toEqual(['header', 'section', 'context', 'actions']);
-    expect(m.blocks[1]).toMatchObject({ text: { text: ':white_check_mark: Recovered: run #78 succeeded. Resolved after 7 hours 2 minutes.' } });
-    expect(m.text).toBe('Acme Analytics / quality-check: Recovered: run #78 succeeded. Resolved after 7 hours 2 minutes.');
+    expect(m.blocks[1]).toMatchObject({ text: { text: ':white_check_mark: Recovered: run #78 succeeded. Resolved after 7h 02m.' } });
+    expect(m.text).toBe('Acme Analytics / quality-check: Recovered: run #78 succeeded. Resolved after 7h 02m.');
     expect(JSON.stringify(m).match(/Resolved after/g)).toHaveLength(2); // once in the blocks, once in the fallback
     expect(JSON.stringify(m.blocks)).not.toContain('Last error');
     expect(actionIds(m.blocks)).toEqual([ACTION.history]);
@@ -115,7 +115,7 @@ describe('alert root', () => {
   it('resolved by hand: the root names who resolved it and carries the note', () => {
     const resolution = { kind: 'resolved', actor: 'U0BOB', at: NOW, data: { by: 'hand', note: 'fixed upstream' } };
     const m = renderAlertRoot(card({ status: 'resolved', resolvedAt: NOW }, { resolution }), NOW);
-    expect(m.blocks[1]).toMatchObject({ text: { text: ':white_check_mark: <@U0BOB> resolved the alert by hand after 7 hours 2 minutes.\n> fixed upstream' } });
+    expect(m.blocks[1]).toMatchObject({ text: { text: ':white_check_mark: <@U0BOB> resolved the alert by hand after 7h 02m.\n> fixed upstream' } });
   });
 
   it('the fallback text of an open root is plain language naming tenant and workflow', () => {
@@ -141,6 +141,33 @@ describe('alert root', () => {
     expect(errorBlock.text.text).toContain('&lt;!channel&gt;');
     // The fence cannot be closed early by the error text.
     expect(errorBlock.text.text.match(/```/g)).toHaveLength(2);
+  });
+
+  it('every mrkdwn text is verbatim: a URL, #channel or bare @channel in run text is not linked or parsed by Slack', () => {
+    // Escaping stops `<…>` tokens; a plain `https://…`, `#general` or `@channel` is what Slack's own
+    // automatic parsing would turn into a link or a mention unless the text object says verbatim.
+    const plainHostile = 'see https://evil.example/login and #general, @channel @here @everyone';
+    const mrkdwnObjects = (node: unknown): Record<string, unknown>[] => {
+      if (Array.isArray(node)) return node.flatMap(mrkdwnObjects);
+      if (!node || typeof node !== 'object') return [];
+      const o = node as Record<string, unknown>;
+      return [...(o.type === 'mrkdwn' ? [o] : []), ...Object.values(o).flatMap(mrkdwnObjects)];
+    };
+    const member = { alertId: 1, tenant: { id: 'acme', name: plainHostile }, workflow: 'wf', severity: 'warning' as const, status: 'open' as const, consecutiveFailures: 3, ownerUser: null, silenced: false, lastError: plainHostile, ownThread: false };
+    const surfaces = [
+      renderAlertRoot(card({ lastError: plainHostile, stage: plainHostile, ownerNote: plainHostile }, { tenant: { id: 'acme', name: plainHostile } }), NOW),
+      renderAlertRoot(card({ status: 'resolved', resolvedAt: NOW }, { resolution: { kind: 'resolved', actor: 'U0BOB', at: NOW, data: { by: 'hand', note: plainHostile } } }), NOW),
+      renderAlertReply({ kind: 'silenced', actor: 'U0BOB', at: NOW, data: { until: 'resolved', reason: plainHostile } }, card(), NOW),
+      renderHistory('nightly', [{ runId: 3, tick: OPENED, trigger: 'schedule', status: 'failed', attempts: 1, startedAt: OPENED, finishedAt: NOW, error: plainHostile, outcomeNote: plainHostile }]),
+      renderHome({ tenants: [{ id: 'acme', name: plainHostile, alerts: [] }], dead: [{ id: 9, destination: 'webhook', tenantId: 'acme', workflowName: 'wf', lastError: plainHostile, createdAt: OPENED }] }, NOW),
+      renderStormMessage({ storm: { id: 1, startedAt: OPENED, endedAt: null }, members: [member] }),
+      renderResolveModal({ alertId: 42, workflowName: 'nightly', tenantName: plainHostile, channel: 'CACME', messageTs: null }),
+      renderReassignModal({ alertId: 42, workflowName: 'nightly', tenantName: plainHostile, ownerTeam: 'engineering', ownerUser: null, ownerNote: plainHostile, channel: 'CACME', messageTs: null }),
+    ];
+    const objects = surfaces.flatMap((m) => mrkdwnObjects(m.blocks));
+    expect(objects.length).toBeGreaterThan(20);
+    expect(JSON.stringify(objects)).toContain('https://evil.example/login');
+    for (const o of objects) expect(o).toMatchObject({ verbatim: true });
   });
 });
 
@@ -227,6 +254,15 @@ describe('status, history, home and the reassign modal', () => {
   it('workflow detail', () => {
     const m = renderWorkflowStatus({ row: row({}), tenantName: 'Acme', cadenceSeconds: 86_400, policy: { retries: 3, alertAfter: 1, firstSeverity: 'critical' }, runs: history, alert: card() });
     expect(m).toMatchSnapshot();
+  });
+
+  it('workflow detail in another zone: the next tick on the workflow\'s clock, named, beside the reader\'s own time; an Etc/GMT zone with its real offset', () => {
+    const kathmandu = renderWorkflowStatus({ row: row({ timezone: 'Asia/Kathmandu', nextTickAt: new Date('2026-03-10T20:15:00Z') }), tenantName: 'Acme', cadenceSeconds: 86_400, policy: { retries: 3, alertAfter: 1, firstSeverity: 'critical' }, runs: [], alert: null });
+    expect(JSON.stringify(kathmandu.blocks)).toContain('next tick 2026-03-11 02:00 Asia/Kathmandu (<!date^1773173700^{date_short_pretty} {time}|2026-03-10 20:15 UTC> your time)');
+    const gmt5 = renderWorkflowStatus({ row: row({ timezone: 'Etc/GMT+5', nextTickAt: new Date('2026-03-11T07:00:00Z') }), tenantName: 'Acme', cadenceSeconds: 86_400, policy: { retries: 3, alertAfter: 1, firstSeverity: 'critical' }, runs: [], alert: null });
+    expect(JSON.stringify(gmt5.blocks)).toContain('Etc/GMT+5 (UTC−05:00)), managed, next tick 2026-03-11 02:00 Etc/GMT+5 (UTC−05:00) (');
+    const root = renderAlertRoot(card({}, { workflow: { id: 7, name: 'quality-check', cron: '0 2 * * *', timezone: 'Etc/GMT+5' } }), NOW);
+    expect(JSON.stringify(root.blocks)).toContain('`0 2 * * *`, Etc/GMT+5 (UTC−05:00))');
   });
 
   it('history escapes errors and shows attempts', () => {

@@ -96,8 +96,8 @@ describe('an alert from the engine, end to end', () => {
       ]);
       expect(replies[2]!.text).toMatch(/ \/ [\w-]+: <@U0ALICE> took ownership\. Escalation stopped\.$/);
       expect(replies[5]!.text).toMatch(/: <@U0ALICE> started run #\d+\.$/);
-      expect(replies[7]!.text).toMatch(/: Recovered: run #\d+ succeeded\. Resolved after \d+ hours?( \d+ minutes?)?\.$/);
-      expect(root!.text).toMatch(/Resolved after \d+ hours?( \d+ minutes?)?\.$/);
+      expect(replies[7]!.text).toMatch(/: Recovered: run #\d+ succeeded\. Resolved after \d+h( \d{2}m)?\.$/);
+      expect(root!.text).toMatch(/Resolved after \d+h( \d{2}m)?\.$/);
       expect(JSON.stringify(root!.blocks)).toContain('Resolved after');
       expect(JSON.stringify([root, ...replies])).not.toContain('<!channel>');
       for (const m of [root!, ...replies]) {

@@ -80,7 +80,7 @@ describe('/scheduler maintenance', () => {
     await rig.drain();
     const after = thread().slice(repliesBefore);
     expect(after).toHaveLength(1);
-    expect(after[0]!.text).toMatch(/^Acme \/ quality-check: Maintenance ended after 30 minutes \(warehouse migration\)\. During it, [4-9] failures were not held against the workflow\./);
+    expect(after[0]!.text).toMatch(/^Acme \/ quality-check: Maintenance ended after 30m \(warehouse migration\)\. During it, [4-9] failures were not held against the workflow\./);
   });
 
   it('a tenant-wide window that ends with no alert open is told once in the tenant channel', async () => {

@@ -105,14 +105,14 @@ describe('a destination that keeps failing', () => {
     await post({ kind: 'outage', destination: 'slack:CPLAT', outage, now: at(20 * 60_000) });
     const posted = rig.slack.messages('CPLAT');
     expect(posted).toHaveLength(1);
-    expect(posted[0]!.text).toBe('Deliveries to slack:CACME have been failing for 20 min (9 attempts, last error: HTTP 500 &lt;!channel&gt;). Its notifications are held and will go out in order when it recovers.');
+    expect(posted[0]!.text).toBe('Deliveries to slack:CACME have been failing for 20m (9 attempts, last error: HTTP 500 &lt;!channel&gt;). Its notifications are held and will go out in order when it recovers.');
     // A webhook's id is its URL, which may carry a token: only the host is shown.
     await post({ kind: 'recovered', destination: 'webhook:https://hooks.example.com/T0/secret-token', outage, now: at(HOUR) });
-    expect(rig.slack.messages('CPLAT')[1]!.text).toBe('Deliveries to webhook:hooks.example.com recovered after 60 min; the notifications held meanwhile are going out in order.');
+    expect(rig.slack.messages('CPLAT')[1]!.text).toBe('Deliveries to webhook:hooks.example.com recovered after 1h; the notifications held meanwhile are going out in order.');
     // An outage ended by a permanent answer: not called a recovery.
     await post({ kind: 'refused', destination: 'webhook:hooks.example.com/3f9c2a7e51d08b64', outage: { ...outage, lastError: 'HTTP 410: gone' }, now: at(HOUR) });
     expect(rig.slack.messages('CPLAT')[2]!.text).toBe(
-      'Deliveries to webhook:hooks.example.com/3f9c2a7e51d08b64 are no longer failing after 60 min, but not recovered: it answered, and refused for good (HTTP 410: gone). That notification is dead; the ones held meanwhile are tried now and go dead too if it keeps refusing (see the App Home).',
+      'Deliveries to webhook:hooks.example.com/3f9c2a7e51d08b64 are no longer failing after 1h, but not recovered: it answered, and refused for good (HTTP 410: gone). That notification is dead; the ones held meanwhile are tried now and go dead too if it keeps refusing (see the App Home).',
     );
     expect(platformOutageNotice(rig.api, undefined)).toBeUndefined();
   });

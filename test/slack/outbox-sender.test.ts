@@ -130,7 +130,7 @@ describe('outbox sender over Slack', () => {
         if (!root) continue;
         expect(root.metadata?.event_payload.event).toBe('opened');
         expect(s.replies(channel, root.ts).map((m) => m.metadata?.event_payload.event)).toEqual(['escalated', 'owner_changed', 'silenced', 'resolved']);
-        expect(root.text).toMatch(/Resolved after 7 hours\.$/);
+        expect(root.text).toMatch(/Resolved after 7h\.$/);
       }
     }
     expect(s.roots('CPLAT')).toHaveLength(6);

@@ -115,7 +115,7 @@ describe('a bot token Slack refuses', () => {
     await expectEverythingOnce(rig, alerts);
     expect(rig.slack.callsTo('chat.postMessage').filter((c) => c.outcome === 'token_revoked')).toHaveLength(1);
     // The recovery reaches the platform channel: the token works by then.
-    expect(rig.slack.messages('CPLAT').map((m) => m.text)).toEqual([expect.stringMatching(/^slack:\* accepts the bot's credentials again after \d+ min/)]);
+    expect(rig.slack.messages('CPLAT').map((m) => m.text)).toEqual([expect.stringMatching(/^slack:\* accepts the bot's credentials again after \d+m of refusing/)]);
     expect(await metricsText()).not.toContain('scheduler_outbox_held{kind="slack"}');
   });
 

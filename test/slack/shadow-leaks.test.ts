@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Workflow } from '../../src/db/schema.js';
 import { runEscalationClock } from '../../src/engine/escalation.js';
+import { renderHome } from '../../src/slack/blocks/home.js';
+import { ACTION, stormBlockId } from '../../src/slack/blocks/ids.js';
+import { SHADOW_HERE_TEXT } from '../../src/slack/listeners/alert-here.js';
+import { homeModel } from '../../src/slack/views/queries.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { createEngine, fireTick, PLATFORM, reportRun, type Engine } from '../helpers/engine-harness.js';
 import { makeTenant, makeWorkflow, minutes } from '../helpers/factories.js';
@@ -153,5 +157,51 @@ describe("a tenant channel's storm", () => {
     expect(message).not.toContain('U0SHADOWOWNER');
     expect(message).not.toContain('secret shadow failure');
     expect(message).toContain('5 open');
+
+    // Its storm summary elsewhere no longer counts it open either, for those not told of shadow alerts.
+    expect(await ask('status', 'CINIT', 'U0ALICE')).toMatch(/6 alerts \(5 open\)/);
+    expect(await ask('status', 'CINIT', 'U0OPS')).toMatch(/6 alerts \(6 open\)/);
+    const home = async (shadow: boolean) => JSON.stringify(renderHome(await homeModel(t.db, engine.clock.now(), ['initech'], 'U0ALICE', { shadow }), engine.clock.now()).blocks);
+    expect(await home(false)).toMatch(/6 alerts \(5 open\)/);
+    expect(await home(true)).toMatch(/6 alerts \(6 open\)/);
+
+    // A ⋯ menu of it rendered before (a client not yet refreshed) acts on nothing from the tenant's channel.
+    const before = rig.slack.responses.length;
+    await rig.click({ actionId: ACTION.stormAlertMenu, blockId: stormBlockId(storm.id, hiddenAlert.id), selected: `${hiddenAlert.id}:silence:1h`, channel: 'CINIT', user: 'U0ALICE' });
+    const refused = await eventually(() => rig.slack.responses.slice(before).find((r) => r.body.response_type === 'ephemeral') ?? Promise.reject(new Error('no answer yet')));
+    expect(String(refused.body.text)).toContain("can't find that alert");
+    expect(rig.slack.responses.slice(before).some((r) => r.body.replace_original === true)).toBe(false);
+    expect((await openAlertOf(hidden)).silencedBy).toBeNull();
+  });
+});
+
+describe("a tenant's channel, once an alert told there went into shadow", () => {
+  it('its root buttons act on nothing from there, and pause and resume do not say its thread was told', async () => {
+    await t.db.updateTable('tenants').set({ rights: JSON.stringify({ admins: ['U0ALICE'] }) as never }).where('id', '=', 'acme').execute();
+    const wf = await hourly(false);
+    await failTwice(wf);
+    const alert = await openAlertOf(wf);
+    expect(rig.slack.roots('CACME').some((m) => m.metadata?.event_payload.alert_id === alert.id)).toBe(true);
+    await t.db.updateTable('workflows').set({ shadow: true }).where('id', '=', wf.id).execute();
+
+    const click = async (user: string) => {
+      const before = rig.slack.responses.length;
+      await rig.click({ actionId: ACTION.takeOwnership, value: String(alert.id), channel: 'CACME', user });
+      const answer = await eventually(() => rig.slack.responses.slice(before).find((r) => r.body.response_type === 'ephemeral') ?? Promise.reject(new Error('no answer yet')));
+      // Nothing re-rendered in place: the channel would read the shadow alert's state.
+      expect(rig.slack.responses.slice(before).some((r) => r.body.replace_original === true)).toBe(false);
+      return String(answer.body.text);
+    };
+    expect(await click('U0ALICE')).toContain("can't find that alert");
+    // A member of the platform channel is told of it, and sent there to act.
+    expect(await click('U0OPS')).toBe(SHADOW_HERE_TEXT);
+    expect((await openAlertOf(wf)).ownerUser).toBeNull();
+
+    const paused = await ask(`pause ${wf.name}`, 'CACME', 'U0ALICE');
+    expect(paused).toContain('Paused');
+    expect(paused).not.toContain('thread has been told');
+    const resumed = await ask(`resume ${wf.name}`, 'CACME', 'U0ALICE');
+    expect(resumed).toContain('Resumed');
+    expect(resumed).not.toContain('thread has been told');
   });
 });

@@ -36,6 +36,9 @@ function longParts(d: Data, now: Date): TextPart[] {
 function deadlineParts(d: Data): TextPart[] {
   const tick = date(d, 'tick');
   const deadline = date(d, 'deadline');
+  // Both are times of the schedule, read on the deadline's own zone ("06:00 Europe/Berlin"), not only the reader's.
+  const zone = typeof d.completeBy === 'string' ? d.completeBy.split(' ')[1] : undefined;
+  const at = (time: Date): TextPart => ({ type: 'time', at: time, ...(zone ? { zone } : {}) });
   const still = d.running === true ? [t(`; ${runRef(d)} is still running`)] : typeof d.status === 'string' && d.status !== '' ? [t(`; ${runRef(d)} ${String(d.status)}`)] : [t('; no run started')];
   return [
     t('no success'),

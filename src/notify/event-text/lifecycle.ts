@@ -81,9 +81,26 @@ function resolvedText(event: EventInput, a: EventTextInput['alert'], d: Data): E
       const runId = num(d, 'runId') ?? num(d, 'resolvedByRunId');
       const successes = num(d, 'successes');
       const how = runId ? [t(`Recovered: run #${runId} succeeded${successes && successes > 1 ? ` (${successes} successes in a row)` : ''}.`)] : [t('Recovered.')];
-      return { what: 'resolved:run', icon: 'resolved', parts: [...how, t(' Resolved after '), after, t('.'), ...held], ...quote };
+      return { what: 'resolved:run', icon: 'resolved', parts: [...how, t(' Resolved after '), after, t('.'), ...lateReportParts(d), ...held], ...quote };
     }
   }
+}
+
+/**
+ * A recovery brought by a tick's late report (its end came after the grace,
+ * when the tick had been recorded missed): the alert was the grace's doing,
+ * and the thread says what would prevent the next one.
+ */
+function lateReportParts(d: Data): TextPart[] {
+  const late = d.lateReport as { afterGraceSeconds?: unknown; graceToCoverSeconds?: unknown } | undefined;
+  if (!late || typeof late.afterGraceSeconds !== 'number' || typeof late.graceToCoverSeconds !== 'number') return [];
+  return [
+    t(' Its report came '),
+    { type: 'duration', ms: late.afterGraceSeconds * 1000 },
+    t(' after the tick\'s grace, so the tick was first recorded missed: this job\'s reports arrive after the grace. Consider '),
+    code(`graceSeconds: ${late.graceToCoverSeconds}`),
+    t(' or more, or a start ping when the job begins.'),
+  ];
 }
 
 const resolved: Renderer = ({ event, alert, d }) => resolvedText(event, alert, d);

@@ -22,9 +22,11 @@ export type TextPart =
   /**
    * A point in time. `relative` is the words as of the event ("in 40 minutes",
    * "3 hours ago"); `lead` says which reads first ("escalates in 40 minutes (at …)"
-   * against "until 13:05 (in 4 hours)").
+   * against "until 13:05 (in 4 hours)"). `zone`: a time the workflow's
+   * schedule names (a tick, a completion deadline), shown on that zone's
+   * clock with its name, beside the reader's own.
    */
-  | { type: 'time'; at: Date; relative?: string; lead?: 'relative' | 'absolute' }
+  | { type: 'time'; at: Date; relative?: string; lead?: 'relative' | 'absolute'; zone?: string }
   | { type: 'duration'; ms: number };
 
 /** Medium-neutral icons; Slack maps them to emoji, others ignore or map them. */

@@ -34,7 +34,7 @@ const pausedOrResumed: Renderer = ({ event, workflow, d }) => {
       person(event.actor),
       t(paused ? ' paused ' : ' resumed '),
       strong(workflow.name),
-      t(paused ? '. It does not run or escalate until it is resumed.' : '. It runs and escalates again.'),
+      t(paused ? '. It does not run, open alerts or escalate until it is resumed; reports still count.' : '. It runs and escalates again.'),
       ...(reason ? [t(` Reason: ${reason}`)] : []),
     ],
   };

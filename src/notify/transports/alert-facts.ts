@@ -1,5 +1,6 @@
 import type { AlertEvent, Run } from '../../db/schema.js';
 import { utcText } from '../../domain/durations.js';
+import { zoneLabel } from '../../domain/time-zone.js';
 import { alertView, type AlertViewInput } from '../alert-view.js';
 import { eventText, plainEventText, type EventText } from '../event-text.js';
 
@@ -37,7 +38,7 @@ export function alertFacts(input: FactsInput, now: Date): AlertFacts {
   const fields: AlertFacts['fields'] = [
     { label: 'Tenant', value: `${view.tenant.name} (${view.tenant.id})` },
     { label: 'Workflow', value: view.workflow.name },
-    { label: 'Cadence', value: `${view.cadence} (${view.workflow.cron}, ${view.workflow.timezone})` },
+    { label: 'Cadence', value: `${view.cadence} (${view.workflow.cron}, ${zoneLabel(view.workflow.timezone)})` },
     { label: 'Consecutive failures', value: String(view.consecutiveFailures) },
     { label: 'Opened', value: utcText(view.openedAt) },
   ];

@@ -1,6 +1,7 @@
 import type { Run, Workflow } from '../../db/schema.js';
 import { alertView, type AlertView, type AlertViewInput } from '../../notify/alert-view.js';
 import { plural } from '../../domain/durations.js';
+import { zoneLabel } from '../../domain/time-zone.js';
 import { cutText } from '../../domain/text.js';
 import { eventText, type EventInput } from '../../notify/event-text.js';
 import { ACTION, SILENCE_CHOICES } from './ids.js';
@@ -29,7 +30,7 @@ export function renderAlertRoot(card: AlertCard, now: Date): SlackMessage {
   const fields = [
     `*Tenant*\n${safeText(view.tenant.name, 200)} (\`${safeText(view.tenant.id, 80)}\`)`,
     `*Workflow*\n${safeText(view.workflow.name, 200)}`,
-    `*Cadence*\n${view.cadence} (\`${safeText(view.workflow.cron, 100)}\`, ${safeText(view.workflow.timezone, 64)})`,
+    `*Cadence*\n${view.cadence} (\`${safeText(view.workflow.cron, 100)}\`, ${safeText(zoneLabel(view.workflow.timezone), 80)})`,
     view.cause && view.consecutiveFailures === 0 ? `*Opened for*\n${view.cause}` : `*Consecutive failures*\n${view.consecutiveFailures}`,
     `*Opened*\n${slackDate(view.openedAt)}`,
   ];

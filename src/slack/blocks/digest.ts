@@ -1,4 +1,4 @@
-import { formatDuration, plural, zoneRangeText, zoneText } from '../../domain/durations.js';
+import { compactDuration, formatDuration, plural, zoneRangeText, zoneText } from '../../domain/durations.js';
 import { silenceState } from '../../domain/silence.js';
 import type { DigestFacts } from '../../services/digest-queries.js';
 import { slackDate, userMention } from './format.js';
@@ -41,11 +41,11 @@ function sections(f: DigestFacts): Section[] {
   const time = (d: Date) => zoneText(d, tz);
   const out: Section[] = [];
   const open = f.open.map((a) => {
-    const age = formatDuration(at.getTime() - a.openedAt.getTime());
+    const ms = at.getTime() - a.openedAt.getTime();
     const owner = a.owner ? `owned by ${userMention(a.owner)}` : 'unowned';
     const silenced = silenceState({ status: 'open', silencedBy: a.silencedBy, silencedUntil: a.silencedUntil }, at).silenced ? ', silenced' : '';
     const w = name(a.workflow);
-    return { slack: `${w.slack}: ${a.severity}, open ${age}, ${owner}${silenced}`, plain: `${w.plain}: ${a.severity}, open ${age}, ${a.owner ? `owned by ${a.owner}` : 'unowned'}${silenced}` };
+    return { slack: `${w.slack}: ${a.severity}, open ${compactDuration(ms)}, ${owner}${silenced}`, plain: `${w.plain}: ${a.severity}, open ${formatDuration(ms)}, ${a.owner ? `owned by ${a.owner}` : 'unowned'}${silenced}` };
   });
   if (open.length) out.push({ title: `Broken now (${open.length})`, lines: open });
   const held = (f.heldBack ?? []).map((h) => {
@@ -61,8 +61,8 @@ function sections(f: DigestFacts): Section[] {
   }
   if (f.noisiest.length) out.push({ title: 'Noisiest workflows', lines: f.noisiest.map((n) => line(n.workflow, plural(n.failed, 'failed run'))) });
   const mid = median(f.resolvedMs);
-  const counts = `${plural(f.opened, 'alert')} opened, ${f.resolvedMs.length} resolved${mid === undefined ? '' : ` (median time to resolve ${formatDuration(mid)})`}`;
-  if (f.opened || f.resolvedMs.length) out.push({ title: 'Alerts', lines: [{ slack: counts, plain: counts }] });
+  const counts = (duration: (ms: number) => string) => `${plural(f.opened, 'alert')} opened, ${f.resolvedMs.length} resolved${mid === undefined ? '' : ` (median time to resolve ${duration(mid)})`}`;
+  if (f.opened || f.resolvedMs.length) out.push({ title: 'Alerts', lines: [{ slack: counts(compactDuration), plain: counts(formatDuration) }] });
   if (f.storms?.length) {
     const storms = f.storms.map((x) => {
       const what = `storm at ${time(x.startedAt)}: ${plural(x.alerts, 'alert')} at once, told as one message${x.endedAt && x.endedAt <= at ? `, ended ${time(x.endedAt)}` : ', still under way'}`;
@@ -97,16 +97,17 @@ function line(workflow: string, what: string): { slack: string; plain: string } 
 export function buildDigest(f: DigestFacts): Digest | undefined {
   if (!digestHasNews(f)) return undefined;
   const parts = sections(f);
-  const heading = `Digest for ${f.tenant.name}, ${formatDuration(f.until.getTime() - f.since.getTime())} to ${zoneText(f.until, f.timeZone ?? 'UTC')}`;
+  // Durations in Slack are compact ("1d"), in the mail in words ("1 day").
+  const heading = (duration: (ms: number) => string) => `Digest for ${f.tenant.name}, ${duration(f.until.getTime() - f.since.getTime())} to ${zoneText(f.until, f.timeZone ?? 'UTC')}`;
   const blocks: Block[] = [
-    { type: 'header', text: plain(heading, LIMITS.headerText) },
+    { type: 'header', text: plain(heading(compactDuration), LIMITS.headerText) },
     { type: 'context', elements: [mrkdwn(`Since ${slackDate(f.since)}, until ${slackDate(f.until)}`)] },
   ];
   blocks.push(...sectionBlocks(parts, LIMITS.messageBlocks - blocks.length));
   const summary = `${f.open.length} broken now, ${f.flapped.length} flapped, ${f.opened} opened, ${f.resolvedMs.length} resolved, ${f.silenced.length + f.maintenance.length} silenced or in maintenance`;
-  const plainText = [heading, '', ...parts.flatMap((s) => [s.title, ...s.lines.map((l) => `- ${l.plain}`), ''])].join('\n');
+  const plainText = [heading(formatDuration), '', ...parts.flatMap((s) => [s.title, ...s.lines.map((l) => `- ${l.plain}`), ''])].join('\n');
   // The notification text is parsed by Slack like mrkdwn: the tenant's name is escaped there.
-  return { text: `${escapeMrkdwn(heading)}: ${summary}`, blocks, plainText, subject: heading };
+  return { text: `${escapeMrkdwn(heading(compactDuration))}: ${summary}`, blocks, plainText, subject: heading(formatDuration) };
 }
 
 /**

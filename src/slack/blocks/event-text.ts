@@ -1,6 +1,6 @@
-import { formatDuration, utcText } from '../../domain/durations.js';
+import { compactDuration, utcText, zoneText } from '../../domain/durations.js';
 import type { EventIcon, EventText, TextPart } from '../../notify/event-text.js';
-import { groupMention, slackDate, userMention } from './format.js';
+import { groupMention, slackDate, slackDateIn, userMention } from './format.js';
 import { codeSpan, escapeMrkdwn } from './limits.js';
 
 /** Slack's rendering of the one event text (src/notify/event-text.ts): mrkdwn, mentions and local times. */
@@ -46,10 +46,12 @@ function mrkdwnPart(p: TextPart): string {
     case 'group':
       return personMrkdwn(p);
     case 'time':
+      // zoneText names only a zone Intl knows (UTC otherwise): nothing in it to escape.
+      if (p.zone) return slackDateIn(p.at, p.zone);
       if (!p.relative) return slackDate(p.at);
       return p.lead === 'relative' ? `${escapeMrkdwn(p.relative)} (at ${slackDate(p.at)})` : `${slackDate(p.at)} (${escapeMrkdwn(p.relative)})`;
     case 'duration':
-      return formatDuration(p.ms);
+      return compactDuration(p.ms);
   }
 }
 
@@ -71,9 +73,9 @@ export function eventFallback(text: EventText, where: { tenant: string; workflow
       case 'group':
         return personMrkdwn(p);
       case 'time':
-        return escapeMrkdwn(p.relative && p.lead === 'relative' ? p.relative : utcText(p.at));
+        return escapeMrkdwn(p.zone ? zoneText(p.at, p.zone) : p.relative && p.lead === 'relative' ? p.relative : utcText(p.at));
       case 'duration':
-        return formatDuration(p.ms);
+        return compactDuration(p.ms);
       default:
         return escapeMrkdwn(p.text.replace(/\s+/g, ' '));
     }

@@ -1,4 +1,4 @@
-import { utcText } from '../../domain/durations.js';
+import { utcText, zoneText } from '../../domain/durations.js';
 
 /** Slack's own markup for times and people. Medium-neutral words for durations and times live in src/domain/durations.ts. */
 
@@ -8,6 +8,16 @@ import { utcText } from '../../domain/durations.js';
  */
 export function slackDate(at: Date): string {
   return `<!date^${Math.floor(at.getTime() / 1000)}^{date_short_pretty} {time}|${utcText(at)}>`;
+}
+
+/**
+ * A time the workflow's schedule names (a tick, a deadline), unambiguous to a
+ * reader in any zone: its wall clock in the workflow's zone, named, then
+ * Slack's rendering in the reader's own zone, said to be theirs.
+ * "2026-06-15 02:00 Asia/Kathmandu (Today 22:15 your time)".
+ */
+export function slackDateIn(at: Date, timeZone: string): string {
+  return `${zoneText(at, timeZone)} (<!date^${Math.floor(at.getTime() / 1000)}^{date_short_pretty} {time}|${utcText(at)}> your time)`;
 }
 
 export function userMention(userId: string): string {

@@ -1,4 +1,4 @@
-import { formatDuration } from '../../domain/durations.js';
+import { compactDuration } from '../../domain/durations.js';
 import { cutText } from '../../domain/text.js';
 import { slackDate } from './format.js';
 import { capBlocks, codeSpan, lineSections, LIMITS, mrkdwn, omittedNote, safeText, withItems } from './limits.js';
@@ -28,7 +28,7 @@ const STATUS_ICON: Record<string, string> = {
 
 export function historyLine(r: HistoryRow): string {
   const when = r.tick ?? r.startedAt;
-  const took = r.startedAt && r.finishedAt ? ` in ${formatDuration(r.finishedAt.getTime() - r.startedAt.getTime())}` : '';
+  const took = r.startedAt && r.finishedAt ? ` in ${compactDuration(r.finishedAt.getTime() - r.startedAt.getTime())}` : '';
   const attempts = r.attempts > 1 ? `, ${r.attempts} attempts` : '';
   const note = r.outcomeNote ? ` (${safeText(r.outcomeNote, 200)})` : '';
   const error = r.error ? `\n      ${codeSpan(r.error, 300)}` : '';

@@ -1,5 +1,5 @@
 import { stormSummaryLine } from './storm-message.js';
-import { formatDuration, plural } from '../../domain/durations.js';
+import { compactDuration, plural } from '../../domain/durations.js';
 import { slackDate, threadPermalink, userMention } from './format.js';
 import { capBlocks, codeSpan, lineSections, LIMITS, mrkdwn, omittedNote, plain, safeText, withItems } from './limits.js';
 import type { Block } from './types.js';
@@ -73,7 +73,7 @@ export function renderHome(model: HomeModel, now: Date): { type: 'home'; blocks:
       const owner = a.ownerUser ? userMention(a.ownerUser) : `unowned (${a.ownerTeam})`;
       const silence = a.silenced ? ` · :mute: ${a.silenced.until === 'resolved' ? 'until resolved' : `until ${slackDate(a.silenced.until)}`}` : '';
       const name = safeText(a.workflowName, 100);
-      return `${icon} *${a.thread ? `<${threadPermalink(a.thread.channel, a.thread.ts)}|${name}>` : name}* · ${a.severity} · open ${formatDuration(now.getTime() - a.openedAt.getTime())} · ${a.cause && !a.consecutiveFailures ? a.cause.replace(/_/g, ' ') : plural(a.consecutiveFailures, 'failure')} · ${owner}${silence}`;
+      return `${icon} *${a.thread ? `<${threadPermalink(a.thread.channel, a.thread.ts)}|${name}>` : name}* · ${a.severity} · open ${compactDuration(now.getTime() - a.openedAt.getTime())} · ${a.cause && !a.consecutiveFailures ? a.cause.replace(/_/g, ' ') : plural(a.consecutiveFailures, 'failure')} · ${owner}${silence}`;
     });
     const heldLines = held.map((b) => `:link: *${safeText(b.workflowName, 100)}* · upstream-blocked by *${safeText(b.upstream, 100)}* (alert #${b.alertId}), told in its thread`);
     blocks.push(...lineSections([...lines, ...heldLines]));

@@ -75,8 +75,18 @@ export function plain(text: string, max: number): { type: 'plain_text'; text: st
   return { type: 'plain_text', text: truncate(wellFormed(text), max), emoji: true };
 }
 
-export function mrkdwn(text: string, max: number = LIMITS.sectionText): { type: 'mrkdwn'; text: string } {
-  return { type: 'mrkdwn', text: cutMrkdwn(text, max) };
+/**
+ * A mrkdwn text object, `verbatim`: Slack still renders the markup and the
+ * tokens the builders write on purpose (`<@U…>`, `<!subteam^…>`, `<!date…>`,
+ * `<url|label>`), but no longer rewrites plain text: a URL in an error is not
+ * made a link, `#general` in a stage name not a channel link, a bare
+ * `@channel` or `@here` in a note not a mention (Slack's text object docs:
+ * with verbatim false, "URLs will be auto-converted into links, conversation
+ * names will be link-ified, and certain mentions will be automatically
+ * parsed"). Escaping (escapeMrkdwn) covers the `<…>` tokens; this covers the rest.
+ */
+export function mrkdwn(text: string, max: number = LIMITS.sectionText): { type: 'mrkdwn'; text: string; verbatim: true } {
+  return { type: 'mrkdwn', text: cutMrkdwn(text, max), verbatim: true };
 }
 
 /**

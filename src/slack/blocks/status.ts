@@ -1,6 +1,7 @@
 import type { AlertCard } from './alert-card.js';
-import { cadenceInWords, formatDuration, plural } from '../../domain/durations.js';
-import { slackDate, userMention } from './format.js';
+import { cadenceInWords, compactDuration, plural } from '../../domain/durations.js';
+import { zoneLabel } from '../../domain/time-zone.js';
+import { slackDate, slackDateIn, userMention } from './format.js';
 import { historyLine, type HistoryRow } from './history.js';
 import { capBlocks, codeSpan, lineSections, LIMITS, mrkdwn, omittedNote, safeText } from './limits.js';
 import { stormSummaryLine } from './storm-message.js';
@@ -25,7 +26,7 @@ export interface WorkflowStatusRow {
 
 /** " · running since 02:00 (usually 20 minutes), running long" for a run still going. */
 function durationNote(row: WorkflowStatusRow): string {
-  const usually = row.normalSeconds != null ? `usually ${formatDuration(row.normalSeconds * 1000)}` : '';
+  const usually = row.normalSeconds != null ? `usually ${compactDuration(row.normalSeconds * 1000)}` : '';
   if (row.lastRun?.status !== 'running' || !row.lastRun.startedAt) return usually ? ` · ${usually}` : '';
   return ` · running since ${slackDate(row.lastRun.startedAt)}${usually ? ` (${usually})` : ''}${row.lastRun.runningLong ? ', *running long*' : ''}`;
 }
@@ -81,7 +82,7 @@ export function renderWorkflowStatus(d: WorkflowDetail): SlackMessage {
   const r = d.row;
   const profile = [
     `*${safeText(r.name, 100)}* of ${safeText(d.tenantName, 100)}: ${health(r)}`,
-    `Runs ${cadenceInWords(d.cadenceSeconds)} (\`${safeText(r.cron, 60)}\`, ${safeText(r.timezone, 64)}), ${r.mode}${r.nextTickAt ? `, next tick ${slackDate(r.nextTickAt)}` : ''}`,
+    `Runs ${cadenceInWords(d.cadenceSeconds)} (\`${safeText(r.cron, 60)}\`, ${safeText(zoneLabel(r.timezone), 80)}), ${r.mode}${r.nextTickAt ? `, next tick ${slackDateIn(r.nextTickAt, r.timezone)}` : ''}`,
     d.policy ? `Policy: ${d.policy.retries} retries per tick, alert after ${d.policy.alertAfter} confirmed failure${d.policy.alertAfter === 1 ? '' : 's'}, opens as ${d.policy.firstSeverity}` : '',
     durationNote(r) ? `Duration:${durationNote(r).slice(2)}` : '',
     d.completeBy ? `Must complete by ${safeText(d.completeBy, 80)} each tick` : '',

@@ -30,6 +30,31 @@ const eventsBody = z.discriminatedUnion('type', [
   z.object({ type: z.literal('app_rate_limited') }),
 ]);
 
+/**
+ * Slack sends a request whole at once (it waits 3 seconds for the answer),
+ * so a body still arriving after this is not Slack's: it is answered 408 and
+ * its connection closed, and what was buffered of it is let go. Without it an
+ * anonymous caller could trickle up to 4 MB on each of many connections, each
+ * held in memory until the server's 120-second request timeout, before any
+ * signature could be checked.
+ */
+const BODY_DEADLINE_MS = 10_000;
+
+function bodyDeadline(ms: number): RequestHandler {
+  return (req, res, next) => {
+    if (req.complete) return next();
+    const timer = setTimeout(() => {
+      if (req.complete || res.headersSent) return;
+      res.set('connection', 'close').status(408).json({ error: 'request_timeout', message: `the request body did not arrive within ${ms / 1000} seconds` });
+    }, ms);
+    timer.unref();
+    const done = () => clearTimeout(timer);
+    req.once('end', done);
+    res.once('close', done);
+    next();
+  };
+}
+
 function problem(error: z.ZodError): string {
   const first = error.issues[0];
   return `${first?.path.join('.') || '(payload)'}: ${first?.message ?? 'unexpected shape'}`;
@@ -74,8 +99,9 @@ export function payloadProblem(raw: string, contentType: string | undefined): st
  * `rawBody`, which Bolt reads instead of the consumed stream. Real time here:
  * signatures are Slack's clock against the machine's, not business time.
  */
-export function slackRequestGuard(signingSecret: string, now: () => number = Date.now): RequestHandler[] {
+export function slackRequestGuard(signingSecret: string, now: () => number = Date.now, options: { bodyDeadlineMs?: number } = {}): RequestHandler[] {
   return [
+    bodyDeadline(options.bodyDeadlineMs ?? BODY_DEADLINE_MS),
     // Refused before reading when its length says so, and at the first byte past the limit when it has none (chunked).
     boundedBody(readBody, BODY_LIMIT_BYTES),
     (req, res, next) => {

@@ -34,7 +34,7 @@ export const UNLINKED_TEXT =
  * the platform channel or a global admin is told of them, privately.
  */
 export async function seesShadowHere(
-  where: Exclude<SlackScope, { kind: 'unlinked' }>,
+  where: Pick<Exclude<SlackScope, { kind: 'unlinked' }>, 'kind'>,
   user: string,
   config: Pick<Config, 'PLATFORM_CHANNEL' | 'ADMIN_USERS'>,
   directory: SlackDirectory | undefined,

@@ -42,13 +42,35 @@ export interface SlackOutboxApi {
   authTest(): Promise<SlackCall<object>>;
 }
 
+/**
+ * How long one Web API call may take, answer and body: an answer that trickles
+ * in byte by byte is cut off too (the client's signal covers the body). Well
+ * inside the outbox lease's send budget (48 s of the default minute, see
+ * src/notify/lease-keeper.ts): a post cut off is an unknown outcome, looked up
+ * by its key before any resend, never a send that outlives its lease.
+ */
+export const SLACK_CALL_TIMEOUT_MS = 10_000;
+
+/**
+ * fetch with a deadline on the whole call, for what Bolt sends itself
+ * (respond() to a response_url, its WebClient's views.open and
+ * chat.postEphemeral), which has none of its own: a Slack that stops
+ * answering half-way must not hold a listener for ever.
+ */
+export function timedFetch(timeoutMs: number = SLACK_CALL_TIMEOUT_MS): typeof fetch {
+  return (input, init = {}) => {
+    const deadline = AbortSignal.timeout(timeoutMs);
+    return fetch(input, { ...init, signal: init.signal ? AbortSignal.any([init.signal, deadline]) : deadline });
+  };
+}
+
 /** A WebClient that leaves retries to the outbox: no retry chain, 429s rejected at once. */
 export function createWebClient(token: string, options: { apiUrl?: string; timeoutMs?: number; logger: Logger }): InstanceType<typeof webApi.WebClient> {
   return new webApi.WebClient(token, {
     ...(options.apiUrl ? { slackApiUrl: options.apiUrl } : {}),
     retryConfig: { retries: 0 },
     rejectRateLimitedCalls: true,
-    timeout: options.timeoutMs ?? 10_000,
+    timeout: options.timeoutMs ?? SLACK_CALL_TIMEOUT_MS,
     logger: slackLogger(options.logger),
   });
 }

@@ -2,6 +2,7 @@ import type { Db } from '../../db/connect.js';
 import type { Block, SlackMessage } from '../blocks/types.js';
 import { findThread } from './alert-threads.js';
 import { threadPermalink } from '../blocks/format.js';
+import { LIMITS, mrkdwn } from '../blocks/limits.js';
 
 /**
  * Dependencies in Slack (issue 16, docs/alerts.md):
@@ -55,6 +56,6 @@ export async function withUpstreamLink(db: Db, message: SlackMessage, kind: stri
   const target = await upstreamMessage(db, upstreamAlertId, destination);
   if (!target) return message;
   const label = target.storm ? "Upstream incident's storm" : "Upstream incident's thread";
-  const link: Block = { type: 'context', elements: [{ type: 'mrkdwn', text: `<${threadPermalink(target.channel, target.ts)}|${label}>` }] };
+  const link: Block = { type: 'context', elements: [mrkdwn(`<${threadPermalink(target.channel, target.ts)}|${label}>`, LIMITS.contextElementText)] };
   return { ...message, blocks: [...message.blocks, link] };
 }

@@ -165,7 +165,7 @@ export async function homeModel(db: Db, now: Date, tenantIds: readonly string[],
   const ordered = mineFirst(open, mine);
   const threads = await homeThreadLinks(db, open.map((o) => ({ id: o.alert.id, tenantChannel: o.tenant.channel })));
   return {
-    storms: await activeStorms(db, tenantIds),
+    storms: await activeStorms(db, tenantIds, { countShadow: options.shadow !== false }),
     tenants: mineFirst(tenants, (t) => ordered.some((o) => o.tenant.id === t.id && mine(o))).map((t) => ({
       ...t,
       blocked: blocked.filter((b) => b.tenantId === t.id).map((b) => ({ workflowName: b.name, upstream: upstreamOf(b), alertId: b.upstream.alertId })),

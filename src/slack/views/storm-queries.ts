@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/connect.js';
 import type { Storm } from '../../db/schema.js';
-import { inShadow } from '../../domain/shadow.js';
+import { inShadow, IN_SHADOW_SQL } from '../../domain/shadow.js';
 import { silenceState } from '../../domain/silence.js';
 import { stormMembers } from '../../ledger/storm-members.js';
 import type { StormView } from '../blocks/storm-message.js';
@@ -81,6 +81,7 @@ export interface StormSummary {
   channel: string;
   startedAt: Date;
   alerts: number;
+  /** Open and shown: a member in shadow is not counted for a viewer not told of shadow alerts (`countShadow` false). */
   open: number;
 }
 
@@ -89,20 +90,24 @@ export interface StormSummary {
  * tenant's alerts). The platform channel's storms mix tenants: only the
  * operator's views would show them, and the platform channel's own message does.
  */
-export async function activeStorms(db: Db, tenantIds: readonly string[] | undefined): Promise<StormSummary[]> {
+export async function activeStorms(db: Db, tenantIds: readonly string[] | undefined, options: { countShadow?: boolean } = {}): Promise<StormSummary[]> {
+  // A member put in shadow since is no longer told in its tenant's channel (the storm message itself lists it
+  // without state, src/slack/blocks/storm-message.ts): neither is it counted open to those not told of shadow alerts.
+  const openHere = options.countShadow === false ? sql<boolean>`a.status = 'open' and not ${sql.raw(IN_SHADOW_SQL)}` : sql<boolean>`a.status = 'open'`;
   if (tenantIds && tenantIds.length === 0) return [];
   const rows = await db
     .selectFrom('storms as s')
     .innerJoin('tenants as t', (j) => j.on(sql<boolean>`s.destination = 'slack:' || t.channel`))
     .innerJoin('stormAlerts as m', 'm.stormId', 's.id')
     .innerJoin('alerts as a', 'a.id', 'm.alertId')
+    .innerJoin('workflows as w', 'w.id', 'a.workflowId')
     .select((eb) => [
       't.id as tenantId',
       's.id as stormId',
       's.channel',
       's.startedAt',
       eb.fn.countAll<number>().as('alerts'),
-      eb.fn.count<number>('a.id').filterWhere('a.status', '=', 'open').as('open'),
+      sql<number>`count(a.id) filter (where ${openHere})`.as('open'),
     ])
     .where('s.endedAt', 'is', null)
     .$if(!!tenantIds, (q) => q.where('t.id', 'in', tenantIds!))

@@ -1,8 +1,8 @@
 import type { App } from '@slack/bolt';
 import { releaseOwnership, takeOwnership } from '../../../ledger/alert-actions.js';
 import { ACTION } from '../../blocks/ids.js';
-import { alertInScope } from '../../views/queries.js';
-import { actionRefusal, NOT_FOUND_TEXT } from '../answers.js';
+import { actionRefusal } from '../answers.js';
+import { alertHere } from '../alert-here.js';
 import type { SlackContext } from '../context.js';
 import type { Scope } from '../../../ledger/alert-queries.js';
 import type { ParsedAlertAction } from '../payloads.js';
@@ -13,8 +13,8 @@ type Handler = (a: ParsedAlertAction & { scope: Scope }) => Promise<string | und
 /** Take ownership, as the root's button and a storm message's menu both do it. */
 export function takeHandler(ctx: SlackContext): Handler {
   return async (a) => {
-    const found = await alertInScope(ctx.deps.db, a.alertId, a.scope);
-    if (!found) return notInScope(ctx, a, 'take ownership');
+    const found = await alertHere(ctx, a, 'take ownership');
+    if ('refusal' in found) return found.refusal;
     const refusal = await refuse(ctx, a.user, 'take', found.tenant);
     if (refusal) return refusal;
     return actionRefusal(await takeOwnership(ctx.deps, { alertId: a.alertId, actor: { user: a.user, channel: a.channel }, scope: a.scope }));
@@ -29,8 +29,8 @@ export function registerOwnershipActions(app: App, ctx: SlackContext): void {
 /** Release ownership (someone else's needs the admin right). */
 export function releaseHandler(ctx: SlackContext): Handler {
   return async (a) => {
-      const found = await alertInScope(ctx.deps.db, a.alertId, a.scope);
-      if (!found) return notInScope(ctx, a, 'release');
+      const found = await alertHere(ctx, a, 'release');
+      if ('refusal' in found) return found.refusal;
       const refusal = await refuse(ctx, a.user, 'release_own', found.tenant);
       if (refusal) return refusal;
       // Releasing someone else's ownership restarts escalation: that needs the admin right,
@@ -40,9 +40,4 @@ export function releaseHandler(ctx: SlackContext): Handler {
       if (result.kind === 'owned_by_other') return othersRefusal;
       return actionRefusal(result);
   };
-}
-
-function notInScope(ctx: SlackContext, a: { alertId: number; user: string; channel: string | undefined }, what: string): string {
-  ctx.deps.logger.warn({ alertId: a.alertId, user: a.user, channel: a.channel }, `refused ${what}: alert not in this channel's scope`);
-  return NOT_FOUND_TEXT;
 }

@@ -1,8 +1,7 @@
 import type { App } from '@slack/bolt';
 import { renderReassignModal } from '../../blocks/reassign-modal.js';
 import { ACTION } from '../../blocks/ids.js';
-import { alertInScope } from '../../views/queries.js';
-import { NOT_FOUND_TEXT } from '../answers.js';
+import { alertHere } from '../alert-here.js';
 import type { SlackContext } from '../context.js';
 import { alertAction, openModal, refuse } from './alert-action.js';
 
@@ -11,11 +10,8 @@ export function registerReassignAction(app: App, ctx: SlackContext): void {
   app.action(
     ACTION.reassign,
     alertAction(ctx, ACTION.reassign, async (a, args) => {
-      const found = await alertInScope(ctx.deps.db, a.alertId, a.scope);
-      if (!found) {
-        ctx.deps.logger.warn({ alertId: a.alertId, user: a.user, channel: a.channel }, 'refused reassign: alert not in scope');
-        return NOT_FOUND_TEXT;
-      }
+      const found = await alertHere(ctx, a, 'reassign');
+      if ('refusal' in found) return found.refusal;
       const refusal = await refuse(ctx, a.user, 'reassign', found.tenant);
       if (refusal) return refusal;
       if (found.alert.status !== 'open') return 'This alert is already resolved; nothing to reassign.';

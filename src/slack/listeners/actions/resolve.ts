@@ -1,8 +1,7 @@
 import type { App } from '@slack/bolt';
 import { renderResolveModal } from '../../blocks/resolve-modal.js';
 import { ACTION } from '../../blocks/ids.js';
-import { alertInScope } from '../../views/queries.js';
-import { NOT_FOUND_TEXT } from '../answers.js';
+import { alertHere } from '../alert-here.js';
 import type { SlackContext } from '../context.js';
 import type { Scope } from '../../../ledger/alert-queries.js';
 import type { ParsedAlertAction } from '../payloads.js';
@@ -20,11 +19,8 @@ export function registerResolveAction(app: App, ctx: SlackContext): void {
  */
 export function resolveHandler(ctx: SlackContext) {
   return async (a: ParsedAlertAction & { scope: Scope }, args: Pick<ActionArgs, 'client'>): Promise<string | undefined> => {
-      const found = await alertInScope(ctx.deps.db, a.alertId, a.scope);
-      if (!found) {
-        ctx.deps.logger.warn({ alertId: a.alertId, user: a.user, channel: a.channel }, 'refused resolve: alert not in scope');
-        return NOT_FOUND_TEXT;
-      }
+      const found = await alertHere(ctx, a, 'resolve');
+      if ('refusal' in found) return found.refusal;
       const refusal = await refuse(ctx, a.user, 'resolve', found.tenant);
       if (refusal) return refusal;
       if (found.alert.status !== 'open') return 'This alert is already resolved; nothing to resolve.';

@@ -1,8 +1,8 @@
 import type { App } from '@slack/bolt';
 import { requestRunNow } from '../../../services/run-now.js';
 import { ACTION } from '../../blocks/ids.js';
-import { alertInScope } from '../../views/queries.js';
-import { NOT_FOUND_TEXT, runNowText } from '../answers.js';
+import { alertHere } from '../alert-here.js';
+import { runNowText } from '../answers.js';
 import type { SlackContext } from '../context.js';
 import { alertAction, refuse } from './alert-action.js';
 import { escapeMrkdwn } from '../../blocks/limits.js';
@@ -12,11 +12,8 @@ export function registerRunNowAction(app: App, ctx: SlackContext): void {
   app.action(
     ACTION.runNow,
     alertAction(ctx, ACTION.runNow, async (a) => {
-      const found = await alertInScope(ctx.deps.db, a.alertId, a.scope);
-      if (!found) {
-        ctx.deps.logger.warn({ alertId: a.alertId, user: a.user, channel: a.channel }, 'refused run now: alert not in scope');
-        return NOT_FOUND_TEXT;
-      }
+      const found = await alertHere(ctx, a, 'run now');
+      if ('refusal' in found) return found.refusal;
       const refusal = await refuse(ctx, a.user, 'run_now', found.tenant);
       if (refusal) return refusal;
       // A root not yet re-rendered (or another channel's copy) still shows Run now after the alert

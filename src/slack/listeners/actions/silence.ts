@@ -2,8 +2,8 @@ import type { App } from '@slack/bolt';
 import { silenceAction } from '../../../domain/rights.js';
 import { silence, unsilence } from '../../../ledger/alert-actions.js';
 import { ACTION, SILENCE_CHOICES } from '../../blocks/ids.js';
-import { alertInScope } from '../../views/queries.js';
-import { actionRefusal, NOT_FOUND_TEXT } from '../answers.js';
+import { actionRefusal } from '../answers.js';
+import { alertHere } from '../alert-here.js';
 import type { SlackContext } from '../context.js';
 import type { Scope } from '../../../ledger/alert-queries.js';
 import type { ParsedAlertAction } from '../payloads.js';
@@ -14,11 +14,8 @@ export function silenceHandler(ctx: SlackContext) {
   return async (a: ParsedAlertAction & { scope: Scope }): Promise<string | undefined> => {
       const choice = SILENCE_CHOICES.find((c) => c.choice === a.choice);
       if (!choice) return `Unknown silence choice ${JSON.stringify(a.choice ?? '')}; pick 1 hour, 4 hours, 24 hours or until resolved.`;
-      const found = await alertInScope(ctx.deps.db, a.alertId, a.scope);
-      if (!found) {
-        ctx.deps.logger.warn({ alertId: a.alertId, user: a.user, channel: a.channel }, 'refused silence: alert not in scope');
-        return NOT_FOUND_TEXT;
-      }
+      const found = await alertHere(ctx, a, 'silence');
+      if ('refusal' in found) return found.refusal;
       const refusal = await refuse(ctx, a.user, silenceAction(choice.ms), found.tenant);
       if (refusal) return refusal;
       const until = choice.ms === null ? ('resolved' as const) : new Date(ctx.deps.clock.now().getTime() + choice.ms);
@@ -32,11 +29,8 @@ export function registerSilenceActions(app: App, ctx: SlackContext): void {
   app.action(
     ACTION.unsilence,
     alertAction(ctx, ACTION.unsilence, async (a) => {
-      const found = await alertInScope(ctx.deps.db, a.alertId, a.scope);
-      if (!found) {
-        ctx.deps.logger.warn({ alertId: a.alertId, user: a.user, channel: a.channel }, 'refused unsilence: alert not in scope');
-        return NOT_FOUND_TEXT;
-      }
+      const found = await alertHere(ctx, a, 'unsilence');
+      if ('refusal' in found) return found.refusal;
       const refusal = await refuse(ctx, a.user, 'unsilence', found.tenant);
       if (refusal) return refusal;
       return actionRefusal(await unsilence(ctx.deps, { alertId: a.alertId, actor: { user: a.user, channel: a.channel }, scope: a.scope }));

@@ -54,7 +54,7 @@ async function runCommand(ctx: SlackContext, body: { text: string; user_id: stri
 
   if (command.kind === 'maintenance') return maintenanceCommand(ctx, where, command, body, (name) => resolveWorkflow(ctx, where, name));
   if (command.kind === 'status' && !command.workflow) {
-    const storms = await activeStorms(deps.db, where.scope.tenantId ? [where.scope.tenantId] : undefined);
+    const storms = await activeStorms(deps.db, where.scope.tenantId ? [where.scope.tenantId] : undefined, { countShadow: seesShadow });
     const message = renderStatusList(await statusRows(deps.db, await workflowsInScope(deps.db, where.scope), now, where.scope.tenantId, await hidden()), where.label, storms);
     return { text: message.text, blocks: message.blocks as never };
   }
@@ -88,7 +88,7 @@ async function runCommand(ctx: SlackContext, body: { text: string; user_id: stri
     }
     case 'pause':
     case 'resume':
-      return pauseOrResumeCommand(ctx, where, command, wf, body);
+      return pauseOrResumeCommand(ctx, where, command, wf, body, hideAlert);
     default:
       return (await alertCommand(ctx, { command, workflow: wf, tenant, scope: where.scope, actor, now, hideAlert })) ?? { text: helpText() };
   }

@@ -33,22 +33,24 @@ export async function pauseOrResumeCommand(
   command: Extract<SchedulerCommand, { kind: 'pause' | 'resume' }>,
   workflow: Workflow,
   body: Body,
+  /** The asker may not see the workflow's alert (in shadow): its thread is not theirs, so it is not mentioned. */
+  hideAlert: boolean,
 ): Promise<Reply> {
   const { deps } = ctx;
   const refusal = await refused(ctx, workflow.tenantId, 'pause', body.user_id);
   if (refusal) return refusal;
   const input = { workflowId: workflow.id, actor: body.user_id, scope: where.scope };
   const result = command.kind === 'pause' ? await pauseWorkflow(deps, { ...input, reason: command.reason ?? null }) : await resumeWorkflow(deps, input);
-  return { text: pauseText(result, workflow.name, command.kind) };
+  return { text: pauseText(result, workflow.name, command.kind, hideAlert) };
 }
 
-function pauseText(result: PauseResult, workflowName: string, kind: 'pause' | 'resume'): string {
+function pauseText(result: PauseResult, workflowName: string, kind: 'pause' | 'resume', hideAlert: boolean): string {
   const name = `*${escapeMrkdwn(workflowName)}*`;
   switch (result.kind) {
     case 'ok': {
-      const thread = result.alert ? ' Its open alert\'s thread has been told.' : '';
+      const thread = result.alert && !hideAlert ? " Its open alert's thread has been told." : '';
       return kind === 'pause'
-        ? `Paused ${name}: nothing fires and its alert does not escalate until \`/scheduler resume ${escapeMrkdwn(workflowName)}\`.${thread}`
+        ? `Paused ${name}: nothing fires, no new alert opens and an open one does not escalate until \`/scheduler resume ${escapeMrkdwn(workflowName)}\`.${thread}`
         : `Resumed ${name}: it fires from its next tick, and its alert's escalation clock runs again.${thread}`;
     }
     case 'already_paused':

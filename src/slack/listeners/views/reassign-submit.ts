@@ -1,10 +1,10 @@
 import type { App } from '@slack/bolt';
 import { reassign } from '../../../ledger/alert-actions.js';
 import { VIEW } from '../../blocks/ids.js';
-import { alertInScope } from '../../views/queries.js';
+import { alertHere } from '../alert-here.js';
 import { scopeForChannel, UNLINKED_TEXT } from '../tenancy.js';
 import { refuse } from '../actions/alert-action.js';
-import { actionRefusal, NOT_FOUND_TEXT } from '../answers.js';
+import { actionRefusal } from '../answers.js';
 import type { SlackContext } from '../context.js';
 import { reassignSubmission } from '../payloads.js';
 import { updateClickedRoot } from './update-clicked-root.js';
@@ -35,8 +35,8 @@ export function registerReassignSubmit(app: App, ctx: SlackContext): void {
     const tell = (text: string) => client.chat.postEphemeral({ channel, user: user.id, text });
     const where = await scopeForChannel(ctx.deps.db, ctx.deps.config, channel);
     if (where.kind === 'unlinked') return void (await tell(UNLINKED_TEXT));
-    const found = await alertInScope(ctx.deps.db, alertId, where.scope);
-    if (!found) return void (await tell(NOT_FOUND_TEXT));
+    const found = await alertHere(ctx, { alertId, user: user.id, channel, scope: where.scope }, 'reassign');
+    if ('refusal' in found) return void (await tell(found.refusal));
     const refusal = await refuse(ctx, user.id, 'reassign', found.tenant);
     if (refusal) return void (await tell(refusal));
     const result = await reassign(ctx.deps, { alertId, actor: { user: user.id, channel }, scope: where.scope, team, user: owner, note });

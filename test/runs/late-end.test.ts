@@ -1,0 +1,92 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Workflow } from '../../src/db/schema.js';
+import { reportRun } from '../../src/services/ingest.js';
+import { recordPing } from '../../src/services/pings.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { createEngine, stepUntil, type Engine } from '../helpers/engine-harness.js';
+import { at, makeTenant, makeWorkflow } from '../helpers/factories.js';
+
+/**
+ * A job that sends only its end (no start) and runs longer than its grace:
+ * its tick is recorded missed at tick + grace, then the end arrives. The end
+ * is the tick's late report: it takes the tick's row over with its real
+ * outcome, and the recovery it brings says why the alert happened.
+ */
+
+let t: TestDatabase;
+let engine: Engine;
+let wf: Workflow;
+
+beforeEach(async () => {
+  t = await createTestDatabase();
+  engine = createEngine(t.db, '2026-03-10T01:59:00Z');
+  await makeTenant(t.db);
+  // Daily: grace 30 minutes, one failure opens a critical alert.
+  wf = await makeWorkflow(t.db, { name: 'nightly-export', cron: '0 2 * * *', mode: 'observed', nextTickAt: at('2026-03-10T02:00:00Z') });
+});
+afterEach(async () => t.drop());
+
+const runsOf = () => t.db.selectFrom('runs').selectAll().where('workflowId', '=', wf.id).orderBy('id').execute();
+const alertsOf = () => t.db.selectFrom('alerts').selectAll().where('workflowId', '=', wf.id).orderBy('id').execute();
+const eventsOf = (alertId: number) => t.db.selectFrom('alertEvents').select(['kind', 'data']).where('alertId', '=', alertId).orderBy('id').execute();
+
+describe('an end reported after its tick was recorded missed', () => {
+  it('takes the missed row over: a late success is a success, the note keeps the missed record, and the recovery advises a grace', async () => {
+    await stepUntil(engine, at('2026-03-10T02:31:00Z'));
+    const [missed] = await runsOf();
+    expect(missed).toMatchObject({ tick: at('2026-03-10T02:00:00Z'), status: 'missed' });
+    const [alert] = await alertsOf();
+    expect(alert).toMatchObject({ status: 'open', severity: 'critical' });
+
+    engine.clock.set(at('2026-03-10T03:10:00Z'));
+    const result = await recordPing(engine.deps, { key: wf.pingKey!, signal: { kind: 'success' } });
+    expect(result).toMatchObject({ kind: 'recorded', run: { id: missed!.id } });
+    const rows = await runsOf();
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({
+      id: missed!.id,
+      tick: at('2026-03-10T02:00:00Z'),
+      trigger: 'schedule',
+      status: 'succeeded',
+      error: null,
+      errorGroup: null,
+      outcomeNote: 'reported 40 minutes after its grace (recorded missed at 2026-03-10T02:30:00.000Z)',
+      processedAt: at('2026-03-10T03:10:00Z'),
+    });
+    expect((await alertsOf())[0]).toMatchObject({ id: alert!.id, status: 'resolved', resolvedByRunId: missed!.id });
+    const resolved = (await eventsOf(alert!.id)).find((e) => e.kind === 'resolved');
+    // 70 minutes after the tick, a fifth more, rounded up to five minutes: 85 minutes.
+    expect(resolved?.data).toMatchObject({ runId: missed!.id, lateReport: { afterGraceSeconds: 2400, graceToCoverSeconds: 5100 } });
+  });
+
+  it('a late failure takes the row over too: one failure of the tick, with the real error', async () => {
+    await stepUntil(engine, at('2026-03-10T02:31:00Z'));
+    engine.clock.set(at('2026-03-10T03:10:00Z'));
+    await recordPing(engine.deps, { key: wf.pingKey!, signal: { kind: 'fail' }, body: 'disk full' });
+    const rows = await runsOf();
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ status: 'failed', error: 'reported failed: disk full', tick: at('2026-03-10T02:00:00Z') });
+    const [alert] = await alertsOf();
+    expect(alert).toMatchObject({ status: 'open', consecutiveFailures: 1, lastError: 'reported failed: disk full' });
+    expect((await eventsOf(alert!.id)).map((e) => e.kind)).toEqual(['opened', 'error_group_changed', 'failure_recorded']);
+  });
+
+  it('an end after the grace that comes before the tick was recorded missed takes the tick: nothing is missed, nothing opens', async () => {
+    engine.clock.set(at('2026-03-10T02:45:00Z'));
+    await recordPing(engine.deps, { key: wf.pingKey!, signal: { kind: 'success' } });
+    await stepUntil(engine, at('2026-03-10T03:00:00Z'));
+    expect((await runsOf()).map((r) => [r.tick, r.status, r.trigger])).toEqual([[at('2026-03-10T02:00:00Z'), 'succeeded', 'schedule']]);
+    expect(await alertsOf()).toEqual([]);
+  });
+
+  it('over the API, a finished report naming a missed tick takes its row over instead of a 409', async () => {
+    await stepUntil(engine, at('2026-03-10T02:31:00Z'));
+    engine.clock.set(at('2026-03-10T03:10:00Z'));
+    const result = await reportRun(engine.deps, { tenant: 'acme', workflow: wf.name, status: 'succeeded', tick: at('2026-03-10T02:00:00Z'), rows: 12 }, {});
+    expect(result).toMatchObject({ kind: 'created', run: { status: 'succeeded', rows: 12, tick: at('2026-03-10T02:00:00Z') } });
+    expect(await runsOf()).toHaveLength(1);
+    expect((await alertsOf())[0]!.status).toBe('resolved');
+    // A start naming it is still refused: the tick has its row.
+    expect(await reportRun(engine.deps, { tenant: 'acme', workflow: wf.name, status: 'running', tick: at('2026-03-10T02:00:00Z') }, {})).toMatchObject({ kind: 'tick_taken' });
+  });
+});
