@@ -23,6 +23,7 @@ import * as m0022 from './0022_alert_known_failure.js';
 import * as m0023 from './0023_canonical_time_zones.js';
 import * as m0024 from './0024_running_runs_by_workflow.js';
 import * as m0025 from './0025_alerts_by_workflow.js';
+import * as m0026 from './0026_credential_outages.js';
 
 /** Forward-only, applied in name order. Add new files here. */
 export const migrations: Record<string, Migration> = {
@@ -50,4 +51,5 @@ export const migrations: Record<string, Migration> = {
   '0023_canonical_time_zones': m0023,
   '0024_running_runs_by_workflow': m0024,
   '0025_alerts_by_workflow': m0025,
+  '0026_credential_outages': m0026,
 };

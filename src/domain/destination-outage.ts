@@ -19,6 +19,42 @@ export interface OutagePolicy {
 
 export const DEFAULT_OUTAGE_POLICY: OutagePolicy = { baseBackoffMs: 1000, maxBackoffMs: 10 * 60_000, noticeAfterMs: 15 * 60_000 };
 
+/**
+ * Why a destination is held. `unreachable`: it did not answer, or answered
+ * that it is in trouble (5xx, timeouts, resets). `credentials`: it refused
+ * the bot's credentials (a revoked, expired or invalid Slack token, a
+ * webhook's or PagerDuty's 401/403). That is a state of the destination, not
+ * of the message: nothing the row holds is wrong, and the operator's fix (a
+ * new token, a restart, the token re-enabled) must find every message still
+ * waiting, in order. So it is held like an outage, never made dead.
+ */
+export type OutageCause = 'unreachable' | 'credentials';
+
+/**
+ * A credential outage is told at once (the first refusal: nothing will get
+ * through until someone acts), and probed at a back-off that stays within
+ * five minutes of the fix.
+ */
+export const CREDENTIAL_OUTAGE_POLICY: OutagePolicy = { baseBackoffMs: 15_000, maxBackoffMs: 5 * 60_000, noticeAfterMs: 0 };
+
+/**
+ * The key a credential refusal holds. Every Slack channel is reached with the
+ * one bot token, so a token Slack refuses holds the whole workspace
+ * (`slack:*`): every Slack row waits, not only the one that met the refusal.
+ * Webhooks and PagerDuty authenticate per destination (a URL's secret, a
+ * routing key), and email per destination's SMTP conversation: the
+ * destination itself. The claim honours a `<kind>:*` row for every
+ * destination of that kind, and such a row is released only by a probe of
+ * the credentials (Slack's `auth.test`), never by its back-off running out,
+ * so the channels' heads do not all try the dead token at once.
+ */
+export function credentialScope(destination: string): string {
+  return destination.startsWith('slack:') ? WORKSPACE_SCOPE.slack : destination;
+}
+
+/** The kinds whose destinations share one credential, and the outage key that holds them all. */
+export const WORKSPACE_SCOPE = { slack: 'slack:*' } as const;
+
 export interface Outage {
   failingSince: Date;
   /** Consecutive failed attempts since the destination last accepted something. */
@@ -27,19 +63,34 @@ export interface Outage {
   lastError: string;
   /** When the platform was told about this outage; null while it has not been. */
   noticedAt: Date | null;
+  cause: OutageCause;
 }
 
 export function backoffMs(failures: number, policy: Pick<OutagePolicy, 'baseBackoffMs' | 'maxBackoffMs'>): number {
   return Math.min(policy.maxBackoffMs, policy.baseBackoffMs * 2 ** Math.max(0, failures - 1));
 }
 
-/** One more transient failure: the new outage state, and whether this is the moment to raise the notice. */
-export function recordFailure(previous: Outage | undefined, error: string, now: Date, policy: OutagePolicy): { outage: Outage; raiseNotice: boolean } {
-  const failingSince = previous?.failingSince ?? now;
-  const failures = (previous?.failures ?? 0) + 1;
+/**
+ * One more failure of `cause`: the new outage state, and whether this is the
+ * moment to raise the notice. A destination already held as unreachable
+ * whose credentials are now refused (or the other way) starts a new outage:
+ * its own back-off, and its own notice.
+ */
+export function recordFailure(
+  previous: Outage | undefined,
+  error: string,
+  now: Date,
+  policy: OutagePolicy,
+  cause: OutageCause = 'unreachable',
+): { outage: Outage; raiseNotice: boolean } {
+  const same = previous && previous.cause === cause ? previous : undefined;
+  // Rows already in flight when the credentials were first refused are refused too: nothing new, so the probe's back-off does not grow for them.
+  if (same && cause === 'credentials' && same.heldUntil.getTime() > now.getTime()) return { outage: { ...same, lastError: error }, raiseNotice: false };
+  const failingSince = same?.failingSince ?? now;
+  const failures = (same?.failures ?? 0) + 1;
   const heldUntil = new Date(now.getTime() + backoffMs(failures, policy));
-  const raiseNotice = !previous?.noticedAt && now.getTime() - failingSince.getTime() >= policy.noticeAfterMs;
-  return { outage: { failingSince, failures, heldUntil, lastError: error, noticedAt: previous?.noticedAt ?? (raiseNotice ? now : null) }, raiseNotice };
+  const raiseNotice = !same?.noticedAt && now.getTime() - failingSince.getTime() >= policy.noticeAfterMs;
+  return { outage: { failingSince, failures, heldUntil, lastError: error, noticedAt: same?.noticedAt ?? (raiseNotice ? now : null), cause }, raiseNotice };
 }
 
 /**
@@ -61,6 +112,8 @@ export function recordFailure(previous: Outage | undefined, error: string, now: 
  */
 export function outageEndNotice(ended: Outage | undefined, how: 'delivered' | 'refused'): 'recovered' | 'refused' | undefined {
   if (!ended?.noticedAt) return undefined;
+  // Refused credentials are over once anything but a refusal of them comes back (a channel gone is the channel's matter, not the token's).
+  if (ended.cause === 'credentials') return 'recovered';
   return how === 'delivered' ? 'recovered' : 'refused';
 }
 

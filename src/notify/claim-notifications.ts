@@ -41,7 +41,10 @@ export interface ClaimOptions {
  *
  * Within a destination the oldest due row goes first, whatever its retry
  * history: a destination that failed is held as a whole (`destination_outages`),
- * so when it recovers its rows leave in the order they were written.
+ * so when it recovers its rows leave in the order they were written. A
+ * `<kind>:*` row (the Slack workspace whose token is refused) holds every
+ * destination of the kind until a probe of the credentials ends it
+ * (src/notify/credential-probe.ts), whatever its `held_until`.
  *
  * DISTINCT ON cannot be combined with FOR UPDATE, so the heads are picked
  * first and then locked with SKIP LOCKED, rechecking what may have changed.
@@ -60,7 +63,11 @@ export async function claimNotifications(db: Db, o: ClaimOptions): Promise<Claim
         and split_part(n.destination, ':', 1) = any(${o.kinds}::text[])
         and n.destination <> all(${o.exclude}::text[])
         ${o.only ? sql`and n.destination = any(${o.only}::text[])` : sql``}
-        and not exists (select 1 from destination_outages h where h.destination = n.destination and h.held_until > ${o.now})
+        and not exists (
+          select 1 from destination_outages h
+          where (h.destination = n.destination and h.held_until > ${o.now})
+            or h.destination = split_part(n.destination, ':', 1) || ':*'
+        )
         and not exists (
           select 1 from notifications p
           where p.alert_id = n.alert_id and p.destination = n.destination and p.id < n.id

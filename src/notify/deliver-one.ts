@@ -4,9 +4,11 @@ import type { ClaimedNotification } from './claim-notifications.js';
 import type { SlotResult } from './pacer.js';
 import { isConnectionError } from '../db/connection-errors.js';
 import { redactSecrets } from '../secrets.js';
-import { outageEndNotice, shownDestination, type Outage } from '../domain/destination-outage.js';
-import { backoffMs, pacingOf, sleepOnClock, type OutageNotice, type SenderContext } from './sender-context.js';
+import { shownDestination } from '../domain/destination-outage.js';
+import { backoffMs, pacingOf, sleepOnClock, type SenderContext } from './sender-context.js';
 import { holdDestination, markDead, markRetry, markSent, markUnknown, releaseUntried, type Held } from './settle-notification.js';
+import { holdForCredentials } from './credential-probe.js';
+import { endOutages, notifyOutage } from './outage-notices.js';
 import type { DeliveryInput, DeliveryResult, Transport } from './transport.js';
 import { leaseKeeper } from './lease-keeper.js';
 
@@ -34,7 +36,7 @@ async function deliverClaimed(ctx: SenderContext, claim: ClaimedNotification, wa
   const pacing = pacingOf(transport);
   const key = pacing?.key(n.destination);
   const previous = claim.previousStatus === 'sending' ? 'sending' : 'pending';
-  const held: Held = { id: n.id, owner: deps.replicaId };
+  const held: Held & { destination: string } = { id: n.id, owner: deps.replicaId, destination: n.destination };
   if (pacing && key) {
     const slot = await takeSlot(ctx, key, n.destination, pacing.minIntervalMs, wait);
     if (!slot.ok) {
@@ -54,22 +56,24 @@ async function deliverClaimed(ctx: SenderContext, claim: ClaimedNotification, wa
     if (previous === 'sending' && transport.findDelivered) {
       const found = withoutSecrets(await transport.findDelivered(input), clean);
       if (found.kind === 'found') {
-        const ended = await markSent(deps.db, n.id, now, { ref: found.ref, ...found.result, recovered: true });
+        const ended = await markSent(deps.db, n, now, { ref: found.ref, ...found.result, recovered: true });
         metrics.deliveries.inc({ kind, result: 'recovered' });
         log.info(logCtx, 'notification found already delivered; not sending again');
-        await endOutage(ctx, n.destination, ended, 'delivered', now);
+        await endOutages(ctx, ended, 'delivered', now);
         return true;
       }
       if (found.kind === 'failed') {
         if (found.permanent) {
           log.error({ ...logCtx, error: found.error }, 'notification undeliverable: its earlier attempt cannot be checked');
           const ended = await markDead(deps.db, held, `lookup failed: ${found.error}`);
-          await endOutage(ctx, n.destination, ended, 'refused', now, `lookup failed: ${found.error}`);
+          await endOutages(ctx, ended, 'refused', now, `lookup failed: ${found.error}`);
           metrics.deliveries.inc({ kind, result: 'permanent' });
           return true;
         }
-        metrics.deliveries.inc({ kind, result: 'lookup_failed' });
-        if (found.retryAfterMs) {
+        metrics.deliveries.inc({ kind, result: found.credentials ? 'credentials' : 'lookup_failed' });
+        // The lookup met refused credentials: the row stays `sending` (looked up first once they work), held with every row of its scope.
+        if (found.credentials) await holdForCredentials(ctx, n, `lookup failed: ${found.error}`, 'unknown', now);
+        else if (found.retryAfterMs) {
           if (key) await pacer.hold(key, n.destination, new Date(now.getTime() + found.retryAfterMs), now);
           await markUnknown(deps.db, held, new Date(now.getTime() + found.retryAfterMs), `lookup failed: ${found.error}`);
         } else await holdFailing(ctx, n, `lookup failed: ${found.error}`, 'unknown', now);
@@ -138,12 +142,12 @@ async function settleDelivery(ctx: SenderContext, transport: Transport, key: str
   const logCtx = { id: n.id, key: n.idempotencyKey, destination: n.destination, attempts: n.attempts + 1 };
   switch (result.kind) {
     case 'sent': {
-      const ended = await markSent(deps.db, n.id, now, { ref: result.ref, ...result.result });
+      const ended = await markSent(deps.db, n, now, { ref: result.ref, ...result.result });
       // Slack counts its pace from when a message arrives, which is after `now`:
       // pacing from the answer keeps the next one from landing early and costing a 429's whole Retry-After.
       const pacing = pacingOf(transport);
       if (pacing && key) await pacer.hold(key, n.destination, new Date(answered.getTime() + pacing.minIntervalMs), answered);
-      await endOutage(ctx, n.destination, ended, 'delivered', now);
+      await endOutages(ctx, ended, 'delivered', now);
       return;
     }
     case 'rate_limited': {
@@ -155,10 +159,13 @@ async function settleDelivery(ctx: SenderContext, transport: Transport, key: str
     }
     case 'permanent': {
       log.error({ ...logCtx, error: result.error }, 'notification undeliverable');
-      const ended = await markDead(deps.db, { id: n.id, owner: deps.replicaId }, result.error);
-      await endOutage(ctx, n.destination, ended, 'refused', now, result.error);
+      const ended = await markDead(deps.db, { id: n.id, owner: deps.replicaId, destination: n.destination }, result.error);
+      await endOutages(ctx, ended, 'refused', now, result.error);
       return;
     }
+    case 'credentials':
+      await holdForCredentials(ctx, n, result.error, 'transient', now);
+      return;
     case 'transient':
     case 'unknown':
       await holdFailing(ctx, n, result.error, result.kind, now);
@@ -175,33 +182,4 @@ async function holdFailing(ctx: SenderContext, n: DeliveryInput['notification'],
   const { outage, raiseNotice } = await holdDestination(ctx.deps.db, { row: { id: n.id, owner: ctx.deps.replicaId }, destination: n.destination, error, outcome, now, policy: ctx.o });
   ctx.log.warn({ id: n.id, destination: shownDestination(n.destination), error, outcome, failures: outage.failures, next: outage.heldUntil }, 'delivery failed; destination held, will retry');
   if (raiseNotice) await notifyOutage(ctx, { kind: 'outage', destination: n.destination, outage, now });
-}
-
-/**
- * An outage `markSent` or `markDead` just ended (if the destination had one):
- * told as src/domain/destination-outage.ts decides. A refusal's notice
- * carries the refusing answer as its last error.
- */
-async function endOutage(ctx: SenderContext, destination: string, ended: Outage | undefined, how: 'delivered' | 'refused', now: Date, answer?: string): Promise<void> {
-  if (!ended) return;
-  const kind = outageEndNotice(ended, how);
-  if (!kind) {
-    ctx.log.info({ destination: shownDestination(destination), failingSince: ended.failingSince, failures: ended.failures, how }, 'destination answered again; its outage is over');
-    return;
-  }
-  await notifyOutage(ctx, { kind, destination, outage: answer === undefined ? ended : { ...ended, lastError: answer }, now });
-}
-
-const NOTICE_RESULT = { outage: 'outage_notice', recovered: 'outage_recovered', refused: 'outage_refused' } as const;
-
-async function notifyOutage(ctx: SenderContext, notice: OutageNotice): Promise<void> {
-  const { destination, outage } = notice;
-  const logCtx = { destination: shownDestination(destination), failingSince: outage.failingSince, failures: outage.failures, lastError: outage.lastError };
-  if (notice.kind === 'outage') ctx.log.error(logCtx, 'destination failing for longer than the notice threshold; its notifications are held and will be delivered in order');
-  else if (notice.kind === 'recovered') ctx.log.warn(logCtx, 'destination recovered; held notifications are being delivered');
-  else ctx.log.error(logCtx, 'destination answered again but refused for good; its outage is over, and notifications it refuses go dead');
-  metrics.deliveries.inc({ kind: parseDestination(destination).kind, result: NOTICE_RESULT[notice.kind] });
-  // The log line and the counter above are the notice of record; a platform
-  // channel that cannot be reached must not turn into a failed delivery.
-  await ctx.o.onOutage?.(notice).catch((err: unknown) => ctx.log.warn({ ...logCtx, err }, 'could not post the outage notice to the platform channel'));
 }

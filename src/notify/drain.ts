@@ -1,6 +1,7 @@
 import { parseDestination } from '../domain/events.js';
 import type { ClaimedNotification } from './claim-notifications.js';
 import { deliverOne } from './deliver-one.js';
+import { probeCredentials } from './credential-probe.js';
 import { claimDue, handBackStranded, pacingOf, sleepOnClock, type SenderContext } from './sender-context.js';
 
 /**
@@ -34,6 +35,7 @@ export async function drainOutbox(ctx: SenderContext, signal: AbortSignal, progr
     while (!halt.aborted) {
       ended = new AbortController();
       const now = deps.clock.now();
+      await probeCredentials(ctx, now);
       // Destinations paced beyond what a pipeline waits out in process are left for later looks.
       const exclude = [...running.keys(), ...pacer.blockedDestinations(new Date(now.getTime() + o.holdMs))];
       const claimed = await claimDue(ctx, now, o.batch, exclude);

@@ -3,7 +3,7 @@ import type { Logger } from '../log.js';
 import { claimNotifications, type ClaimedNotification } from './claim-notifications.js';
 import { Pacer } from './pacer.js';
 import { releaseLeases } from './settle-notification.js';
-import type { Outage } from '../domain/destination-outage.js';
+import { CREDENTIAL_OUTAGE_POLICY, type Outage } from '../domain/destination-outage.js';
 import type { Transport } from './transport.js';
 
 export interface SenderOptions {
@@ -15,6 +15,12 @@ export interface SenderOptions {
   maxBackoffMs?: number;
   /** A destination failing for longer than this raises one notice (log, metric, `onOutage`), and another when it recovers. */
   noticeAfterMs?: number;
+  /**
+   * Refused credentials (src/domain/destination-outage.ts): the first probe
+   * after this, doubling up to the max. Told at once, whatever `noticeAfterMs`.
+   */
+  credentialBaseBackoffMs?: number;
+  credentialMaxBackoffMs?: number;
   /** Tells the platform (its channel) about a long outage. */
   onOutage?: (notice: OutageNotice) => Promise<void>;
   intervalMs?: number;
@@ -24,7 +30,18 @@ export interface SenderOptions {
   holdMs?: number;
 }
 
-export const SENDER_DEFAULTS = { batch: 50, leaseMs: 60_000, baseBackoffMs: 1000, maxBackoffMs: 10 * 60_000, noticeAfterMs: 15 * 60_000, intervalMs: 250, lookMs: 100, holdMs: 5_000 };
+export const SENDER_DEFAULTS = {
+  batch: 50,
+  leaseMs: 60_000,
+  baseBackoffMs: 1000,
+  maxBackoffMs: 10 * 60_000,
+  noticeAfterMs: 15 * 60_000,
+  credentialBaseBackoffMs: CREDENTIAL_OUTAGE_POLICY.baseBackoffMs,
+  credentialMaxBackoffMs: CREDENTIAL_OUTAGE_POLICY.maxBackoffMs,
+  intervalMs: 250,
+  lookMs: 100,
+  holdMs: 5_000,
+};
 
 export type SenderSettings = typeof SENDER_DEFAULTS & Pick<SenderOptions, 'onOutage'>;
 
@@ -65,6 +82,12 @@ export interface SenderContext {
   stranded: Set<number>;
   /** Ends the running drain's pause before its next look (a wake-up: rows were just written); nothing when no drain runs. */
   lookNow: () => void;
+  /**
+   * Credential scopes (`slack:*`) this sender has looked at since it
+   * started. The first look probes a held scope at once, whatever its
+   * back-off: a replica (re)started, perhaps with a new token, finds out now.
+   */
+  probed: Set<string>;
 }
 
 export function createSenderContext(deps: SenderContext['deps'], transports: Transport[], options: SenderOptions): SenderContext {
@@ -79,6 +102,7 @@ export function createSenderContext(deps: SenderContext['deps'], transports: Tra
     awake: { count: 0 },
     stranded: new Set(),
     lookNow: () => {},
+    probed: new Set(),
   };
 }
 

@@ -3,6 +3,7 @@ import type { LoopSpec } from '../engine/runner.js';
 import { NOTIFICATIONS_CHANNEL } from '../ledger/alert-events.js';
 import { deliverOne } from './deliver-one.js';
 import { drainOutbox } from './drain.js';
+import { probeCredentials } from './credential-probe.js';
 import type { Pacer } from './pacer.js';
 import { claimDue, createSenderContext, handBackStranded, type SenderContext, type SenderOptions } from './sender-context.js';
 import type { Transport } from './transport.js';
@@ -54,6 +55,7 @@ export function createOutboxSender(deps: Pick<Deps, 'db' | 'clock' | 'logger' | 
 async function sendRound(ctx: SenderContext): Promise<boolean> {
   await handBackStranded(ctx);
   const now = ctx.deps.clock.now();
+  await probeCredentials(ctx, now);
   const claimed = await claimDue(ctx, now, ctx.o.batch, ctx.pacer.blockedDestinations(now));
   if (claimed.length === 0) return false;
   await settleAll(claimed.map((c) => deliverOne(ctx, c)));

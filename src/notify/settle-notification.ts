@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../db/connect.js';
-import { recordFailure, type Outage, type OutagePolicy } from '../domain/destination-outage.js';
+import { credentialScope, recordFailure, type Outage, type OutageCause, type OutagePolicy } from '../domain/destination-outage.js';
 
 /**
  * Writing an attempt's outcome back. Each update is conditional on the row
@@ -18,27 +18,36 @@ export interface Held {
   owner: string;
 }
 
+/** An outage a settled row ended: its key is the row's destination, or the credential scope it is in (`slack:*`). */
+export type EndedOutage = Outage & { destination: string };
+
 /**
- * Delivered. The destination evidently works, so an outage it had is over:
+ * Delivered. The destination evidently works, and so do its credentials, so
+ * an outage it had is over, and so is a credential outage of its scope:
  * ended in the same statement (this runs once per message), and returned so
  * the sender can say it recovered.
  */
-export async function markSent(db: Db, id: number, now: Date, result: Record<string, unknown>): Promise<Outage | undefined> {
-  return settleEndingOutage(db, id, undefined, sql`status = 'sent', sent_at = ${now}, result = ${JSON.stringify(result)}, last_error = null, lease_owner = null, lease_expires_at = null`);
+export async function markSent(db: Db, row: { id: number; destination: string }, now: Date, result: Record<string, unknown>): Promise<EndedOutage[]> {
+  return settleEndingOutage(db, row, undefined, true, sql`status = 'sent', sent_at = ${now}, result = ${JSON.stringify(result)}, last_error = null, lease_owner = null, lease_expires_at = null`);
 }
 
-/** Settles a row being sent and ends its destination's outage in the same statement, returning the outage that ended. */
-async function settleEndingOutage(db: Db, id: number, owner: string | undefined, set: RawBuilder<unknown>): Promise<Outage | undefined> {
-  const { rows } = await sql<Outage>`
+/**
+ * Settles a row being sent and ends its destination's outage in the same
+ * statement (with `scope`, its credential scope's too), returning the
+ * outages that ended.
+ */
+async function settleEndingOutage(db: Db, row: { id: number; destination: string }, owner: string | undefined, scope: boolean, set: RawBuilder<unknown>): Promise<EndedOutage[]> {
+  const keys = [...new Set([row.destination, ...(scope ? [credentialScope(row.destination)] : [])])];
+  const { rows } = await sql<EndedOutage>`
     with settled as (
       update notifications set ${set}
-      where id = ${id} and status = 'sending' ${owner === undefined ? sql`` : sql`and lease_owner = ${owner}`}
+      where id = ${row.id} and status = 'sending' ${owner === undefined ? sql`` : sql`and lease_owner = ${owner}`}
       returning destination
     )
-    delete from destination_outages o using settled where o.destination = settled.destination
-    returning o.failing_since, o.failures, o.held_until, o.last_error, o.noticed_at
+    delete from destination_outages o using settled where o.destination = any(${keys}::text[])
+    returning o.destination, o.failing_since, o.failures, o.held_until, o.last_error, o.noticed_at, o.cause
   `.execute(db);
-  return rows[0];
+  return rows;
 }
 
 /** Not delivered, certainly: back to `pending`, due at `next`. */
@@ -77,10 +86,13 @@ export async function markUnknown(db: Db, row: Held, next: Date, error: string):
  * Undeliverable for good. A permanent answer is still an answer: an outage
  * the destination had (it was unreachable) is over, ended in the same
  * statement and returned, so the sender can say how it ended
- * (`outageEndNotice`, src/domain/destination-outage.ts).
+ * (`outageEndNotice`, src/domain/destination-outage.ts). A credential outage
+ * of its wider scope (`slack:*`) is not: a row can go dead without Slack
+ * having been asked (its alert gone, its destination no longer configured),
+ * and that says nothing of the token; a delivery or the probe ends it.
  */
-export async function markDead(db: Db, row: Held, error: string): Promise<Outage | undefined> {
-  return settleEndingOutage(db, row.id, row.owner, sql`status = 'dead', last_error = ${error}, lease_owner = null, lease_expires_at = null, attempts = attempts + 1`);
+export async function markDead(db: Db, row: Held & { destination: string }, error: string): Promise<EndedOutage[]> {
+  return settleEndingOutage(db, row, row.owner, false, sql`status = 'dead', last_error = ${error}, lease_owner = null, lease_expires_at = null, attempts = attempts + 1`);
 }
 
 /** Claimed but not attempted (its pacing key was busy): hand it back exactly as it was. */
@@ -111,25 +123,27 @@ export async function releaseLeases(db: Db, ids: number[], owner: string): Promi
 }
 
 /**
- * Not delivered for a reason that may go away (`transient`), or maybe
- * delivered (`unknown`, looked up before any resend): the whole destination
- * is held for one back-off and this row is due when the hold ends. No
- * attempt count makes it dead; only a permanent answer does. One
+ * Not delivered for a reason that may go away (`transient`), maybe
+ * delivered (`unknown`, looked up before any resend), or refused for the
+ * bot's credentials (`cause` `credentials`, `destination` then the
+ * credential scope, src/domain/destination-outage.ts): the whole destination
+ * (or scope) is held for one back-off and this row is due when the hold
+ * ends. No attempt count makes it dead; only a permanent answer does. One
  * transaction, so two replicas failing on the same destination count twice
  * rather than overwrite each other.
  */
 export async function holdDestination(
   db: Db,
-  f: { row: Held; destination: string; error: string; outcome: 'transient' | 'unknown'; now: Date; policy: OutagePolicy },
+  f: { row: Held; destination: string; error: string; outcome: 'transient' | 'unknown'; now: Date; policy: OutagePolicy; cause?: OutageCause },
 ): Promise<{ outage: Outage; raiseNotice: boolean }> {
   return db.transaction().execute(async (trx) => {
     await trx
       .insertInto('destinationOutages')
-      .values({ destination: f.destination, failingSince: f.now, failures: 0, heldUntil: f.now, lastError: f.error })
+      .values({ destination: f.destination, failingSince: f.now, failures: 0, heldUntil: f.now, lastError: f.error, cause: f.cause ?? 'unreachable' })
       .onConflict((oc) => oc.column('destination').doNothing())
       .execute();
     const current = await trx.selectFrom('destinationOutages').selectAll().where('destination', '=', f.destination).forUpdate().executeTakeFirstOrThrow();
-    const next = recordFailure(current, f.error, f.now, f.policy);
+    const next = recordFailure(current, f.error, f.now, f.policy, f.cause);
     await trx.updateTable('destinationOutages').set(next.outage).where('destination', '=', f.destination).execute();
     if (f.outcome === 'transient') await markRetry(trx, f.row, next.outage.heldUntil, f.error, true);
     else await markUnknown(trx, f.row, next.outage.heldUntil, f.error);

@@ -40,7 +40,10 @@ export interface DeliveryInput {
  * The outcome of one delivery attempt, classified once by the transport:
  * - sent: delivered; `ref` is the transport's id for it (Slack: the message ts).
  * - rate_limited: refused before anything was delivered; wait `retryAfterMs` for this pacing key only.
- * - permanent: will never work as configured (channel gone, token revoked…); the row goes dead.
+ * - permanent: will never work as configured (channel gone, message too long…); the row goes dead.
+ * - credentials: the receiver refused the bot's credentials (a revoked Slack token, a 401/403):
+ *   nothing is wrong with the row, so it is not dead; the destination (for Slack, the
+ *   workspace: `credentialScope`) is held until they work again, and every row waits, in order.
  * - transient: refused or failed before delivery; retry with backoff.
  * - unknown: the request may have been accepted (timeout, connection lost after sending);
  *   before sending again the sender asks `findDelivered`.
@@ -50,6 +53,7 @@ export type DeliveryResult =
   | { kind: 'sent'; ref: string; result?: Record<string, unknown> }
   | { kind: 'rate_limited'; retryAfterMs: number; error?: string }
   | { kind: 'permanent'; error: string }
+  | { kind: 'credentials'; error: string }
   | { kind: 'transient'; error: string }
   | { kind: 'unknown'; error: string }
   | LeaseLost;
@@ -62,7 +66,10 @@ export type FindDeliveredResult =
   | { kind: 'found'; ref: string; result?: Record<string, unknown> }
   | { kind: 'not_found' }
   /** The lookup itself failed: try again later, and do not send meanwhile. */
-  | { kind: 'failed'; error: string; retryAfterMs?: number; permanent?: boolean };
+  | { kind: 'failed'; error: string; retryAfterMs?: number; permanent?: boolean; credentials?: boolean };
+
+/** A probe of the credentials a whole kind shares (Slack: `auth.test` with the bot token). */
+export type CredentialProbe = { ok: true } | { ok: false; error: string; credentials: boolean };
 
 export interface Transport {
   /** The destination prefix this transport handles (`slack` for `slack:C0123`). */
@@ -79,4 +86,10 @@ export interface Transport {
    * The key depends on the destination alone (Slack: the channel).
    */
   pacing?: { key(destination: string): string; minIntervalMs: number };
+  /**
+   * Asks the receiver whether the credentials every destination of this kind
+   * shares work (`credentials: false`: it could not tell, try later). The
+   * only way a `<kind>:*` credential outage ends (src/notify/credential-probe.ts).
+   */
+  probeCredentials?(): Promise<CredentialProbe>;
 }

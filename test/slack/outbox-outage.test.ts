@@ -100,7 +100,7 @@ describe('a destination that keeps failing', () => {
   it('the notice goes to the platform channel, unless the platform channel is the one failing', async () => {
     rig = await startOutboxRig(t.db);
     const post = platformOutageNotice(rig.api, 'CPLAT')!;
-    const outage = { failingSince: T0, failures: 9, heldUntil: at(HOUR), lastError: 'HTTP 500 <!channel>', noticedAt: at(HOUR) };
+    const outage = { failingSince: T0, failures: 9, heldUntil: at(HOUR), lastError: 'HTTP 500 <!channel>', noticedAt: at(HOUR), cause: 'unreachable' as const };
     await post({ kind: 'outage', destination: 'slack:CACME', outage, now: at(20 * 60_000) });
     await post({ kind: 'outage', destination: 'slack:CPLAT', outage, now: at(20 * 60_000) });
     const posted = rig.slack.messages('CPLAT');

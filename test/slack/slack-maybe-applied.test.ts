@@ -3,6 +3,10 @@ import type { StoredMessage } from '../../src/replay/recording-slack-api.js';
 import type { TestDatabase } from '../helpers/db.js';
 import { makeWorkflow, T0 } from '../helpers/factories.js';
 import { addEvent, insertAlert, outboxTestHooks, startOutboxRig, type OutboxRig } from '../helpers/slack-outbox.js';
+import { stormKey } from '../../src/domain/storm.js';
+import { renderStormMessage } from '../../src/slack/blocks/storm-message.js';
+import { stormMetadata } from '../../src/slack/transport/metadata.js';
+import { loadStormView, saveStormRoot } from '../../src/slack/views/storm-queries.js';
 
 /**
  * Unknown outcomes settled by looking for the row's key. Slack's `internal_error` and `fatal_error` say "it's possible some aspect of
@@ -89,6 +93,53 @@ describe('a storm message whose post failed unanswered, and was not kept', () =>
     expect(rig.slack.roots('CACME').map(keyOf)).toEqual([expect.stringMatching(/^storm:/)]);
     // One back-off (1 s) and the lookup, not the storm claim's one-minute lease.
     expect(posts[1]!.at.getTime() - posts[0]!.at.getTime()).toBeLessThan(5000);
+    expect(await t.db.selectFrom('notifications').select('status').where('status', '<>', 'sent').execute()).toEqual([]);
+  });
+});
+
+describe('a storm member whose earlier attempt is unknown, looked up while another replica posts the storm message', () => {
+  /**
+   * The revoked-token chaos run's two duplicated keys (storm:3, storm:6): a
+   * destination's rows can be in flight on two replicas at once (the claim
+   * keeps one per destination per replica). Replica A held member X's row and
+   * the storm's post claim and was posting; replica B's member Y, `sending`
+   * after an unknown outcome, looked the storm message up before A's post had
+   * landed, found nothing, and dropped the claim as if it were its own: B
+   * claimed the post again and posted a second storm message. Replica A is
+   * played here by the test, at the state it is in mid-post and at the post itself.
+   */
+  it("does not drop the other replica's claim: the storm message is posted once", async () => {
+    // A storm of the file's earlier tests would take these openings in (one storm per channel at a time).
+    await t.db.deleteFrom('stormAlerts').execute();
+    await t.db.deleteFrom('storms').execute();
+    rig = await startOutboxRig(t.db);
+    for (let i = 0; i < 5; i++) {
+      const alert = await insertAlert(t.db, (await makeWorkflow(t.db, { tenantId: 'acme' })).id);
+      await addEvent(t.db, alert.id, 'opened', { now: T0, storms: true });
+    }
+    const storm = await t.db.selectFrom('storms').selectAll().executeTakeFirstOrThrow();
+    const [x, y] = await t.db.selectFrom('notifications').select('id').orderBy('id').execute();
+    const now = rig.clock.now();
+    // Replica A: X's row leased to it, the storm's post claimed, its chat.postMessage on the way.
+    await t.db.updateTable('notifications').set({ status: 'sending', leaseOwner: 'replica-a', leaseExpiresAt: new Date(now.getTime() + 60_000) }).where('id', '=', x!.id).execute();
+    await t.db.updateTable('storms').set({ rootClaimedAt: now }).where('id', '=', storm.id).execute();
+    // Y's earlier attempt on another replica ended unknown: `sending`, lease dropped, looked up first.
+    await t.db.updateTable('notifications').set({ status: 'sending', leaseOwner: null, leaseExpiresAt: null }).where('id', '=', y!.id).execute();
+
+    await rig.sender.tick();
+    // Y looked, found nothing (A's post has not landed), and left A's claim alone: it posted nothing.
+    expect(rig.slack.calls.map((c) => c.method)).toEqual(['conversations.history']);
+
+    // A's post lands, and A records it.
+    const view = (await loadStormView(t.db, Number(storm.id), now))!;
+    const key = stormKey(Number(storm.id), storm.destination);
+    const posted = await rig.api.postMessage({ channel: 'CACME', ...renderStormMessage(view), metadata: stormMetadata(view, key)! });
+    if (!posted.ok) throw new Error(posted.error);
+    await saveStormRoot(t.db, Number(storm.id), posted.ts, view.eventId, now);
+    await t.db.updateTable('notifications').set({ status: 'sent', sentAt: now, result: JSON.stringify({ ts: posted.ts, storm: Number(storm.id), root: true }), leaseOwner: null, leaseExpiresAt: null }).where('id', '=', x!.id).execute();
+    await rig.drain();
+
+    expect(rig.slack.roots('CACME').map(keyOf)).toEqual([key]);
     expect(await t.db.selectFrom('notifications').select('status').where('status', '<>', 'sent').execute()).toEqual([]);
   });
 });

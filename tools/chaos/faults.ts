@@ -17,9 +17,12 @@ export interface ScenarioSpec {
   slackFaults: boolean;
   /** A fixed schedule (DATABASE_FAULTS): pg_terminate_backend of every bot connection, and restarts of Postgres when it is ours. */
   databaseFaults: boolean;
-  /** The bot token is revoked for a while: invalid_auth. */
+  /** The bot token is revoked for a while (every Web API call answers token_revoked), then re-enabled. */
   revokedToken: boolean;
 }
+
+/** How long the revoked-token scenario's token is refused. */
+export const REVOKED_MS = 20_000;
 
 /**
  * The database-faults scenario's schedule, the same on every machine: after
@@ -97,9 +100,23 @@ export function startChaos(spec: ScenarioSpec, c: ChaosTargets): { stop(): Promi
   }
   if (spec.databaseFaults) chaos.push(databaseFaultSchedule(c, actions));
   if (spec.revokedToken) {
-    // The token is revoked for the first posts: they go dead, and the App Home must list them.
-    slack.failNext({ kind: 'platform_error', error: 'invalid_auth' }, { method: 'chat.postMessage', times: 25 });
-    actions.revoked = 25;
+    // The token is refused for the first REVOKED_MS of the run, every call alike, then re-enabled:
+    // nothing raised meanwhile may be dead or lost, and nothing may be sent twice once it works.
+    slack.failNext({ kind: 'platform_error', error: 'token_revoked' }, { times: Infinity });
+    // At least REVOKED_MS, and until a few calls were refused (a loaded machine may answer nothing that soon), at most 2 minutes.
+    const refused = () => slack.calls.filter((c) => c.outcome === 'token_revoked').length;
+    chaos.push(
+      (async () => {
+        const started = systemClock.now().getTime();
+        for (;;) {
+          const elapsed = systemClock.now().getTime() - started;
+          if (elapsed >= 120_000 || (elapsed >= REVOKED_MS && refused() >= 10)) break;
+          await systemClock.sleep(500);
+        }
+        slack.clearFaults();
+        actions.revoked = refused();
+      })(),
+    );
   }
   return {
     async stop() {

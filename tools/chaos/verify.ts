@@ -10,7 +10,7 @@ import { EXPECTED_STORY, type Workload } from './workload.js';
 /**
  * The end-of-scenario audit: the ledger and the Slack server's log against
  * what the driver did. Every count here is a finding when it is not zero
- * (except `dead`, which the revoked-token scenario expects).
+ * (`dead` too: a revoked token holds the workspace, it kills no row).
  */
 export interface Verdict {
   runs: number;
@@ -21,7 +21,7 @@ export interface Verdict {
   delivered: number;
   duplicated: number;
   lost: number;
-  /** Rows that went dead (permanent Slack errors); shown on the App Home, not silently dropped. */
+  /** Rows that went dead (permanent Slack errors: none of the scenarios answers one); shown on the App Home, not silently dropped. */
   dead: number;
   /** Workflows with more alerts than their story has. */
   alertsOpenedTwice: number;

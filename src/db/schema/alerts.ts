@@ -117,7 +117,11 @@ export interface DestinationOutagesTable {
   heldUntil: Timestamp;
   lastError: string;
   noticedAt: Timestamp | null;
+  /** Why it is held (migration 0026): unreachable, or its credentials refused. */
+  cause: ColumnType<OutageCause, OutageCause | undefined, OutageCause>;
 }
+
+export type OutageCause = 'unreachable' | 'credentials';
 
 /** Keys the process needs that belong to the database, not the environment (migration 0019): `destination_id`. */
 export interface InstanceKeysTable {

@@ -97,11 +97,12 @@ function severityAt(input: DeliveryInput, at: Date): Severity {
 export function classifySmtpError(error: unknown): DeliveryResult {
   const e = error as { responseCode?: number; code?: string; message?: string; response?: string };
   const message = `${e.code ? `${e.code}: ` : ''}${e.response ?? e.message ?? String(error)}`;
+  // Authentication refused (535 and the like): SMTP_URL's credentials, not the message; held like a revoked token.
+  if (e.code === 'EAUTH') return { kind: 'credentials', error: message };
   if (typeof e.responseCode === 'number') {
     if (e.responseCode >= 500) return { kind: 'permanent', error: message };
     return { kind: 'transient', error: message };
   }
-  if (e.code === 'EAUTH') return { kind: 'permanent', error: message };
   if (/ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH/.test(`${e.code ?? ''} ${e.message ?? ''}`)) return { kind: 'transient', error: message };
   return { kind: 'unknown', error: message };
 }

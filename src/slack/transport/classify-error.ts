@@ -11,6 +11,7 @@ const { ErrorCode } = webApi;
 export type SlackFailure =
   | { kind: 'rate_limited'; retryAfterMs: number; error: string }
   | { kind: 'permanent'; error: string }
+  | { kind: 'credentials'; error: string }
   | { kind: 'transient'; error: string }
   | { kind: 'unknown'; error: string };
 
@@ -20,7 +21,7 @@ export type SlackFailure =
  * workspace migrating to an Enterprise org, an answer with no error code.
  * Retried with back-off, holding the channel. Every other error Slack gives
  * says the call as made is wrong or not allowed (`channel_not_found`,
- * `invalid_auth`, `msg_too_long`, `invalid_blocks`, `metadata_too_large`,
+ * `msg_too_long`, `invalid_blocks`, `metadata_too_large`,
  * `restricted_action_read_only_channel`, and whatever code it adds next) and
  * fails the same way each time: permanent, so the row goes dead at once,
  * visible on the App Home, instead of holding its channel forever.
@@ -32,6 +33,21 @@ export const TRANSIENT_ERRORS = new Set(['internal_error', 'fatal_error', 'servi
  * operation succeeded before the error was raised": a post answered with one
  * may be in the channel, so its outcome is unknown (looked up before any resend).
  */
+/**
+ * Errors that say the bot's token is refused, whatever the call
+ * (`invalid_auth`, `not_authed`, `token_revoked`, `token_expired`,
+ * `account_inactive`: the token is invalid, missing, revoked, expired, or its
+ * bot or workspace deleted; `ekm_access_denied`: the workspace's
+ * administrators have revoked the key everything is encrypted with). They are
+ * a state of the workspace, which an operator ends (a new token and a
+ * restart, the token or key re-enabled): the outbox holds every Slack row
+ * until a probe says the token works, rather than making each row dead.
+ * `team_access_not_granted`, `missing_scope`, `no_permission` are not here:
+ * the token works, only not for that channel or method (auth.test would
+ * pass, and the hold would never end), so they stay permanent for the row.
+ */
+export const CREDENTIAL_ERRORS = new Set(['invalid_auth', 'not_authed', 'token_revoked', 'token_expired', 'account_inactive', 'ekm_access_denied']);
+
 export const MAYBE_APPLIED_ERRORS = new Set(['internal_error', 'fatal_error']);
 
 const DEFAULT_RETRY_MS = 1000;
@@ -79,7 +95,7 @@ const LABELLED_PERMANENT = new Set([
  */
 export function slackResultLabel(failure: SlackFailure, error: unknown): string {
   if (failure.kind === 'rate_limited' || failure.kind === 'unknown') return failure.kind;
-  if (failure.kind === 'permanent') return LABELLED_PERMANENT.has(failure.error) ? failure.error : 'permanent';
+  if (failure.kind === 'permanent' || failure.kind === 'credentials') return LABELLED_PERMANENT.has(failure.error) ? failure.error : 'permanent';
   const e = error as { code?: string; statusCode?: number };
   switch (e?.code) {
     case ErrorCode.PlatformError:
@@ -103,6 +119,7 @@ export function classifySlackError(error: unknown, mutating: boolean): SlackFail
       const code = e.data?.error ?? 'unknown_error';
       if (code === 'ratelimited' || code === 'rate_limited') return { kind: 'rate_limited', retryAfterMs: DEFAULT_RETRY_MS, error: code };
       if (mutating && MAYBE_APPLIED_ERRORS.has(code)) return { kind: 'unknown', error: code };
+      if (CREDENTIAL_ERRORS.has(code)) return { kind: 'credentials', error: code };
       return TRANSIENT_ERRORS.has(code) ? { kind: 'transient', error: code } : { kind: 'permanent', error: code };
     }
     case ErrorCode.HTTPError:

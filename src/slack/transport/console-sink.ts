@@ -36,6 +36,10 @@ export function consoleOutboxApi(write: (line: string) => void = (l) => process.
     async publishHome() {
       return { ok: true };
     },
+    // No token to refuse: a workspace held for refused credentials (a token removed, the bot restarted without one) is released.
+    async authTest() {
+      return { ok: true };
+    },
   };
 }
 

@@ -1,3 +1,4 @@
+import { WORKSPACE_SCOPE } from '../../domain/destination-outage.js';
 import type { OutageNotice } from '../../notify/sender.js';
 import { renderOutageNotice } from '../blocks/outage-notice.js';
 import { alertMetadata } from './metadata.js';
@@ -5,13 +6,17 @@ import type { SlackOutboxApi } from './slack-api.js';
 
 /**
  * Posts a long outage (and its end) to the platform channel, unless the
- * platform channel is the destination that is failing: then the log line and
- * the metric are all there is, as they are when no platform channel is set.
+ * platform channel is the destination that is failing, or the bot token is
+ * what Slack refuses (`slack:*`: the notice would go over the same dead
+ * token): then the log line and the metric are all there is, as they are
+ * when no platform channel is set. The end of a refused token is posted: by
+ * then the token works.
  */
 export function platformOutageNotice(api: SlackOutboxApi, platformChannel: string | undefined): ((notice: OutageNotice) => Promise<void>) | undefined {
   if (!platformChannel) return undefined;
   return async (notice) => {
     if (notice.destination === `slack:${platformChannel}`) return;
+    if (notice.destination === WORKSPACE_SCOPE.slack && notice.kind === 'outage') return;
     const message = renderOutageNotice(notice);
     const key = `outage:${notice.destination}:${notice.outage.failingSince.toISOString()}:${notice.kind}`;
     const r = await api.postMessage({

@@ -7,7 +7,7 @@ import { renderAlertRoot } from '../blocks/alert-card.js';
 import { alertMetadata } from './metadata.js';
 import type { SlackOutboxApi } from './slack-api.js';
 import { refreshOneStorm } from './storm-refresher.js';
-import { workspaceUpdatePace } from './update-pace.js';
+import { CREDENTIALS_PAUSE_MS, workspaceUpdatePace } from './update-pace.js';
 
 /** chat.update is Tier 3 (about 50 a minute per workspace): one every 1.2 s stays under it. */
 export const ROOT_UPDATE_INTERVAL_MS = 1200;
@@ -84,6 +84,8 @@ export function createRootRefresher(deps: Pick<Deps, 'db' | 'clock' | 'logger' |
       return true;
     }
     if (result.kind === 'rate_limited') await pace.hold(result.retryAfterMs, now);
+    // A refused token is the workspace's state (the outbox holds and probes it): the root keeps its due re-render, tried again a minute on, not in a loop.
+    if (result.kind === 'credentials') await pace.hold(CREDENTIALS_PAUSE_MS, now);
     log.warn({ alertId: card.alert.id, destination: thread.destination, error: result.error }, 'root update failed; will retry');
     await deps.db
       .updateTable('alertThreads')

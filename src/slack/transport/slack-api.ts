@@ -38,6 +38,8 @@ export interface SlackOutboxApi {
   /** A thread's root and replies, metadata included. */
   replies(channel: string, rootTs: string): Promise<SlackCall<{ messages: SlackHistoryMessage[] }>>;
   publishHome(userId: string, view: Record<string, unknown>): Promise<SlackCall<object>>;
+  /** Whether Slack accepts the bot token (auth.test): the probe of a workspace held for refused credentials. */
+  authTest(): Promise<SlackCall<object>>;
 }
 
 /**
@@ -139,6 +141,11 @@ export function webOutboxApi(client: InstanceType<typeof webApi.WebClient>): Sla
     publishHome: (userId, view) =>
       call('views.publish', false, async () => {
         await client.views.publish({ user_id: userId, view: view as never });
+        return {};
+      }),
+    authTest: () =>
+      call('auth.test', false, async () => {
+        await client.auth.test();
         return {};
       }),
   };

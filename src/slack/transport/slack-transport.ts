@@ -1,7 +1,7 @@
 import type { Db } from '../../db/connect.js';
 import { isNotifiedKind, ownReplyKey, pagesSomeone as broadcasts } from '../../domain/events.js';
 import type { LauncherResolver } from '../../launcher.js';
-import { LEASE_LOST, type DeliveryInput, type DeliveryResult, type FindDeliveredResult, type Transport } from '../../notify/transport.js';
+import { LEASE_LOST, type CredentialProbe, type DeliveryInput, type DeliveryResult, type FindDeliveredResult, type Transport } from '../../notify/transport.js';
 import { findThread, saveThread } from './alert-threads.js';
 import { cardFrom, loadAlertCard } from '../views/alert-card-loader.js';
 import { renderAlertReply, renderAlertRoot, type AlertCard } from '../blocks/alert-card.js';
@@ -72,6 +72,8 @@ export function slackTransport(deps: { db: Db; launchers: LauncherResolver }, ap
       return { kind: 'sent', ref: posted.ts, result: { ts: posted.ts, threadTs: thread.rootTs } };
     },
 
+    probeCredentials: () => probeToken(api),
+
     async findDelivered(input: DeliveryInput): Promise<FindDeliveredResult> {
       const n = input.notification;
       const key = n.idempotencyKey;
@@ -103,6 +105,12 @@ export function slackTransport(deps: { db: Db; launchers: LauncherResolver }, ap
   };
 }
 
+/** Whether Slack takes the bot token (auth.test): the probe that ends a workspace held for a refused token. */
+async function probeToken(api: SlackOutboxApi): Promise<CredentialProbe> {
+  const r = await api.authTest();
+  return r.ok ? { ok: true } : { ok: false, error: r.error, credentials: r.kind === 'credentials' };
+}
+
 /** An event that, when it posts its alert's root, is also told in a reply of its own under it. */
 function repliesUnderItsRoot(event: DeliveryInput['event']): boolean {
   return broadcasts(event) || event.kind === 'storm_outlived';
@@ -126,5 +134,5 @@ async function replyUnderOwnRoot(api: SlackOutboxApi, input: DeliveryInput, thre
 }
 
 function lookupFailed(r: { kind: string; error: string; retryAfterMs?: number }): FindDeliveredResult {
-  return { kind: 'failed', error: r.error, permanent: r.kind === 'permanent', ...(r.kind === 'rate_limited' ? { retryAfterMs: r.retryAfterMs } : {}) };
+  return { kind: 'failed', error: r.error, permanent: r.kind === 'permanent', credentials: r.kind === 'credentials', ...(r.kind === 'rate_limited' ? { retryAfterMs: r.retryAfterMs } : {}) };
 }

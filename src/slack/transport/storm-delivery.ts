@@ -83,26 +83,53 @@ export async function findStormDelivery(db: Db, api: SlackOutboxApi, input: Deli
   const n = input.notification;
   if (storm.rootTs && postsInStormThread(input.event)) {
     const r = await api.replies(storm.channel, storm.rootTs);
-    if (!r.ok) return { kind: 'failed', error: r.error, permanent: r.kind === 'permanent' };
+    if (!r.ok) return { kind: 'failed', error: r.error, permanent: r.kind === 'permanent', credentials: r.kind === 'credentials' };
     const hit = r.messages.find((m) => metadataKey(m) === n.idempotencyKey);
     return hit ? { kind: 'found', ref: hit.ts, result: { ts: hit.ts, threadTs: storm.rootTs } } : { kind: 'not_found' };
   }
   if (storm.rootTs) return { kind: 'not_found' }; // a re-render only: delivering again posts nothing
   const r = await api.history(storm.channel, new Date(n.createdAt.getTime() - lookbackMs), 200);
-  if (!r.ok) return { kind: 'failed', error: r.error, permanent: r.kind === 'permanent' };
+  if (!r.ok) return { kind: 'failed', error: r.error, permanent: r.kind === 'permanent', credentials: r.kind === 'credentials' };
   const key = stormKey(Number(storm.id), n.destination);
   const hit = r.messages.find((m) => metadataKey(m) === key && !m.threadTs);
   if (!hit) {
-    // Not posted: the claim on the storm's post is this row's own earlier attempt's (a destination has
-    // one row in flight, and a claim outlives that row's lease by nothing), so this row may post it now
-    // rather than wait out the claim's minute.
-    await releaseStormPost(db, Number(storm.id));
+    // Not posted, or not yet: another member's row may be in flight on another replica (a destination
+    // has one row in flight per replica, not overall), holding the claim and posting right now. The
+    // claim is dropped only when no other member is in flight: then it is this row's own earlier
+    // attempt's, and this row may post now rather than wait out the claim's minute.
+    await releaseStaleStormPost(db, Number(storm.id), n.id);
     return { kind: 'not_found' };
   }
   await saveStormRoot(db, Number(storm.id), hit.ts, n.eventId, input.now);
   // A page follows the storm message it posted; it cannot have gone out before the message was recorded: delivering again posts only that.
   if (postsInStormThread(input.event)) return { kind: 'not_found' };
   return { kind: 'found', ref: hit.ts, result: { ts: hit.ts, storm: Number(storm.id), root: true } };
+}
+
+/**
+ * After a lookup found the storm message missing: lets the next delivery claim its post at once,
+ * unless a member row other than `rowId` is being sent (leased to a sender, which may be posting it).
+ */
+async function releaseStaleStormPost(db: Db, stormId: number, rowId: number): Promise<void> {
+  await db
+    .updateTable('storms')
+    .set({ rootClaimedAt: null })
+    .where('id', '=', stormId)
+    .where('rootTs', 'is', null)
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('notifications as n')
+            .innerJoin('stormAlerts as m', (j) => j.onRef('m.alertId', '=', 'n.alertId').onRef('m.destination', '=', 'n.destination'))
+            .select('n.id')
+            .where('m.stormId', '=', stormId)
+            .where('n.id', '<>', rowId)
+            .where('n.status', '=', 'sending')
+            .where('n.leaseOwner', 'is not', null),
+        ),
+      ),
+    )
+    .execute();
 }
 
 /** Lets the next delivery claim the storm's post at once (it has not been posted). */

@@ -6,6 +6,7 @@ import { renderStormMessage } from '../blocks/storm-message.js';
 import { stormMetadata } from './metadata.js';
 import type { SlackOutboxApi } from './slack-api.js';
 import { loadStormView } from '../views/storm-queries.js';
+import { CREDENTIALS_PAUSE_MS } from './update-pace.js';
 
 /** Ended storms whose message may still need its last re-render. */
 const RECENT_MS = 24 * 3_600_000;
@@ -63,5 +64,5 @@ export async function refreshOneStorm(
   }
   log.warn({ stormId: id, error: result.error }, 'storm message update failed; will retry');
   await deps.db.updateTable('storms').set({ renderedEventId: previous, renderedAt: null }).where('id', '=', id).where('renderedEventId', '=', rendered).execute();
-  return { updated: false, retryAfterMs: result.kind === 'rate_limited' ? result.retryAfterMs : undefined };
+  return { updated: false, retryAfterMs: result.kind === 'rate_limited' ? result.retryAfterMs : result.kind === 'credentials' ? CREDENTIALS_PAUSE_MS : undefined };
 }

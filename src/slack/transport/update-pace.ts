@@ -31,3 +31,6 @@ export function workspaceUpdatePace(db: Db, minIntervalMs: number) {
     },
   };
 }
+
+/** How long the workspace's re-renders (roots, storm messages) wait after Slack refused the bot token: tried again a minute on, never in a loop. */
+export const CREDENTIALS_PAUSE_MS = 60_000;
