@@ -1,8 +1,9 @@
 import { configDefaults, defineConfig } from 'vitest/config';
 
 /**
- * Tests that measure speed or start whole processes for minutes: `npm run test:slow`
- * (vitest.slow.config.ts), which CI runs after `npm test`. Behaviour stays in `npm test`.
+ * Tests that measure speed or start whole processes for minutes, and the long sweeps of
+ * zones, cadences and DST nights (`*.slow.test.ts`; their rules are in `npm test`'s domain
+ * tests): `npm run test:slow` (vitest.slow.config.ts), which CI runs after `npm test`.
  */
 export const SLOW_TESTS = ['test/bench/**/*.test.ts', 'test/replay/replay-cli.test.ts', 'test/**/*.slow.test.ts'];
 
