@@ -73,21 +73,21 @@ export async function countUnevaluated(db: Db): Promise<number> {
   return Number(n);
 }
 
-/** Nothing left to send and nothing left to evaluate, for a few consecutive looks. */
-export async function settle(db: Db, timeoutMs: number): Promise<boolean> {
+/** Nothing left to send and nothing left to evaluate, for a few consecutive looks: the moment it was so, or null when it never was. */
+export async function settle(db: Db, timeoutMs: number): Promise<Date | null> {
   const until = systemClock.now().getTime() + timeoutMs;
   let quiet = 0;
   while (systemClock.now().getTime() < until) {
     try {
       const open = await db.selectFrom('notifications').select((eb) => eb.fn.countAll<number>().as('n')).where('status', 'in', ['pending', 'sending']).executeTakeFirstOrThrow();
       quiet = Number(open.n) === 0 && (await countUnevaluated(db)) === 0 ? quiet + 1 : 0;
-      if (quiet >= 3) return true;
+      if (quiet >= 3) return systemClock.now();
     } catch {
       quiet = 0;
     }
     await systemClock.sleep(1_000);
   }
-  return false;
+  return null;
 }
 
 /** Drops every connection the bot's processes hold to `database` (their pools must reconnect by themselves). */
