@@ -65,7 +65,8 @@ const COMPACT_UNITS = [
  * after 7h 02m"): its two largest units, the second rounded, minutes and
  * seconds after a larger unit in two digits, a second unit of zero left out:
  * "45s", "12m", "2m 05s", "7h 02m", "7h", "3d 4h". Rounded first, so 59m 59.6s
- * reads "1h", never "60m". Words for mail and webhooks: formatDuration.
+ * reads "1h", never "60m". Every destination's event sentence uses it; words
+ * (formatDuration) stay for the mailed digest and the webhook's `words` fields.
  */
 export function compactDuration(ms: number): string {
   const granularity = ms < UNIT_MS.h ? UNIT_MS.s : ms < UNIT_MS.d ? UNIT_MS.m : UNIT_MS.h;
