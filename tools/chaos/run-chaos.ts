@@ -109,12 +109,7 @@ async function runScenario(spec: ScenarioSpec, server: PostgresHandle, root: str
   const actions = await chaos.stop();
   slack.clearFaults();
   problems.push(...driven.stuck);
-  for (const r of replicas.replicas) if (!r.ready) await replicas.restart(r).catch((e: Error) => problems.push(e.message));
-  if (spec.databaseFaults) {
-    const exited = replicas.restarts;
-    if (exited > 0) problems.push(`${exited} replica restarts during a database-only scenario: loops must recover without one`);
-    if (server.restartable && actions.readyzOutage < actions.readyzChecks) problems.push(`/readyz said ready during the outage on ${actions.readyzChecks - actions.readyzOutage} of ${actions.readyzChecks} checks`);
-  }
+  await checkRecovery(spec, replicas, server, actions, problems);
 
   o.logger.info({ scenario: spec.name, problems: problems.length }, 'driver done; settling');
   // Let in-flight work land: leases of killed replicas run out (60 s), retries back off.
@@ -150,6 +145,15 @@ async function runScenario(spec: ScenarioSpec, server: PostgresHandle, root: str
 
   const described = describeActions(spec, o, { workload, driven, replicas, server, actions });
   return { name: spec.name, actions: described, verdict, problems, longestStall, seconds: (systemClock.now().getTime() - started) / 1000 };
+}
+
+/** After the faults stop: every replica is brought back, and a database-only scenario must not have needed a restart. */
+async function checkRecovery(spec: ScenarioSpec, replicas: ReplicaSet, server: PostgresHandle, actions: ChaosActions, problems: string[]): Promise<void> {
+  for (const r of replicas.replicas) if (!r.ready) await replicas.restart(r).catch((e: Error) => problems.push(e.message));
+  if (!spec.databaseFaults) return;
+  const exited = replicas.restarts;
+  if (exited > 0) problems.push(`${exited} replica restarts during a database-only scenario: loops must recover without one`);
+  if (server.restartable && actions.readyzOutage < actions.readyzChecks) problems.push(`/readyz said ready during the outage on ${actions.readyzChecks - actions.readyzOutage} of ${actions.readyzChecks} checks`);
 }
 
 /** The Slack stand-in, paced like Slack; the on-call is in every tenant's channel (the App Home shows a viewer only the tenants whose channel they are in). */
