@@ -9,5 +9,7 @@ export default defineConfig({
     exclude: ['**/node_modules/**'],
     testTimeout: 240_000,
     maxWorkers: 1,
+    // Benchmarks measure memory and time: each file in a process of its own, as the bot would run.
+    isolate: true,
   },
 });

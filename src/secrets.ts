@@ -70,6 +70,17 @@ export function rememberSecrets(values: Iterable<string | null | undefined>, ten
 }
 
 /**
+ * Forgets every secret: for a process that hosts one app after another
+ * (the test runner runs test files in one process, vitest.config.ts), never
+ * for a running replica, whose bot secrets are remembered once at start.
+ */
+export function forgetAllSecrets(): void {
+  everywhere.clear();
+  byTenant.clear();
+  redactors.clear();
+}
+
+/**
  * Every tenant's own secrets as stored now (`rememberStoredSecrets`): a
  * tenant's scope holds what its launchers hold, so a tenant that keeps
  * setting new values cannot grow every replica's redactor without end.

@@ -10,7 +10,7 @@ import { createRedactor, REDACTED } from '../../src/domain/redact.js';
 import { createCommandLauncher } from '../../src/launch/command-launcher.js';
 import { resolveCommandUser } from '../../src/config/command-user.js';
 import { HeldRuns } from '../../src/ledger/run-leases.js';
-import { rememberSecrets } from '../../src/secrets.js';
+import { forgetAllSecrets, redactSecrets, rememberSecrets } from '../../src/secrets.js';
 import { storableOutcome } from '../../src/ledger/runs.js';
 import { syncWorkflowsFile } from '../../src/services/sync-workflows.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
@@ -170,5 +170,17 @@ describe('what a command inherits', () => {
   it('a COMMAND_USER that does not exist starts nothing, rather than running as the bot', async () => {
     const { outcome } = await launch('echo ran', 'no-such-user-sb');
     expect(outcome).toEqual({ started: false, error: 'COMMAND_USER="no-such-user-sb": no such user in /etc/passwd' });
+  });
+});
+
+describe('forgetting every secret (a test runner hosting one app after another)', () => {
+  it('stops redacting what was remembered, the bot’s and each tenant’s, in logs and stored text', () => {
+    rememberSecrets(['bot-secret-to-forget-0123']);
+    rememberSecrets(['tenant-secret-to-forget-0123'], 'tenant-forget');
+    const text = 'bot-secret-to-forget-0123 tenant-secret-to-forget-0123';
+    expect(redactSecrets(text)).toBe(`${REDACTED} ${REDACTED}`);
+    forgetAllSecrets();
+    expect(redactSecrets(text)).toBe(text);
+    expect(redactSecrets(text, 'tenant-forget')).toBe(text);
   });
 });
