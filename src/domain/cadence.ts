@@ -179,7 +179,11 @@ export function applyOverrides(derived: Policy, overrides: PolicyOverrides): Pol
 
 /** The policy in force for a workflow at `at`: derived from its cadence, then its overrides. */
 export function profileFor(cron: string, tz: string, overrides: PolicyOverrides | null | undefined, at: Date): CadenceProfile {
-  const cadenceSeconds = typicalGapSeconds(cron, tz, at);
+  return profileForCadence(typicalGapSeconds(cron, tz, at), overrides);
+}
+
+/** The policy a cadence gives with the workflow's overrides (an open alert's, from the cadence it captured). */
+export function profileForCadence(cadenceSeconds: number, overrides: PolicyOverrides | null | undefined): CadenceProfile {
   const derived = derivePolicy(cadenceSeconds);
   const own = overrides ?? {};
   const effective = applyOverrides(derived, own);

@@ -1,4 +1,4 @@
-import type { CadenceProfile } from './cadence.js';
+import { profileForCadence, type CadenceProfile, type PolicyOverrides } from './cadence.js';
 
 /**
  * A workflow's effective policy: what every decision about it is made with
@@ -41,6 +41,21 @@ export const EFFECTIVE_POLICY_FIELDS = [
 
 export function effectivePolicy(profile: CadenceProfile): EffectivePolicy {
   return Object.fromEntries(EFFECTIVE_POLICY_FIELDS.map((f) => [f, profile[f]])) as unknown as EffectivePolicy;
+}
+
+/**
+ * The rules an open alert continues under after its workflow's policy changed:
+ * the new ones, except what the cadence decides about its escalation (the
+ * multiplier and the failures that escalate it), which comes from the cadence
+ * it captured when it opened, with the workflow's overrides applied. Editing
+ * the cron mid-incident moves neither its deadline nor its failure threshold
+ * (DESIGN.md core idea 6: an hourly warning whose cron became daily would
+ * otherwise take the daily multiplier and escalate at once on its two
+ * failures); an override of `escalationMultiplier` or `alertAfter` still does.
+ */
+export function policyForOpenAlert(next: EffectivePolicy, overrides: PolicyOverrides | null | undefined, capturedCadenceSeconds: number): EffectivePolicy {
+  const captured = profileForCadence(capturedCadenceSeconds, overrides);
+  return { ...next, escalationMultiplier: captured.escalationMultiplier, escalateAfterFailures: captured.escalateAfterFailures };
 }
 
 export interface PolicyChange {

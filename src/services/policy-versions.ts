@@ -3,7 +3,7 @@ import type { Db } from '../db/connect.js';
 import type { Alert, Database, PolicyOverrides } from '../db/schema.js';
 import { profileFor } from '../domain/cadence.js';
 import { escalateAtAfterPolicyChange } from '../domain/evaluate.js';
-import { effectivePolicy, policyChanges, type EffectivePolicy, type PolicyChange } from '../domain/policy-version.js';
+import { effectivePolicy, policyChanges, policyForOpenAlert, type EffectivePolicy, type PolicyChange } from '../domain/policy-version.js';
 import type { RoutingConfig } from '../ledger/destinations.js';
 import { recordAlertEvents } from '../ledger/alert-events.js';
 
@@ -63,7 +63,7 @@ export async function recordPolicyVersionsIn(trx: Transaction<Database>, ids: nu
       .select(['w.id', 'w.cron', 'w.timezone', 'w.policy', 'w.policyVersion', 'w.source', 't.channel', 'pv.policy as stored'])
       .where('w.id', 'in', ids)
       .execute();
-    const changed: { id: number; channel: string | null; version: number; previous: number | null; policy: EffectivePolicy; changes: PolicyChange[] }[] = [];
+    const changed: Changed[] = [];
     const versions: { workflowId: number; version: number; policy: string; changedBy: string; changedAt: Date }[] = [];
     for (const row of rows) {
       const profile = profileFor(row.cron, row.timezone, row.policy ?? {}, now);
@@ -73,7 +73,7 @@ export async function recordPolicyVersionsIn(trx: Transaction<Database>, ids: nu
       const version = (row.policyVersion ?? 0) + 1;
       const by = causeOf(input.changedBy, (row.stored as { overrides?: unknown } | null) ?? null, row.policy ?? {}, changes);
       versions.push({ workflowId: row.id, version, policy: JSON.stringify({ ...policy, overrides: row.policy ?? {} }), changedBy: by, changedAt: now });
-      changed.push({ id: row.id, channel: row.channel, version, previous: row.policyVersion, policy, changes });
+      changed.push({ id: row.id, channel: row.channel, version, previous: row.policyVersion, policy, overrides: row.policy ?? {}, changes });
     }
     if (versions.length === 0) return 0;
     await trx.insertInto('policyVersions').values(versions).execute();
@@ -102,12 +102,19 @@ export async function changeWorkflowPolicy(db: Db, workflowId: number, overrides
   });
 }
 
+/** A workflow whose effective policy changed: its new version, and what it is made of. */
+interface Changed {
+  id: number;
+  channel: string | null;
+  version: number;
+  previous: number | null;
+  policy: EffectivePolicy;
+  overrides: PolicyOverrides;
+  changes: PolicyChange[];
+}
+
 /** An open alert hears of a change once, and continues under the new rules. */
-async function tellOpenAlerts(
-  trx: Transaction<Database>,
-  changed: { id: number; channel: string | null; version: number; previous: number | null; policy: EffectivePolicy; changes: PolicyChange[] }[],
-  input: RecordPolicyVersions,
-): Promise<void> {
+async function tellOpenAlerts(trx: Transaction<Database>, changed: Changed[], input: RecordPolicyVersions): Promise<void> {
   const told = changed.filter((c) => c.previous !== null);
   if (told.length === 0) return;
   const open = await trx
@@ -128,13 +135,14 @@ async function tellOpenAlerts(
   const updated: Alert[] = [];
   for (const { wfCron, wfTimezone, ...alert } of open) {
     const change = byWorkflow.get(alert.workflowId)!;
-    const { cadenceSeconds: _kept, ...rules } = change.policy;
+    // The cadence, and what it decides of the escalation, stay the ones captured at opening (a new cron moves nothing).
+    const { cadenceSeconds: _kept, ...rules } = policyForOpenAlert(change.policy, change.overrides, alert.cadenceSeconds);
     // The deadline moves by what a new multiplier changes, keeping the time a pause or a maintenance window
-    // added to it; the cadence stays the one captured at opening.
+    // added to it.
     const oldMultiplier = (alert.policy as { escalationMultiplier?: unknown }).escalationMultiplier;
     const escalateAt =
       alert.severity === 'warning' && !alert.escalatedAt
-        ? escalateAtAfterPolicyChange(alert.escalateAt, alert.openedAt, typeof oldMultiplier === 'number' ? oldMultiplier : undefined, change.policy.escalationMultiplier, alert.cadenceSeconds, {
+        ? escalateAtAfterPolicyChange(alert.escalateAt, alert.openedAt, typeof oldMultiplier === 'number' ? oldMultiplier : undefined, rules.escalationMultiplier, alert.cadenceSeconds, {
             cron: wfCron,
             timezone: wfTimezone,
           })

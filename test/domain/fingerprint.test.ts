@@ -43,6 +43,49 @@ describe('error fingerprint', () => {
     }
   });
 
+  it.each<[string, string, string]>([
+    [
+      'Python traceback: line numbers and object addresses',
+      'Traceback (most recent call last):\n  File "/app/jobs/export.py", line 42, in run\nValueError: bad row at <Row object at 0x7f3a2b1c4d50>',
+      'Traceback (most recent call last):\r\n  File "/app/jobs/export.py", line 57, in run\r\nValueError: bad row at <Row object at 0x7f9e8d7c6b40>',
+    ],
+    ['Java stack: line numbers', 'java.lang.NullPointerException\n\tat com.acme.Export.run(Export.java:42)', 'java.lang.NullPointerException\n\tat com.acme.Export.run(Export.java:57)'],
+    ['a path with a date', 'file not found: /data/2026-03-10/export.csv', 'file not found: /data/2026-03-11/export.csv'],
+    ['IPv4 and port', 'connect ECONNREFUSED 10.0.0.1:5432', 'connect ECONNREFUSED 10.20.0.17:6432'],
+    ['IPv6, bracketed with a port', 'connect ECONNREFUSED [2001:db8::1]:5432', 'connect ECONNREFUSED [fe80::a1b2:c3d4]:5432'],
+    ['IPv6, eight groups', 'no route to 2001:0db8:85a3:0000:0000:8a2e:0370:7334', 'no route to 2001:0db8:85a3:0000:0000:8a2e:0370:733f'],
+    ['durations', 'query took 12.3s, gave up after 1500ms', 'query took 1.5s, gave up after 30000ms'],
+    ["a CronJob's pod", 'pod nightly-export-28473829-xkq2p failed: OOMKilled', 'pod nightly-export-28473901-bvtzr failed: OOMKilled'],
+    ["a Deployment's pod, across a rollout", 'pod/web-7d4b9c8f6d-x2kqp OOMKilled', 'pod/web-5fkq9zt7bd-rwc8n OOMKilled'],
+    ["a Job's pod with a digit in its suffix", 'migrate-db-x7k2p exited 1', 'migrate-db-q9zt2 exited 1'],
+    [
+      "S3's request ids (Java SDK)",
+      'Access Denied (Service: Amazon S3; Status Code: 403; Request ID: 4442587FB7D0A2F9; S3 Extended Request ID: vlR7PnpV2Ce81l0PRw6jlUpck7Jo5ZsQjryTjKlc5aLWGVHPZLj5NeC6qMa0emYBDXOo6QBU0Wo=)',
+      'Access Denied (Service: Amazon S3; Status Code: 403; Request ID: 9C1B2A3D4E5F6071; S3 Extended Request ID: Zq8x/3kPLmN0aB7cD2eF4gH6iJ8kL0mN2oP4qR6sT8uV0wX2yZ4aB6cD8eF0gH2iJ4kL6mN8o==)',
+    ],
+    ['colour codes', '\u001b[1;31mERROR\u001b[0m connection lost', 'ERROR connection lost'],
+    ['syslog time, across a month', 'Mar 31 23:59:58 host cron[1234]: export failed', 'Apr  1 00:00:03 host cron[987]: export failed'],
+    ['an HTTP date, across a weekday', 'upstream said no at Tue, 10 Mar 2026 02:03:11 GMT', 'upstream said no at Wed, 11 Mar 2026 02:03:11 GMT'],
+    ["GCC's typographic quotes", 'error: \u2018foo\u2019 was not declared in this scope', 'error: \u2018bar\u2019 was not declared in this scope'],
+    ['one text in either Unicode form', 'Datei fehlt: Gr\u00f6\u00dfe', 'Datei fehlt: Gro\u0308\u00dfe'],
+  ])('one group for the same failure: %s', (_case, a, b) => {
+    expect(normaliseError(a)).toBe(normaliseError(b));
+  });
+
+  it('keeps apart what only looks like a volatile part', () => {
+    const apart: [string, string][] = [
+      ['backend-https down', 'backend-mssql down'],
+      ['job migrate-db-bvtzr failed', 'job migrate-db-kqzwp failed'],
+      ['std::runtime_error in Foo::Bar', 'std::logic_error in Foo::Bar'],
+      ['AmazonS3ClientBuilderException: no region', 'AmazonDynamoDBClientBuilderException: no region'],
+      ['you may 5 times retry', 'you must 5 times retry'],
+      ['Fehler: Datei nicht gefunden', 'Fehler: Verbindung abgelehnt'],
+      ['\u63a5\u7d9a\u306b\u5931\u6557\u3057\u307e\u3057\u305f', '\u30d5\u30a1\u30a4\u30eb\u304c\u898b\u3064\u304b\u308a\u307e\u305b\u3093'],
+      ['x'.repeat(10_000) + ' connection refused', 'x'.repeat(10_000) + ' permission denied'],
+    ];
+    for (const [a, b] of apart) expect(fingerprintError(a), a).not.toBe(fingerprintError(b));
+  });
+
   it('normalises to readable placeholders and ignores empty text', () => {
     expect(normaliseError("value 'abc' at 0xDEADBEEF took 12.5s")).toBe("value '<q>' at <hex> took <n>s");
     expect(fingerprintError('   ')).toBeNull();
