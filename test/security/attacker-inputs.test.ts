@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { hashToken } from '../../src/secrets.js';
@@ -6,6 +7,7 @@ import { startTestApp } from '../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { makeTenant, makeWorkflow, T0 } from '../helpers/factories.js';
 import { apiClient } from '../helpers/http-api.js';
+import { slackSignature } from '../helpers/slack-bolt.js';
 
 /**
  * Inputs an attacker chooses that the earlier catalogues (bad-input, hostile-json, trust-boundaries) did not
@@ -57,5 +59,38 @@ describe('a run report naming a tick centuries back', () => {
     const res = await acme()('POST', '/api/v1/runs', { tenant: 'acme', workflow: 'hourly-utc', status: 'running', tick: '1970-01-01T00:00:00Z' });
     expect(res.status).toBe(201);
     expect(res.body.tick).toBe('1970-01-01T00:00:00.000Z');
+  });
+});
+
+describe('a compressed body that does not inflate', () => {
+  it.each(['gzip', 'deflate', 'br'])('Content-Encoding %s over plain bytes: 400 saying so, never a 500; nothing stored', async (encoding) => {
+    const before = await runsOfAcme();
+    const res = await acme()('POST', '/api/v1/runs', JSON.stringify({ tenant: 'acme', workflow: 'hourly-utc', status: 'failed' }), { 'content-type': 'application/json', 'content-encoding': encoding });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ error: 'invalid_request', message: expect.stringMatching(new RegExp(`^body: not valid ${encoding} data \\(.+\\)$`)) });
+    expect(await runsOfAcme()).toEqual(before);
+  });
+
+  it('a gzip body that does inflate is read as before', async () => {
+    const res = await fetch(`${app.url}/api/v1/runs`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ACME_TOKEN}`, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      body: gzipSync(JSON.stringify({ tenant: 'acme', workflow: 'hourly-utc', status: 'failed', externalId: 'gz-1' })),
+    });
+    expect(res.status).toBe(201);
+  });
+
+  it('to /slack/events, signed or not: a 4xx without a stack trace', async () => {
+    const body = 'payload=%7B%7D';
+    const ts = Math.floor(Date.now() / 1000);
+    const res = await fetch(`${app.url}/slack/events`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-encoding': 'gzip', 'x-slack-request-timestamp': String(ts), 'x-slack-signature': slackSignature(SIGNING_SECRET, ts, body) },
+      body,
+    });
+    const text = await res.text();
+    expect(res.status).toBeGreaterThanOrEqual(400);
+    expect(res.status).toBeLessThan(500);
+    expect(text).not.toMatch(/ at |node_modules|\/work\//);
   });
 });
