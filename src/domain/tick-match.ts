@@ -21,6 +21,16 @@ export function earlyStartMs(cadenceSeconds: number): number {
 }
 
 /**
+ * The earliest tick a report may name: the Unix epoch. From then on every
+ * zone's offsets are whole minutes (src/domain/zone.ts); before it zones kept
+ * local mean time (Amsterdam +00:19:32), so "fire times" fell at odd minutes,
+ * and no workflow of the bot's had ticks. A tick in year 1 or 0 named over the
+ * API once sent the fire-time search back through every hour of the centuries
+ * between, holding the replica's event loop for minutes.
+ */
+export const EARLIEST_TICK = new Date(0);
+
+/**
  * Whether a report naming its tick came before that tick (a 400): later than
  * now by more than an observed workflow's early allowance (earlyStartMs). A
  * job whose host runs a second ahead of the bot names its tick a second

@@ -40,11 +40,20 @@ function makeZone(tz: string): Zone {
     day: 'numeric',
     hour: 'numeric',
     minute: 'numeric',
+    era: 'short',
   });
   const wallOf = (instant: number): number => {
     const p: Record<string, number> = {};
-    for (const part of format.formatToParts(new Date(instant))) if (part.type !== 'literal') p[part.type] = Number(part.value);
-    return Date.UTC(p.year!, p.month! - 1, p.day!, p.hour!, p.minute!);
+    let bc = false;
+    for (const part of format.formatToParts(new Date(instant))) {
+      if (part.type === 'era') bc = part.value === 'BC';
+      else if (part.type !== 'literal') p[part.type] = Number(part.value);
+    }
+    // Date.UTC reads years 0-99 as 1900-1999, and Intl counts years before 1 AD down from 1 BC: a wall clock a
+    // century or more off made every offset enormous, and finding a fire time walked back through the centuries.
+    const wall = new Date(0);
+    wall.setUTCFullYear(bc ? 1 - p.year! : p.year!, p.month! - 1, p.day!);
+    return wall.setUTCHours(p.hour!, p.minute!, 0, 0);
   };
   // Offsets are whole minutes in every zone since 1970; seconds are dropped on both sides.
   const offsetAt = (instant: number) => wallOf(instant) - Math.floor(instant / MINUTE) * MINUTE;

@@ -94,6 +94,13 @@ export function apiErrorHandler(logger: Logger): ErrorRequestHandler {
       case 'request.aborted':
         return;
     }
+    // A compressed body that does not inflate (`Content-Encoding: gzip` over plain bytes): the decompressor's error,
+    // which the parser marks 400 (exposable) but gives no type. The caller's, like invalid JSON, never a 500.
+    if (parser.status === 400 && (error as { expose?: unknown }).expose === true) {
+      const encoding = req.get('content-encoding');
+      res.status(400).json({ error: 'invalid_request', message: `body: ${encoding ? `not valid ${encoding.slice(0, 40)} data` : 'could not be read'} (${(error as Error).message})` });
+      return;
+    }
     // The route pattern, never the path: a ping's path is its key.
     const route = `${req.baseUrl}${(req.route as { path?: string } | undefined)?.path ?? ''}`;
     if (isConnectionError(error)) {

@@ -28,7 +28,7 @@ function badString(s: string): string | undefined {
   return undefined;
 }
 
-function findBadString(value: unknown, path: string, depth = 0): { at: string; why: string } | undefined {
+function findBadString(value: unknown, path: string, depth = 0, replaced: ReadonlySet<string> = OUTPUT_FIELDS): { at: string; why: string } | undefined {
   if (typeof value === 'string') {
     const why = badString(value);
     return why ? { at: path, why } : undefined;
@@ -37,11 +37,22 @@ function findBadString(value: unknown, path: string, depth = 0): { at: string; w
   for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
     const why = badString(k);
     if (why) return { at: `${path}.${JSON.stringify(k).slice(1, -1)}`, why };
-    if (depth === 0 && OUTPUT_FIELDS.has(k)) continue;
-    const found = findBadString(v, Array.isArray(value) ? `${path}[${k}]` : `${path}.${k}`, depth + 1);
+    if (depth === 0 && replaced.has(k)) continue;
+    const found = findBadString(v, Array.isArray(value) ? `${path}[${k}]` : `${path}.${k}`, depth + 1, replaced);
     if (found) return found;
   }
   return undefined;
+}
+
+/**
+ * The first string in a parsed JSON value (keys too, 20 levels deep) that
+ * PostgreSQL cannot store, as "<path>: <why>": a Slack payload's notes and
+ * user ids reach text and jsonb columns, and a JSON escape (`\u0000`,
+ * `\ud800`) puts there what the raw body does not show.
+ */
+export function unstorableStringIn(value: unknown, path: string): string | undefined {
+  const found = findBadString(value, path, 0, new Set());
+  return found ? `${found.at}: ${found.why}` : undefined;
 }
 
 /** The deepest nesting a body may have: a workflow needs about 5 levels (destinations[].events, launcher.headers). */

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Run } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { reportedStatusOf } from '../domain/reported-outcome.js';
+import { EARLIEST_TICK } from '../domain/tick-match.js';
 import { finishReportedRun, reportRun } from '../services/ingest.js';
 import { badRequest, conflict, notFound, parseInput } from './api-error.js';
 import { principalOf, scopeOf } from './auth.js';
@@ -26,6 +27,7 @@ export const runReportSchema = z
     tick: z.iso
       .datetime({ offset: true })
       .transform((s) => new Date(s))
+      .refine((t) => t >= EARLIEST_TICK, `must be ${EARLIEST_TICK.toISOString()} or later`)
       .optional(),
     externalId: z.string().min(1).max(200).optional(),
     /** How long a run reported only by its end took (a start report's run is timed from its start). */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkCron, crontabCheck, normalizeCron } from '../../src/domain/cron.js';
 import { fireTimesAfter, latestFireAtOrBefore, nextFireAfter } from '../../src/domain/schedule.js';
+import { zoneOf } from '../../src/domain/zone.js';
 
 const days = (cron: string, tz: string, from: string, n: number) => fireTimesAfter(cron, tz, new Date(from), n).map((d) => d.toISOString().slice(0, 16));
 
@@ -64,5 +65,19 @@ describe('macros and spelling', () => {
     expect(checkCron('0 0 31 4,6,9,11 *').ok).toBe(false);
     expect(checkCron('0 0 30 2 */2').ok).toBe(false);
     expect(checkCron('0 0 29 2 *')).toEqual({ ok: true });
+  });
+});
+
+describe('instants in the first centuries', () => {
+  it("a zone's wall clock is read in its own year, before 100 and before 1 AD too (Date.UTC reads 99 as 1999)", () => {
+    const wall = (tz: string, iso: string) => new Date(zoneOf(tz).wallOf(new Date(iso).getTime())).toISOString();
+    expect(wall('UTC', '0099-06-30T12:00:00Z')).toBe('0099-06-30T12:00:00.000Z');
+    expect(wall('UTC', '0000-02-29T00:00:00Z')).toBe('0000-02-29T00:00:00.000Z');
+    expect(wall('America/New_York', '0001-01-01T00:00:00Z')).toBe('0000-12-31T19:03:00.000Z');
+  });
+
+  it('the latest fire time at or before one is found at once (it walked back hour by hour through the centuries)', { timeout: 10_000 }, () => {
+    expect(latestFireAtOrBefore('0 * * * *', 'UTC', new Date('0001-01-01T00:30:00Z'))?.toISOString()).toBe('0001-01-01T00:00:00.000Z');
+    expect(latestFireAtOrBefore('0 * * * *', 'Asia/Kathmandu', new Date('0099-06-30T12:00:00Z'))).toBeDefined();
   });
 });

@@ -3,6 +3,7 @@ import type { RequestHandler } from 'express';
 import express from 'express';
 import { z } from 'zod';
 import { boundedBody } from '../../http/body-limit.js';
+import { unstorableStringIn } from '../../http/input-guards.js';
 
 /** Slack's own window: a request more than this far from now, either way, is refused. */
 const MAX_SKEW_SECONDS = 5 * 60;
@@ -71,7 +72,7 @@ export function payloadProblem(raw: string, contentType: string | undefined): st
       return 'body: not valid JSON';
     }
     const parsed = eventsBody.safeParse(json);
-    return parsed.success ? undefined : problem(parsed.error);
+    return parsed.success ? unstorableStringIn(json, 'body') : problem(parsed.error);
   }
   const form = new URLSearchParams(raw);
   if (form.has('ssl_check')) return undefined;
@@ -84,10 +85,11 @@ export function payloadProblem(raw: string, contentType: string | undefined): st
       return 'payload: not valid JSON';
     }
     const parsed = interactive.safeParse(json);
-    return parsed.success ? undefined : `payload.${problem(parsed.error)}`;
+    return parsed.success ? unstorableStringIn(json, 'payload') : `payload.${problem(parsed.error)}`;
   }
-  const parsed = command.safeParse(Object.fromEntries(form));
-  return parsed.success ? undefined : problem(parsed.error);
+  const fields = Object.fromEntries(form);
+  const parsed = command.safeParse(fields);
+  return parsed.success ? unstorableStringIn(fields, 'body') : problem(parsed.error);
 }
 
 /**

@@ -12,9 +12,9 @@ import { resolveHandler } from './resolve.js';
 import { silenceHandler } from './silence.js';
 
 const stormMenuBody = alertActionBody.extend({
-  actions: z.array(z.object({ action_id: z.string(), block_id: z.string().regex(/^storm:\d+:\d+$/, 'a storm message block'), selected_option: z.object({ value: z.string() }) })).min(1),
+  actions: z.array(z.object({ action_id: z.string(), block_id: z.string().regex(/^storm:\d{1,15}:\d{1,15}$/, 'a storm message block'), selected_option: z.object({ value: z.string() }) })).min(1),
 });
-const choiceValue = z.string().regex(/^\d+:(take|release|silence|resolve)(:[a-z0-9]+)?$/, '<alertId>:<take|release|silence|resolve>[:<choice>]');
+const choiceValue = z.string().regex(/^\d{1,15}:(take|release|silence|resolve)(:[a-z0-9]+)?$/, '<alertId>:<take|release|silence|resolve>[:<choice>]');
 
 /**
  * The ⋯ menu beside each alert in a storm message: Take ownership / Release,
