@@ -25,6 +25,20 @@ export function repeatedReport(run: ReportedRun, reported: 'running' | 'succeede
   return reportedStatusOf(run) === reported ? 'same' : 'conflict';
 }
 
+/**
+ * A ping start without a `rid` whose tick already has its run: is it that
+ * run's start sent again? Yes when that run is itself a rid-less start,
+ * reported from outside (no lease: the bot launched nothing) and still
+ * running, of an observed workflow. `curl --retry` resends a start whose
+ * answer was lost; taken as a second run outside any tick, the job's one end
+ * closed that second run (an end pairs with the newest start) and left the
+ * tick's own run to time out hours later, a failure of a job that had
+ * succeeded. Healthchecks too reads starts without a rid as one run.
+ */
+export function isRepeatedStart(mode: string, tickRun: { status: string; trigger: string; externalId: string | null; leaseOwner: string | null }): boolean {
+  return mode === 'observed' && tickRun.status === 'running' && tickRun.trigger === 'schedule' && tickRun.externalId === null && tickRun.leaseOwner === null;
+}
+
 export interface ReportedRun {
   status: string;
   attemptStatus: string | null;

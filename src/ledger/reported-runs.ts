@@ -2,6 +2,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database, Run, RunTrigger, Workflow } from '../db/schema.js';
 import { profileFor } from '../domain/cadence.js';
 import { formatDuration } from '../domain/durations.js';
+import { isRepeatedStart } from '../domain/reported-outcome.js';
 import { lateTickOfEnd, reportedAfterGraceMs, tickCandidates } from '../domain/tick-match.js';
 import { insertRunningRun, insertRunRow, newRunRow, outcomeColumns, type RunOutcome } from './runs.js';
 
@@ -51,6 +52,20 @@ export async function matchTick(trx: Transaction<Database>, workflow: Workflow, 
     if (row.status === 'missed') return { tick: late, trigger: 'schedule', missed: row };
   }
   return { tick: null, trigger: 'external' };
+}
+
+/**
+ * For a ping start without a rid that no free tick took (`matchTick` gave
+ * none): the run of a tick it may be that is the same start sent again
+ * (`isRepeatedStart`), else undefined (a run outside any tick).
+ */
+export async function repeatedStartOf(trx: Transaction<Database>, workflow: Workflow, startedAt: Date): Promise<Run | undefined> {
+  const profile = profileFor(workflow.cron, workflow.timezone, workflow.policy, startedAt);
+  for (const tick of tickCandidates(workflow, startedAt, profile)) {
+    const row = await tickRow(trx, workflow.id, tick);
+    if (row && isRepeatedStart(workflow.mode, row)) return row;
+  }
+  return undefined;
 }
 
 export async function tickRow(trx: Transaction<Database>, workflowId: number, tick: Date): Promise<Run | undefined> {

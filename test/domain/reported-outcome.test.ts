@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { emptyOutputError, repeatedReport, reportedStatusOf } from '../../src/domain/reported-outcome.js';
+import { emptyOutputError, repeatedReport, isRepeatedStart, reportedStatusOf } from '../../src/domain/reported-outcome.js';
 import { tooFastError } from '../../src/domain/run-duration.js';
 
 const run = (status: string, attemptStatus: string | null = null, attemptError: string | null = null) => ({ status, attemptStatus, attemptError });
@@ -33,5 +33,30 @@ describe('a report naming a run the ledger already has', () => {
     expect(reportedStatusOf(run('failed', 'failed', emptyOutputError(null, 1)))).toBe('succeeded');
     expect(reportedStatusOf(run('failed', 'failed', 'exited with code 1: empty output: nothing'))).toBe('failed');
     expect(reportedStatusOf(run('skipped'))).toBe('skipped');
+  });
+});
+
+describe('isRepeatedStart: a ping start without a rid, its tick already taken', () => {
+  const tickRun = (over: Partial<{ status: string; trigger: string; externalId: string | null; leaseOwner: string | null }> = {}) => ({
+    status: 'running',
+    trigger: 'schedule',
+    externalId: null,
+    leaseOwner: null,
+    ...over,
+  });
+  it.each([
+    // mode, the tick's run, is the start that run's start again?
+    ['observed', tickRun(), true],
+    // the tick's run already ended: a start now is a rerun (a run outside the tick)
+    ['observed', tickRun({ status: 'succeeded' }), false],
+    ['observed', tickRun({ status: 'missed' }), false],
+    // a start with a rid, or one reported over the API with an externalId, is a run of its own
+    ['observed', tickRun({ externalId: 'ping:a' }), false],
+    ['observed', tickRun({ externalId: 'airflow:42' }), false],
+    // the bot launched it (a lease), or the workflow is the bot's: a ping never stands for that run
+    ['observed', tickRun({ leaseOwner: 'replica-a' }), false],
+    ['managed', tickRun(), false],
+  ] as const)('%s, %o: %s', (mode, run, same) => {
+    expect(isRepeatedStart(mode, run)).toBe(same);
   });
 });
