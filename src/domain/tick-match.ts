@@ -43,18 +43,6 @@ export function isFutureTick(tick: Date, now: Date, schedule: { mode: string }, 
 }
 
 /**
- * Whether a report naming its tick names one older than the ledger keeps
- * runs (`retentionDays`, RUN_RETENTION_DAYS): a 400. Such a row would be
- * retention's to delete at once, and a failure of it, counted into a
- * workflow with no success since, opened an alert today for a tick of
- * years ago. A tick in year 1 also sent the fire-time search into a loop
- * that held the process (JavaScript dates read years 0-99 as 1900-1999).
- */
-export function isTickTooOld(tick: Date, now: Date, retentionDays: number): boolean {
-  return now.getTime() - tick.getTime() > retentionDays * 86_400_000;
-}
-
-/**
  * The ticks a run that starts at `startedAt` may be the run of, in the order
  * to try them: the latest fire time at or before the start, within the
  * grace; then, for an observed workflow only, the tick fired at the first

@@ -76,8 +76,6 @@ export function runsRoutes(deps: Deps): Router {
         );
       case 'future_tick':
         throw badRequest(`body.tick: ${report.tick!.toISOString()} has not come yet`);
-      case 'old_tick':
-        throw badRequest(`body.tick: ${report.tick!.toISOString()} is older than runs are kept (RUN_RETENTION_DAYS: ${result.retentionDays} days)`);
       case 'tick_taken':
         throw conflict('tick_taken', `tick ${report.tick!.toISOString()} already has run ${result.run.id} (${result.run.status})`, { run: runView(result.run) });
       case 'conflict':

@@ -2,7 +2,7 @@ import type { Run } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { repeatedReport } from '../domain/reported-outcome.js';
 import { latestFireAtOrBefore } from '../domain/schedule.js';
-import { isFutureTick, isTickTooOld } from '../domain/tick-match.js';
+import { isFutureTick } from '../domain/tick-match.js';
 import { profileOf } from '../ledger/profiles.js';
 import type { Scope } from '../ledger/alert-queries.js';
 import { insertReportedFinished, insertReportedRunning, lockReportedWorkflow, matchTick, tickRow, type TickMatch } from '../ledger/reported-runs.js';
@@ -34,8 +34,6 @@ export type ReportResult =
   | { kind: 'not_a_fire_time'; tick: Date; previous: Date | undefined }
   /** A tick still to come: reporting it now would stop the scheduler (or the freshness detector) from ever seeing it. */
   | { kind: 'future_tick'; tick: Date }
-  /** Older than the ledger keeps runs (RUN_RETENTION_DAYS): a report of it would be deleted at once, or page for a tick of long ago. */
-  | { kind: 'old_tick'; tick: Date; retentionDays: number }
   | { kind: 'tick_taken'; run: Run }
   | { kind: 'conflict'; run: Run };
 
@@ -71,9 +69,6 @@ export async function reportRun(deps: Deps, report: RunReport, scope: Scope): Pr
 
     let match: TickMatch;
     if (report.tick) {
-      // Before the fire-time search, which a tick of year 1 sent into a loop that held the process.
-      const retentionDays = deps.config.RUN_RETENTION_DAYS;
-      if (isTickTooOld(report.tick, now, retentionDays)) return { kind: 'old_tick', tick: report.tick, retentionDays };
       const previous = latestFireAtOrBefore(workflow.cron, workflow.timezone, report.tick);
       if (!previous || previous.getTime() !== report.tick.getTime()) return { kind: 'not_a_fire_time', tick: report.tick, previous };
       if (isFutureTick(report.tick, now, workflow, profileOf(workflow, now).cadenceSeconds)) return { kind: 'future_tick', tick: report.tick };

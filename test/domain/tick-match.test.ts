@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { profileFor } from '../../src/domain/cadence.js';
 import { gapEndBefore } from '../../src/domain/schedule.js';
-import { earlyStartMs, graceToCoverSeconds, isFutureTick, isTickTooOld, lateReportOf, lateTickOfEnd, tickCandidates } from '../../src/domain/tick-match.js';
+import { earlyStartMs, graceToCoverSeconds, isFutureTick, lateReportOf, lateTickOfEnd, tickCandidates } from '../../src/domain/tick-match.js';
 
 describe('tickCandidates: which tick a reported start may be the run of', () => {
   const cases: { name: string; cron: string; tz?: string; mode: 'observed' | 'managed'; start: string; expected: string[] }[] = [
@@ -92,20 +92,5 @@ describe('lateTickOfEnd, lateReportOf, graceToCoverSeconds: an end reported afte
     [3 * 3600_000, 13_500], // 3.6 h → 3 h 45 min
   ])('graceToCoverSeconds(%d ms) = %d s', (ms, expected) => {
     expect(graceToCoverSeconds(ms)).toBe(expected);
-  });
-});
-
-describe('isTickTooOld: a named tick older than the ledger keeps runs', () => {
-  const now = new Date('2026-03-10T08:00:00Z');
-  it.each([
-    ['2026-03-10T07:00:00Z', false],
-    ['2026-02-08T08:00:00Z', false],
-    ['2026-02-08T07:59:59Z', true],
-    ['1970-01-01T00:00:00Z', true],
-    ['0001-01-01T00:00:00Z', true],
-    // the future is isFutureTick's to judge
-    ['9999-12-31T23:00:00Z', false],
-  ])('%s with 30 days kept: %s', (tick, old) => {
-    expect(isTickTooOld(new Date(tick), now, 30)).toBe(old);
   });
 });
