@@ -1,6 +1,7 @@
 import { sql, type Transaction } from 'kysely';
 import type { Alert, Database, MaintenanceWindowsTable, Workflow } from '../db/schema.js';
 import type { Deps } from '../deps.js';
+import { endedPauses } from '../domain/escalation.js';
 import { newlyHeldMs, occurrenceAt, recurringRules, type MaintenanceRule } from '../domain/maintenance.js';
 import { recordAlertEvents, type EventInput } from '../ledger/alert-events.js';
 import type { Selectable } from 'kysely';
@@ -115,9 +116,17 @@ async function endOf(trx: Transaction<Database>, deps: Pick<Deps, 'config'>, win
   const countOf = new Map(counts.map((c) => [c.workflowId, c]));
   const tenant = await trx.selectFrom('tenants').select('channel').where('id', '=', window.tenantId).executeTakeFirstOrThrow();
   const earlier = await earlierWindows(trx, window, alerts);
+  const pauses = await pauseEvents(trx, alerts);
   const out: EventInput[] = [];
   for (let alert of alerts) {
-    const covering = earlier.filter((e) => e.workflowId === null || e.workflowId === alert.workflowId);
+    // What earlier windows and the pauses that have ended held of it already moved the deadline.
+    const covering = [
+      ...earlier.filter((e) => e.workflowId === null || e.workflowId === alert.workflowId),
+      ...endedPauses(
+        pauses.filter((e) => e.alertId === alert.id),
+        alert.openedAt,
+      ),
+    ];
     const heldMs = newlyHeldMs(window, covering, alert.openedAt);
     if (alert.severity === 'warning' && alert.escalateAt && heldMs > 0) {
       alert = await trx
@@ -148,6 +157,21 @@ async function earlierWindows(trx: Transaction<Database>, window: WindowRow, ale
       and starts_at < ${window.endsAt}
   `.execute(trx);
   return rows;
+}
+
+/** The alerts' `workflow_paused` and `workflow_resumed` events, in order (endedPauses). */
+async function pauseEvents(trx: Transaction<Database>, alerts: Pick<Alert, 'id'>[]) {
+  return trx
+    .selectFrom('alertEvents')
+    .select(['alertId', 'kind', 'at'])
+    .where(
+      'alertId',
+      'in',
+      alerts.map((a) => a.id),
+    )
+    .where('kind', 'in', ['workflow_paused', 'workflow_resumed'])
+    .orderBy('id')
+    .execute();
 }
 
 /** Failed and missed ticks inside the window: per workflow, or summed over all of them. */

@@ -160,7 +160,19 @@ export async function resumeWorkflow(deps: Pick<Deps, 'db' | 'clock' | 'config'>
 async function resumeOpenAlert(trx: Transaction<Database>, workflow: Workflow, actor: string | null, now: Date, config: RoutingConfig): Promise<Alert | null> {
   let alert = await openAlertOf(trx, workflow.id);
   if (!alert) return null;
-  const escalateAt = escalateAtAfterPause(alert, workflow.pausedAt, now);
+  // The windows whose end was told during the pause already moved the deadline by what they held of it.
+  const told = workflow.pausedAt
+    ? await trx
+        .selectFrom('maintenanceWindows')
+        .select(['startsAt', 'endsAt'])
+        .where('tenantId', '=', workflow.tenantId)
+        .where((eb) => eb.or([eb('workflowId', 'is', null), eb('workflowId', '=', workflow.id)]))
+        .where('toldAt', 'is not', null)
+        .where('endsAt', '>', workflow.pausedAt)
+        .where('startsAt', '<', now)
+        .execute()
+    : [];
+  const escalateAt = escalateAtAfterPause(alert, workflow.pausedAt, now, told);
   if (escalateAt?.getTime() !== alert.escalateAt?.getTime()) {
     alert = await trx.updateTable('alerts').set({ escalateAt, updatedAt: now }).where('id', '=', alert.id).returningAll().executeTakeFirstOrThrow();
   }

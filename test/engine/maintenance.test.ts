@@ -3,6 +3,7 @@ import type { Workflow } from '../../src/db/schema.js';
 import { runEscalationClock } from '../../src/engine/escalation.js';
 import { takeOwnership } from '../../src/ledger/alert-actions.js';
 import { startMaintenance } from '../../src/services/maintenance-windows.js';
+import { pauseWorkflow, resumeWorkflow } from '../../src/services/workflow-state.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { createEngine, notificationStory, reportRun, type Engine } from '../helpers/engine-harness.js';
 import { makeRun, makeTenant, makeWorkflow, minutes } from '../helpers/factories.js';
@@ -104,6 +105,33 @@ describe('a maintenance window', () => {
     await runEscalationClock(engine.deps);
     await runEscalationClock(engine.deps);
     expect((await eventKinds(opened!.id)).filter((k) => k === 'reminder')).toHaveLength(1);
+  });
+
+  it('a pause overlapping a window moves the deadline by their union once, whichever ends first', async () => {
+    await failNext(3);
+    const [opened] = await alerts();
+    const deadline = opened!.escalateAt!;
+    const from = new Date(tickAt.getTime() + minutes(2));
+    const at = (m: number) => new Date(from.getTime() + minutes(m));
+    const byHand = { workflowId: wf.id, actor: 'U0OPS', scope: acme };
+    // Window 0–60 min; paused 30–90 min (resumed after the window ended): held 90 min, not 120.
+    await t.db.insertInto('maintenanceWindows').values({ tenantId: 'acme', workflowId: wf.id, startsAt: at(0), endsAt: at(60), reason: null, createdBy: 'U0OPS', createdAt: from }).execute();
+    engine.clock.set(at(30));
+    expect((await pauseWorkflow(engine.deps, byHand)).kind).toBe('ok');
+    engine.clock.set(at(61));
+    await runEscalationClock(engine.deps);
+    engine.clock.set(at(90));
+    expect((await resumeWorkflow(engine.deps, byHand)).kind).toBe('ok');
+    expect((await alerts())[0]!.escalateAt!.getTime()).toBe(deadline.getTime() + minutes(90));
+    // Paused 120–150 min, a window 100–200 min (ends after the resume): 100 min more, not 130.
+    await t.db.insertInto('maintenanceWindows').values({ tenantId: 'acme', workflowId: null, startsAt: at(100), endsAt: at(200), reason: null, createdBy: 'U0OPS', createdAt: from }).execute();
+    engine.clock.set(at(120));
+    expect((await pauseWorkflow(engine.deps, byHand)).kind).toBe('ok');
+    engine.clock.set(at(150));
+    expect((await resumeWorkflow(engine.deps, byHand)).kind).toBe('ok');
+    engine.clock.set(at(201));
+    await runEscalationClock(engine.deps);
+    expect((await alerts())[0]).toMatchObject({ severity: 'warning', escalateAt: new Date(deadline.getTime() + minutes(190)) });
   });
 
   it('two overlapping windows (tenant-wide 60 min, then the workflow\'s own 60 min from half-way) move the deadline by their union, 90 min, once', async () => {
