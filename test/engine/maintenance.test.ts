@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createPool } from '../../src/db/connect.js';
 import type { Workflow } from '../../src/db/schema.js';
 import { runEscalationClock } from '../../src/engine/escalation.js';
 import { takeOwnership } from '../../src/ledger/alert-actions.js';
@@ -105,6 +106,31 @@ describe('a maintenance window', () => {
     await runEscalationClock(engine.deps);
     await runEscalationClock(engine.deps);
     expect((await eventKinds(opened!.id)).filter((k) => k === 'reminder')).toHaveLength(1);
+  });
+
+  it('a warning past its deadline is not escalated while its ended window is being told by another replica', async () => {
+    await failNext(3);
+    const [opened] = await alerts();
+    const deadline = opened!.escalateAt!;
+    const startsAt = new Date(tickAt.getTime() + minutes(2));
+    const window = await startMaintenance(engine.deps, { tenantId: 'acme', workflow: 'check', durationMs: deadline.getTime() - startsAt.getTime() + minutes(30), startsAt, reason: 'vacuum', actor: 'api:acme', scope: acme });
+    if (window.kind !== 'ok') throw new Error('no window');
+    engine.clock.set(new Date(window.window.endsAt.getTime() + 1000));
+    // Replica A has claimed the ended window (its row locked, told_at not yet committed) when replica B's clock runs.
+    const holder = await createPool(t.url, 1).connect();
+    try {
+      await holder.query('begin');
+      await holder.query('select 1 from maintenance_windows where id = $1 for update', [window.window.id]);
+      await runEscalationClock(engine.deps);
+      expect((await alerts())[0]).toMatchObject({ severity: 'warning', escalateAt: deadline });
+    } finally {
+      await holder.query('rollback');
+      holder.release();
+    }
+    await runEscalationClock(engine.deps);
+    const after = (await alerts())[0]!;
+    expect(after).toMatchObject({ severity: 'warning' });
+    expect(after.escalateAt!.getTime()).toBeGreaterThan(engine.clock.now().getTime());
   });
 
   it('a pause overlapping a window moves the deadline by their union once, whichever ends first', async () => {
