@@ -2,7 +2,7 @@ import { sql, type Transaction } from 'kysely';
 import type { Alert, Database, MaintenanceWindowsTable, Workflow } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { endedPauses } from '../domain/escalation.js';
-import { newlyHeldMs, occurrenceAt, recurringRules, type MaintenanceRule } from '../domain/maintenance.js';
+import { heldSpanOf, newlyHeldMs, occurrenceAt, recurringRules, type MaintenanceRule } from '../domain/maintenance.js';
 import { recordAlertEvents, type EventInput } from '../ledger/alert-events.js';
 import type { Selectable } from 'kysely';
 
@@ -121,13 +121,13 @@ async function endOf(trx: Transaction<Database>, deps: Pick<Deps, 'config'>, win
   for (let alert of alerts) {
     // What earlier windows and the pauses that have ended held of it already moved the deadline.
     const covering = [
-      ...earlier.filter((e) => e.workflowId === null || e.workflowId === alert.workflowId),
+      ...earlier.filter((e) => e.workflowId === null || e.workflowId === alert.workflowId).map(heldSpanOf),
       ...endedPauses(
         pauses.filter((e) => e.alertId === alert.id),
         alert.openedAt,
       ),
     ];
-    const heldMs = newlyHeldMs(window, covering, alert.openedAt);
+    const heldMs = newlyHeldMs(heldSpanOf(window), covering, alert.openedAt);
     if (alert.severity === 'warning' && alert.escalateAt && heldMs > 0) {
       alert = await trx
         .updateTable('alerts')
@@ -148,8 +148,8 @@ async function endOf(trx: Transaction<Database>, deps: Pick<Deps, 'config'>, win
  */
 async function earlierWindows(trx: Transaction<Database>, window: WindowRow, alerts: Pick<Alert, 'workflowId' | 'openedAt'>[]) {
   const from = new Date(Math.min(...alerts.map((a) => a.openedAt.getTime())));
-  const { rows } = await sql<Pick<WindowRow, 'workflowId' | 'startsAt' | 'endsAt'>>`
-    select workflow_id as "workflowId", starts_at as "startsAt", ends_at as "endsAt" from maintenance_windows
+  const { rows } = await sql<Pick<WindowRow, 'workflowId' | 'startsAt' | 'endsAt' | 'createdAt' | 'recurrence'>>`
+    select workflow_id as "workflowId", starts_at as "startsAt", ends_at as "endsAt", created_at as "createdAt", recurrence from maintenance_windows
     where tenant_id = ${window.tenantId}
       and (workflow_id is null or workflow_id = any(${alerts.map((a) => a.workflowId)}::bigint[]))
       and (ends_at, id) < (${window.endsAt}::timestamptz, ${window.id}::bigint)

@@ -4,6 +4,7 @@ import type { Alert, Database, Workflow } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { nextFireAfter } from '../domain/schedule.js';
 import { escalateAtAfterPause } from '../domain/escalation.js';
+import { heldSpanOf } from '../domain/maintenance.js';
 import type { RoutingConfig } from '../ledger/destinations.js';
 import { recordAlertEvent, releaseHeldNotifications } from '../ledger/alert-events.js';
 import type { Scope } from '../ledger/alert-queries.js';
@@ -164,7 +165,7 @@ async function resumeOpenAlert(trx: Transaction<Database>, workflow: Workflow, a
   const told = workflow.pausedAt
     ? await trx
         .selectFrom('maintenanceWindows')
-        .select(['startsAt', 'endsAt'])
+        .select(['startsAt', 'endsAt', 'createdAt', 'recurrence'])
         .where('tenantId', '=', workflow.tenantId)
         .where((eb) => eb.or([eb('workflowId', 'is', null), eb('workflowId', '=', workflow.id)]))
         .where('toldAt', 'is not', null)
@@ -172,7 +173,7 @@ async function resumeOpenAlert(trx: Transaction<Database>, workflow: Workflow, a
         .where('startsAt', '<', now)
         .execute()
     : [];
-  const escalateAt = escalateAtAfterPause(alert, workflow.pausedAt, now, told);
+  const escalateAt = escalateAtAfterPause(alert, workflow.pausedAt, now, told.map(heldSpanOf));
   if (escalateAt?.getTime() !== alert.escalateAt?.getTime()) {
     alert = await trx.updateTable('alerts').set({ escalateAt, updatedAt: now }).where('id', '=', alert.id).returningAll().executeTakeFirstOrThrow();
   }

@@ -133,6 +133,20 @@ describe('a maintenance window', () => {
     expect(after.escalateAt!.getTime()).toBeGreaterThan(engine.clock.now().getTime());
   });
 
+  it('a one-off window set to start in the past moves the deadline only by the time it held the warning, from when it was set', async () => {
+    await failNext(3);
+    const [opened] = await alerts();
+    const deadline = opened!.escalateAt!;
+    engine.clock.set(new Date(opened!.openedAt.getTime() + minutes(60)));
+    const startsAt = new Date(opened!.openedAt.getTime() + minutes(10));
+    const window = await startMaintenance(engine.deps, { tenantId: 'acme', workflow: 'check', durationMs: minutes(80), startsAt, reason: 'set late', actor: 'api:acme', scope: acme });
+    if (window.kind !== 'ok') throw new Error('no window');
+    engine.clock.set(new Date(window.window.endsAt.getTime() + 1000));
+    await runEscalationClock(engine.deps);
+    // Held from when it was set (opened + 60 min) to its end (opened + 90 min): 30 min, not its 80.
+    expect((await alerts())[0]!.escalateAt!.getTime()).toBe(deadline.getTime() + minutes(30));
+  });
+
   it('a pause overlapping a window moves the deadline by their union once, whichever ends first', async () => {
     await failNext(3);
     const [opened] = await alerts();
