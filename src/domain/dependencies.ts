@@ -38,14 +38,23 @@ export interface DependencyProblem {
   message: string;
 }
 
+/** How a cycle names a workflow of another tenant than the one reading it (a tenant token is never told another tenant's names). */
+export const OTHER_TENANT_WORKFLOW = "another tenant's workflow";
+
 /**
  * Unknown names and cycles among `nodes` (every workflow the list may name).
  * Each cycle is reported once, on the first of its checked workflows in
  * `nodes` order, spelled out from there: "a → b → a". Entries of `nodes` not
  * in `check` (by index) are context only: their own problems are not
- * reported, but a cycle through a checked one is.
+ * reported, but a cycle through a checked one is. `shownTo`: the tenant
+ * reading the answer (a tenant token); a cycle through another tenant's
+ * workflow (linked by the operator) names it only as `OTHER_TENANT_WORKFLOW`.
  */
-export function dependencyProblems(nodes: readonly DependencyNode[], check: ReadonlySet<number> = new Set(nodes.map((_, i) => i))): DependencyProblem[] {
+export function dependencyProblems(
+  nodes: readonly DependencyNode[],
+  check: ReadonlySet<number> = new Set(nodes.map((_, i) => i)),
+  shownTo?: string,
+): DependencyProblem[] {
   const index = new Map(nodes.map((n, i) => [keyText(n), i]));
   const problems: DependencyProblem[] = [];
   const edges = nodes.map((n, i) =>
@@ -70,7 +79,8 @@ export function dependencyProblems(nodes: readonly DependencyNode[], check: Read
     const from = path.indexOf(first);
     const loop = [...path.slice(from, -1), ...path.slice(0, from), first];
     const dep = edges[first]!.indexOf(loop[1]!);
-    const names = loop.map((i) => dependencyRefText(nodes[i]!, nodes[first]!.tenant)).join(' → ');
+    const shown = (n: DependencyNode) => (shownTo !== undefined && n.tenant !== shownTo ? OTHER_TENANT_WORKFLOW : dependencyRefText(n, nodes[first]!.tenant));
+    const names = loop.map((i) => shown(nodes[i]!)).join(' → ');
     problems.push({ node: first, dep, message: `dependency cycle: ${names}` });
   }
   return problems.sort((a, b) => a.node - b.node || a.dep - b.dep);

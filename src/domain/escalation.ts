@@ -5,6 +5,8 @@
  * decides.
  */
 
+import { newlyHeldMs, type HeldSpan } from './maintenance.js';
+
 export interface EscalationFields {
   status: string;
   severity: string;
@@ -57,13 +59,42 @@ function keptFailing(alert: EscalationFields): boolean {
  * its escalation clock stood still, which is the pause since the later of
  * the pause and the alert's opening (an alert opened while the workflow was
  * paused, on a report from outside, had no clock running before it opened,
- * so moving it by the whole pause pushed it that much too far). No deadline,
- * a critical, or no time stood: unchanged.
+ * so moving it by the whole pause pushed it that much too far), less what
+ * the maintenance windows already told (`toldWindows`) held of it: a pause
+ * and a window over the same hour move the deadline by that hour once
+ * (`newlyHeldMs`, src/domain/maintenance.ts). No deadline, a critical, or no
+ * time stood: unchanged.
  */
-export function escalateAtAfterPause(alert: { severity: string; escalateAt: Date | null; openedAt: Date }, pausedAt: Date | null, now: Date): Date | null {
+export function escalateAtAfterPause(
+  alert: { severity: string; escalateAt: Date | null; openedAt: Date },
+  pausedAt: Date | null,
+  now: Date,
+  toldWindows: readonly HeldSpan[] = [],
+): Date | null {
   if (!alert.escalateAt || alert.severity !== 'warning' || !pausedAt) return alert.escalateAt;
-  const stoodMs = Math.max(0, now.getTime() - Math.max(pausedAt.getTime(), alert.openedAt.getTime()));
+  const stoodMs = newlyHeldMs({ startsAt: pausedAt, endsAt: now }, toldWindows, alert.openedAt);
   return new Date(alert.escalateAt.getTime() + stoodMs);
+}
+
+/**
+ * The pauses an alert's escalation clock has stood still for and that have
+ * ended, from its thread's `workflow_paused` / `workflow_resumed` events in
+ * order (a resume with no pause before it: the workflow was paused when the
+ * alert opened). A maintenance window told after them moves the deadline
+ * only by what they did not already hold. The pause still going is not one:
+ * its resume counts the window instead.
+ */
+export function endedPauses(events: readonly { kind: string; at: Date }[], openedAt: Date): HeldSpan[] {
+  const spans: HeldSpan[] = [];
+  let since: Date | null = null;
+  for (const e of events) {
+    if (e.kind === 'workflow_paused') since ??= e.at;
+    else if (e.kind === 'workflow_resumed') {
+      spans.push({ startsAt: since ?? openedAt, endsAt: e.at });
+      since = null;
+    }
+  }
+  return spans;
 }
 
 export interface Mention {

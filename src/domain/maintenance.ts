@@ -75,6 +75,17 @@ export interface HeldSpan {
 }
 
 /**
+ * The time a recorded window held the escalation clock: a one-off window
+ * from when it was set (one set to start in the past held nothing before
+ * that: warnings were judged as usual), a recurring occurrence from its
+ * start (its rule held the clock before the occurrence's row was written).
+ */
+export function heldSpanOf(w: { startsAt: Date; endsAt: Date; createdAt: Date; recurrence: string | null }): HeldSpan {
+  const startsAt = w.recurrence === null && w.createdAt.getTime() > w.startsAt.getTime() ? w.createdAt : w.startsAt;
+  return { startsAt, endsAt: w.endsAt };
+}
+
+/**
  * How far an open warning's escalation deadline moves when `window` ends:
  * the part of it from `from` (the alert's opening) on that no `earlier`
  * window already held. "Earlier" is the order ends are told in (end, then

@@ -5,7 +5,7 @@ import { escalationDue, escalationMention, ownershipExpired, reminderDue } from 
 import { endSilence } from '../ledger/alert-actions.js';
 import { recordAlertEvents, type EventInput } from '../ledger/alert-events.js';
 import { runMaintenanceClock } from './maintenance-clock.js';
-import { workflowsInMaintenance } from './maintenance-rules.js';
+import { alertsAwaitingWindowEnd, workflowsInMaintenance } from './maintenance-rules.js';
 import { runStormClock } from './storm-clock.js';
 
 /**
@@ -101,9 +101,10 @@ export async function escalateDueWarnings(deps: Pick<Deps, 'db' | 'config'>, now
       return decision.due ? [{ ...c, reason: decision.reason }] : [];
     });
     if (decided.length === 0) return 0;
-    // Nothing pages inside a maintenance window.
+    // Nothing pages inside a maintenance window, nor before a window's end has moved the deadline.
     const held = new Set(await workflowsInMaintenance(trx, decided.map((d) => d.workflow), now));
-    const due = decided.filter((d) => !held.has(d.workflow.id));
+    const awaiting = await alertsAwaitingWindowEnd(trx, decided.map((d) => ({ id: d.alert.id, openedAt: d.alert.openedAt, workflow: d.workflow })), now);
+    const due = decided.filter((d) => !held.has(d.workflow.id) && !awaiting.has(d.alert.id));
     if (due.length === 0) return 0;
     const escalated = await trx
       .updateTable('alerts')

@@ -1,7 +1,8 @@
 import { sql, type Transaction } from 'kysely';
 import type { Alert, Database, MaintenanceWindowsTable, Workflow } from '../db/schema.js';
 import type { Deps } from '../deps.js';
-import { newlyHeldMs, occurrenceAt, recurringRules, type MaintenanceRule } from '../domain/maintenance.js';
+import { endedPauses } from '../domain/escalation.js';
+import { heldSpanOf, newlyHeldMs, occurrenceAt, recurringRules, type MaintenanceRule } from '../domain/maintenance.js';
 import { recordAlertEvents, type EventInput } from '../ledger/alert-events.js';
 import type { Selectable } from 'kysely';
 
@@ -115,10 +116,18 @@ async function endOf(trx: Transaction<Database>, deps: Pick<Deps, 'config'>, win
   const countOf = new Map(counts.map((c) => [c.workflowId, c]));
   const tenant = await trx.selectFrom('tenants').select('channel').where('id', '=', window.tenantId).executeTakeFirstOrThrow();
   const earlier = await earlierWindows(trx, window, alerts);
+  const pauses = await pauseEvents(trx, alerts);
   const out: EventInput[] = [];
   for (let alert of alerts) {
-    const covering = earlier.filter((e) => e.workflowId === null || e.workflowId === alert.workflowId);
-    const heldMs = newlyHeldMs(window, covering, alert.openedAt);
+    // What earlier windows and the pauses that have ended held of it already moved the deadline.
+    const covering = [
+      ...earlier.filter((e) => e.workflowId === null || e.workflowId === alert.workflowId).map(heldSpanOf),
+      ...endedPauses(
+        pauses.filter((e) => e.alertId === alert.id),
+        alert.openedAt,
+      ),
+    ];
+    const heldMs = newlyHeldMs(heldSpanOf(window), covering, alert.openedAt);
     if (alert.severity === 'warning' && alert.escalateAt && heldMs > 0) {
       alert = await trx
         .updateTable('alerts')
@@ -139,8 +148,8 @@ async function endOf(trx: Transaction<Database>, deps: Pick<Deps, 'config'>, win
  */
 async function earlierWindows(trx: Transaction<Database>, window: WindowRow, alerts: Pick<Alert, 'workflowId' | 'openedAt'>[]) {
   const from = new Date(Math.min(...alerts.map((a) => a.openedAt.getTime())));
-  const { rows } = await sql<Pick<WindowRow, 'workflowId' | 'startsAt' | 'endsAt'>>`
-    select workflow_id as "workflowId", starts_at as "startsAt", ends_at as "endsAt" from maintenance_windows
+  const { rows } = await sql<Pick<WindowRow, 'workflowId' | 'startsAt' | 'endsAt' | 'createdAt' | 'recurrence'>>`
+    select workflow_id as "workflowId", starts_at as "startsAt", ends_at as "endsAt", created_at as "createdAt", recurrence from maintenance_windows
     where tenant_id = ${window.tenantId}
       and (workflow_id is null or workflow_id = any(${alerts.map((a) => a.workflowId)}::bigint[]))
       and (ends_at, id) < (${window.endsAt}::timestamptz, ${window.id}::bigint)
@@ -148,6 +157,21 @@ async function earlierWindows(trx: Transaction<Database>, window: WindowRow, ale
       and starts_at < ${window.endsAt}
   `.execute(trx);
   return rows;
+}
+
+/** The alerts' `workflow_paused` and `workflow_resumed` events, in order (endedPauses). */
+async function pauseEvents(trx: Transaction<Database>, alerts: Pick<Alert, 'id'>[]) {
+  return trx
+    .selectFrom('alertEvents')
+    .select(['alertId', 'kind', 'at'])
+    .where(
+      'alertId',
+      'in',
+      alerts.map((a) => a.id),
+    )
+    .where('kind', 'in', ['workflow_paused', 'workflow_resumed'])
+    .orderBy('id')
+    .execute();
 }
 
 /** Failed and missed ticks inside the window: per workflow, or summed over all of them. */

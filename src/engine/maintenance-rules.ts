@@ -57,3 +57,26 @@ export function workflowRules(workflow: Pick<Workflow, 'maintenance'>, tenant: P
     ...oneOff.map((w): MaintenanceRule => ({ kind: 'once', startsAt: w.startsAt, endsAt: w.endsAt, reason: w.reason, scope: w.tenantWide ? 'tenant' : 'workflow' })),
   ];
 }
+
+/**
+ * The ids of the alerts (of those given) whose workflow had a window end
+ * that is not told yet (told_at null: another replica's maintenance clock
+ * holds it, or more ended than one pass tells) after the alert opened. Its
+ * end will move the warning's deadline by the time it held it; judged on
+ * the old deadline before then, the warning would escalate for time the
+ * window held.
+ */
+export async function alertsAwaitingWindowEnd(db: Reader, alerts: { id: number; openedAt: Date; workflow: Pick<Workflow, 'id' | 'tenantId'> }[], now: Date): Promise<Set<number>> {
+  if (alerts.length === 0) return new Set();
+  const ended = await db
+    .selectFrom('maintenanceWindows')
+    .select(['tenantId', 'workflowId', 'endsAt'])
+    .where('tenantId', 'in', [...new Set(alerts.map((a) => a.workflow.tenantId))])
+    .where('toldAt', 'is', null)
+    .where('endsAt', '<=', now)
+    .execute();
+  const held = alerts.filter((a) =>
+    ended.some((w) => w.tenantId === a.workflow.tenantId && (w.workflowId === null || w.workflowId === a.workflow.id) && w.endsAt.getTime() > a.openedAt.getTime()),
+  );
+  return new Set(held.map((a) => a.id));
+}

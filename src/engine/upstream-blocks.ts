@@ -246,9 +246,22 @@ export async function upstreamNames(trx: Transaction<Database>, downstreamWorkfl
   return { channel: down.channel, upstream: up.tenantId === down.tenantId ? { upstreamWorkflow: up.name } : { upstreamOtherTenant: true } };
 }
 
-/** The `outlived_upstream` data of a downstream alert opening after the incident `upstreamAlertId` resolved. */
+/**
+ * The `outlived_upstream` data of a downstream alert opening after the
+ * incident `upstreamAlertId` resolved, with how it ended when that was not a
+ * recovery (`upstreamEndedBy`: resolved by hand, the upstream disabled or
+ * deleted, its tenant disabled), so the thread does not say it recovered.
+ */
 export async function outlivedData(trx: Transaction<Database>, downstreamWorkflowId: number, upstreamAlertId: number): Promise<Record<string, unknown>> {
   const upstream = await trx.selectFrom('alerts').select(['workflowId', 'resolvedAt']).where('id', '=', upstreamAlertId).executeTakeFirstOrThrow();
   const names = await upstreamNames(trx, downstreamWorkflowId, upstream.workflowId);
-  return { upstreamAlertId, ...names.upstream, upstreamResolvedAt: upstream.resolvedAt?.toISOString() ?? null };
+  const ending = await trx
+    .selectFrom('alertEvents')
+    .select(sql<string | null>`data->>'by'`.as('by'))
+    .where('alertId', '=', upstreamAlertId)
+    .where('kind', '=', 'resolved')
+    .orderBy('id', 'desc')
+    .executeTakeFirst();
+  const endedBy = ending?.by && ending.by !== 'run' ? { upstreamEndedBy: ending.by } : {};
+  return { upstreamAlertId, ...names.upstream, upstreamResolvedAt: upstream.resolvedAt?.toISOString() ?? null, ...endedBy };
 }

@@ -37,11 +37,25 @@ export async function syncFileDependencies(trx: Transaction<Database>, workflows
 }
 
 /**
+ * Serialises the API's changes to the dependency graph, taken before any
+ * workflow row is locked: two replicas adding `a → b` and `b → a` at once
+ * would each check a graph without the other's edge and store a cycle (or
+ * deadlock on each other's workflow rows).
+ */
+export async function lockDependencyGraph(trx: Transaction<Database>): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtext('scheduler-bot:dependencies'))`.execute(trx);
+}
+
+/**
  * Resolves an API workflow's `dependsOn` against the enabled workflows in the
  * database, refusing unknown names and cycles (the new list in place of the
  * workflow's current one). `tenantScope`: the caller is that tenant's token,
  * which may name only its own tenant's workflows; any other tenant's name is
- * refused with the same words, so the answer tells nothing of what exists there.
+ * refused with the same words, so the answer tells nothing of what exists there,
+ * and a cycle through one does not name it. The operator's links of this
+ * workflow to other tenants' workflows, which such a token is neither shown
+ * nor allowed to write, are kept.
+ * The caller holds `lockDependencyGraph` when `dependsOn` is not empty.
  */
 export async function resolveApiDependencies(
   trx: Transaction<Database>,
@@ -49,17 +63,19 @@ export async function resolveApiDependencies(
   tenantScope: string | undefined,
 ): Promise<{ ok: true; upstreamIds: number[] } | { ok: false; issues: DependencyIssue[] }> {
   const refs = spec.dependsOn ?? [];
-  if (refs.length === 0) return { ok: true, upstreamIds: [] };
+  const kept = tenantScope === undefined ? [] : await otherTenantsUpstreams(trx, spec, tenantScope);
+  if (refs.length === 0) return { ok: true, upstreamIds: kept };
   const foreign = refs.flatMap((ref, dep) => (tenantScope !== undefined && parseDependencyRef(ref, spec.tenant).tenant !== tenantScope ? [{ dep, message: OTHER_TENANT_REFUSED }] : []));
   if (foreign.length) return { ok: false, issues: foreign };
 
+  // An edge into this workflow counts even while it is disabled: a PUT that enables it again brings it back.
   const rows = await sql<{ id: number; tenantId: string; name: string; upstream: string[] | null }>`
     select w.id, w.tenant_id, w.name,
       array_agg(u.tenant_id || '/' || u.name) filter (where u.id is not null) as upstream
     from workflows w
     join tenants t on t.id = w.tenant_id and t.enabled
     left join workflow_dependencies d on d.workflow_id = w.id
-    left join workflows u on u.id = d.upstream_id and u.enabled
+    left join workflows u on u.id = d.upstream_id and (u.enabled or (u.tenant_id = ${spec.tenant} and u.name = ${spec.name}))
     where w.enabled
     group by w.id
   `.execute(trx);
@@ -68,16 +84,28 @@ export async function resolveApiDependencies(
     { tenant: spec.tenant, name: spec.name, dependsOn: refs },
     ...others.map((r) => ({ tenant: r.tenantId, name: r.name, dependsOn: (r.upstream ?? []).map((k) => dependencyRefText(parseDependencyRef(k, ''), r.tenantId)) })),
   ];
-  const problems = dependencyProblems(nodes, new Set([0]));
+  const problems = dependencyProblems(nodes, new Set([0]), tenantScope);
   if (problems.length) return { ok: false, issues: problems.map((p) => ({ dep: p.dep, message: p.message })) };
   const idOf = new Map(others.map((r) => [`${r.tenantId}/${r.name}`, r.id]));
-  return {
-    ok: true,
-    upstreamIds: refs.map((ref) => {
-      const key = parseDependencyRef(ref, spec.tenant);
-      return idOf.get(`${key.tenant}/${key.name}`)!;
-    }),
-  };
+  const named = refs.map((ref) => {
+    const key = parseDependencyRef(ref, spec.tenant);
+    return idOf.get(`${key.tenant}/${key.name}`)!;
+  });
+  return { ok: true, upstreamIds: [...named, ...kept] };
+}
+
+/** The stored upstreams of the workflow `spec` names that belong to other tenants than `tenant`. */
+async function otherTenantsUpstreams(trx: Transaction<Database>, spec: { tenant: string; name: string }, tenant: string): Promise<number[]> {
+  const rows = await trx
+    .selectFrom('workflowDependencies as d')
+    .innerJoin('workflows as w', 'w.id', 'd.workflowId')
+    .innerJoin('workflows as u', 'u.id', 'd.upstreamId')
+    .select('d.upstreamId')
+    .where('w.tenantId', '=', spec.tenant)
+    .where('w.name', '=', spec.name)
+    .where('u.tenantId', '<>', tenant)
+    .execute();
+  return rows.map((r) => r.upstreamId);
 }
 
 /**

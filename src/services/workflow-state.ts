@@ -4,6 +4,7 @@ import type { Alert, Database, Workflow } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { nextFireAfter } from '../domain/schedule.js';
 import { escalateAtAfterPause } from '../domain/escalation.js';
+import { heldSpanOf } from '../domain/maintenance.js';
 import type { RoutingConfig } from '../ledger/destinations.js';
 import { recordAlertEvent, releaseHeldNotifications } from '../ledger/alert-events.js';
 import type { Scope } from '../ledger/alert-queries.js';
@@ -160,7 +161,19 @@ export async function resumeWorkflow(deps: Pick<Deps, 'db' | 'clock' | 'config'>
 async function resumeOpenAlert(trx: Transaction<Database>, workflow: Workflow, actor: string | null, now: Date, config: RoutingConfig): Promise<Alert | null> {
   let alert = await openAlertOf(trx, workflow.id);
   if (!alert) return null;
-  const escalateAt = escalateAtAfterPause(alert, workflow.pausedAt, now);
+  // The windows whose end was told during the pause already moved the deadline by what they held of it.
+  const told = workflow.pausedAt
+    ? await trx
+        .selectFrom('maintenanceWindows')
+        .select(['startsAt', 'endsAt', 'createdAt', 'recurrence'])
+        .where('tenantId', '=', workflow.tenantId)
+        .where((eb) => eb.or([eb('workflowId', 'is', null), eb('workflowId', '=', workflow.id)]))
+        .where('toldAt', 'is not', null)
+        .where('endsAt', '>', workflow.pausedAt)
+        .where('startsAt', '<', now)
+        .execute()
+    : [];
+  const escalateAt = escalateAtAfterPause(alert, workflow.pausedAt, now, told.map(heldSpanOf));
   if (escalateAt?.getTime() !== alert.escalateAt?.getTime()) {
     alert = await trx.updateTable('alerts').set({ escalateAt, updatedAt: now }).where('id', '=', alert.id).returningAll().executeTakeFirstOrThrow();
   }

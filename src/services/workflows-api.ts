@@ -11,7 +11,7 @@ import { crontabCheck, fireTimesAfter, nextFireAfter } from '../domain/schedule.
 import { newPingKey } from '../secrets.js';
 import { findOpenAlertForWorkflow, workflowHistory, type Scope } from '../ledger/alert-queries.js';
 import { blockedWorkflows, type BlockedWorkflow } from '../ledger/dependency-state.js';
-import { dependsOnView, replaceDependencies, resolveApiDependencies, type DependencyIssue } from './dependencies.js';
+import { dependsOnView, lockDependencyGraph, replaceDependencies, resolveApiDependencies, type DependencyIssue } from './dependencies.js';
 import { modeOf } from './sync-workflows.js';
 import { configPauseChanged, resolveAlertsOfWorkflows } from './workflow-state.js';
 import { runningLongAfter } from '../domain/run-duration.js';
@@ -216,6 +216,8 @@ export async function putWorkflow(deps: Pick<Deps, 'db' | 'clock' | 'config'>, s
   if (scope.tenantId !== undefined && scope.tenantId !== spec.tenant) return { kind: 'tenant_not_found' };
   const now = deps.clock.now();
   return deps.db.transaction().execute(async (trx): Promise<PutResult> => {
+    // Before any row lock: the graph's changes take turns (see lockDependencyGraph).
+    if (spec.dependsOn?.length) await lockDependencyGraph(trx);
     const tenant = await trx.selectFrom('tenants').select('id').where('id', '=', spec.tenant).where('enabled', '=', true).executeTakeFirst();
     if (!tenant) return { kind: 'tenant_not_found' };
     const current = await trx.selectFrom('workflows').selectAll().where('tenantId', '=', spec.tenant).where('name', '=', spec.name).forUpdate().executeTakeFirst();

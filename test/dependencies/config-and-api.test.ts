@@ -1,9 +1,12 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
+import { createPool } from '../../src/db/connect.js';
 import { parseWorkflowsFile, WorkflowsFileError } from '../../src/config/workflows-file.js';
 import { syncWorkflowsFile } from '../../src/services/sync-workflows.js';
 import { startTestApp } from '../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { eventually } from '../helpers/eventually.js';
 import { makeTenant, makeWorkflow } from '../helpers/factories.js';
 import { apiClient } from '../helpers/http-api.js';
 
@@ -141,5 +144,70 @@ describe('dependsOn in the workflows API', () => {
     expect(seen.body.dependsOn).toEqual(['load']);
     expect(seen.body.dependsOnOtherTenants).toBe(1);
     expect(JSON.stringify(seen.body)).not.toContain('secret-ledger');
+  });
+
+  it("a tenant token's PUT keeps the operator's links to other tenants, which it can neither see nor restate", async () => {
+    expect((await put(admin, 'acme', 'linked', ['load', 'globex/secret-ledger'])).status).toBe(201);
+    const edited = await put(acme, 'acme', 'linked', ['report']);
+    expect(edited.status).toBe(200);
+    expect(edited.body).toMatchObject({ dependsOn: ['report'], dependsOnOtherTenants: 1 });
+    expect((await admin('GET', '/api/v1/workflows/acme/linked')).body.dependsOn).toEqual(['report', 'globex/secret-ledger']);
+    expect((await put(admin, 'acme', 'linked', [])).status).toBe(200);
+    expect((await admin('GET', '/api/v1/workflows/acme/linked')).body.dependsOn).toEqual([]);
+  });
+
+  it("a cycle through an operator's link to another tenant is refused to a tenant token without naming that workflow", async () => {
+    expect((await put(acme, 'acme', 'stage', [])).status).toBe(201);
+    expect((await put(admin, 'globex', 'mirror', ['acme/stage'])).status).toBe(201);
+    expect((await put(admin, 'acme', 'publish', ['globex/mirror'])).status).toBe(201);
+    const cycle = await put(acme, 'acme', 'stage', ['publish']);
+    expect(cycle.status).toBe(400);
+    expect(cycle.body.issues).toEqual([`body: dependsOn[0]: dependency cycle: stage → publish → another tenant's workflow → stage (got "publish")`]);
+    expect(cycle.text).not.toContain('mirror');
+    const asAdmin = await put(admin, 'acme', 'stage', ['publish']);
+    expect(asAdmin.body.issues).toEqual(['body: dependsOn[0]: dependency cycle: stage → publish → globex/mirror → stage (got "publish")']);
+  });
+
+  it('a deleted workflow put back cannot close a cycle through the links still pointing at it', async () => {
+    expect((await put(acme, 'acme', 'extract', [])).status).toBe(201);
+    expect((await put(acme, 'acme', 'transform', ['extract'])).status).toBe(201);
+    expect((await acme('DELETE', '/api/v1/workflows/acme/extract')).status).toBe(200);
+    const back = await put(acme, 'acme', 'extract', ['transform']);
+    expect(back.status).toBe(400);
+    expect(back.body.issues).toEqual(['body: dependsOn[0]: dependency cycle: extract → transform → extract (got "transform")']);
+  });
+
+  it('two replicas adding the two halves of a cycle at once: one is stored, the other refused naming the cycle', async () => {
+    const second = await startTestApp(t, { API_TOKEN: ADMIN }, { clock: new ManualClock('2026-03-10T02:00:00Z') });
+    const other = apiClient(second.url, ADMIN);
+    const holder = await createPool(t.url, 1).connect();
+    try {
+      for (const name of ['left', 'right', 'base']) expect((await put(admin, 'acme', name, [])).status).toBe(201);
+      expect((await put(admin, 'acme', 'left', ['base'])).status).toBe(200);
+      const left = (await t.db.selectFrom('workflows').select('id').where('tenantId', '=', 'acme').where('name', '=', 'left').executeTakeFirstOrThrow()).id;
+      const waiting = async (n: number) => {
+        const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`.execute(t.db);
+        expect(rows[0]!.n).toBe(n);
+      };
+      // Hold left's stored links: the first PUT checks the graph, then waits to replace them.
+      await holder.query('begin');
+      await holder.query('select 1 from workflow_dependencies where workflow_id = $1 for update', [left]);
+      const first = put(admin, 'acme', 'left', ['right']);
+      await eventually(() => waiting(1));
+      const secondPut = put(other, 'acme', 'right', ['left']);
+      let settled = false;
+      void secondPut.then(() => (settled = true));
+      await eventually(async () => {
+        if (!settled) await waiting(2);
+      });
+      await holder.query('commit');
+      const answers = await Promise.all([first, secondPut]);
+      expect(answers.map((a) => a.status)).toEqual([200, 400]);
+      expect(answers[1]!.body.issues).toEqual(['body: dependsOn[0]: dependency cycle: right → left → right (got "left")']);
+    } finally {
+      await holder.query('rollback').catch(() => {});
+      holder.release();
+      await second.stop();
+    }
   });
 });

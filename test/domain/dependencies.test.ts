@@ -39,6 +39,14 @@ describe('dependencyProblems', () => {
     const nodes = [node('acme', 'new', 'b'), node('acme', 'b', 'c'), node('acme', 'c', 'new'), node('acme', 'broken', 'gone')];
     expect(dependencyProblems(nodes, new Set([0]))).toEqual([{ node: 0, dep: 0, message: 'dependency cycle: new → b → c → new' }]);
   });
+
+  it("spells a cycle out to a tenant without another tenant's names (an operator's link)", () => {
+    const nodes = [node('acme', 'load', 'report'), node('acme', 'report', 'globex/ledger'), node('globex', 'ledger', 'acme/load')];
+    expect(dependencyProblems(nodes, new Set([0]), 'acme')).toEqual([
+      { node: 0, dep: 0, message: "dependency cycle: load → report → another tenant's workflow → load" },
+    ]);
+    expect(dependencyProblems(nodes, new Set([0]))[0]!.message).toBe('dependency cycle: load → report → globex/ledger → load');
+  });
 });
 
 describe('blockingIncident', () => {

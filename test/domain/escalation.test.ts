@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { defaultRemindAfterMs, escalateAtAfterPause, escalationDue, escalationDueAt, escalationMention, ownershipExpired, reminderDue, type EscalationFields, type ReminderFields } from '../../src/domain/escalation.js';
+import { defaultRemindAfterMs, endedPauses, escalateAtAfterPause, escalationDue, escalationDueAt, escalationMention, ownershipExpired, reminderDue, type EscalationFields, type ReminderFields } from '../../src/domain/escalation.js';
 
 const NOW = new Date('2026-03-10T12:00:00Z');
 const ago = (ms: number) => new Date(NOW.getTime() - ms);
@@ -93,5 +93,25 @@ describe('escalateAtAfterPause: the deadline when the workflow resumes', () => {
     ['no pause time known: unchanged', { severity: 'warning', escalateAt: deadline, openedAt: ago(5 * H) }, null, deadline],
   ] as const)('%s', (_name, alert, pausedAt, expected) => {
     expect(escalateAtAfterPause(alert, pausedAt, NOW)).toEqual(expected);
+  });
+
+  it('a maintenance window already told moves it by the pause less what the window held of it', () => {
+    const alert = { severity: 'warning', escalateAt: deadline, openedAt: ago(5 * H) };
+    const window = { startsAt: ago(3 * H), endsAt: ago(H) };
+    expect(escalateAtAfterPause(alert, ago(2 * H), NOW, [window])).toEqual(new Date(deadline.getTime() + H));
+    expect(escalateAtAfterPause(alert, ago(2 * H), NOW, [{ startsAt: ago(4 * H), endsAt: NOW }])).toEqual(deadline);
+  });
+});
+
+describe('endedPauses: what a window told after them need not move again', () => {
+  const opened = ago(10 * H);
+  const e = (kind: string, at: Date) => ({ kind, at });
+  it.each([
+    ['none', [], []],
+    ['paused and resumed', [e('workflow_paused', ago(4 * H)), e('workflow_resumed', ago(3 * H))], [{ startsAt: ago(4 * H), endsAt: ago(3 * H) }]],
+    ['resumed with no pause told: paused since before the alert opened', [e('workflow_resumed', ago(3 * H))], [{ startsAt: opened, endsAt: ago(3 * H) }]],
+    ['a pause still going is not one', [e('workflow_paused', ago(4 * H)), e('workflow_resumed', ago(3 * H)), e('workflow_paused', ago(H))], [{ startsAt: ago(4 * H), endsAt: ago(3 * H) }]],
+  ] as const)('%s', (_name, events, spans) => {
+    expect(endedPauses(events, opened)).toEqual(spans);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { maintenanceAt, newlyHeldMs, occurrenceAt, recurrenceKey, recurringRules, type MaintenanceRule } from '../../src/domain/maintenance.js';
+import { heldSpanOf, maintenanceAt, newlyHeldMs, occurrenceAt, recurrenceKey, recurringRules, type MaintenanceRule } from '../../src/domain/maintenance.js';
 
 const H = 3_600_000;
 const at = (iso: string) => new Date(iso);
@@ -108,3 +108,15 @@ describe('newlyHeldMs: overlapping windows hold an escalation deadline for their
     expect(pair.reduce((sum, w, i) => sum + newlyHeldMs(w, pair.slice(0, i), OPENED), 0)).toBe(3 * H); // 10:00–13:00, not 4 h
   });
 });
+
+describe('heldSpanOf: the time a recorded window held the escalation clock', () => {
+  const row = (startsAt: string, createdAt: string, recurrence: string | null) => ({ startsAt: at(startsAt), endsAt: at('2026-03-10T04:00:00Z'), createdAt: at(createdAt), recurrence });
+  it.each([
+    ['a one-off window set before it starts: all of it', row('2026-03-10T02:00:00Z', '2026-03-10T01:00:00Z', null), '2026-03-10T02:00:00Z'],
+    ['a one-off window set to start in the past: from when it was set', row('2026-03-10T02:00:00Z', '2026-03-10T03:00:00Z', null), '2026-03-10T03:00:00Z'],
+    ['a recurring occurrence recorded after its start: from its start', row('2026-03-10T02:00:00Z', '2026-03-10T02:01:00Z', '0 2 * * *|UTC|7200000'), '2026-03-10T02:00:00Z'],
+  ] as const)('%s', (_name, w, from) => {
+    expect(heldSpanOf(w)).toEqual({ startsAt: at(from), endsAt: at('2026-03-10T04:00:00Z') });
+  });
+});
+

@@ -1,8 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createPool } from '../../src/db/connect.js';
 import type { Workflow } from '../../src/db/schema.js';
 import { runEscalationClock } from '../../src/engine/escalation.js';
 import { takeOwnership } from '../../src/ledger/alert-actions.js';
 import { startMaintenance } from '../../src/services/maintenance-windows.js';
+import { pauseWorkflow, resumeWorkflow } from '../../src/services/workflow-state.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { createEngine, notificationStory, reportRun, type Engine } from '../helpers/engine-harness.js';
 import { makeRun, makeTenant, makeWorkflow, minutes } from '../helpers/factories.js';
@@ -104,6 +106,72 @@ describe('a maintenance window', () => {
     await runEscalationClock(engine.deps);
     await runEscalationClock(engine.deps);
     expect((await eventKinds(opened!.id)).filter((k) => k === 'reminder')).toHaveLength(1);
+  });
+
+  it('a warning past its deadline is not escalated while its ended window is being told by another replica', async () => {
+    await failNext(3);
+    const [opened] = await alerts();
+    const deadline = opened!.escalateAt!;
+    const startsAt = new Date(tickAt.getTime() + minutes(2));
+    const window = await startMaintenance(engine.deps, { tenantId: 'acme', workflow: 'check', durationMs: deadline.getTime() - startsAt.getTime() + minutes(30), startsAt, reason: 'vacuum', actor: 'api:acme', scope: acme });
+    if (window.kind !== 'ok') throw new Error('no window');
+    engine.clock.set(new Date(window.window.endsAt.getTime() + 1000));
+    // Replica A has claimed the ended window (its row locked, told_at not yet committed) when replica B's clock runs.
+    const holder = await createPool(t.url, 1).connect();
+    try {
+      await holder.query('begin');
+      await holder.query('select 1 from maintenance_windows where id = $1 for update', [window.window.id]);
+      await runEscalationClock(engine.deps);
+      expect((await alerts())[0]).toMatchObject({ severity: 'warning', escalateAt: deadline });
+    } finally {
+      await holder.query('rollback');
+      holder.release();
+    }
+    await runEscalationClock(engine.deps);
+    const after = (await alerts())[0]!;
+    expect(after).toMatchObject({ severity: 'warning' });
+    expect(after.escalateAt!.getTime()).toBeGreaterThan(engine.clock.now().getTime());
+  });
+
+  it('a one-off window set to start in the past moves the deadline only by the time it held the warning, from when it was set', async () => {
+    await failNext(3);
+    const [opened] = await alerts();
+    const deadline = opened!.escalateAt!;
+    engine.clock.set(new Date(opened!.openedAt.getTime() + minutes(60)));
+    const startsAt = new Date(opened!.openedAt.getTime() + minutes(10));
+    const window = await startMaintenance(engine.deps, { tenantId: 'acme', workflow: 'check', durationMs: minutes(80), startsAt, reason: 'set late', actor: 'api:acme', scope: acme });
+    if (window.kind !== 'ok') throw new Error('no window');
+    engine.clock.set(new Date(window.window.endsAt.getTime() + 1000));
+    await runEscalationClock(engine.deps);
+    // Held from when it was set (opened + 60 min) to its end (opened + 90 min): 30 min, not its 80.
+    expect((await alerts())[0]!.escalateAt!.getTime()).toBe(deadline.getTime() + minutes(30));
+  });
+
+  it('a pause overlapping a window moves the deadline by their union once, whichever ends first', async () => {
+    await failNext(3);
+    const [opened] = await alerts();
+    const deadline = opened!.escalateAt!;
+    const from = new Date(tickAt.getTime() + minutes(2));
+    const at = (m: number) => new Date(from.getTime() + minutes(m));
+    const byHand = { workflowId: wf.id, actor: 'U0OPS', scope: acme };
+    // Window 0–60 min; paused 30–90 min (resumed after the window ended): held 90 min, not 120.
+    await t.db.insertInto('maintenanceWindows').values({ tenantId: 'acme', workflowId: wf.id, startsAt: at(0), endsAt: at(60), reason: null, createdBy: 'U0OPS', createdAt: from }).execute();
+    engine.clock.set(at(30));
+    expect((await pauseWorkflow(engine.deps, byHand)).kind).toBe('ok');
+    engine.clock.set(at(61));
+    await runEscalationClock(engine.deps);
+    engine.clock.set(at(90));
+    expect((await resumeWorkflow(engine.deps, byHand)).kind).toBe('ok');
+    expect((await alerts())[0]!.escalateAt!.getTime()).toBe(deadline.getTime() + minutes(90));
+    // Paused 120–150 min, a window 100–200 min (ends after the resume): 100 min more, not 130.
+    await t.db.insertInto('maintenanceWindows').values({ tenantId: 'acme', workflowId: null, startsAt: at(100), endsAt: at(200), reason: null, createdBy: 'U0OPS', createdAt: from }).execute();
+    engine.clock.set(at(120));
+    expect((await pauseWorkflow(engine.deps, byHand)).kind).toBe('ok');
+    engine.clock.set(at(150));
+    expect((await resumeWorkflow(engine.deps, byHand)).kind).toBe('ok');
+    engine.clock.set(at(201));
+    await runEscalationClock(engine.deps);
+    expect((await alerts())[0]).toMatchObject({ severity: 'warning', escalateAt: new Date(deadline.getTime() + minutes(190)) });
   });
 
   it('two overlapping windows (tenant-wide 60 min, then the workflow\'s own 60 min from half-way) move the deadline by their union, 90 min, once', async () => {

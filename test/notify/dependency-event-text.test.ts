@@ -50,6 +50,14 @@ describe('dependency events', () => {
     expect(plainEventText(other)).toContain("another tenant's workflow recovered");
   });
 
+  it('outlived_upstream does not say the upstream recovered when its incident ended otherwise', () => {
+    const ended = (by: string) => plainEventText(say('outlived_upstream', { upstreamAlertId: 12, upstreamWorkflow: 'warehouse-load', upstreamResolvedAt: '2026-03-10T04:01:00Z', upstreamEndedBy: by }, 'orders-mart'));
+    expect(ended('workflow_deleted')).toBe('orders-mart outlived its upstream incident: warehouse-load was deleted at 2026-03-10 04:01 UTC, and this workflow kept failing past its own threshold.');
+    expect(ended('workflow_disabled')).toContain('warehouse-load was disabled at');
+    expect(ended('tenant_disabled')).toContain("warehouse-load's tenant was disabled at");
+    expect(ended('hand')).toContain("warehouse-load's alert was resolved by hand at");
+  });
+
   it('upstream_broke links the already open alert to the upstream incident', () => {
     const text = say('upstream_broke', { upstreamAlertId: 12, upstreamWorkflow: 'warehouse-load' }, 'orders-mart');
     expect(plainEventText(text)).toBe('Upstream warehouse-load now has an alert of its own (alert #12). This alert stays open; failures here may follow from it.');

@@ -34,6 +34,14 @@ const upstreamAffected: Renderer = ({ d }) => {
   return { what: 'upstream_affected', icon: 'info', parts: [t(`Also affected (${plural(total, 'downstream workflow')}, no alerts of their own while this one is open): `), ...joined, t('.')] };
 };
 
+/** How the upstream incident ended, when it was not a recovery (`by` of its `resolved` event). */
+const ENDED_BY: Record<string, string> = {
+  hand: "'s alert was resolved by hand",
+  workflow_disabled: ' was disabled',
+  workflow_deleted: ' was deleted',
+  tenant_disabled: "'s tenant was disabled",
+};
+
 const outlivedUpstream: Renderer = ({ workflow, d }) => {
   const resolvedAt = date(d, 'upstreamResolvedAt');
   return {
@@ -43,7 +51,7 @@ const outlivedUpstream: Renderer = ({ workflow, d }) => {
       strong(workflow.name),
       t(' outlived its upstream incident: '),
       ...upstreamName(d),
-      t(' recovered'),
+      t(ENDED_BY[str(d, 'upstreamEndedBy') ?? ''] ?? ' recovered'),
       ...(resolvedAt ? [t(' at '), { type: 'time', at: resolvedAt } as TextPart] : []),
       t(', and this workflow kept failing past its own threshold.'),
     ],
