@@ -29,3 +29,18 @@ export function hasLoneSurrogate(text: string): boolean {
   LONE_SURROGATE.lastIndex = 0;
   return found;
 }
+
+/** The longest link to a run's log that is kept (`logUrl`). */
+export const LOG_URL_MAX = 2_000;
+
+/**
+ * Whether `url` is a link to open: an absolute http(s) URL with nothing in
+ * it that ends a link in Slack's, HTML's or a mail client's markup (space,
+ * `<`, `>`, quotes). A run's `logUrl` is the reporter's words: over the API
+ * anything else is a 400, from an http launcher's answer it is dropped, and
+ * every destination makes a link only of what passes here, never of
+ * `javascript:` or `file:`.
+ */
+export function isWebLink(url: string): boolean {
+  return url.length <= LOG_URL_MAX && /^https?:\/\/[^\s<>"'`]+$/i.test(url);
+}

@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { isWebLink, LOG_URL_MAX } from '../domain/text.js';
 import { z } from 'zod';
 import type { Run } from '../db/schema.js';
 import type { Deps } from '../deps.js';
@@ -14,7 +15,7 @@ const detail = {
   error: z.string().max(10_000).optional(),
   stage: z.string().max(200).optional(),
   rows: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
-  logUrl: z.url().max(2_000).optional(),
+  logUrl: z.string().refine(isWebLink, `must be an http(s) URL of at most ${LOG_URL_MAX} characters, without spaces, quotes or angle brackets`).optional(),
   /** The run's output (its tail is what helps): kept as the log excerpt. */
   log: z.string().max(LOG_LIMIT).optional(),
 };

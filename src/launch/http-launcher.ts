@@ -10,6 +10,7 @@ import { guardedPost, TargetNotAllowedError, type PostAnswer } from './guarded-p
 import { launchSigningKey } from '../domain/launch-signing.js';
 import { launcherRequestHeaders } from '../domain/webhook-headers.js';
 import { redactSecrets } from '../secrets.js';
+import { isWebLink } from '../domain/text.js';
 
 type HttpConfig = Extract<LauncherConfig, { kind: 'http' }>;
 type HttpDeps = Pick<Deps, 'db' | 'clock' | 'logger' | 'replicaId' | 'config'>;
@@ -157,9 +158,10 @@ function reportedDetails(text: string): Pick<RunOutcome, 'rows' | 'stage' | 'log
     const parsed = JSON.parse(text) as Record<string, unknown>;
     if (!parsed || typeof parsed !== 'object') return {};
     return {
-      rows: Number.isSafeInteger(parsed.rows) ? (parsed.rows as number) : null,
+      // What the API refuses (a negative count, a link that is not http(s)) is dropped from an answer too.
+      rows: Number.isSafeInteger(parsed.rows) && (parsed.rows as number) >= 0 ? (parsed.rows as number) : null,
       stage: typeof parsed.stage === 'string' ? parsed.stage.slice(0, 200) : null,
-      logUrl: typeof parsed.logUrl === 'string' ? parsed.logUrl.slice(0, 2000) : null,
+      logUrl: typeof parsed.logUrl === 'string' && isWebLink(parsed.logUrl) ? parsed.logUrl : null,
     };
   } catch {
     return {};

@@ -76,6 +76,17 @@ describe('http launcher', () => {
     expect(done).toMatchObject({ status: 'succeeded', rows: 42, stage: 'load' });
   });
 
+  it('sync: what the API would refuse in an answer is dropped, not stored: a negative count, a link that is not http(s)', async () => {
+    for (const logUrl of ['javascript:alert(document.cookie)', 'file:///etc/passwd', 'https://ci.example.com/build/"onmouseover="x']) {
+      target.respondWith(() => ({ status: 200, body: JSON.stringify({ rows: -5, stage: 'load', logUrl }) }));
+      const { run } = await fire('sync');
+      expect(await finishedRun(t.db, run.id), logUrl).toMatchObject({ status: 'succeeded', rows: null, stage: 'load', logUrl: null });
+    }
+    target.respondWith(() => ({ status: 200, body: JSON.stringify({ rows: 0, logUrl: 'HTTPS://ci.example.com/build/8' }) }));
+    const { run } = await fire('sync');
+    expect(await finishedRun(t.db, run.id)).toMatchObject({ rows: 0, logUrl: 'HTTPS://ci.example.com/build/8' });
+  });
+
   it('the signature fails for a changed body, another secret or a stale timestamp', async () => {
     const body = '{"runId":1}';
     const ts = Math.floor(clock.now().getTime() / 1000);

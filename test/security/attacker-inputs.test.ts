@@ -62,6 +62,26 @@ describe('a run report naming a tick centuries back', () => {
   });
 });
 
+describe('a run\'s logUrl, shown as a link by every destination', () => {
+  it.each(['javascript:alert(document.cookie)', 'file:///etc/passwd', 'data:text/html,<script>x</script>', 'https://ci.example.com/a b', 'https://ci.example.com/"><img src=x>', `https://ci.example.com/${'x'.repeat(2000)}`])(
+    '%s: 400 naming body.logUrl; nothing stored',
+    async (logUrl) => {
+      const before = await runsOfAcme();
+      const res = await acme()('POST', '/api/v1/runs', { tenant: 'acme', workflow: 'hourly-utc', status: 'failed', error: 'boom', logUrl });
+      expect(res.status).toBe(400);
+      expect(res.body.message).toMatch(/^body: logUrl: must be an http\(s\) URL/);
+      expect(await runsOfAcme()).toEqual(before);
+    },
+  );
+
+  it('an http(s) link is kept as sent', async () => {
+    const res = await acme()('POST', '/api/v1/runs', { tenant: 'acme', workflow: 'hourly-utc', status: 'failed', error: 'boom', logUrl: 'https://ci.example.com/build/7?tab=log#L10' });
+    expect(res.status).toBe(201);
+    const row = await t.db.selectFrom('runs').select('logUrl').where('id', '=', (res.body as { id: number }).id).executeTakeFirstOrThrow();
+    expect(row.logUrl).toBe('https://ci.example.com/build/7?tab=log#L10');
+  });
+});
+
 describe('a compressed body that does not inflate', () => {
   it.each(['gzip', 'deflate', 'br'])('Content-Encoding %s over plain bytes: 400 saying so, never a 500; nothing stored', async (encoding) => {
     const before = await runsOfAcme();

@@ -1,5 +1,6 @@
 import type { AlertEvent, Run } from '../../db/schema.js';
 import { utcText } from '../../domain/durations.js';
+import { isWebLink } from '../../domain/text.js';
 import { zoneLabel } from '../../domain/time-zone.js';
 import { alertView, type AlertViewInput } from '../alert-view.js';
 import { eventText, plainEventText, type EventText } from '../event-text.js';
@@ -61,6 +62,6 @@ export function alertFacts(input: FactsInput, now: Date): AlertFacts {
     fields,
     ...(view.lastError ? { lastError: view.lastError } : {}),
     ...(lastRun?.logExcerpt ? { logExcerpt: lastRun.logExcerpt } : {}),
-    ...(lastRun?.logUrl && /^https?:\/\/[^\s<>"']+$/.test(lastRun.logUrl) ? { logUrl: lastRun.logUrl } : {}),
+    ...(lastRun?.logUrl && isWebLink(lastRun.logUrl) ? { logUrl: lastRun.logUrl } : {}),
   };
 }

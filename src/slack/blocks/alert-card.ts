@@ -2,7 +2,7 @@ import type { Run, Workflow } from '../../db/schema.js';
 import { alertView, type AlertView, type AlertViewInput } from '../../notify/alert-view.js';
 import { plural } from '../../domain/durations.js';
 import { zoneLabel } from '../../domain/time-zone.js';
-import { cutText } from '../../domain/text.js';
+import { cutText, isWebLink } from '../../domain/text.js';
 import { eventText, type EventInput } from '../../notify/event-text.js';
 import { ACTION, SILENCE_CHOICES } from './ids.js';
 import { eventFallback, eventMrkdwn } from './event-text.js';
@@ -97,9 +97,9 @@ function ownerText(owner: AlertView['owner']): string {
   return `${owner.team} · ${who}${note}`;
 }
 
-/** Links from runs are shown as text unless they are plain http(s) URLs without mrkdwn in them. */
+/** Links from runs are shown as text unless they are plain http(s) URLs (isWebLink) without mrkdwn's `|` in them. */
 function safeLink(url: string): string {
-  if (/^https?:\/\/[^\s<>|]+$/.test(url) && url.length <= 1000) return `<${url}|open>`;
+  if (isWebLink(url) && !url.includes('|') && url.length <= 1000) return `<${url}|open>`;
   return safeText(url, 500);
 }
 
