@@ -3,7 +3,7 @@ import type { OutageNotice } from '../../src/notify/sender-context.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { makeTenant, makeWorkflow, T0 } from '../helpers/factories.js';
 import { insertAlert } from '../helpers/slack-outbox.js';
-import { recordEvent, startDestinationRig, type DestinationRig } from './rig.js';
+import { recordEvent, startDestinationRig, endDestinationTest, type DestinationRig } from './rig.js';
 
 /**
  * A webhook or PagerDuty answering 401/403 refuses the bot's credentials (a
@@ -21,9 +21,8 @@ beforeAll(async () => {
 });
 afterAll(() => t.drop());
 afterEach(async () => {
-  await rig?.close();
+  await endDestinationTest(t.db, rig);
   rig = undefined;
-  for (const table of ['notifications', 'destinationOutages', 'alertEvents', 'alerts', 'runs', 'workflows', 'tenants'] as const) await t.db.deleteFrom(table).execute();
 });
 
 describe.each([

@@ -4,7 +4,7 @@ import { rememberStoredSecrets } from '../../src/services/stored-secrets.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { makeTenant, makeWorkflow, T0 } from '../helpers/factories.js';
 import { insertAlert } from '../helpers/slack-outbox.js';
-import { recordEvent, ROUTING_KEY, startDestinationRig, WEBHOOK_SECRET, type DestinationRig } from './rig.js';
+import { recordEvent, ROUTING_KEY, startDestinationRig, WEBHOOK_SECRET, endDestinationTest, type DestinationRig } from './rig.js';
 
 /** What a receiver answers ends up in stored error texts: the outbox rows, destination outages, the notices. */
 
@@ -17,9 +17,8 @@ beforeAll(async () => {
 });
 afterAll(() => t.drop());
 afterEach(async () => {
-  await rig?.close();
+  await endDestinationTest(t.db, rig);
   rig = undefined;
-  for (const table of ['notifications', 'destinationOutages', 'alertEvents', 'alerts', 'runs', 'workflows', 'tenants'] as const) await t.db.deleteFrom(table).execute();
 });
 
 async function setup(kind: 'webhook' | 'pagerduty', sender: { onOutage?: (n: OutageNotice) => Promise<void>; noticeAfterMs?: number } = {}) {

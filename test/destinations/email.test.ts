@@ -3,7 +3,7 @@ import { counterValue, metrics } from '../../src/metrics.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { makeTenant, makeWorkflow, T0 } from '../helpers/factories.js';
 import { insertAlert } from '../helpers/slack-outbox.js';
-import { recordEvent, startDestinationRig, type DestinationRig } from './rig.js';
+import { recordEvent, startDestinationRig, endDestinationTest, type DestinationRig } from './rig.js';
 
 let t: TestDatabase;
 let rig: DestinationRig | undefined;
@@ -15,14 +15,8 @@ beforeAll(async () => {
 });
 afterAll(() => t.drop());
 afterEach(async () => {
-  await rig?.close();
+  await endDestinationTest(t.db, rig);
   rig = undefined;
-  await t.db.deleteFrom('notifications').execute();
-  await t.db.deleteFrom('alertThreads').execute();
-  await t.db.deleteFrom('alertEvents').execute();
-  await t.db.deleteFrom('alerts').execute();
-  await t.db.deleteFrom('workflows').execute();
-  await t.db.deleteFrom('tenants').execute();
 });
 
 async function setup(options: { minSeverity?: 'warning' | 'critical'; name?: string; lastError?: string; rig?: Parameters<typeof startDestinationRig>[1] } = {}) {

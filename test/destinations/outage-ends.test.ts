@@ -4,7 +4,7 @@ import type { OutageNotice } from '../../src/notify/sender-context.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { makeTenant, makeWorkflow, T0 } from '../helpers/factories.js';
 import { insertAlert } from '../helpers/slack-outbox.js';
-import { recordEvent, startDestinationRig, type DestinationRig } from './rig.js';
+import { recordEvent, startDestinationRig, endDestinationTest, type DestinationRig } from './rig.js';
 
 /** An outage (5xx, timeouts) that ends not in a delivery but in a permanent answer (404, 410). */
 
@@ -17,9 +17,8 @@ beforeAll(async () => {
 });
 afterAll(() => t.drop());
 afterEach(async () => {
-  await rig?.close();
+  await endDestinationTest(t.db, rig);
   rig = undefined;
-  for (const table of ['notifications', 'destinationOutages', 'alertEvents', 'alerts', 'runs', 'workflows', 'tenants'] as const) await t.db.deleteFrom(table).execute();
 });
 
 async function setup(notices: OutageNotice[]) {

@@ -120,3 +120,12 @@ export async function recordEvent(
     return recordAlertEvent(trx, { alert, tenant, kind, actor: options.actor ?? null, data: options.data ?? {}, now: options.now, config });
   });
 }
+
+/** What a destinations test writes, children first: emptied after each test so the next one's rig starts on a clean ledger. */
+const WRITTEN_TABLES = ['notifications', 'alertThreads', 'destinationOutages', 'alertEvents', 'alerts', 'runs', 'workflows', 'tenants'] as const;
+
+/** After each test of a file that shares one database: its rig closed, and the tables it wrote emptied. */
+export async function endDestinationTest(db: Db, rig: DestinationRig | undefined): Promise<void> {
+  await rig?.close();
+  for (const table of WRITTEN_TABLES) await db.deleteFrom(table).execute();
+}

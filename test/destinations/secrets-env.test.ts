@@ -8,7 +8,7 @@ import { startTestApp } from '../helpers/app.js';
 import { makeTenant, T0 } from '../helpers/factories.js';
 import { apiClient } from '../helpers/http-api.js';
 import { insertAlert } from '../helpers/slack-outbox.js';
-import { recordEvent, ROUTING_KEY, startDestinationRig, WEBHOOK_SECRET, type DestinationRig } from './rig.js';
+import { recordEvent, ROUTING_KEY, startDestinationRig, WEBHOOK_SECRET, endDestinationTest, type DestinationRig } from './rig.js';
 
 /** Secrets named by environment variable: checked at start, resolved at sync, delivered with as if inline. */
 
@@ -20,9 +20,8 @@ beforeAll(async () => {
 });
 afterAll(() => t.drop());
 afterEach(async () => {
-  await rig?.close();
+  await endDestinationTest(t.db, rig);
   rig = undefined;
-  for (const table of ['notifications', 'alertThreads', 'alertEvents', 'alerts', 'workflows', 'tenants'] as const) await t.db.deleteFrom(table).execute();
 });
 
 const LAUNCHER_SECRET_VALUE = 'launcher-secret-0123456789';

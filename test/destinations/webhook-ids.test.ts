@@ -6,7 +6,7 @@ import { loadDestinationIdKey } from '../../src/ledger/destination-id-key.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { makeTenant, makeWorkflow, T0 } from '../helpers/factories.js';
 import { insertAlert } from '../helpers/slack-outbox.js';
-import { recordEvent, startDestinationRig, type DestinationRig } from './rig.js';
+import { recordEvent, startDestinationRig, endDestinationTest, type DestinationRig } from './rig.js';
 
 /**
  * A webhook's URL is often its secret (a Slack incoming webhook, a token in
@@ -24,9 +24,8 @@ beforeAll(async () => {
 });
 afterAll(() => t.drop());
 afterEach(async () => {
-  await rig?.close();
+  await endDestinationTest(t.db, rig);
   rig = undefined;
-  for (const table of ['notifications', 'destinationOutages', 'alertEvents', 'alerts', 'workflows', 'tenants'] as const) await t.db.deleteFrom(table).execute();
 });
 
 async function setup() {

@@ -10,7 +10,7 @@ import { makeRun, makeTenant, makeWorkflow, T0 } from '../helpers/factories.js';
 import { eventually } from '../helpers/eventually.js';
 import { insertAlert } from '../helpers/slack-outbox.js';
 import { HttpReceiver } from './http-receiver.js';
-import { recordEvent, ROUTING_KEY, startDestinationRig, WEBHOOK_SECRET, type DestinationRig } from './rig.js';
+import { recordEvent, ROUTING_KEY, startDestinationRig, WEBHOOK_SECRET, endDestinationTest, type DestinationRig } from './rig.js';
 
 let t: TestDatabase;
 let rig: DestinationRig | undefined;
@@ -21,14 +21,8 @@ beforeAll(async () => {
 });
 afterAll(() => t.drop());
 afterEach(async () => {
-  await rig?.close();
+  await endDestinationTest(t.db, rig);
   rig = undefined;
-  await t.db.deleteFrom('notifications').execute();
-  await t.db.deleteFrom('alertEvents').execute();
-  await t.db.deleteFrom('alerts').execute();
-  await t.db.deleteFrom('runs').execute();
-  await t.db.deleteFrom('workflows').execute();
-  await t.db.deleteFrom('tenants').execute();
 });
 
 async function setup(kind: 'webhook' | 'pagerduty', severity: 'warning' | 'critical' = 'critical') {
