@@ -17,6 +17,8 @@ export interface TickMatch {
   trigger: RunTrigger;
   /** The tick's row, recorded missed, that a late end takes over (`insertReportedFinished`). */
   missed?: Run;
+  /** With `startWithoutRid`, no free tick: the candidate tick's run this start is sent again for (`isRepeatedStart`). */
+  repeatedStart?: Run;
 }
 
 /**
@@ -35,16 +37,23 @@ export interface TickMatch {
  * start, up to the timeout after it, when that tick's row is missed or not there yet
  * (observed workflows; `lateTickOfEnd`). Before, every such tick stayed a
  * failure (a daily job alerted critical every day, then resolved).
+ *
+ * A ping start without a rid (`startWithoutRid`) that finds no free tick may
+ * be a candidate tick's start sent again (`isRepeatedStart`): that run is
+ * returned as `repeatedStart`, and no row is written.
  */
-export async function matchTick(trx: Transaction<Database>, workflow: Workflow, startedAt: Date, options: { endOnly?: boolean } = {}): Promise<TickMatch> {
+export async function matchTick(trx: Transaction<Database>, workflow: Workflow, startedAt: Date, options: { endOnly?: boolean; startWithoutRid?: boolean } = {}): Promise<TickMatch> {
   const profile = profileFor(workflow.cron, workflow.timezone, workflow.policy, startedAt);
   let missed: TickMatch | undefined;
+  let repeatedStart: Run | undefined;
   for (const tick of tickCandidates(workflow, startedAt, profile)) {
     const row = await tickRow(trx, workflow.id, tick);
     if (!row) return { tick, trigger: 'schedule' };
     if (options.endOnly && !missed && row.status === 'missed') missed = { tick, trigger: 'schedule', missed: row };
+    if (options.startWithoutRid && !repeatedStart && isRepeatedStart(workflow.mode, row)) repeatedStart = row;
   }
   if (missed) return missed;
+  if (repeatedStart) return { tick: null, trigger: 'external', repeatedStart };
   const late = options.endOnly ? lateTickOfEnd(workflow, startedAt, profile) : undefined;
   if (late) {
     const row = await tickRow(trx, workflow.id, late);
@@ -52,20 +61,6 @@ export async function matchTick(trx: Transaction<Database>, workflow: Workflow, 
     if (row.status === 'missed') return { tick: late, trigger: 'schedule', missed: row };
   }
   return { tick: null, trigger: 'external' };
-}
-
-/**
- * For a ping start without a rid that no free tick took (`matchTick` gave
- * none): the run of a tick it may be that is the same start sent again
- * (`isRepeatedStart`), else undefined (a run outside any tick).
- */
-export async function repeatedStartOf(trx: Transaction<Database>, workflow: Workflow, startedAt: Date): Promise<Run | undefined> {
-  const profile = profileFor(workflow.cron, workflow.timezone, workflow.policy, startedAt);
-  for (const tick of tickCandidates(workflow, startedAt, profile)) {
-    const row = await tickRow(trx, workflow.id, tick);
-    if (row && isRepeatedStart(workflow.mode, row)) return row;
-  }
-  return undefined;
 }
 
 export async function tickRow(trx: Transaction<Database>, workflowId: number, tick: Date): Promise<Run | undefined> {

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Run } from '../db/schema.js';
 import type { Deps } from '../deps.js';
-import { insertReportedFinished, insertReportedRunning, lockReportedWorkflow, matchTick, pingKeyKnown, repeatedStartOf } from '../ledger/reported-runs.js';
+import { insertReportedFinished, insertReportedRunning, lockReportedWorkflow, matchTick, pingKeyKnown } from '../ledger/reported-runs.js';
 import type { RunOutcome } from '../ledger/runs.js';
 import { exitStatusText } from '../domain/exit-status.js';
 import { finishRunEvaluated, reportedTransaction } from '../engine/evaluate-now.js';
@@ -64,10 +64,9 @@ export async function recordPing(deps: Deps, ping: Ping): Promise<PingResult> {
     if (ping.signal.kind === 'start') {
       // A repeated start (curl --retry) is the same run.
       if (sameRid) return { kind: 'recorded', run: sameRid };
-      const match = await matchTick(trx, workflow, now);
       // Without a rid, a start of a tick already started (and still running) is that start again (isRepeatedStart).
-      const again = !externalId && match.tick === null ? await repeatedStartOf(trx, workflow, now) : undefined;
-      if (again) return { kind: 'recorded', run: again };
+      const match = await matchTick(trx, workflow, now, { startWithoutRid: !externalId });
+      if (match.repeatedStart) return { kind: 'recorded', run: match.repeatedStart };
       const run = await insertReportedRunning(trx, { workflow, match, externalId }, now);
       if (!run) throw new Error(`ping start for workflow ${workflow.id}: the run row was not inserted`);
       return { kind: 'recorded', run };
