@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { SlackFault, FaultMatch, RecordedCall, SlackMetadata, StoredMessage, RecordedResponse, RecordingSlackApiOptions } from './recording-slack-types.js';
-import { isMetadata, parseBody, readBody, sendJson, str } from './recording-slack-wire.js';
+import { isMetadata, parseBody, readBody, refuse, sendJson, str } from './recording-slack-wire.js';
 
 /**
  * A stand-in for Slack's Web API on loopback: it keeps the messages it is
@@ -38,6 +38,8 @@ export class RecordingSlackApi {
   private readonly slowAnswers = new Set<Promise<void>>();
   private seq = 0;
   private tsSeq = 0;
+  /** While set, answers to response_url wait for it (a slow Slack, for races). */
+  private responseGate: Promise<void> | undefined;
 
   private constructor(
     private readonly server: Server,
@@ -77,6 +79,16 @@ export class RecordingSlackApi {
     this.faults.push({ fault, match, left: match.times ?? 1 });
   }
 
+  /** Holds every response_url request (unrecorded, unanswered) until the returned function is called. */
+  holdResponses(): () => void {
+    let release!: () => void;
+    this.responseGate = new Promise<void>((resolve) => (release = resolve));
+    return () => {
+      this.responseGate = undefined;
+      release();
+    };
+  }
+
   clearFaults(): void {
     this.faults.length = 0;
   }
@@ -108,6 +120,7 @@ export class RecordingSlackApi {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const raw = await readBody(req);
     const url = new URL(req.url ?? '/', 'http://localhost');
+    if (url.pathname.startsWith('/response/') && this.responseGate) await this.responseGate;
     const at = this.options.clock.now();
     if (url.pathname.startsWith('/response/')) {
       const body = parseBody(raw, req.headers['content-type']);
@@ -134,20 +147,7 @@ export class RecordingSlackApi {
     const fault = this.takeFault(call);
     if (fault && fault.kind !== 'lost' && fault.kind !== 'slow' && fault.kind !== 'applied_error') {
       call.outcome = fault.kind === 'platform_error' ? fault.error : fault.kind;
-      switch (fault.kind) {
-        case 'http_429':
-          res.setHeader('Retry-After', String(fault.retryAfterSeconds));
-          return sendJson(res, 429, { ok: false, error: 'ratelimited' });
-        case 'http_500':
-          return sendJson(res, 500, { ok: false, error: 'internal_error' });
-        case 'ratelimited':
-          return sendJson(res, 200, { ok: false, error: 'ratelimited' });
-        case 'platform_error':
-          return sendJson(res, 200, { ok: false, error: fault.error });
-        case 'reset':
-          req.socket.destroy();
-          return;
-      }
+      return refuse(req, res, fault);
     }
 
     const interval = this.options.postMessageMinIntervalMs;

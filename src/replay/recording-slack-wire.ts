@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { SlackMetadata } from './recording-slack-types.js';
+import type { SlackFault, SlackMetadata } from './recording-slack-types.js';
 
 /** Reading requests and writing answers for the recording Slack stand-in. */
 
@@ -42,4 +42,22 @@ function safeJson(v: string): unknown {
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });
   res.end(JSON.stringify(body));
+}
+
+/** Answers a call with a fault that refuses it before anything is stored. */
+export function refuse(req: IncomingMessage, res: ServerResponse, fault: Exclude<SlackFault, { kind: 'lost' | 'slow' | 'applied_error' }>): void {
+  switch (fault.kind) {
+    case 'http_429':
+      res.setHeader('Retry-After', String(fault.retryAfterSeconds));
+      return sendJson(res, 429, { ok: false, error: 'ratelimited' });
+    case 'http_500':
+      return sendJson(res, 500, { ok: false, error: 'internal_error' });
+    case 'ratelimited':
+      return sendJson(res, 200, { ok: false, error: 'ratelimited' });
+    case 'platform_error':
+      return sendJson(res, 200, { ok: false, error: fault.error });
+    case 'reset':
+      req.socket.destroy();
+      return;
+  }
 }

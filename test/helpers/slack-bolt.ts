@@ -31,7 +31,7 @@ export interface SlackRig {
   command(text: string, who: { channel: string; user?: string }, sign?: { secret?: string; ageSeconds?: number }): Promise<{ status: number; text: string }>;
   interact(payload: Record<string, unknown>, sign?: { secret?: string; ageSeconds?: number }): Promise<{ status: number; text: string }>;
   /** A click on a button (value) or a select or overflow option (selected); blockId defaults to the root's actions block. */
-  click(action: { actionId: string; value?: string; selected?: string; channel: string; user?: string; blockId?: string }): Promise<{ status: number; text: string }>;
+  click(action: { actionId: string; value?: string; selected?: string; channel: string; user?: string; blockId?: string; messageTs?: string }): Promise<{ status: number; text: string }>;
   event(event: Record<string, unknown>): Promise<{ status: number; text: string }>;
   /** Runs the outbox loops until nothing is pending, moving the clock when they are idle. */
   drain(): Promise<void>;
@@ -109,10 +109,10 @@ export async function startSlackRig(db: Db, options: { env?: Record<string, stri
         user: { id: a.user ?? 'U0ALICE', username: 'alice', team_id: 'T0TEST' },
         api_app_id: 'A0TEST',
         token: 'legacy',
-        container: { type: 'message', message_ts: '1.0', channel_id: a.channel, is_ephemeral: false },
+        container: { type: 'message', message_ts: a.messageTs ?? '1.0', channel_id: a.channel, is_ephemeral: false },
         trigger_id: `trigger-${n}`,
         channel: { id: a.channel, name: 'alerts' },
-        message: { type: 'message', ts: '1.0', text: 'root' },
+        message: { type: 'message', ts: a.messageTs ?? '1.0', text: 'root' },
         response_url: slack.responseUrl(`act${n}`),
         actions: [action],
       });

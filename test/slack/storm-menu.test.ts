@@ -92,6 +92,31 @@ describe('the storm message menu', { timeout: 60_000 }, () => {
     expect((await alertNow(alerts[5]!)).ownerUser).toBeNull();
   });
 
+  it('an answer that lands after the refresher showed a newer state is followed by the newest state again', async () => {
+    const stormTs = stormMessage().ts;
+    const updates = () => rig.slack.callsTo('chat.update').filter((c) => c.ts === stormTs);
+    const release = rig.slack.holdResponses();
+    const responses = rig.slack.responses.length;
+    await menu(alerts[0]!, 'take');
+    await eventually(async () => expect((await alertNow(alerts[0]!)).ownerUser).toBe('U0ALICE'));
+    // While the answer is held, another member fails again and the refresher shows it.
+    const wf = await t.db.selectFrom('workflows').selectAll().where('id', '=', alerts[1]!.workflowId).executeTakeFirstOrThrow();
+    engine.clock.advance(3_600_000);
+    await reportRun(t.db, wf, new Date(TICK.getTime() + 3_600_000), { status: 'failed', error: 'warehouse unreachable' }, engine.clock.now());
+    await engine.drain();
+    await rig.drain();
+    expect(JSON.stringify(updates().at(-1)?.blocks)).toMatch(/load-1\*[^"]*2 failures/);
+    release();
+    await eventually(() => rig.slack.responses.slice(responses).find((r) => r.body.replace_original === true) ?? Promise.reject(new Error('no answer yet')));
+    const atAnswer = updates().length;
+    const again = await eventually(async () => {
+      await rig.drain();
+      return updates().slice(atAnswer).at(-1) ?? Promise.reject(new Error('storm message not rendered again'));
+    });
+    expect(JSON.stringify(again.blocks)).toMatch(/load-1\*[^"]*2 failures/);
+    expect(JSON.stringify(again.blocks)).toMatch(/load-0\*[^"]*owner <@U0ALICE>/);
+  });
+
   it('/scheduler status and the App Home name the storm under way; another tenant sees none', async () => {
     const before = rig.slack.responses.length;
     await rig.command('status', { channel: 'CACME' });

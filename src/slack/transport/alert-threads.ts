@@ -31,3 +31,21 @@ export async function rootKey(db: Db, alertId: number, destination: string, root
     .executeTakeFirst();
   return row?.idempotencyKey;
 }
+
+/**
+ * A root rendered out of band (a click's in-place answer, a form's
+ * chat.update) from the state as of `eventId`. Should the refresher have shown
+ * a newer state meanwhile, this answer may have landed over it: the thread is
+ * marked as showing `eventId` again, so the refresher renders the newest
+ * state once more rather than leave the root behind.
+ */
+export async function renderedOutOfBand(db: Db, at: { alertId: number; channel: string; rootTs?: string; eventId: number }): Promise<void> {
+  let q = db
+    .updateTable('alertThreads')
+    .set({ renderedEventId: at.eventId })
+    .where('alertId', '=', at.alertId)
+    .where('channel', '=', at.channel)
+    .where('renderedEventId', '>', at.eventId);
+  if (at.rootTs) q = q.where('rootTs', '=', at.rootTs);
+  await q.execute();
+}

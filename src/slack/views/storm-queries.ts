@@ -74,6 +74,11 @@ export async function saveStormRoot(db: Db, stormId: number, rootTs: string, ren
   await db.updateTable('storms').set({ rootTs, renderedEventId, renderedAt: now }).where('id', '=', stormId).where('rootTs', 'is', null).execute();
 }
 
+/** As renderedOutOfBand (alert-threads.ts), for a storm message answered in place from the state as of `eventId`. */
+export async function stormRenderedOutOfBand(db: Db, stormId: number, eventId: number): Promise<void> {
+  await db.updateTable('storms').set({ renderedEventId: eventId }).where('id', '=', stormId).where('renderedEventId', '>', eventId).execute();
+}
+
 /** An active storm in a tenant's own channel, as `/scheduler status`, the App Home and the digest mention it. */
 export interface StormSummary {
   tenantId: string;

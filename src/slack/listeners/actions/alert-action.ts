@@ -5,6 +5,7 @@ import type { SlackAction } from '../../../domain/rights.js';
 import type { Scope } from '../../../ledger/alert-queries.js';
 import { loadAlertCard } from '../../views/alert-card-loader.js';
 import { renderAlertRoot } from '../../blocks/alert-card.js';
+import { renderedOutOfBand } from '../../transport/alert-threads.js';
 import { refusalFor } from '../rights.js';
 import { scopeForChannel, UNLINKED_TEXT } from '../tenancy.js';
 import type { SlackContext } from '../context.js';
@@ -39,7 +40,7 @@ export function alertAction(
     }
     const answer = await handle({ ...parsed.value, scope: where.scope }, args);
     if (answer) await ephemeral(args, answer);
-    else if (options.answerInPlace) await answerInPlace(ctx, parsed.value.alertId, args);
+    else if (options.answerInPlace) await answerInPlace(ctx, parsed.value, args);
   };
 }
 
@@ -47,12 +48,14 @@ export function alertAction(
  * The click's own answer: the message clicked is replaced at once, through
  * the click's response_url, by the root rendered from the state just
  * committed. The paced outbox still posts the thread reply (exactly once) and
- * the root refresher still updates the other channel's root.
+ * the root refresher still updates the other channel's root, and renders this
+ * one again should it have shown a newer state before this answer landed.
  */
-async function answerInPlace(ctx: SlackContext, alertId: number, args: Pick<ActionArgs, 'respond'>): Promise<void> {
-  const loaded = await loadAlertCard(ctx.deps.db, ctx.deps.launchers, alertId);
+async function answerInPlace(ctx: SlackContext, at: Pick<ParsedAlertAction, 'alertId' | 'channel' | 'messageTs'>, args: Pick<ActionArgs, 'respond'>): Promise<void> {
+  const loaded = await loadAlertCard(ctx.deps.db, ctx.deps.launchers, at.alertId);
   if (!loaded) return;
   await args.respond({ replace_original: true, ...renderAlertRoot(loaded.card, ctx.deps.clock.now()) } as never);
+  if (at.channel) await renderedOutOfBand(ctx.deps.db, { alertId: at.alertId, channel: at.channel, rootTs: at.messageTs, eventId: loaded.eventId });
 }
 
 /** The rights check every alert listener makes once it knows the alert's tenant: undefined means allowed. */

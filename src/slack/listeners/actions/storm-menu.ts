@@ -2,7 +2,7 @@ import type { App } from '@slack/bolt';
 import { z } from 'zod';
 import { renderStormMessage } from '../../blocks/storm-message.js';
 import { ACTION } from '../../blocks/ids.js';
-import { loadStormView } from '../../views/storm-queries.js';
+import { loadStormView, stormRenderedOutOfBand } from '../../views/storm-queries.js';
 import { scopeForChannel, UNLINKED_TEXT } from '../tenancy.js';
 import type { SlackContext } from '../context.js';
 import { alertActionBody } from '../payloads.js';
@@ -53,6 +53,8 @@ export function registerStormMenuAction(app: App, ctx: SlackContext): void {
     if (verb === 'resolve') return; // the modal is open; its submission resolves, and the refresher re-renders the storm
     const view = await loadStormView(ctx.deps.db, Number(action.block_id.split(':')[1]), ctx.deps.clock.now());
     // Only the storm of the channel clicked in: a block id naming another channel's storm renders nothing.
-    if (view && view.storm.channel === channel) await args.respond({ replace_original: true, ...renderStormMessage(view) } as never);
+    if (!view || view.storm.channel !== channel) return;
+    await args.respond({ replace_original: true, ...renderStormMessage(view) } as never);
+    await stormRenderedOutOfBand(ctx.deps.db, view.storm.id, view.eventId);
   });
 }
