@@ -79,6 +79,8 @@ export const envSchema = z.object({
   SHUTDOWN_GRACE_SECONDS: waitSeconds(10),
   STARTUP_DATABASE_WAIT_SECONDS: waitSeconds(300),
   API_TOKEN: optionalText.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
+  /** When set, GET /metrics needs it (or API_TOKEN) as a Bearer token. */
+  METRICS_TOKEN: optionalText.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
   /** Signs the operator's http launches; as long as any launcher's own `secret` must be. */
   LAUNCHER_SECRET: optionalText.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
   SLACK_BOT_TOKEN: optionalText.pipe(z.string().startsWith('xoxb-', 'must start with xoxb-').optional()),
@@ -150,7 +152,7 @@ export class ConfigError extends Error {
 const SECRET = /TOKEN|SECRET|PASSWORD|SMTP_URL|DATABASE_URL|PLATFORM_DESTINATIONS/;
 
 /** Variables that may instead be read from a file named by `<NAME>_FILE` (Docker/Kubernetes secrets). */
-export const FILE_VARIABLES = ['SLACK_BOT_TOKEN', 'SLACK_SIGNING_SECRET', 'SLACK_APP_TOKEN', 'API_TOKEN', 'LAUNCHER_SECRET', 'SMTP_URL', 'DATABASE_URL', 'PLATFORM_DESTINATIONS'];
+export const FILE_VARIABLES = ['SLACK_BOT_TOKEN', 'SLACK_SIGNING_SECRET', 'SLACK_APP_TOKEN', 'API_TOKEN', 'METRICS_TOKEN', 'LAUNCHER_SECRET', 'SMTP_URL', 'DATABASE_URL', 'PLATFORM_DESTINATIONS'];
 /** Besides those, any variable named like a secret (a tenant's token, a launcher's or webhook's secretEnv). */
 const FILE_VARIABLE = /(TOKEN|SECRET|PASSWORD|KEY)$/;
 
@@ -185,7 +187,7 @@ export function configSecrets(config: Config): string[] {
   const dbPassword = config.DATABASE_URL ? safeUrlPassword(config.DATABASE_URL) : undefined;
   // Each destination's secret or routing key, a password in its URL, and its credential headers (Authorization, API keys), as for a tenant's.
   const platform = config.PLATFORM_DESTINATIONS.flatMap(secretsOfEntry);
-  return [config.SLACK_BOT_TOKEN, config.SLACK_SIGNING_SECRET, config.SLACK_APP_TOKEN, config.API_TOKEN, config.LAUNCHER_SECRET, config.destinationIdKey, smtpPassword, dbPassword, ...platform].filter(
+  return [config.SLACK_BOT_TOKEN, config.SLACK_SIGNING_SECRET, config.SLACK_APP_TOKEN, config.API_TOKEN, config.METRICS_TOKEN, config.LAUNCHER_SECRET, config.destinationIdKey, smtpPassword, dbPassword, ...platform].filter(
     (v): v is string => typeof v === 'string' && v !== '',
   );
 }

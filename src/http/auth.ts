@@ -13,13 +13,22 @@ import { forbidden, notFound, unauthorized } from './api-error.js';
  */
 export type Principal = { kind: 'admin' } | { kind: 'tenant'; tenantId: string } | { kind: 'run'; runId: number };
 
-export async function authenticate(deps: Pick<Deps, 'db' | 'config'>, header: string | undefined): Promise<Principal> {
-  const m = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-  if (!m) throw unauthorized('missing "Authorization: Bearer <token>" header');
-  const token = m[1]!;
+/** The token of an `Authorization: Bearer <token>` header, or undefined. */
+export function bearerToken(header: string | undefined): string | undefined {
+  return (header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null)?.[1];
+}
+
+/** Whether `token` is one of `accepted` (digests compared: equal length always, so constant-time). */
+export function oneOfTokens(token: string, accepted: (string | undefined)[]): boolean {
   const given = hashToken(token);
-  // Compare digests, not the tokens: equal length always, so the comparison is constant-time.
-  if (deps.config.API_TOKEN && sameSecret(given, hashToken(deps.config.API_TOKEN))) return { kind: 'admin' };
+  return accepted.some((t) => t !== undefined && sameSecret(given, hashToken(t)));
+}
+
+export async function authenticate(deps: Pick<Deps, 'db' | 'config'>, header: string | undefined): Promise<Principal> {
+  const token = bearerToken(header);
+  if (token === undefined) throw unauthorized('missing "Authorization: Bearer <token>" header');
+  const given = hashToken(token);
+  if (oneOfTokens(token, [deps.config.API_TOKEN])) return { kind: 'admin' };
 
   const runId = runIdOfCallbackToken(token);
   if (runId !== undefined) {

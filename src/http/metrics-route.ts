@@ -1,6 +1,8 @@
 import type { RequestHandler } from 'express';
 import { sql } from 'kysely';
+import type { Config } from '../config/env.js';
 import type { Deps } from '../deps.js';
+import { bearerToken, oneOfTokens } from './auth.js';
 import type { LoopStatus } from '../engine/runner.js';
 import { createAppRegistry, Gauge, type Registry } from '../metrics.js';
 
@@ -157,9 +159,26 @@ export async function renderMetrics(deps: MetricsDeps, loops?: () => LoopStatus[
   return createMetrics(deps, loops).render();
 }
 
-export function metricsHandler(metrics: ReturnType<typeof createMetrics>): RequestHandler {
-  return async (_req, res) => {
+export function metricsHandler(metrics: ReturnType<typeof createMetrics>, config: Pick<Config, 'METRICS_TOKEN' | 'API_TOKEN'>): RequestHandler {
+  return async (req, res) => {
+    const refusal = metricsRefusal(config, req.get('authorization'));
+    if (refusal) {
+      res.set('WWW-Authenticate', 'Bearer realm="metrics"').status(401).json({ error: 'unauthorized', message: refusal });
+      return;
+    }
     const text = await metrics.render();
     res.type(metrics.registry.contentType).send(text);
   };
+}
+
+/**
+ * With METRICS_TOKEN set, a scrape must carry it (or the admin token) as a
+ * Bearer token; without, /metrics is open, as Prometheus exporters are by
+ * default.
+ */
+function metricsRefusal(config: Pick<Config, 'METRICS_TOKEN' | 'API_TOKEN'>, header: string | undefined): string | undefined {
+  if (!config.METRICS_TOKEN) return undefined;
+  const token = bearerToken(header);
+  if (token === undefined) return 'missing "Authorization: Bearer <token>" header (METRICS_TOKEN is set)';
+  return oneOfTokens(token, [config.METRICS_TOKEN, config.API_TOKEN]) ? undefined : 'invalid token';
 }

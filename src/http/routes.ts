@@ -47,6 +47,6 @@ export function apiRoutes(deps: Deps, loops: () => LoopStatus[] = () => []): Rou
   pings.use(apiErrorHandler(deps.logger));
   router.use('/ping', pings);
 
-  router.get('/metrics', metricsHandler(createMetrics(deps, loops)));
+  router.get('/metrics', metricsHandler(createMetrics(deps, loops), deps.config));
   return router;
 }
