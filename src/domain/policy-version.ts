@@ -58,6 +58,15 @@ export function policyForOpenAlert(next: EffectivePolicy, overrides: PolicyOverr
   return { ...next, escalationMultiplier: captured.escalationMultiplier, escalateAfterFailures: captured.escalateAfterFailures };
 }
 
+/**
+ * The changed fields an open alert does not take (its `policy_changed` reply
+ * says so): the cadence captured at opening, and what that cadence decides
+ * of its escalation, with the values it keeps.
+ */
+export function keptByOpenAlert(changes: PolicyChange[], next: EffectivePolicy, forAlert: EffectivePolicy): { field: PolicyChange['field']; value: unknown }[] {
+  return changes.filter((c) => !same(next[c.field] ?? null, forAlert[c.field] ?? null)).map((c) => ({ field: c.field, value: forAlert[c.field] ?? null }));
+}
+
 export interface PolicyChange {
   field: (typeof EFFECTIVE_POLICY_FIELDS)[number];
   from: unknown;

@@ -3,7 +3,7 @@ import type { Db } from '../db/connect.js';
 import type { Alert, Database, PolicyOverrides } from '../db/schema.js';
 import { profileFor } from '../domain/cadence.js';
 import { escalateAtAfterPolicyChange } from '../domain/evaluate.js';
-import { effectivePolicy, policyChanges, policyForOpenAlert, type EffectivePolicy, type PolicyChange } from '../domain/policy-version.js';
+import { effectivePolicy, keptByOpenAlert, policyChanges, policyForOpenAlert, type EffectivePolicy, type PolicyChange } from '../domain/policy-version.js';
 import type { RoutingConfig } from '../ledger/destinations.js';
 import { recordAlertEvents } from '../ledger/alert-events.js';
 
@@ -133,10 +133,13 @@ async function tellOpenAlerts(trx: Transaction<Database>, changed: Changed[], in
   if (open.length === 0) return;
   const byWorkflow = new Map(told.map((c) => [c.id, c]));
   const updated: Alert[] = [];
+  const kept = new Map<number, ReturnType<typeof keptByOpenAlert>>();
   for (const { wfCron, wfTimezone, ...alert } of open) {
     const change = byWorkflow.get(alert.workflowId)!;
     // The cadence, and what it decides of the escalation, stay the ones captured at opening (a new cron moves nothing).
-    const { cadenceSeconds: _kept, ...rules } = policyForOpenAlert(change.policy, change.overrides, alert.cadenceSeconds);
+    const forAlert = { ...policyForOpenAlert(change.policy, change.overrides, alert.cadenceSeconds), cadenceSeconds: alert.cadenceSeconds };
+    const { cadenceSeconds: _kept, ...rules } = forAlert;
+    kept.set(alert.id, keptByOpenAlert(change.changes, change.policy, forAlert));
     // The deadline moves by what a new multiplier changes, keeping the time a pause or a maintenance window
     // added to it.
     const oldMultiplier = (alert.policy as { escalationMultiplier?: unknown }).escalationMultiplier;
@@ -168,7 +171,7 @@ async function tellOpenAlerts(trx: Transaction<Database>, changed: Changed[], in
         alert,
         tenant: { channel: change.channel },
         kind: 'policy_changed' as const,
-        data: { from: change.previous, to: change.version, changes: change.changes },
+        data: { from: change.previous, to: change.version, changes: change.changes, kept: kept.get(alert.id) ?? [] },
         now: input.now,
         config: input.config,
       };

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { WorkflowsFile } from '../../src/config/workflows-file.js';
 import type { Workflow } from '../../src/db/schema.js';
 import { runEscalationClock } from '../../src/engine/escalation.js';
+import { eventText, plainEventText } from '../../src/notify/event-text.js';
 import { syncWorkflowsFile } from '../../src/services/sync-workflows.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { createEngine, PLATFORM, reportRun, type Engine } from '../helpers/engine-harness.js';
@@ -56,6 +57,14 @@ describe('editing the cron while a warning is open', () => {
     const after = await alert();
     expect(after).toMatchObject({ severity: 'warning', cadenceSeconds: 3600 });
     expect(after.escalateAt!.toISOString()).toBe(opened.escalateAt!.toISOString());
+    // Its thread is told what changed, and that the cadence's escalation stays what it opened with.
+    const told = await t.db.selectFrom('alertEvents').selectAll().where('alertId', '=', opened.id).where('kind', '=', 'policy_changed').executeTakeFirstOrThrow();
+    const kept = (told.data as { kept: { field: string; value: unknown }[] }).kept;
+    expect(kept).toEqual(expect.arrayContaining([{ field: 'cadenceSeconds', value: 3600 }, { field: 'escalationMultiplier', value: (opened.policy as { escalationMultiplier: number }).escalationMultiplier }]));
+    const text = plainEventText(eventText({ event: told, alert: after, workflow: await workflow() }));
+    expect(text).toMatch(/cadence \(seconds\) 3600 → 86400/);
+    expect(text).toMatch(/continues under the new rules, but keeps what it opened with: .*cadence \(seconds\) 3600/);
+    expect(text).toContain(`escalation multiplier ${(opened.policy as { escalationMultiplier: number }).escalationMultiplier}`);
 
     // At the deadline captured at opening, not before.
     engine.clock.set(new Date(opened.escalateAt!.getTime() - 1000));
@@ -74,5 +83,9 @@ describe('editing the cron while a warning is open', () => {
     await syncWorkflowsFile(t.db, file('0 * * * *', { escalationMultiplier: 5 }), engine.clock.now(), {}, ROUTING);
     const after = await alert();
     expect(after.escalateAt!.getTime() - opened.openedAt.getTime()).toBe(5 * HOUR);
+    // An override is taken as it is: nothing is kept.
+    const told = await t.db.selectFrom('alertEvents').selectAll().where('alertId', '=', opened.id).where('kind', '=', 'policy_changed').executeTakeFirstOrThrow();
+    expect(told.data).toMatchObject({ changes: [{ field: 'escalationMultiplier', to: 5 }], kept: [] });
+    expect(plainEventText(eventText({ event: told, alert: after, workflow: await workflow() }))).toMatch(/continues under the new rules\.$/);
   });
 });

@@ -57,8 +57,11 @@ const POLICY_FIELD_WORDS: Record<string, string> = {
   escalateAfterFailures: 'failures before escalating',
 };
 
+const fieldWords = (field: unknown) => POLICY_FIELD_WORDS[field as string] ?? String(field);
+
 const policyChanged: Renderer = ({ d }) => {
   const changes = Array.isArray(d.changes) ? (d.changes as { field?: unknown; from?: unknown; to?: unknown }[]).filter((c) => typeof c.field === 'string') : [];
+  const kept = Array.isArray(d.kept) ? (d.kept as { field?: unknown; value?: unknown }[]).filter((c) => typeof c.field === 'string') : [];
   const from = num(d, 'from');
   const to = num(d, 'to');
   return {
@@ -66,8 +69,11 @@ const policyChanged: Renderer = ({ d }) => {
     icon: 'info',
     parts: [
       t(`Policy changed${from !== undefined && to !== undefined ? ` (v${from} → v${to})` : ''}`),
-      ...(changes.length ? [t(': '), ...joinParts(changes.map((c) => t(`${POLICY_FIELD_WORDS[c.field as string] ?? String(c.field)} ${String(c.from ?? 'none')} → ${String(c.to ?? 'none')}`)))] : []),
-      t('. This alert continues under the new rules.'),
+      ...(changes.length ? [t(': '), ...joinParts(changes.map((c) => t(`${fieldWords(c.field)} ${String(c.from ?? 'none')} → ${String(c.to ?? 'none')}`)))] : []),
+      t('. This alert continues under the new rules'),
+      // The cadence captured at opening, and what it decides of the escalation, stay this alert's.
+      ...(kept.length ? [t(', but keeps what it opened with: '), ...joinParts(kept.map((c) => t(`${fieldWords(c.field)} ${String(c.value ?? 'none')}`)))] : []),
+      t('.'),
     ],
   };
 };
