@@ -13,10 +13,10 @@ import type { DeliveryInput, DeliveryResult, Transport } from './transport.js';
 import { leaseKeeper } from './lease-keeper.js';
 
 /**
- * One claimed row (its input came with the claim): takes its pacing slot, settles an unknown
+ * One claimed row (its input came with the claim): settles an unknown
  * earlier outcome with the transport's `findDelivered` before any resend,
- * delivers and records the outcome. False when it was handed back untried
- * (its pace did not allow it).
+ * takes its pacing slot, delivers and records the outcome. False when it was
+ * handed back untried (its pace did not allow it).
  */
 export async function deliverOne(ctx: SenderContext, claim: ClaimedNotification, wait?: AbortSignal): Promise<boolean> {
   try {
@@ -28,73 +28,103 @@ export async function deliverOne(ctx: SenderContext, claim: ClaimedNotification,
 }
 
 async function deliverClaimed(ctx: SenderContext, claim: ClaimedNotification, wait?: AbortSignal): Promise<boolean> {
-  const { deps, o, pacer, log } = ctx;
-  const loaded = claim.input;
-  const n = loaded.notification;
-  const { kind } = parseDestination(n.destination);
-  const transport = ctx.byKind.get(kind)!;
+  const { deps } = ctx;
+  const n = claim.input.notification;
+  const transport = ctx.byKind.get(parseDestination(n.destination).kind)!;
   const pacing = pacingOf(transport);
   const key = pacing?.key(n.destination);
-  const previous = claim.previousStatus === 'sending' ? 'sending' : 'pending';
   const held: Held & { destination: string } = { id: n.id, owner: deps.replicaId, destination: n.destination };
+  let previous: 'pending' | 'sending' = claim.previousStatus === 'sending' ? 'sending' : 'pending';
+  // An earlier attempt may have been delivered: look first. A lookup posts nothing, so it takes no
+  // slot of the channel's posting pace; only a row found not delivered waits for one.
+  if (previous === 'sending' && transport.findDelivered) {
+    if (await settleEarlierAttempt(ctx, claim, transport, key)) return true;
+    previous = 'pending';
+  }
   if (pacing && key) {
     const slot = await takeSlot(ctx, key, n.destination, pacing.minIntervalMs, wait);
     if (!slot.ok) {
+      // Known not delivered (looked up above, or never tried): handed back as `pending`, not looked up again.
       await releaseUntried(deps.db, held, previous, slot.readyAt);
       return false;
     }
   }
   // The unit of work starts when the slot is taken: rendering and the outcome use this instant.
   const now = deps.clock.now();
-  const lease = leaseKeeper(ctx, held);
-  const input: DeliveryInput = { ...loaded, now, keepLease: lease.keepLease };
-  const logCtx = { id: n.id, key: n.idempotencyKey, destination: n.destination, attempts: n.attempts };
-  // Error texts are the receiver's words (a body that may echo the webhook secret or the routing key),
-  // stored and shown (the API, App Home, outage notices): cleaned like a run's output, in the tenant's scope.
-  const clean = (text: string) => redactSecrets(text, loaded.tenant.id);
-  try {
-    if (previous === 'sending' && transport.findDelivered) {
-      const found = withoutSecrets(await transport.findDelivered(input), clean);
-      if (found.kind === 'found') {
-        const ended = await markSent(deps.db, n, now, { ref: found.ref, ...found.result, recovered: true });
-        metrics.deliveries.inc({ kind, result: 'recovered' });
-        log.info(logCtx, 'notification found already delivered; not sending again');
-        await endOutages(ctx, ended, 'delivered', now);
-        return true;
-      }
-      if (found.kind === 'failed') {
-        if (found.permanent) {
-          log.error({ ...logCtx, error: found.error }, 'notification undeliverable: its earlier attempt cannot be checked');
-          const ended = await markDead(deps.db, held, `lookup failed: ${found.error}`);
-          await endOutages(ctx, ended, 'refused', now, `lookup failed: ${found.error}`);
-          metrics.deliveries.inc({ kind, result: 'permanent' });
-          return true;
-        }
-        metrics.deliveries.inc({ kind, result: found.credentials ? 'credentials' : 'lookup_failed' });
-        // The lookup met refused credentials: the row stays `sending` (looked up first once they work), held with every row of its scope.
-        if (found.credentials) await holdForCredentials(ctx, n, `lookup failed: ${found.error}`, 'unknown', now);
-        else if (found.retryAfterMs) {
-          if (key) await pacer.hold(key, n.destination, new Date(now.getTime() + found.retryAfterMs), now);
-          await markUnknown(deps.db, held, new Date(now.getTime() + found.retryAfterMs), `lookup failed: ${found.error}`);
-        } else await holdFailing(ctx, n, `lookup failed: ${found.error}`, 'unknown', now);
-        return true;
-      }
-    }
-    const result = withoutSecrets(await transport.deliver(input), clean);
+  return withLease(ctx, claim, now, async (input) => {
+    const result = withoutSecrets(await transport.deliver(input), cleaner(claim));
     await settleDelivery(ctx, transport, key, input, result, now, deps.clock.now());
     return true;
+  });
+}
+
+/** Error texts are the receiver's words (a body may echo the webhook secret or the routing key): cleaned like a run's output, in the tenant's scope. */
+const cleaner = (claim: ClaimedNotification) => (text: string) => redactSecrets(text, claim.input.tenant.id);
+
+/**
+ * Runs one step of a claimed row's delivery under its kept lease. A bug or a
+ * database error mid-way leaves the outcome unknown: the row stays `sending`
+ * (looked up first next time), due soon for a database failure, after the
+ * back-off otherwise, and the runner logs the error.
+ */
+async function withLease(ctx: SenderContext, claim: ClaimedNotification, now: Date, step: (input: DeliveryInput) => Promise<boolean>): Promise<boolean> {
+  const { deps, o } = ctx;
+  const n = claim.input.notification;
+  const held: Held = { id: n.id, owner: deps.replicaId };
+  const lease = leaseKeeper(ctx, held);
+  try {
+    return await step({ ...claim.input, now, keepLease: lease.keepLease });
   } catch (error) {
-    // A bug or a database error mid-delivery: the outcome is unknown, so keep
-    // the row `sending` for a lookup first, and let the runner log it.
-    const message = clean(error instanceof Error ? error.message : String(error));
+    const message = cleaner(claim)(error instanceof Error ? error.message : String(error));
     // The database failing is not the destination's fault: look again soon, not after a growing back-off.
     const delay = isConnectionError(error) ? o.baseBackoffMs : backoffMs(n.attempts + 1, o);
     await markUnknown(deps.db, held, new Date(now.getTime() + delay), message);
-    metrics.deliveries.inc({ kind, result: 'error' });
+    metrics.deliveries.inc({ kind: parseDestination(n.destination).kind, result: 'error' });
     throw error;
   } finally {
     lease.end();
   }
+}
+
+/**
+ * A row whose earlier attempt's outcome is unknown, looked up with the
+ * transport's `findDelivered`: true when that settled it (found delivered,
+ * or the lookup failed and the row waits, still `sending`); false when it
+ * was not delivered, so it is sent like a new one.
+ */
+async function settleEarlierAttempt(ctx: SenderContext, claim: ClaimedNotification, transport: Transport, key: string | undefined): Promise<boolean> {
+  const { deps, pacer, log } = ctx;
+  const n = claim.input.notification;
+  const kind = transport.kind;
+  const held: Held & { destination: string } = { id: n.id, owner: deps.replicaId, destination: n.destination };
+  const logCtx = { id: n.id, key: n.idempotencyKey, destination: n.destination, attempts: n.attempts };
+  const now = deps.clock.now();
+  return withLease(ctx, claim, now, async (input) => {
+    const found = withoutSecrets(await transport.findDelivered!(input), cleaner(claim));
+    if (found.kind === 'not_found') return false;
+    if (found.kind === 'found') {
+      const ended = await markSent(deps.db, n, now, { ref: found.ref, ...found.result, recovered: true });
+      metrics.deliveries.inc({ kind, result: 'recovered' });
+      log.info(logCtx, 'notification found already delivered; not sending again');
+      await endOutages(ctx, ended, 'delivered', now);
+      return true;
+    }
+    if (found.permanent) {
+      log.error({ ...logCtx, error: found.error }, 'notification undeliverable: its earlier attempt cannot be checked');
+      const ended = await markDead(deps.db, held, `lookup failed: ${found.error}`);
+      await endOutages(ctx, ended, 'refused', now, `lookup failed: ${found.error}`);
+      metrics.deliveries.inc({ kind, result: 'permanent' });
+      return true;
+    }
+    metrics.deliveries.inc({ kind, result: found.credentials ? 'credentials' : 'lookup_failed' });
+    // The lookup met refused credentials: the row stays `sending` (looked up first once they work), held with every row of its scope.
+    if (found.credentials) await holdForCredentials(ctx, n, `lookup failed: ${found.error}`, 'unknown', now);
+    else if (found.retryAfterMs) {
+      if (key) await pacer.hold(key, n.destination, new Date(now.getTime() + found.retryAfterMs), now);
+      await markUnknown(deps.db, held, new Date(now.getTime() + found.retryAfterMs), `lookup failed: ${found.error}`);
+    } else await holdFailing(ctx, n, `lookup failed: ${found.error}`, 'unknown', now);
+    return true;
+  });
 }
 
 /** A transport's answer with the secrets its error text may carry removed. */
