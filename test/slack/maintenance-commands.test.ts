@@ -126,6 +126,23 @@ describe('/scheduler maintenance', () => {
     const windows = await t.db.selectFrom('maintenanceWindows').selectAll().execute();
     expect(windows).toEqual([expect.objectContaining({ tenantId: 'acme', workflowId: null, reason: 'patching' })]);
   });
+
+  it('a tenant id that is also a workflow name is asked about, not guessed; acme/* and acme/acme say which', async () => {
+    const same = await makeWorkflow(t.db, { tenantId: 'acme', name: 'acme', cron: '*/5 * * * *' });
+    await rig.command('maintenance acme 2h patching', { channel: 'CACME', user: 'U0OPS' });
+    expect((await answer(0)).text).toBe('`acme` is both a tenant and one of its workflows: say `acme/*` for every workflow of the tenant, or `acme/acme` for `acme` alone.');
+    expect(await t.db.selectFrom('maintenanceWindows').selectAll().execute()).toEqual([]);
+
+    await rig.command('maintenance acme/acme 2h patching', { channel: 'CACME', user: 'U0OPS' });
+    expect((await answer(1)).text).toContain('Maintenance for *acme* until');
+    await rig.command('maintenance acme/* 2h patching', { channel: 'CACME', user: 'U0OPS' });
+    expect((await answer(2)).text).toContain('every workflow of *acme*');
+    // Another tenant's channel cannot name acme's whole tenant, and is told nothing of it.
+    await rig.command('maintenance acme/* 2h patching', { channel: 'CGLOBEX', user: 'U0OPS' });
+    expect((await answer(3)).text).toBe('No tenant called `acme` here.');
+    const windows = await t.db.selectFrom('maintenanceWindows').select(['tenantId', 'workflowId']).orderBy('id').execute();
+    expect(windows).toEqual([{ tenantId: 'acme', workflowId: same.id }, { tenantId: 'acme', workflowId: null }]);
+  });
 });
 
 describe('/scheduler pause and resume', () => {

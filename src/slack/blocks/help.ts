@@ -12,7 +12,7 @@ export const USAGE: Record<string, string> = {
   history: '/scheduler history <workflow>',
   pause: '/scheduler pause <workflow> [reason]',
   resume: '/scheduler resume <workflow>',
-  maintenance: '/scheduler maintenance <workflow|tenant> <duration: 30m, 2h, 1d> <reason>',
+  maintenance: '/scheduler maintenance <workflow|tenant/*> <duration: 30m, 2h, 1d> <reason>',
   digest: '/scheduler digest [tenant, in the platform channel]',
   mine: '/scheduler mine',
   oncall: '/scheduler oncall',

@@ -66,7 +66,8 @@ function pauseText(result: PauseResult, workflowName: string, kind: 'pause' | 'r
 
 /**
  * A one-off window on a workflow, or on the whole tenant when the target is
- * the tenant's id (in the platform channel, any tenant's). The reply says
+ * `<tenant>/*` or the tenant's bare id (in the platform channel, any
+ * tenant's); a bare id that is also a workflow's name is asked about, not guessed. The reply says
  * when it ends; its end is told in the thread of an open alert.
  */
 export async function maintenanceCommand(
@@ -77,12 +78,19 @@ export async function maintenanceCommand(
   resolveWorkflow: (name: string) => Promise<{ workflow: Workflow } | { reply: Reply }>,
 ): Promise<Reply> {
   const { deps } = ctx;
-  const tenantId = await tenantNamed(ctx, where, command.target);
+  // `acme/*` is the whole tenant, always; a bare `acme` is too, unless a workflow here is also called that.
+  const wholeTenant = /^(.+)\/\*$/.exec(command.target)?.[1];
+  const tenantId = await tenantNamed(ctx, where, wholeTenant ?? command.target);
+  if (wholeTenant !== undefined && !tenantId) return { text: `No tenant called ${codeSpan(wholeTenant, 200)} here.` };
+  const found = wholeTenant !== undefined ? undefined : await resolveWorkflow(command.target);
   let target: { tenantId: string; workflow: string | null };
+  if (tenantId && found && 'workflow' in found && found.workflow.name === command.target) {
+    const name = codeSpan(command.target, 200);
+    return { text: `${name} is both a tenant and one of its workflows: say ${codeSpan(`${tenantId}/*`, 200)} for every workflow of the tenant, or ${codeSpan(`${found.workflow.tenantId}/${found.workflow.name}`, 200)} for ${name} alone.` };
+  }
   if (tenantId) target = { tenantId, workflow: null };
   else {
-    const found = await resolveWorkflow(command.target);
-    if ('reply' in found) return found.reply;
+    if (!found || 'reply' in found) return found?.reply ?? { text: `No workflow or tenant called ${codeSpan(command.target, 200)} here.` };
     target = { tenantId: found.workflow.tenantId, workflow: found.workflow.name };
   }
   const refusal = await refused(ctx, target.tenantId, 'maintenance', body.user_id);
