@@ -214,6 +214,35 @@ describe('immediate answers', () => {
     const taken = repliesOf(alert.id).filter((m) => m.metadata?.event_payload.event === 'owner_changed');
     expect(taken).toHaveLength(1);
   });
+
+  it('an in-place answer landing after the refresher showed a newer state is followed by the newest state again', async () => {
+    const wf = await hourlyWorkflow();
+    await failTick(wf, 1);
+    await failTick(wf, 2);
+    const alert = await openAlertOf(wf);
+    const root = rootOf(alert.id);
+    const updates = () => rig.slack.callsTo('chat.update').filter((c) => c.ts === root.ts);
+
+    const release = rig.slack.holdResponses();
+    const answered = rig.slack.responses.length;
+    await rig.click({ actionId: ACTION.takeOwnership, value: String(alert.id), channel: 'CACME', user: 'U0ALICE', messageTs: root.ts });
+    // The ownership is committed; its in-place answer (rendered from that state) is on its way, held.
+    await eventually(async () => expect((await openAlertOf(wf)).ownerUser).toBe('U0ALICE'));
+    // Meanwhile a third failure: the refresher shows the newer count on the root before the answer lands.
+    await failTick(wf, 3);
+    expect(JSON.stringify(updates().at(-1)?.blocks)).toContain('3 failures');
+
+    release();
+    await eventually(() => expect(rig.slack.responses.slice(answered).some((r) => r.body.replace_original === true)).toBe(true));
+    const atAnswer = updates().length;
+    // The late answer showed the state before the third failure: the refresher renders the newest again.
+    const again = await eventually(async () => {
+      await rig.drain();
+      return updates().slice(atAnswer).at(-1) ?? Promise.reject(new Error('root not rendered again'));
+    });
+    expect(JSON.stringify(again.blocks)).toContain('3 failures');
+    expect(JSON.stringify(again.blocks)).toContain('<@U0ALICE>');
+  });
 });
 
 describe('rights in Slack', () => {

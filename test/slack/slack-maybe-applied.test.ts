@@ -145,47 +145,38 @@ describe('a storm member whose earlier attempt is unknown, looked up while anoth
 });
 
 describe('a lookup takes no slot of the channel posting pace', () => {
-  /** Another replica has just posted in the channel: the shared slot is taken for the next 30 s. */
-  const paceTakenElsewhere = async (now: Date) => {
-    await t.db.deleteFrom('paceSlots').execute();
-    await t.db.insertInto('paceSlots').values({ key: 'slack:CACME', nextAt: new Date(now.getTime() + 30_000), updatedAt: now }).execute();
-  };
-
-  it('a post whose answer was lost is found delivered at once while another replica holds the pace, without waiting for a slot', async () => {
+  /**
+   * An opening whose post meets `fault`, left `sending`; once its destination's back-off has run out,
+   * another replica has just posted in the channel: the shared slot is taken for the next 30 s.
+   */
+  async function cutPostWhilePaceTakenElsewhere(fault: 'lost' | 'reset') {
     rig = await startOutboxRig(t.db);
     const alert = await insertAlert(t.db, (await makeWorkflow(t.db, { tenantId: 'acme' })).id);
     await addEvent(t.db, alert.id, 'opened', { now: T0 });
-    rig.slack.failNext({ kind: 'lost' }, { method: 'chat.postMessage' });
+    rig.slack.failNext({ kind: fault }, { method: 'chat.postMessage' });
     await rig.sender.tick();
-    expect(await t.db.selectFrom('notifications').select('status').executeTakeFirstOrThrow()).toEqual({ status: 'sending' });
-    // Its destination's back-off after the unknown outcome runs out; meanwhile another replica takes the channel's pace.
-    const row = await t.db.selectFrom('notifications').select(['nextAttemptAt']).executeTakeFirstOrThrow();
+    const row = await t.db.selectFrom('notifications').select(['status', 'nextAttemptAt']).executeTakeFirstOrThrow();
+    expect(row.status).toBe('sending');
     rig.clock.set(new Date(Math.max(row.nextAttemptAt.getTime(), rig.clock.now().getTime()) + 61_000));
     await t.db.deleteFrom('destinationOutages').execute();
-    await paceTakenElsewhere(rig.clock.now());
+    await t.db.deleteFrom('paceSlots').execute();
+    await t.db.insertInto('paceSlots').values({ key: 'slack:CACME', nextAt: new Date(rig.clock.now().getTime() + 30_000), updatedAt: rig.clock.now() }).execute();
     await rig.sender.tick();
+    return rig;
+  }
 
+  it('a post whose answer was lost is found delivered at once while another replica holds the pace, without waiting for a slot', async () => {
+    const { slack } = await cutPostWhilePaceTakenElsewhere('lost');
     expect(await t.db.selectFrom('notifications').selectAll().executeTakeFirstOrThrow()).toMatchObject({ status: 'sent', result: expect.objectContaining({ recovered: true }) });
-    expect(rig.slack.callsTo('chat.postMessage')).toHaveLength(1);
+    expect(slack.callsTo('chat.postMessage')).toHaveLength(1);
   });
 
   it('a post refused before Slack stored it is looked up once; found missing, it waits for the slot as pending and is then posted without a second lookup', async () => {
-    rig = await startOutboxRig(t.db);
-    const alert = await insertAlert(t.db, (await makeWorkflow(t.db, { tenantId: 'acme' })).id);
-    await addEvent(t.db, alert.id, 'opened', { now: T0 });
-    rig.slack.failNext({ kind: 'reset' }, { method: 'chat.postMessage' });
-    await rig.sender.tick();
-    expect(await t.db.selectFrom('notifications').select('status').executeTakeFirstOrThrow()).toEqual({ status: 'sending' });
-    const row = await t.db.selectFrom('notifications').select(['nextAttemptAt']).executeTakeFirstOrThrow();
-    rig.clock.set(new Date(Math.max(row.nextAttemptAt.getTime(), rig.clock.now().getTime()) + 61_000));
-    await t.db.deleteFrom('destinationOutages').execute();
-    await paceTakenElsewhere(rig.clock.now());
-    await rig.sender.tick();
-
+    const { slack, drain } = await cutPostWhilePaceTakenElsewhere('reset');
     expect(await t.db.selectFrom('notifications').select('status').executeTakeFirstOrThrow()).toEqual({ status: 'pending' });
-    expect(rig.slack.callsTo('conversations.history')).toHaveLength(1);
-    await rig.drain();
-    expect(rig.slack.roots('CACME')).toHaveLength(1);
-    expect(rig.slack.callsTo('conversations.history')).toHaveLength(1);
+    expect(slack.callsTo('conversations.history')).toHaveLength(1);
+    await drain();
+    expect(slack.roots('CACME')).toHaveLength(1);
+    expect(slack.callsTo('conversations.history')).toHaveLength(1);
   });
 });
