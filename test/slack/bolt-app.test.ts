@@ -329,6 +329,23 @@ describe('buttons', () => {
     expect((await lastResponse()).body.text).toContain('has no launcher');
   });
 
+  it('Run now on a paused workflow starts the one run it was asked for, and says the workflow stays paused', async () => {
+    const theirs = await openAlert(globexWf.id);
+    await t.db.updateTable('workflows').set({ paused: true, pausedAt: rig.clock.now(), pausedBy: 'U0OPS' }).where('id', '=', globexWf.id).execute();
+    try {
+      await rig.click({ actionId: ACTION.runNow, value: String(theirs.id), channel: 'CGLOBEX', user: 'U0CAROL' });
+      expect((await lastResponse()).body).toMatchObject({ response_type: 'ephemeral', text: expect.stringContaining('*globex-import* is paused: this run is a one-off') });
+      const run = await eventually(async () => t.db.selectFrom('runs').selectAll().where('trigger', '=', 'manual').executeTakeFirstOrThrow());
+      await eventually(() => expect(launched).toContain(run.id));
+      await rig.drain();
+      const [root] = rig.slack.roots('CGLOBEX');
+      expect(rig.slack.replies('CGLOBEX', root!.ts).map((m) => m.text)).toEqual([expect.stringContaining(`started run #${run.id}, a one-off: the workflow stays paused.`)]);
+      expect((await t.db.selectFrom('workflows').select('paused').where('id', '=', globexWf.id).executeTakeFirstOrThrow()).paused).toBe(true);
+    } finally {
+      await t.db.updateTable('workflows').set({ paused: false, pausedAt: null, pausedBy: null }).where('id', '=', globexWf.id).execute();
+    }
+  });
+
   it('Run now on a root whose alert has since resolved starts nothing and says why', async () => {
     const theirs = await openAlert(globexWf.id);
     await t.db.updateTable('alerts').set({ status: 'resolved', resolvedAt: rig.clock.now() }).where('id', '=', theirs.id).execute();
