@@ -365,6 +365,7 @@ describe('buttons', () => {
   });
 
   it('Reassign… opens the modal; handing to the customer needs a note; the submission reassigns', async () => {
+    rig.slack.channelMembers.set('CACME', ['U0ALICE', 'U0BOB', 'U0CUST']);
     const alert = await openAlert(acmeWf.id);
     await rig.click({ actionId: ACTION.reassign, value: String(alert.id), channel: 'CACME' });
     const opened = await eventually(() => rig.slack.openedViews[0] ?? Promise.reject(new Error('no modal yet')));
@@ -389,8 +390,32 @@ describe('buttons', () => {
   });
 });
 
+describe('reassign to someone who could not act on the alert', () => {
+  it("handing it to another tenant's person (not in the channel, not a responder) is refused, by form and by command; nothing changes", async () => {
+    const alert = await openAlert(acmeWf.id);
+    rig.slack.channelMembers.set('CACME', ['U0ALICE', 'U0BOB']);
+    rig.slack.channelMembers.set('CGLOBEX', ['U0CAROL']);
+    const metadata = JSON.stringify({ alertId: alert.id, channel: 'CACME' });
+    const ok = await rig.interact(reassignSubmission(metadata, { team: 'engineering', user: 'U0CAROL', note: 'yours' }));
+    expect(ok.status).toBe(200);
+    const told = await eventually(() => rig.slack.callsTo('chat.postEphemeral').at(-1) ?? Promise.reject(new Error('not told yet')));
+    expect(told.args).toMatchObject({ channel: 'CACME', user: 'U0ALICE' });
+    expect(String(told.args.text)).toMatch(/^<@U0CAROL> can't be handed this alert: they are not in <#CACME> and not among Acme's responders/);
+
+    await rig.command('reassign nightly-pipeline <@U0CAROL|carol> yours', { channel: 'CACME' });
+    expect((await lastResponse()).body.text).toContain("<@U0CAROL> can't be handed this alert");
+    expect(await alertRow(alert.id)).toMatchObject({ ownerUser: null, acknowledgedAt: null });
+    expect(await t.db.selectFrom('alertEvents').select('kind').where('alertId', '=', alert.id).where('kind', '=', 'owner_changed').execute()).toEqual([]);
+
+    // Someone in the channel is fine.
+    await rig.command('reassign nightly-pipeline <@U0BOB|bob> yours', { channel: 'CACME' });
+    await eventually(async () => expect((await alertRow(alert.id)).ownerUser).toBe('U0BOB'));
+  });
+});
+
 describe('reassign answers in the root clicked', () => {
   it('the submission re-renders the root it was opened from at once, before the paced outbox posts the reply', async () => {
+    rig.slack.channelMembers.set('CACME', ['U0ALICE', 'U0BOB', 'U0CUST']);
     const alert = await openAlert(acmeWf.id);
     const [root] = rig.slack.roots('CACME');
     await rig.interact({
@@ -425,6 +450,7 @@ describe('reassign answers in the root clicked', () => {
 
 describe('reassign that changes nothing', () => {
   it('the same team, person and note again records nothing, posts nothing and tells the clicker so', async () => {
+    rig.slack.channelMembers.set('CACME', ['U0ALICE', 'U0BOB', 'U0CUST']);
     const alert = await openAlert(acmeWf.id);
     const submit = (note: string | null) =>
       rig.interact({
