@@ -15,6 +15,12 @@ export interface EscalationFields {
   consecutiveFailures: number;
   /** The policy snapshotted at opening (escalateAfterFailures is derived there). */
   policy: Record<string, unknown>;
+  /**
+   * The consecutive failures the alert had counted when its workflow was last
+   * resumed (its `workflow_resumed` event), if it was: those were known while
+   * it stood paused, so they alone do not make it "keep failing".
+   */
+  failuresAtResume?: number | null;
 }
 
 export type EscalationDecision = { due: false } | { due: true; reason: 'kept_failing' | 'deadline' };
@@ -49,8 +55,15 @@ function escalates(alert: EscalationFields): boolean {
   return alert.status === 'open' && alert.severity === 'warning' && alert.acknowledgedAt === null;
 }
 
-/** The failures since opening reached the snapshotted escalateAfterFailures (an old snapshot without one never does). */
+/**
+ * The failures since opening reached the snapshotted escalateAfterFailures (an
+ * old snapshot without one never does). After a pause, the failures reported
+ * while it stood count, but a resume alone pages nobody: it takes a failure
+ * after the resume (an operator who paused it knew; one who resumed it
+ * thinks it fixed, and the next run says whether it is).
+ */
 function keptFailing(alert: EscalationFields): boolean {
+  if (alert.failuresAtResume != null && alert.consecutiveFailures <= alert.failuresAtResume) return false;
   return alert.consecutiveFailures >= Number(alert.policy.escalateAfterFailures ?? Number.POSITIVE_INFINITY);
 }
 
@@ -117,13 +130,15 @@ export interface ReminderFields {
   remindedAt: Date | null;
   cadenceSeconds: number;
   policy: Record<string, unknown>;
+  /** The workflow is paused: an operator said to stop; it reminds nobody until resumed. */
+  workflowPaused?: boolean;
 }
 
-/** A day: how often an "until resolved" silence reminds in its thread. */
+/** A day: how often an "until resolved" silence reminds in its thread, and the longest gap between an owner's reminders. */
 export const SILENCE_REMINDER_MS = 86_400_000;
 
 /**
- * The default reminder period for an owned alert that keeps failing: twice
+ * The first reminder period for an owned alert that keeps failing: twice
  * its cadence, at least 30 minutes and at most a day (a 5-minute job reminds
  * after 30 minutes, an hourly one after 2 hours, a daily one after a day).
  */
@@ -131,10 +146,31 @@ export function defaultRemindAfterMs(cadenceSeconds: number): number {
   return Math.min(Math.max(2 * cadenceSeconds * 1000, 30 * 60_000), 86_400_000);
 }
 
-export function remindAfterMs(alert: Pick<ReminderFields, 'cadenceSeconds' | 'policy'>): number {
-  const overrides = (alert.policy.overrides ?? {}) as { remindAfterSeconds?: unknown };
-  const own = typeof overrides.remindAfterSeconds === 'number' && overrides.remindAfterSeconds > 0 ? overrides.remindAfterSeconds * 1000 : undefined;
-  return own ?? defaultRemindAfterMs(alert.cadenceSeconds);
+/** The workflow's own `remindAfterSeconds`, when it sets one. */
+function ownRemindAfterMs(policy: Record<string, unknown>): number | undefined {
+  const overrides = (policy.overrides ?? {}) as { remindAfterSeconds?: unknown };
+  return typeof overrides.remindAfterSeconds === 'number' && overrides.remindAfterSeconds > 0 ? overrides.remindAfterSeconds * 1000 : undefined;
+}
+
+/**
+ * The wait before the next reminder to the owner. A workflow's own
+ * `remindAfterSeconds` is a fixed period (someone chose it). The default
+ * doubles: the first after the cadence's period, each later one after as
+ * long as the ownership had lasted at the reminder before it (30 min, 30
+ * min, 1 h, 2 h, 4 h… for a 5-minute job), at most a day. An owner who took
+ * a 5-minute job's alert at 17:00 gets six reminders by 09:00 (17:30, 18:00,
+ * 19:00, 21:00, 01:00, 09:00), not
+ * thirty-two; the thread keeps the record, not a wall of nudges. Whether a
+ * mention buzzes at night is the owner's own Slack notification schedule
+ * (Do Not Disturb, in their zone): the bot does not guess their hours.
+ */
+export function nextReminderAfterMs(alert: Pick<ReminderFields, 'cadenceSeconds' | 'policy' | 'remindedAt' | 'acknowledgedAt'>): number {
+  const own = ownRemindAfterMs(alert.policy);
+  if (own !== undefined) return own;
+  const first = defaultRemindAfterMs(alert.cadenceSeconds);
+  const { remindedAt, acknowledgedAt } = alert;
+  if (!remindedAt || !acknowledgedAt || remindedAt.getTime() <= acknowledgedAt.getTime()) return first;
+  return Math.min(Math.max(first, remindedAt.getTime() - acknowledgedAt.getTime()), SILENCE_REMINDER_MS);
 }
 
 export type ReminderDecision =
@@ -143,14 +179,16 @@ export type ReminderDecision =
   | { due: true; about: 'silenced'; since: Date };
 
 /**
- * Is a reminder due? An owned, still open alert reminds its owner once per
- * period counted from when it was owned (or last reminded); an "until
- * resolved" silence reminds once a day counted from reminded_at, which the
- * silence sets when it begins. A silenced alert does not remind its owner:
- * the silence reminder speaks for it.
+ * Is a reminder due? An owned, still open alert reminds its owner after
+ * `nextReminderAfterMs`, counted from when it was owned or last reminded; an
+ * "until resolved" silence reminds once a day counted from reminded_at, which
+ * the silence sets when it begins. A silenced alert does not remind its
+ * owner: the silence reminder speaks for it. A paused workflow reminds
+ * nobody (its escalation clock stands still too); the count goes on from
+ * where it was when it is resumed.
  */
 export function reminderDue(alert: ReminderFields, now: Date): ReminderDecision {
-  if (alert.status !== 'open') return { due: false };
+  if (alert.status !== 'open' || alert.workflowPaused) return { due: false };
   const t = now.getTime();
   if (alert.silencedBy) {
     if (alert.silencedUntil !== null || !alert.remindedAt) return { due: false };
@@ -159,7 +197,7 @@ export function reminderDue(alert: ReminderFields, now: Date): ReminderDecision 
   }
   if (!alert.ownerUser || !alert.acknowledgedAt) return { due: false };
   const from = Math.max(alert.remindedAt?.getTime() ?? 0, alert.acknowledgedAt.getTime());
-  if (t - from < remindAfterMs(alert)) return { due: false };
+  if (t - from < nextReminderAfterMs(alert)) return { due: false };
   return { due: true, about: 'owned', ownerUser: alert.ownerUser, since: alert.acknowledgedAt };
 }
 

@@ -77,6 +77,19 @@ export function decideRight(r: RightsRequest): RightsDecision {
   return { allowed: false, needs: 'responder', ask: [...new Set([...(responderList ?? []), ...admins])] };
 }
 
+/**
+ * Whether an alert may be handed to a person (Reassign… or `/scheduler
+ * reassign` naming them): only to someone who could take it themselves, a
+ * responder of the tenant by its rights or, without a list, a member of its
+ * channel or of the platform channel. Anyone else (another tenant's people,
+ * someone who left the channel) would own an alert whose thread they cannot
+ * see: it would stop escalating with nobody able to act, and their reminders
+ * would mention someone Slack does not notify there.
+ */
+export function mayBeAssigned(r: Omit<RightsRequest, 'action'>): boolean {
+  return decideRight({ ...r, action: 'take' }).allowed;
+}
+
 /** The silence action a duration needs: `until` null means until resolved. */
 export function silenceAction(durationMs: number | null): SlackAction {
   return durationMs === null || durationMs > LONG_SILENCE_MS ? 'silence_long' : 'silence';

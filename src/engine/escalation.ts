@@ -46,7 +46,7 @@ type Candidate = {
   channel: string | null;
   oncall: { group?: string; users?: string[] };
   ownershipExpiresAfterSeconds: number | null;
-  workflow: Pick<Workflow, 'id' | 'tenantId' | 'maintenance'>;
+  workflow: Pick<Workflow, 'id' | 'tenantId' | 'maintenance' | 'paused'>;
 };
 
 /**
@@ -61,7 +61,7 @@ async function lockCandidates(trx: Transaction<Database>, where: 'due_warning' |
     .innerJoin('workflows', 'workflows.id', 'alerts.workflowId')
     .innerJoin('tenants', 'tenants.id', 'workflows.tenantId')
     .selectAll('alerts')
-    .select(['tenants.channel as tenantChannel', 'tenants.oncall as tenantOncall', 'tenants.ownershipExpiresAfterSeconds as tenantExpiry', 'workflows.tenantId as wfTenant', 'workflows.maintenance as wfMaintenance'])
+    .select(['tenants.channel as tenantChannel', 'tenants.oncall as tenantOncall', 'tenants.ownershipExpiresAfterSeconds as tenantExpiry', 'workflows.tenantId as wfTenant', 'workflows.maintenance as wfMaintenance', 'workflows.paused as wfPaused'])
     .where('alerts.status', '=', 'open')
     // A paused or disabled workflow's warning does not escalate (pausing stops the clock; resuming moves the deadline).
     .$if(where === 'due_warning', (q) =>
@@ -73,8 +73,9 @@ async function lockCandidates(trx: Transaction<Database>, where: 'due_warning' |
         .where('workflows.paused', '=', false),
     )
     .$if(where === 'owned', (q) => q.where('alerts.ownerUser', 'is not', null).where('alerts.acknowledgedAt', 'is not', null).where('tenants.ownershipExpiresAfterSeconds', 'is not', null))
+    // A paused workflow reminds nobody (reminderDue decides; this only spares locking its alerts).
     .$if(where === 'owned_or_silenced_until_resolved', (q) =>
-      q.where((eb) =>
+      q.where('workflows.paused', '=', false).where((eb) =>
         eb.or([
           eb.and([eb('alerts.ownerUser', 'is not', null), eb('alerts.acknowledgedAt', 'is not', null)]),
           eb.and([eb('alerts.silencedBy', 'is not', null), eb('alerts.silencedUntil', 'is', null)]),
@@ -85,19 +86,21 @@ async function lockCandidates(trx: Transaction<Database>, where: 'due_warning' |
     .forUpdate('alerts')
     .skipLocked()
     .execute();
-  return rows.map(({ tenantChannel, tenantOncall, tenantExpiry, wfTenant, wfMaintenance, ...alert }) => ({
+  return rows.map(({ tenantChannel, tenantOncall, tenantExpiry, wfTenant, wfMaintenance, wfPaused, ...alert }) => ({
     alert: alert as Alert,
     channel: tenantChannel,
     oncall: tenantOncall ?? {},
     ownershipExpiresAfterSeconds: tenantExpiry,
-    workflow: { id: alert.workflowId, tenantId: wfTenant, maintenance: wfMaintenance },
+    workflow: { id: alert.workflowId, tenantId: wfTenant, maintenance: wfMaintenance, paused: wfPaused },
   }));
 }
 
 export async function escalateDueWarnings(deps: Pick<Deps, 'db' | 'config'>, now: Date): Promise<number> {
   return deps.db.transaction().execute(async (trx) => {
-    const decided = (await lockCandidates(trx, 'due_warning', now)).flatMap((c) => {
-      const decision = escalationDue(c.alert, now);
+    const candidates = await lockCandidates(trx, 'due_warning', now);
+    const atResume = await failuresAtResume(trx, candidates.map((c) => c.alert.id));
+    const decided = candidates.flatMap((c) => {
+      const decision = escalationDue({ ...c.alert, failuresAtResume: atResume.get(c.alert.id) ?? null }, now);
       return decision.due ? [{ ...c, reason: decision.reason }] : [];
     });
     if (decided.length === 0) return 0;
@@ -140,6 +143,24 @@ export async function escalateDueWarnings(deps: Pick<Deps, 'db' | 'config'>, now
   });
 }
 
+/** Of `alertIds`, the failures each had counted when its workflow was last resumed (its newest `workflow_resumed` event). */
+async function failuresAtResume(trx: Transaction<Database>, alertIds: number[]): Promise<Map<number, number>> {
+  if (alertIds.length === 0) return new Map();
+  const rows = await trx
+    .selectFrom('alertEvents')
+    .select(['alertId', 'data'])
+    .distinctOn('alertId')
+    .where('alertId', 'in', alertIds)
+    .where('kind', '=', 'workflow_resumed')
+    .orderBy('alertId')
+    .orderBy('id', 'desc')
+    .execute();
+  return new Map(rows.flatMap((r) => {
+    const failures = (r.data as { failures?: unknown } | null)?.failures;
+    return typeof failures === 'number' ? [[r.alertId, failures] as const] : [];
+  }));
+}
+
 /** Ownerships older than the tenant's ownershipExpiresAfter lapse: unowned, unacknowledged, so escalation resumes. */
 export async function expireOwnerships(deps: Pick<Deps, 'db' | 'config'>, now: Date): Promise<number> {
   return deps.db.transaction().execute(async (trx) => {
@@ -160,7 +181,8 @@ export async function expireOwnerships(deps: Pick<Deps, 'db' | 'config'>, now: D
 }
 
 /**
- * Owned alerts still failing remind their owner once per period; "until resolved" silences remind once a day.
+ * Owned alerts still failing remind their owner, less often each time (src/domain/escalation.ts
+ * nextReminderAfterMs); "until resolved" silences remind once a day; a paused workflow reminds nobody.
  * Nothing pages inside a maintenance window: an owner's reminder (it mentions them) waits for the window's
  * end, and is sent at the first pass after it.
  */
@@ -168,7 +190,7 @@ export async function sendReminders(deps: Pick<Deps, 'db' | 'config'>, now: Date
   return deps.db.transaction().execute(async (trx) => {
     const events: EventInput[] = [];
     const due = (await lockCandidates(trx, 'owned_or_silenced_until_resolved')).flatMap((c) => {
-      const decision = reminderDue(c.alert, now);
+      const decision = reminderDue({ ...c.alert, workflowPaused: c.workflow.paused }, now);
       return decision.due ? [{ ...c, decision }] : [];
     });
     const owned = due.filter((d) => d.decision.about === 'owned');

@@ -54,7 +54,8 @@ export function workflowsRoutes(deps: Deps): Router {
     const result = await requestRunNow(deps, { workflowId: workflow.id, actor: { user: actorName(principal) }, scope });
     switch (result.kind) {
       case 'started':
-        res.status(202).json({ id: result.run.id, status: result.run.status, trigger: result.run.trigger, requestedBy: result.run.requestedBy });
+        // paused: a one-off run of a paused workflow; its schedule stays paused until resumed.
+        res.status(202).json({ id: result.run.id, status: result.run.status, trigger: result.run.trigger, requestedBy: result.run.requestedBy, paused: result.paused });
         return;
       case 'no_launcher':
         throw conflict('no_launcher', `workflow ${tenant}/${name} has no launcher: only its own scheduler can run it`);

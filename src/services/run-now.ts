@@ -7,7 +7,8 @@ import { insertRunningRun } from '../ledger/runs.js';
 import { launchRun } from '../ledger/launch-run.js';
 
 export type RunNowResult =
-  | { kind: 'started'; run: Run }
+  /** `paused`: the workflow is paused; the run is a one-off asked for by a person, its schedule stays paused. */
+  | { kind: 'started'; run: Run; paused: boolean }
   | { kind: 'no_launcher'; workflow: Workflow }
   | { kind: 'already_running'; run: Run }
   | { kind: 'not_found' };
@@ -16,7 +17,9 @@ export type RunNowResult =
  * Starts a manual run of a workflow for a person (or the API). One
  * transaction locks the workflow (so two clicks start one run), inserts the
  * `running` row with who asked, and tells the open alert's thread; the
- * launcher is called only after commit. When the run ends the poller records
+ * launcher is called only after commit. A paused workflow runs too (a person
+ * asked for this one run, as resuming is a separate ask); the answer says it
+ * is paused, so nobody takes the run for a resume. When the run ends the poller records
  * `run_finished` on the alert, and a success resolves it the normal way.
  */
 export async function requestRunNow(deps: Deps, input: { workflowId: number; actor: Actor; scope: Scope }): Promise<RunNowResult> {
@@ -43,11 +46,11 @@ export async function requestRunNow(deps: Deps, input: { workflowId: number; act
     if (!run) throw new Error(`run now for workflow ${workflow.id}: the manual run row was not inserted`);
     const alert = await trx.selectFrom('alerts').selectAll().where('workflowId', '=', workflow.id).where('status', '=', 'open').forUpdate().executeTakeFirst();
     if (alert) {
-      await recordAlertEvent(trx, { alert, tenant, kind: 'run_requested', actor: input.actor.user, data: { runId: run.id, by: input.actor.user }, now, config: deps.config });
+      await recordAlertEvent(trx, { alert, tenant, kind: 'run_requested', actor: input.actor.user, data: { runId: run.id, by: input.actor.user, ...(workflow.paused ? { paused: true } : {}) }, now, config: deps.config });
     }
     return { kind: 'started' as const, run, workflow, tenant, timeoutSeconds: profile.timeoutSeconds };
   });
   if (decided.kind !== 'started') return decided;
   await launchRun(deps, decided.run, decided.workflow, decided.tenant, decided.timeoutSeconds);
-  return { kind: 'started', run: decided.run };
+  return { kind: 'started', run: decided.run, paused: decided.workflow.paused };
 }

@@ -174,10 +174,19 @@ async function resumeOpenAlert(trx: Transaction<Database>, workflow: Workflow, a
         .execute()
     : [];
   const escalateAt = escalateAtAfterPause(alert, workflow.pausedAt, now, told.map(heldSpanOf));
-  if (escalateAt?.getTime() !== alert.escalateAt?.getTime()) {
-    alert = await trx.updateTable('alerts').set({ escalateAt, updatedAt: now }).where('id', '=', alert.id).returningAll().executeTakeFirstOrThrow();
+  // The owner's reminders (and an until-resolved silence's) stood still while paused: they count again from here,
+  // so a resume does not remind at once for the time it stood.
+  const reminding = alert.remindedAt !== null || alert.acknowledgedAt !== null;
+  if (escalateAt?.getTime() !== alert.escalateAt?.getTime() || reminding) {
+    alert = await trx
+      .updateTable('alerts')
+      .set({ escalateAt, ...(reminding ? { remindedAt: now } : {}), updatedAt: now })
+      .where('id', '=', alert.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
   }
-  await recordAlertEvent(trx, { alert, tenant: await channelOf(trx, workflow.tenantId), kind: 'workflow_resumed', actor, data: {}, now, config });
+  // What it had counted by the resume: a resume alone does not make it "keep failing" (escalationDue).
+  await recordAlertEvent(trx, { alert, tenant: await channelOf(trx, workflow.tenantId), kind: 'workflow_resumed', actor, data: { failures: alert.consecutiveFailures }, now, config });
   return alert;
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { defaultRemindAfterMs, endedPauses, escalateAtAfterPause, escalationDue, escalationDueAt, escalationMention, ownershipExpired, reminderDue, type EscalationFields, type ReminderFields } from '../../src/domain/escalation.js';
+import { defaultRemindAfterMs, endedPauses, escalateAtAfterPause, escalationDue, escalationDueAt, escalationMention, nextReminderAfterMs, ownershipExpired, reminderDue, type EscalationFields, type ReminderFields } from '../../src/domain/escalation.js';
 
 const NOW = new Date('2026-03-10T12:00:00Z');
 const ago = (ms: number) => new Date(NOW.getTime() - ms);
@@ -16,6 +16,10 @@ describe('escalationDue: when an unowned warning becomes critical, and why', () 
     ['already critical: never', { severity: 'critical', escalateAt: ago(1) }, { due: false }],
     ['resolved: never', { status: 'resolved', escalateAt: ago(1) }, { due: false }],
     ['no threshold in an old snapshot, no deadline: never', { policy: {}, escalateAt: null, consecutiveFailures: 100 }, { due: false }],
+    ['resumed with 9 counted while paused, none since: not kept failing', { consecutiveFailures: 9, failuresAtResume: 9 }, { due: false }],
+    ['resumed with 9, a failure since: kept failing', { consecutiveFailures: 10, failuresAtResume: 9 }, { due: true, reason: 'kept_failing' }],
+    ['resumed with 9, none since, past the moved deadline: the deadline', { consecutiveFailures: 9, failuresAtResume: 9, escalateAt: ago(1) }, { due: true, reason: 'deadline' }],
+    ['resumed with 2, below the threshold: the threshold as ever', { consecutiveFailures: 6, failuresAtResume: 2 }, { due: true, reason: 'kept_failing' }],
   ] as const)('%s', (_case, over, expected) => {
     expect(escalationDue({ ...warning, ...over } as EscalationFields, NOW)).toEqual(expected);
   });
@@ -64,12 +68,39 @@ describe('reminderDue: owned alerts remind once per period; until-resolved silen
     ['silenced for a time: no reminder', { silencedBy: 'UX', silencedUntil: new Date(NOW.getTime() + H) }, { due: false }],
     ['silenced until resolved a day ago: due', { silencedBy: 'UX', remindedAt: ago(24 * H) }, { due: true, about: 'silenced', since: ago(24 * H) }],
     ['silenced until resolved 23h ago: not yet', { silencedBy: 'UX', remindedAt: ago(23 * H) }, { due: false }],
+    ['the workflow is paused: no reminder, however long ago', { workflowPaused: true, acknowledgedAt: ago(30 * H) }, { due: false }],
+    ['paused, silenced until resolved a day ago: no reminder either', { workflowPaused: true, silencedBy: 'UX', remindedAt: ago(24 * H) }, { due: false }],
+    ['owned 8h ago, reminded 2h ago (after 6h): not yet, the next waits 6h', { acknowledgedAt: ago(8 * H), remindedAt: ago(2 * H) }, { due: false }],
+    ['owned 12h ago, reminded 6h ago (after 6h): due', { acknowledgedAt: ago(12 * H), remindedAt: ago(6 * H) }, { due: true, about: 'owned', ownerUser: 'UOWNER', since: ago(12 * H) }],
+    ['a fixed remindAfterSeconds does not stretch', { acknowledgedAt: ago(12 * H), remindedAt: ago(2 * H), policy: { overrides: { remindAfterSeconds: 7200 } } }, { due: true, about: 'owned', ownerUser: 'UOWNER', since: ago(12 * H) }],
   ] as const)('%s', (_case, over, expected) => {
     expect(reminderDue({ ...owned, ...over } as ReminderFields, NOW)).toEqual(expected);
   });
 
   it('the default period follows the cadence within 30 minutes and a day', () => {
     expect([60, 300, 3600, 86_400, 7 * 86_400].map((s) => defaultRemindAfterMs(s) / 60_000)).toEqual([30, 30, 120, 1440, 1440]);
+  });
+
+  it('a 5-minute job owned at 17:00 and failing all night reminds six times by 09:00, each gap as long as the ownership had lasted', () => {
+    const ownedAt = new Date('2026-03-10T17:00:00Z');
+    let alert: ReminderFields = { ...owned, acknowledgedAt: ownedAt, remindedAt: null };
+    const at: string[] = [];
+    // The escalation clock looks every minute.
+    for (let t = ownedAt.getTime(); t <= ownedAt.getTime() + 16 * H; t += 60_000) {
+      if (reminderDue(alert, new Date(t)).due) {
+        at.push(new Date(t).toISOString().slice(11, 16));
+        alert = { ...alert, remindedAt: new Date(t) };
+      }
+    }
+    expect(at).toEqual(['17:30', '18:00', '19:00', '21:00', '01:00', '09:00']);
+  });
+
+  it('the stretched gap never passes a day', () => {
+    const base = { cadenceSeconds: 300, policy: {}, acknowledgedAt: ago(10 * 24 * H) };
+    expect(nextReminderAfterMs({ ...base, remindedAt: null })).toBe(30 * 60_000);
+    expect(nextReminderAfterMs({ ...base, remindedAt: ago(H) })).toBe(24 * H);
+    // An until-resolved silence set before the ownership left remindedAt behind it: the first period.
+    expect(nextReminderAfterMs({ ...base, acknowledgedAt: ago(H), remindedAt: ago(2 * H) })).toBe(30 * 60_000);
   });
 });
 

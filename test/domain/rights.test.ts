@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decideRight, seesShadowAlerts, silenceAction, visibleTenants, type RightsRequest, type SlackAction } from '../../src/domain/rights.js';
+import { decideRight, mayBeAssigned, seesShadowAlerts, silenceAction, visibleTenants, type RightsRequest, type SlackAction } from '../../src/domain/rights.js';
 
 const base: Omit<RightsRequest, 'action'> = { user: 'UMEMBER', userGroups: [], channelMember: true, rights: {}, globalAdmins: [] };
 const decide = (action: SlackAction, over: Partial<RightsRequest> = {}) => decideRight({ ...base, action, ...over });
@@ -69,5 +69,18 @@ describe('seesShadowAlerts: who sees an alert in shadow on the App Home', () => 
     ["a member of the tenant's channel only", { user: 'UALICE', platformMember: false }, false],
   ])('%s', (_name, viewer, expected) => {
     expect(seesShadowAlerts(viewer, ['UADMIN'])).toBe(expected);
+  });
+});
+
+describe('mayBeAssigned: who an alert may be handed to', () => {
+  it.each([
+    ['a member of the channel, no responders named', {}, true],
+    ["another tenant's person: not in the channel, no list naming them", { channelMember: false }, false],
+    ['in the channel but responders are named and they are not', { rights: { responders: ['UBOB'] } }, false],
+    ['named as a responder, not in the channel', { channelMember: false, rights: { responders: ['UMEMBER'] } }, true],
+    ['in a responder user group', { channelMember: false, userGroups: ['SOPS'], rights: { responders: ['SOPS'] } }, true],
+    ['a global admin, in no channel', { channelMember: false, globalAdmins: ['UMEMBER'] }, true],
+  ] as const)('%s', (_name, over, expected) => {
+    expect(mayBeAssigned({ ...base, ...over } as Omit<RightsRequest, 'action'>)).toBe(expected);
   });
 });

@@ -7,6 +7,8 @@ import { pauseWorkflow, resumeWorkflow } from '../../src/services/workflow-state
 import { deleteWorkflow } from '../../src/services/workflows-api.js';
 import { putTenant } from '../../src/services/tenants-api.js';
 import { finishRun } from '../../src/ledger/runs.js';
+import { takeOwnership } from '../../src/ledger/alert-actions.js';
+import { runEscalationClock } from '../../src/engine/escalation.js';
 import { startTestApp } from '../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { createEngine, fireTick, notificationStory, reportRun, type Engine } from '../helpers/engine-harness.js';
@@ -66,7 +68,7 @@ describe('pause and resume', () => {
     expect((await alertOf()).escalateAt!.getTime()).toBe(opened.escalateAt!.getTime() + stood);
     expect((await events(opened.id)).filter((e) => e.kind.startsWith('workflow_'))).toEqual([
       { kind: 'workflow_paused', actor: 'U0OPS', data: { reason: 'vendor outage' } },
-      { kind: 'workflow_resumed', actor: 'U0OPS', data: {} },
+      { kind: 'workflow_resumed', actor: 'U0OPS', data: { failures: during.consecutiveFailures } },
     ]);
     // The thread hears both.
     expect((await notificationStory(t.db, opened.id)).filter((n) => n.kind.startsWith('workflow_')).map((n) => `${n.kind} ${n.destination}`)).toEqual([
@@ -75,9 +77,35 @@ describe('pause and resume', () => {
       'workflow_resumed slack:CACME',
       'workflow_resumed slack:CPLATFORM',
     ]);
-    // Resumed, it escalates on the failures it kept counting.
+    // Resuming alone pages nobody: the failures counted while paused were known when it was paused.
+    await runEscalationClock(engine.deps);
+    expect(await alertOf()).toMatchObject({ severity: 'warning', escalatedAt: null });
+    // Resumed, it escalates on its next failure, on the failures it kept counting.
     await failNext(1);
     expect((await alertOf()).severity).toBe('critical');
+  });
+
+  it("an owned alert's reminders stand still while paused and count again from the resume", async () => {
+    await failNext(3);
+    const opened = await alertOf();
+    await takeOwnership(engine.deps, { alertId: opened.id, actor: { user: 'U0ALICE' }, scope: acme });
+    const reminders = async () => (await events(opened.id)).filter((e) => e.kind === 'reminder').length;
+    await pauseWorkflow(engine.deps, { workflowId: wf.id, actor: 'U0OPS', scope: acme, reason: 'vendor outage' });
+    // Two hours paused: a 5-minute job would have reminded its owner at 30 minutes.
+    await failNext(1);
+    engine.clock.advance(minutes(120));
+    await runEscalationClock(engine.deps);
+    expect(await reminders()).toBe(0);
+    await resumeWorkflow(engine.deps, { workflowId: wf.id, actor: 'U0OPS', scope: acme });
+    await runEscalationClock(engine.deps);
+    expect(await reminders()).toBe(0);
+    // Still open after the resume: the owner hears of it once the gap has passed since (as long as it had been owned: 2 hours).
+    engine.clock.advance(minutes(120));
+    await runEscalationClock(engine.deps);
+    expect(await reminders()).toBe(0);
+    engine.clock.advance(minutes(10));
+    await runEscalationClock(engine.deps);
+    expect(await reminders()).toBe(1);
   });
 
   it('paused, an outside scheduler keeps reporting failures: recorded, no alert opens; resumed, the next failure opens one on the whole streak', async () => {
@@ -136,7 +164,7 @@ describe('pause and resume', () => {
     expect((await alertOf()).severity).toBe('warning');
     expect((await events(opened.id)).filter((e) => e.kind.startsWith('workflow_'))).toEqual([
       { kind: 'workflow_paused', actor: 'workflows file', data: {} },
-      { kind: 'workflow_resumed', actor: 'workflows file', data: {} },
+      { kind: 'workflow_resumed', actor: 'workflows file', data: { failures: 3 } },
     ]);
     expect(await t.db.selectFrom('workflows').select(['paused', 'pausedAt']).where('id', '=', wf.id).executeTakeFirstOrThrow()).toEqual({ paused: false, pausedAt: null });
   });

@@ -54,6 +54,16 @@ describe('pings', () => {
     });
   });
 
+  it('a ping to a paused workflow is recorded and does not resume it (a pause is lifted by a person, the file or the API)', async () => {
+    const wf = await observed();
+    await t.db.updateTable('workflows').set({ paused: true, pausedAt: clock.now(), pausedBy: 'U0OPS', pauseReason: 'vendor outage' }).where('id', '=', wf.id).execute();
+    const { stdout } = await curl('-X', 'POST', `${app.url}/ping/${wf.pingKey}/fail`);
+    expect(stdout).toBe('OK\n');
+    expect(await runsOf(wf.id)).toHaveLength(1);
+    await curl('-X', 'POST', `${app.url}/ping/${wf.pingKey}`);
+    expect(await t.db.selectFrom('workflows').select(['paused', 'pausedBy']).where('id', '=', wf.id).executeTakeFirstOrThrow()).toEqual({ paused: true, pausedBy: 'U0OPS' });
+  });
+
   it('ties start and end by rid when runs overlap, and reads an exit code', async () => {
     const wf = await observed();
     const base = `${app.url}/ping/${wf.pingKey}`;

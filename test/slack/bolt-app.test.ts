@@ -329,6 +329,23 @@ describe('buttons', () => {
     expect((await lastResponse()).body.text).toContain('has no launcher');
   });
 
+  it('Run now on a paused workflow starts the one run it was asked for, and says the workflow stays paused', async () => {
+    const theirs = await openAlert(globexWf.id);
+    await t.db.updateTable('workflows').set({ paused: true, pausedAt: rig.clock.now(), pausedBy: 'U0OPS' }).where('id', '=', globexWf.id).execute();
+    try {
+      await rig.click({ actionId: ACTION.runNow, value: String(theirs.id), channel: 'CGLOBEX', user: 'U0CAROL' });
+      expect((await lastResponse()).body).toMatchObject({ response_type: 'ephemeral', text: expect.stringContaining('*globex-import* is paused: this run is a one-off') });
+      const run = await eventually(async () => t.db.selectFrom('runs').selectAll().where('trigger', '=', 'manual').executeTakeFirstOrThrow());
+      await eventually(() => expect(launched).toContain(run.id));
+      await rig.drain();
+      const [root] = rig.slack.roots('CGLOBEX');
+      expect(rig.slack.replies('CGLOBEX', root!.ts).map((m) => m.text)).toEqual([expect.stringContaining(`started run #${run.id}, a one-off: the workflow stays paused.`)]);
+      expect((await t.db.selectFrom('workflows').select('paused').where('id', '=', globexWf.id).executeTakeFirstOrThrow()).paused).toBe(true);
+    } finally {
+      await t.db.updateTable('workflows').set({ paused: false, pausedAt: null, pausedBy: null }).where('id', '=', globexWf.id).execute();
+    }
+  });
+
   it('Run now on a root whose alert has since resolved starts nothing and says why', async () => {
     const theirs = await openAlert(globexWf.id);
     await t.db.updateTable('alerts').set({ status: 'resolved', resolvedAt: rig.clock.now() }).where('id', '=', theirs.id).execute();
@@ -348,6 +365,7 @@ describe('buttons', () => {
   });
 
   it('Reassign… opens the modal; handing to the customer needs a note; the submission reassigns', async () => {
+    rig.slack.channelMembers.set('CACME', ['U0ALICE', 'U0BOB', 'U0CUST']);
     const alert = await openAlert(acmeWf.id);
     await rig.click({ actionId: ACTION.reassign, value: String(alert.id), channel: 'CACME' });
     const opened = await eventually(() => rig.slack.openedViews[0] ?? Promise.reject(new Error('no modal yet')));
@@ -372,8 +390,32 @@ describe('buttons', () => {
   });
 });
 
+describe('reassign to someone who could not act on the alert', () => {
+  it("handing it to another tenant's person (not in the channel, not a responder) is refused, by form and by command; nothing changes", async () => {
+    const alert = await openAlert(acmeWf.id);
+    rig.slack.channelMembers.set('CACME', ['U0ALICE', 'U0BOB']);
+    rig.slack.channelMembers.set('CGLOBEX', ['U0CAROL']);
+    const metadata = JSON.stringify({ alertId: alert.id, channel: 'CACME' });
+    const ok = await rig.interact(reassignSubmission(metadata, { team: 'engineering', user: 'U0CAROL', note: 'yours' }));
+    expect(ok.status).toBe(200);
+    const told = await eventually(() => rig.slack.callsTo('chat.postEphemeral').at(-1) ?? Promise.reject(new Error('not told yet')));
+    expect(told.args).toMatchObject({ channel: 'CACME', user: 'U0ALICE' });
+    expect(String(told.args.text)).toMatch(/^<@U0CAROL> can't be handed this alert: they are not in <#CACME> and not among Acme's responders/);
+
+    await rig.command('reassign nightly-pipeline <@U0CAROL|carol> yours', { channel: 'CACME' });
+    expect((await lastResponse()).body.text).toContain("<@U0CAROL> can't be handed this alert");
+    expect(await alertRow(alert.id)).toMatchObject({ ownerUser: null, acknowledgedAt: null });
+    expect(await t.db.selectFrom('alertEvents').select('kind').where('alertId', '=', alert.id).where('kind', '=', 'owner_changed').execute()).toEqual([]);
+
+    // Someone in the channel is fine.
+    await rig.command('reassign nightly-pipeline <@U0BOB|bob> yours', { channel: 'CACME' });
+    await eventually(async () => expect((await alertRow(alert.id)).ownerUser).toBe('U0BOB'));
+  });
+});
+
 describe('reassign answers in the root clicked', () => {
   it('the submission re-renders the root it was opened from at once, before the paced outbox posts the reply', async () => {
+    rig.slack.channelMembers.set('CACME', ['U0ALICE', 'U0BOB', 'U0CUST']);
     const alert = await openAlert(acmeWf.id);
     const [root] = rig.slack.roots('CACME');
     await rig.interact({
@@ -408,6 +450,7 @@ describe('reassign answers in the root clicked', () => {
 
 describe('reassign that changes nothing', () => {
   it('the same team, person and note again records nothing, posts nothing and tells the clicker so', async () => {
+    rig.slack.channelMembers.set('CACME', ['U0ALICE', 'U0BOB', 'U0CUST']);
     const alert = await openAlert(acmeWf.id);
     const submit = (note: string | null) =>
       rig.interact({

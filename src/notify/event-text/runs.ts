@@ -1,6 +1,10 @@
 import { detailOf, num, person, str, t, type Renderer } from './parts.js';
 
-const runRequested: Renderer = ({ event, d }) => ({ what: 'run_requested', icon: 'run', parts: [person(event.actor ?? str(d, 'by')), t(` started run #${num(d, 'runId') ?? '?'}.`)] });
+const runRequested: Renderer = ({ event, d }) => ({
+  what: 'run_requested',
+  icon: 'run',
+  parts: [person(event.actor ?? str(d, 'by')), t(` started run #${num(d, 'runId') ?? '?'}${d.paused === true ? ', a one-off: the workflow stays paused' : ''}.`)],
+});
 
 const runFinished: Renderer = ({ d }) => {
   const ok = str(d, 'status') === 'succeeded';

@@ -29,11 +29,16 @@ export function actionRefusal(result: ActionResult | { kind: 'invalid'; reason: 
   }
 }
 
+/** A run started on a paused workflow is a one-off: said so, so nobody takes it for a resume. */
+export function pausedNote(escapedName: string): string {
+  return `*${escapedName}* is paused: this run is a one-off, and its schedule stays paused until \`/scheduler resume ${escapedName}\`.`;
+}
+
 export function runNowText(result: RunNowResult, workflowName: string): { text: string; public: boolean } {
   const name = escapeMrkdwn(workflowName);
   switch (result.kind) {
     case 'started':
-      return { text: `Run #${result.run.id} of *${name}* started. Its outcome will be posted in the alert's thread, if one is open.`, public: true };
+      return { text: `Run #${result.run.id} of *${name}* started. Its outcome will be posted in the alert's thread, if one is open.${result.paused ? ` ${pausedNote(name)}` : ''}`, public: true };
     case 'no_launcher':
       return { text: `*${name}* has no launcher, so I can't start it: it runs on an outside scheduler that reports in. Re-run it there.`, public: false };
     case 'already_running':

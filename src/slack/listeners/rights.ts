@@ -1,6 +1,6 @@
 import type { Config } from '../../config/env.js';
 import type { Tenant } from '../../db/schema.js';
-import { decideRight, type SlackAction } from '../../domain/rights.js';
+import { decideRight, mayBeAssigned, type SlackAction } from '../../domain/rights.js';
 import { groupMention, userMention } from '../blocks/format.js';
 import { escapeMrkdwn } from '../blocks/limits.js';
 import type { SlackDirectory } from '../transport/directory.js';
@@ -45,6 +45,31 @@ export async function refusalFor(
     ? `Ask ${orList(decision.ask.map((id) => (id.startsWith('S') ? groupMention(id) : userMention(id))))}.`
     : `Nobody is named for that yet: ask whoever runs the scheduler to add you to ${decision.needs === 'admin' ? '`rights.admins`' : '`rights.responders`'} of ${tenant} in the workflows file.`;
   return `Only ${who} can ${WHAT[input.action]} ${OBJECT[input.action] ?? "this tenant's alerts"}. ${ask}`;
+}
+
+/**
+ * The edge of `mayBeAssigned`: is the person an alert is being handed to one
+ * who can see and act on it? Membership of the tenant's channel and of the
+ * platform channel comes from Slack (cached briefly); a failed lookup counts
+ * as not a member, and the refusal says what to do. Without Slack (no
+ * directory) nothing can be checked and nothing is refused. Undefined means allowed.
+ */
+export async function assigneeRefusal(
+  input: { assignee: string; tenant: Pick<Tenant, 'name' | 'rights' | 'channel'> },
+  config: Pick<Config, 'ADMIN_USERS' | 'PLATFORM_CHANNEL'>,
+  directory: SlackDirectory | undefined,
+): Promise<string | undefined> {
+  if (!directory) return undefined;
+  const { assignee, tenant } = input;
+  const rights = tenant.rights ?? {};
+  const named = [...(rights.responders ?? []), ...(rights.admins ?? [])].filter((id) => id.startsWith('S'));
+  const userGroups = named.length ? await directory.groupsOf(assignee, named) : [];
+  const channels = [tenant.channel, config.PLATFORM_CHANNEL].filter((c): c is string => !!c);
+  let channelMember = false;
+  for (const c of channels) if (!channelMember) channelMember = await directory.isChannelMember(c, assignee);
+  if (mayBeAssigned({ user: assignee, userGroups, channelMember, rights, globalAdmins: config.ADMIN_USERS })) return undefined;
+  const where = tenant.channel ? `<#${tenant.channel}>` : "the tenant's channel";
+  return `${userMention(assignee)} can't be handed this alert: they are not in ${where} and not among ${escapeMrkdwn(tenant.name)}'s responders, so they could not see its thread or act on it. Invite them to the channel first, or pick someone who is there.`;
 }
 
 function orList(items: string[]): string {

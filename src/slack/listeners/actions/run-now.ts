@@ -2,7 +2,7 @@ import type { App } from '@slack/bolt';
 import { requestRunNow } from '../../../services/run-now.js';
 import { ACTION } from '../../blocks/ids.js';
 import { alertHere } from '../alert-here.js';
-import { runNowText } from '../answers.js';
+import { pausedNote, runNowText } from '../answers.js';
 import type { SlackContext } from '../context.js';
 import { alertAction, refuse } from './alert-action.js';
 import { escapeMrkdwn } from '../../blocks/limits.js';
@@ -23,8 +23,9 @@ export function registerRunNowAction(app: App, ctx: SlackContext): void {
         return `This alert is already resolved, so this button starts nothing. To run *${name}* anyway: \`/scheduler run ${name}\`.`;
       }
       const result = await requestRunNow(ctx.deps, { workflowId: found.workflow.id, actor: { user: a.user, channel: a.channel }, scope: a.scope });
-      // Started: the thread gets "run #N started by @x" from the outbox; nothing to add privately.
-      return result.kind === 'started' ? undefined : runNowText(result, found.workflow.name).text;
+      // Started: the thread gets "run #N started by @x" from the outbox; privately, only that a paused workflow stays paused.
+      if (result.kind === 'started') return result.paused ? pausedNote(escapeMrkdwn(found.workflow.name)) : undefined;
+      return runNowText(result, found.workflow.name).text;
     }),
   );
 }

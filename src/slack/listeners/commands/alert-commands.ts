@@ -6,7 +6,7 @@ import { slackDate, userMention } from '../../blocks/format.js';
 import { escapeMrkdwn } from '../../blocks/limits.js';
 import { actionRefusal } from '../answers.js';
 import type { SlackContext } from '../context.js';
-import { refusalFor } from '../rights.js';
+import { assigneeRefusal, refusalFor } from '../rights.js';
 import type { SchedulerCommand } from './parse-command.js';
 
 interface AlertCommandInput {
@@ -57,6 +57,8 @@ export async function alertCommand(ctx: SlackContext, input: AlertCommandInput):
       if (refused) return { text: refused };
       const alert = await openAlert();
       if (!alert) return { text: `${name} has no open alert to reassign.` };
+      const unfit = await assigneeRefusal({ assignee: command.user, tenant }, deps.config, ctx.directory);
+      if (unfit) return { text: unfit };
       const result = await reassign(deps, { alertId: alert.id, actor, scope: where, team: alert.ownerTeam, user: command.user, note: command.note ?? null });
       return { text: actionRefusal(result) ?? `The alert on ${name} is ${userMention(command.user)}'s now.` };
     }

@@ -5,6 +5,7 @@ import { alertHere } from '../alert-here.js';
 import { scopeForChannel, UNLINKED_TEXT } from '../tenancy.js';
 import { refuse } from '../actions/alert-action.js';
 import { actionRefusal } from '../answers.js';
+import { assigneeRefusal } from '../rights.js';
 import type { SlackContext } from '../context.js';
 import { reassignSubmission } from '../payloads.js';
 import { updateClickedRoot } from './update-clicked-root.js';
@@ -37,7 +38,7 @@ export function registerReassignSubmit(app: App, ctx: SlackContext): void {
     if (where.kind === 'unlinked') return void (await tell(UNLINKED_TEXT));
     const found = await alertHere(ctx, { alertId, user: user.id, channel, scope: where.scope }, 'reassign');
     if ('refusal' in found) return void (await tell(found.refusal));
-    const refusal = await refuse(ctx, user.id, 'reassign', found.tenant);
+    const refusal = (await refuse(ctx, user.id, 'reassign', found.tenant)) ?? (owner ? await assigneeRefusal({ assignee: owner, tenant: found.tenant }, ctx.deps.config, ctx.directory) : undefined);
     if (refusal) return void (await tell(refusal));
     const result = await reassign(ctx.deps, { alertId, actor: { user: user.id, channel }, scope: where.scope, team, user: owner, note });
     if (result.kind === 'not_found') ctx.deps.logger.warn({ alertId, user: user.id, channel }, 'refused reassign: alert not in scope');
