@@ -3,6 +3,16 @@ import { hasLoneSurrogate } from '../domain/text.js';
 import { badRequest } from './api-error.js';
 
 /**
+ * A numeric id in a path (`/runs/{id}`, `/alerts/{id}`): a positive integer
+ * in decimal digits without leading zeros, as the API writes them. Anything
+ * else is a 400 naming it; `0` and `007` were looked up as ids.
+ */
+export function positiveId(what: string, raw: string | undefined): number {
+  if (raw === undefined || !/^[1-9]\d{0,14}$/.test(raw)) throw badRequest(`path: ${what} id must be a positive integer without leading zeros (got ${JSON.stringify((raw ?? '').slice(0, 100))})`);
+  return Number(raw);
+}
+
+/**
  * A path that cannot be decoded (`%ZZ`) or decodes to a NUL would reach
  * Express's parameter decoding (a URIError) or PostgreSQL (which cannot
  * store NUL) as a 500. Refused here, first, with a reason.
