@@ -173,6 +173,16 @@ describe('a one-off maintenance window starts within bounds', () => {
   });
 });
 
+describe('numbers beyond the safe integers', () => {
+  it('one line naming the field, its own bound and the value (not also the safe-integer bound of .int())', async () => {
+    const res = await acme()('POST', '/api/v1/maintenance', '{"tenant":"acme","durationMinutes":9007199254740993,"reason":"x"}', { 'content-type': 'application/json' });
+    expect(res.status).toBe(400);
+    expect(res.body.issues).toEqual(['body: durationMinutes: Too big: expected number to be <=10080 (got 9007199254740992)']);
+    const low = await acme()('POST', '/api/v1/runs/' + ids.acmeRun, { status: 'failed', exitCode: -(2 ** 60) });
+    expect(low.body.issues).toEqual([`body: exitCode: Too small: expected number to be >=-2147483648 (got ${-(2 ** 60)})`]);
+  });
+});
+
 describe('ids in a path', () => {
   it.each(['0', '007', '1e3', '-1', '9999999999999999'])('%s: 400 naming the path and the value on every id route', async (raw) => {
     for (const [method, path, what] of [['GET', '/api/v1/runs/', 'run'], ['POST', '/api/v1/runs/', 'run'], ['GET', '/api/v1/alerts/', 'alert']] as const) {
