@@ -42,7 +42,9 @@ export function describeIssues(source: string, text: string | undefined, root: u
     const given = valueAt(root, issue.path);
     // A secret left out has nothing to hide: "(got "(hidden)")" would say it was given.
     const value = given === undefined ? undefined : hidden ? '(hidden)' : last === 'url' ? withoutUrlSecrets(given) : given;
-    const got = value === undefined ? '' : ` (got ${truncate(JSON.stringify(value), 120)})`;
+    // 1e400 parses to Infinity, which JSON.stringify writes as null: the value was not null.
+    const shown = typeof value === 'number' && !Number.isFinite(value) ? String(value) : JSON.stringify(value);
+    const got = value === undefined ? '' : ` (got ${truncate(shown, 120)})`;
     let message = issue.message;
     if (issue.code === 'unrecognized_keys') {
       const known = schema ? fieldsAt(schema, issue.path) : [];

@@ -180,6 +180,10 @@ describe('numbers beyond the safe integers', () => {
     expect(res.body.issues).toEqual(['body: durationMinutes: Too big: expected number to be <=10080 (got 9007199254740992)']);
     const low = await acme()('POST', '/api/v1/runs/' + ids.acmeRun, { status: 'failed', exitCode: -(2 ** 60) });
     expect(low.body.issues).toEqual([`body: exitCode: Too small: expected number to be >=-2147483648 (got ${-(2 ** 60)})`]);
+    // 1e400 is read as Infinity; the answer said "(got null)".
+    const huge = await acme()('POST', '/api/v1/runs/' + ids.acmeRun, '{"status":"failed","rows":1e400}', { 'content-type': 'application/json' });
+    expect(huge.status).toBe(400);
+    expect(huge.body.message).toMatch(/^body: rows: .* \(got Infinity\)$/);
   });
 });
 
