@@ -29,7 +29,7 @@ const SECRET_FIELDS = new Set(['secret', 'routingKey']);
  */
 export function describeIssues(source: string, text: string | undefined, root: unknown, issues: readonly z.core.$ZodIssue[], schema?: z.ZodType): string[] {
   const lines = text ? locateJsonPaths(text) : new Map<string, number>();
-  return issues.map((issue) => {
+  return withoutSafeIntegerEcho(issues).map((issue) => {
     const path = formatPath(issue.path);
     let line = lines.get(path);
     for (let p = [...issue.path]; line === undefined && p.length > 0; p = p.slice(0, -1)) line = lines.get(formatPath(p.slice(0, -1)));
@@ -42,7 +42,9 @@ export function describeIssues(source: string, text: string | undefined, root: u
     const given = valueAt(root, issue.path);
     // A secret left out has nothing to hide: "(got "(hidden)")" would say it was given.
     const value = given === undefined ? undefined : hidden ? '(hidden)' : last === 'url' ? withoutUrlSecrets(given) : given;
-    const got = value === undefined ? '' : ` (got ${truncate(JSON.stringify(value), 120)})`;
+    // 1e400 parses to Infinity, which JSON.stringify writes as null: the value was not null.
+    const shown = typeof value === 'number' && !Number.isFinite(value) ? String(value) : JSON.stringify(value);
+    const got = value === undefined ? '' : ` (got ${truncate(shown, 120)})`;
     let message = issue.message;
     if (issue.code === 'unrecognized_keys') {
       const known = schema ? fieldsAt(schema, issue.path) : [];
@@ -112,3 +114,14 @@ function truncate(s: string, n: number): string {
   return s.length > n ? `${s.slice(0, n - 1)}…` : s;
 }
 
+/**
+ * zod's `.int()` bounds a number to the safe integers itself, so 2^60 for a
+ * field of at most 10 made two lines, the first naming a bound the field
+ * does not have ("expected int to be <=9007199254740991"). That line is
+ * dropped where the field's own bound on the same side says it.
+ */
+function withoutSafeIntegerEcho(issues: readonly z.core.$ZodIssue[]): readonly z.core.$ZodIssue[] {
+  const key = (i: z.core.$ZodIssue) => `${i.code}|${formatPath(i.path)}`;
+  const own = new Set(issues.filter((i) => (i.code === 'too_big' || i.code === 'too_small') && i.origin !== 'int').map(key));
+  return issues.filter((i) => !((i.code === 'too_big' || i.code === 'too_small') && i.origin === 'int' && own.has(key(i))));
+}

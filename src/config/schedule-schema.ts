@@ -5,6 +5,7 @@ import { checkCron, normalizeCron } from '../domain/schedule.js';
 import { canonicalTimeZone, timeZoneProblem } from '../domain/time-zone.js';
 import { alsoBesideShapeProblems } from './issue-lines.js';
 import { exactlyOne } from './secret-refs.js';
+import { MAINTENANCE_MAX_MS } from '../domain/maintenance.js';
 
 /** The schedule fields of the workflows file: cron, time zone, recurring maintenance windows. */
 
@@ -26,9 +27,6 @@ export const timeZoneSchema = z
   })
   .overwrite((tz) => canonicalTimeZone(tz) ?? tz);
 
-/** The longest recurring maintenance window: a week (a longer one is a pause, not maintenance). */
-const MAX_MAINTENANCE_MS = 7 * 86_400_000;
-
 /**
  * A recurring maintenance window: opens at each fire time of `cron` in
  * `timezone` (the workflow's own zone when left out; UTC for a tenant) and
@@ -37,11 +35,11 @@ const MAX_MAINTENANCE_MS = 7 * 86_400_000;
 export const maintenanceSchema = z
   .object({
     cron: cronSchema,
-    durationMinutes: z.number().int().min(1).max(MAX_MAINTENANCE_MS / 60_000).optional(),
+    durationMinutes: z.number().int().min(1).max(MAINTENANCE_MAX_MS / 60_000).optional(),
     duration: z
       .string()
       .refine((d) => parseDuration(d) !== undefined, 'not a duration; use something like "90m", "2h" or "1h30m"')
-      .refine((d) => (parseDuration(d) ?? 0) <= MAX_MAINTENANCE_MS, 'at most 7d')
+      .refine((d) => (parseDuration(d) ?? 0) <= MAINTENANCE_MAX_MS, 'at most 7d')
       .optional(),
     timezone: timeZoneSchema.optional(),
     reason: z.string().min(1).max(500).optional(),

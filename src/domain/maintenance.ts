@@ -12,6 +12,31 @@ import { latestFireAtOrBefore } from './schedule.js';
  * window ends counts again.
  */
 
+/** The longest maintenance window, one-off or recurring: a week (a longer one is a pause, not maintenance). */
+export const MAINTENANCE_MAX_MS = 7 * 86_400_000;
+
+/**
+ * How far ahead a one-off window may start: planned work a quarter away.
+ * `startsAt` in year 9999 (a typo, or a script's unset date) was stored and
+ * listed forever, silencing nothing while it looked planned.
+ */
+export const MAINTENANCE_HORIZON_MS = 90 * 86_400_000;
+
+/**
+ * What is wrong with a one-off window starting at `startsAt` and lasting
+ * `durationMs`, set at `now`, or undefined. It may start in the past (work
+ * that began before anyone declared it) as long as it is still in force: a
+ * window that has ended already (a start in 1970, or year 0) holds nothing
+ * it is asked to hold and would only rewrite how past ticks read.
+ */
+export function oneOffWindowProblem(startsAt: Date, durationMs: number, now: Date): string | undefined {
+  const latest = now.getTime() + MAINTENANCE_HORIZON_MS;
+  if (startsAt.getTime() > latest) return `must be at most ${MAINTENANCE_HORIZON_MS / 86_400_000} days ahead (by ${new Date(latest).toISOString()})`;
+  const endsAt = startsAt.getTime() + durationMs;
+  if (endsAt <= now.getTime()) return `the window would have ended already (at ${new Date(endsAt).toISOString()}); a window may start in the past only while it is still in force`;
+  return undefined;
+}
+
 export type MaintenanceScope = 'workflow' | 'tenant';
 
 export type MaintenanceRule =

@@ -1,4 +1,4 @@
-import { Router, type RequestHandler } from 'express';
+import { Router, type RequestHandler, type Response } from 'express';
 import { ApiError } from './api-error.js';
 
 /** What `Router#listRoutes()` (the `router` package Express 5 is built on) lists for each route. */
@@ -46,6 +46,11 @@ export function methodTable(routers: readonly Router[]): Router {
   }
   table.use(answerMethods);
   return table;
+}
+
+/** Whether the method table matched the request's path to an endpoint's route (set on the way through it). */
+export function isKnownPath(res: Response): boolean {
+  return res.locals[ALLOWED] !== undefined;
 }
 
 const answerMethods: RequestHandler = (req, res, next) => {

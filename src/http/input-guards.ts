@@ -1,6 +1,18 @@
+import type { IncomingMessage } from 'node:http';
 import type { RequestHandler } from 'express';
+import { duplicateJsonKeys } from '../config/json-locate.js';
 import { hasLoneSurrogate } from '../domain/text.js';
 import { badRequest } from './api-error.js';
+
+/**
+ * A numeric id in a path (`/runs/{id}`, `/alerts/{id}`): a positive integer
+ * in decimal digits without leading zeros, as the API writes them. Anything
+ * else is a 400 naming it; `0` and `007` were looked up as ids.
+ */
+export function positiveId(what: string, raw: string | undefined): number {
+  if (raw === undefined || !/^[1-9]\d{0,14}$/.test(raw)) throw badRequest(`path: ${what} id must be a positive integer without leading zeros (got ${JSON.stringify((raw ?? '').slice(0, 100))})`);
+  return Number(raw);
+}
 
 /**
  * A path that cannot be decoded (`%ZZ`) or decodes to a NUL would reach
@@ -59,30 +71,53 @@ export function unstorableStringIn(value: unknown, path: string): string | undef
 export const MAX_JSON_DEPTH = 32;
 
 /**
- * The path of the first value nested deeper than MAX_JSON_DEPTH, or undefined.
- * Walked without recursion: 100,000 nested arrays fit in 256 KB, and every
- * recursive walk after this one (the schema's, the 400's "got" value) would
- * overflow the stack, a 500.
+ * The first structural problem of a body, as "<path>: <why>": a value nested
+ * deeper than MAX_JSON_DEPTH, or a `__proto__` key. Walked without recursion:
+ * 100,000 nested arrays fit in 256 KB, and every recursive walk after this
+ * one (the schema's, the 400's "got" value) would overflow the stack, a 500.
+ * JSON.parse keeps `"__proto__"` as a plain key, but a schema copying a
+ * record (launcher `headers`, command `env`) assigns it, which sets the
+ * copy's prototype instead: the key was dropped without a word (and an
+ * object value became what every missing name of the copy reads).
  */
-function tooDeep(body: unknown): string | undefined {
+function structureProblem(body: unknown): string | undefined {
+  const cut = (path: string) => (path.length > 200 ? `${path.slice(0, 200)}…` : path);
   const stack: [unknown, string, number][] = [[body, 'body', 0]];
   while (stack.length > 0) {
     const [value, path, depth] = stack.pop()!;
     if (value === null || typeof value !== 'object') continue;
-    if (depth >= MAX_JSON_DEPTH) return path.length > 200 ? `${path.slice(0, 200)}…` : path;
-    for (const [k, v] of Object.entries(value as Record<string, unknown>)) stack.push([v, Array.isArray(value) ? `${path}[${k}]` : `${path}.${k}`, depth + 1]);
+    if (depth >= MAX_JSON_DEPTH) return `${cut(path)}: nested deeper than ${MAX_JSON_DEPTH} levels`;
+    for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+      if (k === '__proto__' && !Array.isArray(value)) return `${cut(path)}: "__proto__" is not allowed as a key`;
+      stack.push([v, Array.isArray(value) ? `${path}[${k}]` : `${path}.${k}`, depth + 1]);
+    }
   }
   return undefined;
 }
 
+const rawBodies = new WeakMap<IncomingMessage, string>();
+
 /**
- * A body nested deeper than MAX_JSON_DEPTH, or a NUL or a lone surrogate in a
+ * The body parser's `verify`: keeps the JSON text, for the duplicate-key
+ * check below (JSON.parse keeps the last of `{"tenant": "a", "tenant": "b"}`
+ * silently, and a proxy or a log that reads the first sees another request).
+ */
+export function keepJsonText(req: IncomingMessage, _res: unknown, body: Buffer, encoding: string): void {
+  rawBodies.set(req, body.toString(Buffer.isEncoding(encoding) ? encoding : 'utf8'));
+}
+
+/**
+ * A body nested deeper than MAX_JSON_DEPTH, a `__proto__` key, a key given twice in one object, or a NUL or a lone surrogate in a
  * JSON string that names or configures something (ids, names, commands, URLs,
  * headers): 400 naming the field.
  */
 export const checkJsonStrings: RequestHandler = (req, _res, next) => {
-  const deep = tooDeep(req.body);
-  if (deep) throw badRequest(`${deep}: nested deeper than ${MAX_JSON_DEPTH} levels`);
+  const structure = structureProblem(req.body);
+  if (structure) throw badRequest(structure);
+  // After the depth check: the key walk recurses.
+  const raw = rawBodies.get(req);
+  const twice = raw ? duplicateJsonKeys(raw)[0] : undefined;
+  if (twice) throw badRequest(`body.${twice.path}: "${twice.key}" is given twice in one object; JSON keeps only the last, so send it once`);
   const bad = findBadString(req.body, 'body');
   if (bad) throw badRequest(`${bad.at}: ${bad.why}`);
   next();

@@ -2,13 +2,13 @@ import { Router } from 'express';
 import { z } from 'zod';
 import type { Deps } from '../deps.js';
 import { parseDuration } from '../domain/durations.js';
+import { MAINTENANCE_MAX_MS } from '../domain/maintenance.js';
 import { startMaintenance } from '../services/maintenance-windows.js';
 import { findWorkflow } from '../services/workflows-api.js';
 import { pauseWorkflow, resumeWorkflow, type PauseResult } from '../services/workflow-state.js';
-import { conflict, notFound, parseInput } from './api-error.js';
+import { badRequest, conflict, notFound, parseInput } from './api-error.js';
 import { actorName, principalOf, scopeOf } from './auth.js';
 
-const MAX_WINDOW_MS = 7 * 86_400_000;
 
 const maintenanceInput = z
   .object({
@@ -18,9 +18,9 @@ const maintenanceInput = z
     duration: z
       .string()
       .refine((d) => parseDuration(d) !== undefined, 'not a duration; use something like "90m", "2h" or "1h30m"')
-      .refine((d) => (parseDuration(d) ?? 0) <= MAX_WINDOW_MS, 'at most 7d')
+      .refine((d) => (parseDuration(d) ?? 0) <= MAINTENANCE_MAX_MS, 'at most 7d')
       .optional(),
-    durationMinutes: z.number().int().min(1).max(MAX_WINDOW_MS / 60_000).optional(),
+    durationMinutes: z.number().int().min(1).max(MAINTENANCE_MAX_MS / 60_000).optional(),
     startsAt: z.iso.datetime({ offset: true }).optional(),
     reason: z.string().min(1).max(500),
   })
@@ -50,6 +50,7 @@ export function maintenanceRoutes(deps: Deps): Router {
       scope: scopeOf(principal),
     });
     if (result.kind === 'not_found') throw notFound(input.workflow ? `workflow ${input.tenant}/${input.workflow} not found` : `tenant ${input.tenant} not found`);
+    if (result.kind === 'bad_start') throw badRequest(`body.startsAt: ${result.problem} (got ${JSON.stringify(input.startsAt ?? 'now')})`);
     const w = result.window;
     res.status(201).json({ id: w.id, tenant: w.tenantId, workflow: result.workflow, startsAt: w.startsAt, endsAt: w.endsAt, reason: w.reason, createdBy: w.createdBy });
   });

@@ -6,7 +6,8 @@ import { methodTable } from './allowed-methods.js';
 import { requireAuth } from './auth.js';
 import type { LoopStatus } from '../engine/runner.js';
 import { maintenanceRoutes } from './maintenance-routes.js';
-import { checkJsonStrings, checkPath, checkQueryStrings } from './input-guards.js';
+import { checkJsonStrings, checkPath, checkQueryStrings, keepJsonText } from './input-guards.js';
+import { queryParameters } from './query-parameters.js';
 import { createMetrics, metricsHandler } from './metrics-route.js';
 import { ledgerRoutes } from './ledger-routes.js';
 import { pingRoutes } from './ping-routes.js';
@@ -33,8 +34,10 @@ export function apiRoutes(deps: Deps, loops: () => LoopStatus[] = () => []): Rou
   const endpoints = [runsRoutes(deps), ledgerRoutes(deps), workflowsRoutes(deps), tenantsRoutes(deps), maintenanceRoutes(deps)];
   // OPTIONS and a wrong method answered from all the endpoint routers at once (Express's own OPTIONS knows only the first).
   api.use(methodTable(endpoints));
+  // Query parameters: the few routes that take them, from one table; every other route takes none (400 naming them).
+  api.use(queryParameters());
   // Any content type: `curl -d '{…}'` sends form encoding by default, and its JSON should still be read.
-  api.use(boundedBody(express.json({ limit: API_BODY_LIMIT, type: () => true }), API_BODY_LIMIT_BYTES), checkJsonStrings);
+  api.use(boundedBody(express.json({ limit: API_BODY_LIMIT, type: () => true, verify: keepJsonText }), API_BODY_LIMIT_BYTES), checkJsonStrings);
   api.use(...endpoints);
   api.use((req) => {
     throw notFound(`no endpoint ${req.method} ${req.originalUrl.split('?')[0]}`);

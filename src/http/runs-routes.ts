@@ -8,6 +8,7 @@ import { EARLIEST_TICK } from '../domain/tick-match.js';
 import { finishReportedRun, reportRun } from '../services/ingest.js';
 import { badRequest, conflict, notFound, parseInput } from './api-error.js';
 import { principalOf, scopeOf } from './auth.js';
+import { positiveId } from './input-guards.js';
 
 const LOG_LIMIT = 100_000;
 
@@ -49,11 +50,6 @@ export const runFinishSchema = z
 
 const runView = (run: Run) => ({ id: run.id, tick: run.tick, status: run.status, trigger: run.trigger, durationSeconds: run.durationSeconds });
 
-function runIdParam(raw: string): number {
-  if (!/^\d{1,15}$/.test(raw)) throw badRequest(`run id must be a positive integer (got ${JSON.stringify(raw)})`);
-  return Number(raw);
-}
-
 /** POST /api/v1/runs (report a run) and POST /api/v1/runs/:id (finish one). */
 export function runsRoutes(deps: Deps): Router {
   const router = Router();
@@ -86,7 +82,7 @@ export function runsRoutes(deps: Deps): Router {
 
   router.post('/runs/:id', async (req, res) => {
     const principal = principalOf(res);
-    const runId = runIdParam(req.params.id!);
+    const runId = positiveId('run', req.params.id!);
     const body = parseInput(runFinishSchema, req.body);
     const visible = principal.kind === 'run' ? { runId: principal.runId } : scopeOf(principal);
     const result = await finishReportedRun(

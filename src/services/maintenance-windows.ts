@@ -1,13 +1,14 @@
 import type { Selectable } from 'kysely';
 import type { MaintenanceWindowsTable } from '../db/schema.js';
 import type { Deps } from '../deps.js';
+import { oneOffWindowProblem } from '../domain/maintenance.js';
 import type { Scope } from '../ledger/alert-queries.js';
 
 /** One-off maintenance windows, set from Slack (`/scheduler maintenance`) or the API (`POST /api/v1/maintenance`). */
 
 export type MaintenanceWindow = Selectable<MaintenanceWindowsTable>;
 
-export type StartMaintenanceResult = { kind: 'ok'; window: MaintenanceWindow; workflow: string | null } | { kind: 'not_found' };
+export type StartMaintenanceResult = { kind: 'ok'; window: MaintenanceWindow; workflow: string | null } | { kind: 'not_found' } | { kind: 'bad_start'; problem: string };
 
 export interface StartMaintenanceInput {
   tenantId: string;
@@ -40,6 +41,9 @@ export async function startMaintenance(deps: Pick<Deps, 'db' | 'clock'>, input: 
     workflowId = workflow.id;
   }
   const startsAt = input.startsAt ?? now;
+  // After the scope and existence checks: another tenant's name gets the same 404 whatever its start.
+  const problem = oneOffWindowProblem(startsAt, input.durationMs, now);
+  if (problem) return { kind: 'bad_start', problem };
   const window = await deps.db
     .insertInto('maintenanceWindows')
     .values({

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { heldSpanOf, maintenanceAt, newlyHeldMs, occurrenceAt, recurrenceKey, recurringRules, type MaintenanceRule } from '../../src/domain/maintenance.js';
+import { heldSpanOf, MAINTENANCE_HORIZON_MS, MAINTENANCE_MAX_MS, maintenanceAt, newlyHeldMs, occurrenceAt, oneOffWindowProblem, recurrenceKey, recurringRules, type MaintenanceRule } from '../../src/domain/maintenance.js';
 
 const H = 3_600_000;
 const at = (iso: string) => new Date(iso);
@@ -120,3 +120,27 @@ describe('heldSpanOf: the time a recorded window held the escalation clock', () 
   });
 });
 
+
+describe('oneOffWindowProblem: where a one-off window may start', () => {
+  const now = at('2026-03-10T02:00:00Z');
+  const cases: { name: string; startsAt: string; hours: number; problem: RegExp | undefined }[] = [
+    { name: 'now', startsAt: '2026-03-10T02:00:00Z', hours: 1, problem: undefined },
+    { name: 'begun an hour ago, still in force for an hour', startsAt: '2026-03-10T01:00:00Z', hours: 2, problem: undefined },
+    { name: 'ended at this very instant (half-open)', startsAt: '2026-03-10T01:00:00Z', hours: 1, problem: /^the window would have ended already \(at 2026-03-10T02:00:00\.000Z\)/ },
+    { name: 'the epoch', startsAt: '1970-01-01T00:00:00Z', hours: 168, problem: /ended already/ },
+    { name: 'year 0', startsAt: '0000-01-01T00:00:00Z', hours: 1, problem: /ended already/ },
+    { name: 'exactly 90 days ahead', startsAt: '2026-06-08T02:00:00Z', hours: 1, problem: undefined },
+    { name: 'a millisecond past 90 days ahead', startsAt: '2026-06-08T02:00:00.001Z', hours: 1, problem: /^must be at most 90 days ahead \(by 2026-06-08T02:00:00\.000Z\)$/ },
+    { name: 'year 9999', startsAt: '9999-12-31T00:00:00Z', hours: 1, problem: /at most 90 days ahead/ },
+  ];
+  it.each(cases)('$name', ({ startsAt, hours, problem }) => {
+    const found = oneOffWindowProblem(at(startsAt), hours * H, now);
+    if (problem) expect(found).toMatch(problem);
+    else expect(found).toBeUndefined();
+  });
+
+  it('the horizon and the longest window are the documented 90 and 7 days', () => {
+    expect(MAINTENANCE_HORIZON_MS).toBe(90 * 24 * H);
+    expect(MAINTENANCE_MAX_MS).toBe(7 * 24 * H);
+  });
+});

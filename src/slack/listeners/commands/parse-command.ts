@@ -1,8 +1,8 @@
 import { readDuration } from '../../../domain/durations.js';
 import { USAGE, usageCode } from '../../blocks/help.js';
 import { escapeMrkdwn } from '../../blocks/limits.js';
+import { MAINTENANCE_MAX_MS } from '../../../domain/maintenance.js';
 
-const MAX_MAINTENANCE_MS = 7 * 86_400_000;
 
 /** `/scheduler …` text → what to do, or the usage line for what went wrong. Pure. */
 export type SchedulerCommand =
@@ -116,7 +116,7 @@ export function parseSchedulerCommand(raw: string): SchedulerCommand {
       const reading = readDuration(rest[1]!);
       if (!reading.ok) return usage('maintenance', reading.reason);
       const durationMs = reading.ms;
-      if (durationMs > MAX_MAINTENANCE_MS) return usage('maintenance', 'A maintenance window lasts at most 7d; pause the workflow instead.');
+      if (durationMs > MAINTENANCE_MAX_MS) return usage('maintenance', 'A maintenance window lasts at most 7d; pause the workflow instead.');
       return { kind: 'maintenance', target: rest[0]!, durationMs, reason: freeText(rest.slice(2))! };
     }
     case 'reassign': {
