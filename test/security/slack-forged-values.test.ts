@@ -75,6 +75,8 @@ describe('form values PostgreSQL cannot store', () => {
   });
 
   it('the same forms with storable text still work', async () => {
+    // The assignee must be someone who could take the alert themselves: a member of its channel.
+    rig.slack.channelMembers.set('CACME', ['U0ALICE']);
     const res = await rig.interact(submission(VIEW.reassign, reassignValues('taking it ✅')));
     expect(res.status).toBe(200);
     await eventually(async () => expect((await state()).alert).toMatchObject({ ownerUser: 'U0ALICE', ownerNote: 'taking it ✅' }));
