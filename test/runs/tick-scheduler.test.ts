@@ -14,6 +14,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { at, makeRun, makeTenant, makeWorkflow } from '../helpers/factories.js';
 import { CountingClock, eventually, replicaDeps } from './support.js';
 import { createEngine } from '../helpers/engine-harness.js';
+import { pauseWorkflow, resumeWorkflow } from '../../src/services/workflow-state.js';
 
 let t: TestDatabase;
 let dir: string;
@@ -175,6 +176,21 @@ describe('tick scheduler', () => {
     expect(late.outcomeNote).toBe('started 30m after its tick (catch-up window 30m)');
     const next = await t.db.selectFrom('workflows').select(['id', 'nextTickAt']).where('id', 'in', [nightly.id, hourly.id]).orderBy('id').execute();
     expect(next.map((w) => w.nextTickAt!.toISOString())).toEqual(['2026-03-11T02:00:00.000Z', '2026-03-10T10:00:00.000Z']);
+  });
+
+  it('paused for three days and resumed: nothing fires late and nothing is recorded missed for the paused ticks; the next tick fires', async () => {
+    const clock = new ManualClock('2026-03-10T02:30:00Z');
+    const wf = await makeWorkflow(t.db, { cron: '0 * * * *', mode: 'managed', launcher: JSON.stringify({ kind: 'command', command: 'true' }), nextTickAt: at('2026-03-10T03:00:00Z') });
+    const deps = replicaDeps(t.db, clock);
+    expect((await pauseWorkflow(deps, { workflowId: wf.id, actor: 'U1', scope: {} })).kind).toBe('ok');
+    clock.set('2026-03-13T02:30:00Z');
+    expect(await fireDueTicks(deps)).toBe(false);
+    expect((await resumeWorkflow(deps, { workflowId: wf.id, actor: 'U1', scope: {} })).kind).toBe('ok');
+    expect(await fireDueTicks(deps)).toBe(false);
+    expect(await originals(wf.id)).toEqual([]);
+    clock.set('2026-03-13T03:00:00Z');
+    expect(await fireDueTicks(deps)).toBe(true);
+    expect((await originals(wf.id)).map((r) => `${r.tick!.toISOString()} ${r.status === 'running' || r.status === 'succeeded'}`)).toEqual(['2026-03-13T03:00:00.000Z true']);
   });
 
   it('a nightly missed past its catch-up window is a confirmed failure: the poller opens its alert', async () => {
