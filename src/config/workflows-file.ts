@@ -53,6 +53,8 @@ export const policySchema = z
       .optional(),
     /** A managed tick falling due while a run of the workflow still runs: fired beside it (`allow`) or skipped (`skip`). */
     overlap: z.enum(OVERLAP_POLICIES).optional(),
+    /** How late a managed tick may still start after its time (Kubernetes' startingDeadlineSeconds); older ticks are missed. */
+    catchUpSeconds: z.number().int().min(60).max(7 * 86_400).optional(),
   })
   .strict();
 

@@ -1,6 +1,7 @@
 import type { CompleteBy } from './run-duration.js';
 import { nextFireAfter } from './schedule.js';
 import type { OverlapPolicy } from './overlap.js';
+import { defaultCatchUpSeconds } from './catch-up.js';
 import { zoneOf } from './zone.js';
 
 /**
@@ -39,6 +40,8 @@ export interface Policy {
   completeBy: CompleteBy | null;
   /** A managed tick falling due while a run of the workflow still runs: fired beside it, or skipped (overlap.ts). */
   overlap: OverlapPolicy;
+  /** How late a managed tick may still start; older ones are missed (catch-up.ts). */
+  catchUpSeconds: number;
 }
 
 /** Per-workflow overrides, every field optional (the shape of workflows.policy). */
@@ -155,6 +158,8 @@ export function derivePolicy(cadenceSeconds: number): Policy {
     runningLongAfterSeconds: null,
     completeBy: null,
     overlap: 'allow',
+    // Half the cadence, a minute to 6 h: a late start never runs into the next tick (catch-up.ts).
+    catchUpSeconds: defaultCatchUpSeconds(gap),
   };
 }
 
@@ -174,6 +179,7 @@ export function applyOverrides(derived: Policy, overrides: PolicyOverrides): Pol
     runningLongAfterSeconds: pick('runningLongAfterSeconds'),
     completeBy: pick('completeBy'),
     overlap: pick('overlap'),
+    catchUpSeconds: pick('catchUpSeconds'),
   };
 }
 

@@ -22,7 +22,13 @@ export interface EffectivePolicy {
   escalateAfterFailures: number;
 }
 
-/** `overlap` is left out: it decides what a tick launches, never what a failure means (src/domain/overlap.ts). */
+/**
+ * `overlap` is left out: it decides what a tick launches, never what a
+ * failure means (src/domain/overlap.ts). `catchUpSeconds` is left out for
+ * now (src/domain/catch-up.ts): it decides which ticks a scheduler that was
+ * down records missed, but a field added here is a version for every
+ * workflow at the release that adds it, told in every open alert's thread.
+ */
 export const EFFECTIVE_POLICY_FIELDS = [
   'retries',
   'alertAfter',

@@ -80,6 +80,21 @@ export function nextFireAfter(cron: string, tz: string, from: Date): Date {
   return new Date(best);
 }
 
+/**
+ * A workflow's next tick when its cron or zone is edited (not resumed or
+ * re-enabled: those start from the next tick to come). The stored next tick
+ * may already be due and not yet taken: the scheduler claims a moment after
+ * the tick's second, the freshness detector waits out an observed tick's
+ * grace. When the new schedule fires at that tick too, it is kept, so an
+ * edit in the same second as a due tick that both schedules share neither
+ * drops it (nothing fired, nothing recorded) nor fires it twice (the tick's
+ * one row). Otherwise the new schedule starts from its next fire time.
+ */
+export function nextTickAfterEdit(cron: string, tz: string, storedNext: Date | null, now: Date): Date {
+  if (storedNext && storedNext <= now && nextFireAfter(cron, tz, new Date(storedNext.getTime() - 1)).getTime() === storedNext.getTime()) return storedNext;
+  return nextFireAfter(cron, tz, now);
+}
+
 /** The latest fire time at or before `at`, if there is one. */
 export function latestFireAtOrBefore(cron: string, tz: string, at: Date): Date | undefined {
   const zone = zoneOf(tz);

@@ -23,8 +23,9 @@ import { UPTIME_SLACK_MS, uptimeSpans } from './uptime.js';
  *   may have been sent to nobody); a skipped tick never pages.
  *
  * Managed workflows' ticks are the tick scheduler's (it fires each one or
- * records it skipped, and advances their next_tick_at). For observed ones
- * next_tick_at is this detector's cursor: the next tick not yet accounted for.
+ * records it skipped or missed, src/domain/catch-up.ts, and advances their
+ * next_tick_at). For observed ones next_tick_at is this detector's cursor:
+ * the next tick not yet accounted for.
  */
 
 export const TIMED_OUT = 'timed out';

@@ -2,10 +2,9 @@ import { sql, type Transaction } from 'kysely';
 import type { Database, Run } from '../db/schema.js';
 import { insertScheduledRows, newRunRow, RUN_LEASE_MS } from '../ledger/runs.js';
 import type { Launch } from './launch-queue.js';
-import type { ClaimedWorkflow, Fire } from './tick-plan.js';
+import type { ClaimedWorkflow, Fire, Firing } from './tick-plan.js';
 import type { RunStillRunning } from '../domain/overlap.js';
-
-const SKIPPED_NOTE = 'not fired: the scheduler was not running at this tick; only the latest due tick runs after a gap';
+import { coalescedNote, missedTickError } from '../domain/catch-up.js';
 
 /** Due managed workflows, locked FOR UPDATE SKIP LOCKED: another scheduler skips them and takes the next ones. */
 export function claimDueWorkflows(trx: Transaction<Database>, now: Date, limit: number): Promise<ClaimedWorkflow[]> {
@@ -31,7 +30,7 @@ export function claimDueWorkflows(trx: Transaction<Database>, now: Date, limit: 
  * tick that already has its original row (the unique index) is skipped by
  * `insertScheduledRows` and absent from the result: nothing to launch for it.
  */
-export async function insertOriginalRuns(trx: Transaction<Database>, fires: Fire[], replicaId: string, now: Date, notes: (string | null)[] = []): Promise<Launch[]> {
+export async function insertOriginalRuns(trx: Transaction<Database>, fires: Firing[], replicaId: string, now: Date, notes: (string | null)[] = []): Promise<Launch[]> {
   const leaseExpiresAt = new Date(now.getTime() + RUN_LEASE_MS);
   const deadlines = fires.map((f) => new Date(now.getTime() + f.timeoutSeconds * 1000));
   const rows = await insertScheduledRows(
@@ -65,17 +64,22 @@ export async function insertOriginalRuns(trx: Transaction<Database>, fires: Fire
 }
 
 /**
- * Skipped rows are neither successes nor failures: born processed, so the
- * poller never sees them. The older ticks of a gap, and (`yielded`) the
- * ticks not fired because a run was still running (overlap: skip), each
- * with the note that says why.
+ * The due ticks not fired. Skipped rows are neither successes nor failures:
+ * born processed, so the poller never sees them: the older ticks a late run
+ * stands for (catch-up), and (`yielded`) the ticks not fired because a run
+ * was still running (overlap: skip), each with the note that says why.
+ * Missed rows (past the catch-up window) are confirmed failures the poller
+ * evaluates: true when any was written, for the caller to wake the pollers.
  */
-export async function insertSkippedRuns(trx: Transaction<Database>, fires: Fire[], now: Date, yielded: { fire: Fire; note: string }[] = []): Promise<void> {
+export async function insertUnfiredRuns(trx: Transaction<Database>, fires: Fire[], now: Date, yielded: { fire: Firing; note: string }[] = []): Promise<boolean> {
   const skipped = (workflowId: number, tick: Date, outcomeNote: string) => ({ workflowId, tick, status: 'skipped' as const, finishedAt: now, outcomeNote, processedAt: now });
+  const missed = fires.flatMap((f) => f.missed.map((tick) => ({ workflowId: f.workflow.id, tick, status: 'missed' as const, finishedAt: now, error: missedTickError(tick, f.catchUpSeconds) })));
   await insertScheduledRows(trx, [
-    ...fires.flatMap((f) => f.skipped.map((tick) => skipped(f.workflow.id, tick, SKIPPED_NOTE))),
+    ...fires.flatMap((f) => f.skipped.map((tick) => skipped(f.workflow.id, tick, coalescedNote(f.tick!)))),
     ...yielded.map((y) => skipped(y.fire.workflow.id, y.fire.tick, y.note)),
+    ...missed,
   ]);
+  return missed.length > 0;
 }
 
 /**

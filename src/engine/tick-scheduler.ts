@@ -4,9 +4,11 @@ import type { Deps } from '../deps.js';
 import { LaunchQueue, type Launch } from './launch-queue.js';
 import { UnconfirmedLaunches } from './unconfirmed-launches.js';
 import type { LoopSpec } from './runner.js';
-import { advanceNextTicks, claimDueWorkflows, insertOriginalRuns, insertSkippedRuns, runsStillRunning } from './tick-claim.js';
+import { advanceNextTicks, claimDueWorkflows, insertOriginalRuns, insertUnfiredRuns, runsStillRunning } from './tick-claim.js';
+import { sql } from 'kysely';
+import { RUNS_FINISHED_CHANNEL } from '../ledger/runs.js';
 import { overlapDecision } from '../domain/overlap.js';
-import { fireAfterScheduled, planFires, profileOf, type Fire } from './tick-plan.js';
+import { fireAfterScheduled, planFires, profileOf, type Fire, type Firing } from './tick-plan.js';
 
 /**
  * Workflows claimed per transaction. Every statement of a batch is one round
@@ -28,8 +30,9 @@ const LAUNCH_CONCURRENCY = 32;
  * FOR UPDATE SKIP LOCKED (another scheduler skips them and takes the next
  * ones), one inserts their ticks' original rows (the unique index on
  * (workflow, tick) is the second guard: a row already there is not inserted,
- * so not launched), one inserts skipped rows for older due ticks, one
- * advances next_tick_at. Launches happen after commit, concurrently and
+ * so not launched), one inserts the due ticks not fired (skipped, or missed
+ * past their catch-up window: src/domain/catch-up.ts), one advances
+ * next_tick_at. Launches happen after commit, concurrently and
  * bounded, while the next batch is claimed; when a batch comes back full, a
  * second transaction claims alongside the first. A replica that dies between
  * commit and launch leaves leased `running` rows that the freshness detector
@@ -54,7 +57,7 @@ export async function fireDueTicks(deps: Deps): Promise<boolean> {
         }),
       );
       fired += batch.claimed;
-      if (batch.skipped > 0) deps.logger.info({ workflows: batch.skippedWorkflows, skipped: batch.skipped }, 'ticks due while nothing was running recorded as skipped');
+      if (batch.unfired > 0) deps.logger.warn({ workflows: batch.unfiredWorkflows, skipped: batch.skipped, missed: batch.missed }, 'ticks not fired in time recorded as skipped (a late run stands for them) or missed (past their catch-up window)');
       for (const { run, fire } of batch.launches) launches.add(run, fire);
       if (batch.claimed < BATCH) break;
       // A full batch means a crowded boundary: a second transaction claims alongside (SKIP LOCKED keeps them
@@ -87,32 +90,39 @@ const unconfirmed = new UnconfirmedLaunches<Launch>();
 
 interface FiredBatch {
   claimed: number;
+  unfired: number;
   skipped: number;
-  skippedWorkflows: string[];
+  missed: number;
+  unfiredWorkflows: string[];
   launches: Launch[];
 }
 
 async function fireBatch(trx: Transaction<Database>, deps: Deps, now: Date): Promise<FiredBatch> {
   const claimed = await claimDueWorkflows(trx, now, BATCH);
-  if (claimed.length === 0) return { claimed: 0, skipped: 0, skippedWorkflows: [], launches: [] };
+  if (claimed.length === 0) return { claimed: 0, unfired: 0, skipped: 0, missed: 0, unfiredWorkflows: [], launches: [] };
   const fires = planFires(claimed, now);
-  const overlap = await decideOverlaps(trx, fires);
+  const overlap = await decideOverlaps(trx, fires.filter((f): f is Firing => f.tick !== null));
 
   const launches = await insertOriginalRuns(trx, overlap.firing, deps.replicaId, now, overlap.notes);
-  const skipped = fires.filter((f) => f.skipped.length > 0);
-  if (skipped.length > 0 || overlap.yielded.length > 0) await insertSkippedRuns(trx, skipped, now, overlap.yielded);
+  const unfired = fires.filter((f) => f.skipped.length > 0 || f.missed.length > 0);
+  if (unfired.length > 0 || overlap.yielded.length > 0) {
+    // Missed ticks are failures to evaluate: the pollers are woken as the freshness detector wakes them.
+    if (await insertUnfiredRuns(trx, unfired, now, overlap.yielded)) await sql`select pg_notify(${RUNS_FINISHED_CHANNEL}, 'missed')`.execute(trx);
+  }
   await advanceNextTicks(trx, fires);
   if (overlap.yielded.length > 0 || overlap.notes.some(Boolean)) {
     deps.logger.info(
       { fired: overlap.firing.flatMap((f, i) => (overlap.notes[i] ? [`${f.workflow.tenantId}/${f.workflow.name}: ${overlap.notes[i]}`] : [])).slice(0, 20), notFired: overlap.yielded.slice(0, 20).map((y) => `${y.fire.workflow.tenantId}/${y.fire.workflow.name}: ${y.note}`) },
-      'ticks fell due while a run of their workflow was still running',
+      'ticks fired late or while a run of their workflow was still running, or not fired for one',
     );
   }
 
   return {
     claimed: claimed.length,
-    skipped: skipped.reduce((n, f) => n + f.skipped.length, 0),
-    skippedWorkflows: skipped.slice(0, 20).map((f) => `${f.workflow.tenantId}/${f.workflow.name}`),
+    unfired: unfired.length,
+    skipped: unfired.reduce((n, f) => n + f.skipped.length, 0),
+    missed: unfired.reduce((n, f) => n + f.missed.length, 0),
+    unfiredWorkflows: unfired.slice(0, 20).map((f) => `${f.workflow.tenantId}/${f.workflow.name}`),
     launches,
   };
 }
@@ -121,16 +131,17 @@ async function fireBatch(trx: Transaction<Database>, deps: Deps, now: Date): Pro
  * Which fires go ahead beside a run still running (with a note saying so)
  * and which yield to it (overlap: skip), decided by `overlapDecision`.
  */
-async function decideOverlaps(trx: Transaction<Database>, fires: Fire[]) {
+async function decideOverlaps(trx: Transaction<Database>, fires: Firing[]) {
   const running = await runsStillRunning(trx, fires.map((f) => f.workflow.id));
-  const firing: Fire[] = [];
+  const firing: Firing[] = [];
   const notes: (string | null)[] = [];
-  const yielded: { fire: Fire; note: string }[] = [];
+  const yielded: { fire: Firing; note: string }[] = [];
   for (const fire of fires) {
     const decision = overlapDecision(fire.overlap, running.get(fire.workflow.id));
     if (decision.fire) {
       firing.push(fire);
-      notes.push(decision.note);
+      // A late fire says how late; one beside a run still running says which (both when both).
+      notes.push([fire.lateNote, decision.note].filter(Boolean).join('; ') || null);
     } else yielded.push({ fire, note: decision.note });
   }
   return { firing, notes, yielded };

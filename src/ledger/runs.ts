@@ -100,11 +100,13 @@ export async function notifyRunsFinished(trx: Transaction<Database>, runId: numb
   await sql`select pg_notify(${RUNS_FINISHED_CHANNEL}, ${String(runId)})`.execute(trx);
 }
 
-/** A scheduled tick's original row as the tick scheduler writes it in bulk: `running` and leased, or `skipped`. */
+/** A scheduled tick's original row as the tick scheduler writes it in bulk: `running` and leased, `skipped`, or `missed` (with its error). */
 export interface ScheduledRow {
   workflowId: number;
   tick: Date;
-  status: 'running' | 'skipped';
+  status: 'running' | 'skipped' | 'missed';
+  /** A missed tick's error, also its attempt's. */
+  error?: string | null;
   startedAt?: Date | null;
   deadlineAt?: Date | null;
   leaseOwner?: string | null;
@@ -126,14 +128,16 @@ export async function insertScheduledRows(trx: Transaction<Database>, rows: Sche
   const col = <T>(pick: (r: ScheduledRow) => T | null | undefined) => rows.map((r) => pick(r) ?? null);
   const iso = (pick: (r: ScheduledRow) => Date | null | undefined) => col((r) => pick(r)?.toISOString());
   const { rows: inserted } = await sql<{ id: number; workflowId: number; createdAt: Date }>`
-    insert into runs (workflow_id, tick, trigger, attempt, status, started_at, deadline_at, lease_owner, lease_expires_at, finished_at, outcome_note, processed_at)
-    select v.workflow_id, v.tick, 'schedule', 1, v.status, v.started_at, v.deadline_at, v.lease_owner, v.lease_expires_at, v.finished_at, v.outcome_note, v.processed_at
+    insert into runs (workflow_id, tick, trigger, attempt, status, started_at, deadline_at, lease_owner, lease_expires_at, finished_at, outcome_note, processed_at,
+      error, attempt_status, attempt_error)
+    select v.workflow_id, v.tick, 'schedule', 1, v.status, v.started_at, v.deadline_at, v.lease_owner, v.lease_expires_at, v.finished_at, v.outcome_note, v.processed_at,
+      v.error, case when v.status = 'missed' then 'missed' end, v.error
     from unnest(
       ${col((r) => r.workflowId)}::int4[], ${iso((r) => r.tick)}::timestamptz[], ${col((r) => r.status)}::text[],
       ${iso((r) => r.startedAt)}::timestamptz[], ${iso((r) => r.deadlineAt)}::timestamptz[], ${col((r) => r.leaseOwner)}::text[],
       ${iso((r) => r.leaseExpiresAt)}::timestamptz[], ${iso((r) => r.finishedAt)}::timestamptz[], ${col((r) => r.outcomeNote)}::text[],
-      ${iso((r) => r.processedAt)}::timestamptz[]
-    ) as v(workflow_id, tick, status, started_at, deadline_at, lease_owner, lease_expires_at, finished_at, outcome_note, processed_at)
+      ${iso((r) => r.processedAt)}::timestamptz[], ${col((r) => r.error)}::text[]
+    ) as v(workflow_id, tick, status, started_at, deadline_at, lease_owner, lease_expires_at, finished_at, outcome_note, processed_at, error)
     ${ON_ORIGINAL_TICK}
     returning id, workflow_id, created_at
   `.execute(trx);

@@ -1,10 +1,11 @@
-import type { Run, Workflow } from '../db/schema.js';
+import type { Run, Tenant, Workflow } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { profileFor } from '../domain/cadence.js';
 import { recordAlertEvent } from '../ledger/alert-events.js';
 import type { Actor, Scope } from '../ledger/alert-actions.js';
 import { insertRunningRun } from '../ledger/runs.js';
 import { launchRun } from '../ledger/launch-run.js';
+import { UnconfirmedLaunches } from '../engine/unconfirmed-launches.js';
 
 export type RunNowResult =
   /** `paused`: the workflow is paused; the run is a one-off asked for by a person, its schedule stays paused. */
@@ -21,10 +22,39 @@ export type RunNowResult =
  * asked for this one run, as resuming is a separate ask); the answer says it
  * is paused, so nobody takes the run for a resume. When the run ends the poller records
  * `run_finished` on the alert, and a success resolves it the normal way.
+ *
+ * A COMMIT whose answer is lost (the connection drops as it is sent) may
+ * have committed the row: it is looked up at once, on a fresh connection,
+ * and launched when found (only this replica launches a row leased to it,
+ * so once), rather than left unlaunched for its lease to fail it as "worker
+ * lost" while a second click is told it is already running.
  */
 export async function requestRunNow(deps: Deps, input: { workflowId: number; actor: Actor; scope: Scope }): Promise<RunNowResult> {
+  let decided: Decided;
+  try {
+    decided = await unconfirmed.commit(deps.replicaId, (keep) => decideRunNow(deps, input, keep));
+  } catch (error) {
+    const found = await unconfirmed.confirmed(deps).catch(() => []);
+    for (const f of found) await launchRun(deps, f.run, f.workflow, f.tenant, f.timeoutSeconds);
+    const own = found.find((f) => f.workflow.id === input.workflowId);
+    if (!own) throw error;
+    return { kind: 'started', run: own.run, paused: own.workflow.paused };
+  }
+  if (decided.kind !== 'started') return decided;
+  await launchRun(deps, decided.run, decided.workflow, decided.tenant, decided.timeoutSeconds);
+  return { kind: 'started', run: decided.run, paused: decided.workflow.paused };
+}
+
+type Started = { kind: 'started'; run: Run; workflow: Workflow; tenant: Tenant; timeoutSeconds: number };
+type Decided = Exclude<RunNowResult, { kind: 'started' }> | Started;
+
+/** This process's manual runs whose commit went unanswered (src/engine/unconfirmed-launches.ts). */
+const unconfirmed = new UnconfirmedLaunches<Started>();
+
+/** The one transaction: the workflow locked, the `running` row inserted, the open alert's thread told; `keep` hears the run before COMMIT. */
+async function decideRunNow(deps: Deps, input: { workflowId: number; actor: Actor; scope: Scope }, keep: (started: Started[]) => void): Promise<Decided> {
   const now = deps.clock.now();
-  const decided = await deps.db.transaction().execute(async (trx) => {
+  return deps.db.transaction().execute(async (trx): Promise<Decided> => {
     const workflow = await trx.selectFrom('workflows').selectAll().where('id', '=', input.workflowId).forUpdate().executeTakeFirst();
     if (!workflow || (input.scope.tenantId !== undefined && workflow.tenantId !== input.scope.tenantId)) return { kind: 'not_found' as const };
     if (!deps.launchers(workflow)) return { kind: 'no_launcher' as const, workflow };
@@ -48,9 +78,8 @@ export async function requestRunNow(deps: Deps, input: { workflowId: number; act
     if (alert) {
       await recordAlertEvent(trx, { alert, tenant, kind: 'run_requested', actor: input.actor.user, data: { runId: run.id, by: input.actor.user, ...(workflow.paused ? { paused: true } : {}) }, now, config: deps.config });
     }
-    return { kind: 'started' as const, run, workflow, tenant, timeoutSeconds: profile.timeoutSeconds };
+    const started = { kind: 'started' as const, run, workflow, tenant, timeoutSeconds: profile.timeoutSeconds };
+    keep([started]);
+    return started;
   });
-  if (decided.kind !== 'started') return decided;
-  await launchRun(deps, decided.run, decided.workflow, decided.tenant, decided.timeoutSeconds);
-  return { kind: 'started', run: decided.run, paused: decided.workflow.paused };
 }

@@ -2,7 +2,7 @@ import { sql, type Transaction } from 'kysely';
 import type { Db } from '../db/connect.js';
 import { describeIssues, recurringMaintenanceOf, WorkflowsFileError, type DestinationSpec, type WorkflowsFile, type WorkflowSpec } from '../config/workflows-file.js';
 import { resolveDestinations, resolveLauncher, type SecretEnv, type SecretIssue } from '../config/secret-refs.js';
-import { nextFireAfter } from '../domain/schedule.js';
+import { nextFireAfter, nextTickAfterEdit } from '../domain/schedule.js';
 import { channelRefusal } from '../domain/tenant-channels.js';
 import { hashToken, newPingKey, rememberSecrets, secretsOfEntry } from '../secrets.js';
 import type { Database, LauncherConfig } from '../db/schema.js';
@@ -179,7 +179,11 @@ async function syncWorkflows(trx: Transaction<Database>, file: WorkflowsFile, se
       updatedAt: now,
       // Managed and observed workflows both keep next_tick_at: the scheduler fires
       // managed ones, the freshness detector uses it for observed ones.
-      nextTickAt: scheduleChanged ? nextFireAfter(spec.cron, spec.timezone, now) : current!.nextTickAt,
+      nextTickAt: !current || resumed || current.mode !== mode
+        ? nextFireAfter(spec.cron, spec.timezone, now)
+        : scheduleChanged
+          ? nextTickAfterEdit(spec.cron, spec.timezone, current.nextTickAt, now)
+          : current.nextTickAt,
     };
     if (current) {
       await trx

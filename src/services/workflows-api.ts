@@ -7,7 +7,7 @@ import type { Db } from '../db/connect.js';
 import type { Alert, LauncherConfig, Workflow } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { profileFor } from '../domain/cadence.js';
-import { crontabCheck, fireTimesAfter, nextFireAfter } from '../domain/schedule.js';
+import { crontabCheck, fireTimesAfter, nextFireAfter, nextTickAfterEdit } from '../domain/schedule.js';
 import { newPingKey } from '../secrets.js';
 import { findOpenAlertForWorkflow, workflowHistory, type Scope } from '../ledger/alert-queries.js';
 import { blockedWorkflows, type BlockedWorkflow } from '../ledger/dependency-state.js';
@@ -233,8 +233,8 @@ export async function putWorkflow(deps: Pick<Deps, 'db' | 'clock' | 'config'>, s
     const mode = modeOf(spec);
     // A pause set by hand (Slack, the pause endpoint) is kept until resumed by hand.
     const paused = spec.paused || !!current?.pausedBy;
-    const restarts =
-      !current || !current.enabled || current.cron !== spec.cron || current.timezone !== spec.timezone || current.mode !== mode || (current.paused && !paused);
+    const restarts = !current || !current.enabled || current.mode !== mode || (current.paused && !paused);
+    const edited = !!current && (current.cron !== spec.cron || current.timezone !== spec.timezone);
     const values = {
       cron: spec.cron,
       timezone: spec.timezone,
@@ -249,7 +249,7 @@ export async function putWorkflow(deps: Pick<Deps, 'db' | 'clock' | 'config'>, s
       source: 'api' as const,
       pingKey,
       updatedAt: now,
-      nextTickAt: restarts ? nextFireAfter(spec.cron, spec.timezone, now) : current!.nextTickAt,
+      nextTickAt: restarts ? nextFireAfter(spec.cron, spec.timezone, now) : edited ? nextTickAfterEdit(spec.cron, spec.timezone, current!.nextTickAt, now) : current!.nextTickAt,
     };
     const written = current
       ? await trx.updateTable('workflows').set(values).where('id', '=', current.id).returningAll().executeTakeFirstOrThrow()

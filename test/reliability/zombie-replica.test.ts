@@ -11,6 +11,7 @@ import { fireDueTicks } from '../../src/engine/tick-scheduler.js';
 import { createCommandLauncher } from '../../src/launch/command-launcher.js';
 import { createHttpLauncher } from '../../src/launch/http-launcher.js';
 import { launchRun } from '../../src/ledger/launch-run.js';
+import { requestRunNow } from '../../src/services/run-now.js';
 import { HeldRuns } from '../../src/ledger/run-leases.js';
 import { insertRunningRun, RUN_LEASE_MS } from '../../src/ledger/runs.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
@@ -237,6 +238,20 @@ describe('a commit whose answer is lost', () => {
     await fireDueTicks(a.deps);
     expect(launchedOf(a, wf)).toEqual([1]);
     expect(await runsOf(wf.id)).toEqual([{ attempt: 1, status: 'succeeded', leaseOwner: null, error: null }]);
+  });
+
+  it('Run now is launched once, at once, when its row committed; a second click is told it is running', async () => {
+    const wf = await nightly('nightly-lost-run-now');
+    const { a } = replicas();
+    a.launcher.script(wf.id, 'hold');
+    const input = { workflowId: wf.id, actor: { user: 'U1' }, scope: {} };
+    const first = await requestRunNow({ ...a.deps, db: losingFirstCommitAnswer(a.deps.db) }, input);
+    expect(first.kind).toBe('started');
+    expect(launchedOf(a, wf)).toEqual([1]);
+    expect(await runsOf(wf.id)).toEqual([{ attempt: 1, status: 'running', leaseOwner: 'replica-a', error: null }]);
+    const again = await requestRunNow(a.deps, input);
+    expect(again.kind).toBe('already_running');
+    expect(launchedOf(a, wf)).toEqual([1]);
   });
 
   it('the retry is launched at the poller\'s next pass', async () => {

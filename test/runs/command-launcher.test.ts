@@ -8,6 +8,8 @@ import { createCommandLauncher } from '../../src/launch/command-launcher.js';
 import { HeldRuns, renewRunLeases } from '../../src/ledger/run-leases.js';
 import { fireDueTicks } from '../../src/engine/tick-scheduler.js';
 import { RUN_LEASE_MS } from '../../src/ledger/runs.js';
+import { rememberSecrets } from '../../src/secrets.js';
+import { REDACTED } from '../../src/domain/redact.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { at, makeRun, makeTenant, makeWorkflow } from '../helpers/factories.js';
 import { eventually, finishedRun, isAlive, replicaDeps } from './support.js';
@@ -79,6 +81,15 @@ describe('command launcher', () => {
     expect(done).toMatchObject({ status: 'failed', error: 'timed out after 0.3s (process group terminated)' });
     expect(isAlive(shell!)).toBe(false);
     expect(isAlive(child!)).toBe(false);
+  });
+
+  it('a command ended at its timeout keeps the tail of what it printed, secrets redacted', async () => {
+    const secret = 'tok-timeout-0123456789abcdef';
+    rememberSecrets([secret]);
+    const { run } = await launch(`echo "connecting with ${secret}"; echo waiting; sleep 300`, { timeoutSeconds: 0.5, killGraceMs: 200 });
+    const done = await finishedRun(t.db, run.id);
+    expect(done).toMatchObject({ status: 'failed', error: 'timed out after 0.5s (process group terminated)' });
+    expect(done.logExcerpt).toBe(`connecting with ${REDACTED}\nwaiting\n`);
   });
 
   it('refuses to start when the command cannot be spawned, naming the working directory at fault (not "/bin/sh ENOENT")', async () => {

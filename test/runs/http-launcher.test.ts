@@ -133,6 +133,31 @@ describe('http launcher', () => {
     expect(row).toMatchObject({ status: 'succeeded', rows: 7, logUrl: 'https://ci.example.com/build/7' });
   });
 
+  it('callback: a far side that calls back before answering its 202, then sends the callback again, ends the run once; a different end replayed is refused', async () => {
+    let answer: { status: number; body: unknown } | undefined;
+    target.respondWith(async (r) => {
+      const { callbackUrl, callbackToken } = JSON.parse(r.body);
+      answer = await apiClient(app.url, callbackToken)('POST', new URL(callbackUrl).pathname, { status: 'succeeded', rows: 3 });
+      return { status: 202 };
+    });
+    const { run, request } = await fire('callback');
+    await eventually(() => answer);
+    expect(answer!.status).toBe(200);
+    const { callbackUrl, callbackToken } = JSON.parse(request.body);
+    const asRun = apiClient(app.url, callbackToken);
+    const path = new URL(callbackUrl).pathname;
+    // Its answer lost, the far side sends the same end again: the same run, said to be a duplicate.
+    const again = await asRun('POST', path, { status: 'succeeded', rows: 3 });
+    expect(again.status).toBe(200);
+    expect(again.body.duplicate).toBe(true);
+    expect((await asRun('POST', path, { status: 'failed', error: 'replayed' })).status).toBe(409);
+    // The 202 that came after the end hands nothing back: the row stays as the callback left it.
+    await eventually(async () => target.received.some((r) => JSON.parse(r.body).runId === run.id));
+    const row = await t.db.selectFrom('runs').selectAll().where('id', '=', run.id).executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ status: 'succeeded', rows: 3, leaseOwner: null, error: null });
+    target.respondWith(() => ({ status: 200 }));
+  });
+
   it('callback: the tenant token may finish it too', async () => {
     target.respondWith(() => ({ status: 200 }));
     const { run } = await fire('callback');

@@ -13,6 +13,8 @@ import { silentLogger } from '../../src/log.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { at, makeRun, makeTenant, makeWorkflow } from '../helpers/factories.js';
 import { CountingClock, eventually, replicaDeps } from './support.js';
+import { createEngine } from '../helpers/engine-harness.js';
+import { pauseWorkflow, resumeWorkflow } from '../../src/services/workflow-state.js';
 
 let t: TestDatabase;
 let dir: string;
@@ -26,7 +28,8 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 beforeEach(async () => {
-  await t.db.deleteFrom('runs').execute();
+  // Cascades to the alerts, events and outbox rows a test's missed ticks opened.
+  await sql`truncate runs cascade`.execute(t.db);
   await t.db.deleteFrom('workflows').execute();
 });
 
@@ -121,7 +124,8 @@ describe('tick scheduler', () => {
     expect(run!.startedAt!.toISOString()).toBe('2026-03-10T02:01:00.000Z');
   });
 
-  it('after downtime fires only the latest due tick and records the older ones as skipped', async () => {
+  it('after downtime fires the latest due tick inside its catch-up window and records the older ones as missed', async () => {
+    // Every minute: the catch-up window is a minute (half the cadence, at least a minute).
     const clock = new ManualClock('2026-03-10T02:10:30Z');
     const wf = await makeWorkflow(t.db, {
       cron: '* * * * *',
@@ -133,18 +137,70 @@ describe('tick scheduler', () => {
     expect(await fireDueTicks(deps)).toBe(true);
     const rows = await originals(wf.id);
     expect(rows).toHaveLength(10);
-    const skipped = rows.filter((r) => r.status === 'skipped');
-    expect(skipped.map((r) => r.tick!.toISOString().slice(11, 16))).toEqual(['02:01', '02:02', '02:03', '02:04', '02:05', '02:06', '02:07', '02:08', '02:09']);
-    // Skipped ticks are neither failures for the evaluator nor work for the poller.
-    expect(skipped.every((r) => r.error === null && r.processedAt !== null && r.startedAt === null)).toBe(true);
+    const missed = rows.filter((r) => r.status === 'missed');
+    expect(missed.map((r) => r.tick!.toISOString().slice(11, 16))).toEqual(['02:01', '02:02', '02:03', '02:04', '02:05', '02:06', '02:07', '02:08', '02:09']);
+    // Missed ticks are confirmed failures: left for the poller, never launched.
+    expect(missed.every((r) => r.processedAt === null && r.startedAt === null && r.attemptStatus === 'missed')).toBe(true);
+    expect(missed[0]!.error).toBe('missed: not fired by 2026-03-10T02:02:00.000Z (catch-up window 1m); no scheduler ran it in time');
     const fired = rows.at(-1)!;
     expect(fired.tick!.toISOString()).toBe('2026-03-10T02:10:00.000Z');
     expect(['running', 'succeeded']).toContain(fired.status);
+    // 30 s late is a scheduler's ordinary latency: no note.
+    expect(fired.outcomeNote).toBeNull();
     const after = await t.db.selectFrom('workflows').select('nextTickAt').where('id', '=', wf.id).executeTakeFirstOrThrow();
     expect(after.nextTickAt?.toISOString()).toBe('2026-03-10T02:11:00.000Z');
     // Nothing more is due until 02:11.
     expect(await fireDueTicks(deps)).toBe(false);
     expect(await originals(wf.id)).toHaveLength(10);
+  });
+
+  it('catch-up: a tick past its window is missed and nothing is launched; a window set longer than the gap fires once, the older ticks skipped', async () => {
+    const launcher = JSON.stringify({ kind: 'command', command: 'true' });
+    // Every replica down from 01:50 to 09:30: the nightly 02:00 is 7 h 30 m late, past the daily 6 h window.
+    const nightly = await makeWorkflow(t.db, { cron: '0 2 * * *', mode: 'managed', launcher, nextTickAt: at('2026-03-10T02:00:00Z') });
+    // Hourly, with a day's window: 03:00 to 09:00 fall due; one run, at 09:00's tick, stands for them.
+    const lenient = await makeWorkflow(t.db, { cron: '0 * * * *', mode: 'managed', launcher, nextTickAt: at('2026-03-10T03:00:00Z'), policy: JSON.stringify({ catchUpSeconds: 86_400 }) });
+    // Hourly with the default 30 min window: 09:00 fires 30 min late, the ones before are missed.
+    const hourly = await makeWorkflow(t.db, { cron: '0 * * * *', mode: 'managed', launcher, nextTickAt: at('2026-03-10T07:00:00Z') });
+    const { deps, launched } = recordingReplica(new ManualClock('2026-03-10T09:30:00Z'));
+    expect(await fireDueTicks(deps)).toBe(true);
+
+    const ticks = async (id: number) => (await originals(id)).map((r) => `${r.tick!.toISOString().slice(11, 16)} ${r.status}`);
+    expect(await ticks(nightly.id)).toEqual(['02:00 missed']);
+    expect(await ticks(lenient.id)).toEqual(['03:00 skipped', '04:00 skipped', '05:00 skipped', '06:00 skipped', '07:00 skipped', '08:00 skipped', '09:00 running']);
+    expect(await ticks(hourly.id)).toEqual(['07:00 missed', '08:00 missed', '09:00 running']);
+    expect(launched.map((c) => [c.workflow.id, c.tick!.toISOString().slice(11, 16)]).sort()).toEqual([[lenient.id, '09:00'], [hourly.id, '09:00']].sort());
+    const [skipped] = await originals(lenient.id);
+    expect(skipped!.outcomeNote).toBe('not fired: the scheduler was late; the run of tick 2026-03-10T09:00:00.000Z stands for it (catch-up)');
+    const late = (await originals(hourly.id)).at(-1)!;
+    expect(late.outcomeNote).toBe('started 30m after its tick (catch-up window 30m)');
+    const next = await t.db.selectFrom('workflows').select(['id', 'nextTickAt']).where('id', 'in', [nightly.id, hourly.id]).orderBy('id').execute();
+    expect(next.map((w) => w.nextTickAt!.toISOString())).toEqual(['2026-03-11T02:00:00.000Z', '2026-03-10T10:00:00.000Z']);
+  });
+
+  it('paused for three days and resumed: nothing fires late and nothing is recorded missed for the paused ticks; the next tick fires', async () => {
+    const clock = new ManualClock('2026-03-10T02:30:00Z');
+    const wf = await makeWorkflow(t.db, { cron: '0 * * * *', mode: 'managed', launcher: JSON.stringify({ kind: 'command', command: 'true' }), nextTickAt: at('2026-03-10T03:00:00Z') });
+    const deps = replicaDeps(t.db, clock);
+    expect((await pauseWorkflow(deps, { workflowId: wf.id, actor: 'U1', scope: {} })).kind).toBe('ok');
+    clock.set('2026-03-13T02:30:00Z');
+    expect(await fireDueTicks(deps)).toBe(false);
+    expect((await resumeWorkflow(deps, { workflowId: wf.id, actor: 'U1', scope: {} })).kind).toBe('ok');
+    expect(await fireDueTicks(deps)).toBe(false);
+    expect(await originals(wf.id)).toEqual([]);
+    clock.set('2026-03-13T03:00:00Z');
+    expect(await fireDueTicks(deps)).toBe(true);
+    expect((await originals(wf.id)).map((r) => `${r.tick!.toISOString()} ${r.status === 'running' || r.status === 'succeeded'}`)).toEqual(['2026-03-13T03:00:00.000Z true']);
+  });
+
+  it('a nightly missed past its catch-up window is a confirmed failure: the poller opens its alert', async () => {
+    const engine = createEngine(t.db, '2026-03-10T09:30:00Z');
+    const nightly = await makeWorkflow(t.db, { cron: '0 2 * * *', mode: 'managed', launcher: JSON.stringify({ kind: 'command', command: 'true' }), nextTickAt: at('2026-03-10T02:00:00Z') });
+    await fireDueTicks(engine.deps);
+    await engine.drain();
+    const alert = await t.db.selectFrom('alerts').selectAll().where('workflowId', '=', nightly.id).executeTakeFirstOrThrow();
+    expect(alert).toMatchObject({ status: 'open', severity: 'critical', consecutiveFailures: 1 });
+    expect(alert.lastError).toMatch(/^missed: not fired by 2026-03-10T08:00:00.000Z/);
   });
 
   it('advances next_tick_at in the workflow\'s time zone across a spring-forward night', async () => {
@@ -200,7 +256,7 @@ describe('tick scheduler', () => {
     expect(a.launched.length + b.launched.length).toBe(2_600);
   });
 
-  it('in one batch, fires on-time workflows as they are and a workflow behind by a gap at its latest tick, skipping the rest', async () => {
+  it('in one batch, fires on-time workflows as they are and a workflow behind by a gap at its latest tick, the rest missed', async () => {
     const clock = new ManualClock('2026-03-10T02:05:10Z');
     const launcher = JSON.stringify({ kind: 'command', command: 'true' });
     const onTime = await makeWorkflow(t.db, { cron: '*/5 * * * *', mode: 'managed', launcher, nextTickAt: at('2026-03-10T02:05:00Z') });
@@ -211,8 +267,9 @@ describe('tick scheduler', () => {
 
     const ticks = async (id: number) => (await originals(id)).map((r) => `${r.tick!.toISOString().slice(11, 16)} ${r.status}`);
     expect(await ticks(onTime.id)).toEqual(['02:05 running']);
-    expect(await ticks(behind.id)).toEqual(['02:02 skipped', '02:03 skipped', '02:04 skipped', '02:05 running']);
-    // 02:00 in Berlin is 01:00 UTC, more than an hour ago: still the latest due tick, so it fires, nothing skipped.
+    // Every minute, a minute's catch-up window: 02:04 is 70 s old, past it.
+    expect(await ticks(behind.id)).toEqual(['02:02 missed', '02:03 missed', '02:04 missed', '02:05 running']);
+    // 02:00 in Berlin is 01:00 UTC, more than an hour ago: inside a daily job's 6 h window, so it fires late.
     expect(await ticks(daily.id)).toEqual(['01:00 running']);
     expect(launched.map((c) => [c.workflow.id, c.tick!.toISOString().slice(11, 16)]).sort()).toEqual(
       [[onTime.id, '02:05'], [behind.id, '02:05'], [daily.id, '01:00']].sort(),

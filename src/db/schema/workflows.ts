@@ -29,6 +29,8 @@ export interface PolicyOverrides {
   completeBy?: CompleteBy;
   /** A managed tick falling due while a run still runs: `allow` (fire beside it) or `skip` (src/domain/overlap.ts). */
   overlap?: OverlapPolicy;
+  /** How late a managed tick may still start; older ones are recorded missed (src/domain/catch-up.ts). */
+  catchUpSeconds?: number;
 }
 
 export type LauncherConfig =
