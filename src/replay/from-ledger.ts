@@ -2,7 +2,7 @@ import type { Db } from '../db/connect.js';
 import type { PolicyOverrides } from '../db/schema.js';
 import { versionInForceAt, type RecordedVersion } from '../domain/policy-version.js';
 import { replayStart } from '../domain/replay-window.js';
-import { manualRunActions, openAlertsAt } from './ledger-context.js';
+import { maintenanceWindows, manualRunActions, openAlertsAt } from './ledger-context.js';
 import { foldLedgerTicks } from './ledger-ticks.js';
 import type { ScenarioInput } from './scenario.js';
 
@@ -52,11 +52,11 @@ const NO_CHANNEL = 'CNOCHANNEL';
 const MAX_REPLAY_SPAN_MS = 31 * 86_400_000;
 
 export async function scenarioFromLedger(db: Db, selection: LedgerSelection): Promise<LedgerScenario> {
-  const tenant = await db.selectFrom('tenants').select(['id', 'name', 'channel']).where('id', '=', selection.tenant).executeTakeFirst();
+  const tenant = await db.selectFrom('tenants').select(['id', 'name', 'channel', 'shadow']).where('id', '=', selection.tenant).executeTakeFirst();
   if (!tenant) throw new LedgerSelectionError(`no tenant "${selection.tenant}" in the database`);
   let query = db
     .selectFrom('workflows')
-    .select(['id', 'name', 'cron', 'timezone', 'policy', 'mode'])
+    .select(['id', 'name', 'cron', 'timezone', 'policy', 'mode', 'shadow'])
     .where('tenantId', '=', tenant.id)
     .where('enabled', '=', true)
     .where('monitoring', '=', true)
@@ -90,6 +90,7 @@ export async function scenarioFromLedger(db: Db, selection: LedgerSelection): Pr
   const { outcomes, missingIn, skipped, manualTicks } = await foldLedgerTicks(db, workflows, since, selection.until);
   const channel = tenant.channel ?? NO_CHANNEL;
   const actions = await manualRunActions(db, workflows, channel, since, selection.until);
+  const maintenance = await maintenanceWindows(db, tenant.id, workflows, since, selection.until);
 
   const external = Number(tickless.n);
   if (external > 0) notes.push(`${external} external run(s) without a tick are not replayed`);
@@ -105,7 +106,8 @@ export async function scenarioFromLedger(db: Db, selection: LedgerSelection): Pr
     start: since.toISOString(),
     until: selection.until.toISOString(),
     ...(selection.platformChannel && selection.platformChannel !== tenant.channel ? { platformChannel: selection.platformChannel } : {}),
-    tenants: [{ id: tenant.id, name: tenant.name, channel }],
+    // Shadow as it is now, not as it was (a switch during the period is not replayed): who hears, which upstream holds a downstream back.
+    tenants: [{ id: tenant.id, name: tenant.name, channel, ...(tenant.shadow ? { shadow: true } : {}) }],
     workflows: workflows.map((w) => ({
       tenant: tenant.id,
       name: w.name,
@@ -113,11 +115,13 @@ export async function scenarioFromLedger(db: Db, selection: LedgerSelection): Pr
       timezone: w.timezone,
       policy: policies[w.name]!,
       ...(dependsOn.get(w.id)?.length ? { dependsOn: dependsOn.get(w.id) } : {}),
+      ...(w.shadow ? { shadow: true } : {}),
       // A tick that was never started can only be played by an outside scheduler.
       mode: missingIn.has(w.id) ? 'observed' : w.mode,
     })),
     outcomes,
     ...(actions.length ? { actions } : {}),
+    ...(maintenance.length ? { maintenance } : {}),
     ...(baseline.changes.length ? { policyChanges: baseline.changes } : {}),
   };
   return { scenario, policies, notes };

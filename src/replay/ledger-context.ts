@@ -59,3 +59,33 @@ export async function manualRunActions(db: Db, workflows: { id: number; name: st
     return { at: (r.startedAt ?? r.createdAt).toISOString(), user: replayActor(r.requestedBy), channel, action: 'run_now' as const, workflow: workflows.find((w) => w.id === r.workflowId)!.name, outcome };
   });
 }
+
+type Window = NonNullable<ScenarioInput['maintenance']>[number];
+
+/**
+ * The maintenance windows over the selected workflows (theirs, and the
+ * tenant's) that reach into the period, each set again when it was set (at
+ * the period's start, for one set before). A recurring rule's occurrences are
+ * in the ledger as rows too, and are replayed as the windows they were.
+ */
+export async function maintenanceWindows(db: Db, tenant: string, workflows: { id: number; name: string }[], since: Date, until: Date): Promise<Window[]> {
+  const rows = await db
+    .selectFrom('maintenanceWindows')
+    .select(['workflowId', 'startsAt', 'endsAt', 'reason', 'createdAt'])
+    .where('tenantId', '=', tenant)
+    .where((eb) => eb.or([eb('workflowId', 'is', null), eb('workflowId', 'in', workflows.map((w) => w.id))]))
+    .where('endsAt', '>=', since)
+    .where('startsAt', '<=', until)
+    .where('createdAt', '<=', until)
+    .orderBy('createdAt')
+    .orderBy('id')
+    .execute();
+  return rows.map((w) => ({
+    at: new Date(Math.max(w.createdAt.getTime(), since.getTime())).toISOString(),
+    tenant,
+    ...(w.workflowId !== null ? { workflow: workflows.find((x) => x.id === w.workflowId)!.name } : {}),
+    startsAt: w.startsAt.toISOString(),
+    endsAt: w.endsAt.toISOString(),
+    ...(w.reason ? { reason: w.reason.slice(0, 500) } : {}),
+  }));
+}

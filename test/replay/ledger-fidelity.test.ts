@@ -59,6 +59,65 @@ describe('replay --from-db reproduces the period', { timeout: 300_000 }, () => {
     ]);
     expect(r.notes).toContainEqual('1 manual run(s) are replayed as Run now in CACME when they started');
   });
+
+  it('maintenance windows are set again when they were: failures inside them are not held against the workflow', async () => {
+    const r = await roundTrip(
+      {
+        start: '2026-10-24T22:00:00Z',
+        until: '2026-10-25T12:00:00Z',
+        tenants,
+        workflows: [
+          { tenant: 'acme', name: 'hourly', cron: '30 * * * *', timezone: 'Europe/Berlin', policy: { retries: 0 } },
+          { tenant: 'acme', name: 'quarter', cron: '*/15 * * * *', policy: { retries: 0 } },
+        ],
+        outcomes: [
+          { workflow: 'hourly', from: '2026-10-25T00:00:00Z', to: '2026-10-25T05:00:00Z', attempts: [fail] },
+          { workflow: 'quarter', from: '2026-10-25T03:00:00Z', to: '2026-10-25T04:00:00Z', attempts: [fail] },
+        ],
+        maintenance: [
+          // The hourly job's own window over the Berlin fall-back night, set beforehand.
+          { at: '2026-10-24T23:00:00Z', tenant: 'acme', workflow: 'hourly', startsAt: '2026-10-25T00:00:00Z', endsAt: '2026-10-25T03:00:00Z', reason: 'warehouse upgrade' },
+          // The whole tenant, set after its failures began.
+          { at: '2026-10-25T03:40:00Z', tenant: 'acme', startsAt: '2026-10-25T03:20:00Z', endsAt: '2026-10-25T04:30:00Z' },
+        ],
+      },
+      'acme',
+    );
+    // The hourly job's failures in its window are not counted; the tenant's window, set at 03:40, came too late for 03:30.
+    expect(r.lived.alerts).toEqual([
+      'quarter warning opened 2026-10-25T03:31:00.000Z escalated - resolved 2026-10-25T04:16:00.000Z v1',
+      'hourly warning opened 2026-10-25T04:31:00.000Z escalated - resolved 2026-10-25T05:31:00.000Z v1',
+    ]);
+    expect(r.replayed).toEqual(r.lived);
+    expect(r.scenario.maintenance).toEqual([
+      { at: '2026-10-24T23:00:00.000Z', tenant: 'acme', workflow: 'hourly', startsAt: '2026-10-25T00:00:00.000Z', endsAt: '2026-10-25T03:00:00.000Z', reason: 'warehouse upgrade' },
+      { at: '2026-10-25T03:40:00.000Z', tenant: 'acme', startsAt: '2026-10-25T03:20:00.000Z', endsAt: '2026-10-25T04:30:00.000Z' },
+    ]);
+  });
+
+  it('a shadow upstream is replayed in shadow: it holds no downstream back, and only the platform channel hears it', async () => {
+    const r = await roundTrip(
+      {
+        start: '2026-03-08T00:00:00Z',
+        until: '2026-03-08T08:00:00Z',
+        platformChannel: 'CPLATFORM',
+        tenants,
+        workflows: [
+          { tenant: 'acme', name: 'load', cron: '0 * * * *', timezone: 'America/New_York', policy: { retries: 0 }, shadow: true },
+          { tenant: 'acme', name: 'report', cron: '10 * * * *', timezone: 'America/New_York', policy: { retries: 0 }, dependsOn: ['load'] },
+        ],
+        outcomes: [
+          { workflow: 'load', from: '2026-03-08T02:00:00Z', to: '2026-03-08T05:00:00Z', attempts: [fail] },
+          { workflow: 'report', from: '2026-03-08T02:00:00Z', to: '2026-03-08T05:30:00Z', attempts: [fail] },
+        ],
+      },
+      'acme',
+    );
+    expect(r.lived.alerts.map((a) => a.split(' ')[0])).toEqual(['load', 'report']);
+    expect(r.lived.told).toContain('opened → slack:CPLATFORM');
+    expect(r.replayed).toEqual(r.lived);
+    expect(r.scenario.workflows.map((w) => [w.name, w.shadow ?? false])).toEqual([['load', true], ['report', false]]);
+  });
 });
 
 describe('replay --from-db reads a long ledger a page at a time', () => {

@@ -30,7 +30,14 @@ export async function alertStory(db: Db) {
     .orderBy('alertEvents.at')
     .orderBy('alertEvents.id')
     .execute();
+  const told = await db
+    .selectFrom('notifications')
+    .innerJoin('alertEvents', 'alertEvents.id', 'notifications.eventId')
+    .select(['alertEvents.kind', 'notifications.destination'])
+    .orderBy('notifications.id')
+    .execute();
   return {
+    told: [...new Set(told.map((n) => `${n.kind} → ${n.destination}`))].sort(),
     alerts: alerts.map((a) => `${a.name} ${a.severity} opened ${a.openedAt.toISOString()} escalated ${a.escalatedAt?.toISOString() ?? '-'} resolved ${a.resolvedAt?.toISOString() ?? '-'} v${a.policyVersion}`),
     events: events.map((e) => `${e.at.toISOString()} ${e.name} ${e.kind} v${e.policyVersion}`),
   };
@@ -46,7 +53,7 @@ export async function roundTrip(input: ScenarioInput, tenant: string, window?: {
   try {
     await replayScenario(checkScenario(input), { db: live.db });
     lived = await alertStory(live.db);
-    ledger = await scenarioFromLedger(live.db, { tenant, since: new Date(window?.since ?? (input.start as string)), until: new Date(window?.until ?? (input.until as string)) });
+    ledger = await scenarioFromLedger(live.db, { tenant, ...(input.platformChannel ? { platformChannel: input.platformChannel } : {}), since: new Date(window?.since ?? (input.start as string)), until: new Date(window?.until ?? (input.until as string)) });
   } finally {
     await live.drop();
   }
