@@ -141,9 +141,28 @@ describe('replay --from-db reads a long ledger a page at a time', () => {
       );
       if (retries.length) await t.db.insertInto('runs').values(retries).execute();
     }
+    // Another tenant with a workflow of the same name: its failures, alert, manual run and window are its own.
+    await makeTenant(t.db, { id: 'globex', name: 'Globex', channel: 'CGLOBEX' });
+    const other = await makeWorkflow(t.db, { tenantId: 'globex', name: 'minutely', cron: '* * * * *' });
+    const tick = new Date('2026-03-02T00:00:00Z');
+    await t.db.insertInto('runs').values([
+      newRunRow({ workflowId: other.id, tick, trigger: 'schedule', status: 'failed', attemptStatus: 'failed', attemptError: 'globex secret', startedAt: tick, finishedAt: tick, processedAt: tick }),
+      newRunRow({ workflowId: other.id, tick: null, trigger: 'manual', requestedBy: 'U0GLOBEX', status: 'succeeded', startedAt: tick, finishedAt: tick, processedAt: tick }),
+    ]).execute();
+    await t.db.insertInto('alerts').values({ workflowId: other.id, generation: 1, status: 'open', severity: 'critical', openedAt: new Date('2026-02-20T00:00:00Z'), cadenceSeconds: 60, policy: JSON.stringify({}), consecutiveFailures: 9, updatedAt: tick }).execute();
+    await t.db.insertInto('maintenanceWindows').values({ tenantId: 'globex', workflowId: null, startsAt: tick, endsAt: new Date(tick.getTime() + 3_600_000), reason: 'globex only', createdBy: 'U0GLOBEX', recurrence: null, toldAt: null, createdAt: tick }).execute();
   }, 120_000);
   afterAll(async () => {
     await t?.drop();
+  });
+
+  it('reads one tenant only: another tenant\'s runs, alerts, manual runs and windows stay out', async () => {
+    const { scenario, notes } = await scenarioFromLedger(t.db, { tenant: 'acme', since: new Date('2026-03-01T00:00:00Z'), until: new Date('2026-03-06T00:00:00Z') });
+    expect(scenario.start).toBe('2026-03-01T00:00:00.000Z');
+    expect(JSON.stringify(scenario)).not.toMatch(/globex/i);
+    expect(scenario.actions).toBeUndefined();
+    expect(scenario.maintenance).toBeUndefined();
+    expect(notes).toEqual([]);
   });
 
   it('no statement returns more than a page of runs, and every tick is still folded in', async () => {
