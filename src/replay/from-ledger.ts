@@ -87,7 +87,7 @@ export async function scenarioFromLedger(db: Db, selection: LedgerSelection): Pr
     .where((eb) => eb.fn.coalesce('startedAt', 'createdAt'), '<=', selection.until)
     .executeTakeFirstOrThrow();
 
-  const { outcomes, missingIn, skipped, manualTicks } = await foldLedgerTicks(db, workflows, since, selection.until);
+  const { outcomes, missingIn, skipped, manualTicks, unrecorded } = await foldLedgerTicks(db, workflows, since, selection.until);
   const channel = tenant.channel ?? NO_CHANNEL;
   const actions = await manualRunActions(db, workflows, channel, since, selection.until);
   const maintenance = await maintenanceWindows(db, tenant.id, workflows, since, selection.until);
@@ -97,6 +97,7 @@ export async function scenarioFromLedger(db: Db, selection: LedgerSelection): Pr
   if (actions.length > 0) notes.push(`${actions.length} manual run(s) are replayed as Run now in ${channel} when they started`);
   if (manualTicks > 0) notes.push(`${manualTicks} manual run(s) on a tick are not replayed`);
   if (skipped > 0) notes.push(`${skipped} tick(s) skipped while the bot was down are replayed as successes`);
+  for (const [name, n] of unrecorded) notes.push(`${n} tick(s) of ${name} have no run in the ledger (paused, disabled or not watched then) and are replayed as successes`);
 
   const baseline = await baselinePolicies(db, workflows, { since, until: selection.until });
   notes.push(...baseline.notes);

@@ -1,5 +1,6 @@
 import type { Db } from '../db/connect.js';
 import type { Run } from '../db/schema.js';
+import { fireTimesBetween } from '../domain/schedule.js';
 import type { ScenarioInput } from './scenario.js';
 
 /**
@@ -24,12 +25,18 @@ export interface FoldedTicks {
   missingIn: Set<number>;
   skipped: number;
   manualTicks: number;
+  /** Workflow name → its schedule's ticks in the period that have no row in the ledger (paused, disabled, not watched). */
+  unrecorded: Map<string, number>;
 }
 
-export async function foldLedgerTicks(db: Db, workflows: { id: number; name: string }[], since: Date, until: Date, page = TICK_PAGE): Promise<FoldedTicks> {
-  const folded: FoldedTicks = { outcomes: [], missingIn: new Set(), skipped: 0, manualTicks: 0 };
+/** Fire times counted at most: a minutely schedule over a replay's longest span (31 days) has 44,640. */
+const MAX_COUNTED_TICKS = 50_000;
+
+export async function foldLedgerTicks(db: Db, workflows: { id: number; name: string; cron: string; timezone: string }[], since: Date, until: Date, page = TICK_PAGE): Promise<FoldedTicks> {
+  const folded: FoldedTicks = { outcomes: [], missingIn: new Set(), skipped: 0, manualTicks: 0, unrecorded: new Map() };
   for (const w of workflows) {
     const fold = ruleFolder(w.name, folded);
+    let recorded = 0;
     let after: Date | undefined;
     for (;;) {
       let query = db
@@ -44,6 +51,7 @@ export async function foldLedgerTicks(db: Db, workflows: { id: number; name: str
       if (after) query = query.where('tick', '>', after);
       const originals = await query.execute();
       if (originals.length === 0) break;
+      recorded += originals.length;
       const attempts = await db.selectFrom('runs').selectAll().where('originalRunId', 'in', originals.map((r) => r.id)).orderBy('attempt').execute();
       const of = new Map<number, Run[]>();
       for (const a of attempts) of.set(a.originalRunId!, [...(of.get(a.originalRunId!) ?? []), a]);
@@ -52,6 +60,9 @@ export async function foldLedgerTicks(db: Db, workflows: { id: number; name: str
       after = originals[originals.length - 1]!.tick!;
     }
     fold.flush();
+    // The replay fires every tick of the schedule: one the ledger has no row for is replayed as a success.
+    const scheduled = fireTimesBetween(w.cron, w.timezone, new Date(since.getTime() - 1), until, MAX_COUNTED_TICKS).length;
+    if (scheduled > recorded) folded.unrecorded.set(w.name, scheduled - recorded);
   }
   return folded;
 }

@@ -157,12 +157,17 @@ describe('replay --from-db reads a long ledger a page at a time', () => {
   });
 
   it('reads one tenant only: another tenant\'s runs, alerts, manual runs and windows stay out', async () => {
-    const { scenario, notes } = await scenarioFromLedger(t.db, { tenant: 'acme', since: new Date('2026-03-01T00:00:00Z'), until: new Date('2026-03-06T00:00:00Z') });
+    const { scenario, notes } = await scenarioFromLedger(t.db, { tenant: 'acme', since: new Date('2026-03-01T00:00:00Z'), until: new Date('2026-03-05T23:59:00Z') });
     expect(scenario.start).toBe('2026-03-01T00:00:00.000Z');
     expect(JSON.stringify(scenario)).not.toMatch(/globex/i);
     expect(scenario.actions).toBeUndefined();
     expect(scenario.maintenance).toBeUndefined();
     expect(notes).toEqual([]);
+  });
+
+  it('names the ticks the schedule had and the ledger does not (a pause, the bot down), which the replay fires and sees succeed', async () => {
+    const { notes } = await scenarioFromLedger(t.db, { tenant: 'acme', since: new Date('2026-03-05T23:00:00Z'), until: new Date('2026-03-06T01:00:00Z') });
+    expect(notes).toEqual(['61 tick(s) of minutely have no run in the ledger (paused, disabled or not watched then) and are replayed as successes']);
   });
 
   it('no statement returns more than a page of runs, and every tick is still folded in', async () => {
