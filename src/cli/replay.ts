@@ -121,6 +121,7 @@ async function fromLedger(values: Options): Promise<void> {
 
 function instant(text: string, flag: string): Date {
   const ms = Date.parse(text);
-  if (!/^\d{4}-\d{2}-\d{2}/.test(text) || Number.isNaN(ms)) throw new UsageError(`${flag}: "${text}" is neither a duration such as 7d nor an ISO time`);
+  const expected = flag === '--since' ? 'neither a duration such as 7d nor an ISO time' : 'not an ISO time such as 2026-03-09T00:00:00Z';
+  if (!/^\d{4}-\d{2}-\d{2}/.test(text) || Number.isNaN(ms)) throw new UsageError(`${flag}: "${text}" is ${expected}`);
   return new Date(ms);
 }

@@ -19,12 +19,21 @@ const perWorkflow = z
   .strict()
   .refine((c) => c.default || c.workflows, 'give "default" and/or "workflows"');
 
+/** A candidate that cannot be used: named as what it is, the file given to --policy, not as a scenario. */
+export class CandidatePolicyError extends ScenarioError {
+  constructor(source: string, problems: string[]) {
+    super(source, problems);
+    this.name = 'CandidatePolicyError';
+    this.message = `--policy ${source} is not a valid candidate policy:\n${problems.map((p) => `  ${p}`).join('\n')}`;
+  }
+}
+
 export type CandidatePolicy = { default?: PolicyOverrides; workflows?: Record<string, PolicyOverrides> };
 
 export function checkCandidatePolicy(raw: unknown, source: string, text?: string): CandidatePolicy {
   const isPerWorkflow = typeof raw === 'object' && raw !== null && ('default' in raw || 'workflows' in raw);
   const parsed = isPerWorkflow ? perWorkflow.safeParse(raw) : policySchema.safeParse(raw);
-  if (!parsed.success) throw new ScenarioError(source, describeIssues(source, text, raw, parsed.error.issues));
+  if (!parsed.success) throw new CandidatePolicyError(source, describeIssues(source, text, raw, parsed.error.issues));
   return isPerWorkflow ? (parsed.data as CandidatePolicy) : { default: parsed.data as PolicyOverrides };
 }
 
@@ -33,13 +42,13 @@ export async function readCandidatePolicy(path: string): Promise<CandidatePolicy
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    throw new ScenarioError(path, [`${path}: cannot read: ${error instanceof Error ? error.message : String(error)}`]);
+    throw new CandidatePolicyError(path, [`${path}: cannot read: ${error instanceof Error ? error.message : String(error)}`]);
   }
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch (error) {
-    throw new ScenarioError(path, [`${path}: not valid JSON: ${error instanceof Error ? error.message : String(error)}`]);
+    throw new CandidatePolicyError(path, [`${path}: not valid JSON: ${error instanceof Error ? error.message : String(error)}`]);
   }
   return checkCandidatePolicy(raw, path, text);
 }
@@ -53,7 +62,7 @@ export async function readCandidatePolicy(path: string): Promise<CandidatePolicy
 export function applyCandidate(scenario: ScenarioInput, candidate: CandidatePolicy, source = 'candidate policy'): ScenarioInput {
   const names = new Set(scenario.workflows.map((w) => w.name));
   const unknown = Object.keys(candidate.workflows ?? {}).filter((n) => !names.has(n));
-  if (unknown.length > 0) throw new ScenarioError(source, unknown.map((n) => `${source}: workflows.${n}: not a replayed workflow (replayed: ${[...names].join(', ')})`));
+  if (unknown.length > 0) throw new CandidatePolicyError(source, unknown.map((n) => `${source}: workflows.${n}: not a replayed workflow (replayed: ${[...names].join(', ')})`));
   const over = (name: string, policy: PolicyOverrides | undefined) => ({ ...(policy ?? {}), ...(candidate.default ?? {}), ...(candidate.workflows?.[name] ?? {}) });
   // A change names its workflow as the scenario does (name, or tenant/name).
   const nameOf = (ref: string) => ref.slice(ref.indexOf('/') + 1);

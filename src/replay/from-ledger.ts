@@ -1,6 +1,9 @@
 import type { Db } from '../db/connect.js';
-import type { PolicyOverrides, Run } from '../db/schema.js';
+import type { PolicyOverrides } from '../db/schema.js';
 import { versionInForceAt, type RecordedVersion } from '../domain/policy-version.js';
+import { replayStart } from '../domain/replay-window.js';
+import { maintenanceWindows, manualRunActions, openAlertsAt } from './ledger-context.js';
+import { foldLedgerTicks } from './ledger-ticks.js';
 import type { ScenarioInput } from './scenario.js';
 
 /**
@@ -42,19 +45,18 @@ export class LedgerSelectionError extends Error {
 }
 
 type PolicyChangeInput = NonNullable<ScenarioInput['policyChanges']>[number];
-type Attempt = { status: 'succeeded'; rows?: number } | { status: 'failed'; error?: string; stage?: string; rows?: number } | { status: 'missing' };
 
 /** A channel id for a tenant that has none: a scenario needs one to show its threads in. */
 const NO_CHANNEL = 'CNOCHANNEL';
-const MAX_DURATION_SECONDS = 7 * 86_400;
-const MAX_TEXT = 2_000;
+/** A scenario's longest span (src/replay/scenario.ts): the lead-in stops there. */
+const MAX_REPLAY_SPAN_MS = 31 * 86_400_000;
 
 export async function scenarioFromLedger(db: Db, selection: LedgerSelection): Promise<LedgerScenario> {
-  const tenant = await db.selectFrom('tenants').select(['id', 'name', 'channel']).where('id', '=', selection.tenant).executeTakeFirst();
+  const tenant = await db.selectFrom('tenants').select(['id', 'name', 'channel', 'shadow']).where('id', '=', selection.tenant).executeTakeFirst();
   if (!tenant) throw new LedgerSelectionError(`no tenant "${selection.tenant}" in the database`);
   let query = db
     .selectFrom('workflows')
-    .select(['id', 'name', 'cron', 'timezone', 'policy', 'mode'])
+    .select(['id', 'name', 'cron', 'timezone', 'policy', 'mode', 'shadow'])
     .where('tenantId', '=', tenant.id)
     .where('enabled', '=', true)
     .where('monitoring', '=', true)
@@ -66,47 +68,47 @@ export async function scenarioFromLedger(db: Db, selection: LedgerSelection): Pr
     throw new LedgerSelectionError(selection.workflow ? `no monitored workflow "${selection.workflow}" in tenant "${tenant.id}"` : `tenant "${tenant.id}" has no monitored workflows`);
   }
 
+  const notes: string[] = [];
+  // An alert open at `since` is rebuilt from the streak that opened it: the replay starts earlier (a lead-in).
+  const lead = replayStart(selection.since, selection.until, await openAlertsAt(db, workflows, selection.since), MAX_REPLAY_SPAN_MS);
+  const since = lead.start;
+  if (lead.rebuilt.length > 0) notes.push(`alerts open at the start (${lead.rebuilt.join(', ')}) are rebuilt from ${since.toISOString()}, where their failures began`);
+  if (lead.cut.length > 0) notes.push(`alerts open at the start whose failures began more than 31 days before the end (${lead.cut.join(', ')}) are rebuilt from ${since.toISOString()} only, and may open later than they did`);
+
   const ids = workflows.map((w) => w.id);
-  const runs = await db
-    .selectFrom('runs')
-    .selectAll()
-    .where('workflowId', 'in', ids)
-    .where('tick', '>=', selection.since)
-    .where('tick', '<=', selection.until)
-    .orderBy('workflowId')
-    .orderBy('tick')
-    .orderBy('attempt')
-    .execute();
   const tickless = await db
     .selectFrom('runs')
-    .select(['trigger', (eb) => eb.fn.countAll<string>().as('n')])
+    .select((eb) => eb.fn.countAll<string>().as('n'))
     .where('workflowId', 'in', ids)
     .where('tick', 'is', null)
     .where('originalRunId', 'is', null)
-    .where((eb) => eb.fn.coalesce('startedAt', 'createdAt'), '>=', selection.since)
+    .where('trigger', '!=', 'manual')
+    .where((eb) => eb.fn.coalesce('startedAt', 'createdAt'), '>=', since)
     .where((eb) => eb.fn.coalesce('startedAt', 'createdAt'), '<=', selection.until)
-    .groupBy('trigger')
-    .execute();
-  const ticklessOf = (manual: boolean) => tickless.filter((r) => (r.trigger === 'manual') === manual).reduce((n, r) => n + Number(r.n), 0);
+    .executeTakeFirstOrThrow();
 
-  const { outcomes, missingIn, skipped, manualTicks } = foldOutcomes(runs, new Map(workflows.map((w) => [w.id, w.name])));
-  const manual = manualTicks + ticklessOf(true);
+  const { outcomes, missingIn, skipped, manualTicks, unrecorded } = await foldLedgerTicks(db, workflows, since, selection.until);
+  const channel = tenant.channel ?? NO_CHANNEL;
+  const actions = await manualRunActions(db, workflows, channel, since, selection.until);
+  const maintenance = await maintenanceWindows(db, tenant.id, workflows, since, selection.until);
 
-  const notes: string[] = [];
-  const external = ticklessOf(false);
+  const external = Number(tickless.n);
   if (external > 0) notes.push(`${external} external run(s) without a tick are not replayed`);
-  if (manual > 0) notes.push(`${manual} manual run(s) are not replayed (Slack actions are not in the ledger)`);
+  if (actions.length > 0) notes.push(`${actions.length} manual run(s) are replayed as Run now in ${channel} when they started`);
+  if (manualTicks > 0) notes.push(`${manualTicks} manual run(s) on a tick are not replayed`);
   if (skipped > 0) notes.push(`${skipped} tick(s) skipped while the bot was down are replayed as successes`);
+  for (const [name, n] of unrecorded) notes.push(`${n} tick(s) of ${name} have no run in the ledger (paused, disabled or not watched then) and are replayed as successes`);
 
-  const baseline = await baselinePolicies(db, workflows, selection);
+  const baseline = await baselinePolicies(db, workflows, { since, until: selection.until });
   notes.push(...baseline.notes);
   const policies = Object.fromEntries(workflows.map((w) => [w.name, baseline.overrides.get(w.id) ?? {}]));
   const scenario: ScenarioInput = {
     description: `${tenant.name}${selection.workflow ? ` / ${selection.workflow}` : ''}: the ledger from ${selection.since.toISOString()} to ${selection.until.toISOString()}`,
-    start: selection.since.toISOString(),
+    start: since.toISOString(),
     until: selection.until.toISOString(),
     ...(selection.platformChannel && selection.platformChannel !== tenant.channel ? { platformChannel: selection.platformChannel } : {}),
-    tenants: [{ id: tenant.id, name: tenant.name, channel: tenant.channel ?? NO_CHANNEL }],
+    // Shadow as it is now, not as it was (a switch during the period is not replayed): who hears, which upstream holds a downstream back.
+    tenants: [{ id: tenant.id, name: tenant.name, channel, ...(tenant.shadow ? { shadow: true } : {}) }],
     workflows: workflows.map((w) => ({
       tenant: tenant.id,
       name: w.name,
@@ -114,10 +116,13 @@ export async function scenarioFromLedger(db: Db, selection: LedgerSelection): Pr
       timezone: w.timezone,
       policy: policies[w.name]!,
       ...(dependsOn.get(w.id)?.length ? { dependsOn: dependsOn.get(w.id) } : {}),
+      ...(w.shadow ? { shadow: true } : {}),
       // A tick that was never started can only be played by an outside scheduler.
       mode: missingIn.has(w.id) ? 'observed' : w.mode,
     })),
     outcomes,
+    ...(actions.length ? { actions } : {}),
+    ...(maintenance.length ? { maintenance } : {}),
     ...(baseline.changes.length ? { policyChanges: baseline.changes } : {}),
   };
   return { scenario, policies, notes };
@@ -177,92 +182,4 @@ async function dependenciesAmong(db: Db, workflows: { id: number; name: string }
   const rows = await db.selectFrom('workflowDependencies').selectAll().where('workflowId', 'in', ids).where('upstreamId', 'in', ids).execute();
   for (const r of rows) out.set(r.workflowId, [...(out.get(r.workflowId) ?? []), workflows.find((w) => w.id === r.upstreamId)!.name]);
   return out;
-}
-
-/**
- * Each workflow's decided ticks as scenario outcomes, consecutive ticks that
- * did the same folded into one rule; with what cannot be replayed counted.
- */
-function foldOutcomes(runs: Run[], nameOf: Map<number, string>) {
-  const ticks = groupTicks(runs);
-  const outcomes: NonNullable<ScenarioInput['outcomes']> = [];
-  const missingIn = new Set<number>();
-  let skipped = 0;
-  let manualTicks = 0;
-  for (const [workflowId, byTick] of ticks) {
-    let open: { key: string; from: Date; to: Date; attempts: Attempt[]; durationSeconds: number } | undefined;
-    const flush = () => {
-      if (open) outcomes.push({ workflow: nameOf.get(workflowId)!, from: open.from.toISOString(), to: open.to.toISOString(), durationSeconds: open.durationSeconds, attempts: open.attempts });
-      open = undefined;
-    };
-    for (const [tick, attempts] of byTick) {
-      const original = attempts[0]!;
-      if (original.trigger === 'manual') {
-        manualTicks++;
-        continue;
-      }
-      if (original.status === 'skipped') {
-        skipped++;
-        flush();
-        continue;
-      }
-      if (original.status === 'running' || original.status === 'pending_retry') continue; // not decided yet: nothing to replay
-      const scripted = attempts.map(attemptOf);
-      if (scripted[0]!.status === 'missing') missingIn.add(workflowId);
-      const durationSeconds = durationOf(original);
-      const key = JSON.stringify([scripted, durationSeconds]);
-      const at = new Date(tick);
-      if (open && open.key === key) open.to = at;
-      else {
-        flush();
-        open = { key, from: at, to: at, attempts: scripted, durationSeconds };
-      }
-    }
-    flush();
-  }
-  return { outcomes, missingIn, skipped, manualTicks };
-}
-
-/** workflow id → tick (ms) → the tick's rows, the original first, then its attempts in order. */
-function groupTicks(runs: Run[]): Map<number, Map<number, Run[]>> {
-  const out = new Map<number, Map<number, Run[]>>();
-  const byId = new Map(runs.map((r) => [r.id, r]));
-  for (const run of runs) {
-    if (run.tick === null) continue;
-    const original = run.originalRunId === null ? run : byId.get(run.originalRunId);
-    if (!original) continue; // an attempt whose tick row is outside the window
-    let ticks = out.get(run.workflowId);
-    if (!ticks) out.set(run.workflowId, (ticks = new Map()));
-    const t = run.tick.getTime();
-    const list = ticks.get(t) ?? [];
-    if (run.originalRunId === null) list.unshift(run);
-    else list.push(run);
-    ticks.set(t, list);
-  }
-  for (const ticks of out.values()) for (const list of ticks.values()) list.sort((a, b) => a.attempt - b.attempt);
-  return out;
-}
-
-/** One attempt as the scenario says it: its own outcome, not the tick's verdict written back onto the first row. */
-function attemptOf(run: Run): Attempt {
-  const status = run.attemptStatus ?? run.status;
-  const error = run.attemptError ?? run.error;
-  if (status === 'missed') return { status: 'missing' };
-  if (status === 'succeeded') return run.rows === null ? { status: 'succeeded' } : { status: 'succeeded', rows: run.rows };
-  return {
-    status: 'failed',
-    ...(error ? { error: error.slice(0, MAX_TEXT) } : {}),
-    ...(run.stage ? { stage: run.stage.slice(0, MAX_TEXT) } : {}),
-    ...(run.rows !== null ? { rows: run.rows } : {}),
-  };
-}
-
-/**
- * The run's kept duration, else its end minus its start (rows written without one); unknown (a report
- * with only its end, stored with start = end, or a missed tick) replays as the default minute, not as zero.
- */
-function durationOf(run: Run): number {
-  const elapsed = run.startedAt && run.finishedAt && run.finishedAt > run.startedAt ? (run.finishedAt.getTime() - run.startedAt.getTime()) / 1000 : null;
-  const seconds = run.durationSeconds ?? elapsed;
-  return seconds === null ? 60 : Math.min(MAX_DURATION_SECONDS, Math.max(0, Math.round(seconds)));
 }

@@ -15,7 +15,7 @@ export const SCENARIO_LAUNCHER = { kind: 'command', command: 'scripted by the re
  */
 export async function loadScenario(db: Db, scenario: Scenario): Promise<Map<string, number>> {
   const file: WorkflowsFile = {
-    tenants: scenario.tenants.map((t) => ({ id: t.id, name: t.name, channel: t.channel })),
+    tenants: scenario.tenants.map((t) => ({ id: t.id, name: t.name, channel: t.channel, ...(t.shadow ? { shadow: true } : {}) })),
     workflows: scenario.workflows.map((w) => ({
       tenant: w.tenant,
       name: w.name,
@@ -25,6 +25,7 @@ export async function loadScenario(db: Db, scenario: Scenario): Promise<Map<stri
       launcher: { ...SCENARIO_LAUNCHER },
       policy: w.policy,
       ...(w.dependsOn ? { dependsOn: w.dependsOn } : {}),
+      ...(w.shadow ? { shadow: true } : {}),
       monitoring: true,
       paused: false,
       enabled: true,

@@ -6,13 +6,14 @@ import { scopeForChannel } from '../slack/listeners/tenancy.js';
 import { parseDuration } from '../domain/durations.js';
 import type { ScenarioLauncher } from './scenario-launcher.js';
 import { changeWorkflowPolicy } from '../services/policy-versions.js';
-import type { PolicyChange, Scenario, ScenarioAction } from './scenario.js';
+import { startMaintenance } from '../services/maintenance-windows.js';
+import type { MaintenanceInput, PolicyChange, Scenario, ScenarioAction } from './scenario.js';
 
 export interface ActionRecord {
   at: Date;
   user: string;
   channel: string;
-  action: ScenarioAction['action'] | 'change_policy';
+  action: ScenarioAction['action'] | 'change_policy' | 'maintenance';
   /** tenant/name */
   workflow: string;
   /** What the service answered: ok, started, not_found, no_open_alert, already_owned, already_running… */
@@ -22,32 +23,37 @@ export interface ActionRecord {
 /**
  * The scenario's scripted changes, in time order: at each instant, the
  * operator's policy changes first (they were in force before anyone clicked
- * at that instant), then what people did in Slack.
+ * at that instant), then maintenance windows set, then what people did in Slack.
  */
 export class ScriptedActions {
   readonly records: ActionRecord[] = [];
   private nextAction = 0;
   private nextChange = 0;
+  private nextWindow = 0;
 
   constructor(
     private readonly deps: Deps,
     private readonly launcher: ScenarioLauncher,
-    private readonly scenario: Pick<Scenario, 'actions' | 'policyChanges' | 'tenants' | 'workflows'>,
+    private readonly scenario: Pick<Scenario, 'actions' | 'policyChanges' | 'maintenance' | 'tenants' | 'workflows'>,
     private readonly workflowIdOf: (key: string) => number,
   ) {}
 
   /** When the next scripted change is due. */
   nextAt(): Date | undefined {
-    const times = [this.scenario.policyChanges[this.nextChange]?.at, this.scenario.actions[this.nextAction]?.at].filter((d): d is Date => d !== undefined);
+    const times = [this.scenario.policyChanges[this.nextChange]?.at, this.scenario.maintenance[this.nextWindow]?.at, this.scenario.actions[this.nextAction]?.at].filter((d): d is Date => d !== undefined);
     return times.length ? new Date(Math.min(...times.map((d) => d.getTime()))) : undefined;
   }
 
   /** Performs every change due by `now`; true when there was one. */
   async performDue(now: Date): Promise<boolean> {
-    const { policyChanges, actions } = this.scenario;
+    const { policyChanges, maintenance, actions } = this.scenario;
     let any = false;
     while (this.nextChange < policyChanges.length && policyChanges[this.nextChange]!.at.getTime() <= now.getTime()) {
       this.records.push(await this.changePolicy(policyChanges[this.nextChange++]!));
+      any = true;
+    }
+    while (this.nextWindow < maintenance.length && maintenance[this.nextWindow]!.at.getTime() <= now.getTime()) {
+      this.records.push(await this.setMaintenance(maintenance[this.nextWindow++]!));
       any = true;
     }
     while (this.nextAction < actions.length && actions[this.nextAction]!.at.getTime() <= now.getTime()) {
@@ -67,6 +73,23 @@ export class ScriptedActions {
       changedBy: 'replay (a policy change in the ledger)',
     });
     return { at: change.at, user: 'operator', channel, action: 'change_policy', workflow: change.workflow, result: `version ${version ?? 'unchanged'}: ${JSON.stringify(change.policy)}` };
+  }
+
+  /** A window set then, through the service the API and Slack use, in the tenant's scope. */
+  private async setMaintenance(m: MaintenanceInput): Promise<ActionRecord> {
+    const channel = this.scenario.tenants.find((t) => t.id === m.tenant)?.channel ?? '';
+    const workflow = m.workflow === undefined ? undefined : m.workflow.slice(m.workflow.indexOf('/') + 1);
+    const result = await startMaintenance(this.deps, {
+      tenantId: m.tenant,
+      workflow: workflow ?? null,
+      startsAt: m.startsAt,
+      durationMs: m.endsAt.getTime() - m.startsAt.getTime(),
+      reason: m.reason ?? null,
+      actor: 'replay (a maintenance window in the ledger)',
+      scope: { tenantId: m.tenant },
+    });
+    const span = `${m.startsAt.toISOString()} → ${m.endsAt.toISOString()}`;
+    return { at: m.at, user: 'operator', channel, action: 'maintenance', workflow: `${m.tenant}/${workflow ?? '*'}`, result: result.kind === 'ok' ? `window ${span}` : result.kind };
   }
 }
 

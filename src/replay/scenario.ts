@@ -73,10 +73,16 @@ export const actionSchema = z.discriminatedUnion('action', [
   z.object({ ...actionBase, action: z.literal('run_now'), outcome: manualOutcome }).strict(),
 ]);
 
+/** A one-off maintenance window set at `at` (from Slack or the API), for one workflow or (no `workflow`) its whole tenant. */
+export const maintenanceWindowSchema = z
+  .object({ at: instant, tenant: z.string().min(1), workflow: workflowRef.optional(), startsAt: instant, endsAt: instant, reason: z.string().max(500).optional() })
+  .strict();
+
 /** The operator changed a workflow's overrides then (over the API or the file): the replay changes them at that instant. */
 export const policyChangeSchema = z.object({ at: instant, workflow: workflowRef, policy: policySchema }).strict();
 
-const scenarioTenant = tenantSchema.pick({ id: true, name: true }).extend({ channel: slackChannel }).strict();
+/** `shadow` as in the workflows file: evaluated and recorded, told only to the platform channel. */
+const scenarioTenant = tenantSchema.pick({ id: true, name: true, shadow: true }).extend({ channel: slackChannel }).strict();
 
 const scenarioWorkflow = z
   .object({
@@ -94,6 +100,7 @@ const scenarioWorkflow = z
     mode: z.enum(['managed', 'observed']).optional(),
     /** The workflows it depends on, as in the workflows file: a name of the same tenant, or tenant/name. */
     dependsOn: z.array(dependencyRef).max(50).optional(),
+    shadow: z.boolean().optional(),
   })
   .strict();
 
@@ -109,6 +116,7 @@ export const scenarioSchema = z
     outcomes: z.array(outcomeRuleSchema).default([]),
     actions: z.array(actionSchema).default([]),
     policyChanges: z.array(policyChangeSchema).default([]),
+    maintenance: z.array(maintenanceWindowSchema).default([]),
   })
   .strict()
   // zod goes on to refinements after a field has failed its own check, so this
@@ -157,13 +165,20 @@ export const scenarioSchema = z
       }
     });
 
-    const within = (list: 'actions' | 'policyChanges', i: number, at: number | undefined) => {
+    const within = (list: 'actions' | 'policyChanges' | 'maintenance', i: number, at: number | undefined) => {
       if (at !== undefined && start !== undefined && until !== undefined && (at < start || at > until)) issue([list, i, 'at'], 'must be between start and until');
     };
     s.policyChanges.forEach((c, i) => {
       within('policyChanges', i, ms(c.at));
       const found = resolveWorkflow(s.workflows, c.workflow);
       if (typeof found === 'string') issue(['policyChanges', i, 'workflow'], found);
+    });
+    s.maintenance.forEach((m, i) => {
+      within('maintenance', i, ms(m.at));
+      if (!tenants.has(m.tenant)) issue(['maintenance', i, 'tenant'], 'unknown tenant');
+      const found = m.workflow === undefined ? undefined : resolveWorkflow(s.workflows.filter((w) => w.tenant === m.tenant), m.workflow);
+      if (typeof found === 'string') issue(['maintenance', i, 'workflow'], `${found} in tenant "${m.tenant}"`);
+      if ((ms(m.endsAt) ?? 0) <= (ms(m.startsAt) ?? 0)) issue(['maintenance', i, 'endsAt'], 'must be after startsAt');
     });
     s.actions.forEach((a, i) => {
       within('actions', i, ms(a.at));
@@ -185,6 +200,7 @@ export type Attempt = z.output<typeof attemptSchema>;
 export type OutcomeRule = z.output<typeof outcomeRuleSchema>;
 export type ScenarioAction = z.output<typeof actionSchema>;
 export type PolicyChange = z.output<typeof policyChangeSchema>;
+export type MaintenanceInput = z.output<typeof maintenanceWindowSchema>;
 export type ManualOutcome = Extract<ScenarioAction, { action: 'run_now' }>['outcome'];
 
 export interface ScenarioWorkflow extends Omit<Parsed['workflows'][number], 'mode'> {
@@ -263,10 +279,11 @@ function normalise(s: Parsed): Scenario {
     // Stable: actions at one instant keep their file order.
     .sort((a, b) => a.at.getTime() - b.at.getTime());
   const policyChanges = s.policyChanges.map((c) => ({ ...c, workflow: keyOf(c.workflow) })).sort((a, b) => a.at.getTime() - b.at.getTime());
+  const maintenance = [...s.maintenance].sort((a, b) => a.at.getTime() - b.at.getTime());
   const workflows = s.workflows.map((w) => {
     const key = `${w.tenant}/${w.name}`;
     const canMiss = outcomes.some((o) => o.workflow === key && o.attempts[0]!.status === 'missing');
     return { ...w, key, mode: w.mode ?? (canMiss ? ('observed' as const) : ('managed' as const)) };
   });
-  return { ...s, workflows, outcomes, actions, policyChanges };
+  return { ...s, workflows, outcomes, actions, policyChanges, maintenance };
 }

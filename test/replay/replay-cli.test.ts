@@ -74,4 +74,14 @@ describe('npm run replay', { timeout: 120_000 }, () => {
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/no\/such\/scenario\.json: cannot read/);
   });
+
+  it('--from-db: a bad argument is named, before any database is opened', async () => {
+    const until = await runReplay(['--from-db', '--tenant', 'acme', '--since', '7d', '--until', 'yesterday']);
+    expect(until.code).toBe(2);
+    expect(until.stderr).toContain('--until: "yesterday" is not an ISO time');
+    const policy = await runReplay(['--from-db', '--tenant', 'acme', '--since', '7d', '--policy', 'no/such/candidate.json']);
+    expect(policy.code).toBe(2);
+    expect(policy.stderr).toMatch(/^--policy no\/such\/candidate\.json is not a valid candidate policy:\n {2}no\/such\/candidate\.json: cannot read/);
+    expect(policy.stderr).not.toContain('scenario');
+  });
 });

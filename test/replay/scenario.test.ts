@@ -61,6 +61,22 @@ describe('scenario validation names the path at fault', () => {
     expect(found.join('\n')).toMatch(/actions\[0\]\.workflow: no workflow "billing" among tenant "acme"'s workflows/);
   });
 
+  it('a maintenance window names its tenant, a workflow of that tenant, a moment in the period and an end after its start', () => {
+    const found = problems((s) => {
+      s.maintenance = [
+        { at: '2026-03-11T00:00:00Z', tenant: 'acme', startsAt: '2026-03-10T03:00:00Z', endsAt: '2026-03-10T04:00:00Z' },
+        { at: '2026-03-10T02:00:00Z', tenant: 'ghost', startsAt: '2026-03-10T03:00:00Z', endsAt: '2026-03-10T04:00:00Z' },
+        { at: '2026-03-10T02:00:00Z', tenant: 'acme', workflow: 'nope', startsAt: '2026-03-10T04:00:00Z', endsAt: '2026-03-10T03:00:00Z' },
+      ];
+    });
+    expect(found).toEqual([
+      expect.stringContaining('maintenance[0].at: must be between start and until'),
+      expect.stringContaining('maintenance[1].tenant: unknown tenant'),
+      expect.stringContaining('maintenance[2].workflow: no workflow "nope" in tenant "acme"'),
+      expect.stringContaining('maintenance[2].endsAt: must be after startsAt'),
+    ]);
+  });
+
   it('a name two tenants share must be written tenant/name', () => {
     const found = problems((s) => {
       s.tenants.push({ id: 'globex', name: 'Globex', channel: 'CGLOBEX' });
