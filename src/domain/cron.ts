@@ -59,9 +59,15 @@ export function checkCron(cron: string): CronCheck {
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     // cron-parser's words for a day of month no month named has (`0 0 30 2 *`, `0 0 31 4,6 *`).
-    if (/explicit day of month/i.test(reason)) return { ok: false, reason: 'never fires: no month it names has that day of month (February has 29 days at most; April, June, September and November 30)' };
+    if (/explicit day of month/i.test(reason)) return { ok: false, reason: neverFires(normal) };
     return { ok: false, reason };
   }
+}
+
+/** Why `0 0 30 2 *` is refused, naming the two fields at odds and their values as typed. */
+function neverFires(cron: string): string {
+  const [, , dom, month] = cron.split(/\s+/);
+  return `never fires: no month the month field "${month}" names has the day of month "${dom}" (February has 29 days at most; April, June, September and November 30)`;
 }
 
 /**

@@ -61,8 +61,10 @@ describe('macros and spelling', () => {
     expect(checkCron('0 0 9 * * *')).toEqual({ ok: false, reason: expect.stringMatching(/^expected 5 fields \(minute hour day-of-month month day-of-week\), got 6: a seconds field is not supported/) });
     expect(checkCron('0 0 9 * * ? 2027')).toEqual({ ok: false, reason: expect.stringContaining('got 7: seconds and year fields') });
     expect(checkCron('@reboot')).toEqual({ ok: false, reason: expect.stringContaining('"@reboot" is none of them') });
-    expect(checkCron('0 0 30 2 *')).toEqual({ ok: false, reason: expect.stringMatching(/^never fires: no month it names has that day of month/) });
-    expect(checkCron('0 0 31 4,6,9,11 *').ok).toBe(false);
+    // Refused naming both fields at odds, with their values as typed.
+    expect(checkCron('0 0 30 2 *')).toEqual({ ok: false, reason: expect.stringMatching(/^never fires: no month the month field "2" names has the day of month "30" \(February has 29 days at most/) });
+    expect(checkCron('0 0 31 4,6,9,11 *')).toEqual({ ok: false, reason: expect.stringContaining('month field "4,6,9,11" names has the day of month "31"') });
+    expect(checkCron('0 0 31 FEB *')).toEqual({ ok: false, reason: expect.stringContaining('month field "FEB" names has the day of month "31"') });
     expect(checkCron('0 0 30 2 */2').ok).toBe(false);
     expect(checkCron('0 0 29 2 *')).toEqual({ ok: true });
   });

@@ -291,6 +291,10 @@ describe('workflows API', () => {
     const cron = await acme('PUT', '/api/v1/workflows/acme/bad', { cron: '61 * * * *' });
     expect(cron.status).toBe(400);
     expect(cron.body.message).toMatch(/cron: invalid cron.*\(got "61 \* \* \* \*"\)/);
+    // A cron that never fires is refused at once, naming the fields at odds (it must not loop looking for its first tick).
+    const never = await acme('PUT', '/api/v1/workflows/acme/bad', { cron: '0 0 30 2 *' });
+    expect(never.status).toBe(400);
+    expect(never.body.message).toMatch(/cron: invalid cron: never fires: no month the month field "2" names has the day of month "30".*\(got "0 0 30 2 \*"\)/);
     const managed = await acme('PUT', '/api/v1/workflows/acme/bad', { cron: '0 * * * *', mode: 'managed' });
     expect(managed.body.message).toMatch(/mode: a managed workflow needs a launcher/);
     const mismatch = await acme('PUT', '/api/v1/workflows/acme/bad', { name: 'other', cron: '0 * * * *' });
