@@ -68,6 +68,16 @@ const DAY = 86_400;
 
 /** Fire times sampled for the median; enough to see a whole week of a weekday cron. */
 const SAMPLE = 64;
+/**
+ * How far past the first fire time the sample reaches, at most: eight years,
+ * two leap cycles (a yearly job reads 365 days whatever the year). A rare
+ * cron's 64 fire times were centuries of cron arithmetic (`0 0 * 2 1#5`, a
+ * fifth Monday in February, fires every 28 to 40 years: 1,800 years, a second
+ * of CPU per profile, on any workflow a tenant may create); every gap past a
+ * day gives the same policy (the 24 h anchor), so the sample stops here. The
+ * second fire time is always in it: one gap is the least a cadence needs.
+ */
+const SAMPLE_HORIZON_MS = 8 * 365.25 * 86_400_000;
 
 /**
  * The answer depends only on the first fire time after `at` (the sample is
@@ -91,18 +101,29 @@ export function typicalGapSeconds(cron: string, tz: string, at: Date): number {
   // schedule whose gaps alternate (`0 9,17 * * *`: 8 h, 16 h) or of months (31 d, 31 d ± 1 h) is the same
   // whatever the sample's start, and the effective policy, with its version, does not change with the date.
   const zone = zoneOf(tz);
-  const gap = medianGap(fireRunFrom(cron, tz, first).map((t) => new Date(zone.wallOf(t))));
+  const gap = medianGap(cadenceSample(cron, tz, at).map((t) => new Date(zone.wallOf(t.getTime()))));
   remember(gapMemo, key, gap);
   return gap;
 }
 
-/** SAMPLE + 1 consecutive fire times starting at `first` (itself a fire time), reusing the run kept from an earlier call. */
+/**
+ * The fire times the typical gap is read from: from the first after `at`, up
+ * to SAMPLE + 1 of them within SAMPLE_HORIZON_MS of it, and the second always.
+ */
+export function cadenceSample(cron: string, tz: string, at: Date): Date[] {
+  const first = nextFireAfter(cron, tz, at).getTime();
+  return fireRunFrom(cron, tz, first)
+    .filter((t, i) => i < 2 || t - first <= SAMPLE_HORIZON_MS)
+    .map((t) => new Date(t));
+}
+
+/** Consecutive fire times from `first` (itself a fire time) until SAMPLE + 1 or one past the horizon, reusing the run kept from an earlier call. */
 function fireRunFrom(cron: string, tz: string, first: number): number[] {
   const key = `${tz} ${cron}`;
   const kept = runs.get(key);
   const from = kept ? kept.indexOf(first) : -1;
   const run = from >= 0 ? kept!.slice(from) : [first];
-  while (run.length < SAMPLE + 1) run.push(nextFireAfter(cron, tz, new Date(run[run.length - 1]!)).getTime());
+  while (run.length < SAMPLE + 1 && run[run.length - 1]! - first <= SAMPLE_HORIZON_MS) run.push(nextFireAfter(cron, tz, new Date(run[run.length - 1]!)).getTime());
   remember(runs, key, run);
   return run.slice(0, SAMPLE + 1);
 }

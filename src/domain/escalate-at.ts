@@ -7,7 +7,17 @@ import { latestFireAtOrBefore, nextFireAfter } from './schedule.js';
 const IDLE_GAP_CADENCES = 2;
 
 /**
- * opened_at + multiplier × cadence, counted in the workflow's own schedule
+ * The most of a cadence the deadline counts: a day. A weekly, monthly, yearly
+ * or leap-day job's warning (its first severity overridden: the default is
+ * critical) escalated a week, a year or four years after it opened, which is
+ * never for anyone on call; now it escalates after multiplier × 1 day, as a
+ * daily job's does. The deadline still grows with the cadence up to a day
+ * (10 min × 6, 1 h × 3, 1 d × 1) and then stays.
+ */
+export const MAX_ESCALATION_CADENCE_SECONDS = 86_400;
+
+/**
+ * opened_at + multiplier × cadence (a day at most, see above), counted in the workflow's own schedule
  * time: where the schedule rests (no fire time for two cadences or more, as a
  * `0 9 * * 1-5` job over the weekend), the clock stops, since nothing can be
  * seen to fail there. A weekday warning opened on Friday escalates on Monday,
@@ -23,7 +33,7 @@ const IDLE_GAP_CADENCES = 2;
  */
 export function escalateAtFor(openedAt: Date, severity: Severity, multiplier: number, cadenceSeconds: number, schedule?: { cron: string; timezone: string }): Date | null {
   if (severity !== 'warning') return null;
-  let deadline = openedAt.getTime() + Math.round(multiplier * cadenceSeconds * 1000);
+  let deadline = openedAt.getTime() + Math.round(multiplier * Math.min(cadenceSeconds, MAX_ESCALATION_CADENCE_SECONDS) * 1000);
   if (!schedule) return new Date(deadline);
   const cadenceMs = cadenceSeconds * 1000;
   let tick = latestFireAtOrBefore(schedule.cron, schedule.timezone, openedAt) ?? openedAt;
