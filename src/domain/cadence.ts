@@ -101,7 +101,7 @@ export function typicalGapSeconds(cron: string, tz: string, at: Date): number {
   // schedule whose gaps alternate (`0 9,17 * * *`: 8 h, 16 h) or of months (31 d, 31 d ± 1 h) is the same
   // whatever the sample's start, and the effective policy, with its version, does not change with the date.
   const zone = zoneOf(tz);
-  const gap = medianGap(cadenceSample(cron, tz, at).map((t) => new Date(zone.wallOf(t.getTime()))));
+  const gap = medianGap(sampleFrom(cron, tz, first).map((t) => new Date(zone.wallOf(t))));
   remember(gapMemo, key, gap);
   return gap;
 }
@@ -111,10 +111,11 @@ export function typicalGapSeconds(cron: string, tz: string, at: Date): number {
  * to SAMPLE + 1 of them within SAMPLE_HORIZON_MS of it, and the second always.
  */
 export function cadenceSample(cron: string, tz: string, at: Date): Date[] {
-  const first = nextFireAfter(cron, tz, at).getTime();
-  return fireRunFrom(cron, tz, first)
-    .filter((t, i) => i < 2 || t - first <= SAMPLE_HORIZON_MS)
-    .map((t) => new Date(t));
+  return sampleFrom(cron, tz, nextFireAfter(cron, tz, at).getTime()).map((t) => new Date(t));
+}
+
+function sampleFrom(cron: string, tz: string, first: number): number[] {
+  return fireRunFrom(cron, tz, first).filter((t, i) => i < 2 || t - first <= SAMPLE_HORIZON_MS);
 }
 
 /** Consecutive fire times from `first` (itself a fire time) until SAMPLE + 1 or one past the horizon, reusing the run kept from an earlier call. */
