@@ -69,12 +69,12 @@ describe('rare and odd schedules: the typical gap, not the longest or the shorte
     expect(span('0 0 * 2 1#5')).toEqual({ count: 2, years: 28 });
   });
 
-  it('works out a rare cron\'s profile in bounded time (it took a second per zone)', () => {
-    const started = performance.now();
+  it("works out a rare cron's profile from that bounded sample, in any zone", () => {
+    // The bound itself is the sample size above (no wall-clock assertion here: that belongs in a benchmark).
     for (const tz of ['Etc/GMT-1', 'Etc/GMT-2', 'Etc/GMT-3', 'Etc/GMT-4', 'Etc/GMT-5']) {
+      expect(cadenceSample('0 0 * 2 1#5', tz, AT)).toHaveLength(2);
       expect(profileFor('0 0 * 2 1#5', tz, {}, AT)).toMatchObject({ retries: 3, alertAfter: 1, firstSeverity: 'critical' });
     }
-    expect(performance.now() - started).toBeLessThan(2_000);
   });
 });
 
