@@ -200,6 +200,11 @@ async function settleDelivery(ctx: SenderContext, transport: Transport, key: str
     case 'unknown':
       await holdFailing(ctx, n, result.error, result.kind, now);
       return;
+    case 'busy':
+      // Not the destination's fault: its other rows go on, and this one is due again shortly.
+      log.debug({ ...logCtx, error: result.error }, 'waiting for another delivery; retrying shortly');
+      await markRetry(deps.db, { id: n.id, owner: deps.replicaId }, new Date(now.getTime() + result.retryAfterMs), result.error, false);
+      return;
     case 'lease_lost':
       // Nothing was sent, and the row is another replica's: it settles it, this sender writes nothing.
       log.warn(logCtx, 'stalled past its lease before sending; left to the replica holding it now');

@@ -48,6 +48,9 @@ export interface DeliveryInput {
  * - unknown: the request may have been accepted (timeout, connection lost after sending);
  *   before sending again the sender asks `findDelivered`.
  * - lease_lost: nothing was sent; the row is another replica's now, and this sender writes nothing.
+ * - busy: nothing was sent because another delivery holds what this one needs (a storm message
+ *   being posted by another row); due again after `retryAfterMs`, the destination not held
+ *   (it is not failing) and no attempt counted.
  */
 export type DeliveryResult =
   | { kind: 'sent'; ref: string; result?: Record<string, unknown> }
@@ -56,6 +59,7 @@ export type DeliveryResult =
   | { kind: 'credentials'; error: string }
   | { kind: 'transient'; error: string }
   | { kind: 'unknown'; error: string }
+  | { kind: 'busy'; error: string; retryAfterMs: number }
   | LeaseLost;
 
 /** Nothing was sent: the row's lease had run out and another replica holds the row (see `DeliveryInput.keepLease`). */

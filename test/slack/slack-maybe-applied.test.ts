@@ -144,6 +144,32 @@ describe('a storm member whose earlier attempt is unknown, looked up while anoth
   });
 });
 
+describe('a storm member whose storm message another delivery is posting', () => {
+  it('waits a second and tries again, without holding the channel as if it were failing', async () => {
+    await t.db.deleteFrom('stormAlerts').execute();
+    await t.db.deleteFrom('storms').execute();
+    rig = await startOutboxRig(t.db);
+    for (let i = 0; i < 5; i++) {
+      const alert = await insertAlert(t.db, (await makeWorkflow(t.db, { tenantId: 'acme' })).id);
+      await addEvent(t.db, alert.id, 'opened', { now: T0, storms: true });
+    }
+    const storm = await t.db.selectFrom('storms').selectAll().executeTakeFirstOrThrow();
+    const [x, y] = await t.db.selectFrom('notifications').select('id').orderBy('id').execute();
+    const now = rig.clock.now();
+    // Another replica holds X's row and the storm's post claim, posting it right now.
+    await t.db.updateTable('notifications').set({ status: 'sending', leaseOwner: 'replica-a', leaseExpiresAt: new Date(now.getTime() + 60_000) }).where('id', '=', x!.id).execute();
+    await t.db.updateTable('storms').set({ rootClaimedAt: now }).where('id', '=', storm.id).execute();
+
+    await rig.sender.tick();
+    const waiting = await t.db.selectFrom('notifications').selectAll().where('id', '=', y!.id).executeTakeFirstOrThrow();
+    expect(waiting).toMatchObject({ status: 'pending', attempts: 0, lastError: `storm ${storm.id}'s message is being posted by another delivery` });
+    expect(waiting.nextAttemptAt.getTime() - rig.clock.now().getTime()).toBeLessThanOrEqual(1000);
+    // Not an outage of the channel: nothing held, no back-off growing while the other delivery finishes.
+    expect(await t.db.selectFrom('destinationOutages').selectAll().execute()).toEqual([]);
+    expect(rig.slack.callsTo('chat.postMessage')).toEqual([]);
+  });
+});
+
 describe('a lookup takes no slot of the channel posting pace', () => {
   /**
    * An opening whose post meets `fault`, left `sending`; once its destination's back-off has run out,

@@ -9,6 +9,9 @@ import { alertMetadata, metadataKey, stormMetadata } from './metadata.js';
 import type { SlackOutboxApi } from './slack-api.js';
 import { claimStormPost, loadStormView, saveStormRoot } from '../views/storm-queries.js';
 
+/** How soon a member waiting for another delivery to post the storm message tries again. */
+const STORM_POST_WAIT_MS = 1000;
+
 /**
  * Events of an alert inside a storm that are posted in the storm message's
  * thread (broadcast), not only shown in it: a shared-cause callout, and every
@@ -58,7 +61,8 @@ const memberMetadata = (input: DeliveryInput, kind: string, key: string) =>
 async function postStormMessage(db: Db, api: SlackOutboxApi, input: DeliveryInput, storm: Storm): Promise<DeliveryResult> {
   const n = input.notification;
   const id = Number(storm.id);
-  if (!(await claimStormPost(db, id, input.now))) return { kind: 'transient', error: `storm ${id}'s message is being posted by another delivery` };
+  // Another member's delivery is posting it: not a failure of the channel, so it is not held for it.
+  if (!(await claimStormPost(db, id, input.now))) return { kind: 'busy', error: `storm ${id}'s message is being posted by another delivery`, retryAfterMs: STORM_POST_WAIT_MS };
   const view = await loadStormView(db, id, input.now);
   if (!view) return { kind: 'permanent', error: `storm ${id} not found` };
   // Never empty: the delivering alert is a member.
