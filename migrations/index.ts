@@ -24,6 +24,7 @@ import * as m0023 from './0023_canonical_time_zones.js';
 import * as m0024 from './0024_running_runs_by_workflow.js';
 import * as m0025 from './0025_alerts_by_workflow.js';
 import * as m0026 from './0026_credential_outages.js';
+import * as m0027 from './0027_slack_request_replays.js';
 
 /** Forward-only, applied in name order. Add new files here. */
 export const migrations: Record<string, Migration> = {
@@ -52,4 +53,5 @@ export const migrations: Record<string, Migration> = {
   '0024_running_runs_by_workflow': m0024,
   '0025_alerts_by_workflow': m0025,
   '0026_credential_outages': m0026,
+  '0027_slack_request_replays': m0027,
 };

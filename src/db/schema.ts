@@ -1,5 +1,5 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
-import type { AlertEventsTable, AlertsTable, AlertThreadsTable, DestinationOutagesTable, InstanceKeysTable, NotificationsTable, PaceSlotsTable, SlackHomeViewsTable } from './schema/alerts.js';
+import type { AlertEventsTable, AlertsTable, AlertThreadsTable, DestinationOutagesTable, InstanceKeysTable, NotificationsTable, PaceSlotsTable, SlackHomeViewsTable, SlackRequestsSeenTable } from './schema/alerts.js';
 import type { UpstreamBlocksTable, WorkflowDependenciesTable } from './schema/dependencies.js';
 import type { HousekeepingFiringsTable, MonitorUptimeTable, RunsTable } from './schema/runs.js';
 import type { SharedCausesTable, StormAlertsTable, StormsTable } from './schema/storms.js';
@@ -25,6 +25,7 @@ export interface Database {
   alertThreads: AlertThreadsTable;
   monitorUptime: MonitorUptimeTable;
   slackHomeViews: SlackHomeViewsTable;
+  slackRequestsSeen: SlackRequestsSeenTable;
   paceSlots: PaceSlotsTable;
   maintenanceWindows: MaintenanceWindowsTable;
   destinationOutages: DestinationOutagesTable;

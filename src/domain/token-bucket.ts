@@ -28,3 +28,8 @@ export function peek(bucket: Bucket, policy: BucketPolicy): { ok: true } | { ok:
 export function take(bucket: Bucket): Bucket {
   return { ...bucket, tokens: Math.max(0, bucket.tokens - 1) };
 }
+
+/** A token given back (a reservation that turned out not to be needed), never past `capacity`. */
+export function giveBack(bucket: Bucket, policy: BucketPolicy): Bucket {
+  return { ...bucket, tokens: Math.min(policy.capacity, bucket.tokens + 1) };
+}

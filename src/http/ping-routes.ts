@@ -74,20 +74,25 @@ export function pingRoutes(deps: Deps): Router {
     const { rid } = parameters;
     const address = req.socket.remoteAddress ?? 'unknown';
     const now = deps.clock.now().getTime();
-    const allowance = limiter.check(address, now);
+    // A token is taken before the lookup (a burst cannot all pass before one is charged), and over the allowance a
+    // key this address has not used yet is refused unread, valid or not: the answer must not tell a guess from a key.
+    const admission = limiter.admit(address, key, now);
+    if (!admission.ok) {
+      metrics.pings.inc({ signal: signal.kind, result: 'rate_limited' });
+      if (!req.complete) res.set('connection', 'close');
+      res.status(429).set('retry-after', String(admission.retryAfterSeconds)).type('text/plain').send('too many unknown ping keys from this address; retry later\n');
+      return;
+    }
     // The key before the body: one indexed lookup, so a made-up key never makes the server read (up to 10 MB of) a body.
     const unknown = () => {
+      limiter.forget(address, key);
       metrics.pings.inc({ signal: signal.kind, result: 'not_found' });
       // A body still on its way is not read: the connection closes after the answer instead of draining it (the 400s above too).
       if (!req.complete) res.set('connection', 'close');
-      if (!allowance.ok) {
-        res.status(429).set('retry-after', String(allowance.retryAfterSeconds)).type('text/plain').send('too many unknown ping keys from this address; retry later\n');
-        return;
-      }
-      limiter.charge(address, now);
       res.status(404).type('text/plain').send('not found\n');
     };
     if (!(await isKnownPingKey(deps, key))) return unknown();
+    limiter.proven(address, key, admission, now);
     const { body, tooLarge } = req.method === 'POST' ? await readPingBody(req) : { body: '', tooLarge: false };
     if (tooLarge) {
       res.status(413).set('connection', 'close').type('text/plain').send(`body larger than ${PING_BODY_HARD_LIMIT} bytes\n`);

@@ -17,6 +17,7 @@ import { createWebClient, SLACK_CALL_TIMEOUT_MS, slackLogger, timedFetch, webOut
 import { slackTransport } from './transport/slack-transport.js';
 import { botAuthorization } from './transport/bot-authorization.js';
 import { slackRequestGuard } from './listeners/request-guard.js';
+import { firstSlackReceipt } from '../ledger/slack-requests.js';
 import { platformOutageNotice } from './transport/outage-notice.js';
 import { webDirectory, type SlackDirectory } from './transport/directory.js';
 
@@ -61,7 +62,7 @@ export async function startSlack(http: Express, deps: Deps, options: SlackOption
     const boltLogger = slackLogger(logger);
     if (mode === 'http') {
       const router = Router();
-      router.post('/slack/events', ...slackRequestGuard(config.SLACK_SIGNING_SECRET!));
+      router.post('/slack/events', ...slackRequestGuard(config.SLACK_SIGNING_SECRET!, Date.now, { firstReceipt: (...a) => firstSlackReceipt(deps.db, ...a) }));
       const receiver = new ExpressReceiver({ signingSecret: config.SLACK_SIGNING_SECRET!, endpoints: '/slack/events', router, logger: boltLogger });
       bolt = new App({ authorize: botAuthorization(token, clientOptions, logger, deps.clock), receiver, clientOptions, logger: boltLogger });
       http.use(router);

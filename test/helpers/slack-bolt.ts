@@ -15,6 +15,14 @@ import { T0 } from './factories.js';
 
 export const SIGNING_SECRET = 'test-signing-secret-0123456789';
 
+/**
+ * Numbers each request's trigger, response URL and event id, across every rig
+ * of the process: no two requests Slack sends are alike, and the bot refuses a
+ * signature it has already taken (a replay), so two rigs on one database must
+ * not send the same body in the same second.
+ */
+let seq = 0;
+
 /** Slack's request signature: `v0=` HMAC-SHA256 of `v0:{timestamp}:{raw body}` with the signing secret. */
 export function slackSignature(secret: string, timestamp: number, body: string): string {
   return `v0=${createHmac('sha256', secret).update(`v0:${timestamp}:${body}`).digest('hex')}`;
@@ -58,7 +66,6 @@ export async function startSlackRig(db: Db, options: { env?: Record<string, stri
     const s = http.listen(0, '127.0.0.1', () => resolve(s));
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  let seq = 0;
 
   async function send(body: string, contentType: string, sign: { secret?: string; ageSeconds?: number } = {}) {
     const ts = Math.floor(systemClock.now().getTime() / 1000) - (sign.ageSeconds ?? 0);

@@ -206,7 +206,7 @@ describe('Slack requests', () => {
     expect(res).toBe(401);
   });
 
-  it('a replayed take-ownership click changes nothing the second time', async () => {
+  it('a replayed take-ownership click is refused (401) and changes nothing the second time', async () => {
     const click = clickBody(ACTION.takeOwnership, String(acmeAlert), 'CACME', 'U0ALICE');
     const first = await toSlack(click.body, form);
     expect(first.status).toBe(200);
@@ -223,7 +223,7 @@ describe('Slack requests', () => {
       await deliverAll();
       return r.status;
     });
-    expect(replay).toBe(200);
+    expect(replay).toBe(401);
     const events = await t.db.selectFrom('alertEvents').select('kind').where('alertId', '=', acmeAlert).where('kind', '=', 'owner_changed').execute();
     expect(events).toHaveLength(1);
   });

@@ -272,8 +272,10 @@ describe('ping keys', () => {
     expect((error as WorkflowsFileError).problems).toEqual([expect.stringMatching(/^workflows\.json:1: workflows\[0\]\.pingKey: at least 22 .*\(got "AAAAAAAAAAAAAAAA"\)$/)]);
   });
 
-  it('unknown keys from one address are rate-limited (429 + Retry-After); a valid key from that address still gets through', async () => {
+  it('unknown keys from one address are rate-limited (429 + Retry-After); over the limit a valid key is told apart from a guess only when the address has used it before', async () => {
     const wf = await makeWorkflow(t.db, { tenantId: 'acme', name: 'pinged', cron: '0 2 * * *' });
+    const other = await makeWorkflow(t.db, { tenantId: 'acme', name: 'pinged-too', cron: '0 3 * * *' });
+    expect((await fetch(`${app.url}/ping/${wf.pingKey}`)).status).toBe(200);
     const statuses: number[] = [];
     let last: Response | undefined;
     for (let i = 0; i < 7; i++) {
@@ -283,9 +285,14 @@ describe('ping keys', () => {
     expect(statuses).toEqual([404, 404, 404, 404, 404, 429, 429]);
     expect(Number(last!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(await last!.text()).toMatch(/too many unknown ping keys/);
-    const valid = await fetch(`${app.url}/ping/${wf.pingKey}`);
-    expect(valid.status).toBe(200);
+    // The job that pinged from here before is never slowed by its neighbour's guessing.
+    expect((await fetch(`${app.url}/ping/${wf.pingKey}`)).status).toBe(200);
+    // A valid key this address has not shown before gets the guess's answer: 200 against 429 would be an oracle at any speed.
+    const unproven = await fetch(`${app.url}/ping/${other.pingKey}`);
+    expect(unproven.status).toBe(429);
+    expect((await runsOf('acme', 'pinged-too')).length).toBe(0);
     clock.advance(60_000);
+    expect((await fetch(`${app.url}/ping/${other.pingKey}`)).status).toBe(200);
     expect((await fetch(`${app.url}/ping/guess-after-0123456789abcdefghij`)).status).toBe(404);
   });
 });

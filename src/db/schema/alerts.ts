@@ -103,6 +103,13 @@ export interface SlackHomeViewsTable {
   openedAt: Timestamp;
 }
 
+/** A Slack request's signature, taken once across replicas: a replay within its five minutes finds it here. */
+export interface SlackRequestsSeenTable {
+  signature: string;
+  /** Slack's X-Slack-Request-Timestamp, unix seconds. */
+  slackTs: number;
+}
+
 /** When the next delivery under a pacing key may start, shared by every replica. */
 export interface PaceSlotsTable {
   key: string;

@@ -93,20 +93,37 @@ export function payloadProblem(raw: string, contentType: string | undefined): st
 }
 
 /**
+ * How long a taken signature is kept: past the five minutes either way a
+ * timestamp is accepted, with as much again for replicas whose clocks differ.
+ */
+const SEEN_KEEP_SECONDS = 2 * MAX_SKEW_SECONDS;
+
+export interface SlackGuardOptions {
+  bodyDeadlineMs?: number;
+  /**
+   * Takes a verified request's signature once across replicas (src/ledger/slack-requests.ts):
+   * false when it was taken before. A signed request is good for five minutes, so one
+   * captured and sent again within them is refused (401), Slack's own retry of it acked empty.
+   */
+  firstReceipt?: (signature: string, slackTs: number, nowSeconds: number, keepSeconds: number) => Promise<boolean>;
+}
+
+/**
  * In front of Bolt on POST /slack/events: checks the signature and the
  * timestamp in both directions (Bolt refuses only old ones), then the shape
  * of the parts Bolt's own code reads (a `"user": null` would throw inside
  * Bolt, a 500). A bad signature or timestamp is 401 and a bad shape 400, with
- * a reason; either way no listener runs. The raw body is handed on as
+ * a reason; either way no listener runs. A signature already taken (a replay
+ * within the five minutes) is 401 too (`firstReceipt`). The raw body is handed on as
  * `rawBody`, which Bolt reads instead of the consumed stream. Real time here:
  * signatures are Slack's clock against the machine's, not business time.
  */
-export function slackRequestGuard(signingSecret: string, now: () => number = Date.now, options: { bodyDeadlineMs?: number } = {}): RequestHandler[] {
+export function slackRequestGuard(signingSecret: string, now: () => number = Date.now, options: SlackGuardOptions = {}): RequestHandler[] {
   return [
     bodyDeadline(options.bodyDeadlineMs ?? BODY_DEADLINE_MS),
     // Refused before reading when its length says so, and at the first byte past the limit when it has none (chunked).
     boundedBody(readBody, BODY_LIMIT_BYTES),
-    (req, res, next) => {
+    async (req, res, next) => {
       const raw: string = Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '';
       const timestamp = Number(req.get('x-slack-request-timestamp'));
       const signature = req.get('x-slack-signature') ?? '';
@@ -120,6 +137,19 @@ export function slackRequestGuard(signingSecret: string, now: () => number = Dat
       if (a.length !== b.length || !timingSafeEqual(a, b)) return void res.status(401).json({ error: 'unauthorized', message: 'x-slack-signature: does not match' });
       const bad = payloadProblem(raw, req.get('content-type'));
       if (bad) return void res.status(400).json({ error: 'invalid_request', message: bad });
+      if (options.firstReceipt) {
+        let first: boolean;
+        try {
+          first = await options.firstReceipt(signature, timestamp, Math.floor(now() / 1000), SEEN_KEEP_SECONDS);
+        } catch {
+          return void res.status(503).set('retry-after', '5').json({ error: 'unavailable', message: 'could not check the request against the ones already received; try again' });
+        }
+        if (!first) {
+          // Slack's own retry of a request already taken: acknowledged empty, as dropSlackRetries does (retries.ts).
+          if (req.get('x-slack-retry-num') !== undefined) return void res.status(200).end();
+          return void res.status(401).json({ error: 'unauthorized', message: 'x-slack-signature: this request was already received (a replay)' });
+        }
+      }
       (req as typeof req & { rawBody?: Buffer }).rawBody = req.body as Buffer;
       next();
     },
