@@ -67,6 +67,13 @@ describe('workflows file validation', () => {
     expect(managed).toEqual([expect.stringMatching(/workflows\[0\]\.mode: a managed workflow needs a launcher \(got "managed"\)$/)]);
   });
 
+  it('ownershipLapsesAfterReminders: 0 (never) to 100 in a policy; a negative or fractional one is refused', () => {
+    const file = (n: number) => JSON.stringify({ tenants: [{ id: 'acme', name: 'Acme' }], workflows: [{ tenant: 'acme', name: 'x', cron: '* * * * *', policy: { ownershipLapsesAfterReminders: n } }] });
+    expect(parseWorkflowsFile(file(0)).workflows[0]!.policy).toEqual({ ownershipLapsesAfterReminders: 0 });
+    expect(parseWorkflowsFile(file(5)).workflows[0]!.policy).toEqual({ ownershipLapsesAfterReminders: 5 });
+    for (const bad of [-1, 1.5, 101]) expect(problemsOf(file(bad)).some((p) => p.includes('workflows[0].policy.ownershipLapsesAfterReminders'))).toBe(true);
+  });
+
   it('explains a file that is not JSON, naming the line of the mistake', () => {
     expect(problemsOf('{"tenants": [')[0]).toMatch(/^wf.json:1: not valid JSON: .* \(line 1 column 14\)$/);
     // Node 20 says only "at position 131": a trailing comma on line 4 of a long file had to be counted by hand.

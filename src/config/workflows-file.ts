@@ -39,6 +39,8 @@ export const policySchema = z
     minRows: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
     /** An owned alert still failing this long after it was owned (or last reminded) reminds its owner; default from the cadence. */
     remindAfterSeconds: z.number().int().min(60).max(30 * 86_400).optional(),
+    /** An owner who leaves this many reminders unanswered loses the alert (escalation resumes); 0: never; default 3. */
+    ownershipLapsesAfterReminders: z.number().int().min(0).max(100).optional(),
     /** A success faster than this counts as a failure, "too fast" (issue 16). */
     minDurationSeconds: z.number().int().min(1).max(7 * 86_400).optional(),
     /** A fixed "running long" threshold instead of the one learned from the workflow's successes. */

@@ -132,6 +132,12 @@ export interface ReminderFields {
   policy: Record<string, unknown>;
   /** The workflow is paused: an operator said to stop; it reminds nobody until resumed. */
   workflowPaused?: boolean;
+  /**
+   * Reminders to the owner (their `reminder` events) since they took the
+   * alert or last acted on it (an event of theirs), counted from the thread's
+   * history: how many went unanswered.
+   */
+  unansweredReminders?: number;
 }
 
 /** A day: how often an "until resolved" silence reminds in its thread, and the longest gap between an owner's reminders. */
@@ -176,14 +182,35 @@ export function nextReminderAfterMs(alert: Pick<ReminderFields, 'cadenceSeconds'
 export type ReminderDecision =
   | { due: false }
   | { due: true; about: 'owned'; ownerUser: string; since: Date }
+  /** Instead of one more reminder: the owner left that many unanswered, so the ownership lapses and the on-call is told. */
+  | { due: true; about: 'lapsed'; ownerUser: string; since: Date; reminders: number }
   | { due: true; about: 'silenced'; since: Date };
+
+/**
+ * How many unanswered reminders an ownership survives: the workflow's
+ * `ownershipLapsesAfterReminders` (0: never lapses this way), else 3. With
+ * the default periods (doubling, at most a day apart) the lapse comes 8 ×
+ * the first period after the owner last acted (a 5-minute job: 4 hours; an
+ * hourly one: 16 hours; a daily one: 4 days), long enough for someone
+ * working on it to answer, short enough that
+ * an owner who left (holiday, another job) does not keep an alert from the
+ * on-call for ever.
+ */
+export const DEFAULT_LAPSE_AFTER_REMINDERS = 3;
+
+export function lapseAfterReminders(policy: Record<string, unknown>): number {
+  const own = ((policy.overrides ?? {}) as { ownershipLapsesAfterReminders?: unknown }).ownershipLapsesAfterReminders;
+  return typeof own === 'number' && Number.isInteger(own) && own >= 0 ? own : DEFAULT_LAPSE_AFTER_REMINDERS;
+}
 
 /**
  * Is a reminder due? An owned, still open alert reminds its owner after
  * `nextReminderAfterMs`, counted from when it was owned or last reminded; an
  * "until resolved" silence reminds once a day counted from reminded_at, which
  * the silence sets when it begins. A silenced alert does not remind its
- * owner: the silence reminder speaks for it. A paused workflow reminds
+ * owner: the silence reminder speaks for it. When the owner has left
+ * `lapseAfterReminders` reminders unanswered (acted on the alert after none of
+ * them), the next one is not sent: the ownership lapses instead. A paused workflow reminds
  * nobody (its escalation clock stands still too); the count goes on from
  * where it was when it is resumed.
  */
@@ -198,6 +225,9 @@ export function reminderDue(alert: ReminderFields, now: Date): ReminderDecision 
   if (!alert.ownerUser || !alert.acknowledgedAt) return { due: false };
   const from = Math.max(alert.remindedAt?.getTime() ?? 0, alert.acknowledgedAt.getTime());
   if (t - from < nextReminderAfterMs(alert)) return { due: false };
+  const limit = lapseAfterReminders(alert.policy);
+  const unanswered = alert.unansweredReminders ?? 0;
+  if (limit > 0 && unanswered >= limit) return { due: true, about: 'lapsed', ownerUser: alert.ownerUser, since: alert.acknowledgedAt, reminders: unanswered };
   return { due: true, about: 'owned', ownerUser: alert.ownerUser, since: alert.acknowledgedAt };
 }
 

@@ -83,14 +83,16 @@ export function isShadowEvent(data: unknown): boolean {
  * the channel (DESIGN: "opening a critical or escalating to critical mentions
  * the owner or the on-call group, in a reply broadcast to the channel"): an
  * escalation to critical, and an alert that opens critical with someone to
- * page (its event carries `data.mention`). Inside a storm too. Never an
+ * page (its event carries `data.mention`), and an ownership of a critical
+ * alert lapsing on unanswered reminders (nothing else would page the on-call
+ * again). Inside a storm too. Never an
  * event of a shadow alert (`data.shadow`).
  */
 export function pagesSomeone(event: { kind: string; data: unknown }): boolean {
   if (isShadowEvent(event.data)) return false;
   if (event.kind === 'escalated') return true;
   const mention = (event.data as { mention?: { users?: unknown[]; groups?: unknown[] } } | null)?.mention;
-  return event.kind === 'opened' && !!mention && (mention.users?.length ?? 0) + (mention.groups?.length ?? 0) > 0;
+  return (event.kind === 'opened' || event.kind === 'ownership_expired') && !!mention && (mention.users?.length ?? 0) + (mention.groups?.length ?? 0) > 0;
 }
 
 /**

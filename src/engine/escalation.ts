@@ -182,21 +182,32 @@ export async function expireOwnerships(deps: Pick<Deps, 'db' | 'config'>, now: D
 
 /**
  * Owned alerts still failing remind their owner, less often each time (src/domain/escalation.ts
- * nextReminderAfterMs); "until resolved" silences remind once a day; a paused workflow reminds nobody.
+ * nextReminderAfterMs); after `ownershipLapsesAfterReminders` of them unanswered (default 3) the
+ * ownership lapses instead of one more (a critical alert's on-call is told); "until resolved" silences remind once a day; a paused workflow reminds nobody.
  * Nothing pages inside a maintenance window: an owner's reminder (it mentions them) waits for the window's
  * end, and is sent at the first pass after it.
  */
 export async function sendReminders(deps: Pick<Deps, 'db' | 'config'>, now: Date): Promise<number> {
   return deps.db.transaction().execute(async (trx) => {
     const events: EventInput[] = [];
-    const due = (await lockCandidates(trx, 'owned_or_silenced_until_resolved')).flatMap((c) => {
-      const decision = reminderDue({ ...c.alert, workflowPaused: c.workflow.paused }, now);
+    const candidates = await lockCandidates(trx, 'owned_or_silenced_until_resolved');
+    const unanswered = await unansweredReminders(trx, candidates.flatMap((c) => (c.alert.ownerUser && c.alert.acknowledgedAt ? [c.alert.id] : [])));
+    const due = candidates.flatMap((c) => {
+      const decision = reminderDue({ ...c.alert, workflowPaused: c.workflow.paused, unansweredReminders: unanswered.get(c.alert.id) ?? 0 }, now);
       return decision.due ? [{ ...c, decision }] : [];
     });
-    const owned = due.filter((d) => d.decision.about === 'owned');
+    const owned = due.filter((d) => d.decision.about !== 'silenced');
     const held = owned.length ? new Set(await workflowsInMaintenance(trx, owned.map((d) => d.workflow), now)) : new Set<number>();
-    for (const { alert, channel, decision, workflow } of due) {
-      if (decision.about === 'owned' && held.has(workflow.id)) continue;
+    for (const { alert, channel, oncall, decision, workflow } of due) {
+      if (decision.about !== 'silenced' && held.has(workflow.id)) continue;
+      if (decision.about === 'lapsed') {
+        const next = await trx.updateTable('alerts').set({ ownerUser: null, acknowledgedBy: null, acknowledgedAt: null, updatedAt: now }).where('id', '=', alert.id).returningAll().executeTakeFirstOrThrow();
+        // A critical alert pages nobody again on its own: the on-call is told now. A warning's escalation resumes and pages when due.
+        const mention = alert.severity === 'critical' ? { mention: escalationMention(null, oncall) } : {};
+        const data = { previousUser: decision.ownerUser, ownedSince: decision.since.toISOString(), reason: 'unanswered', reminders: decision.reminders, severity: alert.severity, ...mention };
+        events.push({ alert: next, tenant: { channel }, kind: 'ownership_expired', data, now, config: deps.config });
+        continue;
+      }
       const next = await trx.updateTable('alerts').set({ remindedAt: now }).where('id', '=', alert.id).returningAll().executeTakeFirstOrThrow();
       const data = decision.about === 'owned' ? { about: 'owned', ownerUser: decision.ownerUser, since: decision.since.toISOString() } : { about: 'silenced', since: decision.since.toISOString() };
       events.push({ alert: next, tenant: { channel }, kind: 'reminder', data, now, config: deps.config });
@@ -204,6 +215,23 @@ export async function sendReminders(deps: Pick<Deps, 'db' | 'config'>, now: Date
     await recordAlertEvents(trx, events);
     return events.length;
   });
+}
+
+/**
+ * Of `alertIds` (owned), the reminders to the current owner recorded since
+ * they took the alert or last acted on it (an event with them as actor):
+ * counted from the thread's history, never a stored counter.
+ */
+async function unansweredReminders(trx: Transaction<Database>, alertIds: number[]): Promise<Map<number, number>> {
+  if (alertIds.length === 0) return new Map();
+  const { rows } = await sql<{ id: number; n: number }>`
+    select a.id, count(e.id)::int as n from alerts a
+    join alert_events e on e.alert_id = a.id and e.kind = 'reminder' and e.data->>'about' = 'owned' and e.data->>'ownerUser' = a.owner_user
+    where a.id = any(${alertIds}::bigint[])
+      and e.at > greatest(a.acknowledged_at, (select max(o.at) from alert_events o where o.alert_id = a.id and o.actor = a.owner_user))
+    group by a.id
+  `.execute(trx);
+  return new Map(rows.map((r) => [Number(r.id), r.n]));
 }
 
 export async function endExpiredSilences(deps: Pick<Deps, 'db' | 'config'>, now: Date): Promise<number> {

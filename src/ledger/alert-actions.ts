@@ -225,7 +225,9 @@ export const RESOLVE_NOTE_MAX = 2000;
 /**
  * Closes the alert by hand, with who and why: the `resolved` event carries
  * `by: 'hand'` and the note (actor = the person). The workflow's history is
- * untouched, so its next failure opens a new alert, as after any recovery.
+ * untouched; its failures are counted again from this `resolved_at`, as
+ * after a recovery (src/ledger/history-facts.ts): a new alert opens when the
+ * failures of ticks after it reach the threshold.
  * A silence ends with the alert; what it held is summarised in the event.
  */
 export const resolveByHand = (deps: Pick<Deps, 'db' | 'clock' | 'config'>, input: { alertId: number; actor: Actor; scope: Scope; note: string }) =>

@@ -67,10 +67,16 @@ const FAILURE_SINCE_LAST_SUCCESS = sql`${settled('tick', 'failure')} and r.tick 
  * A tick failure inside a maintenance window (runs.in_maintenance) is not a
  * failure here: it neither counts, nor breaks a healthy streak, nor flaps.
  *
- * Failures are counted from the workflow's last success, or from the end of
- * the newest upstream incident that held it back (upstream_blocks), whichever
- * is later: after its upstream recovers, a downstream workflow is judged on
- * its own history from then on (docs/alerts.md, dependencies).
+ * Failures are counted from the workflow's last success, from the end of
+ * the newest upstream incident that held it back (upstream_blocks), or from
+ * the newest of its alerts closed by no run (resolved by hand, or by the
+ * workflow or its tenant being disabled), whichever is later: after its
+ * upstream recovers, a downstream workflow is judged on its own history from
+ * then on (docs/alerts.md, dependencies); after a person said an alert was
+ * handled, the ticks after it say whether it is, exactly as after a recovery
+ * (a 5-minute job's streak of 150 before it does not open the next alert
+ * past its "kept failing" threshold). The boundary is the alert's own
+ * `resolved_at`, history like the runs, never a stored counter.
  */
 export async function loadHistoryFacts(trx: Transaction<Database>, workflowIds: number[], withStreak: number[] = workflowIds): Promise<Map<number, HistoryFacts>> {
   const out = new Map<number, HistoryFacts>();
@@ -123,8 +129,14 @@ function factsQuery(workflowIds: number[], withStreak: number[]) {
       where b.workflow_id = w.workflow_id and ua.status = 'resolved'
       order by ua.resolved_at desc limit 1
     ) ub on true
+    -- the newest alert closed by no run (by hand, or the workflow or its tenant disabled): a person said it was
+    -- handled, so counting starts again there and the next runs say whether it is
+    left join lateral (
+      select max(a.resolved_at) as pos from alerts a
+      where a.workflow_id = w.workflow_id and a.status = 'resolved' and a.resolved_by_run_id is null
+    ) hr on true
     cross join lateral (select greatest(okt.pos, okm.pos) as last_ok, greatest(badt.pos, badm.pos) as last_bad) e
-    cross join lateral (select greatest(e.last_ok, ub.pos) as count_from) cf
+    cross join lateral (select greatest(e.last_ok, ub.pos, hr.pos) as count_from) cf
     cross join lateral (
       select count(*)::int as n from runs r
       where ${FAILURE_SINCE_LAST_SUCCESS}

@@ -73,6 +73,13 @@ describe('reminderDue: owned alerts remind once per period; until-resolved silen
     ['owned 8h ago, reminded 2h ago (after 6h): not yet, the next waits 6h', { acknowledgedAt: ago(8 * H), remindedAt: ago(2 * H) }, { due: false }],
     ['owned 12h ago, reminded 6h ago (after 6h): due', { acknowledgedAt: ago(12 * H), remindedAt: ago(6 * H) }, { due: true, about: 'owned', ownerUser: 'UOWNER', since: ago(12 * H) }],
     ['a fixed remindAfterSeconds does not stretch', { acknowledgedAt: ago(12 * H), remindedAt: ago(2 * H), policy: { overrides: { remindAfterSeconds: 7200 } } }, { due: true, about: 'owned', ownerUser: 'UOWNER', since: ago(12 * H) }],
+    ['two reminders unanswered: a third one', { unansweredReminders: 2 }, { due: true, about: 'owned', ownerUser: 'UOWNER', since: ago(H) }],
+    ['three unanswered (the default): the ownership lapses instead', { unansweredReminders: 3 }, { due: true, about: 'lapsed', ownerUser: 'UOWNER', since: ago(H), reminders: 3 }],
+    ['three unanswered, but not due yet: nothing', { unansweredReminders: 3, remindedAt: ago(10 * 60_000) }, { due: false }],
+    ['the workflow says 5: a fourth reminder', { unansweredReminders: 3, policy: { overrides: { ownershipLapsesAfterReminders: 5 } } }, { due: true, about: 'owned', ownerUser: 'UOWNER', since: ago(H) }],
+    ['the workflow says 0: never lapses, however many', { unansweredReminders: 40, policy: { overrides: { ownershipLapsesAfterReminders: 0 } } }, { due: true, about: 'owned', ownerUser: 'UOWNER', since: ago(H) }],
+    ['silenced until resolved: the silence reminder, no lapse', { unansweredReminders: 9, silencedBy: 'UX', remindedAt: ago(24 * H) }, { due: true, about: 'silenced', since: ago(24 * H) }],
+    ['paused: no lapse either', { unansweredReminders: 9, workflowPaused: true }, { due: false }],
   ] as const)('%s', (_case, over, expected) => {
     expect(reminderDue({ ...owned, ...over } as ReminderFields, NOW)).toEqual(expected);
   });

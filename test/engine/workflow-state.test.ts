@@ -220,6 +220,19 @@ describe('disabling or deleting resolves the open alert', () => {
     });
   }
 
+  it('enabled again: judged on its ticks from the resolution on, not on the streak before it (as after a hand resolve)', async () => {
+    await syncWorkflowsFile(t.db, file(undefined), START, {}, engine.deps.config);
+    wf = await t.db.selectFrom('workflows').selectAll().where('name', '=', 'filed').executeTakeFirstOrThrow();
+    await failNext(5);
+    const opened = await alertOf();
+    await syncWorkflowsFile(t.db, file(false), engine.clock.now(), {}, engine.deps.config);
+    await syncWorkflowsFile(t.db, file(true), engine.clock.now(), {}, engine.deps.config);
+    await failNext(2);
+    expect(await alertOf()).toMatchObject({ id: opened.id, status: 'resolved' });
+    await failNext(1);
+    expect(await alertOf()).toMatchObject({ status: 'open', consecutiveFailures: 3, severity: 'warning' });
+  });
+
   it('a tenant removed from the file: its API workflow\'s alert is resolved (by: tenant_disabled), nothing is missed while it is gone, and its return starts from the next tick', async () => {
     const tenants = (withAcme: boolean) =>
       parseWorkflowsFile(JSON.stringify({ tenants: [...(withAcme ? [{ id: 'acme', name: 'Acme', channel: 'CACME' }] : []), { id: 'globex', name: 'Globex', channel: 'CGLOBEX' }], workflows: [] }));

@@ -61,6 +61,7 @@ const CASES: Case[] = [
   ['reminder, owned', 'reminder', null, { about: 'owned', ownerUser: 'U0ALICE', since: '2026-03-10T06:05:00.000Z' }, { ownerUser: 'U0ALICE' }],
   ['reminder, silenced', 'reminder', null, { about: 'silenced', since: '2026-03-08T09:05:00.000Z' }, { silencedBy: 'U0BOB' }],
   ['ownership expired', 'ownership_expired', null, { previousUser: 'U0ALICE', ownedSince: '2026-03-10T05:05:00.000Z' }],
+  ['ownership lapsed on unanswered reminders, critical: pages on-call', 'ownership_expired', null, { previousUser: 'U0ALICE', ownedSince: '2026-03-07T05:05:00.000Z', reason: 'unanswered', reminders: 3, mention: { users: [], groups: ['S0ONCALL'] } }, { severity: 'critical' }],
   ['owner changed: take', 'owner_changed', 'U0ALICE', { fromTeam: 'engineering', fromUser: null, toTeam: 'engineering', toUser: 'U0ALICE', note: null, acknowledged: true }, { ownerUser: 'U0ALICE' }],
   ['owner changed: release', 'owner_changed', 'U0ALICE', { fromTeam: 'engineering', fromUser: 'U0ALICE', toTeam: 'engineering', toUser: null, note: null, acknowledged: false }],
   [

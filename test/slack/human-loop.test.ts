@@ -153,7 +153,7 @@ describe('reminders', () => {
 });
 
 describe('resolve by hand', () => {
-  it('closes the alert with who and why; the next failure opens a new alert in a new thread', async () => {
+  it('closes the alert with who and why; failures after it open a new alert in a new thread, counted from the resolve', async () => {
     const wf = await hourlyWorkflow();
     await failTick(wf, 1);
     await failTick(wf, 2);
@@ -183,9 +183,14 @@ describe('resolve by hand', () => {
     expect(told.text).toContain('<@U0LEAD> resolved the alert by hand');
     expect(told.text).toContain('vendor restored the database');
 
-    await failTick(wf, 3);
+    // As after a recovery: an hourly job alerts at its second failure, counted from the resolve (the ticks after it).
+    const next = Math.floor((engine.clock.now().getTime() - START.getTime()) / 3_600_000) + 1;
+    await failTick(wf, next);
+    expect((await alertsOf(wf)).map((a) => a.status)).toEqual(['resolved']);
+    await failTick(wf, next + 1);
     const alerts = await alertsOf(wf);
     expect(alerts.map((a) => a.status)).toEqual(['resolved', 'open']);
+    expect(alerts[1]!.consecutiveFailures).toBe(2);
     expect(rig.slack.roots('CACME')).toHaveLength(rootsBefore + 1);
     expect(rootOf(alerts[1]!.id).ts).not.toBe(rootOf(alert.id).ts);
   });

@@ -21,6 +21,8 @@ export interface PolicyOverrides {
   minRows?: number;
   /** Reminder period for an owned, still failing alert (migration 0005); default from the cadence. */
   remindAfterSeconds?: number;
+  /** Unanswered reminders after which an ownership lapses (0: never; default 3, src/domain/escalation.ts). */
+  ownershipLapsesAfterReminders?: number;
   /** A success faster than this counts as a failure, "too fast" (issue 16). */
   minDurationSeconds?: number;
   /** A fixed "running long" threshold instead of the learned one (issue 16). */

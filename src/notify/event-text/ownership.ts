@@ -1,6 +1,6 @@
 import { relativeTime } from '../../domain/durations.js';
 import { ownerChange } from '../../domain/ownership.js';
-import { date, failures, person, str, strong, t, user, type Renderer, type TextPart } from './parts.js';
+import { date, failures, pagingOf, person, str, strong, t, user, type Renderer, type TextPart } from './parts.js';
 
 /** Take, release or reassign: the rule lives in src/domain/ownership.ts (held releases need it too). */
 export { ownerChange };
@@ -50,9 +50,28 @@ const reminder: Renderer = ({ event, alert: a, d }) => {
   };
 };
 
-const ownershipExpired: Renderer = ({ event, d }) => {
+const ownershipExpired: Renderer = ({ event, alert: a, d }) => {
   const since = date(d, 'ownedSince');
   const held = since ? [t(' after '), { type: 'duration', ms: event.at.getTime() - since.getTime() } as TextPart] : [];
+  const reminders = typeof d.reminders === 'number' ? d.reminders : null;
+  if (str(d, 'reason') === 'unanswered' && reminders !== null) {
+    const { mention, paging } = pagingOf(d);
+    return {
+      what: 'ownership_expired:unanswered',
+      icon: 'expired',
+      parts: [
+        t('Ownership by '),
+        person(str(d, 'previousUser'), false),
+        t(' lapsed'),
+        ...held,
+        t(`: ${reminders} ${reminders === 1 ? 'reminder' : 'reminders'} went unanswered. The alert is unowned again`),
+        // Its severity when it lapsed (data), not at delivery: a warning it left may have escalated since.
+        t((str(d, 'severity') ?? a.severity) === 'critical' ? '; take it to own it.' : ' and escalation resumes; take it to own it.'),
+        ...paging,
+      ],
+      ...(mention ? { mention } : {}),
+    };
+  }
   return {
     what: 'ownership_expired',
     icon: 'expired',

@@ -23,7 +23,7 @@ export function renderResolveModal(input: ResolveModalInput): Record<string, unk
     {
       type: 'section',
       text: mrkdwn(
-        `Close the alert on *${safeText(input.workflowName, 200)}* (${safeText(input.tenantName, 200)}) by hand. Say why: the note is posted in the thread. Its next failure opens a new alert.`,
+        `Close the alert on *${safeText(input.workflowName, 200)}* (${safeText(input.tenantName, 200)}) by hand. Say why: the note is posted in the thread. Its failures are counted again from now, as after a recovery: a new alert opens when they reach its threshold.`,
       ),
     },
     {

@@ -85,7 +85,7 @@ export async function alertCommand(ctx: SlackContext, input: AlertCommandInput):
       const alert = await openAlert();
       if (!alert) return { text: `${name} has no open alert to resolve.` };
       const result = await resolveByHand(deps, { alertId: alert.id, actor, scope: where, note: command.note });
-      return { text: actionRefusal(result) ?? `Resolved the alert on ${name}; its next failure opens a new one.` };
+      return { text: actionRefusal(result) ?? `Resolved the alert on ${name}; its failures are counted again from now, and a new alert opens when they reach its threshold.` };
     }
     default:
       return undefined;

@@ -1,0 +1,141 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Workflow } from '../../src/db/schema.js';
+import { runEscalationClock } from '../../src/engine/escalation.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { createEngine, fireTick, PLATFORM, type Engine } from '../helpers/engine-harness.js';
+import { makeTenant, makeWorkflow, minutes } from '../helpers/factories.js';
+import { eventually, startSlackRig, type SlackRig } from '../helpers/slack-bolt.js';
+
+/**
+ * An owner who is gone (left, on holiday) does not keep an alert from the
+ * on-call for ever: after `ownershipLapsesAfterReminders` (default 3)
+ * reminders they left unanswered, the ownership lapses, escalation resumes,
+ * and a critical alert pages the on-call (docs/alerts.md, escalation).
+ */
+const START = new Date('2026-03-10T00:00:00Z');
+
+let t: TestDatabase;
+let engine: Engine;
+let rig: SlackRig;
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  engine = createEngine(t.db, START);
+  rig = await startSlackRig(t.db, { clock: engine.clock, launchers: engine.launcher.resolver, env: { PLATFORM_CHANNEL: PLATFORM } });
+  await makeTenant(t.db, { id: 'acme', name: 'Acme', channel: 'CACME', oncall: JSON.stringify({ group: 'SONCALL' }), rights: JSON.stringify({ admins: ['U0LEAD'] }) });
+});
+afterAll(async () => {
+  await rig.close();
+  await t.drop();
+});
+
+let seq = 0;
+const workflow = (cron: string, policy: Record<string, unknown> = {}) =>
+  makeWorkflow(t.db, { tenantId: 'acme', name: `job-${++seq}`, cron, mode: 'managed', launcher: JSON.stringify({ kind: 'command', command: './check' }), policy: JSON.stringify({ retries: 0, ...policy }) });
+
+/** Fails ticks `every` apart, from the next whole hour after the clock, until an alert is open; returns it. */
+async function openAlert(wf: Workflow, every: number) {
+  let tick = new Date(Math.ceil((engine.clock.now().getTime() + 1) / 3_600_000) * 3_600_000);
+  for (let i = 0; i < 5; i++, tick = new Date(tick.getTime() + every)) {
+    engine.clock.set(new Date(tick.getTime() + minutes(1)));
+    await fireTick(engine, wf, tick, { status: 'failed', error: 'connect ECONNREFUSED' });
+    await engine.drain();
+    const open = await t.db.selectFrom('alerts').selectAll().where('workflowId', '=', wf.id).where('status', '=', 'open').executeTakeFirst();
+    if (open) return open;
+  }
+  throw new Error('no alert opened');
+}
+
+const alertRow = (id: number) => t.db.selectFrom('alerts').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+const eventsOf = (id: number, kind: string) => t.db.selectFrom('alertEvents').selectAll().where('alertId', '=', id).where('kind', '=', kind).orderBy('id').execute();
+
+async function ack(wf: Workflow, user: string) {
+  await rig.command(`ack ${wf.name}`, { channel: 'CACME', user });
+  await eventually(async () => expect((await t.db.selectFrom('alerts').select('ownerUser').where('workflowId', '=', wf.id).where('status', '=', 'open').executeTakeFirstOrThrow()).ownerUser).toBe(user));
+}
+
+/** The escalation clock's pass at `ms` after `from`. */
+async function passAt(from: Date, ms: number) {
+  engine.clock.set(new Date(from.getTime() + ms));
+  await runEscalationClock(engine.deps);
+}
+
+describe('an owner who does not answer', () => {
+  it('a 5-minute job: reminded at 30 min, 1 h and 2 h; at 4 h, with none answered, the ownership lapses and escalation resumes', async () => {
+    const wf = await workflow('*/5 * * * *');
+    const alert = await openAlert(wf, minutes(5));
+    await ack(wf, 'U0LEAD');
+    const owned = (await alertRow(alert.id)).acknowledgedAt!;
+    for (const m of [30, 60, 120]) await passAt(owned, minutes(m));
+    expect(await eventsOf(alert.id, 'reminder')).toHaveLength(3);
+    await passAt(owned, minutes(239));
+    expect((await alertRow(alert.id)).ownerUser).toBe('U0LEAD');
+
+    await passAt(owned, minutes(240));
+    expect(await eventsOf(alert.id, 'reminder')).toHaveLength(3);
+    const after = await alertRow(alert.id);
+    expect(after).toMatchObject({ ownerUser: null, acknowledgedAt: null, severity: 'warning' });
+    const [lapsed] = await eventsOf(alert.id, 'ownership_expired');
+    expect(lapsed!.data).toMatchObject({ previousUser: 'U0LEAD', reason: 'unanswered', reminders: 3 });
+    expect(lapsed!.data).not.toHaveProperty('mention');
+
+    // Unowned, past its deadline (30 min × 6 from the opening): the next pass escalates it and pages the on-call.
+    await passAt(owned, minutes(241));
+    expect(await alertRow(alert.id)).toMatchObject({ severity: 'critical' });
+    await rig.drain();
+    const root = rig.slack.roots('CACME').find((m) => m.metadata?.event_payload.alert_id === alert.id)!;
+    const told = rig.slack.replies('CACME', root.ts).find((m) => m.metadata?.event_payload.event === 'ownership_expired')!;
+    expect(told.text).toContain('3 reminders went unanswered');
+    expect(told.text).toContain('escalation resumes');
+  });
+
+  it('an answer (an act of the owner on the alert, here Run now) starts the count again', async () => {
+    const wf = await workflow('*/5 * * * *');
+    const alert = await openAlert(wf, minutes(5));
+    await ack(wf, 'U0LEAD');
+    const owned = (await alertRow(alert.id)).acknowledgedAt!;
+    for (const m of [30, 60]) await passAt(owned, minutes(m));
+    engine.clock.set(new Date(owned.getTime() + minutes(90)));
+    await rig.command(`run ${wf.name}`, { channel: 'CACME', user: 'U0LEAD' });
+    await eventually(async () => expect((await t.db.selectFrom('alertEvents').select('actor').where('alertId', '=', alert.id).where('actor', '=', 'U0LEAD').execute()).length).toBeGreaterThan(1));
+    for (const m of [120, 240]) await passAt(owned, minutes(m));
+    // Reminders at 2 h and 4 h are the first and second since the answer: still owned.
+    expect(await eventsOf(alert.id, 'reminder')).toHaveLength(4);
+    expect(await alertRow(alert.id)).toMatchObject({ ownerUser: 'U0LEAD' });
+    await passAt(owned, minutes(480));
+    expect(await eventsOf(alert.id, 'reminder')).toHaveLength(5);
+    await passAt(owned, minutes(1440));
+    expect(await alertRow(alert.id)).toMatchObject({ ownerUser: null });
+  });
+
+  it('a daily job (critical): the lapse after 3 days of unanswered reminders pages the on-call, broadcast', async () => {
+    const wf = await workflow('0 2 * * *');
+    const alert = await openAlert(wf, 86_400_000);
+    expect(alert.severity).toBe('critical');
+    await ack(wf, 'U0LEAD');
+    const owned = (await alertRow(alert.id)).acknowledgedAt!;
+    for (const d of [1, 2, 3]) await passAt(owned, d * 86_400_000);
+    expect(await eventsOf(alert.id, 'reminder')).toHaveLength(3);
+    await passAt(owned, 4 * 86_400_000);
+    expect(await alertRow(alert.id)).toMatchObject({ ownerUser: null, severity: 'critical' });
+    const [lapsed] = await eventsOf(alert.id, 'ownership_expired');
+    expect(lapsed!.data).toMatchObject({ reason: 'unanswered', reminders: 3, mention: { users: [], groups: ['SONCALL'] } });
+    await rig.drain();
+    const root = rig.slack.roots('CACME').find((m) => m.metadata?.event_payload.alert_id === alert.id)!;
+    const told = rig.slack.replies('CACME', root.ts).find((m) => m.metadata?.event_payload.event === 'ownership_expired')!;
+    expect(told.text).toContain('<!subteam^SONCALL>');
+    const call = rig.slack.callsTo('chat.postMessage').find((c) => c.ts === told.ts)!;
+    expect(String(call.args.reply_broadcast)).toBe('true');
+  });
+
+  it('ownershipLapsesAfterReminders: 0 keeps the old way: reminders, never a lapse', async () => {
+    const wf = await workflow('*/5 * * * *', { ownershipLapsesAfterReminders: 0 });
+    const alert = await openAlert(wf, minutes(5));
+    await ack(wf, 'U0LEAD');
+    const owned = (await alertRow(alert.id)).acknowledgedAt!;
+    for (const m of [30, 60, 120, 240, 480, 960, 1920]) await passAt(owned, minutes(m));
+    expect(await eventsOf(alert.id, 'reminder')).toHaveLength(7);
+    expect(await eventsOf(alert.id, 'ownership_expired')).toHaveLength(0);
+    expect(await alertRow(alert.id)).toMatchObject({ ownerUser: 'U0LEAD' });
+  });
+});
