@@ -224,11 +224,11 @@ class Driver {
       api_app_id: 'A0CHAOS',
       token: 'legacy',
       container: { type: 'message', message_ts: '1.0', channel_id: w.channel, is_ephemeral: false },
-      trigger_id: `trigger-${alertId}`,
+      trigger_id: `trigger-${alertId}-${this.stats.clicks + 1}`, // every click its own, as Slack's are (a repeated body is a replay: 401)
       channel: { id: w.channel, name: w.tenant },
       message: { type: 'message', ts: '1.0', text: 'root' },
       response_url: 'http://127.0.0.1:9/unused',
-      actions: [{ action_id: ACTION.takeOwnership, block_id: 'alert_actions', action_ts: '1.0', type: 'button', value: String(alertId) }],
+      actions: [{ action_id: ACTION.takeOwnership, block_id: 'alert_actions', action_ts: `${this.stats.clicks + 1}.0`, type: 'button', value: String(alertId) }],
     };
     const body = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
     const replica = this.o.replicas.any();
