@@ -14,6 +14,12 @@ export const MIN_SECRET_LENGTH = 8;
 export const GENERATED_TOKEN = /\bsbt_[A-Za-z0-9_-]{32}(?![A-Za-z0-9_-])/g;
 
 /**
+ * A callback launch's per-run token (`sbr_<run id>_` + a 64-hex HMAC, src/launch/signature.ts):
+ * derived, never stored, so found by shape (a target that echoes the launch request puts it in the run's output).
+ */
+export const CALLBACK_TOKEN = /\bsbr_\d{1,15}_[0-9a-f]{64}(?![0-9a-f])/g;
+
+/**
  * Where the text was cut from something longer (a tail of output, an answer
  * read up to a limit). A secret the cut went through is no longer whole, so
  * the value search cannot find it; at a cut edge a fragment of at least
@@ -33,7 +39,7 @@ function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-export function createRedactor(values: Iterable<string>, shapes: readonly RegExp[] = [GENERATED_TOKEN]): Redactor {
+export function createRedactor(values: Iterable<string>, shapes: readonly RegExp[] = [GENERATED_TOKEN, CALLBACK_TOKEN]): Redactor {
   // Longest first: a secret that contains another is removed whole.
   const usable = [...new Set([...values].filter((v) => v.length >= MIN_SECRET_LENGTH))].sort((a, b) => b.length - a.length);
   const literal = usable.length ? new RegExp(usable.map(escapeRegExp).join('|'), 'g') : undefined;
@@ -46,8 +52,8 @@ export function createRedactor(values: Iterable<string>, shapes: readonly RegExp
   };
 }
 
-/** The beginning of a generated token (GENERATED_TOKEN) that a cut at the end of the text went through. */
-const GENERATED_TOKEN_START = /\bsbt_[A-Za-z0-9_-]{0,31}$/;
+/** The beginning of a generated or callback token (GENERATED_TOKEN, CALLBACK_TOKEN) that a cut at the end of the text went through. */
+const GENERATED_TOKEN_START = /\b(?:sbt_[A-Za-z0-9_-]{0,31}|sbr_\d{0,15}(?:_[0-9a-f]{0,63})?)$/;
 
 /** The longest fragment at one edge of `text` that is part of a secret cut there, replaced with the marker. */
 function redactEdge(text: string, values: readonly string[], edge: 'start' | 'end'): string {
