@@ -68,4 +68,21 @@ describe('docs/workflows-file.md', () => {
     const unnamed = [...fieldNames(workflowsFileJsonSchema() as JsonSchema)].filter((name) => name !== '$schema' && !page.includes(`\`${name}\``) && !page.includes(`"${name}"`));
     expect(unnamed).toEqual([]);
   });
+
+  it('gives each policy field its true range and values', () => {
+    type Field = { type?: string; minimum?: number; exclusiveMinimum?: number; maximum?: number; enum?: string[] };
+    const schema = workflowsFileJsonSchema() as { properties: { workflows: { items: { properties: { policy: { properties: Record<string, Field> } } } } } };
+    const page = readFileSync('docs/workflows-file.md', 'utf8').replace(/\s+/g, ' ');
+    const wrong: string[] = [];
+    for (const [name, f] of Object.entries(schema.properties.workflows.items.properties.policy.properties)) {
+      const said =
+        f.enum !== undefined ? f.enum.map((v) => `\`${v}\``)
+        : f.exclusiveMinimum !== undefined ? [`\`${name}\` (over ${f.exclusiveMinimum}, at most ${f.maximum}`]
+        : f.maximum === Number.MAX_SAFE_INTEGER ? [`\`${name}\` (${f.minimum} or more`]
+        : f.minimum !== undefined ? [`\`${name}\` (${f.minimum}–${f.maximum}`]
+        : [];
+      for (const words of said) if (!page.includes(words)) wrong.push(`${name}: the page does not say ${words}`);
+    }
+    expect(wrong).toEqual([]);
+  });
 });
