@@ -72,8 +72,8 @@ export const alertEventsQuery = z
   })
   .strict();
 
-/** Every route that takes query parameters (GET also answers HEAD). */
-const QUERY_ROUTES: readonly { path: string; schema: z.ZodObject }[] = [
+/** Every route that takes query parameters (GET also answers HEAD); docs/api.md is checked against it (test/docs/reference.test.ts). */
+export const QUERY_ROUTES: readonly { path: string; schema: z.ZodObject }[] = [
   { path: '/runs', schema: runListQuery },
   { path: '/alerts', schema: alertListQuery },
   { path: '/alerts/:id', schema: alertEventsQuery },
