@@ -64,4 +64,10 @@ describe('docs', () => {
     }
     expect(missing).toEqual([]);
   });
+
+  it("every page under docs/ is in the README's table of contents", () => {
+    const readme = readFileSync('README.md', 'utf8');
+    const contents = readme.slice(readme.indexOf('## Contents'), readme.indexOf('\n## ', readme.indexOf('## Contents') + 1));
+    expect(PAGES.filter((page) => page.startsWith('docs/') && !contents.includes(`](${page})`))).toEqual([]);
+  });
 });
