@@ -25,6 +25,11 @@ export const NOTIFIED_EVENT_KINDS = [
   'reminder',
   /** The tenant's ownershipExpiresAfter passed: unowned again, escalation resumes (data: previousUser, ownedSince). */
   'ownership_expired',
+  /**
+   * The owner pressed Take ownership (or `/scheduler ack`) on an alert they already own: an answer to
+   * its reminders; the unanswered count and the reminder period start over (data: ownerUser, reminders).
+   */
+  'owner_confirmed',
   // issue 16, run duration (src/domain/run-duration.ts); each is also an opening's `cause` when no alert was open.
   /** A run still going past its normal duration (data: runId, startedAt, runningSeconds, afterSeconds, normal?: { medianSeconds, samples }). */
   'running_long',

@@ -1,7 +1,7 @@
 import { sql, type Transaction } from 'kysely';
 import type { Alert, Database, Workflow } from '../db/schema.js';
 import type { Deps } from '../deps.js';
-import { escalationDue, escalationMention, ownershipExpired, reminderDue } from '../domain/escalation.js';
+import { escalationDue, escalationMention, lapseAfterReminders, ownershipExpired, reminderDue } from '../domain/escalation.js';
 import { endSilence } from '../ledger/alert-actions.js';
 import { recordAlertEvents, type EventInput } from '../ledger/alert-events.js';
 import { runMaintenanceClock } from './maintenance-clock.js';
@@ -209,7 +209,11 @@ export async function sendReminders(deps: Pick<Deps, 'db' | 'config'>, now: Date
         continue;
       }
       const next = await trx.updateTable('alerts').set({ remindedAt: now }).where('id', '=', alert.id).returningAll().executeTakeFirstOrThrow();
-      const data = decision.about === 'owned' ? { about: 'owned', ownerUser: decision.ownerUser, since: decision.since.toISOString() } : { about: 'silenced', since: decision.since.toISOString() };
+      // lapsesAfter: the reminder tells its owner how many may go unanswered before the ownership lapses.
+      const data =
+        decision.about === 'owned'
+          ? { about: 'owned', ownerUser: decision.ownerUser, since: decision.since.toISOString(), lapsesAfter: lapseAfterReminders(alert.policy) }
+          : { about: 'silenced', since: decision.since.toISOString() };
       events.push({ alert: next, tenant: { channel }, kind: 'reminder', data, now, config: deps.config });
     }
     await recordAlertEvents(trx, events);

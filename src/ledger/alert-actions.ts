@@ -21,7 +21,8 @@ export interface Actor {
 }
 
 export type ActionResult =
-  | { kind: 'ok'; alert: Alert }
+  /** `confirmed`: the owner took an alert they already own, an answer to its reminders (owner_confirmed). */
+  | { kind: 'ok'; alert: Alert; confirmed?: true }
   /** No such alert, or outside the scope: existence is never leaked across tenants. */
   | { kind: 'not_found' }
   | { kind: 'not_open'; alert: Alert }
@@ -86,12 +87,23 @@ function ownerData(before: Alert, after: Alert, note: string | null) {
   };
 }
 
-/** Acknowledges the alert for the actor: they own it now, and it no longer escalates on its own. */
+/**
+ * Acknowledges the alert for the actor: they own it now, and it no longer
+ * escalates on its own. Its owner taking it again is their answer to the
+ * reminders (src/domain/escalation.ts reminderDue): an `owner_confirmed`
+ * event of theirs starts the unanswered count over, and reminded_at = now the
+ * reminder period; acknowledged_at stays when they took it (the tenant's
+ * ownershipExpiresAfter counts from there).
+ */
 export const takeOwnership = (deps: Pick<Deps, 'db' | 'clock' | 'config'>, input: { alertId: number; actor: Actor; scope: Scope }) =>
   alertAction<typeof input, ActionResult>(async (trx, { alert, tenant }, { actor }, now) => {
     if (alert.status !== 'open') return { kind: 'not_open', alert };
     if (alert.acknowledgedAt && alert.ownerUser && alert.ownerUser !== actor.user) return { kind: 'already_owned', alert, by: alert.ownerUser };
-    if (alert.acknowledgedAt && alert.ownerUser === actor.user) return { kind: 'ok', alert };
+    if (alert.acknowledgedAt && alert.ownerUser === actor.user) {
+      const next = await saveAlert(trx, alert.id, { remindedAt: now, updatedAt: now });
+      await recordAlertEvent(trx, { alert: next, tenant, kind: 'owner_confirmed', actor: actor.user, data: { ownerUser: actor.user }, now, config: deps.config });
+      return { kind: 'ok', alert: next, confirmed: true };
+    }
     const next = await saveAlert(trx, alert.id, { ownerUser: actor.user, acknowledgedBy: actor.user, acknowledgedAt: now, updatedAt: now });
     await recordAlertEvent(trx, { alert: next, tenant, kind: 'owner_changed', actor: actor.user, data: ownerData(alert, next, next.ownerNote), now, config: deps.config });
     return { kind: 'ok', alert: next };

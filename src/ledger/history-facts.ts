@@ -77,6 +77,11 @@ const FAILURE_SINCE_LAST_SUCCESS = sql`${settled('tick', 'failure')} and r.tick 
  * (a 5-minute job's streak of 150 before it does not open the next alert
  * past its "kept failing" threshold). The boundary is the alert's own
  * `resolved_at`, history like the runs, never a stored counter.
+ *
+ * An alert opening now outlived the upstream incident only when that
+ * incident's end is the newest of these boundaries: after a success, or a
+ * hand resolve of the downstream's own alert that outlived it, the upstream
+ * is history and the next alert is the workflow's own (no note, no link).
  */
 export async function loadHistoryFacts(trx: Transaction<Database>, workflowIds: number[], withStreak: number[] = workflowIds): Promise<Map<number, HistoryFacts>> {
   const out = new Map<number, HistoryFacts>();
@@ -96,7 +101,7 @@ function factsQuery(workflowIds: number[], withStreak: number[]) {
       f.id as fail_run_id, f.error as fail_error, f.error_group as fail_group, f.stage as fail_stage, f.status as fail_status,
       f.tick as fail_tick, f.log_excerpt as fail_log_excerpt, f.log_url as fail_log_url,
       s.id as ok_run_id, s.trigger as ok_trigger, s.tick as ok_tick, rt.outcomes as recent,
-      case when ub.pos is not null and (e.last_ok is null or e.last_ok < ub.pos) then ub.id end as outlived_alert_id
+      case when ub.pos > coalesce(greatest(e.last_ok, hr.pos), '-infinity') then ub.id end as outlived_alert_id
     from w
     -- newest settled success with a tick: the walk stops at it. An original row's tick is unique in its workflow
     -- (the unique runs_history index), so ordering by tick alone is exact and lets the index scan stop at the first row;

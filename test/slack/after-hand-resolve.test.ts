@@ -125,4 +125,29 @@ describe('the alert after a hand resolve', () => {
     await failAt(wf, 45);
     expect((await alertsOf(wf))[1]).toMatchObject({ status: 'open', consecutiveFailures: 3 });
   });
+
+  it('a downstream alert that outlived its upstream, resolved by hand: the next alert is its own (no "outlived" note, no upstream link)', async () => {
+    nextDay();
+    const up = await makeWorkflow(t.db, { tenantId: 'acme', name: `up-${++seq}`, cron: '0 * * * *', mode: 'managed', launcher: JSON.stringify({ kind: 'command', command: './load' }), policy: JSON.stringify({ retries: 0, alertAfter: 1 }) });
+    const down = await workflow('*/5 * * * *');
+    await t.db.insertInto('workflowDependencies').values({ workflowId: down.id, upstreamId: up.id }).execute();
+    await failAt(up, 0);
+    for (const m of [5, 10]) await failAt(down, m);
+    engine.clock.set(new Date(Math.max(at(60).getTime() + minutes(1), engine.clock.now().getTime())));
+    await fireTick(engine, up, at(60), { status: 'succeeded' });
+    await engine.drain();
+    const [upAlert] = await alertsOf(up);
+    expect(upAlert).toMatchObject({ status: 'resolved' });
+    for (const m of [65, 70, 75]) await failAt(down, m);
+    const [first] = await alertsOf(down);
+    expect(first).toMatchObject({ status: 'open', upstreamAlertId: upAlert!.id });
+    expect(await t.db.selectFrom('alertEvents').select('kind').where('alertId', '=', first!.id).where('kind', '=', 'outlived_upstream').execute()).toHaveLength(1);
+
+    await resolveByHand(down);
+    for (const m of [80, 85, 90]) await failAt(down, m);
+    const [, second] = await alertsOf(down);
+    expect(second).toMatchObject({ status: 'open', consecutiveFailures: 3, upstreamAlertId: null });
+    const notes = await t.db.selectFrom('alertEvents').select('kind').where('alertId', '=', second!.id).where('kind', '=', 'outlived_upstream').execute();
+    expect(notes).toEqual([]);
+  });
 });

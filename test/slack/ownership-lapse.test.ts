@@ -4,6 +4,7 @@ import { runEscalationClock } from '../../src/engine/escalation.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { createEngine, fireTick, PLATFORM, type Engine } from '../helpers/engine-harness.js';
 import { makeTenant, makeWorkflow, minutes } from '../helpers/factories.js';
+import { ACTION } from '../../src/slack/blocks/ids.js';
 import { eventually, startSlackRig, type SlackRig } from '../helpers/slack-bolt.js';
 
 /**
@@ -106,6 +107,48 @@ describe('an owner who does not answer', () => {
     expect(await eventsOf(alert.id, 'reminder')).toHaveLength(5);
     await passAt(owned, minutes(1440));
     expect(await alertRow(alert.id)).toMatchObject({ ownerUser: null });
+  });
+
+  it("the owner's Take ownership on a reminder answers it in place, starts the count and the period over; /scheduler ack does too", async () => {
+    const wf = await workflow('*/5 * * * *');
+    const alert = await openAlert(wf, minutes(5));
+    await ack(wf, 'U0LEAD');
+    const owned = (await alertRow(alert.id)).acknowledgedAt!;
+    for (const m of [30, 60, 120]) await passAt(owned, minutes(m));
+    await rig.drain();
+    const root = rig.slack.roots('CACME').find((m) => m.metadata?.event_payload.alert_id === alert.id)!;
+    const reminders = rig.slack.replies('CACME', root.ts).filter((m) => m.metadata?.event_payload.event === 'reminder');
+    expect(reminders).toHaveLength(3);
+    const last = reminders.at(-1)!;
+    expect(last.text).toContain('To keep it, press Take ownership');
+    expect(last.text).toContain('after 3 unanswered reminders it goes back to the on-call');
+    const actions = (last.blocks as { type: string; elements?: { action_id: string; value: string }[] }[]).find((b) => b.type === 'actions')!;
+    const button = actions.elements!.find((e) => e.action_id === ACTION.keepOwnership)!;
+
+    engine.clock.set(new Date(owned.getTime() + minutes(150)));
+    const before = rig.slack.responses.length;
+    await rig.click({ actionId: ACTION.keepOwnership, value: button.value, channel: 'CACME', user: 'U0LEAD', messageTs: last.ts });
+    await eventually(() => {
+      const answer = rig.slack.responses.slice(before).find((r) => r.body.replace_original === true);
+      expect(JSON.stringify(answer!.body.blocks)).toContain('still on it');
+      expect(JSON.stringify(answer!.body.blocks)).not.toContain(ACTION.keepOwnership);
+    });
+    const [confirmed] = await eventsOf(alert.id, 'owner_confirmed');
+    expect(confirmed).toMatchObject({ actor: 'U0LEAD', data: { ownerUser: 'U0LEAD' } });
+    expect(await alertRow(alert.id)).toMatchObject({ ownerUser: 'U0LEAD', acknowledgedAt: owned, remindedAt: new Date(owned.getTime() + minutes(150)) });
+
+    // Without the answer, 4 h was the lapse. Now the period counts from the answer (as long as the ownership had lasted: 2.5 h).
+    await passAt(owned, minutes(240));
+    expect(await alertRow(alert.id)).toMatchObject({ ownerUser: 'U0LEAD' });
+    expect(await eventsOf(alert.id, 'reminder')).toHaveLength(3);
+    await passAt(owned, minutes(300));
+    expect(await eventsOf(alert.id, 'reminder')).toHaveLength(4);
+
+    await rig.command(`ack ${wf.name}`, { channel: 'CACME', user: 'U0LEAD' });
+    await eventually(async () => expect(await eventsOf(alert.id, 'owner_confirmed')).toHaveLength(2));
+    await rig.drain();
+    const told = rig.slack.replies('CACME', root.ts).filter((m) => m.metadata?.event_payload.event === 'owner_confirmed');
+    expect(told.map((m) => m.text)).toEqual([expect.stringContaining('<@U0LEAD> is still on it'), expect.stringContaining('<@U0LEAD> is still on it')]);
   });
 
   it('a daily job (critical): the lapse after 3 days of unanswered reminders pages the on-call, broadcast', async () => {

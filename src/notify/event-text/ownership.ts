@@ -1,6 +1,6 @@
 import { relativeTime } from '../../domain/durations.js';
 import { ownerChange } from '../../domain/ownership.js';
-import { date, failures, pagingOf, person, str, strong, t, user, type Renderer, type TextPart } from './parts.js';
+import { code, date, failures, num, pagingOf, person, str, strong, t, user, type Renderer, type TextPart } from './parts.js';
 
 /** Take, release or reassign: the rule lives in src/domain/ownership.ts (held releases need it too). */
 export { ownerChange };
@@ -34,7 +34,7 @@ const ownerChanged: Renderer = ({ event, alert: a, d }) => {
   return { what: 'owner_changed:reassign', icon: 'reassign', parts, ...quote };
 };
 
-const reminder: Renderer = ({ event, alert: a, d }) => {
+const reminder: Renderer = ({ event, alert: a, workflow, d }) => {
   const since = date(d, 'since');
   const when = since ? [t(' '), { type: 'time', at: since, relative: relativeTime(since, event.at), lead: 'relative' } as TextPart] : [];
   const still = [t(' The alert is still failing with '), failures(a.consecutiveFailures), t('.')];
@@ -45,10 +45,28 @@ const reminder: Renderer = ({ event, alert: a, d }) => {
   return {
     what: 'reminder:owned',
     icon: 'reminder',
-    parts: [t('Reminder: '), person(owner), t(' took ownership'), ...when, t('.'), ...still],
+    parts: [t('Reminder: '), person(owner), t(' took ownership'), ...when, t('.'), ...still, ...keepIt(workflow.name, num(d, 'lapsesAfter'))],
     ...(owner ? { mention: { users: [owner], groups: [] } } : {}),
   };
 };
+
+/**
+ * How the owner keeps the alert, and what happens if they do not (a reminder
+ * recorded before `lapsesAfter` was: the lapse unsaid; 0: it never lapses).
+ */
+function keepIt(workflowName: string, lapsesAfter: number | undefined): TextPart[] {
+  const how = [t(' To keep it, press Take ownership (or '), code(`/scheduler ack ${workflowName}`), t(')')];
+  if (lapsesAfter === undefined) return [];
+  if (lapsesAfter === 0) return [...how, t('.')];
+  return [...how, t(`; after ${lapsesAfter} unanswered ${lapsesAfter === 1 ? 'reminder' : 'reminders'} it goes back to the on-call.`)];
+}
+
+/** The owner took the alert they own again: their answer to its reminders. */
+const ownerConfirmed: Renderer = ({ event, d }) => ({
+  what: 'owner_confirmed',
+  icon: 'take',
+  parts: [person(str(d, 'ownerUser') ?? event.actor), t(' is still on it. The reminders start over.')],
+});
 
 const ownershipExpired: Renderer = ({ event, alert: a, d }) => {
   const since = date(d, 'ownedSince');
@@ -80,4 +98,4 @@ const ownershipExpired: Renderer = ({ event, alert: a, d }) => {
 };
 
 /** Who owns the alert: take, release, reassign, reminders to the owner, ownership lapsing. */
-export const ownershipTexts = { owner_changed: ownerChanged, reminder, ownership_expired: ownershipExpired } satisfies Record<string, Renderer>;
+export const ownershipTexts = { owner_changed: ownerChanged, owner_confirmed: ownerConfirmed, reminder, ownership_expired: ownershipExpired } satisfies Record<string, Renderer>;

@@ -149,11 +149,21 @@ function button(actionId: string, label: string, value: string, style?: 'primary
 }
 
 
-/** One reply in the thread for a notified event: the event's one text (src/notify/event-text.ts), in mrkdwn. */
-export function renderAlertReply(event: EventInput, card: AlertCard, _now: Date): SlackMessage {
+/**
+ * One reply in the thread for a notified event: the event's one text (src/notify/event-text.ts), in mrkdwn.
+ * A reminder to an owner (with its event id) carries the Take ownership button that answers it; once
+ * answered (`answered`, the click's own in-place answer) it says who answered and when instead.
+ */
+export function renderAlertReply(event: EventInput & { id?: number }, card: AlertCard, _now: Date, answered?: { by: string; at: Date }): SlackMessage {
   const text = eventText({ event, alert: card.alert, workflow: card.workflow });
   const blocks: Block[] = [{ type: 'section', text: mrkdwn(eventMrkdwn(text)) }];
   if (text.detail) blocks.push({ type: 'section', text: mrkdwn(codeBlock(text.detail)) });
+  if (text.what === 'reminder:owned' && answered) {
+    blocks.push({ type: 'context', elements: [mrkdwn(`:white_check_mark: ${userMention(answered.by)} answered ${slackDate(answered.at)}: still on it.`, LIMITS.contextElementText)] });
+  } else if (text.what === 'reminder:owned' && event.id !== undefined && card.alert.status !== 'resolved') {
+    const value = `${card.alert.id}:${event.id}`;
+    blocks.push({ type: 'actions', block_id: checkId(`reminder_actions:${value}`), elements: [button(ACTION.keepOwnership, 'Take ownership', value, 'primary')] });
+  }
   const detail = text.detail ? `\n${safeText(text.detail.replace(/\s+/g, ' '), 500)}` : '';
   return { text: cutMrkdwn(eventFallback(text, { tenant: card.tenant.name, workflow: card.workflow.name }) + detail, LIMITS.fallbackText), blocks };
 }

@@ -1,6 +1,8 @@
 /** Action, callback and block ids: the contract between builders and listeners. */
 export const ACTION = {
   takeOwnership: 'alert_take_ownership',
+  /** Take ownership on a reminder reply (value `<alertId>:<eventId>`): the owner's answer, told in that reply. */
+  keepOwnership: 'alert_keep_ownership',
   release: 'alert_release',
   reassign: 'alert_reassign',
   resolve: 'alert_resolve',

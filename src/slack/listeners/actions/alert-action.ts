@@ -4,7 +4,7 @@ import type { Tenant } from '../../../db/schema.js';
 import type { SlackAction } from '../../../domain/rights.js';
 import type { Scope } from '../../../ledger/alert-queries.js';
 import { loadAlertCard } from '../../views/alert-card-loader.js';
-import { renderAlertRoot } from '../../blocks/alert-card.js';
+import { renderAlertReply, renderAlertRoot } from '../../blocks/alert-card.js';
 import { renderedOutOfBand } from '../../transport/alert-threads.js';
 import { refusalFor } from '../rights.js';
 import { scopeForChannel, UNLINKED_TEXT } from '../tenancy.js';
@@ -22,7 +22,8 @@ export function alertAction(
   ctx: SlackContext,
   name: string,
   handle: (a: ParsedAlertAction & { scope: Scope }, args: ActionArgs) => Promise<string | undefined>,
-  options: { answerInPlace?: boolean } = {},
+  /** answerInPlace: the root clicked is replaced by the state just committed; 'reminder': the reminder reply clicked says it was answered. */
+  options: { answerInPlace?: boolean | 'reminder' } = {},
 ) {
   return async (args: ActionArgs): Promise<void> => {
     await args.ack();
@@ -40,6 +41,7 @@ export function alertAction(
     }
     const answer = await handle({ ...parsed.value, scope: where.scope }, args);
     if (answer) await ephemeral(args, answer);
+    else if (options.answerInPlace === 'reminder') await answerReminderInPlace(ctx, parsed.value, args);
     else if (options.answerInPlace) await answerInPlace(ctx, parsed.value, args);
   };
 }
@@ -56,6 +58,21 @@ async function answerInPlace(ctx: SlackContext, at: Pick<ParsedAlertAction, 'ale
   if (!loaded) return;
   await args.respond({ replace_original: true, ...renderAlertRoot(loaded.card, ctx.deps.clock.now()) } as never);
   if (at.channel) await renderedOutOfBand(ctx.deps.db, { alertId: at.alertId, channel: at.channel, rootTs: at.messageTs, eventId: loaded.eventId });
+}
+
+/**
+ * A reminder's Take ownership, answered in the reply clicked (never replaced
+ * by the root): the reminder re-rendered from its event (`<alertId>:<eventId>`)
+ * with who answered and when, in place of the button.
+ */
+async function answerReminderInPlace(ctx: SlackContext, at: Pick<ParsedAlertAction, 'alertId' | 'choice' | 'user'>, args: Pick<ActionArgs, 'respond'>): Promise<void> {
+  const eventId = Number(at.choice);
+  if (!Number.isSafeInteger(eventId) || eventId <= 0) return;
+  const event = await ctx.deps.db.selectFrom('alertEvents').selectAll().where('id', '=', eventId).where('alertId', '=', at.alertId).where('kind', '=', 'reminder').executeTakeFirst();
+  const loaded = event && (await loadAlertCard(ctx.deps.db, ctx.deps.launchers, at.alertId));
+  if (!event || !loaded) return;
+  const now = ctx.deps.clock.now();
+  await args.respond({ replace_original: true, ...renderAlertReply(event, loaded.card, now, { by: at.user, at: now }) } as never);
 }
 
 /** The rights check every alert listener makes once it knows the alert's tenant: undefined means allowed. */

@@ -23,6 +23,7 @@ export function takeHandler(ctx: SlackContext): Handler {
 
 export function registerOwnershipActions(app: App, ctx: SlackContext): void {
   app.action(ACTION.takeOwnership, alertAction(ctx, ACTION.takeOwnership, takeHandler(ctx), { answerInPlace: true }));
+  app.action(ACTION.keepOwnership, alertAction(ctx, ACTION.keepOwnership, takeHandler(ctx), { answerInPlace: 'reminder' }));
   app.action(ACTION.release, alertAction(ctx, ACTION.release, releaseHandler(ctx), { answerInPlace: true }));
 }
 

@@ -40,6 +40,7 @@ export async function alertCommand(ctx: SlackContext, input: AlertCommandInput):
       const alert = await openAlert();
       if (!alert) return { text: `${name} has no open alert to acknowledge.` };
       const result = await takeOwnership(deps, { alertId: alert.id, actor, scope: where });
+      if (result.kind === 'ok' && result.confirmed) return { text: `You still own the alert on ${name}: its reminders start over. The thread says so.` };
       return { text: actionRefusal(result) ?? `You own the alert on ${name} now; escalation stopped. The thread says so.` };
     }
     case 'release': {
