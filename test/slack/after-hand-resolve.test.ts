@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Workflow } from '../../src/db/schema.js';
 import { runEscalationClock } from '../../src/engine/escalation.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { createEngine, fireTick, PLATFORM, type Engine } from '../helpers/engine-harness.js';
-import { makeTenant, makeWorkflow, minutes } from '../helpers/factories.js';
-import { eventually, startSlackRig, type SlackRig } from '../helpers/slack-bolt.js';
+import type { TestDatabase } from '../helpers/db.js';
+import { fireTick, type Engine } from '../helpers/engine-harness.js';
+import { minutes } from '../helpers/factories.js';
+import { eventually, type SlackRig } from '../helpers/slack-bolt.js';
+import { usePeopleRig } from '../helpers/people-rig.js';
 
 /**
  * After a hand resolve (`/scheduler resolve`, signed as Slack sends it), the
@@ -20,24 +21,13 @@ const nextDay = () => {
   base = new Date(Math.ceil((engine.clock.now().getTime() + 1) / 86_400_000) * 86_400_000);
 };
 
+const people = usePeopleRig(START);
 let t: TestDatabase;
 let engine: Engine;
 let rig: SlackRig;
+beforeAll(() => void ({ t, engine, rig } = people));
 
-beforeAll(async () => {
-  t = await createTestDatabase();
-  engine = createEngine(t.db, START);
-  rig = await startSlackRig(t.db, { clock: engine.clock, launchers: engine.launcher.resolver, env: { PLATFORM_CHANNEL: PLATFORM } });
-  await makeTenant(t.db, { id: 'acme', name: 'Acme', channel: 'CACME', oncall: JSON.stringify({ group: 'SONCALL' }), rights: JSON.stringify({ admins: ['U0LEAD'] }) });
-});
-afterAll(async () => {
-  await rig.close();
-  await t.drop();
-});
-
-let seq = 0;
-const workflow = (cron: string) =>
-  makeWorkflow(t.db, { tenantId: 'acme', name: `job-${++seq}`, cron, mode: 'managed', launcher: JSON.stringify({ kind: 'command', command: './check' }), policy: JSON.stringify({ retries: 0, recoverAfter: 1 }) });
+const workflow = (cron: string) => people.workflow(cron);
 
 /** The tick at minute `m` fails; the engine evaluates it and the escalation clock makes a pass. */
 async function failAt(wf: Workflow, m: number) {
@@ -128,7 +118,7 @@ describe('the alert after a hand resolve', () => {
 
   it('a downstream alert that outlived its upstream, resolved by hand: the next alert is its own (no "outlived" note, no upstream link)', async () => {
     nextDay();
-    const up = await makeWorkflow(t.db, { tenantId: 'acme', name: `up-${++seq}`, cron: '0 * * * *', mode: 'managed', launcher: JSON.stringify({ kind: 'command', command: './load' }), policy: JSON.stringify({ retries: 0, alertAfter: 1 }) });
+    const up = await people.workflow('0 * * * *', { retries: 0, alertAfter: 1 });
     const down = await workflow('*/5 * * * *');
     await t.db.insertInto('workflowDependencies').values({ workflowId: down.id, upstreamId: up.id }).execute();
     await failAt(up, 0);

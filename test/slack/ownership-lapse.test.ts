@@ -1,11 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Workflow } from '../../src/db/schema.js';
 import { runEscalationClock } from '../../src/engine/escalation.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { createEngine, fireTick, PLATFORM, type Engine } from '../helpers/engine-harness.js';
-import { makeTenant, makeWorkflow, minutes } from '../helpers/factories.js';
+import type { TestDatabase } from '../helpers/db.js';
+import { fireTick, type Engine } from '../helpers/engine-harness.js';
+import { minutes } from '../helpers/factories.js';
 import { ACTION } from '../../src/slack/blocks/ids.js';
-import { eventually, startSlackRig, type SlackRig } from '../helpers/slack-bolt.js';
+import { eventually, type SlackRig } from '../helpers/slack-bolt.js';
+import { usePeopleRig } from '../helpers/people-rig.js';
 
 /**
  * An owner who is gone (left, on holiday) does not keep an alert from the
@@ -15,24 +16,13 @@ import { eventually, startSlackRig, type SlackRig } from '../helpers/slack-bolt.
  */
 const START = new Date('2026-03-10T00:00:00Z');
 
+const people = usePeopleRig(START);
 let t: TestDatabase;
 let engine: Engine;
 let rig: SlackRig;
+beforeAll(() => void ({ t, engine, rig } = people));
 
-beforeAll(async () => {
-  t = await createTestDatabase();
-  engine = createEngine(t.db, START);
-  rig = await startSlackRig(t.db, { clock: engine.clock, launchers: engine.launcher.resolver, env: { PLATFORM_CHANNEL: PLATFORM } });
-  await makeTenant(t.db, { id: 'acme', name: 'Acme', channel: 'CACME', oncall: JSON.stringify({ group: 'SONCALL' }), rights: JSON.stringify({ admins: ['U0LEAD'] }) });
-});
-afterAll(async () => {
-  await rig.close();
-  await t.drop();
-});
-
-let seq = 0;
-const workflow = (cron: string, policy: Record<string, unknown> = {}) =>
-  makeWorkflow(t.db, { tenantId: 'acme', name: `job-${++seq}`, cron, mode: 'managed', launcher: JSON.stringify({ kind: 'command', command: './check' }), policy: JSON.stringify({ retries: 0, ...policy }) });
+const workflow = (cron: string, policy: Record<string, unknown> = {}) => people.workflow(cron, { retries: 0, ...policy });
 
 /** Fails ticks `every` apart, from the next whole hour after the clock, until an alert is open; returns it. */
 async function openAlert(wf: Workflow, every: number) {

@@ -1,33 +1,23 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Workflow } from '../../src/db/schema.js';
 import { ACTION, RESOLVE_FIELD, VIEW } from '../../src/slack/blocks/ids.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { createEngine, fireTick, PLATFORM, type Engine } from '../helpers/engine-harness.js';
-import { makeTenant, makeWorkflow, minutes } from '../helpers/factories.js';
-import { eventually, startSlackRig, type SlackRig } from '../helpers/slack-bolt.js';
+import type { TestDatabase } from '../helpers/db.js';
+import { fireTick, type Engine } from '../helpers/engine-harness.js';
+import { minutes } from '../helpers/factories.js';
+import { eventually, type SlackRig } from '../helpers/slack-bolt.js';
+import { usePeopleRig } from '../helpers/people-rig.js';
 
 /** Resolve… on the root (a modal with a required note), and an alert opening critical pages the on-call (issue 13). */
 const START = new Date('2026-03-10T00:00:00Z');
 const hour = (n: number) => new Date(START.getTime() + n * 3_600_000);
 
+const people = usePeopleRig(START, './export');
 let t: TestDatabase;
 let engine: Engine;
 let rig: SlackRig;
+beforeAll(() => void ({ t, engine, rig } = people));
 
-beforeAll(async () => {
-  t = await createTestDatabase();
-  engine = createEngine(t.db, START);
-  rig = await startSlackRig(t.db, { clock: engine.clock, launchers: engine.launcher.resolver, env: { PLATFORM_CHANNEL: PLATFORM } });
-  await makeTenant(t.db, { id: 'acme', name: 'Acme', channel: 'CACME', oncall: JSON.stringify({ group: 'SONCALL' }), rights: JSON.stringify({ admins: ['U0LEAD'] }) });
-});
-afterAll(async () => {
-  await rig.close();
-  await t.drop();
-});
-
-let seq = 0;
-const workflow = (cron: string) =>
-  makeWorkflow(t.db, { tenantId: 'acme', name: `job-${++seq}`, cron, mode: 'managed', launcher: JSON.stringify({ kind: 'command', command: './export' }), policy: JSON.stringify({ retries: 0, recoverAfter: 1 }) });
+const workflow = (cron: string) => people.workflow(cron);
 
 async function failTick(wf: Workflow, tick: Date) {
   engine.clock.set(new Date(Math.max(tick.getTime() + minutes(2), engine.clock.now().getTime())));
