@@ -97,6 +97,21 @@ describe('a storm message whose post failed unanswered, and was not kept', () =>
   });
 });
 
+/** Five openings at once in acme's channel: one storm, its first two members' rows (x, y), and the rig's clock. */
+async function stormOfFive() {
+  // A storm of the file's earlier tests would take these openings in (one storm per channel at a time).
+  await t.db.deleteFrom('stormAlerts').execute();
+  await t.db.deleteFrom('storms').execute();
+  rig = await startOutboxRig(t.db);
+  for (let i = 0; i < 5; i++) {
+    const alert = await insertAlert(t.db, (await makeWorkflow(t.db, { tenantId: 'acme' })).id);
+    await addEvent(t.db, alert.id, 'opened', { now: T0, storms: true });
+  }
+  const storm = await t.db.selectFrom('storms').selectAll().executeTakeFirstOrThrow();
+  const [x, y] = await t.db.selectFrom('notifications').select('id').orderBy('id').execute();
+  return { storm, x: x!, y: y!, now: rig.clock.now(), rig };
+}
+
 describe('a storm member whose earlier attempt is unknown, looked up while another replica posts the storm message', () => {
   /**
    * The revoked-token chaos run's two duplicated keys (storm:3, storm:6): a
@@ -109,17 +124,8 @@ describe('a storm member whose earlier attempt is unknown, looked up while anoth
    * played here by the test, at the state it is in mid-post and at the post itself.
    */
   it("does not drop the other replica's claim: the storm message is posted once", async () => {
-    // A storm of the file's earlier tests would take these openings in (one storm per channel at a time).
-    await t.db.deleteFrom('stormAlerts').execute();
-    await t.db.deleteFrom('storms').execute();
-    rig = await startOutboxRig(t.db);
-    for (let i = 0; i < 5; i++) {
-      const alert = await insertAlert(t.db, (await makeWorkflow(t.db, { tenantId: 'acme' })).id);
-      await addEvent(t.db, alert.id, 'opened', { now: T0, storms: true });
-    }
-    const storm = await t.db.selectFrom('storms').selectAll().executeTakeFirstOrThrow();
-    const [x, y] = await t.db.selectFrom('notifications').select('id').orderBy('id').execute();
-    const now = rig.clock.now();
+    const { storm, x, y, now, rig: outbox } = await stormOfFive();
+    rig = outbox;
     // Replica A: X's row leased to it, the storm's post claimed, its chat.postMessage on the way.
     await t.db.updateTable('notifications').set({ status: 'sending', leaseOwner: 'replica-a', leaseExpiresAt: new Date(now.getTime() + 60_000) }).where('id', '=', x!.id).execute();
     await t.db.updateTable('storms').set({ rootClaimedAt: now }).where('id', '=', storm.id).execute();
@@ -146,16 +152,8 @@ describe('a storm member whose earlier attempt is unknown, looked up while anoth
 
 describe('a storm member whose storm message another delivery is posting', () => {
   it('waits a second and tries again, without holding the channel as if it were failing', async () => {
-    await t.db.deleteFrom('stormAlerts').execute();
-    await t.db.deleteFrom('storms').execute();
-    rig = await startOutboxRig(t.db);
-    for (let i = 0; i < 5; i++) {
-      const alert = await insertAlert(t.db, (await makeWorkflow(t.db, { tenantId: 'acme' })).id);
-      await addEvent(t.db, alert.id, 'opened', { now: T0, storms: true });
-    }
-    const storm = await t.db.selectFrom('storms').selectAll().executeTakeFirstOrThrow();
-    const [x, y] = await t.db.selectFrom('notifications').select('id').orderBy('id').execute();
-    const now = rig.clock.now();
+    const { storm, x, y, now, rig: outbox } = await stormOfFive();
+    rig = outbox;
     // Another replica holds X's row and the storm's post claim, posting it right now.
     await t.db.updateTable('notifications').set({ status: 'sending', leaseOwner: 'replica-a', leaseExpiresAt: new Date(now.getTime() + 60_000) }).where('id', '=', x!.id).execute();
     await t.db.updateTable('storms').set({ rootClaimedAt: now }).where('id', '=', storm.id).execute();
