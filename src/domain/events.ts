@@ -23,7 +23,11 @@ export const NOTIFIED_EVENT_KINDS = [
   'workflow_resumed',
   /** An owned alert still failing, or an "until resolved" silence, reminds (data: about, ownerUser?, since). */
   'reminder',
-  /** The tenant's ownershipExpiresAfter passed: unowned again, escalation resumes (data: previousUser, ownedSince). */
+  /**
+   * An ownership lapsed (the tenant's ownershipExpiresAfter, or unanswered reminders): unowned again, escalation resumes
+   * (data: previousUser, ownedSince; reason, reminders, severity, mention on reminders). A warning already due to escalate
+   * records no such event: its `escalated` event carries the lapse (data.lapsed), one message.
+   */
   'ownership_expired',
   /**
    * The owner pressed Take ownership (or `/scheduler ack`) on an alert they already own: an answer to

@@ -1,11 +1,12 @@
 import { sql, type Transaction } from 'kysely';
-import type { Alert, Database, Workflow } from '../db/schema.js';
+import type { Alert, Database } from '../db/schema.js';
 import type { Deps } from '../deps.js';
-import { escalationDue, escalationMention, lapseAfterReminders, ownershipExpired, reminderDue } from '../domain/escalation.js';
+import { escalationMention, lapseAfterReminders, ownershipExpired, reminderDue, type Mention } from '../domain/escalation.js';
 import { endSilence } from '../ledger/alert-actions.js';
 import { recordAlertEvents, type EventInput } from '../ledger/alert-events.js';
+import { escalatingNow, lockCandidates, type Candidate, type EscalationReason } from './escalation-candidates.js';
 import { runMaintenanceClock } from './maintenance-clock.js';
-import { alertsAwaitingWindowEnd, workflowsInMaintenance } from './maintenance-rules.js';
+import { workflowsInMaintenance } from './maintenance-rules.js';
 import { runStormClock } from './storm-clock.js';
 
 /**
@@ -32,82 +33,9 @@ export async function runEscalationClock(deps: Pick<Deps, 'db' | 'clock' | 'conf
   return maintenance || storms || ended + expired + escalated + reminded > 0;
 }
 
-/**
- * When an open unacknowledged warning is due to escalate: escalationDue's
- * rule (src/domain/escalation.ts) in SQL, word for word the expression of the
- * partial index `alerts_escalation_due` (migration 0020), so the claim reads
- * and locks only the due ones through it. The domain rule still decides each
- * locked row.
- */
-const ESCALATION_DUE_AT = sql<Date | null>`(case when alerts.consecutive_failures >= escalation_threshold(alerts.policy) then alerts.opened_at else alerts.escalate_at end)`;
-
-type Candidate = {
-  alert: Alert;
-  channel: string | null;
-  oncall: { group?: string; users?: string[] };
-  ownershipExpiresAfterSeconds: number | null;
-  workflow: Pick<Workflow, 'id' | 'tenantId' | 'maintenance' | 'paused'>;
-};
-
-/**
- * Open alerts matching `where`, locked, with what the rules need of their
- * tenant. `due_warning`: the unacknowledged warnings due at `now` only
- * (ESCALATION_DUE_AT), so a replica's pass locks what it will escalate, not
- * every open warning.
- */
-async function lockCandidates(trx: Transaction<Database>, where: 'due_warning' | 'owned' | 'owned_or_silenced_until_resolved', now?: Date): Promise<Candidate[]> {
-  const rows = await trx
-    .selectFrom('alerts')
-    .innerJoin('workflows', 'workflows.id', 'alerts.workflowId')
-    .innerJoin('tenants', 'tenants.id', 'workflows.tenantId')
-    .selectAll('alerts')
-    .select(['tenants.channel as tenantChannel', 'tenants.oncall as tenantOncall', 'tenants.ownershipExpiresAfterSeconds as tenantExpiry', 'workflows.tenantId as wfTenant', 'workflows.maintenance as wfMaintenance', 'workflows.paused as wfPaused'])
-    .where('alerts.status', '=', 'open')
-    // A paused or disabled workflow's warning does not escalate (pausing stops the clock; resuming moves the deadline).
-    .$if(where === 'due_warning', (q) =>
-      q
-        .where('alerts.severity', '=', 'warning')
-        .where('alerts.acknowledgedAt', 'is', null)
-        .where(ESCALATION_DUE_AT, '<=', now!)
-        .where('workflows.enabled', '=', true)
-        .where('workflows.paused', '=', false),
-    )
-    .$if(where === 'owned', (q) => q.where('alerts.ownerUser', 'is not', null).where('alerts.acknowledgedAt', 'is not', null).where('tenants.ownershipExpiresAfterSeconds', 'is not', null))
-    // A paused workflow reminds nobody (reminderDue decides; this only spares locking its alerts).
-    .$if(where === 'owned_or_silenced_until_resolved', (q) =>
-      q.where('workflows.paused', '=', false).where((eb) =>
-        eb.or([
-          eb.and([eb('alerts.ownerUser', 'is not', null), eb('alerts.acknowledgedAt', 'is not', null)]),
-          eb.and([eb('alerts.silencedBy', 'is not', null), eb('alerts.silencedUntil', 'is', null)]),
-        ]),
-      ),
-    )
-    .orderBy('alerts.id')
-    .forUpdate('alerts')
-    .skipLocked()
-    .execute();
-  return rows.map(({ tenantChannel, tenantOncall, tenantExpiry, wfTenant, wfMaintenance, wfPaused, ...alert }) => ({
-    alert: alert as Alert,
-    channel: tenantChannel,
-    oncall: tenantOncall ?? {},
-    ownershipExpiresAfterSeconds: tenantExpiry,
-    workflow: { id: alert.workflowId, tenantId: wfTenant, maintenance: wfMaintenance, paused: wfPaused },
-  }));
-}
-
 export async function escalateDueWarnings(deps: Pick<Deps, 'db' | 'config'>, now: Date): Promise<number> {
   return deps.db.transaction().execute(async (trx) => {
-    const candidates = await lockCandidates(trx, 'due_warning', now);
-    const atResume = await failuresAtResume(trx, candidates.map((c) => c.alert.id));
-    const decided = candidates.flatMap((c) => {
-      const decision = escalationDue({ ...c.alert, failuresAtResume: atResume.get(c.alert.id) ?? null }, now);
-      return decision.due ? [{ ...c, reason: decision.reason }] : [];
-    });
-    if (decided.length === 0) return 0;
-    // Nothing pages inside a maintenance window, nor before a window's end has moved the deadline.
-    const held = new Set(await workflowsInMaintenance(trx, decided.map((d) => d.workflow), now));
-    const awaiting = await alertsAwaitingWindowEnd(trx, decided.map((d) => ({ id: d.alert.id, openedAt: d.alert.openedAt, workflow: d.workflow })), now);
-    const due = decided.filter((d) => !held.has(d.workflow.id) && !awaiting.has(d.alert.id));
+    const due = await escalatingNow(trx, await lockCandidates(trx, 'due_warning', now), now);
     if (due.length === 0) return 0;
     const escalated = await trx
       .updateTable('alerts')
@@ -122,60 +50,63 @@ export async function escalateDueWarnings(deps: Pick<Deps, 'db' | 'config'>, now
     const byId = new Map(escalated.map((a) => [a.id, a]));
     await recordAlertEvents(
       trx,
-      due.map(({ alert, channel, oncall, reason }) => ({
-        alert: byId.get(alert.id)!,
-        tenant: { channel },
-        kind: 'escalated' as const,
-        data: {
-          from: 'warning',
-          to: 'critical',
-          reason,
-          consecutiveFailures: alert.consecutiveFailures,
-          escalateAt: alert.escalateAt?.toISOString() ?? null,
-          // Who the escalation pages: Slack posts it as a broadcast reply mentioning them.
-          mention: escalationMention(alert.ownerUser, oncall),
-        },
-        now,
-        config: deps.config,
-      })),
+      due.map(({ alert, channel, oncall, reason }) => ({ alert: byId.get(alert.id)!, tenant: { channel }, kind: 'escalated' as const, data: escalatedData(alert, reason, escalationMention(alert.ownerUser, oncall)), now, config: deps.config })),
     );
     return due.length;
   });
 }
 
-/** Of `alertIds`, the failures each had counted when its workflow was last resumed (its newest `workflow_resumed` event). */
-async function failuresAtResume(trx: Transaction<Database>, alertIds: number[]): Promise<Map<number, number>> {
-  if (alertIds.length === 0) return new Map();
-  const rows = await trx
-    .selectFrom('alertEvents')
-    .select(['alertId', 'data'])
-    .distinctOn('alertId')
-    .where('alertId', 'in', alertIds)
-    .where('kind', '=', 'workflow_resumed')
-    .orderBy('alertId')
-    .orderBy('id', 'desc')
-    .execute();
-  return new Map(rows.flatMap((r) => {
-    const failures = (r.data as { failures?: unknown } | null)?.failures;
-    return typeof failures === 'number' ? [[r.alertId, failures] as const] : [];
-  }));
+/** An `escalated` event's data; `mention`: who it pages (Slack posts it as a broadcast reply mentioning them). */
+function escalatedData(alert: Alert, reason: EscalationReason, mention: Mention, lapsed?: Record<string, unknown>): Record<string, unknown> {
+  return { from: 'warning', to: 'critical', reason, consecutiveFailures: alert.consecutiveFailures, escalateAt: alert.escalateAt?.toISOString() ?? null, mention, ...(lapsed ? { lapsed } : {}) };
 }
 
-/** Ownerships older than the tenant's ownershipExpiresAfter lapse: unowned, unacknowledged, so escalation resumes. */
+/** An ownership lapsing: the locked alert, and its `ownership_expired` data (previousUser, ownedSince; reason, reminders, severity and a critical's mention when reminders went unanswered). */
+type Lapse = Candidate & { data: Record<string, unknown> };
+
+/**
+ * Ownerships that lapse (on unanswered reminders, or the tenant's
+ * ownershipExpiresAfter): unowned and unacknowledged, in the caller's
+ * transaction, on rows it locked. A warning that, unowned, is already due to
+ * escalate (its deadline or its kept-failing count passed while it was
+ * owned) escalates in the same update and is told once: an `escalated` event
+ * whose `lapsed` says whose ownership lapsed and why, one broadcast page of
+ * the on-call, not an `ownership_expired` reply followed a pass later by a
+ * page. Any other lapse is its own `ownership_expired` event (a critical
+ * one's data pages the on-call; a warning escalates later, when it is due).
+ */
+async function lapseOwnerships(trx: Transaction<Database>, lapses: Lapse[], now: Date, config: Deps['config']): Promise<EventInput[]> {
+  const unowned = (a: Alert): Alert => ({ ...a, ownerUser: null, acknowledgedBy: null, acknowledgedAt: null });
+  const escalating = new Map((await escalatingNow(trx, lapses, now, (l) => unowned(l.alert))).map((l) => [l.alert.id, l.reason]));
+  const events: EventInput[] = [];
+  for (const { alert, channel, oncall, data } of lapses) {
+    const reason = escalating.get(alert.id);
+    const next = await trx
+      .updateTable('alerts')
+      .set({ ownerUser: null, acknowledgedBy: null, acknowledgedAt: null, updatedAt: now, ...(reason ? { severity: 'critical', escalatedAt: now } : {}) })
+      .where('id', '=', alert.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    if (!reason) {
+      events.push({ alert: next, tenant: { channel }, kind: 'ownership_expired', data, now, config });
+      continue;
+    }
+    const { previousUser, ownedSince, reason: why, reminders } = data;
+    const lapsed = { previousUser, ownedSince, ...(why ? { reason: why, reminders } : {}) };
+    events.push({ alert: next, tenant: { channel }, kind: 'escalated', data: escalatedData(alert, reason, escalationMention(null, oncall), lapsed), now, config });
+  }
+  return events;
+}
+
+/**
+ * Ownerships older than the tenant's ownershipExpiresAfter lapse: unowned, unacknowledged, so escalation resumes
+ * (a warning already due escalates with the lapse, told once: lapseOwnerships).
+ */
 export async function expireOwnerships(deps: Pick<Deps, 'db' | 'config'>, now: Date): Promise<number> {
   return deps.db.transaction().execute(async (trx) => {
     const due = (await lockCandidates(trx, 'owned')).filter((c) => ownershipExpired(c.alert, c.ownershipExpiresAfterSeconds, now));
-    const events: EventInput[] = [];
-    for (const { alert, channel } of due) {
-      const next = await trx
-        .updateTable('alerts')
-        .set({ ownerUser: null, acknowledgedBy: null, acknowledgedAt: null, updatedAt: now })
-        .where('id', '=', alert.id)
-        .returningAll()
-        .executeTakeFirstOrThrow();
-      events.push({ alert: next, tenant: { channel }, kind: 'ownership_expired', data: { previousUser: alert.ownerUser, ownedSince: alert.acknowledgedAt!.toISOString() }, now, config: deps.config });
-    }
-    await recordAlertEvents(trx, events);
+    const lapses = due.map((c) => ({ ...c, data: { previousUser: c.alert.ownerUser, ownedSince: c.alert.acknowledgedAt!.toISOString() } }));
+    await recordAlertEvents(trx, await lapseOwnerships(trx, lapses, now, deps.config));
     return due.length;
   });
 }
@@ -183,7 +114,8 @@ export async function expireOwnerships(deps: Pick<Deps, 'db' | 'config'>, now: D
 /**
  * Owned alerts still failing remind their owner, less often each time (src/domain/escalation.ts
  * nextReminderAfterMs); after `ownershipLapsesAfterReminders` of them unanswered (default 3) the
- * ownership lapses instead of one more (a critical alert's on-call is told); "until resolved" silences remind once a day; a paused workflow reminds nobody.
+ * ownership lapses instead of one more (a critical alert's on-call is told; a warning already due escalates
+ * with the lapse, one page: lapseOwnerships); "until resolved" silences remind once a day; a paused workflow reminds nobody.
  * Nothing pages inside a maintenance window: an owner's reminder (it mentions them) waits for the window's
  * end, and is sent at the first pass after it.
  */
@@ -198,14 +130,14 @@ export async function sendReminders(deps: Pick<Deps, 'db' | 'config'>, now: Date
     });
     const owned = due.filter((d) => d.decision.about !== 'silenced');
     const held = owned.length ? new Set(await workflowsInMaintenance(trx, owned.map((d) => d.workflow), now)) : new Set<number>();
-    for (const { alert, channel, oncall, decision, workflow } of due) {
+    const lapses: Lapse[] = [];
+    for (const { decision, ...c } of due) {
+      const { alert, channel, workflow, oncall } = c;
       if (decision.about !== 'silenced' && held.has(workflow.id)) continue;
       if (decision.about === 'lapsed') {
-        const next = await trx.updateTable('alerts').set({ ownerUser: null, acknowledgedBy: null, acknowledgedAt: null, updatedAt: now }).where('id', '=', alert.id).returningAll().executeTakeFirstOrThrow();
-        // A critical alert pages nobody again on its own: the on-call is told now. A warning's escalation resumes and pages when due.
+        // A critical alert pages nobody again on its own: the on-call is told now. A warning escalates with the lapse when it is due, else later.
         const mention = alert.severity === 'critical' ? { mention: escalationMention(null, oncall) } : {};
-        const data = { previousUser: decision.ownerUser, ownedSince: decision.since.toISOString(), reason: 'unanswered', reminders: decision.reminders, severity: alert.severity, ...mention };
-        events.push({ alert: next, tenant: { channel }, kind: 'ownership_expired', data, now, config: deps.config });
+        lapses.push({ ...c, data: { previousUser: decision.ownerUser, ownedSince: decision.since.toISOString(), reason: 'unanswered', reminders: decision.reminders, severity: alert.severity, ...mention } });
         continue;
       }
       const next = await trx.updateTable('alerts').set({ remindedAt: now }).where('id', '=', alert.id).returningAll().executeTakeFirstOrThrow();
@@ -216,6 +148,7 @@ export async function sendReminders(deps: Pick<Deps, 'db' | 'config'>, now: Date
           : { about: 'silenced', since: decision.since.toISOString() };
       events.push({ alert: next, tenant: { channel }, kind: 'reminder', data, now, config: deps.config });
     }
+    events.push(...(await lapseOwnerships(trx, lapses, now, deps.config)));
     await recordAlertEvents(trx, events);
     return events.length;
   });

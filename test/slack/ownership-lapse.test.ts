@@ -52,7 +52,7 @@ async function passAt(from: Date, ms: number) {
 }
 
 describe('an owner who does not answer', () => {
-  it('a 5-minute job: reminded at 30 min, 1 h and 2 h; at 4 h, with none answered, the ownership lapses and escalation resumes', async () => {
+  it('a 5-minute job past its deadline: reminded at 30 min, 1 h and 2 h; at 4 h, with none answered, the lapse escalates it: one broadcast reply pages the on-call', async () => {
     const wf = await workflow('*/5 * * * *');
     const alert = await openAlert(wf, minutes(5));
     await ack(wf, 'U0LEAD');
@@ -61,23 +61,60 @@ describe('an owner who does not answer', () => {
     expect(await eventsOf(alert.id, 'reminder')).toHaveLength(3);
     await passAt(owned, minutes(239));
     expect((await alertRow(alert.id)).ownerUser).toBe('U0LEAD');
+    await rig.drain();
+    const root = rig.slack.roots('CACME').find((m) => m.metadata?.event_payload.alert_id === alert.id)!;
+    const before = rig.slack.replies('CACME', root.ts).length;
 
+    // Unowned, it is past its deadline (30 min × 6 from the opening): the lapse and the escalation are one moment, one message.
     await passAt(owned, minutes(240));
     expect(await eventsOf(alert.id, 'reminder')).toHaveLength(3);
-    const after = await alertRow(alert.id);
-    expect(after).toMatchObject({ ownerUser: null, acknowledgedAt: null, severity: 'warning' });
+    expect(await alertRow(alert.id)).toMatchObject({ ownerUser: null, acknowledgedAt: null, severity: 'critical', escalatedAt: new Date(owned.getTime() + minutes(240)) });
+    expect(await eventsOf(alert.id, 'ownership_expired')).toHaveLength(0);
+    const [escalated] = await eventsOf(alert.id, 'escalated');
+    expect(escalated!.data).toMatchObject({ reason: 'deadline', mention: { users: [], groups: ['SONCALL'] }, lapsed: { previousUser: 'U0LEAD', reason: 'unanswered', reminders: 3 } });
+    await passAt(owned, minutes(241));
+    expect(await eventsOf(alert.id, 'escalated')).toHaveLength(1);
+    await rig.drain();
+    const told = rig.slack.replies('CACME', root.ts).slice(before);
+    expect(told).toHaveLength(1);
+    expect(told[0]!.metadata?.event_payload.event).toBe('escalated');
+    expect(told[0]!.text).toContain('ownership by <@U0LEAD> lapsed after 4h');
+    expect(told[0]!.text).toContain('3 reminders went unanswered');
+    expect(told[0]!.text).toContain('<!subteam^SONCALL>');
+    const call = rig.slack.callsTo('chat.postMessage').find((c) => c.ts === told[0]!.ts)!;
+    expect(String(call.args.reply_broadcast)).toBe('true');
+  });
+
+  it('a warning not yet due when the ownership lapses: the thread says so, and it escalates at its own deadline', async () => {
+    // Deadline 100 × 5 min = 8 h 20 min after the opening; the lapse comes at 4 h.
+    const wf = await workflow('*/5 * * * *', { escalationMultiplier: 100 });
+    const alert = await openAlert(wf, minutes(5));
+    await ack(wf, 'U0LEAD');
+    const owned = (await alertRow(alert.id)).acknowledgedAt!;
+    for (const m of [30, 60, 120, 240]) await passAt(owned, minutes(m));
+    expect(await alertRow(alert.id)).toMatchObject({ ownerUser: null, severity: 'warning' });
     const [lapsed] = await eventsOf(alert.id, 'ownership_expired');
     expect(lapsed!.data).toMatchObject({ previousUser: 'U0LEAD', reason: 'unanswered', reminders: 3 });
     expect(lapsed!.data).not.toHaveProperty('mention');
+    expect(await eventsOf(alert.id, 'escalated')).toHaveLength(0);
 
-    // Unowned, past its deadline (30 min × 6 from the opening): the next pass escalates it and pages the on-call.
-    await passAt(owned, minutes(241));
-    expect(await alertRow(alert.id)).toMatchObject({ severity: 'critical' });
+    const deadline = (await alertRow(alert.id)).escalateAt!;
+    engine.clock.set(new Date(deadline.getTime() - 1000));
+    await runEscalationClock(engine.deps);
+    expect(await eventsOf(alert.id, 'escalated')).toHaveLength(0);
+    engine.clock.set(deadline);
+    await runEscalationClock(engine.deps);
+    const [escalated] = await eventsOf(alert.id, 'escalated');
+    expect(escalated!.data).toMatchObject({ reason: 'deadline', mention: { groups: ['SONCALL'] } });
+    expect(escalated!.data).not.toHaveProperty('lapsed');
     await rig.drain();
     const root = rig.slack.roots('CACME').find((m) => m.metadata?.event_payload.alert_id === alert.id)!;
-    const told = rig.slack.replies('CACME', root.ts).find((m) => m.metadata?.event_payload.event === 'ownership_expired')!;
+    const replies = rig.slack.replies('CACME', root.ts);
+    const told = replies.find((m) => m.metadata?.event_payload.event === 'ownership_expired')!;
     expect(told.text).toContain('3 reminders went unanswered');
     expect(told.text).toContain('escalation resumes');
+    expect(String(rig.slack.callsTo('chat.postMessage').find((c) => c.ts === told.ts)!.args.reply_broadcast ?? false)).toBe('false');
+    expect(replies.filter((m) => m.metadata?.event_payload.event === 'escalated')).toHaveLength(1);
   });
 
   it('an answer (an act of the owner on the alert, here Run now) starts the count again', async () => {

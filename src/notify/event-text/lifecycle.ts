@@ -33,6 +33,8 @@ const escalated: Renderer = ({ event, alert: a, d }) => {
       ? [t(' after '), failures(count), t('. Nobody has taken ownership.')]
       : [...withCount, t('. Nobody took ownership before the deadline.')];
   const by = event.actor ? [t(' by '), user(event.actor)] : [];
+  const lapsed = d.lapsed && typeof d.lapsed === 'object' ? (d.lapsed as Data) : undefined;
+  if (lapsed && !event.actor) return { what: 'escalated:lapsed', icon: 'critical', parts: [t('Escalated to '), strong('critical'), ...lapsedParts(event.at, lapsed, str(d, 'reason'), count), ...paging], ...(mention ? { mention } : {}) };
   return {
     what: 'escalated',
     icon: 'critical',
@@ -40,6 +42,19 @@ const escalated: Renderer = ({ event, alert: a, d }) => {
     ...(mention ? { mention } : {}),
   };
 };
+
+/**
+ * An escalation that came with an ownership lapsing (data.lapsed: previousUser, ownedSince, and reason and
+ * reminders when reminders went unanswered): the owner did not answer, and the alert was already due.
+ */
+function lapsedParts(at: Date, lapsed: Data, reason: string | undefined, count: number): TextPart[] {
+  const since = date(lapsed, 'ownedSince');
+  const held = since ? [t(' after '), { type: 'duration', ms: at.getTime() - since.getTime() } as TextPart] : [];
+  const reminders = num(lapsed, 'reminders');
+  const how = str(lapsed, 'reason') === 'unanswered' && reminders !== undefined ? [t(' lapsed'), ...held, t(`: ${reminders} ${reminders === 1 ? 'reminder' : 'reminders'} went unanswered`)] : [t(' expired'), ...held];
+  const due = reason === 'kept_failing' && count > 0 ? [t(' and the alert kept failing ('), failures(count), t(')')] : [t(' and the alert was past its deadline'), ...(count > 0 ? [t(' with '), failures(count)] : [])];
+  return [t(': ownership by '), person(str(lapsed, 'previousUser'), false), ...how, t(','), ...due, t('. The alert is unowned again; take it to own it.')];
+}
 
 const errorGroupChanged: Renderer = ({ alert: a, d }) => {
   const to = str(d, 'errorGroup') ?? str(d, 'to') ?? a.errorGroup ?? '?';
