@@ -3,7 +3,7 @@ import type { Workflow } from '../../src/db/schema.js';
 import { runEscalationClock } from '../../src/engine/escalation.js';
 import type { TestDatabase } from '../helpers/db.js';
 import { fireTick, type Engine } from '../helpers/engine-harness.js';
-import { minutes } from '../helpers/factories.js';
+import { makeTenant, makeWorkflow, minutes } from '../helpers/factories.js';
 import { ACTION } from '../../src/slack/blocks/ids.js';
 import { eventually, type SlackRig } from '../helpers/slack-bolt.js';
 import { usePeopleRig } from '../helpers/people-rig.js';
@@ -20,7 +20,11 @@ const people = usePeopleRig(START);
 let t: TestDatabase;
 let engine: Engine;
 let rig: SlackRig;
-beforeAll(() => void ({ t, engine, rig } = people));
+beforeAll(async () => {
+  ({ t, engine, rig } = people);
+  // A tenant whose ownerships expire after 2 h, whatever their owner does.
+  await makeTenant(t.db, { id: 'globex', name: 'Globex', channel: 'CGLOBEX', oncall: JSON.stringify({ users: ['U0ONCALL'] }), ownershipExpiresAfterSeconds: 2 * 3600 });
+});
 
 const workflow = (cron: string, policy: Record<string, unknown> = {}) => people.workflow(cron, { retries: 0, ...policy });
 
@@ -115,6 +119,43 @@ describe('an owner who does not answer', () => {
     expect(told.text).toContain('escalation resumes');
     expect(String(rig.slack.callsTo('chat.postMessage').find((c) => c.ts === told.ts)!.args.reply_broadcast ?? false)).toBe('false');
     expect(replies.filter((m) => m.metadata?.event_payload.event === 'escalated')).toHaveLength(1);
+  });
+
+  it("the tenant's ownershipExpiresAfter on a warning kept failing while owned: the expiry and the escalation are one broadcast reply", async () => {
+    const wf = await makeWorkflow(t.db, { tenantId: 'globex', name: 'globex-sync', cron: '*/5 * * * *', mode: 'managed', launcher: JSON.stringify({ kind: 'command', command: './check' }), policy: JSON.stringify({ retries: 0, escalationMultiplier: 100 }) });
+    const alert = await openAlert(wf, minutes(5));
+    const owned = engine.clock.now();
+    await t.db.updateTable('alerts').set({ ownerUser: 'U0GONE', acknowledgedBy: 'U0GONE', acknowledgedAt: owned }).where('id', '=', alert.id).execute();
+    // Kept failing while owned: 6 consecutive failures (twice the 3 it took to open) make it due however far its deadline.
+    await t.db.updateTable('alerts').set({ consecutiveFailures: 6 }).where('id', '=', alert.id).execute();
+    await passAt(owned, minutes(30));
+    await rig.drain();
+    const root = rig.slack.roots('CGLOBEX').find((m) => m.metadata?.event_payload.alert_id === alert.id)!;
+    const before = rig.slack.replies('CGLOBEX', root.ts).length;
+
+    await passAt(owned, minutes(120));
+    expect(await alertRow(alert.id)).toMatchObject({ ownerUser: null, severity: 'critical' });
+    expect(await eventsOf(alert.id, 'ownership_expired')).toHaveLength(0);
+    const [escalated] = await eventsOf(alert.id, 'escalated');
+    expect(escalated!.data).toMatchObject({ reason: 'kept_failing', mention: { users: ['U0ONCALL'], groups: [] }, lapsed: { previousUser: 'U0GONE' } });
+    await rig.drain();
+    const told = rig.slack.replies('CGLOBEX', root.ts).slice(before);
+    expect(told.map((m) => m.metadata?.event_payload.event)).toEqual(['escalated']);
+    expect(told[0]!.text).toContain('ownership by <@U0GONE> expired after 2h');
+    expect(told[0]!.text).toContain('Paging <@U0ONCALL>');
+    expect(String(rig.slack.callsTo('chat.postMessage').find((c) => c.ts === told[0]!.ts)!.args.reply_broadcast)).toBe('true');
+  });
+
+  it("an overdue warning of a paused workflow: its ownership expires, and it escalates nobody (the pause stops the clock)", async () => {
+    const wf = await makeWorkflow(t.db, { tenantId: 'globex', name: 'globex-paused', cron: '*/5 * * * *', mode: 'managed', launcher: JSON.stringify({ kind: 'command', command: './check' }), policy: JSON.stringify({ retries: 0 }) });
+    const alert = await openAlert(wf, minutes(5));
+    const owned = engine.clock.now();
+    await t.db.updateTable('alerts').set({ ownerUser: 'U0GONE', acknowledgedBy: 'U0GONE', acknowledgedAt: owned }).where('id', '=', alert.id).execute();
+    await t.db.updateTable('workflows').set({ paused: true }).where('id', '=', wf.id).execute();
+    await passAt(owned, minutes(120));
+    expect(await alertRow(alert.id)).toMatchObject({ ownerUser: null, severity: 'warning' });
+    expect(await eventsOf(alert.id, 'ownership_expired')).toHaveLength(1);
+    expect(await eventsOf(alert.id, 'escalated')).toHaveLength(0);
   });
 
   it('an answer (an act of the owner on the alert, here Run now) starts the count again', async () => {
