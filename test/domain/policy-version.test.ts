@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { profileForCadence, type PolicyOverrides } from '../../src/domain/cadence.js';
-import { changesForOpenAlert, effectivePolicy, policyChanges, versionInForceAt } from '../../src/domain/policy-version.js';
+import { policySchema } from '../../src/config/workflows-file.js';
+import { changesForOpenAlert, EFFECTIVE_POLICY_FIELDS, effectivePolicy, policyChanges, versionInForceAt } from '../../src/domain/policy-version.js';
 
 const at = (iso: string) => new Date(iso);
 const v = (version: number, changedAt: string, alertAfter: number) => ({ version, changedAt: at(changedAt), overrides: { alertAfter } });
@@ -54,5 +55,12 @@ describe('policyChanges: fields a stored version predates (the release that vers
   it('an open alert is not told of what a tick launches', () => {
     const changes = policyChanges(storedBefore({}), hourly({ catchUpSeconds: 900, overlap: 'skip', recoverAfter: 2 }));
     expect(changesForOpenAlert(changes).map((c) => c.field)).toEqual(['recoverAfter']);
+  });
+});
+
+describe('EFFECTIVE_POLICY_FIELDS', () => {
+  it('holds every field a workflow\'s policy may set: a new one is versioned, or this names it', () => {
+    const unversioned = Object.keys(policySchema.shape).filter((f) => !(EFFECTIVE_POLICY_FIELDS as readonly string[]).includes(f));
+    expect(unversioned).toEqual([]);
   });
 });
