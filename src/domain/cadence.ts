@@ -44,8 +44,11 @@ export interface Policy {
   catchUpSeconds: number;
 }
 
-/** Per-workflow overrides, every field optional (the shape of workflows.policy). */
-export type PolicyOverrides = Partial<Policy>;
+/**
+ * Per-workflow overrides, every field optional (the shape of workflows.policy),
+ * and the owner's reminders, which the cadence's defaults leave to escalation.ts.
+ */
+export type PolicyOverrides = Partial<Policy> & { remindAfterSeconds?: number; ownershipLapsesAfterReminders?: number };
 
 export interface CadenceProfile extends Policy {
   /** Median gap between upcoming fire times. */

@@ -152,10 +152,19 @@ export function defaultRemindAfterMs(cadenceSeconds: number): number {
   return Math.min(Math.max(2 * cadenceSeconds * 1000, 30 * 60_000), 86_400_000);
 }
 
+/**
+ * A reminder rule of the alert's policy: the value it was opened with or a
+ * policy change gave it (a top-level field, null: the default), else, for an
+ * alert opened before those were kept, its workflow's overrides at opening.
+ */
+function reminderRule(policy: Record<string, unknown>, field: 'remindAfterSeconds' | 'ownershipLapsesAfterReminders'): unknown {
+  return field in policy ? policy[field] : ((policy.overrides ?? {}) as Record<string, unknown>)[field];
+}
+
 /** The workflow's own `remindAfterSeconds`, when it sets one. */
 function ownRemindAfterMs(policy: Record<string, unknown>): number | undefined {
-  const overrides = (policy.overrides ?? {}) as { remindAfterSeconds?: unknown };
-  return typeof overrides.remindAfterSeconds === 'number' && overrides.remindAfterSeconds > 0 ? overrides.remindAfterSeconds * 1000 : undefined;
+  const own = reminderRule(policy, 'remindAfterSeconds');
+  return typeof own === 'number' && own > 0 ? own * 1000 : undefined;
 }
 
 /**
@@ -199,7 +208,7 @@ export type ReminderDecision =
 export const DEFAULT_LAPSE_AFTER_REMINDERS = 3;
 
 export function lapseAfterReminders(policy: Record<string, unknown>): number {
-  const own = ((policy.overrides ?? {}) as { ownershipLapsesAfterReminders?: unknown }).ownershipLapsesAfterReminders;
+  const own = reminderRule(policy, 'ownershipLapsesAfterReminders');
   return typeof own === 'number' && Number.isInteger(own) && own >= 0 ? own : DEFAULT_LAPSE_AFTER_REMINDERS;
 }
 

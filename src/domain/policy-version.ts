@@ -1,4 +1,6 @@
 import { profileForCadence, type CadenceProfile, type PolicyOverrides } from './cadence.js';
+import type { OverlapPolicy } from './overlap.js';
+import { DEFAULT_LAPSE_AFTER_REMINDERS } from './escalation.js';
 
 /**
  * A workflow's effective policy: what every decision about it is made with
@@ -20,14 +22,20 @@ export interface EffectivePolicy {
   completeBy: { time: string; timeZone?: string } | null;
   cadenceSeconds: number;
   escalateAfterFailures: number;
+  /** A managed tick falling due while a run still runs: fired beside it or skipped (overlap.ts). */
+  overlap: OverlapPolicy;
+  /** How late a managed tick may still start; older ones are recorded missed (catch-up.ts). */
+  catchUpSeconds: number;
+  /** The owner's fixed reminder period; null: the default, doubling from the cadence (escalation.ts). */
+  remindAfterSeconds: number | null;
+  /** Unanswered reminders after which an ownership lapses and the on-call is told (0: never). */
+  ownershipLapsesAfterReminders: number;
 }
 
 /**
- * `overlap` is left out: it decides what a tick launches, never what a
- * failure means (src/domain/overlap.ts). `catchUpSeconds` is left out for
- * now (src/domain/catch-up.ts): it decides which ticks a scheduler that was
- * down records missed, but a field added here is a version for every
- * workflow at the release that adds it, told in every open alert's thread.
+ * The last four were added after versions were first recorded: a stored
+ * version without them is read by `storedValues` (no version for every
+ * workflow at the release that added them).
  */
 export const EFFECTIVE_POLICY_FIELDS = [
   'retries',
@@ -43,10 +51,31 @@ export const EFFECTIVE_POLICY_FIELDS = [
   'completeBy',
   'cadenceSeconds',
   'escalateAfterFailures',
+  'overlap',
+  'catchUpSeconds',
+  'remindAfterSeconds',
+  'ownershipLapsesAfterReminders',
 ] as const satisfies readonly (keyof EffectivePolicy)[];
 
+/**
+ * Fields that decide what a managed tick launches or records as missed,
+ * never what an open alert does (its escalation, reminders, resolution): a
+ * change of them is a version, but not told in an open alert's thread.
+ */
+export const TICK_ONLY_FIELDS: readonly PolicyChange['field'][] = ['overlap', 'catchUpSeconds'];
+
 export function effectivePolicy(profile: CadenceProfile): EffectivePolicy {
-  return Object.fromEntries(EFFECTIVE_POLICY_FIELDS.map((f) => [f, profile[f]])) as unknown as EffectivePolicy;
+  const { remindAfterSeconds, ownershipLapsesAfterReminders } = profile.overrides;
+  return {
+    ...(Object.fromEntries(EFFECTIVE_POLICY_FIELDS.filter((f) => f in profile).map((f) => [f, profile[f as keyof CadenceProfile]])) as object),
+    remindAfterSeconds: remindAfterSeconds ?? null,
+    ownershipLapsesAfterReminders: ownershipLapsesAfterReminders ?? DEFAULT_LAPSE_AFTER_REMINDERS,
+  } as EffectivePolicy;
+}
+
+/** The changes an open alert is told of (and takes): all but those of what a tick launches. */
+export function changesForOpenAlert(changes: PolicyChange[]): PolicyChange[] {
+  return changes.filter((c) => !TICK_ONLY_FIELDS.includes(c.field));
 }
 
 /**
@@ -85,7 +114,24 @@ export interface PolicyChange {
  * re-sync, or an override written out that equals its default).
  */
 export function policyChanges(stored: Partial<Record<string, unknown>> | null, next: EffectivePolicy): PolicyChange[] {
-  return EFFECTIVE_POLICY_FIELDS.filter((f) => !stored || !same(stored[f] ?? null, next[f] ?? null)).map((field) => ({ field, from: stored?.[field] ?? null, to: next[field] }));
+  const was = stored ? storedValues(stored, next) : null;
+  return EFFECTIVE_POLICY_FIELDS.filter((f) => !was || !same(was[f] ?? null, next[f] ?? null)).map((field) => ({ field, from: was?.[field] ?? null, to: next[field] }));
+}
+
+/**
+ * A stored version's values, each field it predates (recorded by a release
+ * before the field was versioned) read as what that version's own cadence
+ * and overrides give it: the release that adds a field records no version
+ * and tells no thread, while a value that differs from the version's own
+ * overrides (an explicit change since) is a change. A version without a
+ * cadence to read from (none was ever stored so) does not compare the field.
+ */
+function storedValues(stored: Partial<Record<string, unknown>>, next: EffectivePolicy): Partial<Record<string, unknown>> {
+  const predates = EFFECTIVE_POLICY_FIELDS.filter((f) => !(f in stored));
+  if (predates.length === 0) return stored;
+  const cadence = stored.cadenceSeconds;
+  const then = typeof cadence === 'number' && cadence > 0 ? effectivePolicy(profileForCadence(cadence, (stored.overrides ?? {}) as PolicyOverrides)) : next;
+  return { ...stored, ...Object.fromEntries(predates.map((f) => [f, then[f]])) };
 }
 
 /** Values as stored in JSON: an object (completeBy) is the same when its fields are. */

@@ -3,6 +3,7 @@ import type { Deps } from '../deps.js';
 import type { CadenceProfile } from '../domain/cadence.js';
 import type { Effect } from '../domain/evaluate.js';
 import { escalationMention } from '../domain/escalation.js';
+import { effectivePolicy } from '../domain/policy-version.js';
 import { retriesAllowed } from '../domain/retry-budget.js';
 import { provisionalAlertId } from '../ledger/event-writes.js';
 import type { EvaluationTarget } from './evaluator.js';
@@ -107,6 +108,7 @@ function snakeRow(alert: Alert): Record<string, unknown> {
 
 /** The policy in force when the alert opened, kept on the alert (editing the workflow mid-incident changes nothing). */
 function snapshotPolicy(profile: CadenceProfile, noLauncher: boolean) {
+  const { remindAfterSeconds, ownershipLapsesAfterReminders } = effectivePolicy(profile);
   return {
     retries: profile.retries,
     alertAfter: profile.alertAfter,
@@ -119,6 +121,9 @@ function snapshotPolicy(profile: CadenceProfile, noLauncher: boolean) {
     minDurationSeconds: profile.minDurationSeconds,
     runningLongAfterSeconds: profile.runningLongAfterSeconds,
     completeBy: profile.completeBy,
+    // The owner's reminders follow a policy change while open (services/policy-versions.ts); read by domain/escalation.ts.
+    remindAfterSeconds,
+    ownershipLapsesAfterReminders,
     escalateAfterFailures: profile.escalateAfterFailures,
     cadenceSeconds: profile.cadenceSeconds,
     derived: profile.derived,

@@ -3,7 +3,7 @@ import type { Db } from '../db/connect.js';
 import type { Alert, Database, PolicyOverrides } from '../db/schema.js';
 import { profileFor } from '../domain/cadence.js';
 import { escalateAtAfterPolicyChange } from '../domain/evaluate.js';
-import { effectivePolicy, keptByOpenAlert, policyChanges, policyForOpenAlert, type EffectivePolicy, type PolicyChange } from '../domain/policy-version.js';
+import { changesForOpenAlert, effectivePolicy, keptByOpenAlert, policyChanges, policyForOpenAlert, type EffectivePolicy, type PolicyChange } from '../domain/policy-version.js';
 import type { RoutingConfig } from '../ledger/destinations.js';
 import { recordAlertEvents } from '../ledger/alert-events.js';
 
@@ -11,7 +11,8 @@ import { recordAlertEvents } from '../ledger/alert-events.js';
  * Records a new policy version for every workflow whose effective policy is
  * not the one its current version says, in one transaction: the version row
  * (with who or what changed it), the workflow's pointer, and for an open
- * alert one `policy_changed` event in its thread; the alert continues under
+ * alert one `policy_changed` event in its thread (unless only what a tick
+ * launches changed: catch-up, overlap); the alert continues under
  * the new rules from then on (its snapshot and, for an unescalated warning,
  * its escalation deadline with the cadence it captured when it opened).
  * A re-sync that changes nothing records nothing. Serialised across replicas
@@ -113,7 +114,11 @@ interface Changed {
   changes: PolicyChange[];
 }
 
-/** An open alert hears of a change once, and continues under the new rules. */
+/**
+ * An open alert hears of a change once, and continues under the new rules
+ * (its reminders too); of a change of what a tick launches alone it hears
+ * nothing (`changesForOpenAlert`).
+ */
 async function tellOpenAlerts(trx: Transaction<Database>, changed: Changed[], input: RecordPolicyVersions): Promise<void> {
   const told = changed.filter((c) => c.previous !== null);
   if (told.length === 0) return;
@@ -138,8 +143,9 @@ async function tellOpenAlerts(trx: Transaction<Database>, changed: Changed[], in
     const change = byWorkflow.get(alert.workflowId)!;
     // The cadence, and what it decides of the escalation, stay the ones captured at opening (a new cron moves nothing).
     const forAlert = { ...policyForOpenAlert(change.policy, change.overrides, alert.cadenceSeconds), cadenceSeconds: alert.cadenceSeconds };
-    const { cadenceSeconds: _kept, ...rules } = forAlert;
-    kept.set(alert.id, keptByOpenAlert(change.changes, change.policy, forAlert));
+    // What a tick launches is the workflow's, not the alert's: kept out of its rules and its thread.
+    const { cadenceSeconds: _kept, overlap: _overlap, catchUpSeconds: _catchUp, ...rules } = forAlert;
+    kept.set(alert.id, keptByOpenAlert(changesForOpenAlert(change.changes), change.policy, forAlert));
     // The deadline moves by what a new multiplier changes, keeping the time a pause or a maintenance window
     // added to it.
     const oldMultiplier = (alert.policy as { escalationMultiplier?: unknown }).escalationMultiplier;
@@ -163,15 +169,18 @@ async function tellOpenAlerts(trx: Transaction<Database>, changed: Changed[], in
       .executeTakeFirstOrThrow();
     updated.push(next);
   }
+  // A version that changed only what a tick launches (catch-up, overlap) moves the alert's version silently:
+  // nothing it does changes, so its thread is not told.
+  const heard = updated.filter((alert) => changesForOpenAlert(byWorkflow.get(alert.workflowId)!.changes).length > 0);
   await recordAlertEvents(
     trx,
-    updated.map((alert) => {
+    heard.map((alert) => {
       const change = byWorkflow.get(alert.workflowId)!;
       return {
         alert,
         tenant: { channel: change.channel },
         kind: 'policy_changed' as const,
-        data: { from: change.previous, to: change.version, changes: change.changes, kept: kept.get(alert.id) ?? [] },
+        data: { from: change.previous, to: change.version, changes: changesForOpenAlert(change.changes), kept: kept.get(alert.id) ?? [] },
         now: input.now,
         config: input.config,
       };

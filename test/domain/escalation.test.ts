@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { defaultRemindAfterMs, endedPauses, escalateAtAfterPause, escalationDue, escalationDueAt, escalationMention, nextReminderAfterMs, ownershipExpired, reminderDue, type EscalationFields, type ReminderFields } from '../../src/domain/escalation.js';
+import { defaultRemindAfterMs, endedPauses, escalateAtAfterPause, escalationDue, escalationDueAt, escalationMention, lapseAfterReminders, nextReminderAfterMs, ownershipExpired, reminderDue, type EscalationFields, type ReminderFields } from '../../src/domain/escalation.js';
 
 const NOW = new Date('2026-03-10T12:00:00Z');
 const ago = (ms: number) => new Date(NOW.getTime() - ms);
@@ -151,5 +151,17 @@ describe('endedPauses: what a window told after them need not move again', () =>
     ['a pause still going is not one', [e('workflow_paused', ago(4 * H)), e('workflow_resumed', ago(3 * H)), e('workflow_paused', ago(H))], [{ startsAt: ago(4 * H), endsAt: ago(3 * H) }]],
   ] as const)('%s', (_name, events, spans) => {
     expect(endedPauses(events, opened)).toEqual(spans);
+  });
+});
+
+describe('reminder rules: the alert\'s own, which a policy change while open replaces', () => {
+  it('a top-level value (opened with, or changed since) wins over the overrides captured at opening; null is the default', () => {
+    const base = { cadenceSeconds: 300, acknowledgedAt: new Date('2026-03-10T00:00:00Z'), remindedAt: null };
+    expect(nextReminderAfterMs({ ...base, policy: { remindAfterSeconds: 600, overrides: { remindAfterSeconds: 7200 } } })).toBe(600_000);
+    expect(nextReminderAfterMs({ ...base, policy: { remindAfterSeconds: null, overrides: { remindAfterSeconds: 7200 } } })).toBe(30 * 60_000);
+    expect(nextReminderAfterMs({ ...base, policy: { overrides: { remindAfterSeconds: 7200 } } })).toBe(7_200_000);
+    expect(lapseAfterReminders({ ownershipLapsesAfterReminders: 0, overrides: { ownershipLapsesAfterReminders: 5 } })).toBe(0);
+    expect(lapseAfterReminders({ overrides: { ownershipLapsesAfterReminders: 5 } })).toBe(5);
+    expect(lapseAfterReminders({})).toBe(3);
   });
 });

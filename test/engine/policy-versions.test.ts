@@ -178,4 +178,68 @@ describe('policy versions', () => {
     await sync({ recoverAfter: 3, escalationMultiplier: multiplier + 2 });
     expect((await alerts())[0]!.escalateAt!.getTime()).toBe(deadline + HOUR + 2 * open!.cadenceSeconds * 1000);
   });
+
+  /** The release that versioned overlap, catch-up and the owner's reminders: what it reads from versions stored before. */
+  const LATER_FIELDS = ['overlap', 'catchUpSeconds', 'remindAfterSeconds', 'ownershipLapsesAfterReminders'];
+  const storedBeforeLaterFields = async () => {
+    for (const v of await versions()) {
+      const policy = Object.fromEntries(Object.entries(v.policy as Record<string, unknown>).filter(([k]) => !LATER_FIELDS.includes(k)));
+      await t.db.updateTable('policyVersions').set({ policy: JSON.stringify(policy) }).where('workflowId', '=', v.workflowId).where('version', '=', v.version).execute();
+    }
+  };
+  const policyChangedEvents = async (alertId: number) => (await events(alertId)).filter((e) => e.kind === 'policy_changed');
+
+  it('the upgrade that versions catch-up, overlap and reminders records nothing and tells no thread, an override set before included', async () => {
+    await sync({ catchUpSeconds: 900, ownershipLapsesAfterReminders: 5 });
+    const wf = await workflow();
+    await report(wf, 1, 'failed');
+    await report(wf, 2, 'failed');
+    const [open] = await alerts();
+    await storedBeforeLaterFields();
+
+    expect(await recordPolicyVersions(t.db, { now: engine.clock.now(), config: ROUTING, changedBy: DEFAULTS_RELEASE })).toBe(0);
+    await sync({ catchUpSeconds: 900, ownershipLapsesAfterReminders: 5 });
+    expect(await versions()).toHaveLength(1);
+    expect(await policyChangedEvents(open!.id)).toEqual([]);
+
+    // An explicit change on a version that predates the field is a change.
+    await sync({ catchUpSeconds: 600, ownershipLapsesAfterReminders: 5 });
+    expect((await versions()).map((v) => v.version)).toEqual([1, 2]);
+    expect((await versions())[1]!.policy).toMatchObject({ catchUpSeconds: 600, overlap: 'allow', remindAfterSeconds: null, ownershipLapsesAfterReminders: 5 });
+  });
+
+  it('an explicit change of catch-up or overlap is a version the open alert does not hear of; a change of its reminders it hears and follows', async () => {
+    await sync();
+    const wf = await workflow();
+    await report(wf, 1, 'failed');
+    await report(wf, 2, 'failed');
+    const [open] = await alerts();
+    expect(open!.policy).toMatchObject({ remindAfterSeconds: null, ownershipLapsesAfterReminders: 3 });
+
+    await sync({ catchUpSeconds: 900, overlap: 'skip' });
+    expect((await versions()).map((v) => [v.version, v.changedBy])).toEqual([
+      [1, 'workflows file'],
+      [2, 'workflows file'],
+    ]);
+    expect((await alerts())[0]).toMatchObject({ policyVersion: 2 });
+    expect((await alerts())[0]!.policy).not.toHaveProperty('catchUpSeconds');
+    expect(await policyChangedEvents(open!.id)).toEqual([]);
+
+    await sync({ catchUpSeconds: 600, overlap: 'skip', remindAfterSeconds: 600, ownershipLapsesAfterReminders: 0 });
+    const told = await policyChangedEvents(open!.id);
+    expect(told).toHaveLength(1);
+    expect(told[0]).toMatchObject({
+      policyVersion: 3,
+      data: {
+        from: 2,
+        to: 3,
+        changes: [
+          { field: 'remindAfterSeconds', from: null, to: 600 },
+          { field: 'ownershipLapsesAfterReminders', from: 3, to: 0 },
+        ],
+        kept: [],
+      },
+    });
+    expect((await alerts())[0]!.policy).toMatchObject({ remindAfterSeconds: 600, ownershipLapsesAfterReminders: 0 });
+  });
 });

@@ -178,3 +178,16 @@ describe('one event text, every destination', () => {
     expect(plainEventText(render(['', 'unsilenced', 'U0BOB', { why: 'unsilenced', summary: { counts: { failure_recorded: 2 } } }]).model)).toContain('While silenced: 2 failures recorded.');
   });
 });
+
+describe('policy_changed in words', () => {
+  it('names the reminder rules, a reminder period of null as the default', () => {
+    const changes = [
+      { field: 'remindAfterSeconds', from: null, to: 600 },
+      { field: 'ownershipLapsesAfterReminders', from: 3, to: 0 },
+    ];
+    const { model } = render(['', 'policy_changed', null, { from: 2, to: 3, changes, kept: [] }]);
+    expect(plainEventText(model)).toBe(
+      'Policy changed (v2 → v3): reminder period (seconds) default → 600 and unanswered reminders before the ownership lapses 3 → 0. This alert continues under the new rules.',
+    );
+  });
+});

@@ -63,6 +63,28 @@ describe('replay: policy changes during the period', { timeout: 120_000 }, () =>
     expect(result.actions.map((a) => a.action)).toEqual(['change_policy']);
   });
 
+  it('a change of catch-up or overlap is a version the open alert does not hear of; one of its reminders it does', async () => {
+    t = await createTestDatabase();
+    const policy = { alertAfter: 1, retries: 0 };
+    const result = await replayScenario(
+      checkScenario({
+        ...base,
+        workflows: [{ ...base.workflows[0]!, policy }],
+        policyChanges: [
+          { at: '2026-03-10T02:30:00Z', workflow: 'hourly', policy: { ...policy, catchUpSeconds: 600, overlap: 'skip' } },
+          { at: '2026-03-10T03:30:00Z', workflow: 'hourly', policy: { ...policy, catchUpSeconds: 600, overlap: 'skip', remindAfterSeconds: 900 } },
+        ],
+      }),
+      { db: t.db },
+    );
+    expect(result.actions.map((a) => a.result)).toEqual([expect.stringMatching(/^version 2: /), expect.stringMatching(/^version 3: /)]);
+    const versions = await t.db.selectFrom('policyVersions').select(['version', 'policy']).orderBy('version').execute();
+    expect(versions.map((v) => v.version)).toEqual([1, 2, 3]);
+    expect(versions[1]!.policy).toMatchObject({ catchUpSeconds: 600, overlap: 'skip', remindAfterSeconds: null });
+    const events = await t.db.selectFrom('alertEvents').select(['kind', 'at', 'data']).where('kind', '=', 'policy_changed').orderBy('id').execute();
+    expect(events.map((e) => [e.at.toISOString(), e.data])).toEqual([['2026-03-10T03:30:00.000Z', expect.objectContaining({ from: 2, to: 3, changes: [{ field: 'remindAfterSeconds', from: null, to: 900 }] })]]);
+  });
+
   it('a change outside the period, of an unknown workflow, or with a bad policy field is refused, naming it', () => {
     const problems = (input: object) => {
       try {

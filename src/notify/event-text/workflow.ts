@@ -55,9 +55,17 @@ const POLICY_FIELD_WORDS: Record<string, string> = {
   completeBy: 'complete by',
   cadenceSeconds: 'cadence (seconds)',
   escalateAfterFailures: 'failures before escalating',
+  overlap: 'overlap',
+  catchUpSeconds: 'catch-up window (seconds)',
+  remindAfterSeconds: 'reminder period (seconds)',
+  ownershipLapsesAfterReminders: 'unanswered reminders before the ownership lapses',
 };
 
+/** What a field's null means, where it is not "none" (a reminder period of null doubles from the cadence). */
+const NULL_WORDS: Record<string, string> = { remindAfterSeconds: 'default' };
+
 const fieldWords = (field: unknown) => POLICY_FIELD_WORDS[field as string] ?? String(field);
+const valueWords = (field: unknown, value: unknown) => String(value ?? NULL_WORDS[field as string] ?? 'none');
 
 const policyChanged: Renderer = ({ d }) => {
   const changes = Array.isArray(d.changes) ? (d.changes as { field?: unknown; from?: unknown; to?: unknown }[]).filter((c) => typeof c.field === 'string') : [];
@@ -69,10 +77,10 @@ const policyChanged: Renderer = ({ d }) => {
     icon: 'info',
     parts: [
       t(`Policy changed${from !== undefined && to !== undefined ? ` (v${from} → v${to})` : ''}`),
-      ...(changes.length ? [t(': '), ...joinParts(changes.map((c) => t(`${fieldWords(c.field)} ${String(c.from ?? 'none')} → ${String(c.to ?? 'none')}`)))] : []),
+      ...(changes.length ? [t(': '), ...joinParts(changes.map((c) => t(`${fieldWords(c.field)} ${valueWords(c.field, c.from)} → ${valueWords(c.field, c.to)}`)))] : []),
       t('. This alert continues under the new rules'),
       // The cadence captured at opening, and what it decides of the escalation, stay this alert's.
-      ...(kept.length ? [t(', but keeps what it opened with: '), ...joinParts(kept.map((c) => t(`${fieldWords(c.field)} ${String(c.value ?? 'none')}`)))] : []),
+      ...(kept.length ? [t(', but keeps what it opened with: '), ...joinParts(kept.map((c) => t(`${fieldWords(c.field)} ${valueWords(c.field, c.value)}`)))] : []),
       t('.'),
     ],
   };
