@@ -105,7 +105,8 @@ async function lapseOwnerships(trx: Transaction<Database>, lapses: Lapse[], now:
 export async function expireOwnerships(deps: Pick<Deps, 'db' | 'config'>, now: Date): Promise<number> {
   return deps.db.transaction().execute(async (trx) => {
     const due = (await lockCandidates(trx, 'owned')).filter((c) => ownershipExpired(c.alert, c.ownershipExpiresAfterSeconds, now));
-    const lapses = due.map((c) => ({ ...c, data: { previousUser: c.alert.ownerUser, ownedSince: c.alert.acknowledgedAt!.toISOString() } }));
+    // A paused workflow's alert is unowned too, but escalates only once the workflow is resumed: its reply says so.
+    const lapses = due.map((c) => ({ ...c, data: { previousUser: c.alert.ownerUser, ownedSince: c.alert.acknowledgedAt!.toISOString(), ...(c.workflow.paused ? { paused: true } : {}) } }));
     await recordAlertEvents(trx, await lapseOwnerships(trx, lapses, now, deps.config));
     return due.length;
   });

@@ -5,6 +5,7 @@ import type { TestDatabase } from '../helpers/db.js';
 import { fireTick, type Engine } from '../helpers/engine-harness.js';
 import { makeTenant, makeWorkflow, minutes } from '../helpers/factories.js';
 import { ACTION } from '../../src/slack/blocks/ids.js';
+import { eventText, plainEventText } from '../../src/notify/event-text.js';
 import { eventually, type SlackRig } from '../helpers/slack-bolt.js';
 import { usePeopleRig } from '../helpers/people-rig.js';
 
@@ -154,8 +155,13 @@ describe('an owner who does not answer', () => {
     await t.db.updateTable('workflows').set({ paused: true }).where('id', '=', wf.id).execute();
     await passAt(owned, minutes(120));
     expect(await alertRow(alert.id)).toMatchObject({ ownerUser: null, severity: 'warning' });
-    expect(await eventsOf(alert.id, 'ownership_expired')).toHaveLength(1);
+    const expired = await eventsOf(alert.id, 'ownership_expired');
+    expect(expired).toHaveLength(1);
     expect(await eventsOf(alert.id, 'escalated')).toHaveLength(0);
+    // Its reply does not promise an escalation the pause holds back.
+    const text = plainEventText(eventText({ event: expired[0]!, alert: await alertRow(alert.id), workflow: wf }));
+    expect(text).toContain('it escalates once the workflow is resumed');
+    expect(text).not.toContain('escalation resumes');
   });
 
   it('an answer (an act of the owner on the alert, here Run now) starts the count again', async () => {

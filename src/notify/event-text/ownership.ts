@@ -93,7 +93,13 @@ const ownershipExpired: Renderer = ({ event, alert: a, d }) => {
   return {
     what: 'ownership_expired',
     icon: 'expired',
-    parts: [t('Ownership by '), person(str(d, 'previousUser'), false), t(' expired'), ...held, t('. The alert is unowned again and escalation resumes.')],
+    parts: [
+      t('Ownership by '),
+      person(str(d, 'previousUser'), false),
+      t(' expired'),
+      ...held,
+      t(d.paused === true ? '. The alert is unowned again; it escalates once the workflow is resumed.' : '. The alert is unowned again and escalation resumes.'),
+    ],
   };
 };
 
