@@ -4,6 +4,7 @@ import type { Deps } from '../deps.js';
 import { escalationMention, lapseAfterReminders, ownershipExpired, reminderDue, type Mention } from '../domain/escalation.js';
 import { endSilence } from '../ledger/alert-actions.js';
 import { recordAlertEvents, type EventInput } from '../ledger/alert-events.js';
+import { unansweredReminders } from '../ledger/reminders.js';
 import { escalatingNow, lockCandidates, type Candidate, type EscalationReason } from './escalation-candidates.js';
 import { runMaintenanceClock } from './maintenance-clock.js';
 import { workflowsInMaintenance } from './maintenance-rules.js';
@@ -153,23 +154,6 @@ export async function sendReminders(deps: Pick<Deps, 'db' | 'config'>, now: Date
     await recordAlertEvents(trx, events);
     return events.length;
   });
-}
-
-/**
- * Of `alertIds` (owned), the reminders to the current owner recorded since
- * they took the alert or last acted on it (an event with them as actor):
- * counted from the thread's history, never a stored counter.
- */
-async function unansweredReminders(trx: Transaction<Database>, alertIds: number[]): Promise<Map<number, number>> {
-  if (alertIds.length === 0) return new Map();
-  const { rows } = await sql<{ id: number; n: number }>`
-    select a.id, count(e.id)::int as n from alerts a
-    join alert_events e on e.alert_id = a.id and e.kind = 'reminder' and e.data->>'about' = 'owned' and e.data->>'ownerUser' = a.owner_user
-    where a.id = any(${alertIds}::bigint[])
-      and e.at > greatest(a.acknowledged_at, (select max(o.at) from alert_events o where o.alert_id = a.id and o.actor = a.owner_user))
-    group by a.id
-  `.execute(trx);
-  return new Map(rows.map((r) => [Number(r.id), r.n]));
 }
 
 export async function endExpiredSilences(deps: Pick<Deps, 'db' | 'config'>, now: Date): Promise<number> {

@@ -4,6 +4,7 @@ import type { Deps } from '../deps.js';
 import { decideReassign } from '../domain/ownership.js';
 import { silenceInTheWay, silenceState } from '../domain/silence.js';
 import { recordAlertEvent, releaseHeldNotifications } from './alert-events.js';
+import { unansweredReminders } from './reminders.js';
 import type { Scope } from './alert-queries.js';
 
 export type { Scope } from './alert-queries.js';
@@ -27,7 +28,7 @@ export type ActionResult =
   | { kind: 'not_found' }
   | { kind: 'not_open'; alert: Alert }
   | { kind: 'already_owned'; alert: Alert; by: string }
-  /** A reassign naming the team, person and note the alert already has (src/domain/ownership.ts decideReassign): nothing changed. */
+  /** A reassign naming the team, person and note the alert already has (src/domain/ownership.ts decideReassign), or its owner taking it again with no reminder to answer: nothing changed. */
   | { kind: 'unchanged'; alert: Alert }
   /** A click's silence found one already in force (src/domain/silence.ts silenceInTheWay): nothing changed. */
   | { kind: 'already_silenced'; alert: Alert; by: string; until: Date | 'resolved' };
@@ -89,10 +90,11 @@ function ownerData(before: Alert, after: Alert, note: string | null) {
 
 /**
  * Acknowledges the alert for the actor: they own it now, and it no longer
- * escalates on its own. Its owner taking it again is their answer to the
- * reminders (src/domain/escalation.ts reminderDue): an `owner_confirmed`
- * event of theirs starts the unanswered count over, and reminded_at = now the
- * reminder period; acknowledged_at stays when they took it (the tenant's
+ * escalates on its own. Its owner taking it again after a reminder is their
+ * answer to the reminders (src/domain/escalation.ts reminderDue); without
+ * one since they last acted it changes nothing. The answer, an
+ * `owner_confirmed` event of theirs, starts the unanswered count over, and
+ * reminded_at = now the reminder period; acknowledged_at stays when they took it (the tenant's
  * ownershipExpiresAfter counts from there).
  */
 export const takeOwnership = (deps: Pick<Deps, 'db' | 'clock' | 'config'>, input: { alertId: number; actor: Actor; scope: Scope }) =>
@@ -100,6 +102,8 @@ export const takeOwnership = (deps: Pick<Deps, 'db' | 'clock' | 'config'>, input
     if (alert.status !== 'open') return { kind: 'not_open', alert };
     if (alert.acknowledgedAt && alert.ownerUser && alert.ownerUser !== actor.user) return { kind: 'already_owned', alert, by: alert.ownerUser };
     if (alert.acknowledgedAt && alert.ownerUser === actor.user) {
+      // Nothing to answer (no reminder since they took it or last acted: a double click, a retried request): nothing changes.
+      if (!(await unansweredReminders(trx, [alert.id])).get(alert.id)) return { kind: 'unchanged', alert };
       const next = await saveAlert(trx, alert.id, { remindedAt: now, updatedAt: now });
       await recordAlertEvent(trx, { alert: next, tenant, kind: 'owner_confirmed', actor: actor.user, data: { ownerUser: actor.user }, now, config: deps.config });
       return { kind: 'ok', alert: next, confirmed: true };

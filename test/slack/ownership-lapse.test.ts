@@ -223,6 +223,12 @@ describe('an owner who does not answer', () => {
     await rig.drain();
     const told = rig.slack.replies('CACME', root.ts).filter((m) => m.metadata?.event_payload.event === 'owner_confirmed');
     expect(told.map((m) => m.text)).toEqual([expect.stringContaining('<@U0LEAD> is still on it'), expect.stringContaining('<@U0LEAD> is still on it')]);
+
+    // Again at once, with no reminder since (a double click, a retried request): nothing to answer, nothing recorded or posted.
+    const answered = rig.slack.responses.length;
+    await rig.command(`ack ${wf.name}`, { channel: 'CACME', user: 'U0LEAD' });
+    await eventually(() => expect(String(rig.slack.responses[answered]?.body.text)).toContain('nothing changed'));
+    expect(await eventsOf(alert.id, 'owner_confirmed')).toHaveLength(2);
   });
 
   it('a daily job (critical): the lapse after 3 days of unanswered reminders pages the on-call, broadcast', async () => {
