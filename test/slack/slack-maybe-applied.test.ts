@@ -168,6 +168,31 @@ describe('a storm member whose storm message another delivery is posting', () =>
   });
 });
 
+describe('a storm message posted by a replica that died before recording it', () => {
+  it('is looked up, not posted again, by the member that takes over the expired claim', async () => {
+    const { storm, x, now, rig: outbox } = await stormOfFive();
+    rig = outbox;
+    // The dead replica: X's row leased to it (renewed at the send, so it outlives the storm claim), the claim, its post landed.
+    const view = (await loadStormView(t.db, Number(storm.id), now))!;
+    const key = stormKey(Number(storm.id), storm.destination);
+    const posted = await rig.api.postMessage({ channel: 'CACME', ...renderStormMessage(view), metadata: stormMetadata(view, key)! });
+    if (!posted.ok) throw new Error(posted.error);
+    await t.db.updateTable('notifications').set({ status: 'sending', leaseOwner: 'replica-dead', leaseExpiresAt: new Date(now.getTime() + 65_000) }).where('id', '=', x.id).execute();
+    await t.db.updateTable('storms').set({ rootClaimedAt: now }).where('id', '=', storm.id).execute();
+
+    // The claim has expired, X's lease not yet: another member takes the claim over.
+    rig.clock.set(new Date(now.getTime() + 61_000));
+    await rig.sender.tick();
+    expect(rig.slack.roots('CACME').map(keyOf)).toEqual([key]);
+    expect(await t.db.selectFrom('storms').select('rootTs').where('id', '=', storm.id).executeTakeFirstOrThrow()).toEqual({ rootTs: posted.ts });
+
+    rig.clock.set(new Date(now.getTime() + 70_000));
+    await rig.drain();
+    expect(rig.slack.roots('CACME').map(keyOf)).toEqual([key]);
+    expect(await t.db.selectFrom('notifications').select('status').where('status', '<>', 'sent').execute()).toEqual([]);
+  });
+});
+
 describe('a lookup takes no slot of the channel posting pace', () => {
   /**
    * An opening whose post meets `fault`, left `sending`; once its destination's back-off has run out,

@@ -7,7 +7,7 @@ import { renderAlertReply, type AlertCard } from '../blocks/alert-card.js';
 import { renderStormMessage } from '../blocks/storm-message.js';
 import { alertMetadata, metadataKey, stormMetadata } from './metadata.js';
 import type { SlackOutboxApi } from './slack-api.js';
-import { claimStormPost, loadStormView, saveStormRoot } from '../views/storm-queries.js';
+import { claimStormPost, loadStormView, restoreStormClaim, saveStormRoot } from '../views/storm-queries.js';
 
 /** How soon a member waiting for another delivery to post the storm message tries again. */
 const STORM_POST_WAIT_MS = 1000;
@@ -61,12 +61,25 @@ const memberMetadata = (input: DeliveryInput, kind: string, key: string) =>
 async function postStormMessage(db: Db, api: SlackOutboxApi, input: DeliveryInput, storm: Storm): Promise<DeliveryResult> {
   const n = input.notification;
   const id = Number(storm.id);
+  const claim = await claimStormPost(db, id, input.now);
   // Another member's delivery is posting it: not a failure of the channel, so it is not held for it.
-  if (!(await claimStormPost(db, id, input.now))) return { kind: 'busy', error: `storm ${id}'s message is being posted by another delivery`, retryAfterMs: STORM_POST_WAIT_MS };
+  if (!claim) return { kind: 'busy', error: `storm ${id}'s message is being posted by another delivery`, retryAfterMs: STORM_POST_WAIT_MS };
+  const key = stormKey(id, n.destination);
+  if (claim.tookOver) {
+    // The claim's poster ran out of time: it may have posted the message and died before recording it.
+    const found = await findStormMessage(api, storm, key);
+    if (!found.ok) {
+      await restoreStormClaim(db, id, input.now, claim.tookOver);
+      return { kind: 'transient', error: `looking for storm ${id}'s message: ${found.error}` };
+    }
+    if (found.ts) {
+      await saveStormRoot(db, id, found.ts, n.eventId, input.now);
+      return { kind: 'sent', ref: found.ts, result: { ts: found.ts, storm: id, root: true, recovered: true } };
+    }
+  }
   const view = await loadStormView(db, id, input.now);
   if (!view) return { kind: 'permanent', error: `storm ${id} not found` };
   // Never empty: the delivering alert is a member.
-  const key = stormKey(id, n.destination);
   if (!(await input.keepLease())) {
     // Not posted: the replica now holding the row may post it at once.
     await releaseStormPost(db, id);
@@ -92,10 +105,9 @@ export async function findStormDelivery(db: Db, api: SlackOutboxApi, input: Deli
     return hit ? { kind: 'found', ref: hit.ts, result: { ts: hit.ts, threadTs: storm.rootTs } } : { kind: 'not_found' };
   }
   if (storm.rootTs) return { kind: 'not_found' }; // a re-render only: delivering again posts nothing
-  const r = await api.history(storm.channel, new Date(n.createdAt.getTime() - lookbackMs), 200);
+  const r = await findStormMessage(api, storm, stormKey(Number(storm.id), n.destination), new Date(n.createdAt.getTime() - lookbackMs));
   if (!r.ok) return { kind: 'failed', error: r.error, permanent: r.kind === 'permanent', credentials: r.kind === 'credentials' };
-  const key = stormKey(Number(storm.id), n.destination);
-  const hit = r.messages.find((m) => metadataKey(m) === key && !m.threadTs);
+  const hit = r.ts ? { ts: r.ts } : undefined;
   if (!hit) {
     // Not posted, or not yet: another member's row may be in flight on another replica (a destination
     // has one row in flight per replica, not overall), holding the claim and posting right now. The
@@ -108,6 +120,13 @@ export async function findStormDelivery(db: Db, api: SlackOutboxApi, input: Deli
   // A page follows the storm message it posted; it cannot have gone out before the message was recorded: delivering again posts only that.
   if (postsInStormThread(input.event)) return { kind: 'not_found' };
   return { kind: 'found', ref: hit.ts, result: { ts: hit.ts, storm: Number(storm.id), root: true } };
+}
+
+/** The storm message in its channel's history, by its key (from `oldest`, by default a minute before the storm began). */
+async function findStormMessage(api: SlackOutboxApi, storm: Storm, key: string, oldest = new Date(storm.startedAt.getTime() - 60_000)) {
+  const r = await api.history(storm.channel, oldest, 200);
+  if (!r.ok) return r;
+  return { ok: true as const, ts: r.messages.find((m) => metadataKey(m) === key && !m.threadTs)?.ts };
 }
 
 /**

@@ -56,17 +56,25 @@ export async function loadStormView(db: Db, stormId: number, now: Date): Promise
  * Claims the post of a storm's message: a compare-and-set lease, so that of
  * two replicas delivering two members' openings at once only one posts it.
  * A lease older than `leaseMs` (its poster died, or its outcome is unknown and
- * nothing was found) may be taken again.
+ * nothing was found) may be taken again. Undefined: not claimed; else the
+ * claim it took over (null: none, or one let go as not posted): a claimer
+ * that took over an expired one must look for the message before posting,
+ * since its poster may have posted it and died before recording it.
  */
-export async function claimStormPost(db: Db, stormId: number, now: Date, leaseMs = 60_000): Promise<boolean> {
-  const won = await db
-    .updateTable('storms')
-    .set({ rootClaimedAt: now })
-    .where('id', '=', stormId)
-    .where('rootTs', 'is', null)
-    .where((eb) => eb.or([eb('rootClaimedAt', 'is', null), eb('rootClaimedAt', '<', new Date(now.getTime() - leaseMs))]))
-    .executeTakeFirst();
-  return Number(won.numUpdatedRows) === 1;
+export async function claimStormPost(db: Db, stormId: number, now: Date, leaseMs = 60_000): Promise<{ tookOver: Date | null } | undefined> {
+  // The FROM's row is read in the statement's snapshot: the claim as it was before this update.
+  const { rows } = await sql<{ previous: Date | null }>`
+    update storms s set root_claimed_at = ${now}
+    from (select id, root_claimed_at as previous from storms where id = ${stormId}) old
+    where s.id = old.id and s.root_ts is null
+      and (s.root_claimed_at is null or s.root_claimed_at < ${new Date(now.getTime() - leaseMs)})
+    returning old.previous`.execute(db);
+  return rows[0] ? { tookOver: rows[0].previous ?? null } : undefined;
+}
+
+/** Gives an expired claim taken over back as it was (its lookup failed): the next claimer looks again. */
+export async function restoreStormClaim(db: Db, stormId: number, claimedAt: Date, previous: Date): Promise<void> {
+  await db.updateTable('storms').set({ rootClaimedAt: previous }).where('id', '=', stormId).where('rootTs', 'is', null).where('rootClaimedAt', '=', claimedAt).execute();
 }
 
 /** Records the storm message once it is known to exist (the first ts stays). */
