@@ -37,26 +37,23 @@ const cursor = z
   .regex(/^[1-9]\d{0,14}$/, 'must be the `next` of a previous page (a positive id)')
   .transform(Number);
 
+/** What every list pages by: a time range, the previous page's `next`, and a page size. */
+const listPage = { from: instant.optional(), to: instant.optional(), cursor: cursor.optional(), limit: wholeNumber(1, 200).default(50) };
+
 export const runListQuery = z
   .object({
     tenant: z.string().min(1).max(63).optional(),
     workflow: z.string().min(1).max(100).optional(),
     status: z.enum(['running', 'pending_retry', 'succeeded', 'failed', 'missed', 'skipped']).optional(),
     trigger: z.enum(['schedule', 'manual', 'retry', 'external']).optional(),
-    from: instant.optional(),
-    to: instant.optional(),
-    cursor: cursor.optional(),
-    limit: wholeNumber(1, 200).default(50),
+    ...listPage,
   })
   .strict();
 
 export const alertListQuery = z
   .object({
     status: z.enum(['open', 'resolved']).optional(),
-    from: instant.optional(),
-    to: instant.optional(),
-    cursor: cursor.optional(),
-    limit: wholeNumber(1, 200).default(50),
+    ...listPage,
   })
   .strict();
 

@@ -71,6 +71,7 @@ const ownerConfirmed: Renderer = ({ event, d }) => ({
 const ownershipExpired: Renderer = ({ event, alert: a, d }) => {
   const since = date(d, 'ownedSince');
   const held = since ? [t(' after '), { type: 'duration', ms: event.at.getTime() - since.getTime() } as TextPart] : [];
+  const ended = (how: string) => [t('Ownership by '), person(str(d, 'previousUser'), false), t(how), ...held];
   const reminders = typeof d.reminders === 'number' ? d.reminders : null;
   if (str(d, 'reason') === 'unanswered' && reminders !== null) {
     const { mention, paging } = pagingOf(d);
@@ -78,10 +79,7 @@ const ownershipExpired: Renderer = ({ event, alert: a, d }) => {
       what: 'ownership_expired:unanswered',
       icon: 'expired',
       parts: [
-        t('Ownership by '),
-        person(str(d, 'previousUser'), false),
-        t(' lapsed'),
-        ...held,
+        ...ended(' lapsed'),
         t(`: ${reminders} ${reminders === 1 ? 'reminder' : 'reminders'} went unanswered. The alert is unowned again`),
         // Its severity when it lapsed (data), not at delivery: a warning it left may have escalated since.
         t((str(d, 'severity') ?? a.severity) === 'critical' ? '; take it to own it.' : ' and escalation resumes; take it to own it.'),
@@ -90,17 +88,8 @@ const ownershipExpired: Renderer = ({ event, alert: a, d }) => {
       ...(mention ? { mention } : {}),
     };
   }
-  return {
-    what: 'ownership_expired',
-    icon: 'expired',
-    parts: [
-      t('Ownership by '),
-      person(str(d, 'previousUser'), false),
-      t(' expired'),
-      ...held,
-      t(d.paused === true ? '. The alert is unowned again; it escalates once the workflow is resumed.' : '. The alert is unowned again and escalation resumes.'),
-    ],
-  };
+  const after = d.paused === true ? '; it escalates once the workflow is resumed.' : ' and escalation resumes.';
+  return { what: 'ownership_expired', icon: 'expired', parts: [...ended(' expired'), t(`. The alert is unowned again${after}`)] };
 };
 
 /** Who owns the alert: take, release, reassign, reminders to the owner, ownership lapsing. */

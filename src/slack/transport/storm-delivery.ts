@@ -107,8 +107,7 @@ export async function findStormDelivery(db: Db, api: SlackOutboxApi, input: Deli
   if (storm.rootTs) return { kind: 'not_found' }; // a re-render only: delivering again posts nothing
   const r = await findStormMessage(api, storm, stormKey(Number(storm.id), n.destination), new Date(n.createdAt.getTime() - lookbackMs));
   if (!r.ok) return { kind: 'failed', error: r.error, permanent: r.kind === 'permanent', credentials: r.kind === 'credentials' };
-  const hit = r.ts ? { ts: r.ts } : undefined;
-  if (!hit) {
+  if (!r.ts) {
     // Not posted, or not yet: another member's row may be in flight on another replica (a destination
     // has one row in flight per replica, not overall), holding the claim and posting right now. The
     // claim is dropped only when no other member is in flight: then it is this row's own earlier
@@ -116,10 +115,10 @@ export async function findStormDelivery(db: Db, api: SlackOutboxApi, input: Deli
     await releaseStaleStormPost(db, Number(storm.id), n.id);
     return { kind: 'not_found' };
   }
-  await saveStormRoot(db, Number(storm.id), hit.ts, n.eventId, input.now);
+  await saveStormRoot(db, Number(storm.id), r.ts, n.eventId, input.now);
   // A page follows the storm message it posted; it cannot have gone out before the message was recorded: delivering again posts only that.
   if (postsInStormThread(input.event)) return { kind: 'not_found' };
-  return { kind: 'found', ref: hit.ts, result: { ts: hit.ts, storm: Number(storm.id), root: true } };
+  return { kind: 'found', ref: r.ts, result: { ts: r.ts, storm: Number(storm.id), root: true } };
 }
 
 /** The storm message in its channel's history, by its key (from `oldest`, by default a minute before the storm began). */
