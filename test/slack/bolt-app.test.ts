@@ -170,6 +170,9 @@ describe('/scheduler', () => {
     expect((await lastResponse()).body.text).toMatch(/No workflow called `globex-import` in Acme/);
     await rig.command('history nightly-pipelin', { channel: 'CACME' });
     expect((await nthResponse(1)).body.text).toContain('Did you mean `nightly-pipeline`');
+    // In the platform channel the search was over all of them.
+    await rig.command('history no-such-workflow', { channel: 'CPLAT' });
+    expect((await nthResponse(2)).body.text).toMatch(/^No workflow called `no-such-workflow` in any tenant\./);
   });
 
   it('wrong usage gets the usage line; help lists the commands', async () => {

@@ -37,6 +37,24 @@ describe('parseSchedulerCommand', () => {
   });
 });
 
+describe('an unknown subcommand', () => {
+  const message = (text: string) => (parseSchedulerCommand(text) as { message: string }).message;
+
+  it.each([
+    ['a typo', 'stauts wf', 'Did you mean `/scheduler status [workflow]`?'],
+    ['a prefix', 'sta', 'Did you mean `/scheduler status [workflow]`?'],
+    ['another tool\'s word for taking ownership', 'take wf', 'Did you mean `/scheduler ack &lt;workflow&gt;`?'],
+    ['another tool\'s word for silencing', 'snooze wf 1h', 'Did you mean `/scheduler silence &lt;workflow&gt;'],
+  ])('is answered with what it most likely meant, and not acted on: %s', (_case, text, hint) => {
+    expect(parseSchedulerCommand(text).kind).toBe('usage');
+    expect(message(text)).toContain(hint);
+  });
+
+  it('far from every subcommand: pointed at help', () => {
+    expect(message('xyzzyplugh wf')).toBe('Unknown subcommand "xyzzyplugh". Try `/scheduler help`.');
+  });
+});
+
 describe('usage lines', () => {
   it('show their <placeholders> as typed: escaped, since Slack reads <…> as a link even inside backticks', () => {
     const help = helpText();

@@ -2,6 +2,7 @@ import { readDuration } from '../../../domain/durations.js';
 import { USAGE, usageCode } from '../../blocks/help.js';
 import { escapeMrkdwn } from '../../blocks/limits.js';
 import { MAINTENANCE_MAX_MS } from '../../../domain/maintenance.js';
+import { closestNames } from './closest-names.js';
 
 
 /** `/scheduler …` text → what to do, or the usage line for what went wrong. Pure. */
@@ -131,6 +132,23 @@ export function parseSchedulerCommand(raw: string): SchedulerCommand {
       return { kind: 'resolve', workflow: rest[0]!, note: freeText(rest.slice(1))! };
     }
     default:
-      return { kind: 'usage', message: `Unknown subcommand "${escapeMrkdwn(sub.slice(0, 40))}". Try \`/scheduler help\`.` };
+      return { kind: 'usage', message: unknownSubcommand(sub) };
   }
+}
+
+/** The words people reach for that another tool (or habit) uses: each names the subcommand that does it. */
+const SAID_ELSEWHERE: Record<string, string> = {
+  take: 'ack', own: 'ack', owner: 'ack', claim: 'ack', acknowledge: 'ack',
+  snooze: 'silence', mute: 'silence', unmute: 'unsilence', unsnooze: 'unsilence',
+  list: 'status', ls: 'status', show: 'status', trigger: 'run', start: 'run', rerun: 'run',
+  log: 'history', logs: 'history', close: 'resolve', unpause: 'resume', assign: 'reassign', handoff: 'reassign',
+  maint: 'maintenance', 'on-call': 'oncall', who: 'oncall',
+};
+
+/** An unknown subcommand is answered with the ones it most likely meant (a typo, or another tool's word), never acted on. */
+function unknownSubcommand(sub: string): string {
+  const word = sub.toLowerCase();
+  const meant = SAID_ELSEWHERE[word] ? [SAID_ELSEWHERE[word]] : closestNames(word, Object.keys(USAGE), 2);
+  const hint = meant.length ? `Did you mean ${meant.map((m) => usageCode(USAGE[m]!)).join(' or ')}?` : 'Try `/scheduler help`.';
+  return `Unknown subcommand "${escapeMrkdwn(sub.slice(0, 40))}". ${hint}`;
 }

@@ -126,5 +126,6 @@ async function resolveWorkflow(ctx: SlackContext, where: Exclude<SlackScope, { k
   const names = where.kind === 'platform' ? all.map(qualified) : all.map((w) => w.name);
   const close = closestNames(wanted, names);
   const hint = close.length ? ` Did you mean ${close.map((c) => codeSpan(c, 200)).join(', ')}?` : ' `/scheduler status` lists them.';
-  return { reply: { text: `No workflow called ${codeSpan(wanted, 200)} in ${escapeMrkdwn(where.label)}.${hint}` } };
+  const within = where.kind === 'platform' ? 'any tenant' : escapeMrkdwn(where.label);
+  return { reply: { text: `No workflow called ${codeSpan(wanted, 200)} in ${within}.${hint}` } };
 }
