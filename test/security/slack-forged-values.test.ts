@@ -58,20 +58,39 @@ describe('form values PostgreSQL cannot store', () => {
     ['a reassign note with a lone surrogate', VIEW.reassign, reassignValues('half \ud800 a character'), 'payload.view.state.values.note.note.value: a lone UTF-16 surrogate'],
     ['a reassign user id with a lone surrogate', VIEW.reassign, reassignValues('mine', 'U0\udc00'), 'payload.view.state.values.user.user.selected_user: a lone UTF-16 surrogate'],
     ['a resolve note with a NUL', VIEW.resolve, resolveValues('fixed\u0000it'), 'payload.view.state.values.resolve_note.resolve_note.value: NUL characters'],
-  ])('%s: 400 naming the field, nothing changed', async (_label, callbackId, values, named) => {
+  ])('%s: refused under the field in the form, nothing changed', async (_label, callbackId, values, named) => {
     const before = await state();
     const res = await rig.interact(submission(callbackId, values));
-    expect(res.status).toBe(400);
-    expect(JSON.parse(res.text).message).toContain(named);
+    // Slack shows a form's errors under the field; a 4xx would show only "trouble connecting".
+    expect(res.status).toBe(200);
+    const [, block, why] = /^payload\.view\.state\.values\.([^.]+)\.[^:]+: (.*)$/.exec(named)!;
+    const answer = JSON.parse(res.text);
+    expect(answer.response_action).toBe('errors');
+    expect(Object.keys(answer.errors)).toEqual([block]);
+    expect(answer.errors[block!]).toContain(`can't be saved: ${why}`);
     expect(await state()).toEqual(before);
   });
 
-  it('a slash command whose text decodes to a NUL (%00): 400 naming the field, nothing changed', async () => {
+  it('a slash command whose text decodes to a NUL (%00): refused to the person in words, nothing changed', async () => {
     const before = await state();
     const res = await rig.command('silence nightly 1h reason\u0000here', { channel: 'CACME' });
-    expect(res.status).toBe(400);
-    expect(JSON.parse(res.text).message).toMatch(/^body\.text: NUL characters/);
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.text)).toEqual({ response_type: 'ephemeral', text: "I couldn't take that command: NUL characters (\\u0000) are not allowed. Nothing was done." });
     expect(await state()).toEqual(before);
+  });
+
+  it('a slash command longer than 4,000 characters: refused in words saying how long it was, nothing changed', async () => {
+    const before = await state();
+    const res = await rig.command(`silence nightly 1h ${'x'.repeat(4200)}`, { channel: 'CACME' });
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.text).text).toBe("I couldn't take that command: it is 4,219 characters long, and at most 4,000 are read. Nothing was done.");
+    expect(await state()).toEqual(before);
+  });
+
+  it('a malformed payload that no person typed (a block action without a user) stays a 400 naming the field', async () => {
+    const res = await rig.interact({ type: 'block_actions', user: null, actions: [{ action_id: 'x' }] });
+    expect(res.status).toBe(400);
+    expect(JSON.parse(res.text).message).toMatch(/^payload\.user/);
   });
 
   it('the same forms with storable text still work', async () => {

@@ -4,6 +4,7 @@ import express from 'express';
 import { z } from 'zod';
 import { boundedBody } from '../../http/body-limit.js';
 import { unstorableStringIn } from '../../http/input-guards.js';
+import { COMMAND_TEXT_MAX, refusedInWords } from './refused-in-words.js';
 
 /** Slack's own window: a request more than this far from now, either way, is refused. */
 const MAX_SKEW_SECONDS = 5 * 60;
@@ -24,7 +25,7 @@ const interactive = z.discriminatedUnion('type', [
   z.object({ type: z.literal('message_action'), user, callback_id: id }),
   z.object({ type: z.literal('block_suggestion'), user, action_id: id }),
 ]);
-const command = z.object({ command: z.string().regex(/^\/\S{1,80}$/), user_id: id, channel_id: id, team_id: id.optional(), text: z.string().max(4000).optional() });
+const command = z.object({ command: z.string().regex(/^\/\S{1,80}$/), user_id: id, channel_id: id, team_id: id.optional(), text: z.string().max(COMMAND_TEXT_MAX).optional() });
 const eventsBody = z.discriminatedUnion('type', [
   z.object({ type: z.literal('url_verification'), challenge: z.string().max(255) }),
   z.object({ type: z.literal('event_callback'), event: z.object({ type: id }) }),
@@ -113,7 +114,8 @@ export interface SlackGuardOptions {
  * timestamp in both directions (Bolt refuses only old ones), then the shape
  * of the parts Bolt's own code reads (a `"user": null` would throw inside
  * Bolt, a 500). A bad signature or timestamp is 401 and a bad shape 400, with
- * a reason; either way no listener runs. A signature already taken (a replay
+ * a reason (text a person typed that cannot be taken is answered to them in
+ * words instead, `refusedInWords`); either way no listener runs. A signature already taken (a replay
  * within the five minutes) is 401 too (`firstReceipt`). The raw body is handed on as
  * `rawBody`, which Bolt reads instead of the consumed stream. Real time here:
  * signatures are Slack's clock against the machine's, not business time.
@@ -136,7 +138,10 @@ export function slackRequestGuard(signingSecret: string, now: () => number = Dat
       const b = Buffer.from(signature);
       if (a.length !== b.length || !timingSafeEqual(a, b)) return void res.status(401).json({ error: 'unauthorized', message: 'x-slack-signature: does not match' });
       const bad = payloadProblem(raw, req.get('content-type'));
-      if (bad) return void res.status(400).json({ error: 'invalid_request', message: bad });
+      if (bad) {
+        const words = refusedInWords(raw, req.get('content-type'), bad);
+        return void (words ? res.status(200).json(words) : res.status(400).json({ error: 'invalid_request', message: bad }));
+      }
       if (options.firstReceipt) {
         let first: boolean;
         try {
