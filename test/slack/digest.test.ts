@@ -255,6 +255,26 @@ describe('the digest', () => {
     rig.clock.set(new Date(FIRE.getTime() + 3_600_000));
     expect(await a.fire('digest', rig.clock.now())).toEqual({ ran: true, result: {} });
   });
+  it('one mailbox refusing the digest does not keep it from the tenant’s other email destinations; the firing counts both', async () => {
+    const sink = await SmtpSink.start();
+    const destinations = [
+      { kind: 'email', to: ['gone@acme.example.com'] },
+      { kind: 'email', to: ['ops@acme.example.com'] },
+    ];
+    await t.db.updateTable('tenants').set({ destinations: JSON.stringify(destinations) }).where('id', '=', 'acme').execute();
+    const mail = digestMailer({ db: t.db, config: { SMTP_URL: sink.url, SMTP_FROM: 'bot <bot@example.com>' } });
+    const api = webOutboxApi(createWebClient('xoxb-test-token', { apiUrl: rig.slack.url, logger: silentLogger }));
+    // The first message is refused for good (550: no such mailbox), as a relay answers for an address that left.
+    sink.rejectWith(550);
+    const job = createHousekeeping({ db: t.db, clock: rig.clock, logger: silentLogger, replicaId: 'a' }, [digestJob({ db: t.db, logger: silentLogger, replicaId: 'a' }, api, mail)]);
+    await job.fire('digest', FIRE);
+
+    expect(rig.slack.messages('CACME')).toHaveLength(1);
+    expect(sink.received.map((m) => m.envelopeTo)).toEqual([['ops@acme.example.com']]);
+    await sink.close();
+    const claim = await t.db.selectFrom('housekeepingFirings').select('result').where('job', '=', 'digest:acme').executeTakeFirstOrThrow();
+    expect(claim.result).toMatchObject({ sent: true, emailed: 1, emailFailed: 1 });
+  });
 });
 
 /**

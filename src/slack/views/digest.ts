@@ -14,8 +14,8 @@ const CATCH_UP_MS = 15 * 60_000;
 /** The period a digest on demand covers, or a scheduled one whose cron has no earlier fire time. */
 export const ON_DEMAND_PERIOD_MS = 86_400_000;
 
-/** Sends a digest somewhere besides the tenant channel (email); throws on failure. */
-export type DigestMailer = (tenantId: string, digest: Digest) => Promise<number>;
+/** Sends a digest somewhere besides the tenant channel (email): how many went, and the refusals (src/notify/digest-mail.ts). */
+export type DigestMailer = (tenantId: string, digest: Digest) => Promise<{ emailed: number; failed: string[] }>;
 
 /** The tenant's digest for the day up to `now` (`/scheduler digest`); undefined when there is nothing to say. */
 export async function digestOnDemand(deps: Pick<Deps, 'db'>, tenantId: string, now: Date): Promise<Digest | undefined> {
@@ -142,7 +142,15 @@ export function digestJob(deps: Pick<Deps, 'db' | 'logger' | 'replicaId'>, api: 
         result.slackError = posted.error;
       } else result.ts = posted.ts;
     }
-    if (mailer) result.emailed = await mailer(tenant.id, digest).catch((error: unknown) => (log.warn({ tenant: tenant.id, err: error }, 'digest not mailed'), 0));
+    if (mailer) {
+      const mailed = await mailer(tenant.id, digest).catch((error: unknown) => ({ emailed: 0, failed: [error instanceof Error ? error.message : String(error)] }));
+      result.emailed = mailed.emailed;
+      // Counted in the firing's record (shown in /readyz, so no addresses); the answers go to the log.
+      if (mailed.failed.length) {
+        result.emailFailed = mailed.failed.length;
+        log.warn({ tenant: tenant.id, fireAt, errors: mailed.failed }, 'digest not mailed to every email destination');
+      }
+    }
     await finish(result);
     return 'sent';
   }
