@@ -6,7 +6,7 @@ import { isConnectionError } from '../db/connection-errors.js';
 import { redactSecrets } from '../secrets.js';
 import { shownDestination } from '../domain/destination-outage.js';
 import { backoffMs, pacingOf, sleepOnClock, type SenderContext } from './sender-context.js';
-import { holdDestination, markDead, markRetry, markSent, markUnknown, releaseUntried, type Held } from './settle-notification.js';
+import { holdDestination, markDead, markRetry, markSent, markSkipped, markUnknown, releaseUntried, type Held } from './settle-notification.js';
 import { holdForCredentials } from './credential-probe.js';
 import { endOutages, notifyOutage } from './outage-notices.js';
 import type { DeliveryInput, DeliveryResult, Transport } from './transport.js';
@@ -180,6 +180,10 @@ async function settleDelivery(ctx: SenderContext, transport: Transport, key: str
       await endOutages(ctx, ended, 'delivered', now);
       return;
     }
+    case 'skipped':
+      log.debug({ ...logCtx, reason: result.reason }, 'not sent: nothing to send any more');
+      await markSkipped(deps.db, { id: n.id, owner: deps.replicaId }, result.reason);
+      return;
     case 'rate_limited': {
       const until = new Date(now.getTime() + result.retryAfterMs);
       if (key) await pacer.hold(key, n.destination, until, now);

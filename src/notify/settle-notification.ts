@@ -31,6 +31,17 @@ export async function markSent(db: Db, row: { id: number; destination: string },
   return settleEndingOutage(db, row, undefined, true, sql`status = 'sent', sent_at = ${now}, result = ${JSON.stringify(result)}, last_error = null, lease_owner = null, lease_expires_at = null`);
 }
 
+/** Not to be sent, ever (the transport's choice, `skipped`): settled without touching the destination's outage. */
+export async function markSkipped(db: Db, row: Held, reason: string): Promise<void> {
+  await db
+    .updateTable('notifications')
+    .set({ status: 'skipped', result: JSON.stringify({ skipped: reason }), lastError: null, leaseOwner: null, leaseExpiresAt: null })
+    .where('id', '=', row.id)
+    .where('status', '=', 'sending')
+    .where('leaseOwner', '=', row.owner)
+    .execute();
+}
+
 /**
  * Settles a row being sent and ends its destination's outage in the same
  * statement (with `scope`, its credential scope's too), returning the

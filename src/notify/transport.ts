@@ -54,6 +54,8 @@ export interface DeliveryInput {
  */
 export type DeliveryResult =
   | { kind: 'sent'; ref: string; result?: Record<string, unknown> }
+  /** Not sent, and never will be: nothing about the destination learnt (its pace and outage untouched); the row settles `skipped`. */
+  | { kind: 'skipped'; reason: string }
   | { kind: 'rate_limited'; retryAfterMs: number; error?: string }
   | { kind: 'permanent'; error: string }
   | { kind: 'credentials'; error: string }

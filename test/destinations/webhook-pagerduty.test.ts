@@ -196,12 +196,14 @@ describe('pagerduty destination', () => {
     const { rig, alert } = await setup('pagerduty');
     await recordEvent(t.db, rig.config, alert.id, 'opened', { now: at(0), data: { severity: 'critical' } });
     await recordEvent(t.db, rig.config, alert.id, 'run_requested', { now: at(1), actor: 'U0ALICE', data: { runId: 5 } });
+    await rig.drain();
     await recordEvent(t.db, rig.config, alert.id, 'owner_changed', {
       now: at(2),
       actor: 'U0ALICE',
       changes: { ownerUser: 'U0ALICE', acknowledgedBy: 'U0ALICE', acknowledgedAt: at(2) },
       data: { toUser: 'U0ALICE', acknowledged: true },
     });
+    await rig.drain();
     await recordEvent(t.db, rig.config, alert.id, 'resolved', { now: at(30), changes: { status: 'resolved', resolvedAt: at(30) } });
     await rig.drain();
 
@@ -225,12 +227,46 @@ describe('pagerduty destination', () => {
     await rig.drain();
     expect(rig.pagerduty.requests).toEqual([]);
     await recordEvent(t.db, rig.config, alert.id, 'escalated', { now: at(15), changes: { severity: 'critical', escalatedAt: at(15) }, data: { from: 'warning', to: 'critical' } });
+    await rig.drain();
     await recordEvent(t.db, rig.config, alert.id, 'resolved', { now: at(30), changes: { status: 'resolved', resolvedAt: at(30) } });
     await rig.drain();
     expect(rig.pagerduty.requests.map((r) => [body(r).event_action, body(r).payload?.severity])).toEqual([
       ['trigger', 'critical'],
       ['resolve', undefined],
     ]);
+  });
+
+  it('a trigger held (PagerDuty down) until the alert has resolved pages nobody: the resolve alone goes, the trigger settled as skipped', async () => {
+    const { rig, alert } = await setup('pagerduty', 'critical');
+    rig.pagerduty.answer({ status: 503, body: '{"message":"down"}' });
+    await recordEvent(t.db, rig.config, alert.id, 'opened', { now: at(0), data: { severity: 'critical' } });
+    await rig.sender.tick();
+    expect(rig.pagerduty.requests.map((r) => body(r).event_action)).toEqual(['trigger']);
+    expect(rig.pagerduty.accepted()).toEqual([]);
+    // The next run succeeds before PagerDuty answers again.
+    await recordEvent(t.db, rig.config, alert.id, 'resolved', { now: at(1), changes: { status: 'resolved', resolvedAt: at(1) } });
+    await rig.drain();
+    expect(rig.pagerduty.accepted().map((r) => body(r).event_action)).toEqual(['resolve']);
+    const rows = await t.db.selectFrom('notifications').select(['status', 'result']).orderBy('id').execute();
+    expect(rows.map((r) => r.status)).toEqual(['skipped', 'sent']);
+    expect(JSON.stringify(rows[0]!.result)).toContain('resolved before this trigger could be sent');
+  });
+
+  it('a shadow alert a person took, going live: triggered and acknowledged at once (no acknowledgement of its own follows)', async () => {
+    const { rig, alert } = await setup('pagerduty', 'critical');
+    await t.db.updateTable('alerts').set({ ownerUser: 'U0ALICE', acknowledgedBy: 'U0ALICE', acknowledgedAt: at(5) }).where('id', '=', alert.id).execute();
+    await recordEvent(t.db, rig.config, alert.id, 'went_live', { now: at(10) });
+    await rig.drain();
+    expect(rig.pagerduty.accepted().map((r) => [body(r).event_action, body(r).dedup_key])).toEqual([
+      ['trigger', `scheduler-bot:alert:${alert.id}`],
+      ['acknowledge', `scheduler-bot:alert:${alert.id}`],
+    ]);
+    // Unowned, it pages as before.
+    const wf2 = await makeWorkflow(t.db, { tenantId: 'acme', name: 'hourly-export', cron: '0 * * * *' });
+    const other = await insertAlert(t.db, wf2.id, { severity: 'critical', openedAt: at(20), escalateAt: null });
+    await recordEvent(t.db, rig.config, other.id, 'went_live', { now: at(20) });
+    await rig.drain();
+    expect(rig.pagerduty.accepted().slice(2).map((r) => body(r).event_action)).toEqual(['trigger']);
   });
 
   it('a warning silenced for an hour escalates meanwhile: when the silence ends on the still-open alert, PagerDuty is triggered (critical); a silence the resolve ends pages nobody', async () => {
@@ -364,6 +400,7 @@ describe('pagerduty destination', () => {
     const { rig, alert } = await setup('pagerduty');
     rig.pagerduty.answer({ status: 429, headers: { 'Retry-After': '3' }, body: '{"status":"throttle event"}' });
     await recordEvent(t.db, rig.config, alert.id, 'opened', { now: at(0) });
+    await rig.drain();
     await recordEvent(t.db, rig.config, alert.id, 'resolved', { now: at(0), changes: { status: 'resolved', resolvedAt: at(0) } });
     await rig.drain();
     expect(rig.pagerduty.requests.map((r) => [r.status, body(r).event_action])).toEqual([

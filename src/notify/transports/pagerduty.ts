@@ -38,6 +38,23 @@ export function pagerDutyAction(event: Pick<DeliveryInput['event'], 'kind' | 'ac
   }
 }
 
+/**
+ * What is sent for an alert event as the alert stands when it is delivered
+ * (held rows go out after an outage, a credential hold or a silence): a
+ * trigger or an acknowledgement for an alert that has resolved meanwhile is
+ * not sent, so nobody is paged for an incident already over (its resolve
+ * still goes, in case an earlier trigger did); a shadow alert going live
+ * that a person already owns is triggered and acknowledged at once (it was
+ * taken in shadow, so no acknowledgement of its own follows).
+ */
+export function pagerDutyActions(event: Pick<DeliveryInput['event'], 'kind' | 'actor' | 'data'>, alert: Pick<DeliveryInput['alert'], 'status' | 'ownerUser' | 'acknowledgedAt'>): { send: PagerDutyAction[] } | { skipped: string } {
+  const action = pagerDutyAction(event);
+  if (!action) return { skipped: `no PagerDuty action for ${event.kind}` };
+  if (action !== 'resolve' && alert.status !== 'open') return { skipped: `the alert resolved before this ${action} could be sent: nobody is paged for it` };
+  if (event.kind === 'went_live' && alert.ownerUser && alert.acknowledgedAt) return { send: ['trigger', 'acknowledge'] };
+  return { send: [action] };
+}
+
 export function pagerDutyEvent(input: DeliveryInput, routingKey: string, action: PagerDutyAction, lastRun: LastRun | null, publicUrl?: string) {
   const base = { routing_key: routingKey, event_action: action, dedup_key: dedupKeyFor(input.alert.id) };
   if (action !== 'trigger') return base;
@@ -84,14 +101,20 @@ export function pagerDutyTransport(deps: { db: Db; config: RoutingConfig & Pick<
     async deliver(input: DeliveryInput): Promise<DeliveryResult> {
       const spec = destinationSpecFor(input, deps.config, 'pagerduty');
       if (isResult(spec)) return spec;
-      const action = pagerDutyAction(input.event);
-      if (!action) return { kind: 'sent', ref: 'none', result: { skipped: `no PagerDuty action for ${input.event.kind}` } };
-      const body = JSON.stringify(pagerDutyEvent(input, spec.routingKey, action, action === 'trigger' ? input.lastRun : null, deps.config.PUBLIC_URL));
-      const lease = await input.keepLease();
-      if (!lease) return LEASE_LOST;
-      const outcome = await postJson(deps.config.EVENTS_API_URL, body, { timeoutMs, now: input.now, tenantId: input.tenant.id, signal: lease });
-      if (outcome.kind !== 'ok') return outcome;
-      return { kind: 'sent', ref: dedupKeyFor(input.alert.id), result: { action, dedupKey: dedupKeyFor(input.alert.id), status: outcome.status } };
+      const plan = pagerDutyActions(input.event, input.alert);
+      if ('skipped' in plan) return { kind: 'skipped', reason: plan.skipped };
+      let status = 0;
+      // In order, each safe to send again (the dedup_key): a failure after the trigger retries both.
+      for (const action of plan.send) {
+        const body = JSON.stringify(pagerDutyEvent(input, spec.routingKey, action, action === 'trigger' ? input.lastRun : null, deps.config.PUBLIC_URL));
+        const lease = await input.keepLease();
+        if (!lease) return LEASE_LOST;
+        const outcome = await postJson(deps.config.EVENTS_API_URL, body, { timeoutMs, now: input.now, tenantId: input.tenant.id, signal: lease });
+        if (outcome.kind !== 'ok') return outcome;
+        status = outcome.status;
+      }
+      const action = plan.send.join('+');
+      return { kind: 'sent', ref: dedupKeyFor(input.alert.id), result: { action, dedupKey: dedupKeyFor(input.alert.id), status } };
     },
   };
 }
