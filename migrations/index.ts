@@ -25,6 +25,7 @@ import * as m0024 from './0024_running_runs_by_workflow.js';
 import * as m0025 from './0025_alerts_by_workflow.js';
 import * as m0026 from './0026_credential_outages.js';
 import * as m0027 from './0027_slack_request_replays.js';
+import * as m0028 from './0028_destination_refusals.js';
 
 /** Forward-only, applied in name order. Add new files here. */
 export const migrations: Record<string, Migration> = {
@@ -54,4 +55,5 @@ export const migrations: Record<string, Migration> = {
   '0025_alerts_by_workflow': m0025,
   '0026_credential_outages': m0026,
   '0027_slack_request_replays': m0027,
+  '0028_destination_refusals': m0028,
 };

@@ -1,5 +1,5 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
-import type { AlertEventsTable, AlertsTable, AlertThreadsTable, DestinationOutagesTable, InstanceKeysTable, NotificationsTable, PaceSlotsTable, SlackHomeViewsTable, SlackRequestsSeenTable } from './schema/alerts.js';
+import type { AlertEventsTable, AlertsTable, AlertThreadsTable, DestinationOutagesTable, DestinationRefusalsTable, InstanceKeysTable, NotificationsTable, PaceSlotsTable, SlackHomeViewsTable, SlackRequestsSeenTable } from './schema/alerts.js';
 import type { UpstreamBlocksTable, WorkflowDependenciesTable } from './schema/dependencies.js';
 import type { HousekeepingFiringsTable, MonitorUptimeTable, RunsTable } from './schema/runs.js';
 import type { SharedCausesTable, StormAlertsTable, StormsTable } from './schema/storms.js';
@@ -29,6 +29,7 @@ export interface Database {
   paceSlots: PaceSlotsTable;
   maintenanceWindows: MaintenanceWindowsTable;
   destinationOutages: DestinationOutagesTable;
+  destinationRefusals: DestinationRefusalsTable;
   instanceKeys: InstanceKeysTable;
   housekeepingFirings: HousekeepingFiringsTable;
   workflowDependencies: WorkflowDependenciesTable;

@@ -117,6 +117,25 @@ export function outageEndNotice(ended: Outage | undefined, how: 'delivered' | 'r
   return how === 'delivered' ? 'recovered' : 'refused';
 }
 
+/** A destination refusing for good is told to the platform once, then again after this long if it still refuses. */
+export const REFUSAL_NOTICE_EVERY_MS = 24 * 3_600_000;
+
+/**
+ * What the operator can do about a destination refusing for good, by its
+ * answer: the Slack errors that mean the channel, not the message, is the
+ * problem, and a webhook's URL gone. Undefined: the answer says it all.
+ */
+export function refusalAdvice(destination: string, error: string): string | undefined {
+  const kind = destination.split(':')[0];
+  if (kind === 'slack') {
+    if (/\bnot_in_channel\b/.test(error)) return 'The bot is not in that channel: invite it there (`/invite @scheduler`).';
+    if (/\bis_archived\b/.test(error)) return 'That channel is archived: unarchive it, or give the tenant another channel in the workflows file.';
+    if (/\bchannel_not_found\b/.test(error)) return 'No such channel for the bot: check the channel id in the workflows file (a private channel needs the bot invited).';
+  }
+  if (kind === 'webhook' && /\b(404|410)\b/.test(error)) return "The receiver's URL no longer exists: fix the destination's url.";
+  return undefined;
+}
+
 /** A webhook id written before migration 0019: `webhook:<URL>`. */
 const LEGACY_WEBHOOK_ID = /^https?:\/\//i;
 

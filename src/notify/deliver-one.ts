@@ -8,7 +8,7 @@ import { shownDestination } from '../domain/destination-outage.js';
 import { backoffMs, pacingOf, sleepOnClock, type SenderContext } from './sender-context.js';
 import { holdDestination, markDead, markRetry, markSent, markSkipped, markUnknown, releaseUntried, type Held } from './settle-notification.js';
 import { holdForCredentials } from './credential-probe.js';
-import { endOutages, notifyOutage } from './outage-notices.js';
+import { endOutages, notifyOutage, tellRefusal } from './outage-notices.js';
 import type { DeliveryInput, DeliveryResult, Transport } from './transport.js';
 import { leaseKeeper } from './lease-keeper.js';
 
@@ -194,7 +194,8 @@ async function settleDelivery(ctx: SenderContext, transport: Transport, key: str
     case 'permanent': {
       log.error({ ...logCtx, error: result.error }, 'notification undeliverable');
       const ended = await markDead(deps.db, { id: n.id, owner: deps.replicaId, destination: n.destination }, result.error);
-      await endOutages(ctx, ended, 'refused', now, result.error);
+      const told = await endOutages(ctx, ended, 'refused', now, result.error);
+      if (!result.expected) await tellRefusal(ctx, n.destination, result.error, now, told);
       return;
     }
     case 'credentials':

@@ -52,7 +52,8 @@ export type SenderSettings = typeof SENDER_DEFAULTS & Pick<SenderOptions, 'onOut
  * dead; `outage.lastError` is that answer). See `outageEndNotice`.
  */
 export interface OutageNotice {
-  kind: 'outage' | 'recovered' | 'refused';
+  /** dead: a destination refusing notifications for good (not an outage: nothing is held), told once a day at most. */
+  kind: 'outage' | 'recovered' | 'refused' | 'dead';
   destination: string;
   outage: Outage;
   now: Date;

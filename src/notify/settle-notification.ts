@@ -28,7 +28,7 @@ export type EndedOutage = Outage & { destination: string };
  * the sender can say it recovered.
  */
 export async function markSent(db: Db, row: { id: number; destination: string }, now: Date, result: Record<string, unknown>): Promise<EndedOutage[]> {
-  return settleEndingOutage(db, row, undefined, true, sql`status = 'sent', sent_at = ${now}, result = ${JSON.stringify(result)}, last_error = null, lease_owner = null, lease_expires_at = null`);
+  return settleEndingOutage(db, row, undefined, true, true, sql`status = 'sent', sent_at = ${now}, result = ${JSON.stringify(result)}, last_error = null, lease_owner = null, lease_expires_at = null`);
 }
 
 /** Not to be sent, ever (the transport's choice, `skipped`): settled without touching the destination's outage. */
@@ -47,18 +47,51 @@ export async function markSkipped(db: Db, row: Held, reason: string): Promise<vo
  * statement (with `scope`, its credential scope's too), returning the
  * outages that ended.
  */
-async function settleEndingOutage(db: Db, row: { id: number; destination: string }, owner: string | undefined, scope: boolean, set: RawBuilder<unknown>): Promise<EndedOutage[]> {
+async function settleEndingOutage(db: Db, row: { id: number; destination: string }, owner: string | undefined, scope: boolean, delivered: boolean, set: RawBuilder<unknown>): Promise<EndedOutage[]> {
   const keys = [...new Set([row.destination, ...(scope ? [credentialScope(row.destination)] : [])])];
   const { rows } = await sql<EndedOutage>`
     with settled as (
       update notifications set ${set}
       where id = ${row.id} and status = 'sending' ${owner === undefined ? sql`` : sql`and lease_owner = ${owner}`}
       returning destination
+    ), accepted as (
+      ${delivered ? sql`delete from destination_refusals r using settled where r.destination = settled.destination returning r.destination` : sql`select null`}
     )
     delete from destination_outages o using settled where o.destination = any(${keys}::text[])
     returning o.destination, o.failing_since, o.failures, o.held_until, o.last_error, o.noticed_at, o.cause
   `.execute(db);
   return rows;
+}
+
+/** A destination's refusal as recorded: `tell` when the platform is to hear of it now (the first, or a day after the last notice). */
+export interface Refusal {
+  tell: boolean;
+  firstRefusedAt: Date;
+  refusals: number;
+}
+
+/**
+ * Counts a refusal for good against its destination, under a lock on it so
+ * that replicas seeing its rows go dead at once tell it once: the first is
+ * told, later ones again only once `noticeAgainBefore` has passed the last
+ * notice (src/domain/destination-outage.ts).
+ */
+export async function noteRefusal(db: Db, destination: string, error: string, now: Date, noticeAgainBefore: Date): Promise<Refusal> {
+  return db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(hashtext(${`destination_refusals:${destination}`}))`.execute(trx);
+    const before = await trx.selectFrom('destinationRefusals').selectAll().where('destination', '=', destination).executeTakeFirst();
+    if (!before) {
+      await trx.insertInto('destinationRefusals').values({ destination, firstRefusedAt: now, refusals: 1, lastError: error, noticedAt: now }).execute();
+      return { tell: true, firstRefusedAt: now, refusals: 1 };
+    }
+    const tell = before.noticedAt <= noticeAgainBefore;
+    await trx
+      .updateTable('destinationRefusals')
+      .set({ refusals: before.refusals + 1, lastError: error, ...(tell ? { noticedAt: now } : {}) })
+      .where('destination', '=', destination)
+      .execute();
+    return { tell, firstRefusedAt: before.firstRefusedAt, refusals: before.refusals + 1 };
+  });
 }
 
 /** Not delivered, certainly: back to `pending`, due at `next`. */
@@ -103,7 +136,7 @@ export async function markUnknown(db: Db, row: Held, next: Date, error: string):
  * and that says nothing of the token; a delivery or the probe ends it.
  */
 export async function markDead(db: Db, row: Held & { destination: string }, error: string): Promise<EndedOutage[]> {
-  return settleEndingOutage(db, row, row.owner, false, sql`status = 'dead', last_error = ${error}, lease_owner = null, lease_expires_at = null, attempts = attempts + 1`);
+  return settleEndingOutage(db, row, row.owner, false, false, sql`status = 'dead', last_error = ${error}, lease_owner = null, lease_expires_at = null, attempts = attempts + 1`);
 }
 
 /** Claimed but not attempted (its pacing key was busy): hand it back exactly as it was. */

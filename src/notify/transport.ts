@@ -57,7 +57,8 @@ export type DeliveryResult =
   /** Not sent, and never will be: nothing about the destination learnt (its pace and outage untouched); the row settles `skipped`. */
   | { kind: 'skipped'; reason: string }
   | { kind: 'rate_limited'; retryAfterMs: number; error?: string }
-  | { kind: 'permanent'; error: string }
+  /** expected: a dead end the operator chose (the destination removed), not told to the platform. */
+  | { kind: 'permanent'; error: string; expected?: boolean }
   | { kind: 'credentials'; error: string }
   | { kind: 'transient'; error: string }
   | { kind: 'unknown'; error: string }

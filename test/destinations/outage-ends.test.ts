@@ -73,7 +73,7 @@ describe('an outage that ends in a permanent answer', () => {
     expect(notices.map((n) => n.kind)).toEqual(['outage', 'refused', 'outage']);
   });
 
-  it('not yet noticed, then 404: the outage ends quietly (nobody was told it began)', async () => {
+  it('not yet noticed, then 404: the outage ends without an end notice (nobody was told it began); the refusal itself is told once, as a refusal', async () => {
     const notices: OutageNotice[] = [];
     const { rig, alert } = await setup(notices);
     rig.webhook.answer({ status: 500, body: 'oops' }, { status: 404, body: 'no such hook' });
@@ -82,6 +82,6 @@ describe('an outage that ends in a permanent answer', () => {
     expect(rig.webhook.requests.map((r) => r.status)).toEqual([500, 404]);
     expect(await t.db.selectFrom('notifications').select('status').executeTakeFirstOrThrow()).toEqual({ status: 'dead' });
     expect(await t.db.selectFrom('destinationOutages').selectAll().execute()).toEqual([]);
-    expect(notices).toEqual([]);
+    expect(notices.map((n) => [n.kind, n.outage.lastError, n.outage.failures])).toEqual([['dead', expect.stringContaining('404'), 1]]);
   });
 });

@@ -122,7 +122,7 @@ export async function recordEvent(
 }
 
 /** What a destinations test writes, children first: emptied after each test so the next one's rig starts on a clean ledger. */
-const WRITTEN_TABLES = ['notifications', 'alertThreads', 'destinationOutages', 'alertEvents', 'alerts', 'runs', 'workflows', 'tenants'] as const;
+const WRITTEN_TABLES = ['notifications', 'alertThreads', 'destinationOutages', 'destinationRefusals', 'alertEvents', 'alerts', 'runs', 'workflows', 'tenants'] as const;
 
 /** After each test of a file that shares one database: its rig closed, and the tables it wrote emptied. */
 export async function endDestinationTest(db: Db, rig: DestinationRig | undefined): Promise<void> {

@@ -92,6 +92,8 @@ describe('webhook destination ids', () => {
     const [row] = await t.db.selectFrom('notifications').select(['destination', 'status', 'lastError']).execute();
     expect(row).toEqual({ destination: row!.destination, status: 'dead', lastError: `destination ${row!.destination} is no longer configured for tenant acme` });
     expect(await storedText()).not.toContain('xoxsecretpathtoken');
+    // The operator removed it on purpose: no refusal is counted or told.
+    expect(await t.db.selectFrom('destinationRefusals').selectAll().execute()).toEqual([]);
   });
 
   it('a row written as webhook:<URL> by a replica of the previous version (rolling upgrade) is still delivered to that URL', async () => {

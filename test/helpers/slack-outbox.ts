@@ -156,7 +156,7 @@ export async function outboxBacklog(db: Db, options: { dueBefore?: Date } = {}):
 }
 
 /** What the outbox tests empty after each test: the outbox, its threads, events and alerts, and the pace and outage state shared through the database (every test's clock starts again at T0). */
-const OUTBOX_TABLES = ['notifications', 'alertThreads', 'alertEvents', 'alerts', 'paceSlots', 'destinationOutages'] as const;
+const OUTBOX_TABLES = ['notifications', 'alertThreads', 'alertEvents', 'alerts', 'paceSlots', 'destinationOutages', 'destinationRefusals'] as const;
 
 /**
  * The outbox test files' life cycle: one database for the file with its

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { ownReplyKey } from '../../src/domain/events.js';
 import { LIMITS } from '../../src/slack/blocks/limits.js';
 import { renderHome } from '../../src/slack/blocks/home.js';
+import { renderOutageNotice } from '../../src/slack/blocks/outage-notice.js';
+import type { OutageNotice } from '../../src/notify/sender.js';
 import { homeModel } from '../../src/slack/views/queries.js';
 import type { StoredMessage } from '../../src/replay/recording-slack-api.js';
 import type { TestDatabase } from '../helpers/db.js';
@@ -131,5 +133,43 @@ describe('the App Home after undeliverable notifications', () => {
     expect(crowded.blocks.length).toBeLessThanOrEqual(LIMITS.surfaceBlocks);
     expect(JSON.stringify(crowded.blocks)).toContain('Undeliverable notifications* (35)');
     expect(JSON.stringify(crowded.blocks)).toMatch(/more not shown/);
+  });
+});
+
+describe('a channel refusing for good is told to the platform', () => {
+  /** An alert of its own whose opening goes to CACME at `when`, answered `error` (or delivered). */
+  async function openingAt(r: OutboxRig, when: Date, error?: string) {
+    const alert = await insertAlert(t.db, (await makeWorkflow(t.db, { tenantId: 'acme' })).id);
+    if (error) r.slack.failNext({ kind: 'platform_error', error }, { method: 'chat.postMessage' });
+    r.clock.set(when);
+    await addEvent(t.db, alert.id, 'opened', { now: when });
+    await r.drain();
+    return (await rowsOf(alert.id))[0]!;
+  }
+
+  it('once when its first notification goes dead, with what to do; again a day later if it still refuses; at once again after a delivery', async () => {
+    const notices: OutageNotice[] = [];
+    rig = await startOutboxRig(t.db, { sender: { onOutage: async (n) => void notices.push(n) } });
+    expect((await openingAt(rig, at(0), 'not_in_channel')).status).toBe('dead');
+    expect(notices.map((n) => [n.kind, n.destination, n.outage.lastError, n.outage.failures])).toEqual([['dead', 'slack:CACME', 'not_in_channel', 1]]);
+    const text = renderOutageNotice(notices[0]!).text;
+    expect(text).toContain('slack:CACME refuses notifications for good (not_in_channel)');
+    expect(text).toContain('invite it there');
+
+    // More refusals the same day: counted, not told again.
+    await openingAt(rig, at(3600), 'not_in_channel');
+    await openingAt(rig, at(7200), 'not_in_channel');
+    expect(notices).toHaveLength(1);
+    // A day after the notice, still refusing: told again, with the count since the first.
+    await openingAt(rig, at(24 * 3600 + 1), 'not_in_channel');
+    expect(notices.map((n) => [n.kind, n.outage.failures])).toEqual([['dead', 1], ['dead', 4]]);
+    expect(renderOutageNotice(notices[1]!).text).toContain('4 notifications (since 1d ago) went dead there');
+
+    // Invited: a delivery ends the refusal, so the next one (kicked out again) is told at once.
+    expect((await openingAt(rig, at(24 * 3600 + 60))).status).toBe('sent');
+    expect(await t.db.selectFrom('destinationRefusals').selectAll().execute()).toEqual([]);
+    await openingAt(rig, at(24 * 3600 + 120), 'channel_not_found');
+    expect(notices.map((n) => [n.kind, n.outage.lastError, n.outage.failures])).toEqual([['dead', 'not_in_channel', 1], ['dead', 'not_in_channel', 4], ['dead', 'channel_not_found', 1]]);
+    expect(renderOutageNotice(notices[2]!).text).toContain('check the channel id in the workflows file');
   });
 });

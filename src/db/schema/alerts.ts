@@ -130,6 +130,15 @@ export interface DestinationOutagesTable {
 
 export type OutageCause = 'unreachable' | 'credentials';
 
+/** A destination refusing notifications for good, while it keeps doing so (migration 0028). */
+export interface DestinationRefusalsTable {
+  destination: string;
+  firstRefusedAt: Timestamp;
+  refusals: number;
+  lastError: string;
+  noticedAt: Timestamp;
+}
+
 /** Keys the process needs that belong to the database, not the environment (migration 0019): `destination_id`. */
 export interface InstanceKeysTable {
   name: string;

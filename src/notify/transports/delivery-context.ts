@@ -19,7 +19,7 @@ export function destinationSpecFor<K extends DestinationSpec['kind']>(
   if (!route?.spec || route.spec.kind !== kind) {
     // Removed from the configuration after the row was written (or its URL changed): nothing to deliver with,
     // and retrying will not change that. Never a guess at another URL on the same host.
-    return { kind: 'permanent', error: `destination ${shownDestination(id)} is no longer configured for tenant ${input.tenant.id}` };
+    return { kind: 'permanent', error: `destination ${shownDestination(id)} is no longer configured for tenant ${input.tenant.id}`, expected: true };
   }
   return route.spec as Extract<DestinationSpec, { kind: K }>;
 }

@@ -18,7 +18,8 @@ export function platformOutageNotice(api: SlackOutboxApi, platformChannel: strin
     if (notice.destination === `slack:${platformChannel}`) return;
     if (notice.destination === WORKSPACE_SCOPE.slack && notice.kind === 'outage') return;
     const message = renderOutageNotice(notice);
-    const key = `outage:${notice.destination}:${notice.outage.failingSince.toISOString()}:${notice.kind}`;
+    // A refusal is told again each day while it lasts: its notices differ by when.
+    const key = `outage:${notice.destination}:${(notice.kind === 'dead' ? notice.now : notice.outage.failingSince).toISOString()}:${notice.kind}`;
     const r = await api.postMessage({
       channel: platformChannel,
       ...message,
