@@ -5,7 +5,8 @@ import { resolveDestinations, resolveLauncher, type SecretEnv, type SecretIssue 
 import { nextFireAfter, nextTickAfterEdit } from '../domain/schedule.js';
 import { channelRefusal } from '../domain/tenant-channels.js';
 import { hashToken, newPingKey, rememberSecrets, secretsOfEntry } from '../secrets.js';
-import type { Database, LauncherConfig } from '../db/schema.js';
+import type { Database, LauncherConfig, Workflow } from '../db/schema.js';
+import { fileClaimsPingKey } from '../domain/ping-keys.js';
 import type { RoutingConfig } from '../ledger/destinations.js';
 import { syncFileDependencies } from './dependencies.js';
 import { configPauseChanged, resolveAlertsOfWorkflows, restartClocks } from './workflow-state.js';
@@ -151,6 +152,7 @@ async function syncTenants(
 async function syncWorkflows(trx: Transaction<Database>, file: WorkflowsFile, secrets: FileSecrets, now: Date, routing: RoutingConfig) {
   const result = { created: 0, updated: 0, disabled: 0 };
   const existing = await trx.selectFrom('workflows').selectAll().forUpdate().execute();
+  await moveFixedPingKeys(trx, file, existing);
   const byKey = new Map(existing.map((w) => [`${w.tenantId}/${w.name}`, w]));
   const seen = new Set<number>();
   const disabled: number[] = [];
@@ -211,6 +213,28 @@ async function syncWorkflows(trx: Transaction<Database>, file: WorkflowsFile, se
   }
   result.disabled = gone.length + disabled.length;
   return { result, seen, turnedOff: [...gone, ...disabled], disabled };
+}
+
+/**
+ * The file's fixed ping keys held by another workflow (a rename, a move to
+ * another tenant, a key moved between entries) handed over before the
+ * upserts, by the rule of src/domain/ping-keys.ts: the holder gets a fresh
+ * key, or the file is refused naming `workflows[i].pingKey` when the holder
+ * is a live workflow managed over the API. Without this, the unique index on
+ * ping_key stopped the start with a bare constraint violation.
+ */
+async function moveFixedPingKeys(trx: Transaction<Database>, file: WorkflowsFile, existing: Workflow[]): Promise<void> {
+  const issues: SecretIssue[] = [];
+  const moving: number[] = [];
+  file.workflows.forEach((spec, i) => {
+    const holder = spec.pingKey ? existing.find((w) => w.pingKey === spec.pingKey) : undefined;
+    if (!holder || (holder.tenantId === spec.tenant && holder.name === spec.name)) return;
+    const claim = fileClaimsPingKey(holder);
+    if (claim.kind === 'moves') moving.push(holder.id);
+    else issues.push({ code: 'custom', path: ['workflows', i, 'pingKey'], message: `ping key ${claim.reason}`, input: spec.pingKey });
+  });
+  if (issues.length) throw new WorkflowsFileError('workflows file', describeIssues('workflows file', undefined, file, issues));
+  for (const id of moving) await trx.updateTable('workflows').set({ pingKey: newPingKey() }).where('id', '=', id).execute();
 }
 
 /**

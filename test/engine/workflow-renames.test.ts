@@ -1,0 +1,115 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseWorkflowsFile, WorkflowsFileError } from '../../src/config/workflows-file.js';
+import type { Workflow } from '../../src/db/schema.js';
+import { syncWorkflowsFile } from '../../src/services/sync-workflows.js';
+import { recordPing } from '../../src/services/pings.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { createEngine, notificationStory, reportRun, type Engine } from '../helpers/engine-harness.js';
+import { makeWorkflow, minutes } from '../helpers/factories.js';
+
+/**
+ * A workflow renamed in the file, or moved to another tenant, is a new
+ * workflow (workflows are named by tenant and name): the old one is disabled
+ * with its history, its open alert resolved in its own tenant's channel.
+ * A fixed `pingKey` kept across the edit moves to the new one.
+ */
+
+const START = new Date('2026-03-10T02:00:00Z');
+const KEY = 'fixed-ping-key-0123456789abcdef';
+const tenants = [
+  { id: 'acme', name: 'Acme', channel: 'CACME' },
+  { id: 'globex', name: 'Globex', channel: 'CGLOBEX' },
+];
+const file = (...workflows: { tenant: string; name: string; pingKey?: string }[]) =>
+  parseWorkflowsFile(JSON.stringify({ tenants, workflows: workflows.map((w) => ({ cron: '*/5 * * * *', ...w })) }));
+
+let t: TestDatabase;
+let engine: Engine;
+
+beforeEach(async () => {
+  t = await createTestDatabase();
+  engine = createEngine(t.db, START);
+});
+afterEach(async () => t.drop());
+
+const workflowNamed = (tenantId: string, name: string) => t.db.selectFrom('workflows').selectAll().where('tenantId', '=', tenantId).where('name', '=', name).executeTakeFirstOrThrow();
+
+async function openAlertOn(wf: Workflow) {
+  let tick = START;
+  for (let i = 0; i < 3; i++) {
+    tick = new Date(tick.getTime() + minutes(5));
+    engine.clock.set(new Date(tick.getTime() + minutes(1)));
+    await reportRun(t.db, wf, tick, { status: 'failed', error: 'check failed' }, engine.clock.now());
+    await engine.step();
+  }
+  return t.db.selectFrom('alerts').selectAll().where('workflowId', '=', wf.id).where('status', '=', 'open').executeTakeFirstOrThrow();
+}
+
+describe('a workflow renamed or moved in the file, with its fixed ping key', () => {
+  for (const [how, to] of [
+    ['renamed', { tenant: 'acme', name: 'check-v2' }],
+    ['moved to another tenant', { tenant: 'globex', name: 'check' }],
+  ] as const) {
+    it(`${how}: a new workflow takes the key; the old one keeps its history, its alert resolved in its own channel`, async () => {
+      await syncWorkflowsFile(t.db, file({ tenant: 'acme', name: 'check', pingKey: KEY }), START, {}, engine.deps.config);
+      const old = await workflowNamed('acme', 'check');
+      const alert = await openAlertOn(old);
+
+      const result = await syncWorkflowsFile(t.db, file({ ...to, pingKey: KEY }), engine.clock.now(), {}, engine.deps.config);
+      expect(result.workflows).toEqual({ created: 1, updated: 0, disabled: 1 });
+
+      const renamed = await workflowNamed(to.tenant, to.name);
+      const before = await workflowNamed('acme', 'check');
+      expect(renamed).toMatchObject({ pingKey: KEY, enabled: true });
+      expect(renamed.id).not.toBe(old.id);
+      expect(before).toMatchObject({ id: old.id, enabled: false });
+      expect(before.pingKey).not.toBe(KEY);
+      // History stays with the old name; the new one starts empty.
+      expect((await t.db.selectFrom('runs').select('id').where('workflowId', '=', old.id).execute()).length).toBe(3);
+      expect(await t.db.selectFrom('runs').select('id').where('workflowId', '=', renamed.id).execute()).toEqual([]);
+      // The old alert is closed where it was told, never carried into the new tenant's channel.
+      expect(await t.db.selectFrom('alerts').select(['id', 'status']).where('id', '=', alert.id).executeTakeFirstOrThrow()).toEqual({ id: alert.id, status: 'resolved' });
+      const story = await notificationStory(t.db, alert.id);
+      expect(story.filter((n) => n.kind === 'resolved').map((n) => n.destination)).toEqual(['slack:CACME', 'slack:CPLATFORM']);
+      expect(story.map((n) => n.destination)).not.toContain('slack:CGLOBEX');
+
+      // The job pinging with the key now reports to the new workflow.
+      const ping = await recordPing(engine.deps, { key: KEY, signal: { kind: 'fail' }, body: 'boom' });
+      expect(ping).toMatchObject({ kind: 'recorded', run: { workflowId: renamed.id } });
+    });
+  }
+
+  it('a key moved from one entry of the file to another goes with it; the entry that gave it up gets a fresh one', async () => {
+    await syncWorkflowsFile(t.db, file({ tenant: 'acme', name: 'a', pingKey: KEY }, { tenant: 'acme', name: 'b' }), START, {});
+    await syncWorkflowsFile(t.db, file({ tenant: 'acme', name: 'a' }, { tenant: 'acme', name: 'b', pingKey: KEY }), START, {});
+    const [a, b] = [await workflowNamed('acme', 'a'), await workflowNamed('acme', 'b')];
+    expect(b.pingKey).toBe(KEY);
+    expect(a.pingKey).toMatch(/^[A-Za-z0-9_-]{22,}$/);
+    expect(a.pingKey).not.toBe(KEY);
+  });
+
+  it("a key held by a live workflow managed over the API is refused, naming the path; nothing is synced. Deleted, it is free", async () => {
+    await syncWorkflowsFile(t.db, file(), START, {});
+    const api = await makeWorkflow(t.db, { tenantId: 'acme', name: 'api-made', cron: '0 * * * *', source: 'api', pingKey: KEY });
+    let error: unknown;
+    await syncWorkflowsFile(t.db, file({ tenant: 'globex', name: 'mine', pingKey: KEY }), START, {}).catch((e) => (error = e));
+    expect(error).toBeInstanceOf(WorkflowsFileError);
+    expect((error as WorkflowsFileError).problems).toEqual([expect.stringMatching(/workflows\[0\]\.pingKey: ping key is already the ping key of workflow "acme\/api-made", managed over the API/)]);
+    expect(await t.db.selectFrom('workflows').select('name').where('tenantId', '=', 'globex').execute()).toEqual([]);
+
+    await t.db.updateTable('workflows').set({ enabled: false }).where('id', '=', api.id).execute();
+    await syncWorkflowsFile(t.db, file({ tenant: 'globex', name: 'mine', pingKey: KEY }), START, {});
+    expect((await workflowNamed('globex', 'mine')).pingKey).toBe(KEY);
+  });
+
+  it('one key given to two entries of the file is a problem of the file, naming both', () => {
+    let error: unknown;
+    try {
+      parseWorkflowsFile(JSON.stringify({ tenants, workflows: [{ tenant: 'acme', name: 'a', cron: '0 * * * *', pingKey: KEY }, { tenant: 'globex', name: 'b', cron: '0 * * * *', pingKey: KEY }] }), 'wf.json');
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(WorkflowsFileError);
+    expect((error as WorkflowsFileError).problems).toEqual([expect.stringMatching(/^wf\.json:1: workflows\[1\]\.pingKey: ping key already given to workflows\[0\]; each workflow needs its own/)]);
+  });
+});
