@@ -16,6 +16,12 @@ import { announceGoingLive, shadowStates } from './shadow.js';
 export interface SyncResult {
   tenants: { upserted: number; disabled: number };
   workflows: { created: number; updated: number; disabled: number };
+  /**
+   * Tenants (`acme`) and workflows (`acme/load`) managed over the API until
+   * this sync, now declared in the file: the file's version replaced the
+   * API's, and the API refuses to change them from now on. The start warns.
+   */
+  takenOver: { tenants: string[]; workflows: string[] };
 }
 
 export function modeOf(spec: Pick<WorkflowSpec, 'mode' | 'launcher'>): 'managed' | 'observed' {
@@ -40,6 +46,7 @@ export async function syncWorkflowsFile(
   return db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(hashtext('scheduler-bot:sync-workflows'))`.execute(trx);
     const shadowBefore = await shadowStates(trx);
+    const tenantsTaken = await apiTenantsIn(trx, file);
     const { result: tenants, turnedOff: tenantsOff, turnedOn: tenantsOn } = await syncTenants(trx, file, secrets, env, now, routing);
     const workflows = await syncWorkflows(trx, file, secrets, now, routing);
     await syncFileDependencies(trx, file.workflows);
@@ -50,11 +57,18 @@ export async function syncWorkflowsFile(
     await restartClocks(trx, tenantsOn, now);
     await recordPolicyVersionsIn(trx, [...workflows.seen].filter((id) => !workflows.disabled.includes(id)), { now, config: routing, changedBy: 'workflows file' });
     await announceGoingLive(trx, shadowBefore, now, routing);
-    return { tenants, workflows: workflows.result };
+    return { tenants, workflows: workflows.result, takenOver: { tenants: tenantsTaken, workflows: workflows.takenOver } };
   });
 }
 
 type FileSecrets = ReturnType<typeof resolveFileSecrets>;
+
+/** The tenants of the file managed over the API until now. */
+async function apiTenantsIn(trx: Transaction<Database>, file: WorkflowsFile): Promise<string[]> {
+  const ids = file.tenants.map((t) => t.id);
+  if (ids.length === 0) return [];
+  return (await trx.selectFrom('tenants').select('id').where('id', 'in', ids).where('source', '=', 'api').orderBy('id').execute()).map((t) => t.id);
+}
 
 /** The enabled workflows of these tenants. */
 async function workflowsOf(trx: Transaction<Database>, tenantIds: string[]): Promise<number[]> {
@@ -156,8 +170,10 @@ async function syncWorkflows(trx: Transaction<Database>, file: WorkflowsFile, se
   const byKey = new Map(existing.map((w) => [`${w.tenantId}/${w.name}`, w]));
   const seen = new Set<number>();
   const disabled: number[] = [];
+  const takenOver: string[] = [];
   for (const spec of file.workflows) {
     const current = byKey.get(`${spec.tenant}/${spec.name}`);
+    if (current?.source === 'api') takenOver.push(`${spec.tenant}/${spec.name}`);
     const mode = modeOf(spec);
     // Resuming (re-enabled, or unpaused) starts from the next tick to come: what fell
     // while it was off was never meant to run, so it is neither fired late nor missed.
@@ -212,7 +228,7 @@ async function syncWorkflows(trx: Transaction<Database>, file: WorkflowsFile, se
     await trx.updateTable('workflows').set({ enabled: false, updatedAt: now }).where('id', 'in', gone).execute();
   }
   result.disabled = gone.length + disabled.length;
-  return { result, seen, turnedOff: [...gone, ...disabled], disabled };
+  return { result, seen, turnedOff: [...gone, ...disabled], disabled, takenOver };
 }
 
 /**

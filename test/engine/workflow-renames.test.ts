@@ -113,3 +113,36 @@ describe('a workflow renamed or moved in the file, with its fixed ping key', () 
     expect((error as WorkflowsFileError).problems).toEqual([expect.stringMatching(/^wf\.json:1: workflows\[1\]\.pingKey: ping key already given to workflows\[0\]; each workflow needs its own/)]);
   });
 });
+
+describe('the file declaring what the API made', () => {
+  it('the file wins and says so: the API-made tenant and workflow are listed as taken over (the start warns of them)', async () => {
+    await syncWorkflowsFile(t.db, file(), START, {});
+    await t.db.insertInto('tenants').values({ id: 'initech', name: 'Initech', channel: 'CINIT', source: 'api', apiTokenHash: null, createdAt: START, updatedAt: START }).execute();
+    await makeWorkflow(t.db, { tenantId: 'acme', name: 'load', cron: '0 * * * *', source: 'api', policy: JSON.stringify({ alertAfter: 7 }) });
+    const declared = parseWorkflowsFile(
+      JSON.stringify({ tenants: [...tenants, { id: 'initech', name: 'Initech Corp', channel: 'CINIT' }], workflows: [{ tenant: 'acme', name: 'load', cron: '*/10 * * * *' }] }),
+    );
+    const result = await syncWorkflowsFile(t.db, declared, START, {});
+    expect(result.takenOver).toEqual({ tenants: ['initech'], workflows: ['acme/load'] });
+    expect(await workflowNamed('acme', 'load')).toMatchObject({ source: 'file', cron: '*/10 * * * *', policy: {} });
+    // Synced again: nothing is taken over any more.
+    expect((await syncWorkflowsFile(t.db, declared, START, {})).takenOver).toEqual({ tenants: [], workflows: [] });
+  });
+});
+
+describe('two replicas starting at once with different files (a rolling deploy)', () => {
+  it('the syncs take turns: both finish, and the database holds exactly one of the two files, the last to sync', async () => {
+    await syncWorkflowsFile(t.db, file({ tenant: 'acme', name: 'old' }), START, {});
+    const older = file({ tenant: 'acme', name: 'old' });
+    const newer = file({ tenant: 'acme', name: 'new' }, { tenant: 'globex', name: 'other' });
+    for (let round = 0; round < 5; round++) {
+      const done: string[] = [];
+      await Promise.all([
+        syncWorkflowsFile(t.db, older, START, {}).then(() => done.push('older')),
+        syncWorkflowsFile(t.db, newer, START, {}).then(() => done.push('newer')),
+      ]);
+      const enabled = (await t.db.selectFrom('workflows').select(['tenantId', 'name']).where('enabled', '=', true).orderBy('name').execute()).map((w) => `${w.tenantId}/${w.name}`);
+      expect(enabled).toEqual(done.at(-1) === 'older' ? ['acme/old'] : ['acme/new', 'globex/other']);
+    }
+  });
+});
