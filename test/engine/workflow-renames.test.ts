@@ -6,6 +6,8 @@ import { recordPing } from '../../src/services/pings.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { createEngine, notificationStory, reportRun, type Engine } from '../helpers/engine-harness.js';
 import { makeWorkflow, minutes } from '../helpers/factories.js';
+import { startTestApp } from '../helpers/app.js';
+import { apiClient } from '../helpers/http-api.js';
 
 /**
  * A workflow renamed in the file, or moved to another tenant, is a new
@@ -16,6 +18,7 @@ import { makeWorkflow, minutes } from '../helpers/factories.js';
 
 const START = new Date('2026-03-10T02:00:00Z');
 const KEY = 'fixed-ping-key-0123456789abcdef';
+const ADMIN = 'admin-token-0123456789abcdef';
 const tenants = [
   { id: 'acme', name: 'Acme', channel: 'CACME' },
   { id: 'globex', name: 'Globex', channel: 'CGLOBEX' },
@@ -143,6 +146,42 @@ describe('two replicas starting at once with different files (a rolling deploy)'
       ]);
       const enabled = (await t.db.selectFrom('workflows').select(['tenantId', 'name']).where('enabled', '=', true).orderBy('name').execute()).map((w) => `${w.tenantId}/${w.name}`);
       expect(enabled).toEqual(done.at(-1) === 'older' ? ['acme/old'] : ['acme/new', 'globex/other']);
+    }
+  });
+});
+
+describe('a workflow deleted over the API and created again by the same name', () => {
+  it('is the same workflow back (201: it did not exist a moment before): its history, its resolved alert and its ping key; judged from the deletion on', async () => {
+    const app = await startTestApp(t, { API_TOKEN: ADMIN }, { clock: engine.clock });
+    try {
+      const admin = apiClient(app.url, ADMIN);
+      await syncWorkflowsFile(t.db, file(), START, {}, engine.deps.config);
+      expect((await admin('PUT', '/api/v1/workflows/acme/check', { cron: '*/5 * * * *' })).status).toBe(201);
+      const first = await workflowNamed('acme', 'check');
+      const alert = await openAlertOn(first);
+      expect((await admin('DELETE', '/api/v1/workflows/acme/check')).status).toBe(200);
+      expect((await admin('GET', '/api/v1/workflows/acme/check')).status).toBe(404);
+
+      const again = await admin('PUT', '/api/v1/workflows/acme/check', { cron: '*/5 * * * *' });
+      expect(again.status).toBe(201);
+      expect(again.body.lastRuns).toHaveLength(3);
+      expect(again.body.openAlert).toBeNull();
+      expect(again.body.ping.url).toContain(first.pingKey);
+      expect(await workflowNamed('acme', 'check')).toMatchObject({ id: first.id, enabled: true, pingKey: first.pingKey });
+      expect(await t.db.selectFrom('alerts').select(['id', 'status']).where('workflowId', '=', first.id).execute()).toEqual([{ id: alert.id, status: 'resolved' }]);
+      // Its streak before the deletion opens nothing: two more failures are two, not five.
+      const back = await workflowNamed('acme', 'check');
+      for (const m of [20, 25]) {
+        const tick = new Date(START.getTime() + minutes(m));
+        engine.clock.set(new Date(tick.getTime() + minutes(1)));
+        await reportRun(t.db, back, tick, { status: 'failed', error: 'check failed' }, engine.clock.now());
+        await engine.step();
+      }
+      expect(await t.db.selectFrom('alerts').select('id').where('workflowId', '=', first.id).where('status', '=', 'open').execute()).toEqual([]);
+      // Replacing it now is an update.
+      expect((await admin('PUT', '/api/v1/workflows/acme/check', { cron: '*/5 * * * *' })).status).toBe(200);
+    } finally {
+      await app.stop();
     }
   });
 });
