@@ -185,3 +185,35 @@ describe('a workflow deleted over the API and created again by the same name', (
     }
   });
 });
+
+describe('PagerDuty hears the end of an incident whose workflow or tenant goes away', () => {
+  const paged = (workflows: { tenant: string; name: string; cron?: string }[], withAcme = true) =>
+    parseWorkflowsFile(
+      JSON.stringify({
+        tenants: [
+          ...(withAcme ? [{ id: 'acme', name: 'Acme', channel: 'CACME', destinations: [{ kind: 'pagerduty', routingKey: 'R0123456789abcdef0123456789abcdef' }] }] : []),
+          { id: 'globex', name: 'Globex', channel: 'CGLOBEX' },
+        ],
+        workflows: workflows.map((w) => ({ cron: '0 2 * * *', ...w })),
+      }),
+    );
+
+  for (const how of ['the workflow removed from the file', 'its tenant removed from the file'] as const) {
+    it(`${how}: the page is resolved, with the Slack threads`, async () => {
+      await syncWorkflowsFile(t.db, paged([{ tenant: 'acme', name: 'nightly' }]), START, {}, engine.deps.config);
+      const wf = await workflowNamed('acme', 'nightly');
+      engine.clock.set(new Date(START.getTime() + minutes(1)));
+      await reportRun(t.db, wf, START, { status: 'failed', error: 'warehouse down' }, engine.clock.now());
+      await engine.step();
+      const alert = await t.db.selectFrom('alerts').selectAll().where('workflowId', '=', wf.id).executeTakeFirstOrThrow();
+      expect(alert).toMatchObject({ status: 'open', severity: 'critical' });
+      const pd = (await notificationStory(t.db, alert.id)).find((n) => n.destination.startsWith('pagerduty:'))!;
+      expect(pd.kind).toBe('opened');
+
+      await syncWorkflowsFile(t.db, how === 'the workflow removed from the file' ? paged([]) : paged([], false), engine.clock.now(), {}, engine.deps.config);
+      const resolved = (await notificationStory(t.db, alert.id)).filter((n) => n.kind === 'resolved');
+      expect(resolved.map((n) => n.destination).sort()).toEqual([pd.destination, 'slack:CACME', 'slack:CPLATFORM'].sort());
+      expect(resolved[0]!.data).toMatchObject({ by: 'workflow_disabled' });
+    });
+  }
+});
