@@ -9,7 +9,7 @@ import type { Database, LauncherConfig, Workflow } from '../db/schema.js';
 import { fileClaimsPingKey } from '../domain/ping-keys.js';
 import type { RoutingConfig } from '../ledger/destinations.js';
 import { syncFileDependencies } from './dependencies.js';
-import { configPauseChanged, resolveAlertsOfWorkflows, restartClocks } from './workflow-state.js';
+import { configPauseChanged, enabledWorkflowsOf, resolveAlertsOfWorkflows, restartClocks } from './workflow-state.js';
 import { recordPolicyVersionsIn } from './policy-versions.js';
 import { announceGoingLive, shadowStates } from './shadow.js';
 
@@ -53,7 +53,7 @@ export async function syncWorkflowsFile(
     // Disabling stops its escalation at once: its open alert is resolved with that reason.
     await resolveAlertsOfWorkflows(trx, workflows.turnedOff, 'workflow_disabled', null, now, routing);
     // So does removing a tenant, for its workflows the file did not declare (made over the API): nothing can report to them now.
-    await resolveAlertsOfWorkflows(trx, await workflowsOf(trx, tenantsOff), 'tenant_disabled', null, now, routing);
+    await resolveAlertsOfWorkflows(trx, await enabledWorkflowsOf(trx, tenantsOff), 'tenant_disabled', null, now, routing);
     await restartClocks(trx, tenantsOn, now);
     await recordPolicyVersionsIn(trx, [...workflows.seen].filter((id) => !workflows.disabled.includes(id)), { now, config: routing, changedBy: 'workflows file' });
     await announceGoingLive(trx, shadowBefore, now, routing);
@@ -68,12 +68,6 @@ async function apiTenantsIn(trx: Transaction<Database>, file: WorkflowsFile): Pr
   const ids = file.tenants.map((t) => t.id);
   if (ids.length === 0) return [];
   return (await trx.selectFrom('tenants').select('id').where('id', 'in', ids).where('source', '=', 'api').orderBy('id').execute()).map((t) => t.id);
-}
-
-/** The enabled workflows of these tenants. */
-async function workflowsOf(trx: Transaction<Database>, tenantIds: string[]): Promise<number[]> {
-  if (tenantIds.length === 0) return [];
-  return (await trx.selectFrom('workflows').select('id').where('tenantId', 'in', tenantIds).where('enabled', '=', true).execute()).map((w) => w.id);
 }
 
 /**

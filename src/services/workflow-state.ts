@@ -64,6 +64,12 @@ export async function resolveAlertsOfWorkflows(
   return resolved;
 }
 
+/** The enabled workflows of these tenants. */
+export async function enabledWorkflowsOf(trx: Transaction<Database>, tenantIds: string[]): Promise<number[]> {
+  if (tenantIds.length === 0) return [];
+  return (await trx.selectFrom('workflows').select('id').where('tenantId', 'in', tenantIds).where('enabled', '=', true).execute()).map((w) => w.id);
+}
+
 /**
  * A tenant back (in the file, or over the API after the file dropped it): its
  * workflows start from the next tick to come, as a re-enabled workflow does.

@@ -217,3 +217,40 @@ describe('PagerDuty hears the end of an incident whose workflow or tenant goes a
     });
   }
 });
+
+describe('a tenant removed over the API (DELETE /api/v1/tenants/{id})', () => {
+  it('admin only, not one the file declares; its alerts resolve, its token, pings and channel are released; PUT brings it back (201)', async () => {
+    const app = await startTestApp(t, { API_TOKEN: ADMIN }, { clock: engine.clock });
+    try {
+      const admin = apiClient(app.url, ADMIN);
+      await syncWorkflowsFile(t.db, file(), START, {}, engine.deps.config);
+      expect((await admin('PUT', '/api/v1/tenants/initech', { name: 'Initech', channel: 'CINIT' })).status).toBe(201);
+      const token = (await admin('POST', '/api/v1/tenants/initech/token')).body.token as string;
+      const initech = apiClient(app.url, token);
+      expect((await initech('PUT', '/api/v1/workflows/initech/check', { cron: '*/5 * * * *' })).status).toBe(201);
+      const wf = await workflowNamed('initech', 'check');
+      const alert = await openAlertOn(wf);
+
+      expect((await initech('DELETE', '/api/v1/tenants/initech')).status).toBe(403);
+      expect((await admin('DELETE', '/api/v1/tenants/acme')).body).toMatchObject({ error: 'owned_by_file' });
+      expect((await admin('DELETE', '/api/v1/tenants/initech')).body).toEqual({ deleted: true, id: 'initech' });
+
+      expect(await t.db.selectFrom('alerts').select('status').where('id', '=', alert.id).executeTakeFirstOrThrow()).toEqual({ status: 'resolved' });
+      const events = await t.db.selectFrom('alertEvents').select(['kind', 'actor', 'data']).where('alertId', '=', alert.id).orderBy('id').execute();
+      expect(events.at(-1)).toMatchObject({ kind: 'resolved', actor: 'api:admin', data: { by: 'tenant_disabled' } });
+      expect((await notificationStory(t.db, alert.id)).filter((n) => n.kind === 'resolved').map((n) => n.destination)).toContain('slack:CINIT');
+      expect((await initech('GET', '/api/v1/workflows')).status).toBe(401);
+      expect(await recordPing(engine.deps, { key: wf.pingKey, signal: { kind: 'fail' } })).toEqual({ kind: 'not_found' });
+      expect((await admin('GET', '/api/v1/tenants')).body.tenants.map((x: { id: string }) => x.id)).toEqual(['acme', 'globex']);
+      expect((await admin('PUT', '/api/v1/tenants/hooli', { name: 'Hooli', channel: 'CINIT' })).status).toBe(201);
+      expect((await admin('DELETE', '/api/v1/tenants/initech')).status).toBe(404);
+
+      // Back: created again, with its workflows and their history, counted from the next tick.
+      const back = await admin('PUT', '/api/v1/tenants/initech', { name: 'Initech', channel: 'CINIT2' });
+      expect(back.status).toBe(201);
+      expect((await admin('GET', '/api/v1/workflows/initech/check')).body.lastRuns).toHaveLength(3);
+    } finally {
+      await app.stop();
+    }
+  });
+});

@@ -281,7 +281,7 @@ describe('disabling or deleting resolves the open alert', () => {
       await engine.step();
     }
     const back = engine.clock.now();
-    expect(await putTenant(engine.deps, { id: 'acme', name: 'Acme', channel: 'CACME' })).toMatchObject({ kind: 'updated' });
+    expect(await putTenant(engine.deps, { id: 'acme', name: 'Acme', channel: 'CACME' })).toMatchObject({ kind: 'created' });
     const cursor = (await t.db.selectFrom('workflows').select('nextTickAt').where('id', '=', wf.id).executeTakeFirstOrThrow()).nextTickAt!;
     expect(cursor > back && cursor.getTime() - back.getTime() <= minutes(5)).toBe(true);
     engine.clock.advance(minutes(1));

@@ -84,6 +84,7 @@ const CASES: Case[] = [
   ['resolved: workflow disabled', 'resolved', null, { by: 'workflow_disabled' }, resolvedAlert],
   ['resolved: workflow deleted', 'resolved', null, { by: 'workflow_deleted', heldWhileSilenced: { counts: [{ kind: 'escalated', count: 1 }] } }, resolvedAlert],
   ['resolved: tenant removed', 'resolved', null, { by: 'tenant_disabled' }, resolvedAlert],
+  ['resolved: tenant removed over the API', 'resolved', 'api:admin', { by: 'tenant_disabled' }, resolvedAlert],
   ['maintenance ended', 'maintenance_ended', null, { startedAt: '2026-03-10T07:05:00.000Z', endedAt: '2026-03-10T09:05:00.000Z', reason: 'warehouse upgrade', failures: 3, missed: 1, scope: 'workflow' }],
   ['tenant maintenance ended, quiet', 'maintenance_ended', null, { startedAt: '2026-03-10T08:35:00.000Z', endedAt: '2026-03-10T09:05:00.000Z', failures: 0, missed: 0, scope: 'tenant' }],
   ['workflow paused', 'workflow_paused', 'U0BOB', { reason: 'migrating the warehouse' }],
