@@ -3,6 +3,7 @@ import { parseWorkflowsFile, WorkflowsFileError } from '../../src/config/workflo
 import type { Workflow } from '../../src/db/schema.js';
 import { syncWorkflowsFile } from '../../src/services/sync-workflows.js';
 import { recordPing } from '../../src/services/pings.js';
+import { deleteWorkflow } from '../../src/services/workflows-api.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { createEngine, notificationStory, reportRun, type Engine } from '../helpers/engine-harness.js';
 import { makeWorkflow, minutes } from '../helpers/factories.js';
@@ -252,5 +253,23 @@ describe('a tenant removed over the API (DELETE /api/v1/tenants/{id})', () => {
     } finally {
       await app.stop();
     }
+  });
+});
+
+describe("a workflow's ping key once it is deleted", () => {
+  it('is refused, the end of a run it started too: that run ends timed out; brought back, the key works again', async () => {
+    await syncWorkflowsFile(t.db, file(), START, {}, engine.deps.config);
+    const wf = await makeWorkflow(t.db, { tenantId: 'acme', name: 'pinged', cron: '0 2 * * *', source: 'api', policy: JSON.stringify({ timeoutSeconds: 600 }) });
+    engine.clock.set(START);
+    const started = await recordPing(engine.deps, { key: wf.pingKey, signal: { kind: 'start' } });
+    expect(started).toMatchObject({ kind: 'recorded', run: { status: 'running' } });
+    expect(await deleteWorkflow(engine.deps, 'acme', 'pinged', {})).toEqual({ kind: 'deleted' });
+    expect(await recordPing(engine.deps, { key: wf.pingKey, signal: { kind: 'success' } })).toEqual({ kind: 'not_found' });
+    engine.clock.advance(minutes(11));
+    await engine.step();
+    expect(await t.db.selectFrom('runs').select(['status', 'error']).where('workflowId', '=', wf.id).execute()).toEqual([{ status: 'failed', error: 'timed out' }]);
+    expect(await t.db.selectFrom('alerts').select('id').where('workflowId', '=', wf.id).execute()).toEqual([]);
+    await t.db.updateTable('workflows').set({ enabled: true }).where('id', '=', wf.id).execute();
+    expect(await recordPing(engine.deps, { key: wf.pingKey, signal: { kind: 'start' } })).toMatchObject({ kind: 'recorded' });
   });
 });
