@@ -6,8 +6,8 @@
  *   file, or still in it without a `pingKey` of its own) gives it up: the
  *   file is the operator's word, and the job pinging with the key is the one
  *   the file now names. The holder gets a fresh key; its history stays.
- * - a workflow managed over the API that is disabled (deleted) gives it up
- *   too: no ping reaches it any more.
+ * - a workflow managed over the API that is disabled (deleted), or whose
+ *   tenant is gone, gives it up too: no ping reaches it any more.
  * - an enabled workflow managed over the API keeps it: its job may be
  *   pinging with it now. The file is refused, naming the field.
  */
@@ -16,6 +16,7 @@ export interface PingKeyHolder {
   tenantId: string;
   name: string;
   source: 'file' | 'api';
+  /** The workflow and its tenant both enabled: its pings are taken now. */
   enabled: boolean;
 }
 

@@ -236,10 +236,11 @@ async function syncWorkflows(trx: Transaction<Database>, file: WorkflowsFile, se
 async function moveFixedPingKeys(trx: Transaction<Database>, file: WorkflowsFile, existing: Workflow[]): Promise<void> {
   const issues: SecretIssue[] = [];
   const moving: number[] = [];
+  const liveTenants = new Set((await trx.selectFrom('tenants').select('id').where('enabled', '=', true).execute()).map((t) => t.id));
   file.workflows.forEach((spec, i) => {
     const holder = spec.pingKey ? existing.find((w) => w.pingKey === spec.pingKey) : undefined;
     if (!holder || (holder.tenantId === spec.tenant && holder.name === spec.name)) return;
-    const claim = fileClaimsPingKey(holder);
+    const claim = fileClaimsPingKey({ ...holder, enabled: holder.enabled && liveTenants.has(holder.tenantId) });
     if (claim.kind === 'moves') moving.push(holder.id);
     else issues.push({ code: 'custom', path: ['workflows', i, 'pingKey'], message: `ping key ${claim.reason}`, input: spec.pingKey });
   });

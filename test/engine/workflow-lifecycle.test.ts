@@ -106,6 +106,15 @@ describe('a workflow renamed or moved in the file, with its fixed ping key', () 
     expect((await workflowNamed('globex', 'mine')).pingKey).toBe(KEY);
   });
 
+  it('a key held by an API workflow whose tenant is gone (removed over the API) moves too: no ping reached it', async () => {
+    await syncWorkflowsFile(t.db, file(), START, {});
+    await t.db.insertInto('tenants').values({ id: 'initech', name: 'Initech', channel: null, source: 'api', enabled: false, apiTokenHash: null, createdAt: START, updatedAt: START }).execute();
+    const orphan = await makeWorkflow(t.db, { tenantId: 'initech', name: 'api-made', cron: '0 * * * *', source: 'api', pingKey: KEY });
+    await syncWorkflowsFile(t.db, file({ tenant: 'globex', name: 'mine', pingKey: KEY }), START, {});
+    expect((await workflowNamed('globex', 'mine')).pingKey).toBe(KEY);
+    expect((await workflowNamed('initech', 'api-made')).pingKey).not.toBe(orphan.pingKey);
+  });
+
   it('one key given to two entries of the file is a problem of the file, naming both', () => {
     let error: unknown;
     try {
