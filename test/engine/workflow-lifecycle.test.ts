@@ -5,7 +5,8 @@ import { syncWorkflowsFile } from '../../src/services/sync-workflows.js';
 import { recordPing } from '../../src/services/pings.js';
 import { deleteWorkflow } from '../../src/services/workflows-api.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { createEngine, notificationStory, reportRun, type Engine } from '../helpers/engine-harness.js';
+import { createEngine, fireTick, notificationStory, reportRun, type Engine } from '../helpers/engine-harness.js';
+import { finishRun } from '../../src/ledger/runs.js';
 import { makeWorkflow, minutes } from '../helpers/factories.js';
 import { startTestApp } from '../helpers/app.js';
 import { apiClient } from '../helpers/http-api.js';
@@ -280,5 +281,37 @@ describe("a workflow's ping key once it is deleted", () => {
     expect(await t.db.selectFrom('alerts').select('id').where('workflowId', '=', wf.id).execute()).toEqual([]);
     await t.db.updateTable('workflows').set({ enabled: true }).where('id', '=', wf.id).execute();
     expect(await recordPing(engine.deps, { key: wf.pingKey, signal: { kind: 'start' } })).toMatchObject({ kind: 'recorded' });
+  });
+});
+
+describe('a managed workflow made observed (its launcher removed from the file) while a run of it is going', () => {
+  it('the run goes on and its end is its tick\'s verdict (no retry: nothing to launch it with); the tick is not also missed', async () => {
+    const managed = (launcher: boolean) =>
+      parseWorkflowsFile(
+        JSON.stringify({
+          tenants,
+          workflows: [{ tenant: 'acme', name: 'nightly', cron: '0 2 * * *', policy: { retries: 2 }, ...(launcher ? { launcher: { kind: 'command', command: 'true' } } : {}) }],
+        }),
+      );
+    await syncWorkflowsFile(t.db, managed(true), new Date(START.getTime() - minutes(60)), {}, engine.deps.config);
+    const wf = await workflowNamed('acme', 'nightly');
+    engine.launcher.script(wf.id, 'hold');
+    const original = await fireTick(engine, wf, START);
+    await engine.drain();
+
+    engine.clock.set(new Date(START.getTime() + 10_000));
+    await syncWorkflowsFile(t.db, managed(false), engine.clock.now(), {}, engine.deps.config);
+    expect(await workflowNamed('acme', 'nightly')).toMatchObject({ mode: 'observed', launcher: null });
+    // The run is another replica's (still on the old file); inside its lease, as that replica's supervisor keeps it.
+    engine.clock.advance(10_000);
+    await engine.step();
+    expect(await t.db.selectFrom('runs').select(['id', 'status']).where('workflowId', '=', wf.id).execute()).toEqual([{ id: original.id, status: 'running' }]);
+    expect((await workflowNamed('acme', 'nightly')).nextTickAt).toEqual(new Date('2026-03-11T02:00:00Z'));
+
+    await finishRun(engine.deps, original.id, { status: 'failed', error: 'warehouse down' });
+    await engine.drain();
+    expect(await t.db.selectFrom('runs').select(['id', 'status', 'attempt']).where('workflowId', '=', wf.id).execute()).toEqual([{ id: original.id, status: 'failed', attempt: 1 }]);
+    expect(engine.launcher.launched.map((l) => l.attempt)).toEqual([1]);
+    expect(await t.db.selectFrom('alerts').select(['status', 'severity']).where('workflowId', '=', wf.id).execute()).toEqual([{ status: 'open', severity: 'critical' }]);
   });
 });
