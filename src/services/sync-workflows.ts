@@ -141,9 +141,10 @@ async function syncTenants(
       .execute();
     result.upserted++;
   }
+  // A tenant gone from the file loses its token too: brought back over the API, it is minted a new one.
   const disabledTenants = await trx
     .updateTable('tenants')
-    .set({ enabled: false, updatedAt: now })
+    .set({ enabled: false, apiTokenHash: null, updatedAt: now })
     .where('source', '=', 'file')
     .where('enabled', '=', true)
     .$if(fileTenantIds.length > 0, (q) => q.where('id', 'not in', fileTenantIds))

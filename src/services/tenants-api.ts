@@ -150,7 +150,7 @@ export type DeleteTenantResult = { kind: 'deleted' } | { kind: 'not_found' } | {
 
 /**
  * Removes a tenant made over the API as the file removes one of its own:
- * disabled, never deleted, so its history stays. Its token stops working,
+ * disabled, never deleted, so its history stays. Its token is revoked,
  * its channel is free for another tenant, its workflows neither fire nor are
  * missed nor take pings, and their open alerts are resolved in the same
  * transaction (`by: "tenant_disabled"`, the actor saying who): nothing could
@@ -163,7 +163,8 @@ export async function deleteTenant(deps: Pick<Deps, 'db' | 'clock' | 'config'>, 
     const current = await trx.selectFrom('tenants').select(['id', 'source']).where('id', '=', id).where('enabled', '=', true).forUpdate().executeTakeFirst();
     if (!current) return { kind: 'not_found' };
     if (current.source === 'file') return { kind: 'owned_by_file' };
-    await trx.updateTable('tenants').set({ enabled: false, updatedAt: now }).where('id', '=', id).execute();
+    // Its token is revoked, not only refused while it is gone: brought back, it gets a new one.
+    await trx.updateTable('tenants').set({ enabled: false, apiTokenHash: null, updatedAt: now }).where('id', '=', id).execute();
     await resolveAlertsOfWorkflows(trx, await enabledWorkflowsOf(trx, [id]), 'tenant_disabled', actor, now, deps.config);
     return { kind: 'deleted' };
   });

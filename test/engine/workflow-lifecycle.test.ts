@@ -259,6 +259,9 @@ describe('a tenant removed over the API (DELETE /api/v1/tenants/{id})', () => {
       // Back: created again, with its workflows and their history, counted from the next tick.
       const back = await admin('PUT', '/api/v1/tenants/initech', { name: 'Initech', channel: 'CINIT2' });
       expect(back.status).toBe(201);
+      // Its old token was revoked with it, not revived: a new one is minted.
+      expect(back.body.hasToken).toBe(false);
+      expect((await initech('GET', '/api/v1/workflows')).status).toBe(401);
       expect((await admin('GET', '/api/v1/workflows/initech/check')).body.lastRuns).toHaveLength(3);
     } finally {
       await app.stop();
@@ -313,5 +316,25 @@ describe('a managed workflow made observed (its launcher removed from the file) 
     expect(await t.db.selectFrom('runs').select(['id', 'status', 'attempt']).where('workflowId', '=', wf.id).execute()).toEqual([{ id: original.id, status: 'failed', attempt: 1 }]);
     expect(engine.launcher.launched.map((l) => l.attempt)).toEqual([1]);
     expect(await t.db.selectFrom('alerts').select(['status', 'severity']).where('workflowId', '=', wf.id).execute()).toEqual([{ status: 'open', severity: 'critical' }]);
+  });
+});
+
+describe("a tenant removed from the file and brought back over the API", () => {
+  it('comes back without its old token (revoked with it, not revived)', async () => {
+    const TOKEN = 'acme-file-token-0123456789abcdef';
+    const withAcme = (on: boolean) =>
+      parseWorkflowsFile(JSON.stringify({ tenants: [...(on ? [{ id: 'acme', name: 'Acme', channel: 'CACME', apiTokenEnv: 'ACME_TOKEN' }] : []), tenants[1]], workflows: [] }), 'wf.json', { ACME_TOKEN: TOKEN });
+    await syncWorkflowsFile(t.db, withAcme(true), START, { ACME_TOKEN: TOKEN });
+    const app = await startTestApp(t, { API_TOKEN: ADMIN }, { clock: engine.clock });
+    try {
+      const acmeApi = apiClient(app.url, TOKEN);
+      expect((await acmeApi('GET', '/api/v1/tenants')).status).toBe(200);
+      await syncWorkflowsFile(t.db, withAcme(false), START, {});
+      expect((await acmeApi('GET', '/api/v1/tenants')).status).toBe(401);
+      expect((await apiClient(app.url, ADMIN)('PUT', '/api/v1/tenants/acme', { name: 'Acme', channel: 'CACME' })).body).toMatchObject({ hasToken: false });
+      expect((await acmeApi('GET', '/api/v1/tenants')).status).toBe(401);
+    } finally {
+      await app.stop();
+    }
   });
 });
