@@ -51,7 +51,9 @@ export async function syncWorkflowsFile(
     const workflows = await syncWorkflows(trx, file, secrets, now, routing);
     await syncFileDependencies(trx, file.workflows);
     // Disabling stops its escalation at once: its open alert is resolved with that reason.
-    await resolveAlertsOfWorkflows(trx, workflows.turnedOff, 'workflow_disabled', null, now, routing);
+    await resolveAlertsOfWorkflows(trx, workflows.disabled, 'workflow_disabled', null, now, routing);
+    // Gone from the file (removed, renamed, moved to another tenant): the thread says so, not only "disabled".
+    await resolveAlertsOfWorkflows(trx, workflows.gone, 'workflow_disabled', null, now, routing, { how: 'removed_from_file' });
     // So does removing a tenant, for its workflows the file did not declare (made over the API): nothing can report to them now.
     await resolveAlertsOfWorkflows(trx, await enabledWorkflowsOf(trx, tenantsOff), 'tenant_disabled', null, now, routing);
     await restartClocks(trx, tenantsOn, now);
@@ -156,7 +158,8 @@ async function syncTenants(
 
 /**
  * The file's workflows created or updated, file workflows gone from it
- * disabled; the ids the file keeps (`seen`) and those it turned off.
+ * disabled; the ids the file keeps (`seen`), those it turned off with
+ * `enabled: false` (`disabled`) and those gone from it (`gone`).
  */
 async function syncWorkflows(trx: Transaction<Database>, file: WorkflowsFile, secrets: FileSecrets, now: Date, routing: RoutingConfig) {
   const result = { created: 0, updated: 0, disabled: 0 };
@@ -223,7 +226,7 @@ async function syncWorkflows(trx: Transaction<Database>, file: WorkflowsFile, se
     await trx.updateTable('workflows').set({ enabled: false, updatedAt: now }).where('id', 'in', gone).execute();
   }
   result.disabled = gone.length + disabled.length;
-  return { result, seen, turnedOff: [...gone, ...disabled], disabled, takenOver };
+  return { result, seen, gone, disabled, takenOver };
 }
 
 /**

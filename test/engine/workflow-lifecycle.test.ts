@@ -77,6 +77,7 @@ describe('a workflow renamed or moved in the file, with its fixed ping key', () 
       const story = await notificationStory(t.db, alert.id);
       expect(story.filter((n) => n.kind === 'resolved').map((n) => n.destination)).toEqual(['slack:CACME', 'slack:CPLATFORM']);
       expect(story.map((n) => n.destination)).not.toContain('slack:CGLOBEX');
+      expect(story.find((n) => n.kind === 'resolved')!.data).toMatchObject({ by: 'workflow_disabled', how: 'removed_from_file' });
 
       // The job pinging with the key now reports to the new workflow.
       const ping = await recordPing(engine.deps, { key: KEY, signal: { kind: 'fail' }, body: 'boom' });

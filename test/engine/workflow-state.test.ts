@@ -213,7 +213,10 @@ describe('disabling or deleting resolves the open alert', () => {
       expect(result.workflows.disabled).toBe(1);
       const closed = await alertOf();
       expect(closed).toMatchObject({ id: opened.id, status: 'resolved', resolvedAt: engine.clock.now(), severity: 'warning' });
+      const { data } = (await events(opened.id)).at(-1)!;
       expect((await events(opened.id)).at(-1)).toMatchObject({ kind: 'resolved', actor: null, data: { by: 'workflow_disabled' } });
+      // Removed: the thread is told so; `enabled: false` is a disabling.
+      expect((data as { how?: string }).how).toBe(how === 'enabled: false' ? undefined : 'removed_from_file');
       expect((await notificationStory(t.db, opened.id)).filter((n) => n.kind === 'resolved').map((n) => n.destination)).toEqual(['slack:CACME', 'slack:CPLATFORM']);
       engine.clock.advance(minutes(120));
       await engine.step();

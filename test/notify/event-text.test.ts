@@ -82,6 +82,7 @@ const CASES: Case[] = [
   ['resolved by a tick\'s late report', 'resolved', null, { runId: 79, successes: 1, durationSeconds: 1800, lateReport: { afterGraceSeconds: 1800, graceToCoverSeconds: 4500 } }, resolvedAlert],
   ['resolved by hand', 'resolved', 'U0BOB', { by: 'hand', note: 'fixed upstream, see INC-12' }, resolvedAlert],
   ['resolved: workflow disabled', 'resolved', null, { by: 'workflow_disabled' }, resolvedAlert],
+  ['resolved: workflow removed from the file', 'resolved', null, { by: 'workflow_disabled', how: 'removed_from_file' }, resolvedAlert],
   ['resolved: workflow deleted', 'resolved', null, { by: 'workflow_deleted', heldWhileSilenced: { counts: [{ kind: 'escalated', count: 1 }] } }, resolvedAlert],
   ['resolved: tenant removed', 'resolved', null, { by: 'tenant_disabled' }, resolvedAlert],
   ['resolved: tenant removed over the API', 'resolved', 'api:admin', { by: 'tenant_disabled' }, resolvedAlert],
