@@ -106,6 +106,9 @@ async function prepareDatabase(db: Db, config: Config, file: WorkflowsFile, work
   const keyed = await withDestinationIdKey(db, config);
   const sync = await syncWorkflowsFile(db, file, systemClock.now(), process.env, keyed);
   logger.info({ file: workflowsPath, ...sync }, 'workflows synced');
+  for (const [kind, names] of Object.entries(sync.takenOver)) {
+    if (names.length) logger.warn({ file: workflowsPath, [kind]: names }, `the workflows file now declares ${kind} managed over the API until now: the file's version replaced theirs, and the API can no longer change them (${names.join(', ')})`);
+  }
   // Workflows written over the API, and any whose derived defaults this release changes.
   const versions = await recordPolicyVersions(db, { now: systemClock.now(), config: keyed, changedBy: 'api' });
   if (versions) logger.info({ versions }, 'policy versions recorded');

@@ -3,8 +3,8 @@ import { dependencyProblems, dependencyRefText } from '../domain/dependencies.js
 import { misspelledNames } from '../domain/names.js';
 
 /**
- * The checks across the workflows file (duplicate tenant ids and workflow
- * names, a channel named by two tenants, a workflow of an unknown tenant,
+ * The checks across the workflows file (duplicate tenant ids, workflow
+ * names and ping keys, a channel named by two tenants, a workflow of an unknown tenant,
  * dependencies on no workflow or in a cycle), run on the file as written so
  * that they are reported with the shape problems of the same file, not after
  * those are fixed (zod skips an object's refinements once any of its fields
@@ -68,9 +68,15 @@ function workflowIssues(tenantList: unknown, list: unknown, refOk: (ref: unknown
   const tenantIds = Array.isArray(tenantList) && tenants.every((t) => text(t?.id) !== undefined) ? new Set(tenants.map((t) => text(t!.id)!)) : undefined;
   const workflows = objects(list);
   const names = new Set<string>();
+  const pingKeys = new Map<string, number>();
   workflows.forEach((w, i) => {
     const tenant = text(w?.tenant);
     const name = text(w?.name);
+    // Pings find their workflow by key: one key, one workflow.
+    const pingKey = text(w?.pingKey);
+    const keyedBefore = pingKey === undefined ? undefined : pingKeys.get(pingKey);
+    if (keyedBefore !== undefined) issues.push(custom(['workflows', i, 'pingKey'], `ping key already given to workflows[${keyedBefore}]; each workflow needs its own`));
+    if (pingKey !== undefined && keyedBefore === undefined) pingKeys.set(pingKey, i);
     if (tenant !== undefined && tenantIds && !tenantIds.has(tenant)) issues.push(custom(['workflows', i, 'tenant'], `unknown tenant${didYouMean(tenant, [...tenantIds])}`));
     if (tenant === undefined || name === undefined) return;
     const key = `${tenant}/${name}`;

@@ -11,3 +11,13 @@
 export function isWatched(workflow: { enabled: boolean; monitoring: boolean }, tenant: { enabled: boolean }): boolean {
   return workflow.enabled && workflow.monitoring && tenant.enabled;
 }
+
+/**
+ * Whether the bot may start a run of a workflow (a tick, a retry, Run now):
+ * not once it is disabled or deleted, nor while its tenant is gone, however
+ * the request found it (a button on an old root, a request that looked it up
+ * just before the DELETE committed). `monitoring: false` still runs.
+ */
+export function mayStartRuns(workflow: { enabled: boolean }, tenant: { enabled: boolean }): boolean {
+  return workflow.enabled && tenant.enabled;
+}

@@ -3,13 +3,13 @@ import { resolveDestinations } from '../config/secret-refs.js';
 import { tenantSchema } from '../config/workflows-file.js';
 import type { Deps } from '../deps.js';
 import { rememberSecrets, secretsOfEntry } from '../secrets.js';
-import { listTenants, mintTenantToken, putTenant } from '../services/tenants-api.js';
+import { deleteTenant, listTenants, mintTenantToken, putTenant } from '../services/tenants-api.js';
 import { badRequest, conflict, invalidInput, notFound, parseInput } from './api-error.js';
-import { principalOf, requireAdmin, scopeOf } from './auth.js';
+import { actorName, principalOf, requireAdmin, scopeOf } from './auth.js';
 
 const tenantInput = tenantSchema.pick({ id: true, name: true, channel: true, destinations: true, shadow: true, rights: true, oncall: true, ownershipExpiresAfter: true, digest: true });
 
-/** Tenants: a tenant sees itself; the admin lists, creates and mints tokens. */
+/** Tenants: a tenant sees itself; the admin lists, creates, removes and mints tokens. */
 export function tenantsRoutes(deps: Deps): Router {
   const router = Router();
 
@@ -31,6 +31,16 @@ export function tenantsRoutes(deps: Deps): Router {
     if (result.kind === 'owned_by_file') throw conflict('owned_by_file', `tenant ${input.id} is declared in the workflows file; change it there`);
     if (result.kind === 'channel_taken') throw conflict('channel_taken', `body.channel: ${input.channel} ${result.reason}`);
     res.status(result.kind === 'created' ? 201 : 200).json(result.tenant);
+  });
+
+  router.delete('/tenants/:id', async (req, res) => {
+    const principal = principalOf(res);
+    requireAdmin(principal);
+    const id = req.params.id!;
+    const result = await deleteTenant(deps, id, actorName(principal));
+    if (result.kind === 'not_found') throw notFound(`tenant ${id} not found`);
+    if (result.kind === 'owned_by_file') throw conflict('owned_by_file', `tenant ${id} is declared in the workflows file; remove it there`);
+    res.json({ deleted: true, id });
   });
 
   router.post('/tenants/:id/token', async (req, res) => {

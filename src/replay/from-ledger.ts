@@ -51,24 +51,45 @@ const NO_CHANNEL = 'CNOCHANNEL';
 /** A scenario's longest span (src/replay/scenario.ts): the lead-in stops there. */
 const MAX_REPLAY_SPAN_MS = 31 * 86_400_000;
 
-export async function scenarioFromLedger(db: Db, selection: LedgerSelection): Promise<LedgerScenario> {
-  const tenant = await db.selectFrom('tenants').select(['id', 'name', 'channel', 'shadow']).where('id', '=', selection.tenant).executeTakeFirst();
-  if (!tenant) throw new LedgerSelectionError(`no tenant "${selection.tenant}" in the database`);
+/**
+ * The monitored workflows a replay of the tenant's period covers. A workflow
+ * disabled since (removed from the file, renamed, deleted over the API)
+ * keeps its history: its period is replayed when it has runs in it.
+ */
+async function replayedWorkflows(db: Db, tenantId: string, selection: LedgerSelection) {
   let query = db
     .selectFrom('workflows')
-    .select(['id', 'name', 'cron', 'timezone', 'policy', 'mode', 'shadow'])
-    .where('tenantId', '=', tenant.id)
-    .where('enabled', '=', true)
+    .select(['id', 'name', 'cron', 'timezone', 'policy', 'mode', 'shadow', 'enabled'])
+    .where('tenantId', '=', tenantId)
+    .where((eb) =>
+      eb.or([
+        eb('enabled', '=', true),
+        eb.exists(
+          eb
+            .selectFrom('runs')
+            .select('runs.id')
+            .whereRef('runs.workflowId', '=', 'workflows.id')
+            .where((r) => r.fn.coalesce('runs.startedAt', 'runs.createdAt'), '>=', selection.since)
+            .where((r) => r.fn.coalesce('runs.startedAt', 'runs.createdAt'), '<=', selection.until),
+        ),
+      ]),
+    )
     .where('monitoring', '=', true)
     .orderBy('name');
   if (selection.workflow) query = query.where('name', '=', selection.workflow);
-  const workflows = await query.execute();
+  return query.execute();
+}
+
+export async function scenarioFromLedger(db: Db, selection: LedgerSelection): Promise<LedgerScenario> {
+  const tenant = await db.selectFrom('tenants').select(['id', 'name', 'channel', 'shadow']).where('id', '=', selection.tenant).executeTakeFirst();
+  if (!tenant) throw new LedgerSelectionError(`no tenant "${selection.tenant}" in the database`);
+  const workflows = await replayedWorkflows(db, tenant.id, selection);
   const dependsOn = await dependenciesAmong(db, workflows);
   if (workflows.length === 0) {
     throw new LedgerSelectionError(selection.workflow ? `no monitored workflow "${selection.workflow}" in tenant "${tenant.id}"` : `tenant "${tenant.id}" has no monitored workflows`);
   }
 
-  const notes: string[] = [];
+  const notes: string[] = workflows.filter((w) => !w.enabled).map((w) => `${w.name} is disabled now (removed from the file, renamed or deleted); its runs in the period are replayed`);
   // An alert open at `since` is rebuilt from the streak that opened it: the replay starts earlier (a lead-in).
   const lead = replayStart(selection.since, selection.until, await openAlertsAt(db, workflows, selection.since), MAX_REPLAY_SPAN_MS);
   const since = lead.start;

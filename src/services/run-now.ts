@@ -1,6 +1,7 @@
 import type { Run, Tenant, Workflow } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { profileFor } from '../domain/cadence.js';
+import { mayStartRuns } from '../domain/watched.js';
 import { recordAlertEvent } from '../ledger/alert-events.js';
 import type { Actor, Scope } from '../ledger/alert-actions.js';
 import { insertRunningRun } from '../ledger/runs.js';
@@ -57,6 +58,8 @@ async function decideRunNow(deps: Deps, input: { workflowId: number; actor: Acto
   return deps.db.transaction().execute(async (trx): Promise<Decided> => {
     const workflow = await trx.selectFrom('workflows').selectAll().where('id', '=', input.workflowId).forUpdate().executeTakeFirst();
     if (!workflow || (input.scope.tenantId !== undefined && workflow.tenantId !== input.scope.tenantId)) return { kind: 'not_found' as const };
+    const tenant = await trx.selectFrom('tenants').selectAll().where('id', '=', workflow.tenantId).executeTakeFirstOrThrow();
+    if (!mayStartRuns(workflow, tenant)) return { kind: 'not_found' as const };
     if (!deps.launchers(workflow)) return { kind: 'no_launcher' as const, workflow };
     const running = await trx
       .selectFrom('runs')
@@ -66,7 +69,6 @@ async function decideRunNow(deps: Deps, input: { workflowId: number; actor: Acto
       .orderBy('id', 'desc')
       .executeTakeFirst();
     if (running) return { kind: 'already_running' as const, run: running };
-    const tenant = await trx.selectFrom('tenants').selectAll().where('id', '=', workflow.tenantId).executeTakeFirstOrThrow();
     const profile = profileFor(workflow.cron, workflow.timezone, workflow.policy, now);
     const run = await insertRunningRun(
       trx,

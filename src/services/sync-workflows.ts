@@ -5,16 +5,23 @@ import { resolveDestinations, resolveLauncher, type SecretEnv, type SecretIssue 
 import { nextFireAfter, nextTickAfterEdit } from '../domain/schedule.js';
 import { channelRefusal } from '../domain/tenant-channels.js';
 import { hashToken, newPingKey, rememberSecrets, secretsOfEntry } from '../secrets.js';
-import type { Database, LauncherConfig } from '../db/schema.js';
+import type { Database, LauncherConfig, Workflow } from '../db/schema.js';
+import { fileClaimsPingKey } from '../domain/ping-keys.js';
 import type { RoutingConfig } from '../ledger/destinations.js';
 import { syncFileDependencies } from './dependencies.js';
-import { configPauseChanged, resolveAlertsOfWorkflows, restartClocks } from './workflow-state.js';
+import { configPauseChanged, enabledWorkflowsOf, resolveAlertsOfWorkflows, restartClocks } from './workflow-state.js';
 import { recordPolicyVersionsIn } from './policy-versions.js';
 import { announceGoingLive, shadowStates } from './shadow.js';
 
 export interface SyncResult {
   tenants: { upserted: number; disabled: number };
   workflows: { created: number; updated: number; disabled: number };
+  /**
+   * Tenants (`acme`) and workflows (`acme/load`) managed over the API until
+   * this sync, now declared in the file: the file's version replaced the
+   * API's, and the API refuses to change them from now on. The start warns.
+   */
+  takenOver: { tenants: string[]; workflows: string[] };
 }
 
 export function modeOf(spec: Pick<WorkflowSpec, 'mode' | 'launcher'>): 'managed' | 'observed' {
@@ -39,26 +46,30 @@ export async function syncWorkflowsFile(
   return db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(hashtext('scheduler-bot:sync-workflows'))`.execute(trx);
     const shadowBefore = await shadowStates(trx);
+    const tenantsTaken = await apiTenantsIn(trx, file);
     const { result: tenants, turnedOff: tenantsOff, turnedOn: tenantsOn } = await syncTenants(trx, file, secrets, env, now, routing);
     const workflows = await syncWorkflows(trx, file, secrets, now, routing);
     await syncFileDependencies(trx, file.workflows);
     // Disabling stops its escalation at once: its open alert is resolved with that reason.
-    await resolveAlertsOfWorkflows(trx, workflows.turnedOff, 'workflow_disabled', null, now, routing);
+    await resolveAlertsOfWorkflows(trx, workflows.disabled, 'workflow_disabled', null, now, routing);
+    // Gone from the file (removed, renamed, moved to another tenant): the thread says so, not only "disabled".
+    await resolveAlertsOfWorkflows(trx, workflows.gone, 'workflow_disabled', null, now, routing, { how: 'removed_from_file' });
     // So does removing a tenant, for its workflows the file did not declare (made over the API): nothing can report to them now.
-    await resolveAlertsOfWorkflows(trx, await workflowsOf(trx, tenantsOff), 'tenant_disabled', null, now, routing);
+    await resolveAlertsOfWorkflows(trx, await enabledWorkflowsOf(trx, tenantsOff), 'tenant_disabled', null, now, routing);
     await restartClocks(trx, tenantsOn, now);
     await recordPolicyVersionsIn(trx, [...workflows.seen].filter((id) => !workflows.disabled.includes(id)), { now, config: routing, changedBy: 'workflows file' });
     await announceGoingLive(trx, shadowBefore, now, routing);
-    return { tenants, workflows: workflows.result };
+    return { tenants, workflows: workflows.result, takenOver: { tenants: tenantsTaken, workflows: workflows.takenOver } };
   });
 }
 
 type FileSecrets = ReturnType<typeof resolveFileSecrets>;
 
-/** The enabled workflows of these tenants. */
-async function workflowsOf(trx: Transaction<Database>, tenantIds: string[]): Promise<number[]> {
-  if (tenantIds.length === 0) return [];
-  return (await trx.selectFrom('workflows').select('id').where('tenantId', 'in', tenantIds).where('enabled', '=', true).execute()).map((w) => w.id);
+/** The tenants of the file managed over the API until now. */
+async function apiTenantsIn(trx: Transaction<Database>, file: WorkflowsFile): Promise<string[]> {
+  const ids = file.tenants.map((t) => t.id);
+  if (ids.length === 0) return [];
+  return (await trx.selectFrom('tenants').select('id').where('id', 'in', ids).where('source', '=', 'api').orderBy('id').execute()).map((t) => t.id);
 }
 
 /**
@@ -132,9 +143,10 @@ async function syncTenants(
       .execute();
     result.upserted++;
   }
+  // A tenant gone from the file loses its token too: brought back over the API, it is minted a new one.
   const disabledTenants = await trx
     .updateTable('tenants')
-    .set({ enabled: false, updatedAt: now })
+    .set({ enabled: false, apiTokenHash: null, updatedAt: now })
     .where('source', '=', 'file')
     .where('enabled', '=', true)
     .$if(fileTenantIds.length > 0, (q) => q.where('id', 'not in', fileTenantIds))
@@ -146,16 +158,20 @@ async function syncTenants(
 
 /**
  * The file's workflows created or updated, file workflows gone from it
- * disabled; the ids the file keeps (`seen`) and those it turned off.
+ * disabled; the ids the file keeps (`seen`), those it turned off with
+ * `enabled: false` (`disabled`) and those gone from it (`gone`).
  */
 async function syncWorkflows(trx: Transaction<Database>, file: WorkflowsFile, secrets: FileSecrets, now: Date, routing: RoutingConfig) {
   const result = { created: 0, updated: 0, disabled: 0 };
   const existing = await trx.selectFrom('workflows').selectAll().forUpdate().execute();
+  await moveFixedPingKeys(trx, file, existing);
   const byKey = new Map(existing.map((w) => [`${w.tenantId}/${w.name}`, w]));
   const seen = new Set<number>();
   const disabled: number[] = [];
+  const takenOver: string[] = [];
   for (const spec of file.workflows) {
     const current = byKey.get(`${spec.tenant}/${spec.name}`);
+    if (current?.source === 'api') takenOver.push(`${spec.tenant}/${spec.name}`);
     const mode = modeOf(spec);
     // Resuming (re-enabled, or unpaused) starts from the next tick to come: what fell
     // while it was off was never meant to run, so it is neither fired late nor missed.
@@ -210,7 +226,30 @@ async function syncWorkflows(trx: Transaction<Database>, file: WorkflowsFile, se
     await trx.updateTable('workflows').set({ enabled: false, updatedAt: now }).where('id', 'in', gone).execute();
   }
   result.disabled = gone.length + disabled.length;
-  return { result, seen, turnedOff: [...gone, ...disabled], disabled };
+  return { result, seen, gone, disabled, takenOver };
+}
+
+/**
+ * The file's fixed ping keys held by another workflow (a rename, a move to
+ * another tenant, a key moved between entries) handed over before the
+ * upserts, by the rule of src/domain/ping-keys.ts: the holder gets a fresh
+ * key, or the file is refused naming `workflows[i].pingKey` when the holder
+ * is a live workflow managed over the API. Without this, the unique index on
+ * ping_key stopped the start with a bare constraint violation.
+ */
+async function moveFixedPingKeys(trx: Transaction<Database>, file: WorkflowsFile, existing: Workflow[]): Promise<void> {
+  const issues: SecretIssue[] = [];
+  const moving: number[] = [];
+  const liveTenants = new Set((await trx.selectFrom('tenants').select('id').where('enabled', '=', true).execute()).map((t) => t.id));
+  file.workflows.forEach((spec, i) => {
+    const holder = spec.pingKey ? existing.find((w) => w.pingKey === spec.pingKey) : undefined;
+    if (!holder || (holder.tenantId === spec.tenant && holder.name === spec.name)) return;
+    const claim = fileClaimsPingKey({ ...holder, enabled: holder.enabled && liveTenants.has(holder.tenantId) });
+    if (claim.kind === 'moves') moving.push(holder.id);
+    else issues.push({ code: 'custom', path: ['workflows', i, 'pingKey'], message: `ping key ${claim.reason}`, input: spec.pingKey });
+  });
+  if (issues.length) throw new WorkflowsFileError('workflows file', describeIssues('workflows file', undefined, file, issues));
+  for (const id of moving) await trx.updateTable('workflows').set({ pingKey: newPingKey() }).where('id', '=', id).execute();
 }
 
 /**

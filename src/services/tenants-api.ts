@@ -7,7 +7,7 @@ import { hashToken, newToken } from '../secrets.js';
 import type { Scope } from '../ledger/alert-queries.js';
 import { announceGoingLive, shadowStates } from './shadow.js';
 import { announceStoredSecrets } from './stored-secrets.js';
-import { restartClocks } from './workflow-state.js';
+import { enabledWorkflowsOf, resolveAlertsOfWorkflows, restartClocks } from './workflow-state.js';
 import { channelRefusal } from '../domain/tenant-channels.js';
 
 /** Tenants over the API: the admin creates them and mints their tokens; a tenant sees only itself. */
@@ -125,7 +125,8 @@ export async function putTenant(deps: Pick<Deps, 'db' | 'clock' | 'config'>, inp
     if (current && !current.enabled) await restartClocks(trx, [input.id], now);
     await announceGoingLive(trx, shadowBefore, now, deps.config, { tenantId: input.id });
     await announceStoredSecrets(trx, input.destinations ?? []);
-    return { kind: current ? 'updated' : 'created', tenant: tenantView(tenant, deps.config.destinationIdKey) };
+    // A removed (disabled) one brought back did not exist a moment before: created, with its history.
+    return { kind: current?.enabled ? 'updated' : 'created', tenant: tenantView(tenant, deps.config.destinationIdKey) };
   });
 }
 
@@ -143,4 +144,28 @@ export async function mintTenantToken(deps: Pick<Deps, 'db' | 'clock'>, tenantId
     .where('enabled', '=', true)
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1 ? { kind: 'minted', token } : { kind: 'not_found' };
+}
+
+export type DeleteTenantResult = { kind: 'deleted' } | { kind: 'not_found' } | { kind: 'owned_by_file' };
+
+/**
+ * Removes a tenant made over the API as the file removes one of its own:
+ * disabled, never deleted, so its history stays. Its token is revoked,
+ * its channel is free for another tenant, its workflows neither fire nor are
+ * missed nor take pings, and their open alerts are resolved in the same
+ * transaction (`by: "tenant_disabled"`, the actor saying who): nothing could
+ * ever close them otherwise. PUT /tenants/{id} brings it back, its workflows
+ * starting from the next tick to come.
+ */
+export async function deleteTenant(deps: Pick<Deps, 'db' | 'clock' | 'config'>, id: string, actor: string): Promise<DeleteTenantResult> {
+  const now = deps.clock.now();
+  return deps.db.transaction().execute(async (trx): Promise<DeleteTenantResult> => {
+    const current = await trx.selectFrom('tenants').select(['id', 'source']).where('id', '=', id).where('enabled', '=', true).forUpdate().executeTakeFirst();
+    if (!current) return { kind: 'not_found' };
+    if (current.source === 'file') return { kind: 'owned_by_file' };
+    // Its token is revoked, not only refused while it is gone: brought back, it gets a new one.
+    await trx.updateTable('tenants').set({ enabled: false, apiTokenHash: null, updatedAt: now }).where('id', '=', id).execute();
+    await resolveAlertsOfWorkflows(trx, await enabledWorkflowsOf(trx, [id]), 'tenant_disabled', actor, now, deps.config);
+    return { kind: 'deleted' };
+  });
 }

@@ -32,6 +32,8 @@ export async function resolveAlertsOfWorkflows(
   actor: string | null,
   now: Date,
   config: RoutingConfig,
+  /** `how: 'removed_from_file'`: disabled because the file no longer names it. */
+  extra: { how?: 'removed_from_file' } = {},
 ): Promise<Alert[]> {
   if (workflowIds.length === 0) return [];
   const open = await trx.selectFrom('alerts').selectAll().where('workflowId', 'in', workflowIds).where('status', '=', 'open').orderBy('id').forUpdate().execute();
@@ -55,13 +57,19 @@ export async function resolveAlertsOfWorkflows(
       tenant,
       kind: 'resolved',
       actor,
-      data: { by, durationSeconds: Math.round((now.getTime() - alert.openedAt.getTime()) / 1000), heldWhileSilenced: held },
+      data: { by, ...extra, durationSeconds: Math.round((now.getTime() - alert.openedAt.getTime()) / 1000), heldWhileSilenced: held },
       now,
       config,
     });
     resolved.push(next);
   }
   return resolved;
+}
+
+/** The enabled workflows of these tenants. */
+export async function enabledWorkflowsOf(trx: Transaction<Database>, tenantIds: string[]): Promise<number[]> {
+  if (tenantIds.length === 0) return [];
+  return (await trx.selectFrom('workflows').select('id').where('tenantId', 'in', tenantIds).where('enabled', '=', true).execute()).map((w) => w.id);
 }
 
 /**

@@ -261,7 +261,8 @@ export async function putWorkflow(deps: Pick<Deps, 'db' | 'clock' | 'config'>, s
     await announceGoingLive(trx, shadowBefore, now, deps.config, { tenantId: spec.tenant, workflowName: spec.name });
     const versioned = await recordPolicyVersionsIn(trx, [written.id], { now, config: deps.config, changedBy: `api (${scope.tenantId ? `tenant ${scope.tenantId}` : 'admin'})` });
     const workflow = versioned ? await trx.selectFrom('workflows').selectAll().where('id', '=', written.id).executeTakeFirstOrThrow() : written;
-    return { kind: current ? 'updated' : 'created', workflow };
+    // A deleted (disabled) one brought back did not exist a moment before: created, with its history.
+    return { kind: current?.enabled ? 'updated' : 'created', workflow };
   });
 }
 

@@ -5,6 +5,7 @@ import { syncWorkflowsFile } from '../../src/services/sync-workflows.js';
 import { finishReportedRun, reportRun as ingestRun } from '../../src/services/ingest.js';
 import { pauseWorkflow, resumeWorkflow } from '../../src/services/workflow-state.js';
 import { deleteWorkflow } from '../../src/services/workflows-api.js';
+import { requestRunNow } from '../../src/services/run-now.js';
 import { putTenant } from '../../src/services/tenants-api.js';
 import { finishRun } from '../../src/ledger/runs.js';
 import { takeOwnership } from '../../src/ledger/alert-actions.js';
@@ -212,7 +213,10 @@ describe('disabling or deleting resolves the open alert', () => {
       expect(result.workflows.disabled).toBe(1);
       const closed = await alertOf();
       expect(closed).toMatchObject({ id: opened.id, status: 'resolved', resolvedAt: engine.clock.now(), severity: 'warning' });
+      const { data } = (await events(opened.id)).at(-1)!;
       expect((await events(opened.id)).at(-1)).toMatchObject({ kind: 'resolved', actor: null, data: { by: 'workflow_disabled' } });
+      // Removed: the thread is told so; `enabled: false` is a disabling.
+      expect((data as { how?: string }).how).toBe(how === 'enabled: false' ? undefined : 'removed_from_file');
       expect((await notificationStory(t.db, opened.id)).filter((n) => n.kind === 'resolved').map((n) => n.destination)).toEqual(['slack:CACME', 'slack:CPLATFORM']);
       engine.clock.advance(minutes(120));
       await engine.step();
@@ -280,7 +284,7 @@ describe('disabling or deleting resolves the open alert', () => {
       await engine.step();
     }
     const back = engine.clock.now();
-    expect(await putTenant(engine.deps, { id: 'acme', name: 'Acme', channel: 'CACME' })).toMatchObject({ kind: 'updated' });
+    expect(await putTenant(engine.deps, { id: 'acme', name: 'Acme', channel: 'CACME' })).toMatchObject({ kind: 'created' });
     const cursor = (await t.db.selectFrom('workflows').select('nextTickAt').where('id', '=', wf.id).executeTakeFirstOrThrow()).nextTickAt!;
     expect(cursor > back && cursor.getTime() - back.getTime() <= minutes(5)).toBe(true);
     engine.clock.advance(minutes(1));
@@ -358,6 +362,20 @@ describe('a run still going when its workflow stops being watched', () => {
     expect(engine.launcher.launched.map((l) => l.attempt)).toEqual([1, 2]);
     expect(await t.db.selectFrom('runs').select(['status', 'outcomeNote']).where('id', '=', original.id).executeTakeFirstOrThrow()).toEqual({ status: 'failed', outcomeNote: 'failed on all 2 attempts' });
     expect(await t.db.selectFrom('alerts').selectAll().where('workflowId', '=', nightly.id).execute()).toEqual([]);
+  });
+});
+
+describe('Run now on a workflow no longer watched', () => {
+  it('asked after a DELETE, or after its tenant left the file (a click or request that found it just before), starts nothing', async () => {
+    const nightly = await makeWorkflow(t.db, { name: 'nightly', cron: '0 2 * * *', mode: 'managed', source: 'api', launcher: JSON.stringify({ kind: 'command', command: 'true' }) });
+    const other = await makeWorkflow(t.db, { tenantId: 'globex', name: 'other', cron: '0 2 * * *', mode: 'managed', source: 'api', launcher: JSON.stringify({ kind: 'command', command: 'true' }) });
+    expect(await deleteWorkflow(engine.deps, 'acme', 'nightly', acme)).toEqual({ kind: 'deleted' });
+    await t.db.updateTable('tenants').set({ enabled: false }).where('id', '=', 'globex').execute();
+    const me = { user: 'U0ME' };
+    expect(await requestRunNow(engine.deps, { workflowId: nightly.id, actor: me, scope: acme })).toEqual({ kind: 'not_found' });
+    expect(await requestRunNow(engine.deps, { workflowId: other.id, actor: me, scope: {} })).toEqual({ kind: 'not_found' });
+    expect(engine.launcher.launched).toEqual([]);
+    expect(await t.db.selectFrom('runs').select('id').where('workflowId', 'in', [nightly.id, other.id]).execute()).toEqual([]);
   });
 });
 

@@ -68,6 +68,20 @@ describe('replay --from-db baseline', () => {
     expect(notes.filter((n) => n.startsWith('steady'))).toEqual([]);
   });
 
+  it('a workflow disabled since (removed from the file, renamed, deleted) is replayed from its runs in the period; one without any there is not', async () => {
+    const gone = await makeWorkflow(t.db, { name: 'gone', cron: '0 * * * *', enabled: false });
+    await makeWorkflow(t.db, { name: 'long-gone', cron: '0 * * * *', enabled: false });
+    await makeRun(t.db, { workflowId: gone.id, tick: new Date('2026-03-04T10:00:00Z'), startedAt: new Date('2026-03-04T10:00:00Z'), status: 'failed', processedAt: new Date('2026-03-04T10:01:00Z') });
+    const { scenario, notes } = await scenarioFromLedger(t.db, { tenant: 'acme', since: SINCE, until: UNTIL });
+    expect(scenario.workflows.map((w) => w.name)).toContain('gone');
+    expect(scenario.workflows.map((w) => w.name)).not.toContain('long-gone');
+    expect(notes).toContainEqual(expect.stringMatching(/^gone is disabled now/));
+    const alone = await scenarioFromLedger(t.db, { tenant: 'acme', workflow: 'gone', since: SINCE, until: UNTIL });
+    expect(alone.scenario.workflows.map((w) => w.name)).toEqual(['gone']);
+    await t.db.deleteFrom('runs').where('workflowId', '=', gone.id).execute();
+    await t.db.deleteFrom('workflows').where('name', 'in', ['gone', 'long-gone']).execute();
+  });
+
   it('a period that starts after a change replays that version', async () => {
     const { policies, notes } = await scenarioFromLedger(t.db, { tenant: 'acme', workflow: 'tuned', since: new Date('2026-03-06T00:00:00Z'), until: new Date('2026-03-11T00:00:00Z') });
     expect(policies).toEqual({ tuned: { alertAfter: 6 } });

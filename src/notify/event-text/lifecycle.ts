@@ -87,11 +87,17 @@ function resolvedText(event: EventInput, a: EventTextInput['alert'], d: Data): E
     case 'hand':
       return { what: 'resolved:hand', icon: 'resolved', parts: [person(event.actor), t(' resolved the alert by hand after '), after, t('.'), ...held], ...quote };
     case 'workflow_disabled':
-      return { what: 'resolved:workflow_disabled', icon: 'resolved', parts: [t('Resolved after '), after, t(' because the workflow was disabled.'), ...held], ...quote };
+      return {
+        what: 'resolved:workflow_disabled',
+        icon: 'resolved',
+        parts: [t('Resolved after '), after, t(str(d, 'how') === 'removed_from_file' ? ' because the workflow was removed from the workflows file.' : ' because the workflow was disabled.'), ...held],
+        ...quote,
+      };
     case 'workflow_deleted':
       return { what: 'resolved:workflow_deleted', icon: 'resolved', parts: [t('Resolved after '), after, t(' because the workflow was deleted.'), ...held], ...quote };
     case 'tenant_disabled':
-      return { what: 'resolved:tenant_disabled', icon: 'resolved', parts: [t('Resolved after '), after, t(' because its tenant was removed from the workflows file.'), ...held], ...quote };
+      // No actor: the file's sync at a start; an actor: DELETE /api/v1/tenants/{id}.
+      return { what: 'resolved:tenant_disabled', icon: 'resolved', parts: [t('Resolved after '), after, t(event.actor ? ' because its tenant was removed over the API.' : ' because its tenant was removed from the workflows file.'), ...held], ...quote };
     default: {
       const runId = num(d, 'runId') ?? num(d, 'resolvedByRunId');
       const successes = num(d, 'successes');

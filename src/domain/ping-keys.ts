@@ -1,0 +1,31 @@
+/**
+ * A fixed ping key the workflows file gives a workflow (`pingKey`) that
+ * another workflow holds now. Ping keys are unique, and a key is the only
+ * credential a ping carries, so the rule is who keeps it:
+ * - a workflow of the file (renamed, moved to another tenant, gone from the
+ *   file, or still in it without a `pingKey` of its own) gives it up: the
+ *   file is the operator's word, and the job pinging with the key is the one
+ *   the file now names. The holder gets a fresh key; its history stays.
+ * - a workflow managed over the API that is disabled (deleted), or whose
+ *   tenant is gone, gives it up too: no ping reaches it any more.
+ * - an enabled workflow managed over the API keeps it: its job may be
+ *   pinging with it now. The file is refused, naming the field.
+ */
+
+export interface PingKeyHolder {
+  tenantId: string;
+  name: string;
+  source: 'file' | 'api';
+  /** The workflow and its tenant both enabled: its pings are taken now. */
+  enabled: boolean;
+}
+
+export type PingKeyClaim = { kind: 'moves' } | { kind: 'refused'; reason: string };
+
+export function fileClaimsPingKey(holder: PingKeyHolder): PingKeyClaim {
+  if (holder.source === 'file' || !holder.enabled) return { kind: 'moves' };
+  return {
+    kind: 'refused',
+    reason: `is already the ping key of workflow "${holder.tenantId}/${holder.name}", managed over the API; give one of them another key, or delete that one (DELETE /api/v1/workflows/${holder.tenantId}/${holder.name})`,
+  };
+}
