@@ -8,16 +8,22 @@ import { latestFireAtOrBefore, nextFireAfter } from './schedule.js';
  * none left the run is external (outside any tick).
  */
 
+/** The most an observed run may start before its tick and still be its run (see earlyStartMs). */
+export const EARLY_START_MAX_SECONDS = 300;
+
 /**
  * How long before its tick an observed workflow's run may start and still be
- * that tick's run: a tenth of the cadence, at most a minute. The outside
+ * that tick's run: a tenth of the cadence, at most five minutes. The outside
  * scheduler keeps its own clock, and a host running a second ahead of the
  * bot's reports its start a second before the tick; counted as outside any
  * tick, every such start left its tick "missed" (a failure) although the run
- * was there.
+ * was there. A host whose NTP is broken runs minutes ahead: capped at a
+ * minute, a daily job started three minutes early paged critical "missed"
+ * every night for a job that ran. A tenth of the cadence keeps a frequent
+ * job's early start from being taken for the next tick's.
  */
 export function earlyStartMs(cadenceSeconds: number): number {
-  return Math.round(Math.min(60, cadenceSeconds / 10) * 1000);
+  return Math.round(Math.min(EARLY_START_MAX_SECONDS, cadenceSeconds / 10) * 1000);
 }
 
 /**

@@ -9,8 +9,13 @@ describe('tickCandidates: which tick a reported start may be the run of', () => 
     { name: 'late, within the grace (30 min for a daily job)', cron: '0 9 * * *', mode: 'observed', start: '2026-03-10T09:29:00Z', expected: ['2026-03-10T09:00:00Z'] },
     { name: 'late, past the grace', cron: '0 9 * * *', mode: 'observed', start: '2026-03-10T09:31:00Z', expected: [] },
     { name: 'a second early: the coming tick', cron: '0 9 * * *', mode: 'observed', start: '2026-03-10T08:59:59Z', expected: ['2026-03-10T09:00:00Z'] },
-    { name: 'a minute early is the most a daily job is allowed', cron: '0 9 * * *', mode: 'observed', start: '2026-03-10T08:59:00Z', expected: ['2026-03-10T09:00:00Z'] },
-    { name: 'two minutes early: no tick', cron: '0 9 * * *', mode: 'observed', start: '2026-03-10T08:58:00Z', expected: [] },
+    { name: 'three minutes early (a host whose NTP is broken): the coming tick', cron: '0 9 * * *', mode: 'observed', start: '2026-03-10T08:57:00Z', expected: ['2026-03-10T09:00:00Z'] },
+    { name: 'five minutes early is the most a daily job is allowed', cron: '0 9 * * *', mode: 'observed', start: '2026-03-10T08:55:00Z', expected: ['2026-03-10T09:00:00Z'] },
+    { name: 'six minutes early: no tick', cron: '0 9 * * *', mode: 'observed', start: '2026-03-10T08:54:00Z', expected: [] },
+    // Hourly: a tenth of the cadence is six minutes, five the most; grace six minutes. 08:56 is the 09:00 tick's, not a late 08:00.
+    { name: 'an hourly job four minutes early: the coming tick', cron: '0 * * * *', mode: 'observed', start: '2026-03-10T08:56:00Z', expected: ['2026-03-10T09:00:00Z'] },
+    // Five-minute: 30 s early at most; three minutes early is two minutes late for the tick before (past its 60 s grace).
+    { name: 'a five-minute job three minutes early: no tick', cron: '*/5 * * * *', mode: 'observed', start: '2026-03-10T08:57:00Z', expected: [] },
     { name: 'a managed workflow\'s coming tick is never taken', cron: '0 9 * * *', mode: 'managed', start: '2026-03-10T08:59:59Z', expected: [] },
     // A minute job: grace 60 s, early allowance 6 s. Late for one tick and early for the next: the late one first.
     { name: 'every minute: late for one tick, early for the next', cron: '* * * * *', mode: 'observed', start: '2026-03-10T09:00:57Z', expected: ['2026-03-10T09:00:00Z', '2026-03-10T09:01:00Z'] },
@@ -35,16 +40,16 @@ describe('tickCandidates: which tick a reported start may be the run of', () => 
     });
   }
 
-  it('the early allowance is a tenth of the cadence, at most a minute', () => {
-    expect([60, 300, 600, 3600, 86_400].map(earlyStartMs)).toEqual([6_000, 30_000, 60_000, 60_000, 60_000]);
+  it('the early allowance is a tenth of the cadence, at most five minutes', () => {
+    expect([60, 300, 600, 3000, 3600, 86_400].map(earlyStartMs)).toEqual([6_000, 30_000, 60_000, 300_000, 300_000, 300_000]);
   });
 
   it('isFutureTick: an observed workflow\'s tick named within the early allowance has come; a managed one\'s never early', () => {
     const tick = new Date('2026-03-10T09:00:00Z');
     const before = (ms: number) => new Date(tick.getTime() - ms);
     expect(isFutureTick(tick, before(0), { mode: 'observed' }, 86_400)).toBe(false);
-    expect(isFutureTick(tick, before(60_000), { mode: 'observed' }, 86_400)).toBe(false);
-    expect(isFutureTick(tick, before(60_001), { mode: 'observed' }, 86_400)).toBe(true);
+    expect(isFutureTick(tick, before(300_000), { mode: 'observed' }, 86_400)).toBe(false);
+    expect(isFutureTick(tick, before(300_001), { mode: 'observed' }, 86_400)).toBe(true);
     expect(isFutureTick(tick, before(6_001), { mode: 'observed' }, 60)).toBe(true);
     expect(isFutureTick(tick, before(1), { mode: 'managed' }, 86_400)).toBe(true);
   });
