@@ -134,3 +134,21 @@ export function lateReportOf(run: { tick: Date | null; startedAt: Date | null; f
     graceToCoverSeconds: graceToCoverSeconds(run.finishedAt.getTime() - run.tick.getTime()),
   };
 }
+
+/**
+ * Why a run of an observed workflow fell outside every tick, when its start
+ * says: it is on time for a fire time of the same cron in UTC, which is not a
+ * fire time in the declared zone. A crontab on a host kept in UTC (most
+ * servers) runs `0 2 * * *` at 02:00 UTC, not at 02:00 in the declared
+ * zone: each of its ticks was recorded missed (a daily job pages critical)
+ * and each run came an hour or two away from it, outside any tick, with
+ * nothing telling the operator why. The note goes on the run (History, the
+ * runs API). Null when the start says nothing of the kind.
+ */
+export function utcCrontabNote(schedule: { cron: string; timezone: string; mode: string }, startedAt: Date, profile: { graceSeconds: number; cadenceSeconds: number }): string | null {
+  if (schedule.mode !== 'observed' || schedule.timezone === 'UTC' || schedule.timezone === 'Etc/UTC') return null;
+  const utcTick = tickCandidates({ ...schedule, timezone: 'UTC' }, startedAt, profile)[0];
+  if (!utcTick || latestFireAtOrBefore(schedule.cron, schedule.timezone, utcTick)?.getTime() === utcTick.getTime()) return null;
+  const hhmm = utcTick.toISOString().slice(11, 16);
+  return `started on time for ${hhmm} UTC, a fire time of "${schedule.cron}" in UTC but not in ${schedule.timezone}, so it is outside every tick: if the job's crontab runs in UTC, put CRON_TZ=${schedule.timezone} above it (or declare timezone UTC)`;
+}

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { profileFor } from '../../src/domain/cadence.js';
 import { gapEndBefore } from '../../src/domain/schedule.js';
-import { earlyStartMs, graceToCoverSeconds, isFutureTick, lateReportOf, lateTickOfEnd, tickCandidates } from '../../src/domain/tick-match.js';
+import { earlyStartMs, graceToCoverSeconds, isFutureTick, lateReportOf, lateTickOfEnd, tickCandidates, utcCrontabNote } from '../../src/domain/tick-match.js';
 
 describe('tickCandidates: which tick a reported start may be the run of', () => {
   const cases: { name: string; cron: string; tz?: string; mode: 'observed' | 'managed'; start: string; expected: string[] }[] = [
@@ -99,3 +99,24 @@ describe('lateTickOfEnd, lateReportOf, graceToCoverSeconds: an end reported afte
     expect(graceToCoverSeconds(ms)).toBe(expected);
   });
 });
+
+describe('utcCrontabNote: a run outside every tick whose start is on time for the same cron in UTC', () => {
+  const note = (cron: string, timezone: string, start: string, mode = 'observed') => {
+    const at = new Date(start);
+    return utcCrontabNote({ cron, timezone, mode }, at, profileFor(cron, timezone, {}, at));
+  };
+  it('names the UTC fire time and the fix, in winter and in summer', () => {
+    expect(note('0 2 * * *', 'Europe/Berlin', '2026-03-10T02:00:10Z')).toBe(
+      'started on time for 02:00 UTC, a fire time of "0 2 * * *" in UTC but not in Europe/Berlin, so it is outside every tick: if the job\'s crontab runs in UTC, put CRON_TZ=Europe/Berlin above it (or declare timezone UTC)',
+    );
+    expect(note('30 2 * * *', 'America/New_York', '2026-07-10T02:31:00Z')).toMatch(/^started on time for 02:30 UTC/);
+  });
+  it('says nothing for a start no UTC fire time explains, a zone whose fire times are UTC\'s, a UTC workflow, or a managed one', () => {
+    expect(note('0 2 * * *', 'Europe/Berlin', '2026-03-10T05:00:00Z')).toBeNull();
+    // London in winter is UTC: the same instants (a start there outside every tick is a rerun, not a zone).
+    expect(note('0 2 * * *', 'Europe/London', '2026-01-10T02:00:10Z')).toBeNull();
+    expect(note('0 2 * * *', 'UTC', '2026-03-10T02:00:10Z')).toBeNull();
+    expect(note('0 2 * * *', 'Europe/Berlin', '2026-03-10T02:00:10Z', 'managed')).toBeNull();
+  });
+});
+

@@ -90,3 +90,24 @@ describe('an end reported after its tick was recorded missed', () => {
     expect(await reportRun(engine.deps, { tenant: 'acme', workflow: wf.name, status: 'running', tick: at('2026-03-10T02:00:00Z') }, {})).toMatchObject({ kind: 'tick_taken' });
   });
 });
+
+describe('a crontab kept in UTC for a workflow declared in another zone', () => {
+  it('each run, outside every tick, says why: on time for the same cron in UTC, and how to fix the crontab', async () => {
+    const berlin = await makeWorkflow(t.db, { name: 'berlin-export', cron: '0 2 * * *', timezone: 'Europe/Berlin', mode: 'observed', nextTickAt: at('2026-03-11T01:00:00Z') });
+    // 02:00 Berlin (01:00 UTC) is recorded missed at 01:30 UTC; the crontab's 02:00 comes at 02:00 UTC.
+    await stepUntil(engine, at('2026-03-11T02:00:00Z'), 600_000);
+    await recordPing(engine.deps, { key: berlin.pingKey!, signal: { kind: 'start' } });
+    engine.clock.set(at('2026-03-11T02:10:00Z'));
+    await recordPing(engine.deps, { key: berlin.pingKey!, signal: { kind: 'success' } });
+    const rows = await t.db.selectFrom('runs').selectAll().where('workflowId', '=', berlin.id).orderBy('id').execute();
+    expect(rows.map((r) => [r.tick, r.status, r.trigger])).toEqual([
+      [at('2026-03-11T01:00:00Z'), 'missed', 'schedule'],
+      [null, 'succeeded', 'external'],
+    ]);
+    // Before, nothing said why: a critical "missed" page every night, then a recovery by a run outside any tick.
+    expect(rows[1]!.outcomeNote).toBe(
+      'started on time for 02:00 UTC, a fire time of "0 2 * * *" in UTC but not in Europe/Berlin, so it is outside every tick: if the job\'s crontab runs in UTC, put CRON_TZ=Europe/Berlin above it (or declare timezone UTC)',
+    );
+  });
+});
+
