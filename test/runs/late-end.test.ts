@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Workflow } from '../../src/db/schema.js';
 import { reportRun } from '../../src/services/ingest.js';
+import { eventText, plainEventText } from '../../src/notify/event-text.js';
 import { recordPing } from '../../src/services/pings.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { createEngine, stepUntil, type Engine } from '../helpers/engine-harness.js';
@@ -108,6 +109,13 @@ describe('a crontab kept in UTC for a workflow declared in another zone', () => 
     expect(rows[1]!.outcomeNote).toBe(
       'started on time for 02:00 UTC, a fire time of "0 2 * * *" in UTC but not in Europe/Berlin, so it is outside every tick: if the job\'s crontab runs in UTC, put CRON_TZ=Europe/Berlin above it (or declare timezone UTC)',
     );
+    // The recovery it brings, in the thread, says it too: the on-call reads the thread, not History.
+    const [alert] = await t.db.selectFrom('alerts').selectAll().where('workflowId', '=', berlin.id).execute();
+    expect(alert).toMatchObject({ status: 'resolved', resolvedByRunId: rows[1]!.id });
+    const resolved = (await eventsOf(alert!.id)).find((e) => e.kind === 'resolved');
+    expect(resolved?.data).toMatchObject({ runId: rows[1]!.id, trigger: 'external', outsideTicks: rows[1]!.outcomeNote });
+    const text = plainEventText(eventText({ event: { kind: 'resolved', actor: null, data: resolved!.data, at: at('2026-03-11T02:10:00Z') }, alert: alert!, workflow: berlin }));
+    expect(text).toContain(`Run #${rows[1]!.id} started on time for 02:00 UTC,`);
   });
 });
 
