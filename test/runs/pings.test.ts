@@ -244,6 +244,26 @@ describe('pings', () => {
     expect(await runsOf(wf.id)).toEqual([]);
   });
 
+  it('answers each form docs/api.md lists: HEAD like GET, a trailing slash the same URL, keys and suffixes case-sensitive, other suffixes (/log) a 400', async () => {
+    const wf = await observed();
+    const base = `${app.url}/ping/${wf.pingKey}`;
+    const ask = async (method: string, url: string) => {
+      const answer = await fetch(url, { method });
+      return [answer.status, await answer.text()];
+    };
+    expect(await ask('HEAD', `${base}/start`)).toEqual([200, '']);
+    expect(await ask('GET', `${base}/0/`)).toEqual([200, 'OK\n']);
+    expect(await ask('POST', `${base}/`)).toEqual([200, 'OK\n']);
+    for (const suffix of ['log', 'START', '256', '-1', '1.0']) {
+      expect(await ask('GET', `${base}/${suffix}`), suffix).toEqual([400, 'unknown ping: use /start, /fail, or an exit code 0-255\n']);
+    }
+    expect(await ask('GET', `${app.url}/ping/${wf.pingKey.toUpperCase()}`)).toEqual([404, 'not found\n']);
+    expect((await runsOf(wf.id)).map((r) => [r.status, r.exitCode])).toEqual([
+      ['succeeded', 0],
+      ['succeeded', null],
+    ]);
+  });
+
   it('answers 404 to an unknown key and 400 to an unknown signal, recording nothing', async () => {
     const wf = await observed();
     expect((await fetch(`${app.url}/ping/not-a-real-key-at-all`)).status).toBe(404);
