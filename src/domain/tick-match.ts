@@ -1,4 +1,5 @@
 import { observedTickWindow, repeatedFirstPassBefore, startsInWindow } from './observed-dst.js';
+import { formatDuration } from './durations.js';
 import { latestFireAtOrBefore, nextFireAfter } from './schedule.js';
 
 /**
@@ -151,4 +152,19 @@ export function utcCrontabNote(schedule: { cron: string; timezone: string; mode:
   if (!utcTick || latestFireAtOrBefore(schedule.cron, schedule.timezone, utcTick)?.getTime() === utcTick.getTime()) return null;
   const hhmm = utcTick.toISOString().slice(11, 16);
   return `started on time for ${hhmm} UTC, a fire time of "${schedule.cron}" in UTC but not in ${schedule.timezone}, so it is outside every tick: if the job's crontab runs in UTC, put CRON_TZ=${schedule.timezone} above it (or declare timezone UTC)`;
+}
+
+/**
+ * A start that came after its tick's grace (the latest fire time at or
+ * before it, within the timeout: `lateTickOfEnd`'s window), for a tick that
+ * has no run of its own. The tick is missed (no run started in time, DESIGN
+ * core idea 8) and the start is a run outside any tick, so nothing tied the
+ * two: the note says how late it came and what grace would have covered it,
+ * as a late end's recovery does (`lateReportOf`).
+ */
+export function lateStartNote(tick: Date, startedAt: Date, graceSeconds: number, timezone: string): string {
+  const afterMs = startedAt.getTime() - tick.getTime();
+  const local = new Intl.DateTimeFormat('en-GB', { timeZone: timezone, hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(tick);
+  const zone = timezone === 'Etc/UTC' ? 'UTC' : timezone;
+  return `started ${formatDuration(afterMs)} after its ${local} ${zone} tick, past the tick's grace (${formatDuration(graceSeconds * 1000)}), so the tick was recorded missed: if this is that tick's run, consider graceSeconds: ${graceToCoverSeconds(afterMs)} or more`;
 }

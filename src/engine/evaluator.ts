@@ -21,7 +21,7 @@ export interface EvaluationTarget {
   finishedManualRuns: Run[];
   /** Ticks of an observed workflow reported after their grace, in this batch: a recovery they bring says so (`lateReportOf`). */
   lateTicks?: Run[];
-  /** Reported runs outside every tick whose note says why (`utcCrontabNote`), in this batch: a recovery they bring says it too. */
+  /** Reported runs outside every tick whose note says why (`utcCrontabNote`, `lateStartNote`), in this batch: a recovery they bring says it too. */
   notedOutsideTicks?: Run[];
   /**
    * Whether the workflow has upstreams / downstreams, when the caller read it

@@ -3,7 +3,7 @@ import type { Database, Run, RunTrigger, Workflow } from '../db/schema.js';
 import { profileFor } from '../domain/cadence.js';
 import { formatDuration } from '../domain/durations.js';
 import { isRepeatedStart } from '../domain/reported-outcome.js';
-import { lateTickOfEnd, reportedAfterGraceMs, tickCandidates, utcCrontabNote } from '../domain/tick-match.js';
+import { lateStartNote, lateTickOfEnd, reportedAfterGraceMs, tickCandidates, utcCrontabNote } from '../domain/tick-match.js';
 import { insertRunningRun, insertRunRow, newRunRow, outcomeColumns, type RunOutcome } from './runs.js';
 
 /**
@@ -19,7 +19,7 @@ export interface TickMatch {
   missed?: Run;
   /** With `startWithoutRid`, no free tick: the candidate tick's run this start is sent again for (`isRepeatedStart`). */
   repeatedStart?: Run;
-  /** A run outside every tick whose start says why (a crontab kept in UTC, `utcCrontabNote`): the run's outcome note. */
+  /** A run outside every tick whose start says why (a crontab kept in UTC, `utcCrontabNote`; a start after its grace, `lateStartNote`): its outcome note. */
   note?: string;
 }
 
@@ -56,13 +56,15 @@ export async function matchTick(trx: Transaction<Database>, workflow: Workflow, 
   }
   if (missed) return missed;
   if (repeatedStart) return { tick: null, trigger: 'external', repeatedStart };
-  const late = options.endOnly ? lateTickOfEnd(workflow, startedAt, profile) : undefined;
-  if (late) {
-    const row = await tickRow(trx, workflow.id, late);
-    if (!row) return { tick: late, trigger: 'schedule' };
-    if (row.status === 'missed') return { tick: late, trigger: 'schedule', missed: row };
+  const late = lateTickOfEnd(workflow, startedAt, profile);
+  const lateRow = late && (await tickRow(trx, workflow.id, late));
+  if (late && options.endOnly) {
+    if (!lateRow) return { tick: late, trigger: 'schedule' };
+    if (lateRow.status === 'missed') return { tick: late, trigger: 'schedule', missed: lateRow };
   }
-  const note = utcCrontabNote(workflow, startedAt, profile);
+  // A start after its tick's grace stays outside the tick (it did not start in time), saying how late it came.
+  const lateStart = late && !options.endOnly && (!lateRow || lateRow.status === 'missed') ? lateStartNote(late, startedAt, profile.graceSeconds, workflow.timezone) : null;
+  const note = utcCrontabNote(workflow, startedAt, profile) ?? lateStart;
   return { tick: null, trigger: 'external', ...(note ? { note } : {}) };
 }
 

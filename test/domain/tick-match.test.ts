@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { profileFor } from '../../src/domain/cadence.js';
 import { gapEndBefore } from '../../src/domain/schedule.js';
-import { earlyStartMs, graceToCoverSeconds, isFutureTick, lateReportOf, lateTickOfEnd, tickCandidates, utcCrontabNote } from '../../src/domain/tick-match.js';
+import { earlyStartMs, graceToCoverSeconds, isFutureTick, lateReportOf, lateTickOfEnd, lateStartNote, tickCandidates, utcCrontabNote } from '../../src/domain/tick-match.js';
 
 describe('tickCandidates: which tick a reported start may be the run of', () => {
   const cases: { name: string; cron: string; tz?: string; mode: 'observed' | 'managed'; start: string; expected: string[] }[] = [
@@ -117,6 +117,15 @@ describe('utcCrontabNote: a run outside every tick whose start is on time for th
     expect(note('0 2 * * *', 'Europe/London', '2026-01-10T02:00:10Z')).toBeNull();
     expect(note('0 2 * * *', 'UTC', '2026-03-10T02:00:10Z')).toBeNull();
     expect(note('0 2 * * *', 'Europe/Berlin', '2026-03-10T02:00:10Z', 'managed')).toBeNull();
+  });
+});
+
+describe('lateStartNote', () => {
+  it('names the tick in its own zone, how late the start came, the grace, and one that would have covered it', () => {
+    // 02:00 Berlin (CET) is 01:00 UTC; started 1 h 10 min later; a fifth more is 84 min, rounded up to 85.
+    expect(lateStartNote(new Date('2026-03-10T01:00:00Z'), new Date('2026-03-10T02:10:00Z'), 1800, 'Europe/Berlin')).toBe(
+      'started 1 hour 10 minutes after its 02:00 Europe/Berlin tick, past the tick\'s grace (30 minutes), so the tick was recorded missed: if this is that tick\'s run, consider graceSeconds: 5100 or more',
+    );
   });
 });
 

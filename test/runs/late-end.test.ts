@@ -119,3 +119,37 @@ describe('a crontab kept in UTC for a workflow declared in another zone', () => 
   });
 });
 
+describe('a start reported after its tick\'s grace (the tick is missed: the job did not start in time)', () => {
+  it('is a run outside any tick that says how late it came and what grace would have covered it, and so does the recovery it brings', async () => {
+    await stepUntil(engine, at('2026-03-10T02:31:00Z'));
+    const [alert] = await alertsOf();
+    expect(alert).toMatchObject({ status: 'open', severity: 'critical' });
+    engine.clock.set(at('2026-03-10T02:40:00Z'));
+    await recordPing(engine.deps, { key: wf.pingKey!, signal: { kind: 'start' } });
+    await stepUntil(engine, at('2026-03-10T03:10:00Z'));
+    await recordPing(engine.deps, { key: wf.pingKey!, signal: { kind: 'success' } });
+    const rows = await runsOf();
+    expect(rows.map((r) => [r.tick, r.status, r.trigger])).toEqual([
+      [at('2026-03-10T02:00:00Z'), 'missed', 'schedule'],
+      [null, 'succeeded', 'external'],
+    ]);
+    // 40 minutes after the tick, a fifth more, rounded up to five minutes: 50 minutes.
+    const note = 'started 40 minutes after its 02:00 UTC tick, past the tick\'s grace (30 minutes), so the tick was recorded missed: if this is that tick\'s run, consider graceSeconds: 3000 or more';
+    expect(rows[1]!.outcomeNote).toBe(note);
+    expect((await alertsOf())[0]).toMatchObject({ id: alert!.id, status: 'resolved', resolvedByRunId: rows[1]!.id });
+    const resolved = (await eventsOf(alert!.id)).find((e) => e.kind === 'resolved');
+    expect(resolved?.data).toMatchObject({ outsideTicks: note });
+  });
+
+  it('a rerun after its tick succeeded says nothing of the kind', async () => {
+    engine.clock.set(at('2026-03-10T02:00:10Z'));
+    await recordPing(engine.deps, { key: wf.pingKey!, signal: { kind: 'success' } });
+    engine.clock.set(at('2026-03-10T02:40:00Z'));
+    await recordPing(engine.deps, { key: wf.pingKey!, signal: { kind: 'start' } });
+    expect((await runsOf()).map((r) => [r.trigger, r.outcomeNote])).toEqual([
+      ['schedule', null],
+      ['external', null],
+    ]);
+  });
+});
+

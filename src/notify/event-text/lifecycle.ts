@@ -97,7 +97,7 @@ function resolvedText(event: EventInput, a: EventTextInput['alert'], d: Data): E
       const successes = num(d, 'successes');
       const how = runId ? [t(`Recovered: run #${runId} succeeded${successes && successes > 1 ? ` (${successes} successes in a row)` : ''}.`)] : [t('Recovered.')];
       const outside = str(d, 'outsideTicks');
-      // A run outside every tick that says why (src/domain/tick-match.ts utcCrontabNote): the thread hears it too.
+      // A run outside every tick that says why (src/domain/tick-match.ts utcCrontabNote, lateStartNote): the thread hears it too.
       const why = outside && runId ? [t(` Run #${runId} ${outside}.`)] : [];
       return { what: 'resolved:run', icon: 'resolved', parts: [...how, t(' Resolved after '), after, t('.'), ...lateReportParts(d), ...why, ...held], ...quote };
     }
