@@ -1,4 +1,5 @@
 import { observedTickWindow, repeatedFirstPassBefore, startsInWindow } from './observed-dst.js';
+import { formatDuration } from './durations.js';
 import { latestFireAtOrBefore, nextFireAfter } from './schedule.js';
 
 /**
@@ -8,16 +9,22 @@ import { latestFireAtOrBefore, nextFireAfter } from './schedule.js';
  * none left the run is external (outside any tick).
  */
 
+/** The most an observed run may start before its tick and still be its run (see earlyStartMs). */
+export const EARLY_START_MAX_SECONDS = 300;
+
 /**
  * How long before its tick an observed workflow's run may start and still be
- * that tick's run: a tenth of the cadence, at most a minute. The outside
+ * that tick's run: a tenth of the cadence, at most five minutes. The outside
  * scheduler keeps its own clock, and a host running a second ahead of the
  * bot's reports its start a second before the tick; counted as outside any
  * tick, every such start left its tick "missed" (a failure) although the run
- * was there.
+ * was there. A host whose NTP is broken runs minutes ahead: capped at a
+ * minute, a daily job started three minutes early paged critical "missed"
+ * every night for a job that ran. A tenth of the cadence keeps a frequent
+ * job's early start from being taken for the next tick's.
  */
 export function earlyStartMs(cadenceSeconds: number): number {
-  return Math.round(Math.min(60, cadenceSeconds / 10) * 1000);
+  return Math.round(Math.min(EARLY_START_MAX_SECONDS, cadenceSeconds / 10) * 1000);
 }
 
 /**
@@ -127,4 +134,37 @@ export function lateReportOf(run: { tick: Date | null; startedAt: Date | null; f
     afterGraceSeconds: Math.round(reportedAfterGraceMs(run.tick, run.finishedAt, graceSeconds) / 1000),
     graceToCoverSeconds: graceToCoverSeconds(run.finishedAt.getTime() - run.tick.getTime()),
   };
+}
+
+/**
+ * Why a run of an observed workflow fell outside every tick, when its start
+ * says: it is on time for a fire time of the same cron in UTC, which is not a
+ * fire time in the declared zone. A crontab on a host kept in UTC (most
+ * servers) runs `0 2 * * *` at 02:00 UTC, not at 02:00 in the declared
+ * zone: each of its ticks was recorded missed (a daily job pages critical)
+ * and each run came an hour or two away from it, outside any tick, with
+ * nothing telling the operator why. The note goes on the run (History, the
+ * runs API). Null when the start says nothing of the kind.
+ */
+export function utcCrontabNote(schedule: { cron: string; timezone: string; mode: string }, startedAt: Date, profile: { graceSeconds: number; cadenceSeconds: number }): string | null {
+  if (schedule.mode !== 'observed' || schedule.timezone === 'UTC' || schedule.timezone === 'Etc/UTC') return null;
+  const utcTick = tickCandidates({ ...schedule, timezone: 'UTC' }, startedAt, profile)[0];
+  if (!utcTick || latestFireAtOrBefore(schedule.cron, schedule.timezone, utcTick)?.getTime() === utcTick.getTime()) return null;
+  const hhmm = utcTick.toISOString().slice(11, 16);
+  return `started on time for ${hhmm} UTC, a fire time of "${schedule.cron}" in UTC but not in ${schedule.timezone}, so it is outside every tick: if the job's crontab runs in UTC, put CRON_TZ=${schedule.timezone} above it (or declare timezone UTC)`;
+}
+
+/**
+ * A start that came after its tick's grace (the latest fire time at or
+ * before it, within the timeout: `lateTickOfEnd`'s window), for a tick that
+ * has no run of its own. The tick is missed (no run started in time, DESIGN
+ * core idea 8) and the start is a run outside any tick, so nothing tied the
+ * two: the note says how late it came and what grace would have covered it,
+ * as a late end's recovery does (`lateReportOf`).
+ */
+export function lateStartNote(tick: Date, startedAt: Date, graceSeconds: number, timezone: string): string {
+  const afterMs = startedAt.getTime() - tick.getTime();
+  const local = new Intl.DateTimeFormat('en-GB', { timeZone: timezone, hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(tick);
+  const zone = timezone === 'Etc/UTC' ? 'UTC' : timezone;
+  return `started ${formatDuration(afterMs)} after its ${local} ${zone} tick, past the tick's grace (${formatDuration(graceSeconds * 1000)}), so the tick was recorded missed: if this is that tick's run, consider graceSeconds: ${graceToCoverSeconds(afterMs)} or more`;
 }

@@ -21,6 +21,8 @@ export interface EvaluationTarget {
   finishedManualRuns: Run[];
   /** Ticks of an observed workflow reported after their grace, in this batch: a recovery they bring says so (`lateReportOf`). */
   lateTicks?: Run[];
+  /** Reported runs outside every tick whose note says why (`utcCrontabNote`, `lateStartNote`), in this batch: a recovery they bring says it too. */
+  notedOutsideTicks?: Run[];
   /**
    * Whether the workflow has upstreams / downstreams, when the caller read it
    * with the locks that stand for them (the poller's claim): a batch without
@@ -198,12 +200,13 @@ function withRealIds(opened: Map<number, Alert>, events: EventInput[], written: 
   return real;
 }
 
-/** A recovery's event data; one brought by a tick's late report says how late (the thread advises a grace). */
+/** A recovery's event data; one brought by a tick's late report says how late (the thread advises a grace), one by a run outside every tick why it was. */
 function resolvedData(target: EvaluationTarget, effect: Extract<Effect, { type: 'resolve' }>, held: unknown): Record<string, unknown> {
   const lateRun = target.lateTicks?.find((r) => r.id === effect.runId);
   const lateReport = lateRun && lateReportOf(lateRun, target.profile.graceSeconds);
+  const outsideTicks = target.notedOutsideTicks?.find((r) => r.id === effect.runId)?.outcomeNote;
   const { runId, durationSeconds, trigger, successes, recoverAfter } = effect;
-  return { ...(lateReport ? { lateReport } : {}), runId, durationSeconds, trigger, successes, recoverAfter, heldWhileSilenced: held };
+  return { ...(lateReport ? { lateReport } : {}), ...(outsideTicks ? { outsideTicks } : {}), runId, durationSeconds, trigger, successes, recoverAfter, heldWhileSilenced: held };
 }
 
 type Decision = { target: EvaluationTarget; alert: Alert | null; effect: MainEffect | undefined; flapping: FlappingEffect | undefined };

@@ -173,6 +173,7 @@ export async function processClaimed(trx: Transaction<Database>, deps: Deps, now
       const t = target(run.workflowId);
       if (run.tick === null && run.trigger === 'manual') t.finishedManualRuns.push(run);
       if (run.tick !== null && ctx.workflow.mode === 'observed' && lateReportOf(run, ctx.profile.graceSeconds)) (t.lateTicks ??= []).push(run);
+      if (run.tick === null && run.trigger === 'external' && run.outcomeNote) (t.notedOutsideTicks ??= []).push(run);
     }
   }
   const told = await evaluateWorkflows(trx, deps, [...targets.values()], now, unwritten);

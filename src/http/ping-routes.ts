@@ -1,7 +1,9 @@
+import type { Readable } from 'node:stream';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Request } from 'express';
 import { Router } from 'express';
 import type { Deps } from '../deps.js';
-import { PING_BODY_LIMIT, PING_TAIL_BYTES, pingExcerpt } from '../domain/ping-body.js';
+import { PING_BODY_LIMIT, PING_TAIL_BYTES, pingBodyEncoding, pingExcerpt, type PingBodyEncoding } from '../domain/ping-body.js';
 import { metrics } from '../metrics.js';
 import { pingParameters } from '../domain/ping-parameters.js';
 import { isKnownPingKey, recordPing, type PingSignal } from '../services/pings.js';
@@ -10,20 +12,33 @@ import { UnknownPingLimiter } from './unknown-ping-limiter.js';
 /** Past this the request is read no further and refused (a stuck client, or abuse of a leaked key). */
 const PING_BODY_HARD_LIMIT = 10 * 1024 * 1024;
 
+type PingBody = { body: string; tooLarge: false; invalid?: undefined } | { body: ''; tooLarge: true } | { body: ''; tooLarge: false; invalid: string };
+
+const INFLATE: Record<Exclude<PingBodyEncoding, 'identity'>, () => import('node:zlib').Gunzip | import('node:zlib').Inflate | import('node:zlib').BrotliDecompress> = {
+  gzip: createGunzip,
+  deflate: createInflate,
+  br: createBrotliDecompress,
+};
+
 /**
  * Keeps the body's first PING_BODY_LIMIT and last PING_TAIL_BYTES bytes and
  * drains the rest, so `curl --data-binary @big.log` records the start and
  * the end of the log instead of failing (what is kept: src/domain/ping-body.ts).
+ * A compressed body is inflated first: its limits count the inflated bytes.
  */
-function readPingBody(req: Request): Promise<{ body: string; tooLarge: boolean }> {
+function readPingBody(req: Request, encoding: PingBodyEncoding): Promise<PingBody> {
   return new Promise((resolve, reject) => {
+    const inflate = encoding === 'identity' ? undefined : INFLATE[encoding]();
+    const source: Readable = inflate ? req.pipe(inflate) : req;
     const kept: Buffer[] = [];
     let keptBytes = 0;
     let tail = Buffer.alloc(0);
     let total = 0;
-    req.on('data', (chunk: Buffer) => {
+    source.on('data', (chunk: Buffer) => {
       total += chunk.length;
       if (total > PING_BODY_HARD_LIMIT) {
+        req.unpipe();
+        inflate?.destroy();
         req.pause();
         resolve({ body: '', tooLarge: true });
         return;
@@ -36,7 +51,12 @@ function readPingBody(req: Request): Promise<{ body: string; tooLarge: boolean }
       tail = Buffer.concat([tail, chunk]);
       if (tail.length > PING_TAIL_BYTES) tail = tail.subarray(tail.length - PING_TAIL_BYTES);
     });
-    req.on('end', () => resolve({ body: pingExcerpt(Buffer.concat(kept), tail, total), tooLarge: false }));
+    source.on('end', () => resolve({ body: pingExcerpt(Buffer.concat(kept), tail, total), tooLarge: false }));
+    // Bytes that do not inflate are the caller's mistake (a 400), never a 500.
+    inflate?.on('error', (error) => {
+      req.unpipe();
+      resolve({ body: '', tooLarge: false, invalid: `body: not valid ${encoding} data (${error.message})` });
+    });
     req.on('error', reject);
   });
 }
@@ -71,6 +91,12 @@ export function pingRoutes(deps: Deps): Router {
       res.status(400).type('text/plain').send(`${parameters.problem}\n`);
       return;
     }
+    const encoding = req.method === 'POST' ? pingBodyEncoding(req.get('content-encoding')) : ({ ok: true, encoding: 'identity' } as const);
+    if (!encoding.ok) {
+      if (!req.complete) res.set('connection', 'close');
+      res.status(415).type('text/plain').send(`${encoding.problem}\n`);
+      return;
+    }
     const { rid } = parameters;
     const address = req.socket.remoteAddress ?? 'unknown';
     const now = deps.clock.now().getTime();
@@ -93,11 +119,16 @@ export function pingRoutes(deps: Deps): Router {
     };
     if (!(await isKnownPingKey(deps, key))) return unknown();
     limiter.proven(address, key, admission, now);
-    const { body, tooLarge } = req.method === 'POST' ? await readPingBody(req) : { body: '', tooLarge: false };
-    if (tooLarge) {
+    const read: PingBody = req.method === 'POST' ? await readPingBody(req, encoding.encoding) : { body: '', tooLarge: false };
+    if (read.tooLarge) {
       res.status(413).set('connection', 'close').type('text/plain').send(`body larger than ${PING_BODY_HARD_LIMIT} bytes\n`);
       return;
     }
+    if (read.invalid !== undefined) {
+      res.status(400).set('connection', 'close').type('text/plain').send(`${read.invalid}\n`);
+      return;
+    }
+    const { body } = read;
     const result = await recordPing(deps, { key, signal, rid, body: body || undefined });
     // The workflow was disabled (or its key changed) between the look-up and the report.
     if (result.kind === 'not_found') return unknown();

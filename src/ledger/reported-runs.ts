@@ -3,7 +3,7 @@ import type { Database, Run, RunTrigger, Workflow } from '../db/schema.js';
 import { profileFor } from '../domain/cadence.js';
 import { formatDuration } from '../domain/durations.js';
 import { isRepeatedStart } from '../domain/reported-outcome.js';
-import { lateTickOfEnd, reportedAfterGraceMs, tickCandidates } from '../domain/tick-match.js';
+import { lateStartNote, lateTickOfEnd, reportedAfterGraceMs, tickCandidates, utcCrontabNote } from '../domain/tick-match.js';
 import { insertRunningRun, insertRunRow, newRunRow, outcomeColumns, type RunOutcome } from './runs.js';
 
 /**
@@ -19,6 +19,8 @@ export interface TickMatch {
   missed?: Run;
   /** With `startWithoutRid`, no free tick: the candidate tick's run this start is sent again for (`isRepeatedStart`). */
   repeatedStart?: Run;
+  /** A run outside every tick whose start says why (a crontab kept in UTC, `utcCrontabNote`; a start after its grace, `lateStartNote`): its outcome note. */
+  note?: string;
 }
 
 /**
@@ -54,13 +56,16 @@ export async function matchTick(trx: Transaction<Database>, workflow: Workflow, 
   }
   if (missed) return missed;
   if (repeatedStart) return { tick: null, trigger: 'external', repeatedStart };
-  const late = options.endOnly ? lateTickOfEnd(workflow, startedAt, profile) : undefined;
-  if (late) {
-    const row = await tickRow(trx, workflow.id, late);
-    if (!row) return { tick: late, trigger: 'schedule' };
-    if (row.status === 'missed') return { tick: late, trigger: 'schedule', missed: row };
+  const late = lateTickOfEnd(workflow, startedAt, profile);
+  const lateRow = late && (await tickRow(trx, workflow.id, late));
+  if (late && options.endOnly) {
+    if (!lateRow) return { tick: late, trigger: 'schedule' };
+    if (lateRow.status === 'missed') return { tick: late, trigger: 'schedule', missed: lateRow };
   }
-  return { tick: null, trigger: 'external' };
+  // A start after its tick's grace stays outside the tick (it did not start in time), saying how late it came.
+  const lateStart = late && !options.endOnly && (!lateRow || lateRow.status === 'missed') ? lateStartNote(late, startedAt, profile.graceSeconds, workflow.timezone) : null;
+  const note = utcCrontabNote(workflow, startedAt, profile) ?? lateStart;
+  return { tick: null, trigger: 'external', ...(note ? { note } : {}) };
 }
 
 export async function tickRow(trx: Transaction<Database>, workflowId: number, tick: Date): Promise<Run | undefined> {
@@ -112,7 +117,7 @@ export async function insertReportedRunning(trx: Transaction<Database>, start: R
   const profile = profileFor(start.workflow.cron, start.workflow.timezone, start.workflow.policy, now);
   return insertRunningRun(
     trx,
-    { workflow: start.workflow, tick: start.match.tick, trigger: start.match.trigger, externalId: start.externalId, timeoutSeconds: profile.timeoutSeconds, leaseOwner: null },
+    { workflow: start.workflow, tick: start.match.tick, trigger: start.match.trigger, externalId: start.externalId, timeoutSeconds: profile.timeoutSeconds, leaseOwner: null, outcomeNote: start.match.note },
     now,
   );
 }
@@ -143,6 +148,7 @@ export async function insertReportedFinished(
     startedAt: durationSeconds === undefined ? now : new Date(now.getTime() - durationSeconds * 1000),
     durationSeconds: durationSeconds ?? null,
     externalId: start.externalId,
+    outcomeNote: start.match.note ?? null,
   };
   if (start.match.missed) return takeOverMissedTick(trx, start, start.match.missed, columns, now);
   return insertRunRow(trx, newRunRow({ workflowId: start.workflow.id, tick: start.match.tick, trigger: start.match.trigger, ...columns }));

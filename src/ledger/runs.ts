@@ -22,6 +22,8 @@ export interface NewRunningRun {
   timeoutSeconds: number;
   /** The replica that will launch it holds its lease; null for runs reported from outside. */
   leaseOwner: string | null;
+  /** Why the run is what it is, when something says (a reported run outside every tick: `utcCrontabNote`). */
+  outcomeNote?: string | null;
 }
 
 /** A run row as first written, before the database gives it an id and a creation time. */
@@ -165,6 +167,7 @@ export async function insertRunningRun(trx: Transaction<Database>, spec: NewRunn
       externalId: spec.externalId ?? null,
       leaseOwner: spec.leaseOwner,
       leaseExpiresAt: spec.leaseOwner ? new Date(now.getTime() + RUN_LEASE_MS) : null,
+      outcomeNote: spec.outcomeNote ?? null,
     }),
   );
 }

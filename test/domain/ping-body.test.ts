@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PING_BODY_LIMIT, PING_HEAD_BYTES, pingExcerpt } from '../../src/domain/ping-body.js';
+import { PING_BODY_LIMIT, PING_HEAD_BYTES, pingBodyEncoding, pingExcerpt } from '../../src/domain/ping-body.js';
 
 /** What the reader hands over: the first PING_BODY_LIMIT bytes and the last 4 KB. */
 const excerptOf = (text: string) => {
@@ -28,5 +28,15 @@ describe('pingExcerpt', () => {
     expect(excerpt).not.toContain('\uFFFD');
     const odd = excerptOf(`x${body}`);
     expect(odd).not.toContain('\uFFFD');
+  });
+});
+
+describe('pingBodyEncoding', () => {
+  it('takes none, identity, gzip (x-gzip), deflate and br in any case, and names anything else', () => {
+    expect(['', undefined, 'identity', ' GZIP ', 'x-gzip', 'Deflate', 'br'].map((h) => pingBodyEncoding(h))).toEqual(
+      ['identity', 'identity', 'identity', 'gzip', 'gzip', 'deflate', 'br'].map((encoding) => ({ ok: true, encoding })),
+    );
+    expect(pingBodyEncoding('gzip, br')).toEqual({ ok: false, problem: 'content-encoding: "gzip, br" is not supported (use gzip, deflate, br, or none)' });
+    expect(pingBodyEncoding('zstd')).toMatchObject({ ok: false });
   });
 });

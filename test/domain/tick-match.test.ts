@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { profileFor } from '../../src/domain/cadence.js';
 import { gapEndBefore } from '../../src/domain/schedule.js';
-import { earlyStartMs, graceToCoverSeconds, isFutureTick, lateReportOf, lateTickOfEnd, tickCandidates } from '../../src/domain/tick-match.js';
+import { earlyStartMs, graceToCoverSeconds, isFutureTick, lateReportOf, lateTickOfEnd, lateStartNote, tickCandidates, utcCrontabNote } from '../../src/domain/tick-match.js';
 
 describe('tickCandidates: which tick a reported start may be the run of', () => {
   const cases: { name: string; cron: string; tz?: string; mode: 'observed' | 'managed'; start: string; expected: string[] }[] = [
@@ -9,8 +9,13 @@ describe('tickCandidates: which tick a reported start may be the run of', () => 
     { name: 'late, within the grace (30 min for a daily job)', cron: '0 9 * * *', mode: 'observed', start: '2026-03-10T09:29:00Z', expected: ['2026-03-10T09:00:00Z'] },
     { name: 'late, past the grace', cron: '0 9 * * *', mode: 'observed', start: '2026-03-10T09:31:00Z', expected: [] },
     { name: 'a second early: the coming tick', cron: '0 9 * * *', mode: 'observed', start: '2026-03-10T08:59:59Z', expected: ['2026-03-10T09:00:00Z'] },
-    { name: 'a minute early is the most a daily job is allowed', cron: '0 9 * * *', mode: 'observed', start: '2026-03-10T08:59:00Z', expected: ['2026-03-10T09:00:00Z'] },
-    { name: 'two minutes early: no tick', cron: '0 9 * * *', mode: 'observed', start: '2026-03-10T08:58:00Z', expected: [] },
+    { name: 'three minutes early (a host whose NTP is broken): the coming tick', cron: '0 9 * * *', mode: 'observed', start: '2026-03-10T08:57:00Z', expected: ['2026-03-10T09:00:00Z'] },
+    { name: 'five minutes early is the most a daily job is allowed', cron: '0 9 * * *', mode: 'observed', start: '2026-03-10T08:55:00Z', expected: ['2026-03-10T09:00:00Z'] },
+    { name: 'six minutes early: no tick', cron: '0 9 * * *', mode: 'observed', start: '2026-03-10T08:54:00Z', expected: [] },
+    // Hourly: a tenth of the cadence is six minutes, five the most; grace six minutes. 08:56 is the 09:00 tick's, not a late 08:00.
+    { name: 'an hourly job four minutes early: the coming tick', cron: '0 * * * *', mode: 'observed', start: '2026-03-10T08:56:00Z', expected: ['2026-03-10T09:00:00Z'] },
+    // Five-minute: 30 s early at most; three minutes early is two minutes late for the tick before (past its 60 s grace).
+    { name: 'a five-minute job three minutes early: no tick', cron: '*/5 * * * *', mode: 'observed', start: '2026-03-10T08:57:00Z', expected: [] },
     { name: 'a managed workflow\'s coming tick is never taken', cron: '0 9 * * *', mode: 'managed', start: '2026-03-10T08:59:59Z', expected: [] },
     // A minute job: grace 60 s, early allowance 6 s. Late for one tick and early for the next: the late one first.
     { name: 'every minute: late for one tick, early for the next', cron: '* * * * *', mode: 'observed', start: '2026-03-10T09:00:57Z', expected: ['2026-03-10T09:00:00Z', '2026-03-10T09:01:00Z'] },
@@ -35,16 +40,16 @@ describe('tickCandidates: which tick a reported start may be the run of', () => 
     });
   }
 
-  it('the early allowance is a tenth of the cadence, at most a minute', () => {
-    expect([60, 300, 600, 3600, 86_400].map(earlyStartMs)).toEqual([6_000, 30_000, 60_000, 60_000, 60_000]);
+  it('the early allowance is a tenth of the cadence, at most five minutes', () => {
+    expect([60, 300, 600, 3000, 3600, 86_400].map(earlyStartMs)).toEqual([6_000, 30_000, 60_000, 300_000, 300_000, 300_000]);
   });
 
   it('isFutureTick: an observed workflow\'s tick named within the early allowance has come; a managed one\'s never early', () => {
     const tick = new Date('2026-03-10T09:00:00Z');
     const before = (ms: number) => new Date(tick.getTime() - ms);
     expect(isFutureTick(tick, before(0), { mode: 'observed' }, 86_400)).toBe(false);
-    expect(isFutureTick(tick, before(60_000), { mode: 'observed' }, 86_400)).toBe(false);
-    expect(isFutureTick(tick, before(60_001), { mode: 'observed' }, 86_400)).toBe(true);
+    expect(isFutureTick(tick, before(300_000), { mode: 'observed' }, 86_400)).toBe(false);
+    expect(isFutureTick(tick, before(300_001), { mode: 'observed' }, 86_400)).toBe(true);
     expect(isFutureTick(tick, before(6_001), { mode: 'observed' }, 60)).toBe(true);
     expect(isFutureTick(tick, before(1), { mode: 'managed' }, 86_400)).toBe(true);
   });
@@ -94,3 +99,33 @@ describe('lateTickOfEnd, lateReportOf, graceToCoverSeconds: an end reported afte
     expect(graceToCoverSeconds(ms)).toBe(expected);
   });
 });
+
+describe('utcCrontabNote: a run outside every tick whose start is on time for the same cron in UTC', () => {
+  const note = (cron: string, timezone: string, start: string, mode = 'observed') => {
+    const at = new Date(start);
+    return utcCrontabNote({ cron, timezone, mode }, at, profileFor(cron, timezone, {}, at));
+  };
+  it('names the UTC fire time and the fix, in winter and in summer', () => {
+    expect(note('0 2 * * *', 'Europe/Berlin', '2026-03-10T02:00:10Z')).toBe(
+      'started on time for 02:00 UTC, a fire time of "0 2 * * *" in UTC but not in Europe/Berlin, so it is outside every tick: if the job\'s crontab runs in UTC, put CRON_TZ=Europe/Berlin above it (or declare timezone UTC)',
+    );
+    expect(note('30 2 * * *', 'America/New_York', '2026-07-10T02:31:00Z')).toMatch(/^started on time for 02:30 UTC/);
+  });
+  it('says nothing for a start no UTC fire time explains, a zone whose fire times are UTC\'s, a UTC workflow, or a managed one', () => {
+    expect(note('0 2 * * *', 'Europe/Berlin', '2026-03-10T05:00:00Z')).toBeNull();
+    // London in winter is UTC: the same instants (a start there outside every tick is a rerun, not a zone).
+    expect(note('0 2 * * *', 'Europe/London', '2026-01-10T02:00:10Z')).toBeNull();
+    expect(note('0 2 * * *', 'UTC', '2026-03-10T02:00:10Z')).toBeNull();
+    expect(note('0 2 * * *', 'Europe/Berlin', '2026-03-10T02:00:10Z', 'managed')).toBeNull();
+  });
+});
+
+describe('lateStartNote', () => {
+  it('names the tick in its own zone, how late the start came, the grace, and one that would have covered it', () => {
+    // 02:00 Berlin (CET) is 01:00 UTC; started 1 h 10 min later; a fifth more is 84 min, rounded up to 85.
+    expect(lateStartNote(new Date('2026-03-10T01:00:00Z'), new Date('2026-03-10T02:10:00Z'), 1800, 'Europe/Berlin')).toBe(
+      'started 1 hour 10 minutes after its 02:00 Europe/Berlin tick, past the tick\'s grace (30 minutes), so the tick was recorded missed: if this is that tick\'s run, consider graceSeconds: 5100 or more',
+    );
+  });
+});
+

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Workflow } from '../../src/db/schema.js';
 import { reportRun } from '../../src/services/ingest.js';
+import { eventText, plainEventText } from '../../src/notify/event-text.js';
 import { recordPing } from '../../src/services/pings.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { createEngine, stepUntil, type Engine } from '../helpers/engine-harness.js';
@@ -90,3 +91,65 @@ describe('an end reported after its tick was recorded missed', () => {
     expect(await reportRun(engine.deps, { tenant: 'acme', workflow: wf.name, status: 'running', tick: at('2026-03-10T02:00:00Z') }, {})).toMatchObject({ kind: 'tick_taken' });
   });
 });
+
+describe('a crontab kept in UTC for a workflow declared in another zone', () => {
+  it('each run, outside every tick, says why: on time for the same cron in UTC, and how to fix the crontab', async () => {
+    const berlin = await makeWorkflow(t.db, { name: 'berlin-export', cron: '0 2 * * *', timezone: 'Europe/Berlin', mode: 'observed', nextTickAt: at('2026-03-11T01:00:00Z') });
+    // 02:00 Berlin (01:00 UTC) is recorded missed at 01:30 UTC; the crontab's 02:00 comes at 02:00 UTC.
+    await stepUntil(engine, at('2026-03-11T02:00:00Z'), 600_000);
+    await recordPing(engine.deps, { key: berlin.pingKey!, signal: { kind: 'start' } });
+    engine.clock.set(at('2026-03-11T02:10:00Z'));
+    await recordPing(engine.deps, { key: berlin.pingKey!, signal: { kind: 'success' } });
+    const rows = await t.db.selectFrom('runs').selectAll().where('workflowId', '=', berlin.id).orderBy('id').execute();
+    expect(rows.map((r) => [r.tick, r.status, r.trigger])).toEqual([
+      [at('2026-03-11T01:00:00Z'), 'missed', 'schedule'],
+      [null, 'succeeded', 'external'],
+    ]);
+    // Before, nothing said why: a critical "missed" page every night, then a recovery by a run outside any tick.
+    expect(rows[1]!.outcomeNote).toBe(
+      'started on time for 02:00 UTC, a fire time of "0 2 * * *" in UTC but not in Europe/Berlin, so it is outside every tick: if the job\'s crontab runs in UTC, put CRON_TZ=Europe/Berlin above it (or declare timezone UTC)',
+    );
+    // The recovery it brings, in the thread, says it too: the on-call reads the thread, not History.
+    const [alert] = await t.db.selectFrom('alerts').selectAll().where('workflowId', '=', berlin.id).execute();
+    expect(alert).toMatchObject({ status: 'resolved', resolvedByRunId: rows[1]!.id });
+    const resolved = (await eventsOf(alert!.id)).find((e) => e.kind === 'resolved');
+    expect(resolved?.data).toMatchObject({ runId: rows[1]!.id, trigger: 'external', outsideTicks: rows[1]!.outcomeNote });
+    const text = plainEventText(eventText({ event: { kind: 'resolved', actor: null, data: resolved!.data, at: at('2026-03-11T02:10:00Z') }, alert: alert!, workflow: berlin }));
+    expect(text).toContain(`Run #${rows[1]!.id} started on time for 02:00 UTC,`);
+  });
+});
+
+describe('a start reported after its tick\'s grace (the tick is missed: the job did not start in time)', () => {
+  it('is a run outside any tick that says how late it came and what grace would have covered it, and so does the recovery it brings', async () => {
+    await stepUntil(engine, at('2026-03-10T02:31:00Z'));
+    const [alert] = await alertsOf();
+    expect(alert).toMatchObject({ status: 'open', severity: 'critical' });
+    engine.clock.set(at('2026-03-10T02:40:00Z'));
+    await recordPing(engine.deps, { key: wf.pingKey!, signal: { kind: 'start' } });
+    await stepUntil(engine, at('2026-03-10T03:10:00Z'));
+    await recordPing(engine.deps, { key: wf.pingKey!, signal: { kind: 'success' } });
+    const rows = await runsOf();
+    expect(rows.map((r) => [r.tick, r.status, r.trigger])).toEqual([
+      [at('2026-03-10T02:00:00Z'), 'missed', 'schedule'],
+      [null, 'succeeded', 'external'],
+    ]);
+    // 40 minutes after the tick, a fifth more, rounded up to five minutes: 50 minutes.
+    const note = 'started 40 minutes after its 02:00 UTC tick, past the tick\'s grace (30 minutes), so the tick was recorded missed: if this is that tick\'s run, consider graceSeconds: 3000 or more';
+    expect(rows[1]!.outcomeNote).toBe(note);
+    expect((await alertsOf())[0]).toMatchObject({ id: alert!.id, status: 'resolved', resolvedByRunId: rows[1]!.id });
+    const resolved = (await eventsOf(alert!.id)).find((e) => e.kind === 'resolved');
+    expect(resolved?.data).toMatchObject({ outsideTicks: note });
+  });
+
+  it('a rerun after its tick succeeded says nothing of the kind', async () => {
+    engine.clock.set(at('2026-03-10T02:00:10Z'));
+    await recordPing(engine.deps, { key: wf.pingKey!, signal: { kind: 'success' } });
+    engine.clock.set(at('2026-03-10T02:40:00Z'));
+    await recordPing(engine.deps, { key: wf.pingKey!, signal: { kind: 'start' } });
+    expect((await runsOf()).map((r) => [r.trigger, r.outcomeNote])).toEqual([
+      ['schedule', null],
+      ['external', null],
+    ]);
+  });
+});
+

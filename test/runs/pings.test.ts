@@ -4,6 +4,7 @@ import { createServer, request, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { startTestApp } from '../helpers/app.js';
@@ -218,6 +219,49 @@ describe('pings', () => {
       const view = await workflowView(app.deps, await makeWorkflow(t.db, { cron, mode: 'observed' }));
       expect(view.ping.crontab!.startsWith(`${cron} rid=`), cron).toBe(true);
     }
+  });
+
+  it('a compressed body (Content-Encoding gzip or deflate) is kept as the text it holds, as the API reads one: the error is its last line', async () => {
+    for (const [encoding, compress] of [['gzip', gzipSync], ['deflate', deflateSync]] as const) {
+      const wf = await observed();
+      const log = `loading orders\nERROR: ${encoding} disk full\n`;
+      const answer = await fetch(`${app.url}/ping/${wf.pingKey}/1`, { method: 'POST', body: compress(log), headers: { 'content-encoding': encoding } });
+      expect([answer.status, await answer.text()], encoding).toEqual([200, 'OK\n']);
+      // Before, the compressed bytes themselves were the log and the "error": mojibake, and a new error group each time.
+      expect(await runsOf(wf.id), encoding).toEqual([expect.objectContaining({ status: 'failed', logExcerpt: log, error: `exited with code 1: ERROR: ${encoding} disk full` })]);
+    }
+  });
+
+  it('a compressed body that does not inflate is a 400, an encoding it cannot read a 415, one inflating past 10 MB a 413; each names it and records nothing', async () => {
+    const wf = await observed();
+    const send = async (body: BodyInit, encoding: string) => {
+      const answer = await fetch(`${app.url}/ping/${wf.pingKey}/fail`, { method: 'POST', body, headers: { 'content-encoding': encoding } });
+      return [answer.status, await answer.text()];
+    };
+    expect(await send('plain text, not gzip', 'gzip')).toEqual([400, expect.stringMatching(/^body: not valid gzip data/)]);
+    expect(await send('x', 'zstd')).toEqual([415, 'content-encoding: "zstd" is not supported (use gzip, deflate, br, or none)\n']);
+    expect(await send(gzipSync(Buffer.alloc(11 * 1024 * 1024, 'a')), 'gzip')).toEqual([413, 'body larger than 10485760 bytes\n']);
+    expect(await runsOf(wf.id)).toEqual([]);
+  });
+
+  it('answers each form docs/api.md lists: HEAD like GET, a trailing slash the same URL, keys and suffixes case-sensitive, other suffixes (/log) a 400', async () => {
+    const wf = await observed();
+    const base = `${app.url}/ping/${wf.pingKey}`;
+    const ask = async (method: string, url: string) => {
+      const answer = await fetch(url, { method });
+      return [answer.status, await answer.text()];
+    };
+    expect(await ask('HEAD', `${base}/start`)).toEqual([200, '']);
+    expect(await ask('GET', `${base}/0/`)).toEqual([200, 'OK\n']);
+    expect(await ask('POST', `${base}/`)).toEqual([200, 'OK\n']);
+    for (const suffix of ['log', 'START', '256', '-1', '1.0']) {
+      expect(await ask('GET', `${base}/${suffix}`), suffix).toEqual([400, 'unknown ping: use /start, /fail, or an exit code 0-255\n']);
+    }
+    expect(await ask('GET', `${app.url}/ping/${wf.pingKey.toUpperCase()}`)).toEqual([404, 'not found\n']);
+    expect((await runsOf(wf.id)).map((r) => [r.status, r.exitCode])).toEqual([
+      ['succeeded', 0],
+      ['succeeded', null],
+    ]);
   });
 
   it('answers 404 to an unknown key and 400 to an unknown signal, recording nothing', async () => {

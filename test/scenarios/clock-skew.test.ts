@@ -6,8 +6,9 @@ import { makeTenant, makeWorkflow } from '../helpers/factories.js';
 
 /**
  * An outside scheduler's clock is never exactly the bot's: a job whose host
- * runs a second fast reports its start a second before its tick. That start
- * is the tick's run, not a run outside any tick followed by a "missed" tick.
+ * runs a second fast (or, NTP broken, minutes fast) reports its start that
+ * much before its tick. That start is the tick's run, not a run outside any
+ * tick followed by a "missed" tick.
  */
 
 const SECOND = 1000;
@@ -75,11 +76,25 @@ describe('a job whose clock runs a little ahead of the bot', () => {
     expect(await t.db.selectFrom('alerts').selectAll().execute()).toEqual([]);
   });
 
+  it('a daily job on a host three minutes fast (NTP broken) is its tick\'s run: no critical "missed" page for a job that ran', async () => {
+    engine = createEngine(t.db, '2026-03-10T08:00:00Z');
+    const wf = await makeWorkflow(t.db, { name: 'daily', cron: '0 9 * * *', mode: 'observed', nextTickAt: new Date('2026-03-10T09:00:00Z') });
+    await engine.step();
+    await stepUntil(engine, new Date('2026-03-10T08:57:00Z'));
+    expect((await report('daily', 'running', 'r1')).kind).toBe('created');
+    await stepUntil(engine, new Date('2026-03-10T09:05:00Z'));
+    await report('daily', 'succeeded', 'r1');
+    await stepUntil(engine, new Date('2026-03-10T10:00:00Z'));
+    // Before, the start was a run outside any tick and the 09:00 tick was recorded missed at 09:30: a critical page every night.
+    expect(await rowsOf(wf.id)).toEqual([{ tick: new Date('2026-03-10T09:00:00Z'), status: 'succeeded', trigger: 'schedule' }]);
+    expect(await t.db.selectFrom('alerts').selectAll().execute()).toEqual([]);
+  });
+
   it('a start well before the tick (more than the early allowance) stays a run outside any tick', async () => {
     engine = createEngine(t.db, '2026-03-10T08:00:00Z');
     const wf = await makeWorkflow(t.db, { name: 'daily', cron: '0 9 * * *', mode: 'observed', nextTickAt: new Date('2026-03-10T09:00:00Z') });
     await engine.step();
-    await stepUntil(engine, new Date('2026-03-10T08:58:00Z'));
+    await stepUntil(engine, new Date('2026-03-10T08:54:00Z'));
     await report('daily', 'succeeded', 'early');
     expect(await rowsOf(wf.id)).toEqual([{ tick: null, status: 'succeeded', trigger: 'external' }]);
   });

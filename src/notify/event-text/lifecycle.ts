@@ -102,7 +102,10 @@ function resolvedText(event: EventInput, a: EventTextInput['alert'], d: Data): E
       const runId = num(d, 'runId') ?? num(d, 'resolvedByRunId');
       const successes = num(d, 'successes');
       const how = runId ? [t(`Recovered: run #${runId} succeeded${successes && successes > 1 ? ` (${successes} successes in a row)` : ''}.`)] : [t('Recovered.')];
-      return { what: 'resolved:run', icon: 'resolved', parts: [...how, t(' Resolved after '), after, t('.'), ...lateReportParts(d), ...held], ...quote };
+      const outside = str(d, 'outsideTicks');
+      // A run outside every tick that says why (src/domain/tick-match.ts utcCrontabNote, lateStartNote): the thread hears it too.
+      const why = outside && runId ? [t(` Run #${runId} ${outside}.`)] : [];
+      return { what: 'resolved:run', icon: 'resolved', parts: [...how, t(' Resolved after '), after, t('.'), ...lateReportParts(d), ...why, ...held], ...quote };
     }
   }
 }
