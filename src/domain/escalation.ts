@@ -138,10 +138,12 @@ export interface ReminderFields {
    * history: how many went unanswered.
    */
   unansweredReminders?: number;
-  /** With `openedAt` and `escalatedAt`: an unowned critical alert re-pages its on-call (`unownedCriticalSince`). */
+  /** With `openedAt`, `escalatedAt` and `lastFailureAt`: an unowned critical alert re-pages its on-call (`unownedCriticalSince`). */
   severity?: string;
   openedAt?: Date;
   escalatedAt?: Date | null;
+  /** When the alert last recorded a failure (its error group's last occurrence). */
+  lastFailureAt?: Date | null;
 }
 
 /** A day: how often an "until resolved" silence reminds in its thread, and the longest gap between an owner's reminders. */
@@ -236,8 +238,8 @@ export function lapseAfterReminders(policy: Record<string, unknown>): number {
  * owner: the silence reminder speaks for it. When the owner has left
  * `lapseAfterReminders` reminders unanswered (acted on the alert after none of
  * them), the next one is not sent: the ownership lapses instead. A critical
- * alert nobody owns pages its on-call again on the same periods, counted from
- * when it became critical (a lapse or release sets reminded_at, so the next
+ * alert nobody owns pages its on-call again on the same periods when it failed
+ * again since its last page, counted from when it became critical (a lapse or release sets reminded_at, so the next
  * page counts from it). A paused workflow reminds
  * nobody (its escalation clock stands still too); the count goes on from
  * where it was when it is resumed.
@@ -251,13 +253,15 @@ export function reminderDue(alert: ReminderFields, now: Date): ReminderDecision 
     return { due: true, about: 'silenced', since: alert.remindedAt };
   }
   if (!alert.ownerUser || !alert.acknowledgedAt) {
-    // Nobody took the page: it comes again, on the owner's doubling periods counted from the page (30 min, 30 min,
-    // 1 h… for a 5-minute job, at most a day apart; a nightly job once a day), so one missed page never leaves a
-    // critical alert unseen for days.
+    // Nobody took the page: it comes again while the job keeps failing, on the owner's doubling periods counted from
+    // the page (30 min, 30 min, 1 h… for a 5-minute job, at most a day apart; a nightly job failing each night once a
+    // day), so one missed page never leaves a critical alert unseen for days.
     const since = unownedCriticalSince(alert);
     if (!since) return { due: false };
     const from = Math.max(alert.remindedAt?.getTime() ?? 0, since.getTime());
     if (t - from < nextReminderAfterMs({ ...alert, acknowledgedAt: since })) return { due: false };
+    // Only news pages again: a failure since the last page (a monthly job's one failure pages once, not daily for a month).
+    if (!alert.lastFailureAt || alert.lastFailureAt.getTime() <= from) return { due: false };
     return { due: true, about: 'unowned', since };
   }
   const from = Math.max(alert.remindedAt?.getTime() ?? 0, alert.acknowledgedAt.getTime());

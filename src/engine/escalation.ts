@@ -129,7 +129,7 @@ export async function sendReminders(deps: Pick<Deps, 'db' | 'config'>, now: Date
     const candidates = await lockCandidates(trx, 'owned_or_silenced_until_resolved');
     const unanswered = await unansweredReminders(trx, candidates.flatMap((c) => (c.alert.ownerUser && c.alert.acknowledgedAt ? [c.alert.id] : [])));
     const due = candidates.flatMap((c) => {
-      const decision = reminderDue({ ...c.alert, workflowPaused: c.workflow.paused, unansweredReminders: unanswered.get(c.alert.id) ?? 0 }, now);
+      const decision = reminderDue({ ...c.alert, lastFailureAt: c.alert.errorGroupLastAt, workflowPaused: c.workflow.paused, unansweredReminders: unanswered.get(c.alert.id) ?? 0 }, now);
       return decision.due ? [{ ...c, decision }] : [];
     });
     const owned = due.filter((d) => d.decision.about !== 'silenced');
