@@ -138,6 +138,12 @@ export interface ReminderFields {
    * history: how many went unanswered.
    */
   unansweredReminders?: number;
+  /** With `openedAt`, `escalatedAt` and `lastFailureAt`: an unowned critical alert re-pages its on-call (`unownedCriticalSince`). */
+  severity?: string;
+  openedAt?: Date;
+  escalatedAt?: Date | null;
+  /** When the alert last recorded a failure (its error group's last occurrence). */
+  lastFailureAt?: Date | null;
 }
 
 /** A day: how often an "until resolved" silence reminds in its thread, and the longest gap between an owner's reminders. */
@@ -193,7 +199,19 @@ export type ReminderDecision =
   | { due: true; about: 'owned'; ownerUser: string; since: Date }
   /** Instead of one more reminder: the owner left that many unanswered, so the ownership lapses and the on-call is told. */
   | { due: true; about: 'lapsed'; ownerUser: string; since: Date; reminders: number }
-  | { due: true; about: 'silenced'; since: Date };
+  | { due: true; about: 'silenced'; since: Date }
+  /** A critical alert nobody owns: the on-call is paged again (in the thread, not broadcast). */
+  | { due: true; about: 'unowned'; since: Date };
+
+/**
+ * Since when an open critical alert has been critical (its escalation, or its
+ * opening when it opened critical); undefined for a warning, whose own
+ * escalation is what pages.
+ */
+function unownedCriticalSince(alert: ReminderFields): Date | undefined {
+  if (alert.severity !== 'critical' || !alert.openedAt) return undefined;
+  return alert.escalatedAt ?? alert.openedAt;
+}
 
 /**
  * How many unanswered reminders an ownership survives: the workflow's
@@ -219,7 +237,10 @@ export function lapseAfterReminders(policy: Record<string, unknown>): number {
  * the silence sets when it begins. A silenced alert does not remind its
  * owner: the silence reminder speaks for it. When the owner has left
  * `lapseAfterReminders` reminders unanswered (acted on the alert after none of
- * them), the next one is not sent: the ownership lapses instead. A paused workflow reminds
+ * them), the next one is not sent: the ownership lapses instead. A critical
+ * alert nobody owns pages its on-call again on the same periods when it failed
+ * again since its last page, counted from when it became critical (a lapse or release sets reminded_at, so the next
+ * page counts from it). A paused workflow reminds
  * nobody (its escalation clock stands still too); the count goes on from
  * where it was when it is resumed.
  */
@@ -231,7 +252,18 @@ export function reminderDue(alert: ReminderFields, now: Date): ReminderDecision 
     if (t - alert.remindedAt.getTime() < SILENCE_REMINDER_MS) return { due: false };
     return { due: true, about: 'silenced', since: alert.remindedAt };
   }
-  if (!alert.ownerUser || !alert.acknowledgedAt) return { due: false };
+  if (!alert.ownerUser || !alert.acknowledgedAt) {
+    // Nobody took the page: it comes again while the job keeps failing, on the owner's doubling periods counted from
+    // the page (30 min, 30 min, 1 h… for a 5-minute job, at most a day apart; a nightly job failing each night once a
+    // day), so one missed page never leaves a critical alert unseen for days.
+    const since = unownedCriticalSince(alert);
+    if (!since) return { due: false };
+    const from = Math.max(alert.remindedAt?.getTime() ?? 0, since.getTime());
+    if (t - from < nextReminderAfterMs({ ...alert, acknowledgedAt: since })) return { due: false };
+    // Only news pages again: a failure since the last page (a monthly job's one failure pages once, not daily for a month).
+    if (!alert.lastFailureAt || alert.lastFailureAt.getTime() <= from) return { due: false };
+    return { due: true, about: 'unowned', since };
+  }
   const from = Math.max(alert.remindedAt?.getTime() ?? 0, alert.acknowledgedAt.getTime());
   if (t - from < nextReminderAfterMs(alert)) return { due: false };
   const limit = lapseAfterReminders(alert.policy);

@@ -178,3 +178,17 @@ export function silencesOverlapping(events: readonly SilenceEvent[], resolvedAt:
   });
   return out;
 }
+
+/** Always delivered, even while the alert is silenced. */
+const NEVER_HELD: readonly string[] = ['silenced', 'unsilenced', 'resolved'];
+
+/**
+ * Does a silence hold this event's messages until it ends? Everything but the
+ * silence's own beginning and end, the resolution, and the daily reminder of
+ * an "until resolved" silence (`reminder` with `about: 'silenced'`): that
+ * reminder speaks for the silence, so holding it would hold it for ever.
+ */
+export function heldBySilence(kind: string, data: unknown): boolean {
+  if (NEVER_HELD.includes(kind)) return false;
+  return !(kind === 'reminder' && (data as { about?: unknown } | null)?.about === 'silenced');
+}

@@ -110,3 +110,30 @@ export function isSharedCause(workflowsInWindow: number, rule: SharedCauseRule):
 export function stormKey(stormId: number, destination: string): string {
   return `storm:${stormId}:${destination}`;
 }
+
+/**
+ * How long a page posted in a storm's thread stands for the storm's later
+ * pages of the same people: 30 alerts escalating at one deadline page the
+ * on-call once, not thirty broadcast replies in a minute; the storm message
+ * shows each one critical.
+ */
+export const STORM_PAGE_FOLD_MS = 30 * 60_000;
+
+const mentioned = (data: unknown): string[] => {
+  const m = (data as { mention?: { users?: unknown[]; groups?: unknown[] } } | null)?.mention;
+  return [...(m?.users ?? []), ...(m?.groups ?? [])].filter((x): x is string => typeof x === 'string');
+};
+
+/**
+ * Does a member's page (its event's data) fold into the storm message? Yes
+ * when pages already posted in the storm's thread within STORM_PAGE_FOLD_MS
+ * (their events' data) mentioned everyone this one would: those people were
+ * paged about this storm moments ago. A page naming someone new (an owner)
+ * still posts.
+ */
+export function stormPageFolds(page: unknown, recent: readonly { at: Date; data: unknown }[], now: Date): boolean {
+  const within = recent.filter((r) => now.getTime() - r.at.getTime() < STORM_PAGE_FOLD_MS);
+  if (within.length === 0) return false;
+  const paged = new Set(within.flatMap((r) => mentioned(r.data)));
+  return mentioned(page).every((who) => paged.has(who));
+}

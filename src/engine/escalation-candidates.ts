@@ -55,6 +55,8 @@ export async function lockCandidates(trx: Transaction<Database>, where: 'due_war
         eb.or([
           eb.and([eb('alerts.ownerUser', 'is not', null), eb('alerts.acknowledgedAt', 'is not', null)]),
           eb.and([eb('alerts.silencedBy', 'is not', null), eb('alerts.silencedUntil', 'is', null)]),
+          // A critical alert nobody owns pages its on-call again (reminderDue).
+          eb.and([eb('alerts.severity', '=', 'critical'), eb('alerts.ownerUser', 'is', null), eb('alerts.silencedBy', 'is', null)]),
         ]),
       ),
     )

@@ -84,7 +84,7 @@ async function lapseOwnerships(trx: Transaction<Database>, lapses: Lapse[], now:
     const reason = escalating.get(alert.id);
     const next = await trx
       .updateTable('alerts')
-      .set({ ownerUser: null, acknowledgedBy: null, acknowledgedAt: null, updatedAt: now, ...(reason ? { severity: 'critical', escalatedAt: now } : {}) })
+      .set({ ownerUser: null, acknowledgedBy: null, acknowledgedAt: null, remindedAt: now, updatedAt: now, ...(reason ? { severity: 'critical', escalatedAt: now } : {}) })
       .where('id', '=', alert.id)
       .returningAll()
       .executeTakeFirstOrThrow();
@@ -117,7 +117,9 @@ export async function expireOwnerships(deps: Pick<Deps, 'db' | 'config'>, now: D
  * Owned alerts still failing remind their owner, less often each time (src/domain/escalation.ts
  * nextReminderAfterMs); after `ownershipLapsesAfterReminders` of them unanswered (default 3) the
  * ownership lapses instead of one more (a critical alert's on-call is told; a warning already due escalates
- * with the lapse, one page: lapseOwnerships); "until resolved" silences remind once a day; a paused workflow reminds nobody.
+ * with the lapse, one page: lapseOwnerships); a critical alert nobody owns pages its on-call again on the same
+ * periods (the lapse sets reminded_at: the next page counts from it); "until resolved" silences remind once a day;
+ * a paused workflow reminds nobody.
  * Nothing pages inside a maintenance window: an owner's reminder (it mentions them) waits for the window's
  * end, and is sent at the first pass after it.
  */
@@ -127,7 +129,7 @@ export async function sendReminders(deps: Pick<Deps, 'db' | 'config'>, now: Date
     const candidates = await lockCandidates(trx, 'owned_or_silenced_until_resolved');
     const unanswered = await unansweredReminders(trx, candidates.flatMap((c) => (c.alert.ownerUser && c.alert.acknowledgedAt ? [c.alert.id] : [])));
     const due = candidates.flatMap((c) => {
-      const decision = reminderDue({ ...c.alert, workflowPaused: c.workflow.paused, unansweredReminders: unanswered.get(c.alert.id) ?? 0 }, now);
+      const decision = reminderDue({ ...c.alert, lastFailureAt: c.alert.errorGroupLastAt, workflowPaused: c.workflow.paused, unansweredReminders: unanswered.get(c.alert.id) ?? 0 }, now);
       return decision.due ? [{ ...c, decision }] : [];
     });
     const owned = due.filter((d) => d.decision.about !== 'silenced');
@@ -147,7 +149,9 @@ export async function sendReminders(deps: Pick<Deps, 'db' | 'config'>, now: Date
       const data =
         decision.about === 'owned'
           ? { about: 'owned', ownerUser: decision.ownerUser, since: decision.since.toISOString(), lapsesAfter: lapseAfterReminders(alert.policy) }
-          : { about: 'silenced', since: decision.since.toISOString() };
+          : decision.about === 'unowned'
+            ? { about: 'unowned', since: decision.since.toISOString(), mention: escalationMention(null, oncall) }
+            : { about: 'silenced', since: decision.since.toISOString() };
       events.push({ alert: next, tenant: { channel }, kind: 'reminder', data, now, config: deps.config });
     }
     events.push(...(await lapseOwnerships(trx, lapses, now, deps.config)));

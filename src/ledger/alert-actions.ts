@@ -126,7 +126,8 @@ export const releaseOwnership = (deps: Pick<Deps, 'db' | 'clock' | 'config'>, in
     if (alert.status !== 'open') return { kind: 'not_open', alert };
     if (!alert.ownerUser && !alert.acknowledgedAt) return { kind: 'ok', alert };
     if (mayReleaseOthers === false && alert.ownerUser && alert.ownerUser !== actor.user) return { kind: 'owned_by_other', alert, by: alert.ownerUser };
-    const next = await saveAlert(trx, alert.id, { ownerUser: null, acknowledgedBy: null, acknowledgedAt: null, updatedAt: now });
+    // reminded_at: a critical alert left unowned pages its on-call again a period after the release (reminderDue).
+    const next = await saveAlert(trx, alert.id, { ownerUser: null, acknowledgedBy: null, acknowledgedAt: null, remindedAt: now, updatedAt: now });
     await recordAlertEvent(trx, { alert: next, tenant, kind: 'owner_changed', actor: actor.user, data: ownerData(alert, next, next.ownerNote), now, config: deps.config });
     return { kind: 'ok', alert: next };
   })(deps, input);

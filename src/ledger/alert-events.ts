@@ -1,16 +1,13 @@
 import type { Transaction } from 'kysely';
 import type { Alert, AlertEvent, Database, Tenant } from '../db/schema.js';
 import { isNotifiedKind, QUIET_EVENT_KINDS, shadowEventData, type AlertEventKind } from '../domain/events.js';
-import { heldReleases, silenceState, summariseHeld, type HeldSummary } from '../domain/silence.js';
+import { heldBySilence, heldReleases, silenceState, summariseHeld, type HeldSummary } from '../domain/silence.js';
 import { countsTowardStorm } from '../domain/storm.js';
 import { routesFor, shouldRoute, type RoutingConfig } from './destinations.js';
 import { writeAlertsAndEvents, type AlertWrites, type EventRow, type NotificationRow } from './event-writes.js';
 import { claimStorms, stormRuleOf, type StormConfig } from './storm-claims.js';
 
 export const NOTIFICATIONS_CHANNEL = 'scheduler_notifications';
-
-/** Always delivered, even while the alert is silenced. */
-const NEVER_HELD: readonly string[] = ['silenced', 'unsilenced', 'resolved'];
 
 export interface EventInput {
   /** The alert as it stands after the change this event records. */
@@ -73,7 +70,7 @@ export async function recordAlertEvents(
     if (!quiet(input) && !isNotifiedKind(input.kind)) return;
     const destinations = router.route(input);
     if (destinations.length === 0) return;
-    const held = silenceState(input.alert, input.now).silenced && !NEVER_HELD.includes(input.kind);
+    const held = silenceState(input.alert, input.now).silenced && heldBySilence(input.kind, input.data);
     wake ||= !held;
     for (const destination of destinations) {
       router.heard(input.alert.id, destination);

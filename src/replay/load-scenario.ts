@@ -15,7 +15,7 @@ export const SCENARIO_LAUNCHER = { kind: 'command', command: 'scripted by the re
  */
 export async function loadScenario(db: Db, scenario: Scenario): Promise<Map<string, number>> {
   const file: WorkflowsFile = {
-    tenants: scenario.tenants.map((t) => ({ id: t.id, name: t.name, channel: t.channel, ...(t.shadow ? { shadow: true } : {}) })),
+    tenants: scenario.tenants.map((t) => ({ id: t.id, name: t.name, channel: t.channel, ...(t.shadow ? { shadow: true } : {}), ...(t.oncall ? { oncall: t.oncall } : {}) })),
     workflows: scenario.workflows.map((w) => ({
       tenant: w.tenant,
       name: w.name,

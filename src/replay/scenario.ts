@@ -81,8 +81,8 @@ export const maintenanceWindowSchema = z
 /** The operator changed a workflow's overrides then (over the API or the file): the replay changes them at that instant. */
 export const policyChangeSchema = z.object({ at: instant, workflow: workflowRef, policy: policySchema }).strict();
 
-/** `shadow` as in the workflows file: evaluated and recorded, told only to the platform channel. */
-const scenarioTenant = tenantSchema.pick({ id: true, name: true, shadow: true }).extend({ channel: slackChannel }).strict();
+/** `shadow` as in the workflows file: evaluated and recorded, told only to the platform channel; `oncall`: who a page mentions. */
+const scenarioTenant = tenantSchema.pick({ id: true, name: true, shadow: true, oncall: true }).extend({ channel: slackChannel }).strict();
 
 const scenarioWorkflow = z
   .object({

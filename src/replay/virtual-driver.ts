@@ -206,7 +206,8 @@ export class VirtualDriver {
         (select min(lease_expires_at) from runs where status = 'running' and id <> all(${launcher.heldRunIds()}::int8[])) as next_run_lease,
         exists (select 1 from alerts where status = 'open') as any_open,
         -- Reminders, ownership expiry and maintenance windows are decided in TypeScript each minute: while any can be due, stop on every grid instant.
-        (exists (select 1 from alerts where status = 'open' and (acknowledged_at is not null or (silenced_by is not null and silenced_until is null)))
+        (exists (select 1 from alerts where status = 'open' and (acknowledged_at is not null or (silenced_by is not null and silenced_until is null) or (severity = 'critical' and owner_user is null and silenced_by is null
+            and error_group_last_at > greatest(reminded_at, coalesce(escalated_at, opened_at)))))
           or exists (select 1 from maintenance_windows where told_at is null)
           or exists (select 1 from workflows where maintenance <> '[]'::jsonb)
           or exists (select 1 from tenants where maintenance <> '[]'::jsonb)) as clock_work,

@@ -63,7 +63,8 @@ describe('the genuine-defect night, told everywhere', () => {
     expect([pipeline.workflowId, pipeline.status, quality.workflowId, quality.status, quality.escalatedAt]).toEqual([nightly.id, 'resolved', check.id, 'resolved', at('02:33')]);
     const stories = new Map([
       [pipeline.id, ['opened', 'run_requested', 'run_finished', 'resolved']],
-      [quality.id, ['opened', 'escalated', 'resolved']],
+      // Escalated, nobody took it: the on-call is paged again, backing off (30 min, 30 min, 1 h, 2 h), until the recovery.
+      [quality.id, ['opened', 'escalated', 'reminder', 'reminder', 'reminder', 'reminder', 'resolved']],
     ]);
 
     // Everything delivered, nothing dead, nothing twice.

@@ -84,6 +84,39 @@ describe('reminderDue: owned alerts remind once per period; until-resolved silen
     expect(reminderDue({ ...owned, ...over } as ReminderFields, NOW)).toEqual(expected);
   });
 
+  describe('a critical alert nobody owns pages its on-call again', () => {
+    const unowned: ReminderFields = { ...owned, ownerUser: null, acknowledgedAt: null, severity: 'critical', openedAt: ago(3 * H), escalatedAt: ago(H), lastFailureAt: ago(1) };
+    it.each([
+      ['unowned warning: its own escalation pages, no reminder', { severity: 'warning', escalatedAt: null }, { due: false }],
+      ['escalated 1h ago, never reminded: due (30 minutes for a 5-minute job)', {}, { due: true, about: 'unowned', since: ago(H) }],
+      ['escalated 20 minutes ago: not yet', { escalatedAt: ago(20 * 60_000) }, { due: false }],
+      ['opened critical 2 days ago (a nightly job), reminded 23h ago: not yet', { cadenceSeconds: 86_400, openedAt: ago(48 * H), escalatedAt: null, remindedAt: ago(23 * H) }, { due: false }],
+      ['opened critical 2 days ago (a nightly job), reminded a day ago: due', { cadenceSeconds: 86_400, openedAt: ago(48 * H), escalatedAt: null, remindedAt: ago(24 * H) }, { due: true, about: 'unowned', since: ago(48 * H) }],
+      ['no failure since the escalation: no news, no page (a monthly job fails once)', { lastFailureAt: ago(H) }, { due: false }],
+      ['reminded 40 minutes ago, no failure since: nothing', { remindedAt: ago(40 * 60_000), lastFailureAt: ago(50 * 60_000) }, { due: false }],
+      ['silenced: the silence speaks for it', { silencedBy: 'UX', silencedUntil: new Date(NOW.getTime() + H) }, { due: false }],
+      ['paused: nobody', { workflowPaused: true }, { due: false }],
+      ['resolved: nobody', { status: 'resolved' }, { due: false }],
+    ] as const)('%s', (_case, over, expected) => {
+      expect(reminderDue({ ...unowned, ...over } as ReminderFields, NOW)).toEqual(expected);
+    });
+
+    it('a 5-minute job escalated at 00:30 and left unowned for 3 days pages eight times, backing off to once a day', () => {
+      const escalatedAt = new Date('2026-03-10T00:30:00Z');
+      let alert: ReminderFields = { ...unowned, openedAt: new Date('2026-03-10T00:10:00Z'), escalatedAt, remindedAt: null };
+      const at: string[] = [];
+      for (let t = escalatedAt.getTime(); t <= escalatedAt.getTime() + 72 * H; t += 60_000) {
+        // The job fails every 5 minutes all along.
+        alert = { ...alert, lastFailureAt: new Date(t - 60_000) };
+        if (reminderDue(alert, new Date(t)).due) {
+          at.push(new Date(t).toISOString().slice(8, 16));
+          alert = { ...alert, remindedAt: new Date(t) };
+        }
+      }
+      expect(at).toEqual(['10T01:00', '10T01:30', '10T02:30', '10T04:30', '10T08:30', '10T16:30', '11T08:30', '12T08:30']);
+    });
+  });
+
   it('the default period follows the cadence within 30 minutes and a day', () => {
     expect([60, 300, 3600, 86_400, 7 * 86_400].map((s) => defaultRemindAfterMs(s) / 60_000)).toEqual([30, 30, 120, 1440, 1440]);
   });

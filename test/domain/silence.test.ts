@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { heldReleases, silencedUntilField, silenceInTheWay, silencesOverlapping, silenceState, summariseHeld, type SilenceFields } from '../../src/domain/silence.js';
+import { heldBySilence, heldReleases, silencedUntilField, silenceInTheWay, silencesOverlapping, silenceState, summariseHeld, type SilenceFields } from '../../src/domain/silence.js';
 
 const NOW = new Date('2026-03-10T12:00:00Z');
 const H = 3_600_000;
@@ -161,5 +161,19 @@ describe('silencesOverlapping', () => {
     expect(silencesOverlapping([silenced(1, 2)], null, t(2), t(10))).toEqual([]);
     expect(silencesOverlapping([silenced(1, 20)], null, t(2), t(10))).toEqual([{ from: t(1), until: t(20), endedAt: null, by: 'U0A', reason: 'r' }]);
     expect(silencesOverlapping([silenced(1, null)], t(30), t(2), t(10))[0]!.endedAt).toBeNull();
+  });
+});
+
+describe('heldBySilence: what a silence keeps back until it ends', () => {
+  it.each([
+    ['a failure count', 'escalated', {}, true],
+    ['an owner reminder', 'reminder', { about: 'owned' }, true],
+    ['the on-call paged again', 'reminder', { about: 'unowned' }, true],
+    ["an until-resolved silence's own daily reminder (held, it was never delivered)", 'reminder', { about: 'silenced' }, false],
+    ['the silence itself', 'silenced', {}, false],
+    ['its end', 'unsilenced', {}, false],
+    ['the recovery', 'resolved', {}, false],
+  ] as const)('%s', (_case, kind, data, held) => {
+    expect(heldBySilence(kind, data)).toBe(held);
   });
 });

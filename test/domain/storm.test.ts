@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { countsTowardSharedCause, DEFAULT_SHARED_CAUSE_RULE, DEFAULT_STORM_RULE, isSharedCause, sharedCauseWindow, stormDecision, stormEnds } from '../../src/domain/storm.js';
+import { countsTowardSharedCause, DEFAULT_SHARED_CAUSE_RULE, DEFAULT_STORM_RULE, isSharedCause, sharedCauseWindow, stormDecision, stormEnds, stormPageFolds } from '../../src/domain/storm.js';
 
 const now = new Date('2026-03-10T02:01:00Z');
 const ago = (s: number) => new Date(now.getTime() - s * 1000);
@@ -69,5 +69,22 @@ describe('countsTowardSharedCause', () => {
     expect(countsTowardSharedCause({ workflowShadow: false, tenantShadow: false })).toBe(true);
     expect(countsTowardSharedCause({ workflowShadow: true, tenantShadow: false })).toBe(false);
     expect(countsTowardSharedCause({ workflowShadow: false, tenantShadow: true })).toBe(false);
+  });
+});
+
+describe('stormPageFolds: a storm pages the same people once, not once per member', () => {
+  const now = new Date('2026-03-10T01:01:00Z');
+  const ago = (min: number) => new Date(now.getTime() - min * 60_000);
+  const oncall = { mention: { users: ['UONCALL'], groups: ['SONCALL'] } };
+  it.each([
+    ['no page in the thread yet: it posts', oncall, [], false],
+    ['the on-call paged a minute ago: folded', oncall, [{ at: ago(1), data: oncall }], true],
+    ['paged 29 minutes ago: folded', oncall, [{ at: ago(29), data: oncall }], true],
+    ['paged 30 minutes ago: it posts again', oncall, [{ at: ago(30), data: oncall }], false],
+    ['a page naming someone new (an owner): it posts', { mention: { users: ['UALICE'], groups: [] } }, [{ at: ago(1), data: oncall }], false],
+    ['a page of nobody after a page: folded', { mention: { users: [], groups: [] } }, [{ at: ago(1), data: oncall }], true],
+    ['the on-call paged across two pages: folded', oncall, [{ at: ago(1), data: { mention: { users: ['UONCALL'], groups: [] } } }, { at: ago(2), data: { mention: { users: [], groups: ['SONCALL'] } } }], true],
+  ] as const)('%s', (_case, page, recent, folds) => {
+    expect(stormPageFolds(page, recent, now)).toBe(folds);
   });
 });

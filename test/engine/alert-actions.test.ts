@@ -139,7 +139,8 @@ describe('silence', () => {
     expect(rows.filter((r) => r.status === 'held')).toEqual([]);
     expect(rows.filter((r) => r.status === 'skipped')).toHaveLength(14);
     const pending = rows.filter((r) => r.status === 'pending').map((r) => r.kind);
-    expect(pending).toEqual(['opened', 'opened', 'silenced', 'silenced', 'unsilenced', 'unsilenced']);
+    // The silence ends on a critical alert nobody owns, still failing: the on-call is paged again in each channel.
+    expect(pending).toEqual(['opened', 'opened', 'silenced', 'silenced', 'unsilenced', 'unsilenced', 'reminder', 'reminder']);
     const summary = rows.find((r) => r.kind === 'unsilenced')!.data as { why: string; summary: unknown };
     expect(summary.why).toBe('expired');
     expect(summary.summary).toEqual({

@@ -97,7 +97,8 @@ describe('the same incident, replayed', { timeout: 180_000 }, () => {
       (await notificationStory(t.db, alertId)).filter((n) => n.destination === destination && isNotifiedKind(n.kind)).map((n) => n.kind);
     for (const destination of ['slack:CACME', `slack:${PLATFORM}`]) {
       expect(await story(pipeline.id, destination)).toEqual(['opened', 'run_requested', 'run_finished', 'resolved']);
-      expect(await story(quality.id, destination)).toEqual(['opened', 'escalated', 'resolved']);
+      // Escalated, nobody took it: the on-call is paged again, backing off (30 min, 30 min, 1 h, 2 h), until the recovery.
+      expect(await story(quality.id, destination)).toEqual(['opened', 'escalated', 'reminder', 'reminder', 'reminder', 'reminder', 'resolved']);
     }
     const resolved = (await notificationStory(t.db, pipeline.id)).find((n) => n.kind === 'resolved')!;
     expect(resolved.data).toMatchObject({ durationSeconds: (9 * 60 - (2 * 60 + 12)) * 60, trigger: 'manual' });

@@ -61,6 +61,7 @@ const CASES: Case[] = [
   ['escalated as the ownership lapsed on unanswered reminders, past the deadline', 'escalated', null, { reason: 'deadline', consecutiveFailures: 48, mention: { users: [], groups: ['S0ONCALL'] }, lapsed: { previousUser: 'U0ALICE', ownedSince: '2026-03-10T05:05:00.000Z', reason: 'unanswered', reminders: 3 } }, { severity: 'critical' }],
   ["escalated as the tenant's ownership limit passed, kept failing", 'escalated', null, { reason: 'kept_failing', consecutiveFailures: 6, mention: { users: [], groups: ['S0ONCALL'] }, lapsed: { previousUser: 'U0ALICE', ownedSince: '2026-03-10T03:05:00.000Z' } }, { severity: 'critical' }],
   ['reminder, owned', 'reminder', null, { about: 'owned', ownerUser: 'U0ALICE', since: '2026-03-10T06:05:00.000Z' }, { ownerUser: 'U0ALICE' }],
+  ['reminder, critical and unowned: pages on-call again', 'reminder', null, { about: 'unowned', since: '2026-03-10T06:05:00.000Z', mention: { users: ['U0PAGER'], groups: ['S0ONCALL'] } }, { severity: 'critical' }],
   ['reminder, silenced', 'reminder', null, { about: 'silenced', since: '2026-03-08T09:05:00.000Z' }, { silencedBy: 'U0BOB' }],
   ['ownership expired', 'ownership_expired', null, { previousUser: 'U0ALICE', ownedSince: '2026-03-10T05:05:00.000Z' }],
   ['ownership lapsed on unanswered reminders, critical: pages on-call', 'ownership_expired', null, { previousUser: 'U0ALICE', ownedSince: '2026-03-07T05:05:00.000Z', reason: 'unanswered', reminders: 3, mention: { users: [], groups: ['S0ONCALL'] } }, { severity: 'critical' }],

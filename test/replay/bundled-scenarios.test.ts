@@ -34,11 +34,13 @@ describe('bundled scenarios', { timeout: 120_000 }, () => {
 
   it('the genuine-defect night: two alerts, one thread per alert per channel, the escalation in its own thread, recovery after the 09:00 run', async () => {
     const { transcript } = await replay('seed-genuine-defect-night.json');
-    expect(transcript.summary).toMatchObject({ alerts: 2, roots: 4, replies: 10, failedTicks: 85 });
+    expect(transcript.summary).toMatchObject({ alerts: 2, roots: 4, replies: 18, failedTicks: 85 });
     const threads = threadsOf(transcript.calls);
+    // Escalated and nobody took it: the on-call is paged again, backing off (30 min, 30 min, 1 h, 2 h), until the 09:00 recovery.
+    const paged = ['opened', 'escalated', 'reminder', 'reminder', 'reminder', 'reminder', 'resolved'];
     expect(storyByChannel(threads)).toEqual({
-      CACME: { 'nightly-pipeline': [['opened', 'run_requested', 'run_finished', 'resolved']], 'quality-check': [['opened', 'escalated', 'resolved']] },
-      CPLATFORM: { 'nightly-pipeline': [['opened', 'run_requested', 'run_finished', 'resolved']], 'quality-check': [['opened', 'escalated', 'resolved']] },
+      CACME: { 'nightly-pipeline': [['opened', 'run_requested', 'run_finished', 'resolved']], 'quality-check': [paged] },
+      CPLATFORM: { 'nightly-pipeline': [['opened', 'run_requested', 'run_finished', 'resolved']], 'quality-check': [paged] },
     });
     // One alert per workflow, the same alert in both channels.
     const alertsBy = (wf: string) => new Set(threads.filter((th) => th.workflow === wf).map((th) => th.alertId));
@@ -91,7 +93,8 @@ describe('bundled scenarios', { timeout: 120_000 }, () => {
     const { transcript, actions } = await replay('silence-during-incident.json');
     expect(actions.map((a) => [a.action, a.channel, a.result])).toEqual([['silence', 'CPLATFORM', 'ok']]);
     const story = storyByChannel(threadsOf(transcript.calls));
-    for (const channel of ['CGLOBEX', 'CPLATFORM']) expect(story[channel]).toEqual({ 'inventory-check': [['opened', 'silenced', 'unsilenced', 'resolved']] });
+    // Its end finds it critical and unowned: the on-call is paged again right after the summary.
+    for (const channel of ['CGLOBEX', 'CPLATFORM']) expect(story[channel]).toEqual({ 'inventory-check': [['opened', 'silenced', 'unsilenced', 'reminder', 'resolved']] });
     const unsilenced = transcript.calls.filter((c) => c.method === 'chat.postMessage' && eventOf(c) === 'unsilenced');
     expect(unsilenced.map((c) => c.at)).toEqual(['2026-03-10T03:15:00.000Z', '2026-03-10T03:15:00.000Z']);
     // The escalation happened while silenced: recorded, not posted, and summed up by the unsilenced event.

@@ -42,6 +42,15 @@ const reminder: Renderer = ({ event, alert: a, workflow, d }) => {
   if (str(d, 'about') === 'silenced') {
     return { what: 'reminder:silenced', icon: 'reminder', parts: [t('Reminder: this alert was silenced until it resolves'), ...when, t('.'), ...still] };
   }
+  if (str(d, 'about') === 'unowned') {
+    const { mention, paging } = pagingOf(d);
+    return {
+      what: 'reminder:unowned',
+      icon: 'reminder',
+      parts: [t('Reminder: this alert went critical'), ...when, t(' and nobody has taken ownership.'), ...still, t(' Taking it stops these reminders.'), ...paging],
+      ...(mention ? { mention } : {}),
+    };
+  }
   return {
     what: 'reminder:owned',
     icon: 'reminder',

@@ -1,13 +1,13 @@
 import type { Db } from '../../db/connect.js';
 import type { Storm } from '../../db/schema.js';
 import { pagesSomeone } from '../../domain/events.js';
-import { stormKey } from '../../domain/storm.js';
+import { STORM_PAGE_FOLD_MS, stormKey, stormPageFolds } from '../../domain/storm.js';
 import { LEASE_LOST, type DeliveryInput, type DeliveryResult, type FindDeliveredResult } from '../../notify/transport.js';
 import { renderAlertReply, type AlertCard } from '../blocks/alert-card.js';
 import { renderStormMessage } from '../blocks/storm-message.js';
 import { alertMetadata, metadataKey, stormMetadata } from './metadata.js';
 import type { SlackOutboxApi } from './slack-api.js';
-import { claimStormPost, loadStormView, restoreStormClaim, saveStormRoot } from '../views/storm-queries.js';
+import { claimStormPost, loadStormView, recentStormPages, restoreStormClaim, saveStormRoot } from '../views/storm-queries.js';
 
 /** How soon a member waiting for another delivery to post the storm message tries again. */
 const STORM_POST_WAIT_MS = 1000;
@@ -32,7 +32,8 @@ export function deliversToStorm(kind: string): boolean {
  * sure one replica posts it), later ones leave it to the refresher, which
  * re-renders the message in place, coalesced and paced like roots. No event
  * of a member posts a message of its own, save a shared-cause callout and a
- * page (see `postsInStormThread`).
+ * page (see `postsInStormThread`), and a page only when the storm's thread
+ * has not paged the same people within STORM_PAGE_FOLD_MS (stormPageFolds).
  */
 export async function deliverToStorm(db: Db, api: SlackOutboxApi, input: DeliveryInput, storm: Storm, card: () => Promise<AlertCard>): Promise<DeliveryResult> {
   const { notification: n, event } = input;
@@ -45,6 +46,10 @@ export async function deliverToStorm(db: Db, api: SlackOutboxApi, input: Deliver
     rootTs = root.ref;
   }
   if (postsInStormThread(event)) {
+    // The same people were paged in this thread moments ago (a storm escalating at one deadline): the message shows it.
+    if (event.kind !== 'shared_cause' && stormPageFolds(event.data, await recentStormPages(db, Number(storm.id), n.destination, new Date(input.now.getTime() - STORM_PAGE_FOLD_MS)), input.now)) {
+      return { kind: 'sent', ref: rootTs, result: { storm: Number(storm.id), rerender: true, folded: true } };
+    }
     const reply = renderAlertReply(event, await card(), input.now);
     if (!(await input.keepLease())) return LEASE_LOST;
     const posted = await api.postMessage({ channel: storm.channel, ...reply, metadata: memberMetadata(input, event.kind, n.idempotencyKey), threadTs: rootTs, replyBroadcast: true });

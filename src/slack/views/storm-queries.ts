@@ -17,6 +17,20 @@ export async function stormOf(db: Db, alertId: number, destination: string): Pro
     .executeTakeFirst();
 }
 
+/** The pages (their events' data) posted in a storm's thread since `since`: a later page of the same people folds into the message. */
+export async function recentStormPages(db: Db, stormId: number, destination: string, since: Date): Promise<{ at: Date; data: unknown }[]> {
+  const rows = await db
+    .selectFrom('notifications')
+    .innerJoin('alertEvents', 'alertEvents.id', 'notifications.eventId')
+    .select(['notifications.sentAt', 'alertEvents.data'])
+    .where('notifications.destination', '=', destination)
+    .where('notifications.status', '=', 'sent')
+    .where('notifications.sentAt', '>=', since)
+    .where(sql<boolean>`notifications.result->>'storm' = ${String(stormId)} and notifications.result ? 'threadTs'`)
+    .execute();
+  return rows.map((r) => ({ at: r.sentAt!, data: r.data }));
+}
+
 /** A storm and every alert it took in, as the storm message shows them now. */
 export async function loadStormView(db: Db, stormId: number, now: Date): Promise<(StormView & { eventId: number }) | undefined> {
   // Read before the members (as loadAlertCard does): the state rendered is at least as new as the id recorded for it.
