@@ -130,7 +130,7 @@ describe('methods of a path', () => {
       ['/api/v1/alerts', ['GET', 'HEAD']],
       ['/api/v1/workflows/acme/etl', ['DELETE', 'GET', 'HEAD', 'PUT']],
       ['/api/v1/workflows/acme/etl/pause', ['POST']],
-      ['/api/v1/tenants/acme', ['PUT']],
+      ['/api/v1/tenants/acme', ['DELETE', 'PUT']],
     ] as const) {
       const r = await acme('OPTIONS', path);
       expect(r.status, path).toBe(200);
