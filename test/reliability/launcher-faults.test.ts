@@ -103,6 +103,13 @@ describe('command launcher faults', () => {
     expect(done.logExcerpt).not.toContain('\u0000');
   });
 
+  it("a command's error line is what a terminal shows of its last readable line: no colours, no control characters, no binary", async () => {
+    const { run } = await start(command(), { kind: 'command', command: "printf 'Error: \\033[31mdisk full\\033[0m\\a\\n'; head -c 200 /dev/zero | tr '\\0' '\\377'; exit 1" }, 30);
+    expect(await finishedRun(t.db, run.id)).toMatchObject({ status: 'failed', exitCode: 1, error: 'exited with code 1: Error: disk full' });
+    const progress = await start(command(), { kind: 'command', command: "printf 'upload 10%%\\rupload 90%%\\rupload failed: 403\\r\\n'; exit 2" }, 30);
+    expect(await finishedRun(t.db, progress.run.id)).toMatchObject({ status: 'failed', error: 'exited with code 2: upload failed: 403' });
+  });
+
   it('a command ignoring TERM past its deadline is ended by its own supervisor, not failed under it while it still runs', async () => {
     const pids = join(dir, 'deadline');
     const { run } = await start(command(), { kind: 'command', command: `echo $$ > ${pids}; trap '' TERM; echo "stuck on batch 7"; sleep 300 & echo $! >> ${pids}; wait` }, 2);
