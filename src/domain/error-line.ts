@@ -2,8 +2,8 @@ import { cutText } from './text.js';
 
 /**
  * Which line of a job's output becomes its run's error (a command launcher's
- * command, a ping's body): the last one printed, read as a terminal shows
- * it. Output is untrusted and often written for a terminal: colours (ANSI
+ * command, a ping's body: the last one printed; an http launcher's failed
+ * answer: its first), read as a terminal shows it. Output is untrusted and often written for a terminal: colours (ANSI
  * escapes), progress lines redrawn with carriage returns, a bell, or a
  * binary file cat'ed by mistake. The error is what alerts show and group
  * by, so it holds none of that. Pure.
@@ -43,6 +43,15 @@ export function errorLineOf(output: string | null | undefined): string | undefin
   for (let i = lines.length - 1; i >= 0; i--) {
     const line = shownText(lines[i]!);
     if (isReadable(line)) return cutText(line, ERROR_LINE_MAX);
+  }
+  return undefined;
+}
+
+/** The first readable line of `output`, cleaned and cut to `max` (an http target's failed answer: its headline). */
+export function firstReadableLine(output: string | null | undefined, max: number = ERROR_LINE_MAX): string | undefined {
+  for (const raw of output ? output.split('\n') : []) {
+    const line = shownText(raw);
+    if (isReadable(line)) return cutText(line, max);
   }
   return undefined;
 }

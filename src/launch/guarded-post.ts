@@ -40,6 +40,8 @@ export interface PostAnswer {
   text: string;
   /** Whether the body went on past `limit`. */
   truncated: boolean;
+  /** The answer's Location header (a redirect's target), as sent. */
+  location?: string;
 }
 
 /**
@@ -88,7 +90,7 @@ export function guardedPost(url: string, headers: Record<string, string>, body: 
           if (done) return;
           done = true;
           const text = Buffer.concat(chunks).subarray(0, options.limit).toString('utf8');
-          resolve({ status: res.statusCode ?? 0, text, truncated });
+          resolve({ status: res.statusCode ?? 0, text, truncated, ...(res.headers.location ? { location: res.headers.location } : {}) });
         }
       },
     );

@@ -11,6 +11,7 @@ import { launchSigningKey } from '../domain/launch-signing.js';
 import { launcherRequestHeaders } from '../domain/webhook-headers.js';
 import { redactSecrets } from '../secrets.js';
 import { isWebLink } from '../domain/text.js';
+import { launchAnswerError } from '../domain/launch-answer.js';
 
 type HttpConfig = Extract<LauncherConfig, { kind: 'http' }>;
 type HttpDeps = Pick<Deps, 'db' | 'clock' | 'logger' | 'replicaId' | 'config'>;
@@ -107,9 +108,10 @@ export function createHttpLauncher(deps: HttpDeps, held: HeldRuns, options: Http
     const timeoutMs = mode === 'sync' ? ctx.timeoutSeconds * 1000 : Math.min(acceptTimeoutMs, ctx.timeoutSeconds * 1000);
     let status: number;
     let text: string;
+    let location: string | undefined;
     try {
       const answer = await guardedPost(config.url, headers, body, { timeoutMs, limit: excerptBytes, list });
-      [status, text] = [answer.status, keptAnswer(answer, ctx.tenant.id)];
+      [status, text, location] = [answer.status, keptAnswer(answer, ctx.tenant.id), answer.location];
     } catch (error) {
       const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
       const reason =
@@ -120,7 +122,7 @@ export function createHttpLauncher(deps: HttpDeps, held: HeldRuns, options: Http
     }
     const ok = status >= 200 && status < 300;
     if (!ok) {
-      await reportOutcome(deps, ctx.runId, { status: 'failed', error: `HTTP ${status}${firstLine(text)}`, logExcerpt: text || null }, options.stop);
+      await reportOutcome(deps, ctx.runId, { status: 'failed', error: launchAnswerError(status, text, location, config.url), logExcerpt: text || null }, options.stop);
     } else if (mode === 'sync') {
       await reportOutcome(deps, ctx.runId, { status: 'succeeded', logExcerpt: text || null, ...reportedDetails(text) }, options.stop);
     } else {
@@ -166,11 +168,6 @@ function reportedDetails(text: string): Pick<RunOutcome, 'rows' | 'stage' | 'log
   } catch {
     return {};
   }
-}
-
-function firstLine(text: string): string {
-  const line = text.split('\n').map((l) => l.trim()).find(Boolean);
-  return line ? `: ${line.slice(0, 300)}` : '';
 }
 
 function describeFetchError(error: unknown): string {

@@ -163,6 +163,24 @@ describe('http launcher faults', () => {
     expect(await finishedRun(t.db, run.id)).toMatchObject({ status: 'failed', error: 'HTTP 500: upstream exploded', logExcerpt: 'upstream exploded\nstack…' });
   });
 
+  it('a target answering a redirect: failed naming where it points and that it was not followed, the query left out', async () => {
+    target.respondWith(() => ({ status: 301, headers: { location: 'https://jobs.example.com/v2/run?sig=abc#x' } }));
+    const { run } = await start(http(), { kind: 'http', url: `${target.url}/moved`, mode: 'sync', secret: HTTP_SECRET }, 10);
+    expect(await finishedRun(t.db, run.id)).toMatchObject({
+      status: 'failed',
+      error: 'HTTP 301: redirect to https://jobs.example.com/v2/run not followed (launchers never follow redirects: set the url to where it points)',
+    });
+    target.respondWith(() => ({ status: 302, headers: { location: '/login' }, body: '<html>\x1b[31mgo away</html>' }));
+    const relative = await start(http(), { kind: 'http', url: `${target.url}/old`, mode: 'callback', secret: HTTP_SECRET }, 10);
+    expect((await finishedRun(t.db, relative.run.id)).error).toBe(`HTTP 302: redirect to ${target.url}/login not followed (launchers never follow redirects: set the url to where it points)`);
+  });
+
+  it("a failed answer's first line is read as a terminal shows it: no control characters in the error", async () => {
+    target.respondWith(() => ({ status: 503, body: '\r\n\x1b[1mBackend\x1b[0m\tdown\x07\r\nretry later' }));
+    const { run } = await start(http(), { kind: 'http', url: `${target.url}/busy`, mode: 'sync', secret: HTTP_SECRET }, 10);
+    expect(await finishedRun(t.db, run.id)).toMatchObject({ status: 'failed', error: 'HTTP 503: Backend down' });
+  });
+
   it('a target nobody listens on: failed with the connection error', async () => {
     const closed = await startHttpTarget();
     await closed.stop();
