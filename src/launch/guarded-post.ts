@@ -48,9 +48,14 @@ export interface PostAnswer {
  * POSTs `body` and reads at most `limit` bytes of the answer. Redirects are
  * never followed (a 3xx is the answer). With `list`, connections go only to
  * addresses the address policy allows (tenant launchers); without, anywhere
- * (the operator's own launchers).
+ * (the operator's own launchers). `signal` aborts it early.
  */
-export function guardedPost(url: string, headers: Record<string, string>, body: string, options: { timeoutMs: number; limit: number; list?: AllowList }): Promise<PostAnswer> {
+export function guardedPost(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  options: { timeoutMs: number; limit: number; list?: AllowList; signal?: AbortSignal },
+): Promise<PostAnswer> {
   const target = new URL(url);
   const host = target.hostname.replace(/^\[|\]$/g, '');
   // An IP literal is never looked up: check it here.
@@ -64,7 +69,8 @@ export function guardedPost(url: string, headers: Record<string, string>, body: 
       {
         method: 'POST',
         headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-        signal: AbortSignal.timeout(options.timeoutMs),
+        // `signal`: the replica stopping (past its grace) drops the request as its timeout does.
+        signal: options.signal ? AbortSignal.any([AbortSignal.timeout(options.timeoutMs), options.signal]) : AbortSignal.timeout(options.timeoutMs),
         // A connection of its own, never a pooled one: the global agent keeps sockets alive by host and port alone, and an
         // operator's launcher (unchecked) may have left one open to the same name resolved to an address a tenant may not reach.
         ...(options.list ? { lookup: guardedLookup(options.list), agent: false } : {}),
