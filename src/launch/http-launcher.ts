@@ -12,7 +12,7 @@ import { launcherRequestHeaders } from '../domain/webhook-headers.js';
 import { redactSecrets } from '../secrets.js';
 import { isWebLink } from '../domain/text.js';
 import { launchAnswerError } from '../domain/launch-answer.js';
-import { endInFlight, type InFlight } from './in-flight.js';
+import { InFlightRuns, SHUTTING_DOWN } from './in-flight.js';
 
 type HttpConfig = Extract<LauncherConfig, { kind: 'http' }>;
 type HttpDeps = Pick<Deps, 'db' | 'clock' | 'logger' | 'replicaId' | 'config'>;
@@ -67,14 +67,15 @@ export const INTERRUPTED = "interrupted: the scheduler-bot replica waiting for t
 export function createHttpLauncher(deps: HttpDeps, held: HeldRuns, options: HttpLauncherOptions = {}): HttpLauncher {
   const excerptBytes = options.excerptBytes ?? 8 * 1024;
   const acceptTimeoutMs = options.acceptTimeoutMs ?? 30_000;
-  const live = new Map<number, InFlight>();
+  const live = new InFlightRuns();
 
   return {
     kind: 'http',
-    shutdown: (graceMs: number) => endInFlight(live, graceMs),
+    shutdown: (graceMs: number) => live.shutdown(graceMs),
     async launch(ctx: LaunchContext): Promise<LaunchOutcome> {
       const config = ctx.workflow.launcher;
       if (!config || config.kind !== 'http') return { started: false, error: 'workflow has no http launcher' };
+      if (!live.open) return { started: false, error: SHUTTING_DOWN };
       // A tenant's launcher reaches only what the operator allows; the operator's own reach anywhere.
       let list: AllowList | undefined;
       if (!config.operatorSet) {
@@ -95,7 +96,7 @@ export function createHttpLauncher(deps: HttpDeps, held: HeldRuns, options: Http
         held.release(ctx.runId);
         live.delete(ctx.runId);
       });
-      live.set(ctx.runId, { done, interrupt: () => interrupt.abort() });
+      live.add(ctx.runId, { done, interrupt: () => interrupt.abort() });
       return { started: true };
     },
   };

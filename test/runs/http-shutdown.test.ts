@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { createHttpLauncher } from '../../src/launch/http-launcher.js';
 import { HeldRuns } from '../../src/ledger/run-leases.js';
+import { SHUTTING_DOWN } from '../../src/launch/in-flight.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { at, makeRun, makeTenant, makeWorkflow } from '../helpers/factories.js';
 import { startHttpTarget } from '../helpers/http-target.js';
@@ -57,5 +58,14 @@ describe('a replica shutting down with http launches waiting for their answer', 
     const error = "interrupted: the scheduler-bot replica waiting for the target's answer shut down (the target may still be running it)";
     expect(await row(sync.id)).toMatchObject({ status: 'failed', error });
     expect(await row(callback.id)).toMatchObject({ status: 'failed', error });
+  });
+
+  it('sends nothing once it has shut down: a launch asked for after its grace is refused, saying why', async () => {
+    const launcher = createHttpLauncher(replicaDeps(t.db, clock), new HeldRuns());
+    await launcher.shutdown(1_000);
+    const workflow = await makeWorkflow(t.db, { mode: 'managed', launcher: JSON.stringify({ kind: 'http', url: `${target.url}/late`, secret: 'shutdown-secret-0123456789', operatorSet: true }) });
+    const outcome = await launcher.launch({ runId: 1, workflow, tenant: { id: 'acme', name: 'Acme' }, tick: null, attempt: 1, trigger: 'manual', timeoutSeconds: 30 });
+    expect(outcome).toEqual({ started: false, error: SHUTTING_DOWN });
+    expect(target.received.some((r) => r.url === '/late')).toBe(false);
   });
 });
