@@ -93,6 +93,21 @@ describe('command launcher faults', () => {
     expect(isAlive(plain!)).toBe(false);
   });
 
+  it('a command that starts a daemon in a session of its own, still holding its output, and exits 0: succeeded, not waited for', async () => {
+    const pids = join(dir, 'daemon');
+    // setsid: the daemon leaves the command's group (out of the launcher's reach) but keeps stdout open.
+    const { run } = await start(command(), { kind: 'command', command: `setsid sh -c 'echo $$ > ${pids}; echo daemon up; exec sleep 300' & sleep 0.1; echo started` }, 30);
+    const [daemon] = await pidsOf(pids, 1);
+    try {
+      const done = await finishedRun(t.db, run.id);
+      expect(done).toMatchObject({ status: 'succeeded', exitCode: 0 });
+      expect(done.logExcerpt).toContain('started');
+      expect(isAlive(daemon!)).toBe(true);
+    } finally {
+      process.kill(daemon!, 'SIGKILL');
+    }
+  });
+
   it('a command printing megabytes of binary (NULs included) keeps a storable tail and fails with its exit code', async () => {
     const { run } = await start(command(), { kind: 'command', command: 'head -c 6000000 /dev/zero; printf "\\0\\0\\nlast words\\n" >&2; exit 4' }, 30);
     const done = await finishedRun(t.db, run.id);
