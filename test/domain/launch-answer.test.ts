@@ -19,4 +19,12 @@ describe("an http launch's failed answer, as its run's error", () => {
     expect(launchAnswerError(404, '', undefined, url)).toBe('HTTP 404');
     expect(launchAnswerError(400, 'x'.repeat(1000), undefined, url)).toBe(`HTTP 400: ${'x'.repeat(300)}`);
   });
+
+  it("an HTML error page (a proxy's 502) gives its text, not its first tag", () => {
+    const nginx = '<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n</body>\r\n</html>\r\n';
+    expect(launchAnswerError(502, nginx, undefined, url)).toBe('HTTP 502: 502 Bad Gateway');
+    expect(launchAnswerError(503, '<!DOCTYPE html>\n<html><body><p>Service &amp; API down</p></body></html>', undefined, url)).toBe('HTTP 503: Service & API down');
+    // Text that merely holds angle brackets is not HTML.
+    expect(launchAnswerError(400, 'expected <int>, got <str>\n', undefined, url)).toBe('HTTP 400: expected <int>, got <str>');
+  });
 });
