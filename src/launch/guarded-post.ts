@@ -48,13 +48,14 @@ export interface PostAnswer {
  * POSTs `body` and reads at most `limit` bytes of the answer. Redirects are
  * never followed (a 3xx is the answer). With `list`, connections go only to
  * addresses the address policy allows (tenant launchers); without, anywhere
- * (the operator's own launchers). `signal` aborts it early.
+ * (the operator's own launchers). `signal` aborts it early. With
+ * `statusOnlyIf2xx`, a 2xx answer resolves at its status line, its body unread.
  */
 export function guardedPost(
   url: string,
   headers: Record<string, string>,
   body: string,
-  options: { timeoutMs: number; limit: number; list?: AllowList; signal?: AbortSignal },
+  options: { timeoutMs: number; limit: number; list?: AllowList; signal?: AbortSignal; statusOnlyIf2xx?: boolean },
 ): Promise<PostAnswer> {
   const target = new URL(url);
   const host = target.hostname.replace(/^\[|\]$/g, '');
@@ -76,6 +77,12 @@ export function guardedPost(
         ...(options.list ? { lookup: guardedLookup(options.list), agent: false } : {}),
       },
       (res: IncomingMessage) => {
+        const status = res.statusCode ?? 0;
+        if (options.statusOnlyIf2xx && status >= 200 && status < 300) {
+          // The status is the whole answer (a callback target accepting): its body is not waited for.
+          res.destroy();
+          return resolve({ status, text: '', truncated: false });
+        }
         const chunks: Buffer[] = [];
         let size = 0;
         let truncated = false;
@@ -96,7 +103,7 @@ export function guardedPost(
           if (done) return;
           done = true;
           const text = Buffer.concat(chunks).subarray(0, options.limit).toString('utf8');
-          resolve({ status: res.statusCode ?? 0, text, truncated, ...(res.headers.location ? { location: res.headers.location } : {}) });
+          resolve({ status, text, truncated, ...(res.headers.location ? { location: res.headers.location } : {}) });
         }
       },
     );

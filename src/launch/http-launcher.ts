@@ -113,7 +113,7 @@ export function createHttpLauncher(deps: HttpDeps, held: HeldRuns, options: Http
     let text: string;
     let location: string | undefined;
     try {
-      const answer = await guardedPost(config.url, headers, body, { timeoutMs, limit: excerptBytes, list, signal: interrupt });
+      const answer = await guardedPost(config.url, headers, body, { timeoutMs, limit: excerptBytes, list, signal: interrupt, statusOnlyIf2xx: mode === 'callback' });
       [status, text, location] = [answer.status, keptAnswer(answer, ctx.tenant.id), answer.location];
     } catch (error) {
       const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -209,6 +210,27 @@ describe('http launcher faults', () => {
     target.respondWith(() => ({ status: 202, delayMs: 5_000 }));
     const { run } = await start(http(1000), { kind: 'http', url: `${target.url}/slow-accept`, mode: 'callback', secret: HTTP_SECRET }, 60);
     expect(await finishedRun(t.db, run.id)).toMatchObject({ status: 'failed', error: 'timed out after 1s' });
+  });
+
+  it('a callback target that answers 202 at once but never ends its answer has accepted: the run waits for its callback', async () => {
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(202, { 'content-type': 'text/plain' });
+        res.write('accepted, streaming progress…\n');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    try {
+      const port = (server.address() as { port: number }).port;
+      const { run } = await start(http(1000), { kind: 'http', url: `http://127.0.0.1:${port}/accept-and-stream`, mode: 'callback', secret: HTTP_SECRET }, 120);
+      // Accepted: the lease is handed back and the run stays running for its callback (not failed "timed out after 1s").
+      await eventually(async () => (await t.db.selectFrom('runs').select('leaseOwner').where('id', '=', run.id).executeTakeFirstOrThrow()).leaseOwner === null);
+      expect((await t.db.selectFrom('runs').select(['status', 'error']).where('id', '=', run.id).executeTakeFirstOrThrow())).toEqual({ status: 'running', error: null });
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
   });
 
   it('a callback target that accepts and never calls back: failed "timed out" at the deadline, by whichever replica looks', async () => {
