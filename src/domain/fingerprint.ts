@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { TOO_FAST } from './run-duration.js';
+import { ANSI_ESCAPES } from './error-line.js';
 
 const WEEKDAY = '(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*';
 const MONTH = '(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)';
@@ -135,13 +136,11 @@ function replaceQuoted(text: string, rule: QuoteRule): string {
 /** The error text with its variable parts replaced by placeholders. */
 export function normaliseError(text: string): string {
   // Colour codes are how a terminal shows the error, not part of it; one text in either Unicode form is one text.
-  let out = text.normalize('NFC').replace(ANSI, '').replace(RANDOM_TOKEN, randomTokenOrAsIs).trim().toLowerCase();
+  let out = text.normalize('NFC').replace(ANSI_ESCAPES, '').replace(RANDOM_TOKEN, randomTokenOrAsIs).trim().toLowerCase();
   for (const rule of RULES) out = rule === QUOTED ? QUOTE_RULES.reduce(replaceQuoted, out) : out.replace(rule[0], rule[1] as string);
   return out.replace(/\s+/g, ' ');
 }
 
-/** ANSI escape sequences: CSI (colours, cursor moves) and OSC (titles, links), ended by BEL or ST. */
-const ANSI = /\x1b\[[0-9;:?<=>]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]/g;
 
 /**
  * A random token in base64 or alike (S3's `Extended Request ID: vlR7PnpV2Ce81…=`, a CloudFront id): long, with

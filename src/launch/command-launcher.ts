@@ -8,6 +8,7 @@ import { supervise, watch } from './command-supervisor.js';
 import { guardGroup, signalGroup } from './process-group.js';
 import { spawnFailure, type CwdState } from '../domain/spawn-failure.js';
 import { takeRunLease, type HeldRuns } from '../ledger/run-leases.js';
+import { InFlightRuns, SHUTTING_DOWN } from './in-flight.js';
 
 type CommandConfig = Extract<LauncherConfig, { kind: 'command' }>;
 type CommandDeps = Pick<Deps, 'db' | 'clock' | 'logger' | 'replicaId' | 'config'>;
@@ -75,22 +76,15 @@ export function createCommandLauncher(deps: CommandDeps, held: HeldRuns, options
   const killGraceMs = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
   const tailBytes = options.tailBytes ?? DEFAULT_TAIL_BYTES;
   const drainMs = options.drainMs ?? 1_000;
-  const live = new Map<number, { interrupt: () => void; done: Promise<void> }>();
+  const live = new InFlightRuns();
 
   return {
     kind: 'command',
-    async shutdown(graceMs: number): Promise<void> {
-      const running = [...live.values()];
-      if (running.length === 0) return;
-      const all = Promise.allSettled(running.map((r) => r.done));
-      const waited = await Promise.race([all.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), graceMs))]);
-      if (waited) return;
-      for (const r of live.values()) r.interrupt();
-      await Promise.allSettled([...live.values()].map((r) => r.done));
-    },
+    shutdown: (graceMs: number) => live.shutdown(graceMs),
     async launch(ctx: LaunchContext): Promise<LaunchOutcome> {
       const config = ctx.workflow.launcher;
       if (!config || config.kind !== 'command') return { started: false, error: 'workflow has no command launcher' };
+      if (!live.open) return { started: false, error: SHUTTING_DOWN };
       const log = deps.logger.child({ runId: ctx.runId, workflow: ctx.workflow.name, tenant: ctx.tenant.id });
       // A configured user that does not exist must not fall back to running as the bot.
       if (user && 'error' in user) return { started: false, error: user.error };
@@ -125,7 +119,7 @@ export function createCommandLauncher(deps: CommandDeps, held: HeldRuns, options
         held.release(ctx.runId);
         live.delete(ctx.runId);
       });
-      live.set(ctx.runId, {
+      live.add(ctx.runId, {
         done,
         interrupt: () => {
           control.interrupted = true;

@@ -7,6 +7,7 @@ import { groupHasLiveMembers, reapGroup, signalGroup, type GroupGuard } from './
 import { reportOutcome } from './report-outcome.js';
 import { redactSecrets } from '../secrets.js';
 import { exitStatusText } from '../domain/exit-status.js';
+import { errorLineOf } from '../domain/error-line.js';
 
 /** Supervising one command of the command launcher (command-launcher.ts) until it ends, and reporting how it ended. */
 
@@ -92,7 +93,9 @@ export async function supervise(
   child.stderr!.destroy();
 
   // Secrets go before the error's line is cut from it (a half secret is one no redactor finds).
-  const logExcerpt = tail.text((body, cutAtStart) => redactSecrets(body, ctx.tenant.id, { start: cutAtStart })) || null;
+  // The error's line comes from the output itself, never from the marker the tail puts before it.
+  let output = '';
+  const logExcerpt = tail.text((body, cutAtStart) => (output = redactSecrets(body, ctx.tenant.id, { start: cutAtStart }))) || null;
   const report = (outcome: Parameters<typeof reportOutcome>[2]) => reportOutcome(sup.deps, ctx.runId, outcome, sup.stop);
   if (control.interrupted) {
     await report({ status: 'failed', error: 'interrupted: the scheduler-bot replica running it shut down', exitCode: code, logExcerpt });
@@ -103,17 +106,13 @@ export async function supervise(
   } else if (code === 0) {
     await report({ status: 'succeeded', exitCode: 0, logExcerpt });
   } else {
-    await report({ status: 'failed', error: lastLineOr(logExcerpt, exitStatusText(code, signal)), exitCode: code, logExcerpt });
+    await report({ status: 'failed', error: withErrorLine(exitStatusText(code, signal), output), exitCode: code, logExcerpt });
   }
   log.debug({ code, signal, timedOut, command: config.command }, 'command finished');
 }
 
-/** The error of a failed command: its exit status, with the last line it printed when there is one. */
-function lastLineOr(output: string | null, status: string): string {
-  const last = output
-    ?.split('\n')
-    .map((l) => l.trim())
-    .filter(Boolean)
-    .pop();
-  return last ? `${status}: ${last.slice(0, 500)}` : status;
+/** The error of a failed command: its exit status, with the last line it printed when there is one (domain/error-line.ts). */
+function withErrorLine(status: string, output: string): string {
+  const line = errorLineOf(output);
+  return line ? `${status}: ${line}` : status;
 }

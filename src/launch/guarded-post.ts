@@ -40,15 +40,23 @@ export interface PostAnswer {
   text: string;
   /** Whether the body went on past `limit`. */
   truncated: boolean;
+  /** The answer's Location header (a redirect's target), as sent. */
+  location?: string;
 }
 
 /**
  * POSTs `body` and reads at most `limit` bytes of the answer. Redirects are
  * never followed (a 3xx is the answer). With `list`, connections go only to
  * addresses the address policy allows (tenant launchers); without, anywhere
- * (the operator's own launchers).
+ * (the operator's own launchers). `signal` aborts it early. With
+ * `statusOnlyIf2xx`, a 2xx answer resolves at its status line, its body unread.
  */
-export function guardedPost(url: string, headers: Record<string, string>, body: string, options: { timeoutMs: number; limit: number; list?: AllowList }): Promise<PostAnswer> {
+export function guardedPost(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  options: { timeoutMs: number; limit: number; list?: AllowList; signal?: AbortSignal; statusOnlyIf2xx?: boolean },
+): Promise<PostAnswer> {
   const target = new URL(url);
   const host = target.hostname.replace(/^\[|\]$/g, '');
   // An IP literal is never looked up: check it here.
@@ -62,12 +70,19 @@ export function guardedPost(url: string, headers: Record<string, string>, body: 
       {
         method: 'POST',
         headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-        signal: AbortSignal.timeout(options.timeoutMs),
+        // `signal`: the replica stopping (past its grace) drops the request as its timeout does.
+        signal: options.signal ? AbortSignal.any([AbortSignal.timeout(options.timeoutMs), options.signal]) : AbortSignal.timeout(options.timeoutMs),
         // A connection of its own, never a pooled one: the global agent keeps sockets alive by host and port alone, and an
         // operator's launcher (unchecked) may have left one open to the same name resolved to an address a tenant may not reach.
         ...(options.list ? { lookup: guardedLookup(options.list), agent: false } : {}),
       },
       (res: IncomingMessage) => {
+        const status = res.statusCode ?? 0;
+        if (options.statusOnlyIf2xx && status >= 200 && status < 300) {
+          // The status is the whole answer (a callback target accepting): its body is not waited for.
+          res.destroy();
+          return resolve({ status, text: '', truncated: false });
+        }
         const chunks: Buffer[] = [];
         let size = 0;
         let truncated = false;
@@ -88,7 +103,7 @@ export function guardedPost(url: string, headers: Record<string, string>, body: 
           if (done) return;
           done = true;
           const text = Buffer.concat(chunks).subarray(0, options.limit).toString('utf8');
-          resolve({ status: res.statusCode ?? 0, text, truncated });
+          resolve({ status, text, truncated, ...(res.headers.location ? { location: res.headers.location } : {}) });
         }
       },
     );

@@ -11,6 +11,8 @@ import { launchSigningKey } from '../domain/launch-signing.js';
 import { launcherRequestHeaders } from '../domain/webhook-headers.js';
 import { redactSecrets } from '../secrets.js';
 import { isWebLink } from '../domain/text.js';
+import { launchAnswerError } from '../domain/launch-answer.js';
+import { InFlightRuns, SHUTTING_DOWN } from './in-flight.js';
 
 type HttpConfig = Extract<LauncherConfig, { kind: 'http' }>;
 type HttpDeps = Pick<Deps, 'db' | 'clock' | 'logger' | 'replicaId' | 'config'>;
@@ -49,15 +51,31 @@ export function publicBaseUrl(config: HttpDeps['config']): string {
  * the run's lease is dropped so only its deadline (the freshness detector) can
  * fail it as timed out, whichever replica is alive by then.
  */
-export function createHttpLauncher(deps: HttpDeps, held: HeldRuns, options: HttpLauncherOptions = {}): Launcher {
+export interface HttpLauncher extends Launcher {
+  /**
+   * For a replica shutting down: waits up to `graceMs` for the launches still
+   * waiting for their answer (a sync run, a callback target not yet
+   * accepting), then drops their requests and records them failed as
+   * interrupted (src/launch/in-flight.ts), as for a command.
+   */
+  shutdown(graceMs: number): Promise<void>;
+}
+
+/** The error of a launch whose answer the stopping replica could not wait for. */
+export const INTERRUPTED = "interrupted: the scheduler-bot replica waiting for the target's answer shut down (the target may still be running it)";
+
+export function createHttpLauncher(deps: HttpDeps, held: HeldRuns, options: HttpLauncherOptions = {}): HttpLauncher {
   const excerptBytes = options.excerptBytes ?? 8 * 1024;
   const acceptTimeoutMs = options.acceptTimeoutMs ?? 30_000;
+  const live = new InFlightRuns();
 
   return {
     kind: 'http',
+    shutdown: (graceMs: number) => live.shutdown(graceMs),
     async launch(ctx: LaunchContext): Promise<LaunchOutcome> {
       const config = ctx.workflow.launcher;
       if (!config || config.kind !== 'http') return { started: false, error: 'workflow has no http launcher' };
+      if (!live.open) return { started: false, error: SHUTTING_DOWN };
       // A tenant's launcher reaches only what the operator allows; the operator's own reach anywhere.
       let list: AllowList | undefined;
       if (!config.operatorSet) {
@@ -67,33 +85,18 @@ export function createHttpLauncher(deps: HttpDeps, held: HeldRuns, options: Http
       }
       const key = launchSigningKey(config, deps.config.LAUNCHER_SECRET);
       if (!key.ok) return { started: false, error: key.reason };
-      const secret = key.secret;
       const mode = config.mode ?? 'sync';
-      const payload: LaunchRequestBody = {
-        runId: ctx.runId,
-        tenant: ctx.tenant.id,
-        workflow: ctx.workflow.name,
-        tick: ctx.tick ? ctx.tick.toISOString() : null,
-        attempt: ctx.attempt,
-        trigger: ctx.trigger,
-        mode,
-        timeoutSeconds: ctx.timeoutSeconds,
-        callbackUrl: `${publicBaseUrl(deps.config)}/api/v1/runs/${ctx.runId}`,
-        callbackToken: callbackTokenFor(secret, ctx.runId),
-      };
-      const body = JSON.stringify(payload);
-      const timestamp = Math.floor(deps.clock.now().getTime() / 1000);
-      // A stored header the bot sets itself (Host, Content-Length, X-Scheduler-*: a row from before they were refused) is left out.
-      const headers = launcherRequestHeaders(config.headers, {
-        'content-type': 'application/json',
-        [TIMESTAMP_HEADER]: String(timestamp),
-        [SIGNATURE_HEADER]: signLaunchRequest(secret, timestamp, body),
-      });
+      const { headers, body } = signedRequest(deps, ctx, config, key.secret, mode);
 
       const log = deps.logger.child({ runId: ctx.runId, workflow: ctx.workflow.name, tenant: ctx.tenant.id });
       if (!(await holdForRequest(deps, held, ctx.runId, log))) return { started: false, error: "the run ended or became another replica's before it was sent" };
       // The request runs on after launch() returns: a slow target must not hold up the tick loop.
-      void deliver(ctx, config, mode, headers, body, log, list).finally(() => held.release(ctx.runId));
+      const interrupt = new AbortController();
+      const done = deliver(ctx, config, mode, { headers, body, list, interrupt: interrupt.signal }, log).finally(() => {
+        held.release(ctx.runId);
+        live.delete(ctx.runId);
+      });
+      live.add(ctx.runId, { done, interrupt: () => interrupt.abort() });
       return { started: true };
     },
   };
@@ -103,30 +106,70 @@ export function createHttpLauncher(deps: HttpDeps, held: HeldRuns, options: Http
     return parseAllowList([...deps.config.HTTP_LAUNCHER_ALLOWED_HOSTS, ...(tenant?.launcherHosts ?? [])]);
   }
 
-  async function deliver(ctx: LaunchContext, config: HttpConfig, mode: 'sync' | 'callback', headers: Record<string, string>, body: string, log: Deps['logger'], list: AllowList | undefined) {
+  async function deliver(ctx: LaunchContext, config: HttpConfig, mode: 'sync' | 'callback', request: Request, log: Deps['logger']) {
+    const { headers, body, list, interrupt } = request;
     const timeoutMs = mode === 'sync' ? ctx.timeoutSeconds * 1000 : Math.min(acceptTimeoutMs, ctx.timeoutSeconds * 1000);
     let status: number;
     let text: string;
+    let location: string | undefined;
     try {
-      const answer = await guardedPost(config.url, headers, body, { timeoutMs, limit: excerptBytes, list });
-      [status, text] = [answer.status, keptAnswer(answer, ctx.tenant.id)];
+      const answer = await guardedPost(config.url, headers, body, { timeoutMs, limit: excerptBytes, list, signal: interrupt, statusOnlyIf2xx: mode === 'callback' });
+      [status, text, location] = [answer.status, keptAnswer(answer, ctx.tenant.id), answer.location];
     } catch (error) {
       const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
-      const reason =
-        error instanceof TargetNotAllowedError ? `target not allowed: ${error.message}` : timedOut ? `timed out after ${Math.round(timeoutMs / 1000)}s` : `request failed: ${describeFetchError(error)}`;
+      const reason = interrupt.aborted
+        ? INTERRUPTED
+        : error instanceof TargetNotAllowedError
+          ? `target not allowed: ${error.message}`
+          : timedOut
+            ? `timed out after ${Math.round(timeoutMs / 1000)}s`
+            : `request failed: ${describeFetchError(error)}`;
       log.warn({ url: config.url, reason }, 'http launch failed');
       await reportOutcome(deps, ctx.runId, { status: 'failed', error: reason }, options.stop);
       return;
     }
     const ok = status >= 200 && status < 300;
     if (!ok) {
-      await reportOutcome(deps, ctx.runId, { status: 'failed', error: `HTTP ${status}${firstLine(text)}`, logExcerpt: text || null }, options.stop);
+      await reportOutcome(deps, ctx.runId, { status: 'failed', error: launchAnswerError(status, text, location, config.url), logExcerpt: text || null }, options.stop);
     } else if (mode === 'sync') {
       await reportOutcome(deps, ctx.runId, { status: 'succeeded', logExcerpt: text || null, ...reportedDetails(text) }, options.stop);
     } else {
       await releaseRunLease(deps, ctx.runId).catch((error) => log.warn({ err: error }, 'could not release the lease of an accepted callback run'));
     }
   }
+}
+
+/** The launch request's body (LaunchRequestBody) and headers, signed with `secret`. */
+function signedRequest(deps: HttpDeps, ctx: LaunchContext, config: HttpConfig, secret: string, mode: 'sync' | 'callback'): { headers: Record<string, string>; body: string } {
+  const payload: LaunchRequestBody = {
+    runId: ctx.runId,
+    tenant: ctx.tenant.id,
+    workflow: ctx.workflow.name,
+    tick: ctx.tick ? ctx.tick.toISOString() : null,
+    attempt: ctx.attempt,
+    trigger: ctx.trigger,
+    mode,
+    timeoutSeconds: ctx.timeoutSeconds,
+    callbackUrl: `${publicBaseUrl(deps.config)}/api/v1/runs/${ctx.runId}`,
+    callbackToken: callbackTokenFor(secret, ctx.runId),
+  };
+  const body = JSON.stringify(payload);
+  const timestamp = Math.floor(deps.clock.now().getTime() / 1000);
+  // A stored header the bot sets itself (Host, Content-Length, X-Scheduler-*: a row from before they were refused) is left out.
+  const headers = launcherRequestHeaders(config.headers, {
+    'content-type': 'application/json',
+    [TIMESTAMP_HEADER]: String(timestamp),
+    [SIGNATURE_HEADER]: signLaunchRequest(secret, timestamp, body),
+  });
+  return { headers, body };
+}
+
+/** One launch request, signed and ready to send; `interrupt` aborts it (the replica stopping). */
+interface Request {
+  headers: Record<string, string>;
+  body: string;
+  list: AllowList | undefined;
+  interrupt: AbortSignal;
 }
 
 /**
@@ -166,11 +209,6 @@ function reportedDetails(text: string): Pick<RunOutcome, 'rows' | 'stage' | 'log
   } catch {
     return {};
   }
-}
-
-function firstLine(text: string): string {
-  const line = text.split('\n').map((l) => l.trim()).find(Boolean);
-  return line ? `: ${line.slice(0, 300)}` : '';
 }
 
 function describeFetchError(error: unknown): string {

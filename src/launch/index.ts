@@ -26,7 +26,7 @@ export function createLaunchers(deps: Omit<Deps, 'launchers'>): LauncherResolver
     // Reports still waiting for the database when the grace ends get one last try (the interrupted commands' too).
     const graceOver = setTimeout(() => stopping.abort(), graceMs);
     try {
-      await command.shutdown(graceMs);
+      await Promise.all([command.shutdown(graceMs), http.shutdown(graceMs)]);
     } finally {
       clearTimeout(graceOver);
       stopping.abort();

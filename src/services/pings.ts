@@ -4,6 +4,7 @@ import type { Deps } from '../deps.js';
 import { insertReportedFinished, insertReportedRunning, lockReportedWorkflow, matchTick, pingKeyKnown } from '../ledger/reported-runs.js';
 import type { RunOutcome } from '../ledger/runs.js';
 import { exitStatusText } from '../domain/exit-status.js';
+import { errorLineOf } from '../domain/error-line.js';
 import { finishRunEvaluated, reportedTransaction } from '../engine/evaluate-now.js';
 
 /**
@@ -33,13 +34,8 @@ export function outcomeOfPing(signal: Exclude<PingSignal, { kind: 'start' }>, bo
   const exitCode = signal.kind === 'exit' ? signal.code : null;
   const logExcerpt = body ? body : null;
   if (succeeded) return { status: 'succeeded', exitCode, logExcerpt };
-  // The last line a job printed is usually its error; it is also what error groups are made from.
-  const last = body
-    ?.split('\n')
-    .map((l) => l.trim())
-    .filter(Boolean)
-    .pop()
-    ?.slice(0, 500);
+  // The last line a job printed is usually its error (as a terminal shows it); it is also what error groups are made from.
+  const last = errorLineOf(body);
   const status = exitCode !== null ? exitStatusText(exitCode, null) : 'reported failed';
   return { status: 'failed', exitCode, logExcerpt, error: last ? `${status}: ${last}` : status };
 }

@@ -8,7 +8,14 @@ export interface ReceivedRequest {
   body: string;
 }
 
-export type Responder = (req: ReceivedRequest) => { status: number; body?: string; delayMs?: number } | Promise<{ status: number; body?: string; delayMs?: number }>;
+export interface Answer {
+  status: number;
+  body?: string;
+  delayMs?: number;
+  headers?: Record<string, string>;
+}
+
+export type Responder = (req: ReceivedRequest) => Answer | Promise<Answer>;
 
 /**
  * A local HTTP server standing in for a system the HTTP launcher calls. Each
@@ -26,7 +33,7 @@ export async function startHttpTarget(respond: Responder = () => ({ status: 200 
       const answer = await responder(r);
       if (answer.delayMs) await new Promise((resolve) => setTimeout(resolve, answer.delayMs));
       if (res.destroyed) return;
-      res.writeHead(answer.status, { 'content-type': 'text/plain' }).end(answer.body ?? '');
+      res.writeHead(answer.status, { 'content-type': 'text/plain', ...answer.headers }).end(answer.body ?? '');
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));

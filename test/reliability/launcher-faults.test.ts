@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -93,6 +94,21 @@ describe('command launcher faults', () => {
     expect(isAlive(plain!)).toBe(false);
   });
 
+  it('a command that starts a daemon in a session of its own, still holding its output, and exits 0: succeeded, not waited for', async () => {
+    const pids = join(dir, 'daemon');
+    // setsid: the daemon leaves the command's group (out of the launcher's reach) but keeps stdout open.
+    const { run } = await start(command(), { kind: 'command', command: `setsid sh -c 'echo $$ > ${pids}; echo daemon up; exec sleep 300' & sleep 0.1; echo started` }, 30);
+    const [daemon] = await pidsOf(pids, 1);
+    try {
+      const done = await finishedRun(t.db, run.id);
+      expect(done).toMatchObject({ status: 'succeeded', exitCode: 0 });
+      expect(done.logExcerpt).toContain('started');
+      expect(isAlive(daemon!)).toBe(true);
+    } finally {
+      process.kill(daemon!, 'SIGKILL');
+    }
+  });
+
   it('a command printing megabytes of binary (NULs included) keeps a storable tail and fails with its exit code', async () => {
     const { run } = await start(command(), { kind: 'command', command: 'head -c 6000000 /dev/zero; printf "\\0\\0\\nlast words\\n" >&2; exit 4' }, 30);
     const done = await finishedRun(t.db, run.id);
@@ -101,6 +117,13 @@ describe('command launcher faults', () => {
     expect(done.logExcerpt!.length).toBeLessThan(9 * 1024);
     expect(done.logExcerpt).toMatch(/^\[… \d+ earlier bytes not kept\]/);
     expect(done.logExcerpt).not.toContain('\u0000');
+  });
+
+  it("a command's error line is what a terminal shows of its last readable line: no colours, no control characters, no binary", async () => {
+    const { run } = await start(command(), { kind: 'command', command: "printf 'Error: \\033[31mdisk full\\033[0m\\a\\n'; head -c 200 /dev/zero | tr '\\0' '\\377'; exit 1" }, 30);
+    expect(await finishedRun(t.db, run.id)).toMatchObject({ status: 'failed', exitCode: 1, error: 'exited with code 1: Error: disk full' });
+    const progress = await start(command(), { kind: 'command', command: "printf 'upload 10%%\\rupload 90%%\\rupload failed: 403\\r\\n'; exit 2" }, 30);
+    expect(await finishedRun(t.db, progress.run.id)).toMatchObject({ status: 'failed', error: 'exited with code 2: upload failed: 403' });
   });
 
   it('a command ignoring TERM past its deadline is ended by its own supervisor, not failed under it while it still runs', async () => {
@@ -156,6 +179,24 @@ describe('http launcher faults', () => {
     expect(await finishedRun(t.db, run.id)).toMatchObject({ status: 'failed', error: 'HTTP 500: upstream exploded', logExcerpt: 'upstream exploded\nstack…' });
   });
 
+  it('a target answering a redirect: failed naming where it points and that it was not followed, the query left out', async () => {
+    target.respondWith(() => ({ status: 301, headers: { location: 'https://jobs.example.com/v2/run?sig=abc#x' } }));
+    const { run } = await start(http(), { kind: 'http', url: `${target.url}/moved`, mode: 'sync', secret: HTTP_SECRET }, 10);
+    expect(await finishedRun(t.db, run.id)).toMatchObject({
+      status: 'failed',
+      error: 'HTTP 301: redirect to https://jobs.example.com/v2/run not followed (launchers never follow redirects: set the url to where it points)',
+    });
+    target.respondWith(() => ({ status: 302, headers: { location: '/login' }, body: '<html>\x1b[31mgo away</html>' }));
+    const relative = await start(http(), { kind: 'http', url: `${target.url}/old`, mode: 'callback', secret: HTTP_SECRET }, 10);
+    expect((await finishedRun(t.db, relative.run.id)).error).toBe(`HTTP 302: redirect to ${target.url}/login not followed (launchers never follow redirects: set the url to where it points)`);
+  });
+
+  it("a failed answer's first line is read as a terminal shows it: no control characters in the error", async () => {
+    target.respondWith(() => ({ status: 503, body: '\r\n\x1b[1mBackend\x1b[0m\tdown\x07\r\nretry later' }));
+    const { run } = await start(http(), { kind: 'http', url: `${target.url}/busy`, mode: 'sync', secret: HTTP_SECRET }, 10);
+    expect(await finishedRun(t.db, run.id)).toMatchObject({ status: 'failed', error: 'HTTP 503: Backend down' });
+  });
+
   it('a target nobody listens on: failed with the connection error', async () => {
     const closed = await startHttpTarget();
     await closed.stop();
@@ -169,6 +210,27 @@ describe('http launcher faults', () => {
     target.respondWith(() => ({ status: 202, delayMs: 5_000 }));
     const { run } = await start(http(1000), { kind: 'http', url: `${target.url}/slow-accept`, mode: 'callback', secret: HTTP_SECRET }, 60);
     expect(await finishedRun(t.db, run.id)).toMatchObject({ status: 'failed', error: 'timed out after 1s' });
+  });
+
+  it('a callback target that answers 202 at once but never ends its answer has accepted: the run waits for its callback', async () => {
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(202, { 'content-type': 'text/plain' });
+        res.write('accepted, streaming progress…\n');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    try {
+      const port = (server.address() as { port: number }).port;
+      const { run } = await start(http(1000), { kind: 'http', url: `http://127.0.0.1:${port}/accept-and-stream`, mode: 'callback', secret: HTTP_SECRET }, 120);
+      // Accepted: the lease is handed back and the run stays running for its callback (not failed "timed out after 1s").
+      await eventually(async () => (await t.db.selectFrom('runs').select('leaseOwner').where('id', '=', run.id).executeTakeFirstOrThrow()).leaseOwner === null);
+      expect((await t.db.selectFrom('runs').select(['status', 'error']).where('id', '=', run.id).executeTakeFirstOrThrow())).toEqual({ status: 'running', error: null });
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
   });
 
   it('a callback target that accepts and never calls back: failed "timed out" at the deadline, by whichever replica looks', async () => {

@@ -50,6 +50,25 @@ describe('command launcher', () => {
     expect(done.logExcerpt).toBe(`${run.id} ${wf.name} acme 2026-03-10T02:00:00.000Z 2 retry from-config\ntoken:unset\n`);
   });
 
+  it("passes on none of the bot's own environment (its tokens, its database URL) but what the operator gives in launcher.env", async () => {
+    const bots = { SLACK_BOT_TOKEN: 'xoxb-env-leak-0123456789', API_TOKEN: 'api-env-leak-0123456789', DATABASE_URL: 'postgres://bot:pw@db/prod', SOME_OTHER: 'x' };
+    const saved = Object.fromEntries(Object.keys(bots).map((k) => [k, process.env[k]]));
+    Object.assign(process.env, bots);
+    try {
+      const { run } = await launch('env | cut -d= -f1 | sort | tr "\\n" " "; echo; echo "db=${DATABASE_URL:-none}"', { env: { DATABASE_URL: 'postgres://job@db/etl' } });
+      const done = await finishedRun(t.db, run.id);
+      const [names, db] = done.logExcerpt!.trim().split('\n');
+      const seen = names!.trim().split(' ');
+      for (const k of ['SLACK_BOT_TOKEN', 'API_TOKEN', 'SOME_OTHER']) expect(seen).not.toContain(k);
+      expect(seen).toEqual(expect.arrayContaining(['PATH', 'RUN_ID', 'WORKFLOW', 'TENANT', 'TICK', 'ATTEMPT', 'TRIGGER']));
+      // The operator asked for a database URL of the job's own: that one, not the bot's.
+      expect(db).toBe('db=postgres://job@db/etl');
+    } finally {
+      for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  });
+
   it('fails on a non-zero exit with the code and the last line printed', async () => {
     const { run } = await launch('echo starting; echo "psql: connection refused" >&2; exit 3');
     const done = await finishedRun(t.db, run.id);

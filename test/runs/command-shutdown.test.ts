@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { createCommandLauncher } from '../../src/launch/command-launcher.js';
 import { HeldRuns } from '../../src/ledger/run-leases.js';
+import { SHUTTING_DOWN } from '../../src/launch/in-flight.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { at, makeRun, makeTenant, makeWorkflow } from '../helpers/factories.js';
 import { eventually, finishedRun, isAlive, replicaDeps } from './support.js';
@@ -46,5 +47,15 @@ describe('a replica shutting down', () => {
     const done = await finishedRun(t.db, run.id);
     expect(done).toMatchObject({ status: 'failed', error: 'interrupted: the scheduler-bot replica running it shut down' });
     expect(isAlive(child)).toBe(false);
+  });
+
+  it('starts nothing once it has shut down: a launch asked for after its grace (a Run now still being answered) is refused, saying why', async () => {
+    const launcher = createCommandLauncher(replicaDeps(t.db, clock), new HeldRuns(), { killGraceMs: 200 });
+    const marker = join(dir, 'ran-after-shutdown');
+    await launcher.shutdown(1_000);
+    const workflow = await makeWorkflow(t.db, { mode: 'managed', launcher: JSON.stringify({ kind: 'command', command: `touch ${marker}` }) });
+    const outcome = await launcher.launch({ runId: 1, workflow, tenant: { id: 'acme', name: 'Acme' }, tick: null, attempt: 1, trigger: 'manual', timeoutSeconds: 30 });
+    expect(outcome).toEqual({ started: false, error: SHUTTING_DOWN });
+    expect(await readFile(marker).then(() => true, () => false)).toBe(false);
   });
 });

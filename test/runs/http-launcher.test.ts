@@ -158,6 +158,26 @@ describe('http launcher', () => {
     target.respondWith(() => ({ status: 200 }));
   });
 
+  it('callback: one that comes after the run timed out is told how it ended (409); another run\'s token gets 404; a token from before the secret was rotated gets 401', async () => {
+    target.respondWith(() => ({ status: 202 }));
+    const { wf, run, request } = await fire('callback', { timeoutSeconds: 60 });
+    const other = await fire('callback', { timeoutSeconds: 60 });
+    await eventually(async () => (await t.db.selectFrom('runs').select('leaseOwner').where('id', '=', run.id).executeTakeFirstOrThrow()).leaseOwner === null);
+    const { callbackUrl, callbackToken } = JSON.parse(request.body);
+    const path = new URL(callbackUrl).pathname;
+    // The other run's far side cannot end this one.
+    expect((await apiClient(app.url, JSON.parse(other.request.body).callbackToken)('POST', path, { status: 'succeeded' })).status).toBe(404);
+    // Past the deadline any replica fails it; the late callback changes nothing and hears why.
+    await checkFreshness({ db: t.db, clock: new ManualClock(new Date(clock.now().getTime() + 61_000)) });
+    const late = await apiClient(app.url, callbackToken)('POST', path, { status: 'succeeded' });
+    expect(late.status).toBe(409);
+    expect(late.body).toMatchObject({ error: "already_finished", message: `run ${run.id} already finished as failed` });
+    expect(await t.db.selectFrom('runs').select(['status', 'error']).where('id', '=', run.id).executeTakeFirstOrThrow()).toEqual({ status: 'failed', error: 'timed out' });
+    // The launcher's secret rotated: tokens made with the old one no longer authenticate (docs/launchers.md).
+    await t.db.updateTable('workflows').set({ launcher: JSON.stringify({ kind: 'http', url: `${target.url}/jobs/run`, mode: 'callback', secret: 'rotated-secret-0123456789' }) }).where('id', '=', wf.id).execute();
+    expect((await apiClient(app.url, callbackToken)('POST', path, { status: 'succeeded' })).status).toBe(401);
+  });
+
   it('callback: the tenant token may finish it too', async () => {
     target.respondWith(() => ({ status: 200 }));
     const { run } = await fire('callback');

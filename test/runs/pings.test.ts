@@ -154,6 +154,15 @@ describe('pings', () => {
     expect(Buffer.byteLength(row!.logExcerpt!)).toBeLessThan(100 * 1024 + 200);
   });
 
+  it("a body written for a terminal (colours, a redrawn progress line, a bell) gives an error line as the terminal showed it", async () => {
+    const wf = await observed();
+    const body = 'sync 10%\rsync 80%\r\x1b[31mERROR\x1b[0m: quota exceeded\x07\r\n';
+    expect((await fetch(`${app.url}/ping/${wf.pingKey}/1`, { method: 'POST', body })).status).toBe(200);
+    const [row] = await runsOf(wf.id);
+    expect(row!.error).toBe('exited with code 1: ERROR: quota exceeded');
+    expect(row!.logExcerpt).toBe(body);
+  });
+
   /** The crontab line of a workflow, with the bot at `base` and `job` as the command, as cron's /bin/sh would run it. */
   const crontabCommand = async (wf: { id: number; pingKey: string }, job: string, base = app.url) => {
     const { workflowView } = await import('../../src/services/workflows-api.js');

@@ -61,7 +61,7 @@ export function isAlive(pid: number): boolean {
   }
 }
 
-export async function finishedRun(db: Db, runId: number) {
+export async function finishedRun(db: Db, runId: number, timeoutMs?: number) {
   return eventually(() =>
     db
       .selectFrom('runs')
@@ -69,5 +69,6 @@ export async function finishedRun(db: Db, runId: number) {
       .where('id', '=', runId)
       .where('status', '!=', 'running')
       .executeTakeFirst(),
+    timeoutMs,
   );
 }
