@@ -137,12 +137,19 @@ async function whileDatabaseAway<T>(logger: Logger, waitSeconds: number, signal:
       if (!isConnectionError(error) || left <= 0) throw error;
       // The first failure, then one line every 30 s: the wait may be minutes.
       if (systemClock.now().getTime() - loggedAt >= 30_000) {
-        logger.warn({ err: error, attempt, waitingUpToSeconds: Math.ceil(left / 1000) }, 'the database does not answer; waiting for it before starting (STARTUP_DATABASE_WAIT_SECONDS)');
+        // Expected (a failover, a database started with the bot): why in words, no stack.
+        logger.warn({ error: connectionFailure(error), attempt, waitingUpToSeconds: Math.ceil(left / 1000) }, 'the database does not answer; waiting for it before starting (STARTUP_DATABASE_WAIT_SECONDS)');
         loggedAt = systemClock.now().getTime();
       }
       await systemClock.sleep(Math.min(left, backoffAfterFailure(500, attempt)), signal);
     }
   }
+}
+
+/** A connection error's words: its message, or (an AggregateError of every address tried) its parts' messages. */
+function connectionFailure(error: unknown): string {
+  if (error instanceof AggregateError && !error.message) return error.errors.map((e: unknown) => (e instanceof Error ? e.message : String(e))).join('; ');
+  return error instanceof Error ? error.message || (error as { code?: string }).code || error.name : String(error);
 }
 
 if (!existsSync(EXAMPLE_WORKFLOWS)) throw new Error(`missing ${EXAMPLE_WORKFLOWS}`);
