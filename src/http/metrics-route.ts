@@ -49,6 +49,7 @@ export function createMetrics(deps: MetricsDeps, loops: () => LoopStatus[] = () 
   const replicas = gauge('scheduler_replicas_alive', `Replicas whose uptime heartbeat the database saw in the last ${UPTIME_SLACK_MS / 1000} s (monitor_uptime): the same figure on every replica`);
   const databaseUp = gauge('scheduler_database_up', '1 when the database answered this scrape, 0 when it did not');
   const sinceTick = gauge('scheduler_loop_seconds_since_tick', 'Seconds since each loop last finished a tick without an error (since start when it has not yet)', ['loop']);
+  const interval = gauge('scheduler_loop_interval_seconds', "Each loop's interval between idle ticks (a housekeeping job's longest gap between firings): compare scheduler_loop_seconds_since_tick with it", ['loop']);
   const loopFailures = gauge('scheduler_loop_consecutive_failures', 'Ticks in a row that threw, per loop (0 once one succeeds)', ['loop']);
   const startedAt = deps.clock.now().getTime();
   const dbGauges = [runs, lag, openAlerts, depth, oldest, dead, failing, outageSeconds, refused, held, replicas];
@@ -58,6 +59,7 @@ export function createMetrics(deps: MetricsDeps, loops: () => LoopStatus[] = () 
     for (const l of loops()) {
       sinceTick.set({ loop: l.name }, Math.max(0, (now.getTime() - (l.lastTickAt?.getTime() ?? startedAt)) / 1000));
       loopFailures.set({ loop: l.name }, l.failures);
+      interval.set({ loop: l.name }, l.intervalMs / 1000);
     }
     for (const g of dbGauges) g.reset();
     try {
