@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import express from 'express';
-import type { AddressInfo } from 'node:net';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
+import { createDb, createPool } from '../../src/db/connect.js';
 import { ManualClock } from '../../src/clock.js';
 import type { Deps } from '../../src/deps.js';
 import { LOOP_HUNG_MS } from '../../src/domain/loop-liveness.js';
@@ -17,7 +18,7 @@ beforeAll(async () => {
 afterAll(async () => t.drop());
 
 /** Two real loops on a ManualClock behind the real health router: `stuck` runs `tick`, `uptime` beats every 5 s unless `down`. */
-async function replica(tick: LoopTick, down: () => boolean) {
+async function replica(tick: LoopTick, down: () => boolean, db: Deps['db'] = t.db) {
   const clock = new ManualClock('2026-03-10T02:00:00Z');
   const abort = new AbortController();
   const run = (name: string, intervalMs: number, t: LoopTick): RunningLoop => runLoop({ name, intervalMs, tick: t }, { clock, logger: silentLogger, signal: abort.signal });
@@ -29,7 +30,7 @@ async function replica(tick: LoopTick, down: () => boolean) {
       return false;
     }),
   ];
-  const http = express().use(healthRouter({ db: t.db, clock } as unknown as Deps, { loops: () => loops.map((l) => l.status) }, clock.now()));
+  const http = express().use(healthRouter({ db, clock } as unknown as Deps, { loops: () => loops.map((l) => l.status) }, clock.now()));
   const server = await new Promise<ReturnType<typeof http.listen>>((resolve) => {
     const s = http.listen(0, '127.0.0.1', () => resolve(s));
   });
@@ -82,5 +83,24 @@ it('a database outage of the same length leaves /healthz 200 (liveness must not 
     expect((await r.get('/readyz')).status).toBe(503);
   } finally {
     await r.stop();
+  }
+});
+
+it('a database that does not answer within 2 s: /readyz 503 saying so (a probe needs timeoutSeconds of 3), /healthz 200', async () => {
+  // A server that accepts and never says a word: a frozen PostgreSQL, a black-holed route.
+  const sockets: Socket[] = [];
+  const blackhole = createServer((socket) => void sockets.push(socket));
+  await new Promise<void>((resolve) => blackhole.listen(0, '127.0.0.1', resolve));
+  const hung = createDb(createPool(`postgres://postgres@127.0.0.1:${(blackhole.address() as AddressInfo).port}/none`, 1));
+  const r = await replica(async () => false, () => false, hung);
+  try {
+    await eventually(() => expect(r.loops.every((l) => l.status.lastTickAt)).toBe(true));
+    expect(await r.get('/readyz')).toMatchObject({ status: 503, body: { ready: false, database: 'database did not answer within 2 s' } });
+    expect(await r.get('/healthz')).toEqual({ status: 200, body: { status: 'ok' } });
+  } finally {
+    await r.stop();
+    for (const socket of sockets) socket.destroy();
+    blackhole.close();
+    await hung.destroy().catch(() => {});
   }
 });
