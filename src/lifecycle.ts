@@ -20,7 +20,9 @@ export interface ReplicaLifecycle<A extends { stop(): Promise<void> }> {
  *   a setting at fault (ConfigError: PORT in use) → its one line, exit 2;
  * - a stop signal during start-up → the start-up is aborted (its database
  *   wait ends; a step under way runs to its end, bounded by the database
- *   timeouts) and the process exits 0, without a fatal line: being told to
+ *   timeouts, the migrations apart: they have no limit, and a SIGKILL
+ *   during them rolls their one transaction back) and the process exits 0,
+ *   without a fatal line: being told to
  *   stop is not a failed start; an app it still started is stopped first;
  * - a stop signal later → the app stopped, the database closed, exit 0, or
  *   exit 1 with the reason logged when either of them failed.

@@ -5,7 +5,7 @@ import type { Db } from './db/connect.js';
 import { packageFile } from './config/package-files.js';
 import { withDestinationIdKey } from './ledger/destination-id-key.js';
 import { readWorkflowsFile, WorkflowsFileError, type WorkflowsFile } from './config/workflows-file.js';
-import { migrateToLatest } from './db/migrate.js';
+import { migrateDatabase } from './db/migrate.js';
 import { emailWithoutSmtp, variablesNamedIn } from './config/start-warnings.js';
 import { EmbeddedPostgresError } from './db/embedded.js';
 import { openDatabase } from './open-database.js';
@@ -71,7 +71,7 @@ async function main(): Promise<void> {
     start: async (signal) => {
       // A replica started while its database is away (a failover, both started at once) waits for it rather than crash-looping.
       const loaded = config;
-      const keyed = await whileDatabaseAway(logger, loaded.STARTUP_DATABASE_WAIT_SECONDS, signal, () => prepareDatabase(opened.db, loaded, file, workflowsPath, logger));
+      const keyed = await whileDatabaseAway(logger, loaded.STARTUP_DATABASE_WAIT_SECONDS, signal, () => prepareDatabase(opened, loaded, file, workflowsPath, logger));
       if (signal.aborted) throw new Error('told to stop during start-up');
       return startApp({ config: keyed, db: opened.db, apiDb: opened.apiDb, pollerDb: opened.pollerDb, databaseUrl: opened.url, logger });
     },
@@ -98,8 +98,10 @@ function platformDestinationsAsWritten(): unknown {
 }
 
 /** Migrations, the destination id key, the workflows file and the policy versions: the configuration keyed. */
-async function prepareDatabase(db: Db, config: Config, file: WorkflowsFile, workflowsPath: string, logger: Logger): Promise<Config> {
-  const migrated = await migrateToLatest(db);
+async function prepareDatabase(database: { db: Db; url: string }, config: Config, file: WorkflowsFile, workflowsPath: string, logger: Logger): Promise<Config> {
+  const { db } = database;
+  // On a connection of their own, without the engine's 30 s statement limit: they may take minutes.
+  const migrated = await migrateDatabase(database.url);
   const applied = migrated.results?.filter((r) => r.status === 'Success').map((r) => r.migrationName) ?? [];
   if (applied.length) logger.info({ applied }, 'migrations applied');
   // Webhook destinations are named by a digest under the database's key: loaded before anything routes.
@@ -137,12 +139,19 @@ async function whileDatabaseAway<T>(logger: Logger, waitSeconds: number, signal:
       if (!isConnectionError(error) || left <= 0) throw error;
       // The first failure, then one line every 30 s: the wait may be minutes.
       if (systemClock.now().getTime() - loggedAt >= 30_000) {
-        logger.warn({ err: error, attempt, waitingUpToSeconds: Math.ceil(left / 1000) }, 'the database does not answer; waiting for it before starting (STARTUP_DATABASE_WAIT_SECONDS)');
+        // Expected (a failover, a database started with the bot): why in words, no stack.
+        logger.warn({ error: connectionFailure(error), attempt, waitingUpToSeconds: Math.ceil(left / 1000) }, 'the database does not answer; waiting for it before starting (STARTUP_DATABASE_WAIT_SECONDS)');
         loggedAt = systemClock.now().getTime();
       }
       await systemClock.sleep(Math.min(left, backoffAfterFailure(500, attempt)), signal);
     }
   }
+}
+
+/** A connection error's words: its message, or (an AggregateError of every address tried) its parts' messages. */
+function connectionFailure(error: unknown): string {
+  if (error instanceof AggregateError && !error.message) return error.errors.map((e: unknown) => (e instanceof Error ? e.message : String(e))).join('; ');
+  return error instanceof Error ? error.message || (error as { code?: string }).code || error.name : String(error);
 }
 
 if (!existsSync(EXAMPLE_WORKFLOWS)) throw new Error(`missing ${EXAMPLE_WORKFLOWS}`);

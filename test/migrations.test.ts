@@ -3,8 +3,9 @@ import { inject } from 'vitest';
 import { Migrator, sql } from 'kysely';
 import { webhookDestinationId } from '../src/config/destination-schema.js';
 import { loadDestinationIdKey } from '../src/ledger/destination-id-key.js';
-import { createDb, createPool } from '../src/db/connect.js';
-import { migrateToLatest } from '../src/db/migrate.js';
+import { createDb, createPool, DB_TIMEOUTS } from '../src/db/connect.js';
+import { migrateDatabase, migrateToLatest } from '../src/db/migrate.js';
+import { eventually } from './helpers/eventually.js';
 import { withDatabase } from '../src/db/scratch.js';
 import { migrations } from '../migrations/index.js';
 import { createTestDatabase } from './helpers/db.js';
@@ -59,6 +60,32 @@ describe('migrations', () => {
 });
 
 describe('a replica of an older version', () => {
+  it('wait for another replica\'s migrations and run their own past the engine\'s statement limit (30 s), which cancelled a long index build or the wait for the lock on every start', async () => {
+    const url = await emptyDatabase();
+    const holder = createPool(url, 2);
+    const saved = { ...DB_TIMEOUTS };
+    // The engine's limits scaled down: a wait of a fraction of a second stands for one of minutes.
+    Object.assign(DB_TIMEOUTS, { STATEMENT_TIMEOUT_MS: 200, QUERY_TIMEOUT_MS: 400 });
+    const lock = await holder.connect();
+    try {
+      // Another replica migrating: it holds kysely's migration lock (a session advisory lock).
+      await lock.query('select pg_advisory_lock(3853314791062309107)');
+      const migrating = migrateDatabase(url);
+      const waitedPastLimit = eventually(async () => {
+        const { rows } = await holder.query(`select count(*)::int as n from pg_stat_activity where application_name = 'scheduler-bot-migrate' and wait_event_type = 'Lock' and now() - query_start > interval '600 milliseconds'`);
+        expect(rows[0].n).toBe(1);
+      });
+      await Promise.race([waitedPastLimit, migrating]);
+      await lock.query('select pg_advisory_unlock(3853314791062309107)');
+      const result = await migrating;
+      expect(result.results?.map((r) => r.status)).toEqual(Object.keys(migrations).map(() => 'Success'));
+    } finally {
+      Object.assign(DB_TIMEOUTS, saved);
+      lock.release();
+      await holder.end();
+    }
+  });
+
   it('refuses a database a newer version migrated with a message saying so, naming the migrations it does not know, and changes nothing', async () => {
     const db = createDb(createPool(await emptyDatabase(), 2));
     try {

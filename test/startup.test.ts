@@ -118,6 +118,10 @@ describe('npm start', () => {
       await waiting.waitFor(/the database does not answer; waiting for it/);
       expect(await waiting.stop()).toBe(0);
       expect(waiting.output()).not.toContain('start-up failed');
+      // Expected while the database is away: one JSON line saying why, no stack (it carried the driver's whole trace).
+      const line = JSON.parse(waiting.output().split('\n').find((l) => l.includes('the database does not answer; waiting for it'))!);
+      expect(line).toMatchObject({ level: 40, error: expect.stringContaining('ECONNREFUSED') });
+      expect(line).not.toHaveProperty('err');
     });
 
     it('gives up after STARTUP_DATABASE_WAIT_SECONDS, saying why', async () => {

@@ -1,6 +1,6 @@
 import { loadConfig, ConfigError } from '../config/env.js';
 import { isConnectionError } from '../db/connection-errors.js';
-import { migrateToLatest } from '../db/migrate.js';
+import { migrateDatabase } from '../db/migrate.js';
 import { openDatabase } from '../open-database.js';
 import { createLogger } from '../log.js';
 
@@ -14,7 +14,7 @@ try {
   const logger = createLogger(config.LOG_LEVEL);
   const database = await openDatabase(config, logger, 2);
   try {
-    const result = await migrateToLatest(database.db);
+    const result = await migrateDatabase(database.url);
     const applied = result.results?.map((r) => `${r.migrationName}: ${r.status}`) ?? [];
     console.log(applied.length ? applied.join('\n') : 'database is up to date');
   } finally {

@@ -30,7 +30,15 @@ export const DB_TIMEOUTS = {
   IDLE_TIMEOUT_MS: 10_000,
 };
 
-export function createPool(url: string, max = 10, applicationName = 'scheduler-bot'): pg.Pool {
+/**
+ * `limits`: `engine` (every pool of a running replica) bounds each statement
+ * and each answer as above; `migrations` does not: a migration may build an
+ * index over a ledger of millions of runs for minutes, and a replica waits
+ * for another's migrations under kysely's lock for as long as they take.
+ * Both were cancelled at 30 s, so a long migration failed on every start.
+ */
+export function createPool(url: string, max = 10, applicationName = 'scheduler-bot', limits: 'engine' | 'migrations' = 'engine'): pg.Pool {
+  const bounded = limits === 'engine';
   const pool = new pg.Pool({
     connectionString: url,
     max,
@@ -40,9 +48,8 @@ export function createPool(url: string, max = 10, applicationName = 'scheduler-b
     // jit_above_cost, so a query of a few milliseconds spent seconds compiling (bench/ledger-growth.ts).
     options: '-c jit=off',
     connectionTimeoutMillis: DB_TIMEOUTS.CONNECT_TIMEOUT_MS,
-    statement_timeout: DB_TIMEOUTS.STATEMENT_TIMEOUT_MS,
+    ...(bounded ? { statement_timeout: DB_TIMEOUTS.STATEMENT_TIMEOUT_MS, query_timeout: DB_TIMEOUTS.QUERY_TIMEOUT_MS } : {}),
     idle_in_transaction_session_timeout: DB_TIMEOUTS.IDLE_IN_TRANSACTION_MS,
-    query_timeout: DB_TIMEOUTS.QUERY_TIMEOUT_MS,
     idleTimeoutMillis: DB_TIMEOUTS.IDLE_TIMEOUT_MS,
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,

@@ -1,5 +1,6 @@
 import { Migrator, sql, type MigrationResultSet, type Kysely } from 'kysely';
 import { migrations } from '../../migrations/index.js';
+import { createDb, createPool } from './connect.js';
 
 /**
  * A database migrated by a newer release than this one (a rollback, or an
@@ -36,6 +37,21 @@ export async function migrateToLatest(db: Kysely<any>): Promise<MigrationResultS
     throw result.error;
   }
   return result;
+}
+
+/**
+ * The start-up's and `npm run migrate`'s migrations, on a connection of their
+ * own without the engine's statement limits (`createPool`'s `migrations`):
+ * an index built over a large ledger, or the wait for another replica's
+ * migrations, may take minutes.
+ */
+export async function migrateDatabase(url: string): Promise<MigrationResultSet> {
+  const db = createDb(createPool(url, 1, 'scheduler-bot-migrate', 'migrations'));
+  try {
+    return await migrateToLatest(db);
+  } finally {
+    await db.destroy();
+  }
 }
 
 async function unknownMigrations(db: Kysely<any>): Promise<string[]> {

@@ -39,6 +39,8 @@ export interface LoopStatus {
   lastTickAt?: Date;
   lastErrorAt?: Date;
   lastError?: string;
+  /** When the tick under way began; undefined between ticks (src/domain/loop-liveness.ts). */
+  tickStartedAt?: Date;
   /** Ticks in a row that threw; 0 once one succeeds. */
   failures: number;
   /** Of those, the ones that were the database failing (terminated, refused, timed out). */
@@ -123,6 +125,7 @@ export function runLoop(spec: LoopSpec, deps: { clock: Clock; logger: Logger; si
         const ended = streak.succeeded(now.getTime());
         if (ended) log.info(ended, `${spec.name} working again after ${ended.failures} failed ticks`);
       };
+      status.tickStartedAt = deps.clock.now();
       try {
         foundWork = await spec.tick(deps.signal, progressed);
         progressed();
@@ -137,6 +140,7 @@ export function runLoop(spec: LoopSpec, deps: { clock: Clock; logger: Logger; si
           log.error({ err: error, ...line }, `${spec.name} tick failed`);
         }
       } finally {
+        status.tickStartedAt = undefined;
         status.ticks++;
         status.lastDurationMs = performance.now() - started;
         metrics.loopTickSeconds.observe({ loop: spec.name }, status.lastDurationMs / 1000);

@@ -18,8 +18,9 @@ export interface UptimeHeartbeat {
   beat(now: Date): Promise<void>;
 }
 
-export function createUptimeHeartbeat(deps: Pick<Deps, 'db' | 'replicaId'>): UptimeHeartbeat {
+export function createUptimeHeartbeat(deps: Pick<Deps, 'db' | 'replicaId' | 'logger'>): UptimeHeartbeat {
   let rowId: number | undefined;
+  const shared = sharedReplicaIdCheck(deps);
   return {
     async beat(now) {
       if (rowId === undefined) {
@@ -29,11 +30,45 @@ export function createUptimeHeartbeat(deps: Pick<Deps, 'db' | 'replicaId'>): Upt
           .returning('id')
           .executeTakeFirstOrThrow();
         rowId = row.id;
-        return;
+      } else {
+        // greatest(): a beat from a slow call never moves last_seen_at backwards.
+        await sql`update monitor_uptime set last_seen_at = greatest(last_seen_at, ${now}) where id = ${rowId}`.execute(deps.db);
       }
-      // greatest(): a beat from a slow call never moves last_seen_at backwards.
-      await sql`update monitor_uptime set last_seen_at = greatest(last_seen_at, ${now}) where id = ${rowId}`.execute(deps.db);
+      await shared(rowId, now);
     },
+  };
+}
+
+/**
+ * REPLICA_ID names a replica's run leases: two live processes under one
+ * name (a Kubernetes Deployment that sets it for every pod) would renew,
+ * release and judge each other's leases as their own. Another row under
+ * this name whose heartbeat moved on between two of this replica's beats is
+ * such a process (a restarted one's old row does not move: its process is
+ * gone). Told once, as an error; each side compares only the other's own
+ * timestamps, so clocks that disagree do not matter.
+ */
+function sharedReplicaIdCheck(deps: Pick<Deps, 'db' | 'replicaId' | 'logger'>): (rowId: number, now: Date) => Promise<void> {
+  let previous = new Map<number, number>();
+  let told = false;
+  return async (rowId, now) => {
+    if (told) return;
+    const rows = await deps.db
+      .selectFrom('monitorUptime')
+      .select(['id', 'lastSeenAt'])
+      .where('lastSeenAt', '>=', new Date(now.getTime() - UPTIME_SLACK_MS))
+      .where('replicaId', '=', deps.replicaId)
+      .where('id', '!=', rowId)
+      .execute();
+    const seen = new Map(rows.map((r) => [r.id, new Date(r.lastSeenAt).getTime()]));
+    if ([...seen].some(([id, at]) => (previous.get(id) ?? at) < at)) {
+      told = true;
+      deps.logger.error(
+        { replicaId: deps.replicaId },
+        `another live replica uses REPLICA_ID "${deps.replicaId}": run leases are shared between them (renewed, released and judged as each one's own); give each replica its own name, or leave REPLICA_ID unset (hostname:pid)`,
+      );
+    }
+    previous = seen;
   };
 }
 

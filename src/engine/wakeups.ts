@@ -2,6 +2,7 @@ import pg from 'pg';
 import type { Logger } from '../log.js';
 import { systemClock, type Clock } from '../clock.js';
 import { DB_TIMEOUTS } from '../db/connect.js';
+import { isConnectionError } from '../db/connection-errors.js';
 import { FailureStreak } from './failure-streak.js';
 import { backoffAfterFailure } from './runner.js';
 
@@ -63,11 +64,12 @@ export function listenForWakeups(
         await closed;
         if (lost !== undefined && !signal.aborted) {
           const line = streak.failed(clock.now().getTime(), 'lost');
-          if (line) logger.warn({ err: lost, ...line }, 'wake-up connection lost');
+          // Expected when the database restarts or a connection is cut: why in words, no stack.
+          if (line) logger.warn({ error: lost instanceof Error ? lost.message : String(lost), ...line }, 'wake-up connection lost');
         }
       } catch (error) {
         const line = streak.failed(clock.now().getTime(), 'failed');
-        if (line) logger.warn({ err: error, ...line }, 'wake-up connection failed');
+        if (line) logger.warn({ ...(isConnectionError(error) ? { error: error instanceof Error ? error.message : String(error) } : { err: error }), ...line }, 'wake-up connection failed');
       } finally {
         signal.removeEventListener('abort', onAbort);
         await client.end().catch(() => {});

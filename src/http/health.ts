@@ -4,6 +4,7 @@ import type { Deps } from '../deps.js';
 import type { LoopStatus } from '../engine/runner.js';
 import { housekeepingHealth, type HousekeepingState } from '../domain/housekeeping-health.js';
 import { isConnectionError } from '../db/connection-errors.js';
+import { hungLoops } from '../domain/loop-liveness.js';
 
 export interface Readiness {
   ready: boolean;
@@ -82,8 +83,12 @@ function databaseFailure(error: unknown): string {
  */
 export function healthRouter(deps: Deps, sources: ReadinessSources, startedAt: Date, stopping: () => boolean = () => false): Router {
   const router = Router();
+  // Liveness: the process answers and no loop is hung (a tick stuck for 10 minutes while the database answers
+  // the others: only a restart ends it). A database outage never fails it; /readyz says that (src/domain/loop-liveness.ts).
   router.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
+    const hung = hungLoops(sources.loops(), deps.clock.now());
+    if (hung.length) res.status(503).json({ status: 'hung', loops: hung });
+    else res.json({ status: 'ok' });
   });
   router.get('/readyz', async (_req, res) => {
     if (stopping()) {

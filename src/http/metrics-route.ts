@@ -5,6 +5,7 @@ import type { Deps } from '../deps.js';
 import { bearerToken, oneOfTokens } from './auth.js';
 import type { LoopStatus } from '../engine/runner.js';
 import { createAppRegistry, Gauge, type Registry } from '../metrics.js';
+import { UPTIME_SLACK_MS } from '../engine/uptime.js';
 
 import type { Severity } from '../db/schema.js';
 import { countRunsByStatus, EXACT_RUN_COUNT_BELOW, RUN_STATUSES } from '../ledger/run-counts.js';
@@ -45,17 +46,20 @@ export function createMetrics(deps: MetricsDeps, loops: () => LoopStatus[] = () 
   const refused = gauge('scheduler_destination_credentials_refused', "Destinations (or, for Slack, the workspace) held because they refuse the bot's credentials: a revoked token, a 401/403; by kind", ['kind']);
   const held = gauge('scheduler_outbox_held', 'Notifications waiting behind a held destination (an outage or refused credentials), by destination kind', ['kind']);
   const outageSeconds = gauge('scheduler_destination_outage_seconds', 'How long the longest-failing destination of each kind has been failing', ['kind']);
+  const replicas = gauge('scheduler_replicas_alive', `Replicas whose uptime heartbeat the database saw in the last ${UPTIME_SLACK_MS / 1000} s (monitor_uptime): the same figure on every replica`);
   const databaseUp = gauge('scheduler_database_up', '1 when the database answered this scrape, 0 when it did not');
   const sinceTick = gauge('scheduler_loop_seconds_since_tick', 'Seconds since each loop last finished a tick without an error (since start when it has not yet)', ['loop']);
+  const interval = gauge('scheduler_loop_interval_seconds', "Each loop's interval between idle ticks (a housekeeping job's longest gap between firings): compare scheduler_loop_seconds_since_tick with it", ['loop']);
   const loopFailures = gauge('scheduler_loop_consecutive_failures', 'Ticks in a row that threw, per loop (0 once one succeeds)', ['loop']);
   const startedAt = deps.clock.now().getTime();
-  const dbGauges = [runs, lag, openAlerts, depth, oldest, dead, failing, outageSeconds, refused, held];
+  const dbGauges = [runs, lag, openAlerts, depth, oldest, dead, failing, outageSeconds, refused, held, replicas];
 
   async function render(): Promise<string> {
     const now = deps.clock.now();
     for (const l of loops()) {
       sinceTick.set({ loop: l.name }, Math.max(0, (now.getTime() - (l.lastTickAt?.getTime() ?? startedAt)) / 1000));
       loopFailures.set({ loop: l.name }, l.failures);
+      interval.set({ loop: l.name }, l.intervalMs / 1000);
     }
     for (const g of dbGauges) g.reset();
     try {
@@ -72,6 +76,7 @@ export function createMetrics(deps: MetricsDeps, loops: () => LoopStatus[] = () 
         refused.set({ kind: o.kind }, o.credentials);
       }
       for (const h of figures.held) held.set({ kind: h.kind }, h.n);
+      replicas.set(figures.replicas);
       databaseUp.set(1);
     } catch {
       databaseUp.set(0);
@@ -142,7 +147,14 @@ async function readFigures(deps: MetricsDeps, now: Date) {
           group by 1`
           .execute(deps.db)
           .then((r) => r.rows);
+  // Through monitor_uptime_span (last_seen_at first): one row per replica process, the live ones at its end.
+  const alive = await deps.db
+    .selectFrom('monitorUptime')
+    .select((eb) => eb.fn.count<number>('replicaId').distinct().as('n'))
+    .where('lastSeenAt', '>=', new Date(now.getTime() - UPTIME_SLACK_MS))
+    .executeTakeFirst();
   return {
+    replicas: Number(alive?.n ?? 0),
     outages: outages.map((o) => ({ kind: o.kind, n: Number(o.n), seconds: age(o.oldest), credentials: Number(o.credentials) })),
     held: held.map((h) => ({ kind: h.kind, n: Number(h.n) })),
     runsBy: runs.byStatus,

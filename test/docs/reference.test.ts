@@ -8,6 +8,7 @@ import { QUERY_ROUTES } from '../../src/http/query-parameters.js';
 import { runsRoutes } from '../../src/http/runs-routes.js';
 import { tenantsRoutes } from '../../src/http/tenants-routes.js';
 import { workflowsRoutes } from '../../src/http/workflows-routes.js';
+import { exportedMetrics } from '../helpers/exported-metrics.js';
 
 /** `/workflows/:tenant/:name` as the page writes it: `/workflows/{tenant}/{name}`. */
 const shown = (path: string) => path.replace(/:(\w+)/g, '{$1}');
@@ -43,12 +44,18 @@ describe('docs/api.md', () => {
 });
 
 describe('docs/operations.md', () => {
-  it('lists every metric the bot exports, and none it does not', () => {
-    const source = ['src/metrics.ts', 'src/http/metrics-route.ts'].map((f) => readFileSync(f, 'utf8')).join('\n');
-    const exported = new Set([...source.matchAll(/'(scheduler_[a-z_]+)'/g)].map((m) => m[1]!));
+  it('lists every metric the bot exports, and none it does not, each with the labels it carries', async () => {
+    const exported = new Map([...(await exportedMetrics())].filter(([name]) => name.startsWith('scheduler_')));
     const page = readFileSync('docs/operations.md', 'utf8');
-    const listed = new Set([...page.matchAll(/`(scheduler_[a-z_]+)/g)].map((m) => m[1]!));
-    expect([...exported].filter((m) => !listed.has(m))).toEqual([]);
+    // `name` or `name{a,b}` or `name{a="value"}`, as the page writes them.
+    const mentions = [...page.matchAll(/`(scheduler_[a-z_]+)(?:\{([^}`]*)\})?/g)].map((m) => ({ name: m[1]!, labels: m[2] === undefined ? undefined : m[2].split(',').map((l) => l.split('=')[0]!.trim()) }));
+    const listed = new Set(mentions.map((m) => m.name));
+    expect([...exported.keys()].filter((m) => !listed.has(m))).toEqual([]);
     expect([...listed].filter((m) => !exported.has(m))).toEqual([]);
+    // Each metric's full label list written once at least (`name{a,b}`, bare for none), and no label it lacks anywhere.
+    const unlisted = [...exported].filter(([name, m]) => !mentions.some((x) => x.name === name && [...(x.labels ?? [])].sort().join() === [...m.labels].sort().join())).map(([name, m]) => `${name}{${m.labels.join(',')}}`);
+    expect(unlisted).toEqual([]);
+    const wrong = mentions.flatMap((x) => (x.labels ?? []).filter((l) => !exported.get(x.name)?.labels.includes(l)).map((l) => `${x.name}: ${l}`));
+    expect(wrong).toEqual([]);
   });
 });
