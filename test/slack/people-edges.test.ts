@@ -126,5 +126,13 @@ describe('rights that name a user group', () => {
     rig.slack.groupMembers.set('SADMINS', ['U0ERIN']);
     engine.clock.advance(61_000);
     expect(await ask(`pause ${wf.name} vendor outage`, 'CDELTA', 'U0DANA')).toMatch(/^Only Delta's admins can pause or resume this tenant's workflows\. Ask <!subteam\^SADMINS>\./);
+
+    // The group disabled in Slack: nobody is admin through it (fail closed), and the answer says why rather than "ask the group".
+    rig.slack.directory.disabledGroups.add('SADMINS');
+    engine.clock.advance(61_000);
+    const gone = await ask(`pause ${wf.name} vendor outage`, 'CDELTA', 'U0ERIN');
+    expect(gone).toContain("Only Delta's admins can pause or resume this tenant's workflows. (<!subteam^SADMINS>, named in its `rights`, is disabled or deleted in Slack.) Nobody else is named");
+    expect(gone).not.toContain("couldn't check");
+    expect((await t.db.selectFrom('workflows').select('pausedAt').where('id', '=', wf.id).executeTakeFirstOrThrow()).pausedAt).toBeNull();
   });
 });

@@ -36,17 +36,21 @@ export async function refusalFor(
 ): Promise<string | undefined> {
   const rights = input.tenant.rights ?? {};
   const named = [...(rights.responders ?? []), ...(rights.admins ?? [])].filter((id) => id.startsWith('S'));
-  const groups = named.length && directory ? await directory.groupsOf(input.user, named) : { member: [], unknown: [] };
+  const groups = named.length && directory ? await directory.groupsOf(input.user, named) : { member: [], gone: [], unknown: [] };
   const decision = decideRight({ action: input.action, user: input.user, userGroups: groups.member, channelMember: input.channelMember, rights, globalAdmins: config.ADMIN_USERS });
   if (decision.allowed) return undefined;
   const unchecked = groups.unknown.filter((g) => decision.ask.includes(g));
   if (unchecked.length) return uncheckedGroups(unchecked, input.action);
   const tenant = escapeMrkdwn(input.tenant.name);
   const who = decision.needs === 'admin' ? `${tenant}'s admins` : `${tenant}'s responders`;
-  const ask = decision.ask.length
-    ? `Ask ${orList(decision.ask.map((id) => (id.startsWith('S') ? groupMention(id) : userMention(id))))}.`
-    : `Nobody is named for that yet: ask whoever runs the scheduler to add you to ${decision.needs === 'admin' ? '`rights.admins`' : '`rights.responders`'} of ${tenant} in the workflows file.`;
-  return `Only ${who} can ${WHAT[input.action]} ${OBJECT[input.action] ?? "this tenant's alerts"}. ${ask}`;
+  // A group Slack says is disabled or deleted holds nobody: not one to ask, and the operator should know.
+  const gone = groups.gone.filter((g) => decision.ask.includes(g));
+  const askable = decision.ask.filter((id) => !gone.includes(id));
+  const goneNote = gone.length ? ` (${orList(gone.map(groupMention))}, named in its \`rights\`, ${gone.length === 1 ? 'is' : 'are'} disabled or deleted in Slack.)` : '';
+  const ask = askable.length
+    ? `Ask ${orList(askable.map((id) => (id.startsWith('S') ? groupMention(id) : userMention(id))))}.`
+    : `Nobody ${gone.length ? 'else ' : ''}is named for that yet: ask whoever runs the scheduler to add you to ${decision.needs === 'admin' ? '`rights.admins`' : '`rights.responders`'} of ${tenant} in the workflows file.`;
+  return `Only ${who} can ${WHAT[input.action]} ${OBJECT[input.action] ?? "this tenant's alerts"}.${goneNote} ${ask}`;
 }
 
 /**

@@ -12,8 +12,11 @@ import type { SlackAccount } from '../../domain/rights.js';
  */
 export interface SlackDirectory {
   isChannelMember(channel: string, user: string): Promise<boolean>;
-  /** Of `groups`, those the user belongs to (`member`), and those Slack could not be asked about just now (`unknown`: error, rate limit). */
-  groupsOf(user: string, groups: readonly string[]): Promise<{ member: string[]; unknown: string[] }>;
+  /**
+   * Of `groups`, those the user belongs to (`member`), those Slack says are disabled or deleted
+   * (`gone`: no_such_subteam), and those it could not be asked about just now (`unknown`: error, rate limit).
+   */
+  groupsOf(user: string, groups: readonly string[]): Promise<{ member: string[]; gone: string[]; unknown: string[] }>;
   /** A user group's members, or Slack's error (`no_such_subteam` for one disabled or deleted). */
   groupMembers(group: string): Promise<{ users: string[] } | { error: string }>;
   /** What Slack says of a person's account, or undefined when it could not say (error, missing `users:read`). */
@@ -68,14 +71,15 @@ export function webDirectory(client: InstanceType<typeof webApi.WebClient>, cloc
     },
     async groupsOf(user, wanted) {
       const member: string[] = [];
+      const gone: string[] = [];
       const unknown: string[] = [];
       for (const g of new Set(wanted)) {
         if (!g.startsWith('S')) continue;
         const l = await groupMembers(g);
-        if ('error' in l) unknown.push(g);
+        if ('error' in l) (l.error === 'no_such_subteam' ? gone : unknown).push(g);
         else if (l.members.has(user)) member.push(g);
       }
-      return { member, unknown };
+      return { member, gone, unknown };
     },
     async groupMembers(group) {
       const l = await groupMembers(group);
