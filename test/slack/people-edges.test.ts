@@ -1,10 +1,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Workflow } from '../../src/db/schema.js';
-import { REASSIGN_FIELD, VIEW } from '../../src/slack/blocks/ids.js';
+import { ACTION, REASSIGN_FIELD, VIEW } from '../../src/slack/blocks/ids.js';
 import type { TestDatabase } from '../helpers/db.js';
 import { fireTick, PLATFORM, type Engine } from '../helpers/engine-harness.js';
 import { makeTenant, makeWorkflow, minutes } from '../helpers/factories.js';
-import { eventually, type SlackRig } from '../helpers/slack-bolt.js';
+import { eventually, startSlackRig, type SlackRig } from '../helpers/slack-bolt.js';
 import { usePeopleRig } from '../helpers/people-rig.js';
 
 /**
@@ -134,5 +134,39 @@ describe('rights that name a user group', () => {
     expect(gone).toContain("Only Delta's admins can pause or resume this tenant's workflows. (<!subteam^SADMINS>, named in its `rights`, is disabled or deleted in Slack.) Nobody else is named");
     expect(gone).not.toContain("couldn't check");
     expect((await t.db.selectFrom('workflows').select('pausedAt').where('id', '=', wf.id).executeTakeFirstOrThrow()).pausedAt).toBeNull();
+  });
+});
+
+describe('Take ownership from two replicas in the same second', () => {
+  it("someone in the tenant's channel and someone in the platform channel: one owner, one thread reply, the other told who owns it", async () => {
+    const other = await startSlackRig(t.db, { clock: engine.clock, env: { PLATFORM_CHANNEL: PLATFORM, REPLICA_ID: 'slack-rig-2' } });
+    try {
+      const wf = await people.workflow('0 * * * *');
+      const alert = await openAlert(wf);
+      await rig.drain();
+      const before = { here: rig.slack.responses.length, there: other.slack.responses.length };
+      await Promise.all([
+        rig.click({ actionId: ACTION.takeOwnership, value: String(alert.id), channel: 'CACME', user: 'U0ALICE' }),
+        other.click({ actionId: ACTION.takeOwnership, value: String(alert.id), channel: PLATFORM, user: 'U0OPS' }),
+      ]);
+      const answers = await eventually(() => {
+        const all = [...rig.slack.responses.slice(before.here), ...other.slack.responses.slice(before.there)];
+        if (all.length < 2) throw new Error('not both answered yet');
+        return all;
+      });
+      const taken = await t.db.selectFrom('alertEvents').select('actor').where('alertId', '=', alert.id).where('kind', '=', 'owner_changed').execute();
+      expect(taken).toHaveLength(1);
+      const winner = taken[0]!.actor!;
+      expect((await t.db.selectFrom('alerts').select('ownerUser').where('id', '=', alert.id).executeTakeFirstOrThrow()).ownerUser).toBe(winner);
+      expect(answers.filter((r) => r.body.replace_original === true)).toHaveLength(1);
+      expect(answers.find((r) => r.body.response_type === 'ephemeral')?.body.text).toMatch(new RegExp(`^<@${winner}> already owns this alert`));
+      await Promise.all([rig.drain(), other.drain()]);
+      const posted = [...rig.slack.callsTo('chat.postMessage'), ...other.slack.callsTo('chat.postMessage')].filter(
+        (c) => c.metadata?.event_payload.alert_id === alert.id && c.metadata.event_payload.event === 'owner_changed',
+      );
+      expect(posted.map((c) => c.channel).sort()).toEqual(['CACME', PLATFORM].sort());
+    } finally {
+      await other.close();
+    }
   });
 });
