@@ -60,8 +60,10 @@ const submission = (alertId: number, user: string) => ({
 });
 
 describe('who can be handed an alert', () => {
-  it('a deactivated account, a bot and the scheduler itself, though Slack lists them in the channel, are refused by command and by form; a person is not', async () => {
-    rig.slack.channelMembers.set('CACME', ['U0LEAD', 'U0ALICE', 'U0GONE', 'U0ROBOT', 'U0SCHEDBOT']);
+  it('a deactivated account, a bot and the scheduler itself, though Slack lists them in the channel, are refused by command and by form; a person is, from a Slack Connect organisation too', async () => {
+    rig.slack.channelMembers.set('CACME', ['U0LEAD', 'U0ALICE', 'U0GONE', 'U0ROBOT', 'U0SCHEDBOT', 'U0CUSTOMER']);
+    // The customer's engineer, from another organisation in the shared (Slack Connect) channel: a member like any other.
+    rig.slack.directory.users.set('U0CUSTOMER', { team_id: 'T0CUSTOMER' });
     rig.slack.directory.users.set('U0GONE', { deleted: true });
     rig.slack.directory.users.set('U0ROBOT', { is_bot: true });
     const wf = await people.workflow('0 * * * *');
@@ -76,6 +78,8 @@ describe('who can be handed an alert', () => {
     const row = () => t.db.selectFrom('alerts').selectAll().where('id', '=', alert.id).executeTakeFirstOrThrow();
     expect(await row()).toMatchObject({ ownerUser: null });
 
+    expect(await ask(`reassign ${wf.name} <@U0CUSTOMER|cust> over to you`, 'CACME', 'U0LEAD')).toContain("<@U0CUSTOMER>'s now");
+    expect((await row()).ownerUser).toBe('U0CUSTOMER');
     expect(await ask(`reassign ${wf.name} <@U0ALICE|alice> yours`, 'CACME', 'U0LEAD')).toContain("<@U0ALICE>'s now");
     expect((await row()).ownerUser).toBe('U0ALICE');
   });
@@ -159,7 +163,7 @@ describe('Take ownership from two replicas in the same second', () => {
       const winner = taken[0]!.actor!;
       expect((await t.db.selectFrom('alerts').select('ownerUser').where('id', '=', alert.id).executeTakeFirstOrThrow()).ownerUser).toBe(winner);
       expect(answers.filter((r) => r.body.replace_original === true)).toHaveLength(1);
-      expect(answers.find((r) => r.body.response_type === 'ephemeral')?.body.text).toMatch(new RegExp(`^<@${winner}> already owns this alert`));
+      expect(answers.find((r) => r.body.response_type === 'ephemeral')?.body.text).toMatch(new RegExp(`^<@${winner}> already owns this alert\\. Ask them to hand it over, or an admin of this tenant can give it to you with \\*Reassign…\\*`));
       await Promise.all([rig.drain(), other.drain()]);
       const posted = [...rig.slack.callsTo('chat.postMessage'), ...other.slack.callsTo('chat.postMessage')].filter(
         (c) => c.metadata?.event_payload.alert_id === alert.id && c.metadata.event_payload.event === 'owner_changed',
