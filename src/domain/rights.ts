@@ -90,6 +90,25 @@ export function mayBeAssigned(r: Omit<RightsRequest, 'action'>): boolean {
   return decideRight({ ...r, action: 'take' }).allowed;
 }
 
+/** What Slack says of a person's account (`users.info`): deactivated, or a bot or app user. */
+export interface SlackAccount {
+  deleted: boolean;
+  bot: boolean;
+}
+
+/**
+ * Why an account cannot be handed an alert, even when Slack still lists it
+ * in the channel: a deactivated person is notified of nothing and answers no
+ * reminder, and a bot (the scheduler itself among them) cannot act; either
+ * would stop the alert escalating with nobody on it. Undefined: fit, or
+ * Slack could not say (the channel and rights checks still hold).
+ */
+export function unfitAccount(account: SlackAccount | undefined): 'deactivated' | 'bot' | undefined {
+  if (account?.deleted) return 'deactivated';
+  if (account?.bot) return 'bot';
+  return undefined;
+}
+
 /** The silence action a duration needs: `until` null means until resolved. */
 export function silenceAction(durationMs: number | null): SlackAction {
   return durationMs === null || durationMs > LONG_SILENCE_MS ? 'silence_long' : 'silence';

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { SlackFault, FaultMatch, RecordedCall, SlackMetadata, StoredMessage, RecordedResponse, RecordingSlackApiOptions } from './recording-slack-types.js';
+import { StandInDirectory } from './recording-slack-directory.js';
 import { isMetadata, parseBody, readBody, refuse, sendJson, str } from './recording-slack-wire.js';
 
 /**
@@ -27,9 +28,10 @@ export class RecordingSlackApi {
   /** The last view published per user (App Home) and every view opened (modals). */
   readonly homeViews = new Map<string, unknown>();
   readonly openedViews: { triggerId: string; view: unknown }[] = [];
-  /** Who is in which channel (conversations.members) and user group (usergroups.users.list); set by tests. */
-  readonly channelMembers = new Map<string, string[]>();
-  readonly groupMembers = new Map<string, string[]>();
+  /** The workspace's people (conversations.members, usergroups.users.list, users.info); set by tests. */
+  readonly directory: StandInDirectory;
+  readonly channelMembers: Map<string, string[]>;
+  readonly groupMembers: Map<string, string[]>;
   private readonly stored: StoredMessage[] = [];
   private readonly faults: QueuedFault[] = [];
   private readonly lastPost = new Map<string, number>();
@@ -44,7 +46,11 @@ export class RecordingSlackApi {
   private constructor(
     private readonly server: Server,
     private readonly options: RecordingSlackApiOptions,
-  ) {}
+  ) {
+    this.directory = new StandInDirectory(options.teamId ?? 'T0TEST', options.botUserId ?? 'U0SCHEDBOT');
+    this.channelMembers = this.directory.channelMembers;
+    this.groupMembers = this.directory.groupMembers;
+  }
 
   static async start(options: RecordingSlackApiOptions): Promise<RecordingSlackApi> {
     let api: RecordingSlackApi | undefined;
@@ -209,6 +215,8 @@ export class RecordingSlackApi {
 
   private apply(call: RecordedCall, at: Date): Record<string, unknown> {
     const a = call.args;
+    const fromDirectory = this.directory.answer(call.method, a, call.channel);
+    if (fromDirectory) return fromDirectory;
     switch (call.method) {
       case 'auth.test':
         return { ok: true, url: 'https://example.slack.com/', team: 'Example', user: 'scheduler', team_id: this.options.teamId ?? 'T0TEST', user_id: this.options.botUserId ?? 'U0SCHEDBOT', bot_id: BOT_ID };
@@ -258,14 +266,6 @@ export class RecordingSlackApi {
         if (!user) return { ok: false, error: 'invalid_arguments' };
         this.homeViews.set(user, a.view);
         return { ok: true, view: { id: `V${call.seq}`, ...(a.view as object) } };
-      }
-      case 'conversations.members': {
-        const members = this.channelMembers.get(call.channel ?? '');
-        return members ? { ok: true, members, response_metadata: { next_cursor: '' } } : { ok: false, error: 'channel_not_found' };
-      }
-      case 'usergroups.users.list': {
-        const users = this.groupMembers.get(str(a.usergroup) ?? '');
-        return users ? { ok: true, users } : { ok: false, error: 'no_such_subteam' };
       }
       case 'apps.connections.open':
         return this.options.socketModeUrl ? { ok: true, url: this.options.socketModeUrl } : { ok: false, error: 'unknown_method' };

@@ -12,6 +12,7 @@ const SCOPES_OF: Record<string, string[]> = {
   'conversations.replies': ['channels:history', 'groups:history'],
   'conversations.members': ['channels:read', 'groups:read'],
   'usergroups.users.list': ['usergroups:read'],
+  'users.info': ['users:read'],
   'views.open': [],
   'views.publish': [],
 };

@@ -15,7 +15,7 @@ describe('manifest.json', () => {
     expect(m.features.app_home.home_tab_enabled).toBe(true);
     // chat:write posts and updates; commands for /scheduler; *:history to look a message up by its metadata key after an unknown outcome;
     // *:read for conversations.members (App Home by membership); usergroups:read for usergroups.users.list (rights naming groups).
-    expect(m.oauth_config.scopes.bot.sort()).toEqual(['channels:history', 'channels:read', 'chat:write', 'commands', 'groups:history', 'groups:read', 'usergroups:read']);
+    expect(m.oauth_config.scopes.bot.sort()).toEqual(['channels:history', 'channels:read', 'chat:write', 'commands', 'groups:history', 'groups:read', 'usergroups:read', 'users:read']);
     // Escaped, so `/scheduler reassign wf @alice` arrives as <@U…|alice>.
     expect(command.should_escape).toBe(true);
   });

@@ -16,7 +16,7 @@ export function actionRefusal(result: ActionResult | { kind: 'invalid'; reason: 
     case 'not_open':
       return 'This alert is already resolved; nothing to change.';
     case 'already_owned':
-      return `${userMention(result.by)} already owns this alert. Use *Reassign…* to take it over.`;
+      return `${userMention(result.by)} already owns this alert. Ask them to hand it over, or an admin of this tenant can give it to you with *Reassign…* (or \`/scheduler reassign\`).`;
     case 'unchanged': {
       const { ownerTeam, ownerUser, ownerNote } = result.alert;
       const who = ownerUser ? `*${escapeMrkdwn(ownerTeam)}* (${userMention(ownerUser)})` : `the *${escapeMrkdwn(ownerTeam)}* team with no one named`;

@@ -27,7 +27,7 @@ export async function publishHome(
   const platform = deps.config.PLATFORM_CHANNEL;
   const platformMember = !!platform && !!directory && (await directory.isChannelMember(platform, userId));
   const groupsNamed = tenants.flatMap((t) => t.rights.admins ?? []).filter((id) => id.startsWith('S'));
-  const userGroups = directory && groupsNamed.length ? await directory.groupsOf(userId, groupsNamed) : [];
+  const userGroups = directory && groupsNamed.length ? (await directory.groupsOf(userId, groupsNamed)).member : [];
   const visible = visibleTenants(tenants, { user: userId, userGroups, channels, platformMember }, deps.config.ADMIN_USERS);
   const shadow = seesShadowAlerts({ user: userId, platformMember }, deps.config.ADMIN_USERS);
   const view = renderHome(await homeModel(deps.db, now, visible, userId, { shadow }), now);

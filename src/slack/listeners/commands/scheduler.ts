@@ -4,7 +4,8 @@ import type { SlackAction } from '../../../domain/rights.js';
 import { plural } from '../../../domain/durations.js';
 import { listOpenAlerts, type OpenAlertRow } from '../../../ledger/alert-queries.js';
 import { requestRunNow } from '../../../services/run-now.js';
-import { groupMention, slackDate, userMention } from '../../blocks/format.js';
+import { slackDate } from '../../blocks/format.js';
+import { onCallText } from './oncall.js';
 import { helpText } from '../../blocks/help.js';
 import { renderHistory } from '../../blocks/history.js';
 import { codeSpan, escapeMrkdwn } from '../../blocks/limits.js';
@@ -99,15 +100,6 @@ function mineText(open: OpenAlertRow[], user: string, qualify: boolean): string 
   if (mine.length === 0) return 'You own no open alerts here.';
   const lines = mine.map(({ alert, workflow }) => `• ${alert.severity === 'critical' ? ':rotating_light:' : ':warning:'} *${escapeMrkdwn(qualify ? `${workflow.tenantId}/${workflow.name}` : workflow.name)}*: ${alert.severity}, ${alert.consecutiveFailures > 0 ? `${plural(alert.consecutiveFailures, 'consecutive failure')}, ` : ''}open since ${slackDate(alert.openedAt)}`);
   return [`You own ${mine.length} open alert${mine.length === 1 ? '' : 's'}:`, ...lines].join('\n');
-}
-
-async function onCallText(ctx: SlackContext, where: Exclude<SlackScope, { kind: 'unlinked' }>): Promise<string> {
-  const tenants = where.kind === 'tenant' ? [where.tenant] : await ctx.deps.db.selectFrom('tenants').selectAll().where('enabled', '=', true).orderBy('id').execute();
-  const lines = tenants.map((t) => {
-    const who = [...(t.oncall.group ? [groupMention(t.oncall.group)] : []), ...(t.oncall.users ?? []).map(userMention)];
-    return `• *${escapeMrkdwn(t.name)}*: ${who.length ? who.join(', ') : 'nobody named (`oncall` in the workflows file); unowned escalations are broadcast to the channel without a mention'}`;
-  });
-  return [`On call${where.kind === 'tenant' ? '' : ' per tenant'}:`, ...lines].join('\n');
 }
 
 /**
