@@ -12,6 +12,20 @@ export const PING_BODY_LIMIT = 100 * 1024;
 export const PING_TAIL_BYTES = 4 * 1024;
 export const PING_HEAD_BYTES = PING_BODY_LIMIT - PING_TAIL_BYTES;
 
+/** Past this the request is read no further and refused (a stuck client, or abuse of a leaked key). */
+export const PING_BODY_HARD_LIMIT = 10 * 1024 * 1024;
+
+/**
+ * Whether a ping body has gone past PING_BODY_HARD_LIMIT: in the bytes it
+ * holds (`inflated`: a small bomb cannot stand in for gigabytes) or in the
+ * bytes sent (`sent`: compressed data may inflate to nothing, such as gzip
+ * members holding nothing, 20 bytes each, so counting only what inflates
+ * read any number of them until the request timeout).
+ */
+export function pingBodyTooLarge(sent: number, inflated: number): boolean {
+  return sent > PING_BODY_HARD_LIMIT || inflated > PING_BODY_HARD_LIMIT;
+}
+
 /**
  * `head`: the body's first bytes (at least PING_BODY_LIMIT of them when it
  * is longer); `tail`: its last bytes (at least PING_TAIL_BYTES when it is

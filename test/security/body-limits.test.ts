@@ -1,4 +1,5 @@
 import { connect } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashToken } from '../../src/secrets.js';
 import { startTestApp } from '../helpers/app.js';
@@ -79,6 +80,19 @@ describe('a chunked body over the limit is answered 413 and its connection close
     expect(r.closed).toBe(true);
     expect(r.answer).toMatch(/^HTTP\/1\.1 413 /);
     expect(r.sent).toBeLessThan(30 * 1024 * 1024);
+    expect(await t.db.selectFrom('runs').select('id').execute()).toEqual([]);
+  }, 30_000);
+
+  it('a compressed ping counts the bytes sent too: gzip members holding nothing (11 MB of them) are refused 413, not read to their end', async () => {
+    // Each empty member is 20 bytes that inflate to none: counting only what inflates, the bot read any number of them.
+    const empty = gzipSync(Buffer.alloc(0));
+    const body = Buffer.concat(Array.from({ length: Math.ceil((11 * 1024 * 1024) / empty.length) }, () => empty));
+    const answer = await fetch(`${app.url}/ping/${pingKey}/fail`, { method: 'POST', body, headers: { 'content-encoding': 'gzip' } }).catch((error: unknown) => error);
+    // Refused at the first byte past 10 MB, its connection closed: fetch sees the 413, or the close while it still sends.
+    if (answer instanceof Response) {
+      expect(answer.status).toBe(413);
+      expect(await answer.text()).toBe('body larger than 10485760 bytes\n');
+    } else expect(String(answer)).toMatch(/fetch failed|other side closed|socket/i);
     expect(await t.db.selectFrom('runs').select('id').execute()).toEqual([]);
   }, 30_000);
 
