@@ -24,6 +24,21 @@ export function editDistance(a: string, b: string): number {
   return prev[b.length]!;
 }
 
+/**
+ * The edit distance of two names when it is at most `max`, else undefined.
+ * Names whose lengths differ by more than `max` are never that close, and
+ * their characters are not compared: the comparison costs the product of
+ * the two lengths, so a `/scheduler run` naming 4,000 characters, matched
+ * against every workflow in the channel's scope (2,000 of them: 4 seconds),
+ * held the whole bot (pings, the API, the scheduler) for that long, and any
+ * member of a linked channel could send it again and again.
+ */
+export function editDistanceWithin(a: string, b: string, max: number): number | undefined {
+  if (Math.abs(a.length - b.length) > max) return undefined;
+  const distance = editDistance(a, b);
+  return distance <= max ? distance : undefined;
+}
+
 export interface Misspelling {
   name: string;
   meant: string;
