@@ -39,6 +39,16 @@ export function editDistanceWithin(a: string, b: string, max: number): number | 
   return distance <= max ? distance : undefined;
 }
 
+/**
+ * How many character comparisons (the product of two names' lengths) one
+ * search for the closest names may spend, about 0.1 s: names within reach
+ * of each other's length can still be long (200 characters, as many as a
+ * tenant likes), and 2,000 of them against a 300-character name took 2.6
+ * seconds of the bot's one thread. Past it the names left are not compared
+ * (a name containing, or contained in, the one asked for still is).
+ */
+export const NAME_COMPARISON_BUDGET = 2_000_000;
+
 export interface Misspelling {
   name: string;
   meant: string;

@@ -40,6 +40,13 @@ describe('suggestions for a workflow name not found', () => {
     expect(editDistanceWithin('nightly', 'weekly', 2)).toBeUndefined();
   });
 
+  it('long names within reach of the length asked for are compared only within the budget: past it, the names left are not read', () => {
+    const wanted = 'y'.repeat(30);
+    // The first name costs 30 × 30 comparisons of a budget of 1,000: the second would pass it, and is not read.
+    expect(closestNames(wanted, ['z'.repeat(30), candidate('w'.repeat(30))], 3, 1000)).toEqual([]);
+    expect(closestNames(wanted, ['y'.repeat(29) + 'z', candidate('w'.repeat(30))], 3, 1000)).toEqual(['y'.repeat(29) + 'z']);
+  });
+
   it('a typo still finds its workflow', () => {
     expect(closestNames('nightly-elt', ['nightly-etl', 'weekly-report'])).toEqual(['nightly-etl']);
   });
