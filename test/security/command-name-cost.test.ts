@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { editDistanceWithin } from '../../src/domain/names.js';
+import { editDistanceWithin, misspelledNames } from '../../src/domain/names.js';
 import { closestNames } from '../../src/slack/listeners/commands/closest-names.js';
 
 /**
@@ -49,5 +49,13 @@ describe('suggestions for a workflow name not found', () => {
 
   it('a typo still finds its workflow', () => {
     expect(closestNames('nightly-elt', ['nightly-etl', 'weekly-report'])).toEqual(['nightly-etl']);
+  });
+});
+
+describe('the "did you mean" of an unknown field in an API body (a tenant token or a callback token sends it)', () => {
+  it('a field name far longer than any known one is not compared with them (was: 250,000 characters, 1.5 s of the bot per request)', () => {
+    const huge = { toUpperCase: () => unreadable('X'.repeat(250_000)) } as unknown as string;
+    expect(misspelledNames([huge], ['CRON', 'TIMEZONE', 'DEPENDSON'])).toEqual([]);
+    expect(misspelledNames(['dependOn'], ['CRON', 'TIMEZONE', 'DEPENDSON'])).toEqual([{ name: 'dependOn', meant: 'DEPENDSON' }]);
   });
 });
