@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import { createGunzip, createInflate } from 'node:zlib';
 import type { Request } from 'express';
 import { Router } from 'express';
 import type { Deps } from '../deps.js';
@@ -11,10 +11,9 @@ import { UnknownPingLimiter } from './unknown-ping-limiter.js';
 
 type PingBody = { body: string; tooLarge: false; invalid?: undefined } | { body: ''; tooLarge: true } | { body: ''; tooLarge: false; invalid: string };
 
-const INFLATE: Record<Exclude<PingBodyEncoding, 'identity'>, () => import('node:zlib').Gunzip | import('node:zlib').Inflate | import('node:zlib').BrotliDecompress> = {
+const INFLATE: Record<Exclude<PingBodyEncoding, 'identity'>, () => import('node:zlib').Gunzip | import('node:zlib').Inflate> = {
   gzip: createGunzip,
   deflate: createInflate,
-  br: createBrotliDecompress,
 };
 
 /**

@@ -1,5 +1,5 @@
 import { connect } from 'node:net';
-import { gzipSync } from 'node:zlib';
+import { brotliCompressSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashToken } from '../../src/secrets.js';
 import { startTestApp } from '../helpers/app.js';
@@ -95,6 +95,13 @@ describe('a chunked body over the limit is answered 413 and its connection close
     } else expect(String(answer)).toMatch(/fetch failed|other side closed|socket/i);
     expect(await t.db.selectFrom('runs').select('id').execute()).toEqual([]);
   }, 30_000);
+
+  it('a ping body in br is refused 415 unread: its decoder keeps a window of up to 16 MB for as long as the body is held open (was: inflated, ~10 MB held per stalled request for 1 MB sent)', async () => {
+    const answer = await fetch(`${app.url}/ping/${pingKey}/fail`, { method: 'POST', body: brotliCompressSync(Buffer.from('ERROR: boom\n')), headers: { 'content-encoding': 'br' } });
+    expect(answer.status).toBe(415);
+    expect(await answer.text()).toBe('content-encoding: "br" is not taken for pings: its decoder holds up to 16 MB per request while the body comes (use gzip, deflate, or none)\n');
+    expect(await t.db.selectFrom('runs').select('id').execute()).toEqual([]);
+  });
 
   it('a chunked body within the limit is still read and parsed', async () => {
     const body = JSON.stringify({ tenant: 'acme', workflow: 'pinged', status: 'succeeded' });
