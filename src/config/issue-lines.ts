@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { meantName } from './file-checks.js';
 import { formatPath, locateJsonPaths, valueAt } from './json-locate.js';
+import { shownPingKey } from '../domain/ping-keys.js';
 
 /**
  * Problems of a JSON document (the workflows file, an API body, a replay
@@ -41,7 +42,7 @@ export function describeIssues(source: string, text: string | undefined, root: u
     const hidden = SECRET_FIELDS.has(last) || (issue.path.length >= 2 && (parent === 'headers' || parent === 'env'));
     const given = valueAt(root, issue.path);
     // A secret left out has nothing to hide: "(got "(hidden)")" would say it was given.
-    const value = given === undefined ? undefined : hidden ? '(hidden)' : last === 'url' ? withoutUrlSecrets(given) : given;
+    const value = given === undefined ? undefined : hidden ? '(hidden)' : last === 'url' ? withoutUrlSecrets(given) : last === 'pingKey' ? shownPingKey(given) : given;
     // 1e400 parses to Infinity, which JSON.stringify writes as null: the value was not null.
     const shown = typeof value === 'number' && !Number.isFinite(value) ? String(value) : JSON.stringify(value);
     const got = value === undefined ? '' : ` (got ${truncate(shown, 120)})`;

@@ -11,6 +11,7 @@ import { alsoBesideShapeProblems, describeIssues, jsonSyntaxProblem } from './is
 import { duplicateJsonKeys } from './json-locate.js';
 import { cronSchema, maintenanceSchema, timeZoneSchema } from './schedule-schema.js';
 import { envVarName, launcherSecret, unresolvedSecretIssues, type SecretEnv } from './secret-refs.js';
+import { PING_KEY_MIN_LENGTH } from '../domain/ping-keys.js';
 
 // The destination and schedule fields live in their own files; importers keep one entry point.
 export { DESTINATION_KINDS, destinationId, destinationListSchema, destinationSchema, resolvedDestinationSchema, type DestinationInput, type DestinationSpec } from './destination-schema.js';
@@ -18,7 +19,7 @@ export { describeIssues } from './issue-lines.js';
 export { cronSchema, maintenanceSchema, recurringMaintenanceOf, timeZoneSchema, type MaintenanceSpec } from './schedule-schema.js';
 
 /** A chosen ping key must be as hard to guess as a generated one (16 random bytes, 22 base64url characters). */
-export const PING_KEY_MIN_LENGTH = 22;
+export { PING_KEY_MIN_LENGTH };
 
 /** Headers an http launcher sends: enough for any real target; every value may be a secret the redactor holds. */
 const MAX_LAUNCHER_HEADERS = 32;

@@ -12,6 +12,20 @@ export const PING_BODY_LIMIT = 100 * 1024;
 export const PING_TAIL_BYTES = 4 * 1024;
 export const PING_HEAD_BYTES = PING_BODY_LIMIT - PING_TAIL_BYTES;
 
+/** Past this the request is read no further and refused (a stuck client, or abuse of a leaked key). */
+export const PING_BODY_HARD_LIMIT = 10 * 1024 * 1024;
+
+/**
+ * Whether a ping body has gone past PING_BODY_HARD_LIMIT: in the bytes it
+ * holds (`inflated`: a small bomb cannot stand in for gigabytes) or in the
+ * bytes sent (`sent`: compressed data may inflate to nothing, such as gzip
+ * members holding nothing, 20 bytes each, so counting only what inflates
+ * read any number of them until the request timeout).
+ */
+export function pingBodyTooLarge(sent: number, inflated: number): boolean {
+  return sent > PING_BODY_HARD_LIMIT || inflated > PING_BODY_HARD_LIMIT;
+}
+
 /**
  * `head`: the body's first bytes (at least PING_BODY_LIMIT of them when it
  * is longer); `tail`: its last bytes (at least PING_TAIL_BYTES when it is
@@ -30,20 +44,26 @@ export function pingExcerpt(head: Uint8Array, tail: Uint8Array, total: number): 
   return `${first}\n[… truncated: ${total} bytes sent, the first ${PING_HEAD_BYTES} and the last ${keptLast} kept]\n${last}`;
 }
 
-/** How a ping's body is compressed, from its Content-Encoding: the encodings the API's JSON bodies are read in too. */
-export type PingBodyEncoding = 'identity' | 'gzip' | 'deflate' | 'br';
+/** How a ping's body is compressed, from its Content-Encoding. */
+export type PingBodyEncoding = 'identity' | 'gzip' | 'deflate';
 
 /**
  * A ping body's `Content-Encoding`, checked: none (or `identity`), `gzip`
- * (`x-gzip`), `deflate` or `br`, one of them, any case. A compressed body is
+ * (`x-gzip`) or `deflate`, one of them, any case. A compressed body is
  * inflated before it is cut (the limits count what it holds, so a small bomb
  * cannot stand in for gigabytes); kept as sent, its bytes were the log and
- * their "last line" the error. Anything else is refused, naming it (415).
+ * their "last line" the error. `br` is refused (415) though the API's JSON
+ * bodies take it: its decoder keeps a window of up to 16 MB, filled as the
+ * body inflates (up to the 10 MB a ping may hold) and kept while the body
+ * is held open, about 10 MB per request for 1 MB sent, where gzip and
+ * deflate keep 32 KB (the API's bodies stop at 256 KB inflated). Anything
+ * else is refused, naming it (415).
  */
 export function pingBodyEncoding(header: string | undefined): { ok: true; encoding: PingBodyEncoding } | { ok: false; problem: string } {
   const value = (header ?? '').trim().toLowerCase();
   if (value === '' || value === 'identity') return { ok: true, encoding: 'identity' };
   if (value === 'gzip' || value === 'x-gzip') return { ok: true, encoding: 'gzip' };
-  if (value === 'deflate' || value === 'br') return { ok: true, encoding: value };
-  return { ok: false, problem: `content-encoding: ${JSON.stringify(value.slice(0, 40))} is not supported (use gzip, deflate, br, or none)` };
+  if (value === 'deflate') return { ok: true, encoding: value };
+  if (value === 'br') return { ok: false, problem: 'content-encoding: "br" is not taken for pings: its decoder holds up to 16 MB per request while the body comes (use gzip, deflate, or none)' };
+  return { ok: false, problem: `content-encoding: ${JSON.stringify(value.slice(0, 40))} is not supported (use gzip, deflate, or none)` };
 }

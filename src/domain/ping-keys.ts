@@ -29,3 +29,18 @@ export function fileClaimsPingKey(holder: PingKeyHolder): PingKeyClaim {
     reason: `is already the ping key of workflow "${holder.tenantId}/${holder.name}", managed over the API; give one of them another key, or delete that one (DELETE /api/v1/workflows/${holder.tenantId}/${holder.name})`,
   };
 }
+
+/** The shortest fixed ping key (128 bits, 22 base64url characters, like a generated one), and the characters one may hold. */
+export const PING_KEY_MIN_LENGTH = 22;
+const PING_KEY_SHAPE = new RegExp(`^[A-Za-z0-9_-]{${PING_KEY_MIN_LENGTH},128}$`);
+
+/**
+ * A ping key as a problem of the file (or of a body) may repeat it. One that
+ * has a key's shape may work, now or once the problem is fixed (given to two
+ * entries, held by an API workflow whose job pings with it): it is the only
+ * credential a ping carries, hidden like any secret. One refused for its
+ * shape is no key, and is shown so the operator sees what is wrong with it.
+ */
+export function shownPingKey(value: unknown): unknown {
+  return typeof value === 'string' && PING_KEY_SHAPE.test(value) ? '(hidden)' : value;
+}

@@ -1,30 +1,27 @@
 import type { Readable } from 'node:stream';
-import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import { createGunzip, createInflate } from 'node:zlib';
 import type { Request } from 'express';
 import { Router } from 'express';
 import type { Deps } from '../deps.js';
-import { PING_BODY_LIMIT, PING_TAIL_BYTES, pingBodyEncoding, pingExcerpt, type PingBodyEncoding } from '../domain/ping-body.js';
+import { PING_BODY_HARD_LIMIT, PING_BODY_LIMIT, PING_TAIL_BYTES, pingBodyEncoding, pingBodyTooLarge, pingExcerpt, type PingBodyEncoding } from '../domain/ping-body.js';
 import { metrics } from '../metrics.js';
 import { pingParameters } from '../domain/ping-parameters.js';
 import { isKnownPingKey, recordPing, type PingSignal } from '../services/pings.js';
 import { UnknownPingLimiter } from './unknown-ping-limiter.js';
 
-/** Past this the request is read no further and refused (a stuck client, or abuse of a leaked key). */
-const PING_BODY_HARD_LIMIT = 10 * 1024 * 1024;
-
 type PingBody = { body: string; tooLarge: false; invalid?: undefined } | { body: ''; tooLarge: true } | { body: ''; tooLarge: false; invalid: string };
 
-const INFLATE: Record<Exclude<PingBodyEncoding, 'identity'>, () => import('node:zlib').Gunzip | import('node:zlib').Inflate | import('node:zlib').BrotliDecompress> = {
+const INFLATE: Record<Exclude<PingBodyEncoding, 'identity'>, () => import('node:zlib').Gunzip | import('node:zlib').Inflate> = {
   gzip: createGunzip,
   deflate: createInflate,
-  br: createBrotliDecompress,
 };
 
 /**
  * Keeps the body's first PING_BODY_LIMIT and last PING_TAIL_BYTES bytes and
  * drains the rest, so `curl --data-binary @big.log` records the start and
  * the end of the log instead of failing (what is kept: src/domain/ping-body.ts).
- * A compressed body is inflated first: its limits count the inflated bytes.
+ * A compressed body is inflated first: its limits count the inflated bytes,
+ * and the hard limit the bytes sent as well (`pingBodyTooLarge`).
  */
 function readPingBody(req: Request, encoding: PingBodyEncoding): Promise<PingBody> {
   return new Promise((resolve, reject) => {
@@ -34,15 +31,27 @@ function readPingBody(req: Request, encoding: PingBodyEncoding): Promise<PingBod
     let keptBytes = 0;
     let tail = Buffer.alloc(0);
     let total = 0;
+    let sent = 0;
+    let refused = false;
+    const tooLarge = () => {
+      if (!pingBodyTooLarge(sent, total)) return false;
+      if (refused) return true;
+      refused = true;
+      req.unpipe();
+      inflate?.destroy();
+      req.pause();
+      resolve({ body: '', tooLarge: true });
+      return true;
+    };
+    if (inflate) {
+      req.on('data', (chunk: Buffer) => {
+        sent += chunk.length;
+        tooLarge();
+      });
+    }
     source.on('data', (chunk: Buffer) => {
       total += chunk.length;
-      if (total > PING_BODY_HARD_LIMIT) {
-        req.unpipe();
-        inflate?.destroy();
-        req.pause();
-        resolve({ body: '', tooLarge: true });
-        return;
-      }
+      if (tooLarge()) return;
       if (keptBytes < PING_BODY_LIMIT) {
         const part = chunk.subarray(0, PING_BODY_LIMIT - keptBytes);
         kept.push(part);

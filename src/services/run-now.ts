@@ -58,7 +58,8 @@ async function decideRunNow(deps: Deps, input: { workflowId: number; actor: Acto
   return deps.db.transaction().execute(async (trx): Promise<Decided> => {
     const workflow = await trx.selectFrom('workflows').selectAll().where('id', '=', input.workflowId).forUpdate().executeTakeFirst();
     if (!workflow || (input.scope.tenantId !== undefined && workflow.tenantId !== input.scope.tenantId)) return { kind: 'not_found' as const };
-    const tenant = await trx.selectFrom('tenants').selectAll().where('id', '=', workflow.tenantId).executeTakeFirstOrThrow();
+    // Shared lock: a removal of the tenant committing now (deleteTenant locks its row) is waited for and read, not the row before it.
+    const tenant = await trx.selectFrom('tenants').selectAll().where('id', '=', workflow.tenantId).forShare().executeTakeFirstOrThrow();
     if (!mayStartRuns(workflow, tenant)) return { kind: 'not_found' as const };
     if (!deps.launchers(workflow)) return { kind: 'no_launcher' as const, workflow };
     const running = await trx

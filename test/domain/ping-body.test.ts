@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PING_BODY_LIMIT, PING_HEAD_BYTES, pingBodyEncoding, pingExcerpt } from '../../src/domain/ping-body.js';
+import { PING_BODY_HARD_LIMIT, PING_BODY_LIMIT, PING_HEAD_BYTES, pingBodyEncoding, pingBodyTooLarge, pingExcerpt } from '../../src/domain/ping-body.js';
 
 /** What the reader hands over: the first PING_BODY_LIMIT bytes and the last 4 KB. */
 const excerptOf = (text: string) => {
@@ -32,11 +32,21 @@ describe('pingExcerpt', () => {
 });
 
 describe('pingBodyEncoding', () => {
-  it('takes none, identity, gzip (x-gzip), deflate and br in any case, and names anything else', () => {
-    expect(['', undefined, 'identity', ' GZIP ', 'x-gzip', 'Deflate', 'br'].map((h) => pingBodyEncoding(h))).toEqual(
-      ['identity', 'identity', 'identity', 'gzip', 'gzip', 'deflate', 'br'].map((encoding) => ({ ok: true, encoding })),
+  it('takes none, identity, gzip (x-gzip) and deflate in any case; refuses br saying why, and names anything else', () => {
+    expect(['', undefined, 'identity', ' GZIP ', 'x-gzip', 'Deflate'].map((h) => pingBodyEncoding(h))).toEqual(
+      ['identity', 'identity', 'identity', 'gzip', 'gzip', 'deflate'].map((encoding) => ({ ok: true, encoding })),
     );
-    expect(pingBodyEncoding('gzip, br')).toEqual({ ok: false, problem: 'content-encoding: "gzip, br" is not supported (use gzip, deflate, br, or none)' });
+    expect(pingBodyEncoding('BR')).toEqual({ ok: false, problem: 'content-encoding: "br" is not taken for pings: its decoder holds up to 16 MB per request while the body comes (use gzip, deflate, or none)' });
+    expect(pingBodyEncoding('gzip, br')).toEqual({ ok: false, problem: 'content-encoding: "gzip, br" is not supported (use gzip, deflate, or none)' });
     expect(pingBodyEncoding('zstd')).toMatchObject({ ok: false });
+  });
+});
+
+describe('pingBodyTooLarge', () => {
+  it('counts the bytes sent as well as those they inflate to: either past 10 MB is too large', () => {
+    expect(pingBodyTooLarge(PING_BODY_HARD_LIMIT, PING_BODY_HARD_LIMIT)).toBe(false);
+    expect(pingBodyTooLarge(1000, PING_BODY_HARD_LIMIT + 1)).toBe(true);
+    // Compressed data that inflates to nothing (empty gzip members) is still counted as it arrives.
+    expect(pingBodyTooLarge(PING_BODY_HARD_LIMIT + 1, 0)).toBe(true);
   });
 });

@@ -1,4 +1,6 @@
+import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createPool } from '../../src/db/connect.js';
 import { parseWorkflowsFile, WorkflowsFileError } from '../../src/config/workflows-file.js';
 import type { Workflow } from '../../src/db/schema.js';
 import { syncWorkflowsFile } from '../../src/services/sync-workflows.js';
@@ -12,6 +14,7 @@ import { takeOwnership } from '../../src/ledger/alert-actions.js';
 import { runEscalationClock } from '../../src/engine/escalation.js';
 import { startTestApp } from '../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { eventually } from '../helpers/eventually.js';
 import { createEngine, fireTick, notificationStory, reportRun, type Engine } from '../helpers/engine-harness.js';
 import { makeTenant, makeWorkflow, minutes } from '../helpers/factories.js';
 import { apiClient } from '../helpers/http-api.js';
@@ -376,6 +379,35 @@ describe('Run now on a workflow no longer watched', () => {
     expect(await requestRunNow(engine.deps, { workflowId: other.id, actor: me, scope: {} })).toEqual({ kind: 'not_found' });
     expect(engine.launcher.launched).toEqual([]);
     expect(await t.db.selectFrom('runs').select('id').where('workflowId', 'in', [nightly.id, other.id]).execute()).toEqual([]);
+  });
+});
+
+describe('Run now racing the removal of its tenant', () => {
+  it('asked while DELETE /tenants/{id} is committing: waits for it and starts nothing (was: read the tenant as it was and launched)', async () => {
+    const other = await makeWorkflow(t.db, { tenantId: 'globex', name: 'other', cron: '0 2 * * *', mode: 'managed', source: 'api', launcher: JSON.stringify({ kind: 'command', command: 'true' }) });
+    const pool = createPool(t.url, 1);
+    const holder = await pool.connect();
+    try {
+      // The removal's transaction, between its update of the tenant row and its commit (deleteTenant, src/services/tenants-api.ts).
+      await holder.query('begin');
+      await holder.query("update tenants set enabled = false, api_token_hash = null where id = 'globex'");
+      const asked = requestRunNow(engine.deps, { workflowId: other.id, actor: { user: 'U0ME' }, scope: {} });
+      let settled = false;
+      void asked.then(() => (settled = true), () => (settled = true));
+      await eventually(async () => {
+        if (settled) return;
+        const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`.execute(t.db);
+        expect(rows[0]!.n).toBe(1);
+      });
+      await holder.query('commit');
+      expect(await asked).toEqual({ kind: 'not_found' });
+      expect(engine.launcher.launched).toEqual([]);
+      expect(await t.db.selectFrom('runs').select('id').where('workflowId', '=', other.id).execute()).toEqual([]);
+    } finally {
+      await holder.query('rollback').catch(() => {});
+      holder.release();
+      await pool.end();
+    }
   });
 });
 

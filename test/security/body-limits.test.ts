@@ -1,4 +1,5 @@
 import { connect } from 'node:net';
+import { brotliCompressSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashToken } from '../../src/secrets.js';
 import { startTestApp } from '../helpers/app.js';
@@ -81,6 +82,26 @@ describe('a chunked body over the limit is answered 413 and its connection close
     expect(r.sent).toBeLessThan(30 * 1024 * 1024);
     expect(await t.db.selectFrom('runs').select('id').execute()).toEqual([]);
   }, 30_000);
+
+  it('a compressed ping counts the bytes sent too: gzip members holding nothing (11 MB of them) are refused 413, not read to their end', async () => {
+    // Each empty member is 20 bytes that inflate to none: counting only what inflates, the bot read any number of them.
+    const empty = gzipSync(Buffer.alloc(0));
+    const body = Buffer.concat(Array.from({ length: Math.ceil((11 * 1024 * 1024) / empty.length) }, () => empty));
+    const answer = await fetch(`${app.url}/ping/${pingKey}/fail`, { method: 'POST', body, headers: { 'content-encoding': 'gzip' } }).catch((error: unknown) => error);
+    // Refused at the first byte past 10 MB, its connection closed: fetch sees the 413, or the close while it still sends.
+    if (answer instanceof Response) {
+      expect(answer.status).toBe(413);
+      expect(await answer.text()).toBe('body larger than 10485760 bytes\n');
+    } else expect(String(answer)).toMatch(/fetch failed|other side closed|socket/i);
+    expect(await t.db.selectFrom('runs').select('id').execute()).toEqual([]);
+  }, 30_000);
+
+  it('a ping body in br is refused 415 unread: its decoder keeps a window of up to 16 MB for as long as the body is held open (was: inflated, ~10 MB held per stalled request for 1 MB sent)', async () => {
+    const answer = await fetch(`${app.url}/ping/${pingKey}/fail`, { method: 'POST', body: brotliCompressSync(Buffer.from('ERROR: boom\n')), headers: { 'content-encoding': 'br' } });
+    expect(answer.status).toBe(415);
+    expect(await answer.text()).toBe('content-encoding: "br" is not taken for pings: its decoder holds up to 16 MB per request while the body comes (use gzip, deflate, or none)\n');
+    expect(await t.db.selectFrom('runs').select('id').execute()).toEqual([]);
+  });
 
   it('a chunked body within the limit is still read and parsed', async () => {
     const body = JSON.stringify({ tenant: 'acme', workflow: 'pinged', status: 'succeeded' });

@@ -87,4 +87,17 @@ describe('a signed Slack request sent again', () => {
     expect(await retry.text()).toBe('');
     expect(launched).toHaveLength(before + 1);
   });
+
+  it('one refused in words (text that cannot be taken) is answered once; sent again, it is a replay like any other (was: answered again)', async () => {
+    const ts = Math.floor(systemClock.now().getTime() / 1000);
+    const body = commandBody(`run ${'x'.repeat(4001)}`, 4);
+    const first = await signedPost(a.url, body, ts);
+    expect(first.status).toBe(200);
+    expect(((await first.json()) as { text: string }).text).toMatch(/^I couldn't take that command: it is 4,005 characters long/);
+    for (const url of [a.url, b.url]) {
+      const replay = await signedPost(url, body, ts);
+      expect(replay.status).toBe(401);
+      expect(await replay.json()).toEqual({ error: 'unauthorized', message: 'x-slack-signature: this request was already received (a replay)' });
+    }
+  });
 });

@@ -272,6 +272,22 @@ describe('ping keys', () => {
     expect((error as WorkflowsFileError).problems).toEqual([expect.stringMatching(/^workflows\.json:1: workflows\[0\]\.pingKey: at least 22 .*\(got "AAAAAAAAAAAAAAAA"\)$/)]);
   });
 
+  it("a working key is never repeated in a problem of the file (given to two entries): it is the credential every ping carries", () => {
+    const key = 'Fixed-Key-0123456789abcdefXYZ';
+    const entry = (name: string) => ({ tenant: 'acme', name, cron: '0 2 * * *', pingKey: key });
+    const file = JSON.stringify({ tenants: [{ id: 'acme', name: 'Acme' }], workflows: [entry('a'), entry('b')] });
+    let error: unknown;
+    try {
+      parseWorkflowsFile(file, 'workflows.json', {});
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(WorkflowsFileError);
+    const problems = (error as WorkflowsFileError).problems;
+    expect(problems).toEqual([expect.stringMatching(/^workflows\.json:1: workflows\[1\]\.pingKey: ping key already given to workflows\[0\]; each workflow needs its own \(got "\(hidden\)"\)$/)]);
+    expect(problems.join('\n')).not.toContain(key);
+  });
+
   it('unknown keys from one address are rate-limited (429 + Retry-After); over the limit a valid key is told apart from a guess only when the address has used it before', async () => {
     const wf = await makeWorkflow(t.db, { tenantId: 'acme', name: 'pinged', cron: '0 2 * * *' });
     const other = await makeWorkflow(t.db, { tenantId: 'acme', name: 'pinged-too', cron: '0 3 * * *' });

@@ -116,7 +116,8 @@ export interface SlackGuardOptions {
  * Bolt, a 500). A bad signature or timestamp is 401 and a bad shape 400, with
  * a reason (text a person typed that cannot be taken is answered to them in
  * words instead, `refusedInWords`); either way no listener runs. A signature already taken (a replay
- * within the five minutes) is 401 too (`firstReceipt`). The raw body is handed on as
+ * within the five minutes) is 401 too (`firstReceipt`), checked before the shape, so a replay of a
+ * request refused in words gets no answer but the 401. The raw body is handed on as
  * `rawBody`, which Bolt reads instead of the consumed stream. Real time here:
  * signatures are Slack's clock against the machine's, not business time.
  */
@@ -137,11 +138,6 @@ export function slackRequestGuard(signingSecret: string, now: () => number = Dat
       const a = Buffer.from(expected);
       const b = Buffer.from(signature);
       if (a.length !== b.length || !timingSafeEqual(a, b)) return void res.status(401).json({ error: 'unauthorized', message: 'x-slack-signature: does not match' });
-      const bad = payloadProblem(raw, req.get('content-type'));
-      if (bad) {
-        const words = refusedInWords(raw, req.get('content-type'), bad);
-        return void (words ? res.status(200).json(words) : res.status(400).json({ error: 'invalid_request', message: bad }));
-      }
       if (options.firstReceipt) {
         let first: boolean;
         try {
@@ -154,6 +150,12 @@ export function slackRequestGuard(signingSecret: string, now: () => number = Dat
           if (req.get('x-slack-retry-num') !== undefined) return void res.status(200).end();
           return void res.status(401).json({ error: 'unauthorized', message: 'x-slack-signature: this request was already received (a replay)' });
         }
+      }
+      // After the replay check: a request refused in words is answered once, like any other.
+      const bad = payloadProblem(raw, req.get('content-type'));
+      if (bad) {
+        const words = refusedInWords(raw, req.get('content-type'), bad);
+        return void (words ? res.status(200).json(words) : res.status(400).json({ error: 'invalid_request', message: bad }));
       }
       (req as typeof req & { rawBody?: Buffer }).rawBody = req.body as Buffer;
       next();
