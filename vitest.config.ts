@@ -6,11 +6,13 @@ import { configDefaults, defineConfig } from 'vitest/config';
  * tests): `npm run test:slow` (vitest.slow.config.ts), which CI runs after `npm test`.
  */
 export const SLOW_TESTS = ['test/bench/**/*.test.ts', 'test/replay/replay-cli.test.ts', 'test/**/*.slow.test.ts'];
+/** The noise audits (`npm run test:noise`): days of incidents replayed through the engine, counted against Slack budgets. */
+export const NOISE_TESTS = ['test/noise/**/*.test.ts'];
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    exclude: [...configDefaults.exclude, ...SLOW_TESTS],
+    exclude: [...configDefaults.exclude, ...SLOW_TESTS, ...NOISE_TESTS],
     globalSetup: ['test/helpers/global-setup.ts'],
     // Sized for a 2-core machine that other work keeps busy (load 10+): a test waits on conditions, so a long limit costs nothing when it passes.
     testTimeout: 60_000,

@@ -39,7 +39,7 @@ describe('npm run replay', { timeout: 120_000 }, () => {
     const out = JSON.parse(stdout) as { calls: Record<string, unknown>[]; summary: Record<string, number> };
     expect(Object.keys(out)).toEqual(['calls', 'summary']);
     expect(Object.keys(out.summary)).toEqual(['alerts', 'roots', 'replies', 'updates', 'failedTicks']);
-    expect(out.summary).toMatchObject({ alerts: 2, roots: 4, replies: 10 });
+    expect(out.summary).toMatchObject({ alerts: 2, roots: 4, replies: 18 });
     for (const call of out.calls) {
       expect(Object.keys(call)).toEqual(['at', 'method', 'channel', 'ts', 'thread_ts', 'text', 'blocks', 'metadata']);
       expect(['chat.postMessage', 'chat.update']).toContain(call.method);
