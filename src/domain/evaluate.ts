@@ -1,5 +1,5 @@
 import type { Policy, Severity } from './cadence.js';
-import { countTransitions, effectiveRecoverAfter, FLAP_WINDOW, isFlapping, type TickOutcome } from './flapping.js';
+import { countTransitions, effectiveRecoverAfter, failingIntermittently, FLAP_WINDOW, isFlapping, type TickOutcome } from './flapping.js';
 import { escalateAtFor } from './escalate-at.js';
 
 export { escalateAtAfterPolicyChange, escalateAtFor } from './escalate-at.js';
@@ -43,8 +43,10 @@ export interface HistoryFacts {
   newestSuccess: { runId: number; trigger: string; tick: Date | null } | null;
   /**
    * The newest confirmed tick outcomes, newest first (at most FLAP_WINDOW;
-   * missed = failure, skipped excluded). Loaded only for workflows with an
-   * open alert: flapping only changes how an open alert resolves.
+   * missed = failure, skipped excluded). Loaded for workflows with an open
+   * alert (flapping changes how it resolves) and for those failing now with
+   * none (`failingIntermittently`), from the same boundary the failure count
+   * starts at (an upstream incident's end, a resolve by hand).
    */
   recentOutcomes?: TickOutcome[];
   /**
@@ -82,8 +84,17 @@ export interface OpenAlertFacts {
   seenGroups?: readonly (string | null)[];
 }
 
+/** An alert opened by a flapping workflow below `alertAfter` in a row (flapping.ts `failingIntermittently`): it resolves after `recoverAfter` successes in a row, and needs no separate flapping note. */
+export interface Intermittent {
+  failures: number;
+  window: number;
+  transitions: number;
+  recoverAfter: number;
+}
+
 export type Effect =
-  | { type: 'open'; severity: Severity; failures: number; failure: FailureFacts; escalateAt: Date | null }
+  /** `failures`: the confirmed failures in a row, as always; `intermittent`: opened by failing intermittently, not by that count. */
+  | { type: 'open'; severity: Severity; failures: number; failure: FailureFacts; escalateAt: Date | null; intermittent?: Intermittent }
   /** `groupChanged`: the alert's current group changes (its count starts again); `seenBefore`: to one it has carried already, so not told as new. */
   | { type: 'failure_recorded'; failures: number; failure: FailureFacts; groupChanged: { from: string | null; to: string | null; seenBefore?: boolean } | null }
   | { type: 'healthy_streak'; streak: number; of: number }
@@ -116,19 +127,19 @@ export function evaluateHistory(input: {
 }): Effect[] {
   const { facts, alert, policy, now } = input;
   if (!alert) {
-    if (input.paused) return [];
-    if (facts.newestFailure && facts.failures >= policy.alertAfter) {
-      return [
-        {
-          type: 'open',
-          severity: policy.firstSeverity,
-          failures: facts.failures,
-          failure: facts.newestFailure,
-          escalateAt: escalateAtFor(now, policy.firstSeverity, policy.escalationMultiplier, input.cadenceSeconds, input.schedule),
-        },
-      ];
-    }
-    return [];
+    if (input.paused || !facts.newestFailure) return [];
+    const intermittent = facts.failures >= policy.alertAfter ? null : failingIntermittently(facts.recentOutcomes ?? [], policy.alertAfter);
+    if (facts.failures < policy.alertAfter && !intermittent) return [];
+    return [
+      {
+        type: 'open',
+        severity: policy.firstSeverity,
+        failures: facts.failures,
+        failure: facts.newestFailure,
+        escalateAt: escalateAtFor(now, policy.firstSeverity, policy.escalationMultiplier, input.cadenceSeconds, input.schedule),
+        ...(intermittent ? { intermittent: { ...intermittent, recoverAfter: effectiveRecoverAfter(policy.recoverAfter, true) } } : {}),
+      },
+    ];
   }
   const transitions = countTransitions(facts.recentOutcomes ?? []);
   const flapping = isFlapping(transitions);

@@ -36,3 +36,28 @@ export function isFlapping(transitions: number): boolean {
 export function effectiveRecoverAfter(recoverAfter: number, flapping: boolean): number {
   return flapping ? Math.max(recoverAfter, FLAP_RECOVER_AFTER) : recoverAfter;
 }
+
+/** Failures among the recent window, at least, that open an alert for a flapping workflow below `alertAfter` in a row. */
+export function intermittentThreshold(alertAfter: number): number {
+  return Math.max(Math.ceil(FLAP_WINDOW / 2), alertAfter);
+}
+
+/**
+ * Failing intermittently: with no alert open, the newest outcome a failure,
+ * a workflow that alternates never reaches `alertAfter` failures in a row
+ * (a 5-minute job failing every other tick, 144 failures a day). When it
+ * flaps and at least half the window (or `alertAfter`, a policy asking for
+ * more keeps control) failed, an alert opens all the same. The counts, or
+ * null when the rule does not hold.
+ */
+export function failingIntermittently(
+  outcomes: readonly TickOutcome[],
+  alertAfter: number,
+): { failures: number; window: number; transitions: number } | null {
+  const window = outcomes.slice(0, FLAP_WINDOW);
+  if (window[0] !== 'failure') return null;
+  const transitions = countTransitions(window);
+  const failures = window.filter((o) => o === 'failure').length;
+  if (!isFlapping(transitions) || failures < intermittentThreshold(alertAfter)) return null;
+  return { failures, window: window.length, transitions };
+}

@@ -33,6 +33,8 @@ export function openedData(target: EvaluationTarget, effect: Extract<Effect, { t
     retries: retriesAllowed(target.profile.retries, !noLauncher),
     noLauncher,
     escalateAt: effect.escalateAt?.toISOString() ?? null,
+    // Opened by failing intermittently (below alertAfter in a row): the opening says so, and how it will resolve.
+    ...(effect.intermittent ? { intermittent: effect.intermittent } : {}),
     // Opening at critical pages the tenant's on-call (when it names anyone), as an escalation to critical does.
     ...(effect.severity === 'critical' ? openingPage(target.tenant) : {}),
   };
@@ -92,7 +94,8 @@ export function openAlerts(
       healthyStreak: 0,
       resolvedByRunId: null,
       updatedAt: now,
-      flappingSince: null,
+      // Opened flapping (failing intermittently): its opening told it, so no separate flapping note follows.
+      flappingSince: effect.intermittent ? now : null,
       remindedAt: null,
       upstreamAlertId: upstreamAlertId ?? null,
       knownFailureRunId: known?.failureRunId ?? null,

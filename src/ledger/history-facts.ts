@@ -55,8 +55,9 @@ const FAILURE_SINCE_LAST_SUCCESS = sql`${settled('tick', 'failure')} and r.tick 
  *   Each of those walks says `w.streak` inside its own WHERE: a join
  *   condition alone (`on w.streak`) is applied after the lateral subquery
  *   has run, so every workflow paid for them;
- * - the newest FLAP_WINDOW tick outcomes (flapping) likewise only for
- *   `withStreak`: an index range scan of ten rows;
+ * - the newest FLAP_WINDOW tick outcomes (flapping) only for `withStreak`
+ *   and for workflows failing now (failing intermittently opens an alert):
+ *   an index range scan of ten rows;
  * - runs outside any tick (manual, rare) are read from that index's null entries;
  * - "newer than the newest success" is written `r.tick > coalesce(e.last_ok,
  *   '-infinity')`, never `e.last_ok is null or r.tick > e.last_ok`: the OR
@@ -193,18 +194,25 @@ function streakJoin() {
   `;
 }
 
-/** The newest tick outcomes, newest first, for flapping. */
+/**
+ * The newest tick outcomes, newest first, for flapping: of a workflow with an
+ * open alert (how it resolves), and of one failing now without one (whether it
+ * fails intermittently), whose window starts where its failure count does
+ * (after an upstream incident's end or a resolve by hand, not at its last success).
+ */
 function flapJoin() {
   return sql`
     -- the newest tick outcomes, newest first, for flapping
     left join lateral (
       select array_agg(t.status order by t.tick desc) as outcomes from (
         select r.tick, r.status from runs r
-        where w.streak and ${settled('tick', 'any')}
+        where (w.streak or fc.n > 0) and ${settled('tick', 'any')}
           and not (r.in_maintenance and r.status <> 'succeeded')
+          -- one bound, an index condition (an OR here would read the workflow's whole history when fewer rows follow it)
+          and r.tick > case when w.streak then '-infinity' else coalesce(greatest(ub.pos, hr.pos), '-infinity') end
         order by r.tick desc limit ${FLAP_WINDOW}
       ) t
-    ) rt on w.streak
+    ) rt on w.streak or fc.n > 0
   `;
 }
 

@@ -11,7 +11,11 @@ import { silenceState } from '../domain/silence.js';
  * hostile text from runs; each renderer escapes for its own medium.
  */
 export interface AlertView {
-  /** "Critical (open): Acme / nightly-pipeline, 4 failures" or "Resolved: Acme / nightly-pipeline"; plain text. */
+  /**
+   * "Critical (open): Acme / nightly-pipeline, 4 failures" or "Resolved: Acme / nightly-pipeline"; plain text.
+   * A flapping alert says so ("…, 1 failure, flapping"): the count is of failures in a row, and one opened by
+   * failing intermittently has one at most.
+   */
   headline: string;
   resolved: boolean;
   tenant: { id: string; name: string };
@@ -59,7 +63,7 @@ export type AlertViewAlert = Pick<
   | 'silencedUntil'
   | 'silencedBy'
   | 'silenceReason'
-> & { policyVersion?: number | null; cause?: string | null };
+> & { policyVersion?: number | null; cause?: string | null; flappingSince?: Date | null };
 
 export interface AlertViewInput {
   alert: AlertViewAlert;
@@ -94,7 +98,7 @@ export function alertView({ alert: a, workflow, tenant, lastRun, dependency }: A
   const state = silence ? 'silenced' : a.ownerUser || a.acknowledgedBy ? 'owned' : 'open';
   const headline = resolved
     ? `Resolved: ${tenant.name} / ${workflow.name}`
-    : `${severityWord(a.severity)} (${state}): ${tenant.name} / ${workflow.name}, ${cause && a.consecutiveFailures === 0 ? cause : `${a.consecutiveFailures} failure${a.consecutiveFailures === 1 ? '' : 's'}`}`;
+    : `${severityWord(a.severity)} (${state}): ${tenant.name} / ${workflow.name}, ${cause && a.consecutiveFailures === 0 ? cause : `${a.consecutiveFailures} failure${a.consecutiveFailures === 1 ? '' : 's'}`}${a.flappingSince ? ', flapping' : ''}`;
   // Shadow: told only to the audit destination; the marker says no one else was.
   const shadowMark = workflow.shadow || tenant.shadow ? 'Shadow · ' : '';
   const milestone = milestoneOf(a);

@@ -66,6 +66,46 @@ describe('evaluateHistory: the alert state transition', () => {
     expect(critical).toMatchObject({ type: 'open', severity: 'critical', escalateAt: null });
   });
 
+  describe('failing intermittently (a flapping workflow below alertAfter failures in a row)', () => {
+    const alternating = (newest: 'failure' | 'success', n = 10) => Array.from({ length: n }, (_, i) => ((i % 2 === 0) === (newest === 'failure') ? 'failure' : 'success') as 'failure' | 'success');
+    const p3 = { ...policy, alertAfter: 3, recoverAfter: 1 };
+
+    it('opens at the first severity, the failure count in a row kept, marked intermittent with the counts and the successes it needs', () => {
+      const [effect] = evaluateHistory({ facts: facts({ failures: 1, newestFailure: failure(11), recentOutcomes: alternating('failure') }), alert: null, policy: p3, cadenceSeconds: 300, now: NOW });
+      expect(effect).toEqual({
+        type: 'open',
+        severity: 'warning',
+        failures: 1,
+        failure: failure(11),
+        escalateAt: escalateAtFor(NOW, 'warning', 3, 300),
+        intermittent: { failures: 5, window: 10, transitions: 9, recoverAfter: 3 },
+      });
+    });
+
+    it.each([
+      { name: 'the newest outcome a success (no failure now): nothing', f: facts({ healthyStreak: 1, newestSuccess: success(12), recentOutcomes: alternating('success') }), paused: false },
+      { name: 'four failures in the window: nothing yet', f: facts({ failures: 1, newestFailure: failure(11), recentOutcomes: alternating('failure', 8) }), paused: false },
+      { name: 'paused: nothing opens', f: facts({ failures: 1, newestFailure: failure(11), recentOutcomes: alternating('failure') }), paused: true },
+    ])('$name', ({ f, paused }) => {
+      expect(evaluateHistory({ facts: f, alert: null, policy: p3, cadenceSeconds: 300, paused, now: NOW })).toEqual([]);
+    });
+
+    it('a policy with a high alertAfter keeps control: 5 of 10 opens nothing under alertAfter 6', () => {
+      expect(evaluateHistory({ facts: facts({ failures: 1, newestFailure: failure(11), recentOutcomes: alternating('failure') }), alert: null, policy: { ...p3, alertAfter: 6 }, cadenceSeconds: 300, now: NOW })).toEqual([]);
+    });
+
+    it('alertAfter failures in a row open as usual, not marked intermittent even when flapping', () => {
+      const [effect] = evaluateHistory({ facts: facts({ failures: 3, newestFailure: failure(11), recentOutcomes: ['failure', 'failure', 'failure', 'success', 'failure', 'success', 'failure', 'success'] }), alert: null, policy: p3, cadenceSeconds: 300, now: NOW });
+      expect(effect).toMatchObject({ type: 'open', failures: 3 });
+      expect(effect).not.toHaveProperty('intermittent');
+    });
+
+    it('a policy asking for more successes than the flapping minimum: the opening says that many', () => {
+      const [effect] = evaluateHistory({ facts: facts({ failures: 1, newestFailure: failure(11), recentOutcomes: alternating('failure') }), alert: null, policy: { ...p3, recoverAfter: 4 }, cadenceSeconds: 300, now: NOW });
+      expect(effect).toMatchObject({ intermittent: { recoverAfter: 4 } });
+    });
+  });
+
   it('a failure of another error group says which group it left', () => {
     const [recorded] = evaluateHistory({ facts: facts({ failures: 3, newestFailure: failure(11, 'g2') }), alert: alert(), policy, cadenceSeconds: 3600, now: NOW });
     expect(recorded).toMatchObject({ type: 'failure_recorded', failures: 3, groupChanged: { from: 'g1', to: 'g2' } });

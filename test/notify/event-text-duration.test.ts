@@ -59,6 +59,11 @@ describe('run-duration events in words', () => {
     // Once failures are counted, the root counts them again.
     expect(alertView({ alert: alert({ cause: 'running_long', consecutiveFailures: 1 }), workflow, tenant }, NOW).headline).toBe('Warning (open): Acme / nightly, 1 failure');
   });
+  it('the root of a flapping alert (one opened by failing intermittently counts one failure in a row) says it flaps; resolved, it does not', () => {
+    const flapping = alert({ consecutiveFailures: 1, flappingSince: NOW });
+    expect(alertView({ alert: flapping, workflow, tenant }, NOW).headline).toBe('Warning (open): Acme / nightly, 1 failure, flapping');
+    expect(alertView({ alert: { ...flapping, status: 'resolved', resolvedAt: NOW }, workflow, tenant }, NOW).headline).toBe('Resolved: Acme / nightly');
+  });
   it('an escalation of an alert with no failures (a run still running) does not count "0 consecutive failures"', () => {
     const deadline = plainEventText(say('escalated', { consecutiveFailures: 0, reason: 'deadline' }).model);
     expect(deadline).toBe('Escalated to critical. Nobody took ownership before the deadline.');

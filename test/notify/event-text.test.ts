@@ -97,6 +97,13 @@ const CASES: Case[] = [
   ['run finished: failed', 'run_finished', 'U0ALICE', { runId: 77, status: 'failed', error: 'exit 1: <!channel> boom' }],
   ['run finished: succeeded', 'run_finished', 'U0ALICE', { runId: 78, status: 'succeeded' }],
   ['opened critical, pages on-call', 'opened', null, { severity: 'critical', consecutiveFailures: 1, mention: { users: ['U0CAROL'], groups: ['S0ONCALL'] } }, { severity: 'critical', consecutiveFailures: 1 }],
+  [
+    'opened failing intermittently',
+    'opened',
+    null,
+    { severity: 'warning', consecutiveFailures: 1, escalateAt: '2026-03-10T09:45:00.000Z', intermittent: { failures: 5, window: 10, transitions: 9, recoverAfter: 3 } },
+    { consecutiveFailures: 1 },
+  ],
 ];
 
 function render([, kind, actor, data, over]: Case) {
@@ -148,6 +155,11 @@ describe('one event text, every destination', () => {
     // The notification text is plain language naming tenant and workflow.
     expect(slack.text.startsWith('Acme Analytics / quality-check: ')).toBe(true);
     expect(slack.text).not.toMatch(/<!date|[*`]|:[a-z_]+:/);
+  });
+
+  it('an alert opened by failing intermittently says how many of the last runs failed and how it resolves, in the opening itself', () => {
+    const { model } = render(CASES.find(([name]) => name === 'opened failing intermittently')!);
+    expect(plainEventText(model)).toContain('quality-check is failing intermittently: 5 of the last 10 runs failed. It will resolve after 3 successes in a row. It escalates to critical');
   });
 
   it('a reassign is never "took ownership" and never acknowledges PagerDuty, even to a named user', () => {

@@ -15,13 +15,28 @@ const opened: Renderer = ({ event, alert: a, workflow, d }) => {
     parts: [
       t(`${severity === 'critical' ? 'Critical alert' : 'Alert'} opened: `),
       strong(workflow.name),
-      ...(openingCauseParts(d, event.at) ?? [t(' has '), failures(count), t('.')]),
+      ...(openingCauseParts(d, event.at) ?? intermittentParts(d) ?? [t(' has '), failures(count), t('.')]),
       ...(escalateAt ? [t(' It escalates to critical '), { type: 'time', at: escalateAt, relative: relativeTime(escalateAt, event.at), lead: 'relative' } as TextPart, t(' unless someone takes ownership.')] : []),
       ...paging,
     ],
     ...(mention ? { mention } : {}),
   };
 };
+
+/**
+ * Opened by failing intermittently (data.intermittent, src/domain/flapping.ts): the runs that failed in the
+ * window, and how it resolves, in the opening itself (no separate flapping note follows it).
+ */
+function intermittentParts(d: Data): TextPart[] | undefined {
+  const i = d.intermittent as Data | undefined;
+  if (!i || typeof i !== 'object') return undefined;
+  const failed = num(i, 'failures');
+  const window = num(i, 'window');
+  const need = num(i, 'recoverAfter');
+  if (failed === undefined || window === undefined) return undefined;
+  const resolves = need ? ` It will resolve after ${plural(need, 'success', 'successes')} in a row.` : '';
+  return [t(` is failing intermittently: ${failed} of the last ${plural(window, 'run')} failed.${resolves}`)];
+}
 
 const escalated: Renderer = ({ event, alert: a, d }) => {
   const count = num(d, 'consecutiveFailures') ?? a.consecutiveFailures;
