@@ -120,6 +120,11 @@ export function outageEndNotice(ended: Outage | undefined, how: 'delivered' | 'r
 /** A destination refusing for good is told to the platform once, then again after this long if it still refuses. */
 export const REFUSAL_NOTICE_EVERY_MS = 24 * 3_600_000;
 
+/** Is a refusal told now? The first one (never told), then again once REFUSAL_NOTICE_EVERY_MS has passed since the last notice. */
+export function refusalNoticeDue(lastNoticedAt: Date | undefined, now: Date): boolean {
+  return !lastNoticedAt || now.getTime() - lastNoticedAt.getTime() >= REFUSAL_NOTICE_EVERY_MS;
+}
+
 /**
  * What the operator can do about a destination refusing for good, by its
  * answer: the Slack errors that mean the channel, not the message, is the

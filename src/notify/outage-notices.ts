@@ -1,4 +1,4 @@
-import { outageEndNotice, REFUSAL_NOTICE_EVERY_MS, shownDestination } from '../domain/destination-outage.js';
+import { outageEndNotice, shownDestination } from '../domain/destination-outage.js';
 import { parseDestination } from '../domain/events.js';
 import { metrics } from '../metrics.js';
 import type { OutageNotice, SenderContext } from './sender-context.js';
@@ -28,12 +28,12 @@ export async function endOutages(ctx: SenderContext, ended: EndedOutage[], how: 
 /**
  * A notification its destination refused for good (it is dead): counted
  * against the destination, and the platform told the first time and then at
- * most once a day while it keeps refusing (`REFUSAL_NOTICE_EVERY_MS`), unless
+ * most once a day while it keeps refusing (`refusalNoticeDue`), unless
  * the end of a noticed outage has just told the same answer (`alreadyTold`).
  * A delivery to it starts the count again.
  */
 export async function tellRefusal(ctx: SenderContext, destination: string, error: string, now: Date, alreadyTold: boolean): Promise<void> {
-  const refusal = await noteRefusal(ctx.deps.db, destination, error, now, new Date(now.getTime() - REFUSAL_NOTICE_EVERY_MS));
+  const refusal = await noteRefusal(ctx.deps.db, destination, error, now);
   if (!refusal.tell || alreadyTold) return;
   const outage = { failingSince: refusal.firstRefusedAt, failures: refusal.refusals, heldUntil: now, lastError: error, noticedAt: now, cause: 'unreachable' as const };
   await notifyOutage(ctx, { kind: 'dead', destination, outage, now });

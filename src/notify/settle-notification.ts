@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../db/connect.js';
-import { credentialScope, recordFailure, type Outage, type OutageCause, type OutagePolicy } from '../domain/destination-outage.js';
+import { credentialScope, recordFailure, refusalNoticeDue, type Outage, type OutageCause, type OutagePolicy } from '../domain/destination-outage.js';
 
 /**
  * Writing an attempt's outcome back. Each update is conditional on the row
@@ -72,19 +72,18 @@ export interface Refusal {
 
 /**
  * Counts a refusal for good against its destination, under a lock on it so
- * that replicas seeing its rows go dead at once tell it once: the first is
- * told, later ones again only once `noticeAgainBefore` has passed the last
- * notice (src/domain/destination-outage.ts).
+ * that replicas seeing its rows go dead at once tell it once; whether it is
+ * told now is `refusalNoticeDue` (src/domain/destination-outage.ts).
  */
-export async function noteRefusal(db: Db, destination: string, error: string, now: Date, noticeAgainBefore: Date): Promise<Refusal> {
+export async function noteRefusal(db: Db, destination: string, error: string, now: Date): Promise<Refusal> {
   return db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(hashtext(${`destination_refusals:${destination}`}))`.execute(trx);
     const before = await trx.selectFrom('destinationRefusals').selectAll().where('destination', '=', destination).executeTakeFirst();
+    const tell = refusalNoticeDue(before?.noticedAt, now);
     if (!before) {
       await trx.insertInto('destinationRefusals').values({ destination, firstRefusedAt: now, refusals: 1, lastError: error, noticedAt: now }).execute();
-      return { tell: true, firstRefusedAt: now, refusals: 1 };
+      return { tell, firstRefusedAt: now, refusals: 1 };
     }
-    const tell = before.noticedAt <= noticeAgainBefore;
     await trx
       .updateTable('destinationRefusals')
       .set({ refusals: before.refusals + 1, lastError: error, ...(tell ? { noticedAt: now } : {}) })

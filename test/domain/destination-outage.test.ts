@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CREDENTIAL_OUTAGE_POLICY, credentialScope, DEFAULT_OUTAGE_POLICY, outageEndNotice, recordFailure, type Outage } from '../../src/domain/destination-outage.js';
+import { CREDENTIAL_OUTAGE_POLICY, credentialScope, DEFAULT_OUTAGE_POLICY, outageEndNotice, recordFailure, refusalNoticeDue, type Outage } from '../../src/domain/destination-outage.js';
 
 const T = new Date('2026-03-10T02:00:00.000Z');
 const outage = (noticedAt: Date | null): Outage => ({ failingSince: T, failures: 7, heldUntil: T, lastError: 'HTTP 500', noticedAt, cause: 'unreachable' });
@@ -58,5 +58,14 @@ describe('refused credentials: a state of the destination (or the Slack workspac
     const refused: Outage = { ...outage(T), cause: 'credentials', lastError: 'token_revoked' };
     expect(outageEndNotice(refused, 'delivered')).toBe('recovered');
     expect(outageEndNotice(refused, 'refused')).toBe('recovered');
+  });
+});
+
+describe('refusalNoticeDue', () => {
+  const at = (h: number) => new Date(Date.UTC(2026, 2, 10) + h * 3_600_000);
+  it('tells the first refusal, then again only a day after the last notice', () => {
+    expect(refusalNoticeDue(undefined, at(0))).toBe(true);
+    expect(refusalNoticeDue(at(0), at(23.99))).toBe(false);
+    expect(refusalNoticeDue(at(0), at(24))).toBe(true);
   });
 });
