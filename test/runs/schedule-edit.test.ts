@@ -9,7 +9,7 @@ import { putWorkflow } from '../../src/services/workflows-api.js';
 import { syncWorkflowsFile } from '../../src/services/sync-workflows.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { at, makeTenant } from '../helpers/factories.js';
-import { replicaDeps } from './support.js';
+import { recordingReplica } from './support.js';
 
 /**
  * A cron or zone edited while the stored next tick is due and not yet taken
@@ -40,7 +40,7 @@ describe('a schedule edited in the same second as a due tick', () => {
     expect((await putWorkflow(deps, workflowSchema.parse({ tenant: 'acme', name: 'hourly', cron: '0 * * * *', launcher }), {})).kind).toBe('created');
     clock.set('2026-03-10T02:00:00.300Z');
     expect((await putWorkflow(deps, workflowSchema.parse({ tenant: 'acme', name: 'hourly', cron: '0 */2 * * *', launcher }), {})).kind).toBe('updated');
-    await fireDueTicks(replicaDeps(t.db, clock));
+    await fireDueTicks(recordingReplica(t.db, clock).deps);
     expect(await ticksOf('hourly')).toEqual(['02:00 running']);
     const w = await t.db.selectFrom('workflows').select('nextTickAt').where('name', '=', 'hourly').executeTakeFirstOrThrow();
     expect(w.nextTickAt!.toISOString()).toBe('2026-03-10T04:00:00.000Z');
@@ -60,7 +60,7 @@ describe('a schedule edited in the same second as a due tick', () => {
     await syncWorkflowsFile(t.db, file('0 * * * *', '0 * * * *'), at('2026-03-10T01:30:00Z'));
     const clock = new ManualClock('2026-03-10T02:00:00.300Z');
     await syncWorkflowsFile(t.db, file('0 2 * * *', '30 * * * *'), clock.now());
-    await fireDueTicks(replicaDeps(t.db, clock));
+    await fireDueTicks(recordingReplica(t.db, clock).deps);
     expect(await ticksOf('shared')).toEqual(['02:00 running']);
     expect(await ticksOf('other')).toEqual([]);
     const next = await t.db.selectFrom('workflows').select(['name', 'nextTickAt']).orderBy('name').execute();

@@ -4,6 +4,7 @@ import { loadConfig } from '../../src/config/env.js';
 import type { Deps } from '../../src/deps.js';
 import type { Db } from '../../src/db/connect.js';
 import { createLaunchers } from '../../src/launch/index.js';
+import type { LaunchContext, Launcher } from '../../src/launcher.js';
 import { silentLogger } from '../../src/log.js';
 
 /**
@@ -44,6 +45,24 @@ export function replicaDeps(db: Db, clock: ManualClock, env: Record<string, stri
   const config = loadConfig({ LOG_LEVEL: 'silent', REPLICA_ID: `replica-${Math.random().toString(36).slice(2, 8)}`, ...env });
   const base = { db, clock, config, logger: silentLogger, replicaId: config.REPLICA_ID };
   return { ...base, launchers: createLaunchers(base) };
+}
+
+/**
+ * A replica whose launcher only records what it was asked to start (the
+ * launch boundary; the ledger is real): a fired run stays `running`, so a
+ * test reads what fired without racing a real child's exit.
+ */
+export function recordingReplica(db: Db, clock: ManualClock) {
+  const launched: LaunchContext[] = [];
+  const launcher: Launcher = {
+    kind: 'recording',
+    async launch(ctx) {
+      launched.push(ctx);
+      return { started: true };
+    },
+  };
+  const deps: Deps = { ...replicaDeps(db, clock), launchers: () => launcher };
+  return { deps, launched };
 }
 
 /** Alive means running or sleeping; a killed orphan nobody has reaped yet (a zombie) is dead. */

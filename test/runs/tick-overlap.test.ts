@@ -1,12 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { policySchema } from '../../src/config/workflows-file.js';
-import type { Deps } from '../../src/deps.js';
-import type { LaunchContext, Launcher } from '../../src/launcher.js';
 import { fireDueTicks } from '../../src/engine/tick-scheduler.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { at, makeRun, makeTenant, makeWorkflow } from '../helpers/factories.js';
-import { replicaDeps } from './support.js';
+import { recordingReplica } from './support.js';
 
 /**
  * A managed tick falling due while a run of its workflow is still running
@@ -20,19 +18,6 @@ beforeAll(async () => {
   await makeTenant(t.db);
 });
 afterAll(() => t.drop());
-
-function recordingReplica(clock: ManualClock) {
-  const launched: LaunchContext[] = [];
-  const launcher: Launcher = {
-    kind: 'recording',
-    async launch(ctx) {
-      launched.push(ctx);
-      return { started: true };
-    },
-  };
-  const deps: Deps = { ...replicaDeps(t.db, clock), launchers: () => launcher };
-  return { deps, launched };
-}
 
 const hourly = (policy: object = {}) =>
   makeWorkflow(t.db, {
@@ -50,7 +35,7 @@ describe('a tick falling due while a run of its workflow still runs', () => {
   it('overlap: allow (the default) fires it beside the run, and its row names the run it overlaps', async () => {
     const wf = await hourly();
     const slow = await makeRun(t.db, { workflowId: wf.id, tick: at('2026-03-10T01:00:00Z'), status: 'running', startedAt: at('2026-03-10T01:00:00Z'), finishedAt: null });
-    const { deps, launched } = recordingReplica(new ManualClock('2026-03-10T02:00:00Z'));
+    const { deps, launched } = recordingReplica(t.db, new ManualClock('2026-03-10T02:00:00Z'));
     expect(await fireDueTicks(deps)).toBe(true);
     expect(launched.map((c) => c.tick?.toISOString())).toEqual(['2026-03-10T02:00:00.000Z']);
     const fired = await tickRow(wf.id, '2026-03-10T02:00:00Z');
@@ -71,7 +56,7 @@ describe('a tick falling due while a run of its workflow still runs', () => {
       startedAt: at('2026-03-10T01:55:00Z'),
       finishedAt: null,
     });
-    const { deps, launched } = recordingReplica(new ManualClock('2026-03-10T02:00:00Z'));
+    const { deps, launched } = recordingReplica(t.db, new ManualClock('2026-03-10T02:00:00Z'));
     expect(await fireDueTicks(deps)).toBe(true);
     expect(launched).toEqual([]);
     const yielded = await tickRow(wf.id, '2026-03-10T02:00:00Z');
@@ -87,7 +72,7 @@ describe('a tick falling due while a run of its workflow still runs', () => {
     expect(moved.nextTickAt?.toISOString()).toBe('2026-03-10T03:00:00.000Z');
 
     await t.db.updateTable('runs').set({ status: 'failed', finishedAt: at('2026-03-10T02:30:00Z') }).where('id', '=', retry.id).execute();
-    const later = recordingReplica(new ManualClock('2026-03-10T03:00:00Z'));
+    const later = recordingReplica(t.db, new ManualClock('2026-03-10T03:00:00Z'));
     expect(await fireDueTicks(later.deps)).toBe(true);
     expect(later.launched.filter((c) => c.workflow.id === wf.id).map((c) => c.tick?.toISOString())).toEqual(['2026-03-10T03:00:00.000Z']);
     expect(await tickRow(wf.id, '2026-03-10T03:00:00Z')).toMatchObject({ status: 'running', outcomeNote: null });
@@ -96,7 +81,7 @@ describe('a tick falling due while a run of its workflow still runs', () => {
   it('a workflow with nothing running fires with no note, whatever its policy', async () => {
     const wf = await hourly({ overlap: 'skip' });
     await makeRun(t.db, { workflowId: wf.id, tick: at('2026-03-10T01:00:00Z'), status: 'succeeded' });
-    const { deps, launched } = recordingReplica(new ManualClock('2026-03-10T02:00:00Z'));
+    const { deps, launched } = recordingReplica(t.db, new ManualClock('2026-03-10T02:00:00Z'));
     await fireDueTicks(deps);
     expect(launched.map((c) => c.workflow.id)).toContain(wf.id);
     expect(await tickRow(wf.id, '2026-03-10T02:00:00Z')).toMatchObject({ status: 'running', outcomeNote: null });

@@ -5,14 +5,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { runLoop } from '../../src/engine/runner.js';
-import type { Deps } from '../../src/deps.js';
 import { runLoops } from '../../src/engine/index.js';
-import type { LaunchContext, Launcher } from '../../src/launcher.js';
 import { fireDueTicks, tickSchedulerLoop } from '../../src/engine/tick-scheduler.js';
 import { silentLogger } from '../../src/log.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { at, makeRun, makeTenant, makeWorkflow } from '../helpers/factories.js';
-import { CountingClock, eventually, replicaDeps } from './support.js';
+import { CountingClock, eventually, recordingReplica, replicaDeps } from './support.js';
 import { createEngine } from '../helpers/engine-harness.js';
 import { pauseWorkflow, resumeWorkflow } from '../../src/services/workflow-state.js';
 
@@ -32,20 +30,6 @@ beforeEach(async () => {
   await sql`truncate runs cascade`.execute(t.db);
   await t.db.deleteFrom('workflows').execute();
 });
-
-/** A replica whose launcher only records what it was asked to start (the launch boundary; the ledger is real). */
-function recordingReplica(clock: ManualClock) {
-  const launched: LaunchContext[] = [];
-  const launcher: Launcher = {
-    kind: 'recording',
-    async launch(ctx) {
-      launched.push(ctx);
-      return { started: true };
-    },
-  };
-  const deps: Deps = { ...replicaDeps(t.db, clock), launchers: () => launcher };
-  return { deps, launched };
-}
 
 /** `count` managed workflows of one cron, due at `due`, in one statement. */
 async function seedDue(count: number, cron: string, due: Date, prefix = 'bulk') {
@@ -162,7 +146,7 @@ describe('tick scheduler', () => {
     const lenient = await makeWorkflow(t.db, { cron: '0 * * * *', mode: 'managed', launcher, nextTickAt: at('2026-03-10T03:00:00Z'), policy: JSON.stringify({ catchUpSeconds: 86_400 }) });
     // Hourly with the default 30 min window: 09:00 fires 30 min late, the ones before are missed.
     const hourly = await makeWorkflow(t.db, { cron: '0 * * * *', mode: 'managed', launcher, nextTickAt: at('2026-03-10T07:00:00Z') });
-    const { deps, launched } = recordingReplica(new ManualClock('2026-03-10T09:30:00Z'));
+    const { deps, launched } = recordingReplica(t.db, new ManualClock('2026-03-10T09:30:00Z'));
     expect(await fireDueTicks(deps)).toBe(true);
 
     const ticks = async (id: number) => (await originals(id)).map((r) => `${r.tick!.toISOString().slice(11, 16)} ${r.status}`);
@@ -234,7 +218,7 @@ describe('tick scheduler', () => {
     const due = at('2026-03-10T12:00:00Z');
     await seedDue(2_600, '* * * * *', due);
     const clock = new ManualClock('2026-03-10T12:00:00.200Z');
-    const [a, b] = [recordingReplica(clock), recordingReplica(clock)];
+    const [a, b] = [recordingReplica(t.db, clock), recordingReplica(t.db, clock)];
     const found = await Promise.all([fireDueTicks(a.deps), fireDueTicks(b.deps)]);
     expect(found.some(Boolean)).toBe(true);
 
@@ -262,7 +246,7 @@ describe('tick scheduler', () => {
     const onTime = await makeWorkflow(t.db, { cron: '*/5 * * * *', mode: 'managed', launcher, nextTickAt: at('2026-03-10T02:05:00Z') });
     const behind = await makeWorkflow(t.db, { cron: '* * * * *', mode: 'managed', launcher, nextTickAt: at('2026-03-10T02:02:00Z') });
     const daily = await makeWorkflow(t.db, { cron: '0 2 * * *', timezone: 'Europe/Berlin', mode: 'managed', launcher, nextTickAt: at('2026-03-10T01:00:00Z') });
-    const { deps, launched } = recordingReplica(clock);
+    const { deps, launched } = recordingReplica(t.db, clock);
     expect(await fireDueTicks(deps)).toBe(true);
 
     const ticks = async (id: number) => (await originals(id)).map((r) => `${r.tick!.toISOString().slice(11, 16)} ${r.status}`);
@@ -290,7 +274,7 @@ describe('tick scheduler', () => {
     const free = await makeWorkflow(t.db, { cron: '* * * * *', mode: 'managed', launcher, nextTickAt: at('2026-03-10T02:05:00Z') });
     // A replica that committed the tick's row and died before moving next_tick_at on (or a restored backup).
     await makeRun(t.db, { workflowId: taken.id, tick: at('2026-03-10T02:05:00Z'), status: 'running', finishedAt: null });
-    const { deps, launched } = recordingReplica(clock);
+    const { deps, launched } = recordingReplica(t.db, clock);
     expect(await fireDueTicks(deps)).toBe(true);
     expect(launched.map((c) => c.workflow.id)).toEqual([free.id]);
     expect(await originals(taken.id)).toHaveLength(1);
