@@ -49,6 +49,8 @@ export const runFinishSchema = z
   .strict();
 
 const runView = (run: Run) => ({ id: run.id, tick: run.tick, status: run.status, trigger: run.trigger, durationSeconds: run.durationSeconds });
+/** An end that came after the bot failed its run as timed out: recorded as the run's note, the run still failed. */
+const endedLateView = (run: Run) => ({ ...runView(run), endedLate: true, note: run.outcomeNote });
 
 /** POST /api/v1/runs (report a run) and POST /api/v1/runs/:id (finish one). */
 export function runsRoutes(deps: Deps): Router {
@@ -64,6 +66,9 @@ export function runsRoutes(deps: Deps): Router {
         return;
       case 'existing':
         res.status(200).json({ ...runView(result.run), duplicate: true });
+        return;
+      case 'ended_late':
+        res.status(200).json(endedLateView(result.run));
         return;
       case 'not_found':
         throw notFound(`workflow ${report.tenant}/${report.workflow} not found`);
@@ -102,6 +107,9 @@ export function runsRoutes(deps: Deps): Router {
     switch (result.kind) {
       case 'finished':
         res.status(200).json(runView(result.run));
+        return;
+      case 'ended_late':
+        res.status(200).json(endedLateView(result.run));
         return;
       case 'already_finished':
         if (result.same) {
