@@ -30,7 +30,7 @@ describe('the access log', () => {
     const wf = await makeWorkflow(t.db, { cron: '*/5 * * * *', mode: 'observed' });
     await fetch(`${app.url}/ping/${wf.pingKey}/fail?rid=abc123`, { method: 'POST', body: 'boom' });
     await fetch(`${app.url}/api/v1/workflows`, { headers: { authorization: 'Bearer wrong-token-0123456789abcdef' } });
-    const seen = await eventually(() => (requests().length >= 2 ? requests() : undefined));
+    const seen = await eventually(() => (requests().length >= 2 ? requests() : Promise.reject(new Error("not logged yet"))));
     expect(seen.map((l) => [l.level, l.method, l.path, l.status])).toEqual([
       [20, 'POST', '/ping/(hidden)/fail', 200],
       [20, 'GET', '/api/v1/workflows', 401],
