@@ -1,5 +1,6 @@
 import type { Transaction } from 'kysely';
-import { isConnectionError, isDatabaseAway } from '../db/connection-errors.js';
+import { databaseRefusalOf, isConnectionError, isDatabaseAway, isDatabaseFault } from '../db/connection-errors.js';
+import { refusalScope } from '../domain/database-refusal.js';
 import type { Database, Run } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import type { CadenceProfile } from '../domain/cadence.js';
@@ -93,8 +94,10 @@ export async function pollFinishedRunsDetailed(deps: Deps, batch = POLL_BATCH.ma
     // short back-off. Going one run at a time instead (a transaction each, for up to a whole batch of runs
     // and whatever arrived meanwhile) kept every replica's poller in one tick for minutes under repeated
     // faults while the backlog grew (issue 19). One at a time is for a run that breaks its batch.
-    if (isConnectionError(error)) throw error;
-    deps.logger.warn({ err: error }, 'poller batch failed; processing its runs one at a time');
+    // A database refusing every write (read-only, disk full) refuses each run alike: the runner backs off.
+    const refusal = databaseRefusalOf(error);
+    if (isConnectionError(error) || (refusal && refusalScope(refusal) === 'database')) throw error;
+    deps.logger.warn({ err: error, ...(refusal ? { refusal } : {}) }, 'poller batch failed; processing its runs one at a time');
     return pollOneByOne(deps, now, batch);
   }
   await afterBatch(deps, outcome);
@@ -236,8 +239,9 @@ async function pollOneByOne(deps: Deps, now: Date, limit: number): Promise<numbe
         return processClaimed(trx, deps, now, 1, { onClaim: (ids) => (runId = ids[0]) });
       });
     } catch (error) {
-      // A lost connection is not the run's fault: it stays unprocessed for the next poll.
-      if (runId === undefined || isConnectionError(error)) throw error;
+      // A lost connection, or a database refusing (read-only, disk full, a lock waited for past the statement
+      // timeout), is not the run's fault: it stays unprocessed for the next poll, and this pass ends.
+      if (runId === undefined || isDatabaseFault(error)) throw error;
       deps.logger.error({ err: error, runId }, 'run could not be processed; marked processed so it is not retried forever');
       await deps.db.updateTable('runs').set({ processedAt: now }).where('id', '=', runId).where('processedAt', 'is', null).execute();
       found.push(runId);
