@@ -88,7 +88,7 @@ export async function pollFinishedRunsDetailed(deps: Deps, batch = POLL_BATCH.ma
       }),
     );
     // Nothing to take: maybe a dependency group another replica holds; its turn is waited for (upstream-blocks.ts).
-    if (outcome.claimed.length === 0) outcome = await deps.db.transaction().execute(async (trx) => ((await awaitUpstreamTurn(trx, batch)) > 0 ? processClaimed(trx, deps, now, batch) : outcome));
+    if (outcome.claimed.length === 0) outcome = await takeUpstreamTurn(deps, now, batch, outcome);
   } catch (error) {
     // A lost connection is nobody's fault: the batch rolled back whole and the runner takes it again after a
     // short back-off. Going one run at a time instead (a transaction each, for up to a whole batch of runs
@@ -102,6 +102,22 @@ export async function pollFinishedRunsDetailed(deps: Deps, batch = POLL_BATCH.ma
   }
   await afterBatch(deps, outcome);
   return outcome.claimed;
+}
+
+/**
+ * The claim came back empty: waits for a dependency group's turn, briefly
+ * (UPSTREAM_TURN_LOCK_TIMEOUT_MS). A group held longer (an operator's open
+ * transaction on one of its workflows) is left for a later tick: its runs
+ * wait, nobody else's do.
+ */
+async function takeUpstreamTurn(deps: Deps, now: Date, batch: number, empty: BatchOutcome): Promise<BatchOutcome> {
+  try {
+    return await deps.db.transaction().execute(async (trx) => ((await awaitUpstreamTurn(trx, batch)) > 0 ? processClaimed(trx, deps, now, batch) : empty));
+  } catch (error) {
+    if (databaseRefusalOf(error) !== 'lock_timeout') throw error;
+    deps.logger.debug({ error: (error as Error).message }, 'a dependency group is held by another session; its runs wait for a later tick');
+    return empty;
+  }
 }
 
 /** This process's retry launches whose commit went unanswered (src/engine/unconfirmed-launches.ts). */
