@@ -4,6 +4,8 @@ import type { Workflow } from '../../src/db/schema.js';
 import { checkRunDurations } from '../../src/engine/run-duration.js';
 import { pollFinishedRuns } from '../../src/engine/poller.js';
 import { newRunRow } from '../../src/ledger/runs.js';
+import { systemClock } from '../../src/clock.js';
+import { startTestApp } from '../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { createEngine, reportRun } from '../helpers/engine-harness.js';
 import { at, makeTenant, makeWorkflow } from '../helpers/factories.js';
@@ -95,3 +97,36 @@ it('the poller, with nothing else to claim, waits its turn on a dependency group
   expect(await pollFinishedRuns(engine.deps)).toBe(true);
   expect(await t.db.selectFrom('alerts').select('status').where('workflowId', '=', down.id).execute()).toEqual([{ status: 'open' }]);
 });
+
+it('reports: a workflow held by an operator answers its own reports 503 within seconds and holds no other workflow\'s', async () => {
+  const ADMIN = 'admin-token-0123456789abcdef';
+  const held = await makeWorkflow(t.db, { tenantId: 'acme', name: 'hourly-held', cron: '0 * * * *' });
+  await makeWorkflow(t.db, { tenantId: 'acme', name: 'hourly-free', cron: '0 * * * *' });
+  // The API's pool, as a replica has it: 10 connections (src/open-database.ts).
+  const app = await startTestApp(t, { API_TOKEN: ADMIN }, { clock: systemClock });
+  const post = (workflow: string, hour: number) =>
+    fetch(`${app.url}/api/v1/runs`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ tenant: 'acme', workflow, status: 'succeeded', tick: `2026-03-10T${String(hour).padStart(2, '0')}:00:00Z`, externalId: `${workflow}:${hour}` }),
+    });
+  const release = await lockedByOperator(held);
+  try {
+    // A job resending its reports for the held workflow, more of them than the pool has connections.
+    const waiting = Array.from({ length: 12 }, (_, hour) => post('hourly-held', hour));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Before, they held every connection of the pool until the statement timeout (30 s), and this waited behind them.
+    const free = await within(8_000, 'a report for another workflow', post('hourly-free', 1));
+    expect(free.status).toBe(201);
+    const answers = await within(8_000, 'the held workflow\'s reports', Promise.all(waiting));
+    for (const a of answers) {
+      expect(a.status).toBe(503);
+      expect(a.headers.get('retry-after')).toBe('5');
+      expect(await a.json()).toMatchObject({ error: 'database_unavailable', reason: 'lock_timeout' });
+    }
+  } finally {
+    await release();
+  }
+  expect((await post('hourly-held', 0)).status).toBe(201);
+  await app.stop();
+}, 60_000);
