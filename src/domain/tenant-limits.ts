@@ -1,0 +1,25 @@
+/**
+ * Per-tenant bounds (docs/operations.md, "Many tenants"): every tenant's
+ * workflows share one database and one set of loops (ticks, evaluation, the
+ * outbox), so a tenant token may not grow its share without end. The
+ * operator (the workflows file, the admin token) is not bound: it is trusted
+ * with the host.
+ */
+
+export interface WorkflowLimitRefusal {
+  limit: number;
+  message: string;
+}
+
+/**
+ * Whether a tenant that has `enabled` workflows now (a deleted one keeps its
+ * history but not its place) may have one more, under `limit`
+ * (`MAX_WORKFLOWS_PER_TENANT`). Undefined when it may.
+ */
+export function workflowLimitRefusal(tenant: string, enabled: number, limit: number): WorkflowLimitRefusal | undefined {
+  if (enabled < limit) return undefined;
+  return {
+    limit,
+    message: `tenant ${tenant} has ${enabled} workflows, the most a tenant token may have (MAX_WORKFLOWS_PER_TENANT=${limit}); delete one or ask the operator`,
+  };
+}

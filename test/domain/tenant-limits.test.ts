@@ -1,0 +1,20 @@
+import { describe, expect, it } from 'vitest';
+import { workflowLimitRefusal } from '../../src/domain/tenant-limits.js';
+
+describe('workflowLimitRefusal', () => {
+  it.each([
+    [0, 3, false],
+    [2, 3, false],
+    [3, 3, true],
+    // The file or the admin token may have put it past the limit: still refused, never negative.
+    [7, 3, true],
+  ])('%i enabled under a limit of %i: refused %s', (enabled, limit, refused) => {
+    const refusal = workflowLimitRefusal('acme', enabled, limit);
+    expect(refusal !== undefined).toBe(refused);
+    if (refusal) {
+      expect(refusal.limit).toBe(limit);
+      expect(refusal.message).toContain(`MAX_WORKFLOWS_PER_TENANT=${limit}`);
+      expect(refusal.message).toContain('tenant acme');
+    }
+  });
+});
