@@ -23,3 +23,8 @@ export function workflowLimitRefusal(tenant: string, enabled: number, limit: num
     message: `tenant ${tenant} has ${enabled} workflows, the most a tenant token may have (MAX_WORKFLOWS_PER_TENANT=${limit}); delete one or ask the operator`,
   };
 }
+
+/** What a tenant's report past `TENANT_REPORTS_PER_MINUTE` is answered (429, with Retry-After). */
+export function reportLimitMessage(tenant: string, perMinute: number, retryAfterSeconds: number): string {
+  return `tenant ${tenant} reported more runs than it may in a minute (TENANT_REPORTS_PER_MINUTE=${perMinute}); retry after ${retryAfterSeconds} s`;
+}

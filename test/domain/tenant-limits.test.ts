@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { workflowLimitRefusal } from '../../src/domain/tenant-limits.js';
+import { reportLimitMessage, workflowLimitRefusal } from '../../src/domain/tenant-limits.js';
 
 describe('workflowLimitRefusal', () => {
   it.each([
@@ -16,5 +16,11 @@ describe('workflowLimitRefusal', () => {
       expect(refusal.message).toContain(`MAX_WORKFLOWS_PER_TENANT=${limit}`);
       expect(refusal.message).toContain('tenant acme');
     }
+  });
+});
+
+describe('reportLimitMessage', () => {
+  it('names the tenant, the variable with its value and the wait', () => {
+    expect(reportLimitMessage('acme', 12000, 2)).toBe('tenant acme reported more runs than it may in a minute (TENANT_REPORTS_PER_MINUTE=12000); retry after 2 s');
   });
 });
