@@ -221,7 +221,8 @@ export async function putWorkflow(deps: Pick<Deps, 'db' | 'clock' | 'config'>, s
   return deps.db.transaction().execute(async (trx): Promise<PutResult> => {
     // Before any row lock: the graph's changes take turns (see lockDependencyGraph).
     if (spec.dependsOn?.length) await lockDependencyGraph(trx);
-    const tenant = await trx.selectFrom('tenants').select('id').where('id', '=', spec.tenant).where('enabled', '=', true).executeTakeFirst();
+    // A tenant token's writes take turns on the tenant's row (before any workflow row), so its workflow count is exact.
+    const tenant = await trx.selectFrom('tenants').select('id').where('id', '=', spec.tenant).where('enabled', '=', true).$if(scope.tenantId !== undefined, (q) => q.forNoKeyUpdate()).executeTakeFirst();
     if (!tenant) return { kind: 'tenant_not_found' };
     const current = await trx.selectFrom('workflows').selectAll().where('tenantId', '=', spec.tenant).where('name', '=', spec.name).forUpdate().executeTakeFirst();
     if (current?.source === 'file' && current.enabled) return { kind: 'owned_by_file' };

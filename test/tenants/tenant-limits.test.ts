@@ -57,6 +57,15 @@ describe('MAX_WORKFLOWS_PER_TENANT', () => {
     expect((await acme()('PUT', '/api/v1/workflows/acme/third', observed)).status).toBe(403);
   });
 
+  it('holds under creations sent at once: the count is taken in turns, so the limit is never passed', async () => {
+    await makeTenant(t.db, { id: 'initech', name: 'Initech', channel: 'CINITECH', apiTokenHash: hashToken('sbt_initech-limits-token-0123456789ab') });
+    const initech = apiClient(app.url, 'sbt_initech-limits-token-0123456789ab');
+    const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => initech('PUT', `/api/v1/workflows/initech/burst-${i}`, observed)));
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 201, 201, 403, 403, 403, 403, 403]);
+    const stored = await t.db.selectFrom('workflows').select('name').where('tenantId', '=', 'initech').where('enabled', '=', true).execute();
+    expect(stored).toHaveLength(3);
+  });
+
   it('does not bind the admin token (the operator is trusted with the host)', async () => {
     expect((await admin()('PUT', '/api/v1/workflows/acme/fifth', observed)).status).toBe(201);
   });
