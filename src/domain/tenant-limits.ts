@@ -28,3 +28,16 @@ export function workflowLimitRefusal(tenant: string, enabled: number, limit: num
 export function reportLimitMessage(tenant: string, perMinute: number, retryAfterSeconds: number): string {
   return `tenant ${tenant} reported more runs than it may in a minute (TENANT_REPORTS_PER_MINUTE=${perMinute}); retry after ${retryAfterSeconds} s`;
 }
+
+/**
+ * Whether a tenant with `upcoming` one-off maintenance windows not yet ended
+ * may set one more, under `limit` (`MAX_MAINTENANCE_WINDOWS_PER_TENANT`):
+ * every claim of the tenant's finished runs reads them. Undefined when it may.
+ */
+export function windowLimitRefusal(tenant: string, upcoming: number, limit: number): WorkflowLimitRefusal | undefined {
+  if (upcoming < limit) return undefined;
+  return {
+    limit,
+    message: `tenant ${tenant} has ${upcoming} maintenance windows not yet ended, the most it may set (MAX_MAINTENANCE_WINDOWS_PER_TENANT=${limit}); wait for one to end or ask the operator`,
+  };
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { reportLimitMessage, workflowLimitRefusal } from '../../src/domain/tenant-limits.js';
+import { reportLimitMessage, windowLimitRefusal, workflowLimitRefusal } from '../../src/domain/tenant-limits.js';
 
 describe('workflowLimitRefusal', () => {
   it.each([
@@ -22,5 +22,12 @@ describe('workflowLimitRefusal', () => {
 describe('reportLimitMessage', () => {
   it('names the tenant, the variable with its value and the wait', () => {
     expect(reportLimitMessage('acme', 12000, 2)).toBe('tenant acme reported more runs than it may in a minute (TENANT_REPORTS_PER_MINUTE=12000); retry after 2 s');
+  });
+});
+
+describe('windowLimitRefusal', () => {
+  it('refuses at the limit, naming it; allows below', () => {
+    expect(windowLimitRefusal('acme', 199, 200)).toBeUndefined();
+    expect(windowLimitRefusal('acme', 200, 200)?.message).toContain('MAX_MAINTENANCE_WINDOWS_PER_TENANT=200');
   });
 });

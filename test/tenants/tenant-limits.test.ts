@@ -27,7 +27,7 @@ beforeAll(async () => {
   // Two of acme's three come from the operator's file: they count too.
   await makeWorkflow(t.db, { tenantId: 'acme', name: 'from-file-1', source: 'file' });
   await makeWorkflow(t.db, { tenantId: 'acme', name: 'from-file-2', source: 'file' });
-  app = await startTestApp(t, { API_TOKEN: ADMIN, MAX_WORKFLOWS_PER_TENANT: '3' });
+  app = await startTestApp(t, { API_TOKEN: ADMIN, MAX_WORKFLOWS_PER_TENANT: '3', MAX_MAINTENANCE_WINDOWS_PER_TENANT: '2' });
 });
 afterAll(async () => {
   await app?.stop();
@@ -68,5 +68,20 @@ describe('MAX_WORKFLOWS_PER_TENANT', () => {
 
   it('does not bind the admin token (the operator is trusted with the host)', async () => {
     expect((await admin()('PUT', '/api/v1/workflows/acme/fifth', observed)).status).toBe(201);
+  });
+});
+
+describe('MAX_MAINTENANCE_WINDOWS_PER_TENANT', () => {
+  it("refuses a tenant token's window past the windows not yet ended with 403 naming the limit; other tenants and the admin are not counted", async () => {
+    const window = { tenant: 'globex', duration: '1h', reason: 'upgrade' };
+    expect((await globex()('POST', '/api/v1/maintenance', window)).status).toBe(201);
+    expect((await globex()('POST', '/api/v1/maintenance', { ...window, workflow: 'third' })).status).toBe(201);
+    const refused = await globex()('POST', '/api/v1/maintenance', window);
+    expect(refused.status).toBe(403);
+    expect(refused.body).toMatchObject({ error: 'maintenance_limit', limit: 2 });
+    expect(refused.body.message).toContain('MAX_MAINTENANCE_WINDOWS_PER_TENANT=2');
+    expect(await t.db.selectFrom('maintenanceWindows').select('id').where('tenantId', '=', 'globex').execute()).toHaveLength(2);
+    expect((await acme()('POST', '/api/v1/maintenance', { ...window, tenant: 'acme' })).status).toBe(201);
+    expect((await admin()('POST', '/api/v1/maintenance', window)).status).toBe(201);
   });
 });
