@@ -108,16 +108,16 @@ export async function lockReportedWorkflow(trx: Transaction<Database>, by: { ten
  * made-up key never makes the server read a body (src/http/ping-routes.ts).
  * The report itself looks the key up again, locked (lockReportedWorkflow).
  */
-export async function pingKeyKnown(db: Kysely<Database>, pingKey: string): Promise<boolean> {
+export async function pingKeyKnown(db: Kysely<Database>, pingKey: string): Promise<string | undefined> {
   const row = await db
     .selectFrom('workflows')
     .innerJoin('tenants', 'tenants.id', 'workflows.tenantId')
-    .select('workflows.id')
+    .select('workflows.tenantId')
     .where('workflows.pingKey', '=', pingKey)
     .where('workflows.enabled', '=', true)
     .where('tenants.enabled', '=', true)
     .executeTakeFirst();
-  return row !== undefined;
+  return row?.tenantId;
 }
 
 export interface ReportedStart {

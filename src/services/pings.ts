@@ -42,7 +42,8 @@ export function outcomeOfPing(signal: Exclude<PingSignal, { kind: 'start' }>, bo
 }
 
 /** Before a ping's body is read: does its key name a workflow at all? */
-export function isKnownPingKey(deps: Pick<Deps, 'db'>, key: string): Promise<boolean> {
+/** The tenant of the enabled workflow whose key this is, or undefined. */
+export function pingKeyTenant(deps: Pick<Deps, 'db'>, key: string): Promise<string | undefined> {
   return pingKeyKnown(deps.db, key);
 }
 
