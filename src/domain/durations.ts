@@ -95,10 +95,26 @@ export function cadenceInWords(seconds: number): string {
     [7 * 86_400, 'weekly'],
   ];
   for (const [s, words] of known) if (seconds === s) return words;
+  const calendar = calendarCadence(seconds / 86_400);
+  if (calendar) return calendar;
   if (seconds < 3600 && seconds % 60 === 0) return `every ${seconds / 60} minutes`;
   if (seconds < 86_400 && seconds % 3600 === 0) return `every ${seconds / 3600} hours`;
   if (seconds % 86_400 === 0) return `every ${seconds / 86_400} days`;
   return `about every ${formatDuration(seconds * 1000)}`;
+}
+
+/**
+ * A gap of months or years as the calendar names it: the typical gap of
+ * `@monthly` is 31 days (most months have 31), of a quarterly cron 91.5, of
+ * `@yearly` 365 and of a leap-day job 1461, which read "monthly", "every 3
+ * months", "yearly", "every 4 years", not "every 1461 days".
+ */
+function calendarCadence(days: number): string | null {
+  const years = Math.round(days / 365.25);
+  if (years >= 1 && days >= 365 * years && days <= 366 * years) return years === 1 ? 'yearly' : `every ${years} years`;
+  const months = Math.round(days / 30.44);
+  if (months >= 1 && months <= 11 && days >= 28 * months && days <= 31 * months) return months === 1 ? 'monthly' : `every ${months} months`;
+  return null;
 }
 
 /**

@@ -21,6 +21,17 @@ export interface EscalationFields {
    * it stood paused, so they alone do not make it "keep failing".
    */
   failuresAtResume?: number | null;
+  openedAt?: Date;
+  /**
+   * The newest failure the alert counted (its last run). A streak whose newest
+   * failure is a tick recorded missed that fell due before the alert opened
+   * was all known when it opened, however long: an every-minute managed job's
+   * 179 ticks recorded missed at once after the bot's own downtime (catch-up),
+   * or an observed job's ticks recorded together after the detector stalled.
+   * It alone is not "kept failing"; a tick after the opening that fails or is
+   * missed, or a run that fails, is. Absent: the count alone decides.
+   */
+  newestFailure?: { tick: Date | null; status: string } | null;
 }
 
 export type EscalationDecision = { due: false } | { due: true; reason: 'kept_failing' | 'deadline' };
@@ -57,14 +68,22 @@ function escalates(alert: EscalationFields): boolean {
 
 /**
  * The failures since opening reached the snapshotted escalateAfterFailures (an
- * old snapshot without one never does). After a pause, the failures reported
+ * old snapshot without one never does), unless the newest of them is a tick
+ * recorded missed before the opening (`newestFailure`). After a pause, the failures reported
  * while it stood count, but a resume alone pages nobody: it takes a failure
  * after the resume (an operator who paused it knew; one who resumed it
  * thinks it fixed, and the next run says whether it is).
  */
 function keptFailing(alert: EscalationFields): boolean {
   if (alert.failuresAtResume != null && alert.consecutiveFailures <= alert.failuresAtResume) return false;
+  if (knownMissedStreak(alert)) return false;
   return alert.consecutiveFailures >= Number(alert.policy.escalateAfterFailures ?? Number.POSITIVE_INFINITY);
+}
+
+/** The alert's newest failure is a tick recorded missed that fell due before it opened (`newestFailure`). */
+function knownMissedStreak(alert: EscalationFields): boolean {
+  const newest = alert.newestFailure;
+  return Boolean(alert.openedAt && newest?.tick && newest.status === 'missed' && newest.tick.getTime() < alert.openedAt.getTime());
 }
 
 /**

@@ -137,13 +137,15 @@ export function evaluateHistory(input: {
         failures: facts.failures,
         failure: facts.newestFailure,
         escalateAt: escalateAtFor(now, policy.firstSeverity, policy.escalationMultiplier, input.cadenceSeconds, input.schedule),
-        ...(intermittent ? { intermittent: { ...intermittent, recoverAfter: effectiveRecoverAfter(policy.recoverAfter, true) } } : {}),
+        ...(intermittent ? { intermittent: { ...intermittent, recoverAfter: effectiveRecoverAfter(policy.recoverAfter, true, input.cadenceSeconds) } } : {}),
       },
     ];
   }
   const transitions = countTransitions(facts.recentOutcomes ?? []);
-  const flapping = isFlapping(transitions);
-  const recoverAfter = effectiveRecoverAfter(policy.recoverAfter, flapping);
+  // Once marked flapping, the alert stays so until it resolves: a run of successes that calms the window is the very
+  // streak whose length is in question (an every-minute job's 8 lucky successes are no recovery).
+  const flapping = isFlapping(transitions) || Boolean(alert.flappingSince);
+  const recoverAfter = effectiveRecoverAfter(policy.recoverAfter, flapping, input.cadenceSeconds);
   const main = decideOpenAlert(facts, alert, recoverAfter, now);
   // Told once per alert, and not on the evaluation that closes it (the recovery says enough).
   if (flapping && !alert.flappingSince && main?.type !== 'resolve') {

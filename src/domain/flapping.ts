@@ -32,9 +32,23 @@ export function isFlapping(transitions: number): boolean {
   return transitions >= FLAP_TRANSITIONS;
 }
 
-/** The consecutive successes an open alert needs to resolve, given how the workflow has been behaving. */
-export function effectiveRecoverAfter(recoverAfter: number, flapping: boolean): number {
-  return flapping ? Math.max(recoverAfter, FLAP_RECOVER_AFTER) : recoverAfter;
+/**
+ * The time the successes that resolve a flapping alert span, at least: three
+ * in a row come every few minutes to a job run every minute that fails a
+ * third of its runs at random, and its alert resolved on them and reopened
+ * as failing intermittently minutes later (62 alerts a day; 83 at half).
+ * A quarter hour leaves every 5 minutes and rarer at FLAP_RECOVER_AFTER.
+ */
+export const FLAP_RECOVER_SPAN_SECONDS = 900;
+
+/**
+ * The consecutive successes an open alert needs to resolve, given how the
+ * workflow has been behaving: while it flaps, at least FLAP_RECOVER_AFTER and
+ * at least a FLAP_RECOVER_SPAN_SECONDS of ticks (15 for an every-minute job).
+ */
+export function effectiveRecoverAfter(recoverAfter: number, flapping: boolean, cadenceSeconds: number): number {
+  if (!flapping) return recoverAfter;
+  return Math.max(recoverAfter, FLAP_RECOVER_AFTER, Math.ceil(FLAP_RECOVER_SPAN_SECONDS / Math.max(1, cadenceSeconds)));
 }
 
 /** Failures among the recent window, at least, that open an alert for a flapping workflow below `alertAfter` in a row. */

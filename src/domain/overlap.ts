@@ -27,7 +27,26 @@ export type OverlapDecision = { fire: true; note: string | null } | { fire: fals
 
 export function overlapDecision(policy: OverlapPolicy, running: RunStillRunning | undefined): OverlapDecision {
   if (!running) return { fire: true, note: null };
-  const which = `run ${running.id} (${running.tick ? `tick ${running.tick.toISOString()}` : 'a manual run'}${running.attempt > 1 ? `, attempt ${running.attempt}` : ''})`;
+  const which = runNamed(running);
   if (policy === 'skip') return { fire: false, note: `not fired: ${which} was still running (overlap: skip)` };
   return { fire: true, note: `started while ${which} was still running (overlap: allow)` };
+}
+
+/**
+ * An observed workflow's tick that no run took by the end of its window,
+ * while a run of the workflow was still running at the tick: under `skip` its
+ * outside scheduler does not start a run beside one still going (a
+ * Kubernetes CronJob's `concurrencyPolicy: Forbid`, cron behind `flock -n`),
+ * so the tick is `skipped` with this note, not missed. A job taking 90
+ * minutes every hour had every other tick missed, and a job succeeding every
+ * run alerted as failing intermittently. Null: the tick is missed as usual
+ * (`allow`: a tick is expected to start beside a run still going).
+ */
+export function observedSkipNote(policy: OverlapPolicy, running: RunStillRunning | undefined): string | null {
+  if (policy !== 'skip' || !running) return null;
+  return `not run: ${runNamed(running)} was still running (overlap: skip)`;
+}
+
+function runNamed(running: RunStillRunning): string {
+  return `run ${running.id} (${running.tick ? `tick ${running.tick.toISOString()}` : 'a manual run'}${running.attempt > 1 ? `, attempt ${running.attempt}` : ''})`;
 }

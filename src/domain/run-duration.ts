@@ -9,9 +9,15 @@ import { latestFireAtOrBefore, nextDailyTimeAfter, nextFireAfter, scheduledWallT
  *   its spread; robust to a few outliers (one 3-hour night among twenty
  *   20-minute ones moves neither). No verdict before MIN_SAMPLES successes.
  * - **Running long**: still running past max(3 × median, median + 6 × MAD,
- *   median + 10 min), or past the workflow's `runningLongAfterSeconds` when it
- *   sets one. Told only when that comes before the run's timeout (the timeout
- *   tells its own story).
+ *   median + 10 min, 1.5 × its usual longest), or past the workflow's
+ *   `runningLongAfterSeconds` when it sets one. Told only when that comes
+ *   before the run's timeout (the timeout tells its own story).
+ * - **Usual longest**: a duration the job keeps reaching is no news. A daily
+ *   job of 6 minutes whose Sunday full load takes an hour (one success in
+ *   seven) has a median of 6 minutes and no spread, so every Sunday was
+ *   "running long" at 16 minutes. The duration at least a tenth of the
+ *   sampled successes reached, and at least two of them (the k-th longest),
+ *   counts as normal too: one slow night is still an outlier.
  * - **Too fast**: a success shorter than `minDurationSeconds` counts as a
  *   failure, like a success with fewer rows than `minRows`.
  * - **Completion deadline**: `completeBy` { time, timeZone } — the tick's run
@@ -26,11 +32,17 @@ export const LONG_FACTOR = 3;
 export const LONG_MADS = 6;
 /** …and at least this much longer than it, so a 1-minute job is not "long" at 3 minutes. */
 export const LONG_MIN_EXTRA_SECONDS = 600;
+/** …and this many times the usual longest (a duration at least USUAL_SHARE of the successes, and USUAL_MIN_RUNS of them, reached). */
+export const USUAL_LONG_FACTOR = 1.5;
+export const USUAL_SHARE = 0.1;
+export const USUAL_MIN_RUNS = 2;
 
 export interface NormalDuration {
   medianSeconds: number;
   madSeconds: number;
   samples: number;
+  /** The longest duration at least USUAL_SHARE of the samples (and USUAL_MIN_RUNS) reached; absent: not known (an older reading). */
+  usualLongestSeconds?: number;
 }
 
 /** "Finished by 06:00 in Europe/Berlin" for each tick; the zone defaults to the workflow's. */
@@ -50,15 +62,17 @@ export function normalDuration(durations: readonly number[]): NormalDuration | n
   if (sample.length < MIN_SAMPLES) return null;
   const m = median([...sample].sort((a, b) => a - b));
   const mad = median(sample.map((d) => Math.abs(d - m)).sort((a, b) => a - b));
-  return { medianSeconds: m, madSeconds: mad, samples: sample.length };
+  const reachedBy = Math.max(USUAL_MIN_RUNS, Math.ceil(sample.length * USUAL_SHARE));
+  const usualLongest = [...sample].sort((a, b) => b - a)[reachedBy - 1]!;
+  return { medianSeconds: m, madSeconds: mad, samples: sample.length, usualLongestSeconds: usualLongest };
 }
 
 /** Seconds after its start at which a run is running long; null: no verdict (no override, not enough history). */
 export function runningLongAfter(normal: NormalDuration | null, overrideSeconds: number | null | undefined): number | null {
   if (overrideSeconds != null) return overrideSeconds;
   if (!normal) return null;
-  const { medianSeconds: m, madSeconds: mad } = normal;
-  return Math.ceil(Math.max(LONG_FACTOR * m, m + LONG_MADS * mad, m + LONG_MIN_EXTRA_SECONDS));
+  const { medianSeconds: m, madSeconds: mad, usualLongestSeconds: usual = 0 } = normal;
+  return Math.ceil(Math.max(LONG_FACTOR * m, m + LONG_MADS * mad, m + LONG_MIN_EXTRA_SECONDS, USUAL_LONG_FACTOR * usual));
 }
 
 export type LongVerdict = { long: false } | { long: true; afterSeconds: number; runningSeconds: number };

@@ -85,8 +85,11 @@ export type EscalationReason = 'kept_failing' | 'deadline';
 export async function escalatingNow<C extends Candidate>(trx: Transaction<Database>, candidates: readonly C[], now: Date, alertOf: (c: C) => Alert = (c) => c.alert): Promise<(C & { reason: EscalationReason })[]> {
   const running = candidates.filter((c) => c.workflow.enabled && !c.workflow.paused);
   const atResume = await failuresAtResume(trx, running.map((c) => c.alert.id));
+  const failures = await newestFailures(trx, running.map((c) => alertOf(c).lastRunId));
   const decided = running.flatMap((c) => {
-    const decision = escalationDue({ ...alertOf(c), failuresAtResume: atResume.get(c.alert.id) ?? null }, now);
+    const alert = alertOf(c);
+    const newestFailure = alert.lastRunId === null ? null : (failures.get(Number(alert.lastRunId)) ?? null);
+    const decision = escalationDue({ ...alert, failuresAtResume: atResume.get(c.alert.id) ?? null, newestFailure }, now);
     return decision.due ? [{ ...c, reason: decision.reason }] : [];
   });
   if (decided.length === 0) return [];
@@ -112,4 +115,12 @@ async function failuresAtResume(trx: Transaction<Database>, alertIds: number[]):
     const failures = (r.data as { failures?: unknown } | null)?.failures;
     return typeof failures === 'number' ? [[r.alertId, failures] as const] : [];
   }));
+}
+
+/** Each alert's newest counted failure (its last run), so a missed streak known at the opening is not "kept failing". */
+async function newestFailures(trx: Transaction<Database>, runIds: (number | null)[]): Promise<Map<number, { tick: Date | null; status: string }>> {
+  const ids = [...new Set(runIds.filter((id): id is number => id !== null))];
+  if (ids.length === 0) return new Map();
+  const rows = await trx.selectFrom('runs').select(['id', 'tick', 'status']).where('id', 'in', ids).execute();
+  return new Map(rows.map((r) => [Number(r.id), { tick: r.tick, status: r.status }]));
 }

@@ -8,6 +8,7 @@ import { profileOf } from '../ledger/profiles.js';
 import { durationSince, insertRunRow, newRunRow, RUNS_FINISHED_CHANNEL } from '../ledger/runs.js';
 import { watchedThroughout, type UptimeSpan } from '../domain/monitor-uptime.js';
 import { observedTickWindow, windowClosesAt, type ObservedTickWindow } from '../domain/observed-dst.js';
+import { observedSkipNote, type OverlapPolicy, type RunStillRunning } from '../domain/overlap.js';
 import { UPTIME_SLACK_MS, uptimeSpans } from './uptime.js';
 
 /**
@@ -19,7 +20,8 @@ import { UPTIME_SLACK_MS, uptimeSpans } from './uptime.js';
  * - an observed workflow's tick with no run by tick + grace (on a DST night,
  *   by the end of the window its outside scheduler may run it in:
  *   domain/observed-dst.ts) → a `missed` original row; or `skipped` when its
- *   scheduler may legitimately not run it (the note says why), or when for
+ *   scheduler may legitimately not run it (the note says why: a DST night,
+ *   or a run still going under `overlap: skip`, domain/overlap.ts), or when for
  *   any moment of its window no replica of the monitor was alive (the report
  *   may have been sent to nobody); a skipped tick never pages.
  *
@@ -106,7 +108,7 @@ export async function recordMissedTicks(deps: Pick<Deps, 'db'>, now: Date): Prom
         const window = observedTickWindow(workflow.cron, workflow.timezone, tick);
         const windowEnd = windowClosesAt(window, graceMs);
         if (windowEnd.getTime() > now.getTime()) break;
-        if (await recordTickWithoutRun(trx, workflow.id, tick, window, windowEnd, spans, now)) recorded++;
+        if (await recordTickWithoutRun(trx, { id: workflow.id, overlap: profile.overlap }, tick, window, windowEnd, spans, now)) recorded++;
         tick = nextFireAfter(workflow.cron, workflow.timezone, tick);
       }
       await trx.updateTable('workflows').set({ nextTickAt: tick }).where('id', '=', workflow.id).execute();
@@ -125,13 +127,14 @@ export async function recordMissedTicks(deps: Pick<Deps, 'db'>, now: Date): Prom
  */
 async function recordTickWithoutRun(
   trx: Transaction<Database>,
-  workflowId: number,
+  workflow: { id: number; overlap: OverlapPolicy },
   tick: Date,
   window: ObservedTickWindow,
   windowEnd: Date,
   spans: UptimeSpan[],
   now: Date,
 ): Promise<boolean> {
+  const workflowId = workflow.id;
   const windowStart = window.spans[0]!.from;
   const seen = await trx
     .selectFrom('runs')
@@ -144,7 +147,10 @@ async function recordTickWithoutRun(
   if (seen) return false;
   // A report may come any time in the window: a bot down for any of it may have missed it.
   const up = watchedThroughout(spans, windowStart, windowEnd, UPTIME_SLACK_MS);
-  const missed = up && window.mayNotRun === null;
+  // Its scheduler runs no tick beside a run still going (overlap: skip): a tick that fell due during one is skipped.
+  const overlapNote = workflow.overlap === 'skip' ? observedSkipNote(workflow.overlap, await runRunningAt(trx, workflowId, tick)) : null;
+  const mayNotRun = window.mayNotRun ?? overlapNote;
+  const missed = up && mayNotRun === null;
   const error = missed ? `missed: no run started by ${windowEnd.toISOString()}` : null;
   const inserted = await insertRunRow(
     trx,
@@ -156,11 +162,25 @@ async function recordTickWithoutRun(
       attemptStatus: missed ? 'missed' : null,
       attemptError: error,
       error,
-      outcomeNote: missed ? null : up ? window.mayNotRun : 'the monitor was not running for all of this tick\'s grace',
+      outcomeNote: missed ? null : up ? mayNotRun : 'the monitor was not running for all of this tick\'s grace',
       finishedAt: now,
       // A skipped tick is never evaluated; a missed one goes through the poller.
       processedAt: missed ? null : now,
     }),
   );
   return inserted !== undefined;
+}
+
+/** The newest run of the workflow (any attempt) that had started before `tick` and had not finished by it. */
+async function runRunningAt(trx: Transaction<Database>, workflowId: number, tick: Date): Promise<RunStillRunning | undefined> {
+  const row = await trx
+    .selectFrom('runs')
+    .select(['id', 'tick', 'attempt'])
+    .where('workflowId', '=', workflowId)
+    .where('startedAt', '<', tick)
+    .where((eb) => eb.or([eb('finishedAt', 'is', null), eb('finishedAt', '>', tick)]))
+    .orderBy('startedAt', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return row && { id: Number(row.id), tick: row.tick, attempt: row.attempt };
 }

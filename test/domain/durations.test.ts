@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compactDuration, formatDuration, parseDuration, readDuration, relativeTime, utcText, zoneRangeText, zoneText } from '../../src/domain/durations.js';
+import { cadenceInWords, compactDuration, formatDuration, parseDuration, readDuration, relativeTime, utcText, zoneRangeText, zoneText } from '../../src/domain/durations.js';
 
 const S = 1000;
 const M = 60 * S;
@@ -112,5 +112,23 @@ describe('zoneText and zoneRangeText', () => {
     expect(zoneText(new Date('2026-03-29T01:30:00Z'), 'Europe/Berlin')).toBe('2026-03-29 03:30 Europe/Berlin');
     expect(zoneRangeText(new Date('2026-10-25T00:30:00Z'), new Date('2026-10-25T01:30:00Z'), 'Europe/Berlin')).toBe('2026-10-25 02:30+02:00 to 02:30+01:00 Europe/Berlin');
     expect(zoneRangeText(new Date('2026-10-24T23:00:00Z'), new Date('2026-10-25T01:15:00Z'), 'Europe/Berlin')).toBe('2026-10-25 01:00 to 02:15+01:00 Europe/Berlin');
+  });
+});
+
+describe('cadenceInWords for calendar cadences', () => {
+  // The typical gap of a calendar cron (src/domain/cadence.ts): months are mostly 31 days, years 365, leap days 4 years apart.
+  it.each([
+    { cron: '@monthly', seconds: 31 * 86_400, words: 'monthly' },
+    { cron: '0 0 1 * * (a sample starting in February)', seconds: 30 * 86_400, words: 'monthly' },
+    { cron: '0 0 31 * *', seconds: 61 * 86_400, words: 'every 2 months' },
+    { cron: '0 0 1 */3 *', seconds: 7_905_600, words: 'every 3 months' },
+    { cron: '@yearly', seconds: 365 * 86_400, words: 'yearly' },
+    { cron: '0 0 29 2 *', seconds: 1461 * 86_400, words: 'every 4 years' },
+    { cron: '0 0 * * 0', seconds: 7 * 86_400, words: 'weekly' },
+    { cron: '0 0 */2 * *', seconds: 2 * 86_400, words: 'every 2 days' },
+    { cron: '0 0 1,15 * *', seconds: 14 * 86_400, words: 'every 14 days' },
+    { cron: '0 9 * * 1-5', seconds: 86_400, words: 'daily' },
+  ])('$cron → $words', ({ seconds, words }) => {
+    expect(cadenceInWords(seconds)).toBe(words);
   });
 });

@@ -20,6 +20,12 @@ describe('escalationDue: when an unowned warning becomes critical, and why', () 
     ['resumed with 9, a failure since: kept failing', { consecutiveFailures: 10, failuresAtResume: 9 }, { due: true, reason: 'kept_failing' }],
     ['resumed with 9, none since, past the moved deadline: the deadline', { consecutiveFailures: 9, failuresAtResume: 9, escalateAt: ago(1) }, { due: true, reason: 'deadline' }],
     ['resumed with 2, below the threshold: the threshold as ever', { consecutiveFailures: 6, failuresAtResume: 2 }, { due: true, reason: 'kept_failing' }],
+    // An every-minute managed job after three hours of the bot's downtime: 180 ticks recorded missed at once.
+    ['opened on 180 ticks missed before it: not kept failing', { consecutiveFailures: 180, openedAt: ago(60_000), newestFailure: { tick: ago(80_000), status: 'missed' } }, { due: false }],
+    ['the same, past its deadline: the deadline', { consecutiveFailures: 180, openedAt: ago(60_000), newestFailure: { tick: ago(80_000), status: 'missed' }, escalateAt: ago(1) }, { due: true, reason: 'deadline' }],
+    ['the same, a tick after the opening missed too: kept failing', { consecutiveFailures: 181, openedAt: ago(60_000), newestFailure: { tick: ago(1_000), status: 'missed' } }, { due: true, reason: 'kept_failing' }],
+    ['the same, the late run of the latest tick failed: kept failing', { consecutiveFailures: 180, openedAt: ago(60_000), newestFailure: { tick: ago(80_000), status: 'failed' } }, { due: true, reason: 'kept_failing' }],
+    ['opened on 3, failed on to 6: kept failing as ever', { consecutiveFailures: 6, openedAt: ago(3 * H), newestFailure: { tick: ago(H), status: 'failed' } }, { due: true, reason: 'kept_failing' }],
   ] as const)('%s', (_case, over, expected) => {
     expect(escalationDue({ ...warning, ...over } as EscalationFields, NOW)).toEqual(expected);
   });
@@ -31,6 +37,7 @@ describe('escalationDueAt: when escalationDue first says yes, for a driver decid
   it.each([
     ['below the threshold: at its deadline', {}, deadline],
     ['kept failing: now', { consecutiveFailures: 6 }, NOW],
+    ['a missed streak known at the opening: at its deadline', { consecutiveFailures: 180, openedAt: ago(60_000), newestFailure: { tick: ago(80_000), status: 'missed' } }, deadline],
     ['no deadline, below the threshold: never', { escalateAt: null }, null],
     ['owned: never', { acknowledgedAt: NOW }, null],
     ['critical: never', { severity: 'critical' }, null],

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { countTransitions, failingIntermittently, intermittentRuleOf, intermittentThreshold, isFlapping, type TickOutcome } from '../../src/domain/flapping.js';
+import { profileFor } from '../../src/domain/cadence.js';
+import { evaluateHistory, type Effect, type OpenAlertFacts } from '../../src/domain/evaluate.js';
+import { countTransitions, effectiveRecoverAfter, failingIntermittently, intermittentRuleOf, intermittentThreshold, isFlapping, type TickOutcome } from '../../src/domain/flapping.js';
 
 /** Newest first: 'F' a failure, 'S' a success. */
 const outcomes = (s: string): TickOutcome[] => [...s].map((c) => (c === 'F' ? 'failure' : 'success'));
@@ -52,5 +54,57 @@ describe('intermittentRuleOf', () => {
       const opensEarly = histories.some((h) => inARow(h) < alertAfter && failingIntermittently(h, alertAfter) !== null);
       expect({ alertAfter, said: intermittentRuleOf(alertAfter) !== null }).toEqual({ alertAfter, said: opensEarly });
     }
+  });
+});
+
+/**
+ * A very frequent job failing part of its runs at random: three successes in a row come every few minutes, so a
+ * flapping alert that resolved on them reopened as failing intermittently minutes later (an every-minute job failing
+ * half its runs opened 83 alerts a day). While it flaps, the successes that resolve it must also span a quarter hour.
+ */
+describe('a flapping every-minute job failing at random', () => {
+  function next(alert: OpenAlertFacts, effect: Effect, runId: number): OpenAlertFacts {
+    if (effect.type === 'failure_recorded') return { ...alert, consecutiveFailures: effect.failures, lastRunId: runId, healthyStreak: 0 };
+    if (effect.type === 'healthy_streak') return { ...alert, healthyStreak: effect.streak };
+    if (effect.type === 'streak_reset') return { ...alert, healthyStreak: 0 };
+    if (effect.type === 'flapping') return { ...alert, flappingSince: new Date() };
+    return alert;
+  }
+
+  function alertsInADay(cron: string, failureRate: number, ticks: number): number {
+    const policy = profileFor(cron, 'UTC', {}, new Date('2026-03-10T00:00:00Z'));
+    let seed = 42;
+    const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648;
+    const history: TickOutcome[] = [];
+    let alert: OpenAlertFacts | null = null;
+    let opened = 0;
+    for (let i = 0; i < ticks; i++) {
+      history.unshift(random() < failureRate ? 'failure' : 'success');
+      const inARow = (o: TickOutcome) => history.findIndex((h) => h !== o) === -1 ? history.length : history.findIndex((h) => h !== o);
+      const failures = inARow('failure');
+      const failure = { runId: i, error: 'boom', errorGroup: 'g', stage: null, status: 'failed' as const, tick: null, logExcerpt: null, logUrl: null };
+      const facts = { failures, healthyStreak: inARow('success'), newestFailure: failures ? failure : null, newestSuccess: failures ? null : { runId: i, trigger: 'schedule', tick: null }, recentOutcomes: history.slice(0, 10) };
+      for (const effect of evaluateHistory({ facts, alert, policy, cadenceSeconds: policy.cadenceSeconds, now: new Date() })) {
+        if (effect.type === 'open') {
+          opened++;
+          alert = { id: opened, openedAt: new Date(), consecutiveFailures: failures, lastRunId: i, errorGroup: 'g', healthyStreak: 0, flappingSince: effect.intermittent ? new Date() : null };
+        } else if (alert) alert = effect.type === 'resolve' ? null : next(alert, effect, i);
+      }
+    }
+    return opened;
+  }
+
+  it('opens a few alerts a day, not one every quarter hour', () => {
+    expect(alertsInADay('* * * * *', 0.5, 1440)).toBeLessThanOrEqual(3);
+    expect(alertsInADay('* * * * *', 0.3, 1440)).toBeLessThanOrEqual(6);
+  });
+
+  it('needs max(recoverAfter, 3) successes in a row while flapping, and a quarter hour of them', () => {
+    expect(effectiveRecoverAfter(1, false, 60)).toBe(1);
+    expect(effectiveRecoverAfter(1, true, 60)).toBe(15);
+    expect(effectiveRecoverAfter(1, true, 120)).toBe(8);
+    expect(effectiveRecoverAfter(1, true, 300)).toBe(3);
+    expect(effectiveRecoverAfter(1, true, 86_400)).toBe(3);
+    expect(effectiveRecoverAfter(20, true, 60)).toBe(20);
   });
 });

@@ -6,9 +6,9 @@ const at = (iso: string) => new Date(iso);
 describe('normalDuration', () => {
   it.each([
     { name: 'no verdict before five successes', samples: [1200, 1200, 1200, 1200], expected: null },
-    { name: 'five equal samples', samples: [1200, 1200, 1200, 1200, 1200], expected: { medianSeconds: 1200, madSeconds: 0, samples: 5 } },
-    { name: 'an outlier moves neither median nor MAD much', samples: [1200, 1180, 1220, 10_800, 1210, 1190], expected: { medianSeconds: 1205, madSeconds: 15, samples: 6 } },
-    { name: 'only the newest 50 count', samples: [...Array(50).fill(60), ...Array(40).fill(6000)], expected: { medianSeconds: 60, madSeconds: 0, samples: 50 } },
+    { name: 'five equal samples', samples: [1200, 1200, 1200, 1200, 1200], expected: { medianSeconds: 1200, madSeconds: 0, samples: 5, usualLongestSeconds: 1200 } },
+    { name: 'an outlier moves neither median nor MAD much', samples: [1200, 1180, 1220, 10_800, 1210, 1190], expected: { medianSeconds: 1205, madSeconds: 15, samples: 6, usualLongestSeconds: 1220 } },
+    { name: 'only the newest 50 count', samples: [...Array(50).fill(60), ...Array(40).fill(6000)], expected: { medianSeconds: 60, madSeconds: 0, samples: 50, usualLongestSeconds: 60 } },
     { name: 'negative and non-finite samples are ignored', samples: [-5, Number.NaN, 100, 100, 100, 100], expected: null },
   ])('$name', ({ samples, expected }) => {
     expect(normalDuration(samples)).toEqual(expected);
@@ -24,6 +24,24 @@ describe('runningLongAfter', () => {
     { name: 'the override wins, history or not', normal: null, override: 900, expected: 900 },
   ])('$name', ({ normal, override, expected }) => {
     expect(runningLongAfter(normal, override)).toBe(expected);
+  });
+});
+
+describe('a job whose duration varies by 10x', () => {
+  // Newest first: a daily job of 6 minutes whose Sunday full load takes an hour (7 of its last 50 successes).
+  const weekly = Array.from({ length: 50 }, (_, i) => (i % 7 === 3 ? 3600 : 360));
+  it('a duration it keeps reaching (in at least a tenth of its successes, twice or more) is not running long', () => {
+    const after = runningLongAfter(normalDuration(weekly), null)!;
+    expect(after).toBeGreaterThan(3600);
+    expect(after).toBe(5400);
+  });
+  it('an hourly job whose every fifth run takes 30 minutes instead of 1: told past 45 minutes, not at 11', () => {
+    const fifth = Array.from({ length: 50 }, (_, i) => (i % 5 === 0 ? 1800 : 60));
+    expect(runningLongAfter(normalDuration(fifth), null)).toBe(2700);
+  });
+  it('one slow night among twenty ordinary ones still moves nothing, nor two among fifty', () => {
+    expect(runningLongAfter(normalDuration([1200, ...Array(19).fill(1200).map((d, i) => (i === 7 ? 10_800 : d))]), null)).toBe(3600);
+    expect(runningLongAfter(normalDuration(Array.from({ length: 50 }, (_, i) => (i === 4 || i === 30 ? 10_800 : 1200))), null)).toBe(3600);
   });
 });
 

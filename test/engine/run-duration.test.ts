@@ -67,7 +67,7 @@ afterAll(async () => {
 describe('run duration on two replicas', () => {
   it('learns the normal duration from the successes, robust to the slow night', async () => {
     const normals = await loadNormalDurations(t.db, [hanging.id, late.id]);
-    expect(normals.get(hanging.id)).toEqual({ medianSeconds: 1200, madSeconds: 0, samples: 6 });
+    expect(normals.get(hanging.id)).toEqual({ medianSeconds: 1200, madSeconds: 0, samples: 6, usualLongestSeconds: 1200 });
     expect(normals.get(late.id)).toBeNull();
   });
 
