@@ -44,6 +44,8 @@ async function main(): Promise<void> {
   } catch (error) {
     if (error instanceof WorkflowsFileError) {
       console.error(error.message);
+      const count = error.problems.length === 1 ? 'the problem' : `the ${error.problems.length} problems`;
+      console.error(`nothing was started and nothing synced, the valid entries included: fix ${count} above and start again (a database keeps what its last good start synced)`);
       process.exit(2);
     }
     throw error;

@@ -45,6 +45,10 @@ describe('npm start', () => {
     expect(problems.join('\n')).toMatch(/workflows\[1\]\.timezone: .*"Nowhere\/Land"/);
     expect(problems.join('\n')).toMatch(/workflows\[2\]\.tenant: unknown tenant \(got "ghost"\)/);
     expect(problems.join('\n')).toMatch(/workflows\[3\]\.name: duplicate workflow name/);
+    // What became of the valid part, in words: the operator must not wonder whether half the file went live.
+    expect(bot.output().trim().split('\n').at(-1)).toBe(
+      'nothing was started and nothing synced, the valid entries included: fix the 4 problems above and start again (a database keeps what its last good start synced)',
+    );
     expect(existsSync(dataDir)).toBe(false);
   });
 
