@@ -139,6 +139,14 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ SLACK_APP_TOKEN: 'xapp-1' })).toThrow(/SLACK_BOT_TOKEN/);
   });
 
+  it('refuses a PLATFORM_CHANNEL that is a channel name, not an id, saying where the id is', () => {
+    // Taken as given, every alert's platform thread failed later with channel_not_found.
+    expect(() => loadConfig({ PLATFORM_CHANNEL: '#platform' })).toThrow(
+      'PLATFORM_CHANNEL="#platform": a Slack channel id such as C0123ABCD; a channel name is not one (in Slack, the channel\'s details show its id at the bottom)',
+    );
+    expect(loadConfig({ PLATFORM_CHANNEL: 'C0PLATFORM' }).PLATFORM_CHANNEL).toBe('C0PLATFORM');
+  });
+
   it('parses ADMIN_USERS into a list', () => {
     expect(loadConfig({ ADMIN_USERS: 'U01, W02 ,' }).ADMIN_USERS).toEqual(['U01', 'W02']);
   });

@@ -91,6 +91,13 @@ describe('workflows file validation', () => {
     expect(problems[0]).toMatch(/^wf.json:1: not valid JSON: this looks like YAML; the workflows file is JSON only: convert it \(for example `yq -o=json \. wf\.json`\)$/);
   });
 
+  it('a tenant channel written as its name says that an id is wanted and where to find it', () => {
+    const text = JSON.stringify({ tenants: [{ id: 'acme', name: 'Acme', channel: '#data-alerts' }], workflows: [] }, null, 2);
+    expect(problemsOf(text)).toEqual([
+      'wf.json:6: tenants[0].channel: a Slack channel id such as C0123ABCD; a channel name is not one (in Slack, the channel\'s details show its id at the bottom) (got "#data-alerts")',
+    ]);
+  });
+
   it('refuses a key written twice in one object, which JSON.parse would settle silently by keeping the last', () => {
     const text = [
       '{',
