@@ -50,7 +50,13 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  if (!config.WORKFLOWS_FILE) logger.info({ file: workflowsPath }, 'no WORKFLOWS_FILE: using the bundled example');
+  if (!config.WORKFLOWS_FILE) {
+    logger.info(
+      { file: workflowsPath },
+      'no WORKFLOWS_FILE: watching the bundled example, whose flaky-export fails every minute on purpose; set WORKFLOWS_FILE to your own file (docs/workflows-file.md) to watch yours',
+    );
+  }
+  if (!config.API_TOKEN) logger.info('no API_TOKEN: the admin API is off (every /api/v1 call without a tenant token answers 401); set API_TOKEN, 16 characters or more, to use it (docs/api.md)');
   for (const line of emailWithoutSmtp(file, config)) logger.warn(line);
   // A typo'd name (SLACK_BOT_TOKN) would otherwise leave its setting at the default without a word.
   for (const line of misspelledVariables(process.env, variablesNamedIn([file, platformDestinationsAsWritten()]))) logger.warn(line);

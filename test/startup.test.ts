@@ -88,6 +88,12 @@ describe('npm start', () => {
         expect(await ready.json()).toMatchObject({ ready: true, database: 'ok' });
         const names = await t.db.selectFrom('workflows').select('name').orderBy('name').execute();
         expect(names.map((n) => n.name)).toEqual(['flaky-export', 'hourly-export', 'nightly-pipeline', 'quality-check']);
+        // The first day: what it is watching and how to watch one's own, and why the API answers 401.
+        const said = bot.output().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l).msg as string);
+        expect(said).toContain(
+          'no WORKFLOWS_FILE: watching the bundled example, whose flaky-export fails every minute on purpose; set WORKFLOWS_FILE to your own file (docs/workflows-file.md) to watch yours',
+        );
+        expect(said).toContain('no API_TOKEN: the admin API is off (every /api/v1 call without a tenant token answers 401); set API_TOKEN, 16 characters or more, to use it (docs/api.md)');
       } finally {
         expect(await bot.stop()).toBe(0);
       }
