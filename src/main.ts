@@ -6,7 +6,7 @@ import { packageFile } from './config/package-files.js';
 import { withDestinationIdKey } from './ledger/destination-id-key.js';
 import { readWorkflowsFile, WorkflowsFileError, type WorkflowsFile } from './config/workflows-file.js';
 import { migrateDatabase } from './db/migrate.js';
-import { emailWithoutSmtp, variablesNamedIn } from './config/start-warnings.js';
+import { emailWithoutSmtp, missingCommandPaths, variablesNamedIn } from './config/start-warnings.js';
 import { EmbeddedPostgresError } from './db/embedded.js';
 import { openDatabase } from './open-database.js';
 import { createLogger, type Logger } from './log.js';
@@ -57,7 +57,7 @@ async function main(): Promise<void> {
     );
   }
   if (!config.API_TOKEN) logger.info('no API_TOKEN: the admin API is off (every /api/v1 call without a tenant token answers 401); set API_TOKEN, 16 characters or more, to use it (docs/api.md)');
-  for (const line of emailWithoutSmtp(file, config)) logger.warn(line);
+  for (const line of [...emailWithoutSmtp(file, config), ...missingCommandPaths(file, process.cwd())]) logger.warn({ file: workflowsPath }, line);
   // A typo'd name (SLACK_BOT_TOKN) would otherwise leave its setting at the default without a word.
   for (const line of misspelledVariables(process.env, variablesNamedIn([file, platformDestinationsAsWritten()]))) logger.warn(line);
 
