@@ -59,7 +59,24 @@ export function describeIssues(source: string, text: string | undefined, root: u
   });
 }
 
+/** Names other schedulers (crontab tools, Airflow, Kubernetes) give a field, and ours, where ours is a field of the same object. */
+const OTHER_NAMES: Record<string, string> = {
+  schedule: 'cron',
+  crontab: 'cron',
+  tz: 'timezone',
+  time_zone: 'timezone',
+  retry: 'retries',
+  max_retries: 'retries',
+  maxRetries: 'retries',
+  timeout: 'timeoutSeconds',
+  grace: 'graceSeconds',
+  depends_on: 'dependsOn',
+  command: 'launcher',
+};
+
 function hintFor(key: string, known: readonly string[]): string {
+  const ours = Object.hasOwn(OTHER_NAMES, key) ? OTHER_NAMES[key] : undefined;
+  if (ours !== undefined && known.includes(ours)) return ours === 'launcher' ? ' (did you mean "launcher": {"kind": "command", "command": …}?)' : ` (did you mean "${ours}"?)`;
   const meant = meantName(key, known);
   return meant !== undefined ? ` (did you mean "${meant}"?)` : '';
 }
