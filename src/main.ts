@@ -86,7 +86,7 @@ async function main(): Promise<void> {
     started: (app) =>
       logger.info(
         { port: app.port, database: opened.embedded ? 'embedded' : 'DATABASE_URL', slack: slackMode(config) },
-        `ready on http://localhost:${app.port}`,
+        `ready on http://${shownHost(config.HOST)}:${app.port}`,
       ),
     onStopSignal: (handler) => {
       process.on('SIGINT', () => handler('SIGINT'));
@@ -94,6 +94,12 @@ async function main(): Promise<void> {
     },
     exit: (code) => process.exit(code),
   });
+}
+
+/** Where a browser or curl on this machine reaches the bot: localhost for every interface, else the one it listens on. */
+function shownHost(host: string): string {
+  if (host === '0.0.0.0' || host === '::') return 'localhost';
+  return host.includes(':') ? `[${host}]` : host;
 }
 
 /** PLATFORM_DESTINATIONS as the operator wrote it, with its `…Env` names (the loaded config holds their values instead). */

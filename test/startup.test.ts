@@ -78,9 +78,10 @@ describe('npm start', () => {
 
     it('syncs the bundled example, says ready and serves /healthz and /readyz', async () => {
       const port = await freePort();
-      const bot = startBot({ DATABASE_URL: t.url, PORT: String(port) });
+      // Listening on one interface, the ready line names it: http://localhost would not answer on another.
+      const bot = startBot({ DATABASE_URL: t.url, PORT: String(port), HOST: '127.0.0.1' });
       try {
-        await bot.waitFor(/ready on http:\/\/localhost:\d+/);
+        await bot.waitFor(new RegExp(`ready on http://127\\.0\\.0\\.1:${port}"`));
         const health = await fetch(`http://127.0.0.1:${port}/healthz`);
         expect(health.status).toBe(200);
         const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
