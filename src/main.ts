@@ -91,6 +91,8 @@ async function main(): Promise<void> {
     onStopSignal: (handler) => {
       process.on('SIGINT', () => handler('SIGINT'));
       process.on('SIGTERM', () => handler('SIGTERM'));
+      // A closed terminal: by Node's default the process ended at once, orphaning the embedded PostgreSQL.
+      process.on('SIGHUP', () => handler('SIGHUP'));
     },
     exit: (code) => process.exit(code),
   });

@@ -100,6 +100,14 @@ describe('npm start', () => {
       }
     });
 
+    it('a closed terminal (SIGHUP) stops it as Ctrl-C does: shutting down, exit 0', async () => {
+      // Node's default for SIGHUP ended the process at once: the embedded PostgreSQL was left running, orphaned.
+      const bot = startBot({ DATABASE_URL: t.url, PORT: '0' });
+      await bot.waitFor(/ready on http:\/\/localhost:\d+/, 60_000);
+      expect(await bot.stop('SIGHUP')).toBe(0);
+      expect(bot.output()).toMatch(/"signal":"SIGHUP".*"msg":"shutting down"/);
+    });
+
     it('waits for a database that does not answer yet, then starts; SIGTERM during the wait exits cleanly', async () => {
       // The database's address, served by nothing until the forwarder below listens (a failover, a database started with the bot).
       const port = await freePort();
