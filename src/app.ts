@@ -20,6 +20,7 @@ import { rememberStoredSecrets, secretsRefreshLoop } from './services/stored-sec
 import { startSlack } from './slack/index.js';
 import { createHousekeeping } from './engine/housekeeping.js';
 import { housekeepingJobs } from './engine/housekeeping-jobs.js';
+import { accessLog } from './http/access-log.js';
 
 /**
  * The HTTP server's limits (docs/api.md). A client must send its headers
@@ -105,6 +106,7 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   http.disable('x-powered-by');
   let shuttingDown = false;
   const inFlight = trackRequests(http);
+  http.use(accessLog(options.logger, clock));
   // Read only once requests come in: housekeeping is made after Slack, whose digest job it runs.
   const housekeepingStatuses = () => (options.loops !== false ? housekeeping.statuses() : []);
   const statuses = () => [...loops.map((l) => l.status), ...housekeepingStatuses()];

@@ -7,9 +7,12 @@ export interface Clock {
   now(): Date;
   /** Resolves after `ms` of this clock's time, or early when `signal` aborts. */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /** This is the machine's wall clock: comparing it with the database's says how far off it is (src/domain/clock-offset.ts). */
+  readonly wall?: boolean;
 }
 
 export const systemClock: Clock = {
+  wall: true,
   now: () => new Date(),
   sleep: (ms, signal) =>
     new Promise<void>((resolve) => {

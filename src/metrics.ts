@@ -26,6 +26,11 @@ export const metrics = {
     labelNames: ['loop'] as const,
     registers: [],
   }),
+  clockOffset: new Gauge({
+    name: 'scheduler_clock_offset_seconds',
+    help: "This replica's clock minus the database's, measured at each uptime heartbeat (positive: ahead); beyond 5 s the replica logs an error",
+    registers: [],
+  }),
   pings: new Counter({ name: 'scheduler_pings_total', help: 'Pings received by signal and result', labelNames: ['signal', 'result'] as const, registers: [] }),
   reportEvaluations: new Counter({
     name: 'scheduler_report_evaluations_total',

@@ -121,6 +121,12 @@ export const envSchema = z.object({
   COMMAND_USER: optionalText,
   /** Unknown-key pings one client address may send per minute before 429. */
   PING_UNKNOWN_PER_MINUTE: envNumber(z.coerce.number().int().min(1).max(100_000).default(30)),
+  /** Enabled workflows a tenant token may have in its tenant (the file and the admin token are not bound); past it, 403 workflow_limit. */
+  MAX_WORKFLOWS_PER_TENANT: envNumber(z.coerce.number().int().min(1).max(10_000_000).default(5000)),
+  /** One-off maintenance windows not yet ended a tenant may have, set with its token or from its channel; past it, refused naming it. */
+  MAX_MAINTENANCE_WINDOWS_PER_TENANT: envNumber(z.coerce.number().int().min(1).max(1_000_000).default(200)),
+  /** Runs a tenant may report per minute (API reports and pings; each replica counts its own); past it, 429. */
+  TENANT_REPORTS_PER_MINUTE: envNumber(z.coerce.number().int().min(1).max(10_000_000).default(12_000)),
   /** Openings in one channel within STORM_WINDOW_SECONDS that make one storm message (0: never a storm). */
   STORM_MIN_ALERTS: envNumber(z.coerce.number().int().min(0).max(10_000).default(5)),
   STORM_WINDOW_SECONDS: envNumber(z.coerce.number().int().min(1).max(86_400).default(120)),

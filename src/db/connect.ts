@@ -87,10 +87,27 @@ function discardOnQueryTimeout(client: pg.PoolClient): void {
       (result as Promise<unknown>).catch((error: unknown) => {
         if (error instanceof Error && error.message === 'Query read timeout') (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
         if (isStalePreparedStatement(error)) generation++;
+        if ((error as { code?: unknown } | null)?.code === READ_ONLY_SQLSTATE) discardOnRelease(client);
       });
     }
     return result;
   };
+}
+
+const READ_ONLY_SQLSTATE = '25006';
+
+/**
+ * A session that met "read-only" keeps the default it was started with: a
+ * database or role set `default_transaction_read_only = on` (a failover
+ * under way) and set back leaves every open session read-only, and the
+ * loops' connections are never idle long enough to be replaced. Such a
+ * connection is closed when it goes back to the pool (`release(err)`: the
+ * pool's own way to drop one), so the next is opened with the current setting.
+ * The pool sets `release` afresh at each checkout: this one only is affected.
+ */
+function discardOnRelease(client: pg.PoolClient): void {
+  const release = client.release;
+  client.release = (err?: Error | boolean) => release(err || new Error('session met read-only: discarded'));
 }
 
 export function createDb(pool: pg.Pool): Db {

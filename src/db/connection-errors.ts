@@ -1,3 +1,5 @@
+import { databaseRefusal, type DatabaseRefusal } from '../domain/database-refusal.js';
+
 /**
  * Whether an error means "the database could not be reached or dropped us",
  * as opposed to something wrong with the data or the code. The first is
@@ -29,4 +31,19 @@ export function isDatabaseAway(error: unknown): boolean {
   if (['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', '57P03', '53300'].includes(code)) return true;
   const message = typeof e?.message === 'string' ? e.message : '';
   return /timeout exceeded when trying to connect|the database system is (starting up|shutting down|in recovery)|is not currently accepting connections/i.test(message);
+}
+
+/** The refusal (read-only, disk full, a timeout, a conflict: src/domain/database-refusal.ts) an error from the database is, if any. */
+export function databaseRefusalOf(error: unknown): DatabaseRefusal | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? databaseRefusal(code) : undefined;
+}
+
+/**
+ * The database failing, not the data or the code: a connection error, or a
+ * statement it answered but refused for its own state (`databaseRefusalOf`).
+ * Either passes; neither is a row's fault.
+ */
+export function isDatabaseFault(error: unknown): boolean {
+  return isConnectionError(error) || databaseRefusalOf(error) !== undefined;
 }

@@ -43,6 +43,20 @@ export function intermittentThreshold(alertAfter: number): number {
 }
 
 /**
+ * What the intermittent rule adds to a policy, for people reading it: the
+ * failures among the last FLAP_WINDOW runs that open an alert while the
+ * workflow flaps, or null where the rule can never open one before
+ * `alertAfter` in a row does (alertAfter 1, or a threshold flapping cannot
+ * reach: FLAP_TRANSITIONS changes with the newest run a failure need
+ * ceil(FLAP_TRANSITIONS / 2) successes in the window).
+ */
+export function intermittentRuleOf(alertAfter: number): { failures: number; window: number } | null {
+  const failures = intermittentThreshold(alertAfter);
+  const reachable = FLAP_WINDOW - Math.ceil(FLAP_TRANSITIONS / 2);
+  return alertAfter > 1 && failures <= reachable ? { failures, window: FLAP_WINDOW } : null;
+}
+
+/**
  * Failing intermittently: with no alert open, the newest outcome a failure,
  * a workflow that alternates never reaches `alertAfter` failures in a row
  * (a 5-minute job failing every other tick, 144 failures a day). When it

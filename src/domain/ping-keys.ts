@@ -44,3 +44,13 @@ const PING_KEY_SHAPE = new RegExp(`^[A-Za-z0-9_-]{${PING_KEY_MIN_LENGTH},128}$`)
 export function shownPingKey(value: unknown): unknown {
   return typeof value === 'string' && PING_KEY_SHAPE.test(value) ? '(hidden)' : value;
 }
+
+/**
+ * A request path as a log line may show it: a ping URL's key is its only
+ * credential (`/ping/<key>/fail` → `/ping/(hidden)/fail`); every other path
+ * of the bot carries no secret. The query string is never shown (a `rid`
+ * is the job's own).
+ */
+export function loggablePath(path: string): string {
+  return path.replace(/^\/ping\/[^/?#]*/, '/ping/(hidden)').replace(/[?#].*$/, '').slice(0, 300);
+}

@@ -1,3 +1,4 @@
+import { compactDuration } from './durations.js';
 import { tooFastError } from './run-duration.js';
 
 /**
@@ -11,17 +12,26 @@ import { tooFastError } from './run-duration.js';
  * - a finished run: a start is the same run (it arrived after its end); an
  *   end is the same report when it says what was reported, else a conflict.
  *
+ * - a run the bot failed as timed out: the job's own end, arriving late, is
+ *   its late end (`late_end`): kept on the run as a note, the timeout
+ *   standing (core idea 8: the verdict is the tick's), told in an open
+ *   alert's thread. A repeat of it is the same report.
+ *
  * "What was reported" is the attempt's own status, before anything the bot
  * decided about it: a retry rewriting the tick's verdict keeps the first
  * attempt in `attemptStatus`, and the output checks (`minRows`' "empty
  * output", `minDurationSeconds`' "too fast") turn a reported success into a
  * failure, which the same success sent again must not conflict with.
  */
-export type RepeatedReport = 'same' | 'finish' | 'conflict';
+export type RepeatedReport = 'same' | 'finish' | 'conflict' | 'late_end';
+
+/** The error a run reported from outside gets when no end came by its deadline (the freshness loop writes it). */
+export const TIMED_OUT = 'timed out';
 
 export function repeatedReport(run: ReportedRun, reported: 'running' | 'succeeded' | 'failed'): RepeatedReport {
   if (run.status === 'running') return reported === 'running' ? 'same' : 'finish';
   if (reported === 'running') return 'same';
+  if (run.attemptStatus === 'failed' && run.attemptError === TIMED_OUT) return hasLateEnd(run.outcomeNote ?? null) ? 'same' : 'late_end';
   return reportedStatusOf(run) === reported ? 'same' : 'conflict';
 }
 
@@ -43,6 +53,26 @@ export interface ReportedRun {
   status: string;
   attemptStatus: string | null;
   attemptError: string | null;
+  outcomeNote?: string | null;
+}
+
+const LATE_END = 'the job ended ';
+
+/**
+ * The note a late end leaves on its timed-out run: how it ended, how long
+ * after the deadline, and that the timeout stands. Appended to a note the run
+ * already has.
+ */
+export function lateEndNote(previous: string | null, end: { status: 'succeeded' | 'failed'; error: string | null }, deadlineAt: Date | null, now: Date): string {
+  const late = deadlineAt ? ` ${compactDuration(Math.max(0, now.getTime() - deadlineAt.getTime()))} after its timeout` : ' after its timeout';
+  const how = end.status === 'succeeded' ? 'succeeded' : `failed${end.error ? ` (${end.error.slice(0, 200)})` : ''}`;
+  const note = `${LATE_END}${how}${late}, at ${now.toISOString()}; the timeout stands`;
+  return previous ? `${previous}; ${note}` : note;
+}
+
+/** Whether a run's note already holds its late end (a repeat of it changes nothing). */
+export function hasLateEnd(note: string | null): boolean {
+  return !!note && note.includes(LATE_END);
 }
 
 /** The status a finished run was reported (or launched) with: its attempt's, a success the output checks failed read back as a success. */

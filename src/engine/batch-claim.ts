@@ -58,8 +58,11 @@ type ClaimRow = Run & {
  * workflow while an older one is in another's hands: "one failure more" is
  * never told before the failure it follows), replicas split a busy ledger
  * by workflow instead of queueing on each other's locks, and never deadlock.
- * The runs are walked in id order on `runs_unprocessed`, locking each
- * workflow as it is met (with `workflowId`, that workflow's runs only: a
+ * The runs are walked tenant by tenant in turn (each tenant's oldest, then
+ * each one's second oldest, …), so one tenant's backlog (hundreds of
+ * its workflows failing at once) never holds back another tenant's run for
+ * more than the batch it lands in; within a tenant, and so within a workflow,
+ * in id order on `runs_unprocessed`, locking each workflow as it is met (with `workflowId`, that workflow's runs only: a
  * row the calling transaction already holds counts as locked); the update takes a run only if it is still
  * unprocessed (another replica may have committed it since this statement began).
  */
@@ -67,11 +70,15 @@ export async function claimBatch(trx: Transaction<Database>, now: Date, limit: n
   // One workflow's runs only (a reported end evaluated in the report's transaction: src/engine/evaluate-now.ts); a text of its own, prepared apart.
   const only = workflowId === undefined ? sql`` : sql`and r.workflow_id = ${workflowId}`;
   const { rows } = await sql<ClaimRow>`${prepared}
-    with recursive ${upstreamOfCte}, candidates as (
-      select r.id, r.workflow_id from runs r
+    with recursive ${upstreamOfCte}, queue as materialized (
+      -- Ranked and sorted whole before any row is locked; read back in this order (a CTE scan keeps it),
+      -- the lock below is tried row by row until the limit: an order by there would lock every row first.
+      select r.id, r.workflow_id from runs r join workflows w on w.id = r.workflow_id
       where r.processed_at is null and r.status in ('succeeded', 'failed', 'missed') ${only}
-        and ${lockedWithUpstreams(sql.ref('r.workflow_id'))}
-      order by r.id
+      order by row_number() over (partition by w.tenant_id order by r.id), r.id
+    ), candidates as (
+      select q.id, q.workflow_id from queue q
+      where ${lockedWithUpstreams(sql.ref('q.workflow_id'))}
       limit ${limit}
     ), marked as (
       update runs set processed_at = ${now}

@@ -4,6 +4,8 @@ import type { Database } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { POLL_BATCH } from '../domain/poll-batch.js';
 import { metrics } from '../metrics.js';
+import type { Run } from '../db/schema.js';
+import { recordAlertEvents } from '../ledger/alert-events.js';
 import { finishRunIn, notifyRunsFinished, RUNS_FINISHED_CHANNEL, type FinishResult, type RunOutcome } from '../ledger/runs.js';
 import { afterBatch, processClaimed, type BatchOutcome } from './poller.js';
 
@@ -103,6 +105,21 @@ export function finishRunEvaluated(deps: Deps, runId: number, outcome: RunOutcom
   return reportedTransaction(deps, now, async (trx, evaluate) => {
     const result = await finishRunIn(trx, runId, outcome, now, { notify: false });
     if (result.kind === 'finished') await evaluate(result.run.workflowId, result.run.id);
+    if (result.kind === 'ended_late') await tellLateEnd(trx, deps, result, now);
     return result;
   });
+}
+
+/**
+ * A timed-out run's late end is news to an open alert of its workflow (the
+ * person deciding whether to run it again learns it finished after all);
+ * with none open it stays a note on the run. The verdict does not change.
+ */
+async function tellLateEnd(trx: Transaction<Database>, deps: Deps, { run, end }: { run: Run; end: { status: string; error: string | null } }, now: Date): Promise<void> {
+  const open = await trx.selectFrom('alerts').selectAll().where('workflowId', '=', run.workflowId).where('status', '=', 'open').forUpdate().executeTakeFirst();
+  if (!open) return;
+  const tenant = await trx.selectFrom('workflows').innerJoin('tenants', 'tenants.id', 'workflows.tenantId').select('tenants.channel').where('workflows.id', '=', run.workflowId).executeTakeFirstOrThrow();
+  const lateSeconds = run.deadlineAt ? Math.max(0, Math.round((now.getTime() - run.deadlineAt.getTime()) / 1000)) : null;
+  const data = { runId: run.id, status: 'timed_out', late: { status: end.status, error: end.error, lateSeconds }, tick: run.tick?.toISOString() ?? null };
+  await recordAlertEvents(trx, [{ alert: open, tenant, kind: 'run_finished', data, now, config: deps.config }]);
 }

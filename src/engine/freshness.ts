@@ -2,6 +2,7 @@ import { sql, type Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { supervisedDeadlineCutoff } from '../domain/overdue.js';
+import { TIMED_OUT } from '../domain/reported-outcome.js';
 import { nextFireAfter } from '../domain/schedule.js';
 import { profileOf } from '../ledger/profiles.js';
 import { durationSince, insertRunRow, newRunRow, RUNS_FINISHED_CHANNEL } from '../ledger/runs.js';
@@ -28,7 +29,7 @@ import { UPTIME_SLACK_MS, uptimeSpans } from './uptime.js';
  * the next tick not yet accounted for.
  */
 
-export const TIMED_OUT = 'timed out';
+export { TIMED_OUT };
 export const WORKER_LOST = 'worker lost';
 
 /** At most this many ticks of one workflow per pass: a long outage is worked through over several passes. */

@@ -1,5 +1,6 @@
 import type { Transaction } from 'kysely';
-import { isConnectionError, isDatabaseAway } from '../db/connection-errors.js';
+import { databaseRefusalOf, isConnectionError, isDatabaseAway, isDatabaseFault } from '../db/connection-errors.js';
+import { refusalScope } from '../domain/database-refusal.js';
 import type { Database, Run } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import type { CadenceProfile } from '../domain/cadence.js';
@@ -87,18 +88,36 @@ export async function pollFinishedRunsDetailed(deps: Deps, batch = POLL_BATCH.ma
       }),
     );
     // Nothing to take: maybe a dependency group another replica holds; its turn is waited for (upstream-blocks.ts).
-    if (outcome.claimed.length === 0) outcome = await deps.db.transaction().execute(async (trx) => ((await awaitUpstreamTurn(trx, batch)) > 0 ? processClaimed(trx, deps, now, batch) : outcome));
+    if (outcome.claimed.length === 0) outcome = await takeUpstreamTurn(deps, now, batch, outcome);
   } catch (error) {
     // A lost connection is nobody's fault: the batch rolled back whole and the runner takes it again after a
     // short back-off. Going one run at a time instead (a transaction each, for up to a whole batch of runs
     // and whatever arrived meanwhile) kept every replica's poller in one tick for minutes under repeated
     // faults while the backlog grew (issue 19). One at a time is for a run that breaks its batch.
-    if (isConnectionError(error)) throw error;
-    deps.logger.warn({ err: error }, 'poller batch failed; processing its runs one at a time');
+    // A database refusing every write (read-only, disk full) refuses each run alike: the runner backs off.
+    const refusal = databaseRefusalOf(error);
+    if (isConnectionError(error) || (refusal && refusalScope(refusal) === 'database')) throw error;
+    deps.logger.warn({ err: error, ...(refusal ? { refusal } : {}) }, 'poller batch failed; processing its runs one at a time');
     return pollOneByOne(deps, now, batch);
   }
   await afterBatch(deps, outcome);
   return outcome.claimed;
+}
+
+/**
+ * The claim came back empty: waits for a dependency group's turn, briefly
+ * (UPSTREAM_TURN_LOCK_TIMEOUT_MS). A group held longer (an operator's open
+ * transaction on one of its workflows) is left for a later tick: its runs
+ * wait, nobody else's do.
+ */
+async function takeUpstreamTurn(deps: Deps, now: Date, batch: number, empty: BatchOutcome): Promise<BatchOutcome> {
+  try {
+    return await deps.db.transaction().execute(async (trx) => ((await awaitUpstreamTurn(trx, batch)) > 0 ? processClaimed(trx, deps, now, batch) : empty));
+  } catch (error) {
+    if (databaseRefusalOf(error) !== 'lock_timeout') throw error;
+    deps.logger.debug({ error: (error as Error).message }, 'a dependency group is held by another session; its runs wait for a later tick');
+    return empty;
+  }
 }
 
 /** This process's retry launches whose commit went unanswered (src/engine/unconfirmed-launches.ts). */
@@ -236,8 +255,9 @@ async function pollOneByOne(deps: Deps, now: Date, limit: number): Promise<numbe
         return processClaimed(trx, deps, now, 1, { onClaim: (ids) => (runId = ids[0]) });
       });
     } catch (error) {
-      // A lost connection is not the run's fault: it stays unprocessed for the next poll.
-      if (runId === undefined || isConnectionError(error)) throw error;
+      // A lost connection, or a database refusing (read-only, disk full, a lock waited for past the statement
+      // timeout), is not the run's fault: it stays unprocessed for the next poll, and this pass ends.
+      if (runId === undefined || isDatabaseFault(error)) throw error;
       deps.logger.error({ err: error, runId }, 'run could not be processed; marked processed so it is not retried forever');
       await deps.db.updateTable('runs').set({ processedAt: now }).where('id', '=', runId).where('processedAt', 'is', null).execute();
       found.push(runId);

@@ -88,7 +88,10 @@ export async function noticeLongRuns(deps: DurationDeps, now: Date): Promise<num
     const verdict = runningLongVerdict({ startedAt: c.run.startedAt!, now, timeoutSeconds: Infinity, normal: c.normal, overrideSeconds: c.afterSeconds });
     if (!verdict.long) continue;
     const claimed = await deps.db.transaction().execute(async (trx) => {
-      const ctx = await lockContext(trx, c.workflow.id, now);
+      // skip locked: a workflow someone holds (an operator's open transaction, a poller's batch) is told at a
+      // later pass; waiting for it held every other workflow's notice back, and failed the pass at the statement timeout.
+      const ctx = await lockContext(trx, c.workflow.id, now, true);
+      if (!ctx) return false;
       // The claim: only a run still running and not yet told about changes, so replicas tell it once.
       const run = await trx
         .updateTable('runs')

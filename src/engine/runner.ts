@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.js';
-import { isConnectionError } from '../db/connection-errors.js';
+import { databaseRefusalOf, isDatabaseFault } from '../db/connection-errors.js';
+import { refusalText } from '../domain/database-refusal.js';
 import type { Logger } from '../log.js';
 import { metrics } from '../metrics.js';
 import { FailureStreak } from './failure-streak.js';
@@ -43,7 +44,7 @@ export interface LoopStatus {
   tickStartedAt?: Date;
   /** Ticks in a row that threw; 0 once one succeeds. */
   failures: number;
-  /** Of those, the ones that were the database failing (terminated, refused, timed out). */
+  /** Of those, the ones that were the database failing (terminated, refused, timed out, read-only, full). */
   dbErrors: number;
   ticks: number;
   lastDurationMs?: number;
@@ -73,7 +74,7 @@ export function tickFailed(status: LoopStatus, error: unknown, now: Date): boole
   status.lastErrorAt = now;
   status.lastError = error instanceof Error ? error.message : String(error);
   metrics.loopErrors.inc({ loop: status.name });
-  const database = isConnectionError(error);
+  const database = isDatabaseFault(error);
   if (database) {
     status.dbErrors++;
     metrics.loopDbErrors.inc({ loop: status.name });
@@ -132,10 +133,11 @@ export function runLoop(spec: LoopSpec, deps: { clock: Clock; logger: Logger; si
       } catch (error) {
         const database = tickFailed(status, error, deps.clock.now());
         // Every failure is counted; the log has the first of a streak, a new kind at once, the same again at most once a minute.
-        const line = streak.failed(status.lastErrorAt!.getTime(), database ? 'database' : `error: ${status.lastError}`);
+        const refusal = databaseRefusalOf(error);
+        const line = streak.failed(status.lastErrorAt!.getTime(), database ? `database${refusal ? `: ${refusal}` : ''}` : `error: ${status.lastError}`);
         if (database) {
-          // Expected while the database is away: no stack.
-          if (line) log.warn({ ...line, error: status.lastError }, `${spec.name} tick failed: database unavailable`);
+          // Expected while the database is away or refusing (read-only, disk full, a lock held elsewhere): no stack.
+          if (line) log.warn({ ...line, error: status.lastError, ...(refusal ? { refusal } : {}) }, `${spec.name} tick failed: ${refusal ? refusalText(refusal) : 'database unavailable'}`);
         } else if (line) {
           log.error({ err: error, ...line }, `${spec.name} tick failed`);
         }

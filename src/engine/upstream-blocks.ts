@@ -57,22 +57,34 @@ export function lockedWithUpstreams(workflowId: RawBuilder<unknown>) {
 }
 
 /**
+ * How long the poller waits for its turn on a dependency group. Another
+ * replica's batch holds it for well under a second; a lock held longer is
+ * an operator's open transaction or a stalled session, and waiting it out
+ * (until the statement timeout, 30 s) held every other run back with it.
+ */
+export const UPSTREAM_TURN_LOCK_TIMEOUT_MS = 2_000;
+
+/**
  * When a claim came back empty: in a transaction that holds nothing yet,
  * waits for the upstreams of the oldest finished, unprocessed runs (locks
  * them, in id order), so that the claim after it (a new statement, a new
  * snapshot) takes its turn on a busy dependency group instead of leaving it
  * to the replica that holds it. How many rows it locked (none without dependencies).
+ * A lock not granted within UPSTREAM_TURN_LOCK_TIMEOUT_MS fails it (and its
+ * transaction) with SQLSTATE 55P03: the lock timeout is set, for this
+ * transaction, by the statement itself (`bounded`, read before any row is
+ * locked), so an idle poll costs no statement more.
  */
 export async function awaitUpstreamTurn(trx: Transaction<Database>, limit: number): Promise<number> {
   const { rows } = await sql<{ id: number }>`
-    with recursive ${upstreamOfCte}
-    select w.id from workflows w
+    with recursive ${upstreamOfCte}, bounded as (select set_config('lock_timeout', ${`${UPSTREAM_TURN_LOCK_TIMEOUT_MS}ms`}, true))
+    select w.id from workflows w cross join bounded
     where w.id in (
       select u.upstream_id from upstream_of u where u.workflow_id in (
         select r.workflow_id from runs r where r.processed_at is null and r.status in ('succeeded', 'failed', 'missed') order by r.id limit ${limit}
       )
     )
-    order by w.id for update
+    order by w.id for update of w
   `.execute(trx);
   return rows.length;
 }

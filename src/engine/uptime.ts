@@ -1,7 +1,10 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
 import type { Deps } from '../deps.js';
+import type { Clock } from '../clock.js';
+import { CLOCK_OFFSET_LIMIT_MS, clockBackWithin, clockOffBy, clockOffsetOf } from '../domain/clock-offset.js';
 import type { UptimeSpan } from '../domain/monitor-uptime.js';
+import { metrics } from '../metrics.js';
 
 /**
  * The monitor's own downtime must not page (DESIGN.md, core idea 8). Each
@@ -18,11 +21,13 @@ export interface UptimeHeartbeat {
   beat(now: Date): Promise<void>;
 }
 
-export function createUptimeHeartbeat(deps: Pick<Deps, 'db' | 'replicaId' | 'logger'>): UptimeHeartbeat {
+export function createUptimeHeartbeat(deps: Pick<Deps, 'db' | 'replicaId' | 'logger'> & { clock?: Clock }): UptimeHeartbeat {
   let rowId: number | undefined;
   const shared = sharedReplicaIdCheck(deps);
+  const offset = deps.clock?.wall ? clockOffsetCheck(deps as Pick<Deps, 'db' | 'logger'> & { clock: Clock }) : undefined;
   return {
     async beat(now) {
+      await offset?.();
       if (rowId === undefined) {
         const row = await deps.db
           .insertInto('monitorUptime')
@@ -69,6 +74,34 @@ function sharedReplicaIdCheck(deps: Pick<Deps, 'db' | 'replicaId' | 'logger'>): 
       );
     }
     previous = seen;
+  };
+}
+
+/**
+ * This replica's clock against the database's, at each beat (one `select`
+ * every UPTIME_BEAT_MS): the gauge always, an error when it is surely more
+ * than the limit off (src/domain/clock-offset.ts), told once until it is
+ * surely back. Only for the machine's wall clock: a test's or the replay's
+ * clock is meant to be elsewhere.
+ */
+function clockOffsetCheck(deps: Pick<Deps, 'db' | 'logger'> & { clock: Clock }): () => Promise<void> {
+  let off = false;
+  return async () => {
+    const before = deps.clock.now().getTime();
+    const { rows } = await sql<{ at: Date }>`select clock_timestamp() as at`.execute(deps.db);
+    const measured = clockOffsetOf(before, new Date(rows[0]!.at).getTime(), deps.clock.now().getTime());
+    metrics.clockOffset.set(measured.offsetMs / 1000);
+    const seconds = (measured.offsetMs / 1000).toFixed(1);
+    if (!off && clockOffBy(measured)) {
+      off = true;
+      deps.logger.error(
+        { offsetSeconds: Number(seconds), uncertaintySeconds: measured.uncertaintyMs / 1000 },
+        `this replica's clock is ${seconds} s ${measured.offsetMs > 0 ? 'ahead of' : 'behind'} the database's: ticks, deadlines and other replicas' leases are judged by it (run leases tolerate about 45 s, outbox sends about 12 s); synchronise it (NTP)`,
+      );
+    } else if (off && clockBackWithin(measured)) {
+      off = false;
+      deps.logger.info({ offsetSeconds: Number(seconds) }, `this replica's clock is back within ${CLOCK_OFFSET_LIMIT_MS / 1000} s of the database's`);
+    }
   };
 }
 

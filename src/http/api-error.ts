@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import type { z } from 'zod';
-import { isConnectionError } from '../db/connection-errors.js';
+import { databaseRefusalOf, isConnectionError } from '../db/connection-errors.js';
+import { refusalRetryAfterSeconds, refusalText } from '../domain/database-refusal.js';
 import type { Logger } from '../log.js';
 import { describeIssues } from '../config/workflows-file.js';
 
@@ -108,6 +109,17 @@ export function apiErrorHandler(logger: Logger): ErrorRequestHandler {
       // shortly. One line without a stack: under a retry storm, formatting stacks was a large share of the CPU (issue 19).
       logger.warn({ error: (error as Error).message, method: req.method, route }, 'API request refused: database unavailable');
       res.status(503).set('Retry-After', String(RETRY_AFTER_SECONDS)).json({ error: 'database_unavailable', message: 'the database is not answering; send the request again shortly' });
+      return;
+    }
+    const refusal = databaseRefusalOf(error);
+    if (refusal) {
+      // The database answered but refuses (read-only, disk full, a lock held elsewhere): it passes, like an outage.
+      // Nothing was written: the request's one transaction rolled back.
+      logger.warn({ error: (error as Error).message, refusal, method: req.method, route }, `API request refused: ${refusalText(refusal)}`);
+      res
+        .status(503)
+        .set('Retry-After', String(refusalRetryAfterSeconds(refusal)))
+        .json({ error: 'database_unavailable', reason: refusal, message: `${refusalText(refusal)}; send the request again shortly` });
       return;
     }
     logger.error({ err: error, method: req.method, route }, 'API request failed');

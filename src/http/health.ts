@@ -25,12 +25,14 @@ export interface ReadinessSources {
   housekeeping?: () => LoopStatus[];
 }
 
+const READ_ONLY = 'read-only: every write is refused (a standby not yet promoted, or default_transaction_read_only on)';
+
 /** How long /readyz waits for the database's answer before calling it down. */
 export const READINESS_DB_TIMEOUT_MS = 2_000;
 
 /**
- * Ready means the database answers now (asked on every call, never cached)
- * and every loop is working: its last tick succeeded (a loop whose tick
+ * Ready means the database answers now (asked on every call, never cached),
+ * and not read-only, and every loop is working: its last tick succeeded (a loop whose tick
  * failed, because the database went away, is not ready again until it has
  * done a tick since it came back) and that was within twice its interval
  * (plus a little slack for a tick that is itself slow). A housekeeping job
@@ -40,10 +42,12 @@ export const READINESS_DB_TIMEOUT_MS = 2_000;
 export async function checkReadiness(deps: Deps, sources: ReadinessSources, startedAt: Date): Promise<Readiness> {
   let database = 'ok';
   try {
-    await Promise.race([
-      sql`select 1`.execute(deps.db),
-      new Promise((_, reject) => setTimeout(() => reject(new Error(`database did not answer within ${READINESS_DB_TIMEOUT_MS / 1000} s`)), READINESS_DB_TIMEOUT_MS).unref()),
+    const answer = await Promise.race([
+      sql<{ readOnly: string }>`select current_setting('transaction_read_only') as read_only`.execute(deps.db),
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`database did not answer within ${READINESS_DB_TIMEOUT_MS / 1000} s`)), READINESS_DB_TIMEOUT_MS).unref()),
     ]);
+    // Answering but refusing every write (a standby not yet promoted, default_transaction_read_only on): not ready either.
+    if (answer.rows[0]?.readOnly === 'on') database = READ_ONLY;
   } catch (error) {
     database = databaseFailure(error);
   }

@@ -6,7 +6,7 @@ import { MAINTENANCE_MAX_MS } from '../domain/maintenance.js';
 import { startMaintenance } from '../services/maintenance-windows.js';
 import { findWorkflow } from '../services/workflows-api.js';
 import { pauseWorkflow, resumeWorkflow, type PauseResult } from '../services/workflow-state.js';
-import { badRequest, conflict, notFound, parseInput } from './api-error.js';
+import { ApiError, badRequest, conflict, notFound, parseInput } from './api-error.js';
 import { actorName, principalOf, scopeOf } from './auth.js';
 
 
@@ -50,6 +50,7 @@ export function maintenanceRoutes(deps: Deps): Router {
       scope: scopeOf(principal),
     });
     if (result.kind === 'not_found') throw notFound(input.workflow ? `workflow ${input.tenant}/${input.workflow} not found` : `tenant ${input.tenant} not found`);
+    if (result.kind === 'window_limit') throw new ApiError(403, 'maintenance_limit', result.refusal.message, { limit: result.refusal.limit });
     if (result.kind === 'bad_start') throw badRequest(`body.startsAt: ${result.problem} (got ${JSON.stringify(input.startsAt ?? 'now')})`);
     const w = result.window;
     res.status(201).json({ id: w.id, tenant: w.tenantId, workflow: result.workflow, startsAt: w.startsAt, endsAt: w.endsAt, reason: w.reason, createdBy: w.createdBy });

@@ -6,8 +6,9 @@ import type { Deps } from '../deps.js';
 import { PING_BODY_HARD_LIMIT, PING_BODY_LIMIT, PING_TAIL_BYTES, pingBodyEncoding, pingBodyTooLarge, pingExcerpt, type PingBodyEncoding } from '../domain/ping-body.js';
 import { metrics } from '../metrics.js';
 import { pingParameters } from '../domain/ping-parameters.js';
-import { isKnownPingKey, recordPing, type PingSignal } from '../services/pings.js';
+import { pingKeyTenant, recordPing, type PingSignal } from '../services/pings.js';
 import { UnknownPingLimiter } from './unknown-ping-limiter.js';
+import { TenantReportLimiter } from './tenant-report-limiter.js';
 
 type PingBody = { body: string; tooLarge: false; invalid?: undefined } | { body: ''; tooLarge: true } | { body: ''; tooLarge: false; invalid: string };
 
@@ -83,7 +84,7 @@ function parseSignal(raw: string | undefined): PingSignal | undefined {
  * like Healthchecks, so `curl -fsS` fails loudly only when something is wrong.
  * The key is the credential and is never logged.
  */
-export function pingRoutes(deps: Deps): Router {
+export function pingRoutes(deps: Deps, reports = new TenantReportLimiter(deps.config.TENANT_REPORTS_PER_MINUTE)): Router {
   const router = Router();
   const limiter = new UnknownPingLimiter(deps.config.PING_UNKNOWN_PER_MINUTE);
   const handle = async (req: Request, res: import('express').Response) => {
@@ -126,8 +127,17 @@ export function pingRoutes(deps: Deps): Router {
       if (!req.complete) res.set('connection', 'close');
       res.status(404).type('text/plain').send('not found\n');
     };
-    if (!(await isKnownPingKey(deps, key))) return unknown();
+    const tenant = await pingKeyTenant(deps, key);
+    if (tenant === undefined) return unknown();
     limiter.proven(address, key, admission, now);
+    // The key is the tenant's: its reports past TENANT_REPORTS_PER_MINUTE wait (curl --retry retries a 429), body unread.
+    const allowed = reports.admit(tenant, now);
+    if (!allowed.ok) {
+      metrics.pings.inc({ signal: signal.kind, result: 'tenant_limited' });
+      if (!req.complete) res.set('connection', 'close');
+      res.status(429).set('retry-after', String(allowed.retryAfterSeconds)).type('text/plain').send(`${allowed.message}\n`);
+      return;
+    }
     const read: PingBody = req.method === 'POST' ? await readPingBody(req, encoding.encoding) : { body: '', tooLarge: false };
     if (read.tooLarge) {
       res.status(413).set('connection', 'close').type('text/plain').send(`body larger than ${PING_BODY_HARD_LIMIT} bytes\n`);

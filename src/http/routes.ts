@@ -12,6 +12,7 @@ import { createMetrics, metricsHandler } from './metrics-route.js';
 import { ledgerRoutes } from './ledger-routes.js';
 import { pingRoutes } from './ping-routes.js';
 import { runsRoutes } from './runs-routes.js';
+import { TenantReportLimiter } from './tenant-report-limiter.js';
 import { tenantsRoutes } from './tenants-routes.js';
 import { workflowsRoutes } from './workflows-routes.js';
 
@@ -31,7 +32,9 @@ export function apiRoutes(deps: Deps, loops: () => LoopStatus[] = () => []): Rou
   api.use(checkPath, checkQueryStrings);
   // Authenticate before reading a body: an unknown caller does not get to make the server parse 256 KB.
   api.use(requireAuth(deps));
-  const endpoints = [runsRoutes(deps), ledgerRoutes(deps), workflowsRoutes(deps), tenantsRoutes(deps), maintenanceRoutes(deps)];
+  // One allowance per tenant for its API reports and its pings alike.
+  const reports = new TenantReportLimiter(deps.config.TENANT_REPORTS_PER_MINUTE);
+  const endpoints = [runsRoutes(deps, reports), ledgerRoutes(deps), workflowsRoutes(deps), tenantsRoutes(deps), maintenanceRoutes(deps)];
   // OPTIONS and a wrong method answered from all the endpoint routers at once (Express's own OPTIONS knows only the first).
   api.use(methodTable(endpoints));
   // Query parameters: the few routes that take them, from one table; every other route takes none (400 naming them).
@@ -46,7 +49,7 @@ export function apiRoutes(deps: Deps, loops: () => LoopStatus[] = () => []): Rou
   router.use('/api/v1', api);
 
   const pings = Router();
-  pings.use(checkPath, pingRoutes(deps));
+  pings.use(checkPath, pingRoutes(deps, reports));
   pings.use(apiErrorHandler(deps.logger));
   router.use('/ping', pings);
 

@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import { Router, type Response } from 'express';
 import { isWebLink, LOG_URL_MAX } from '../domain/text.js';
 import { z } from 'zod';
 import type { Run } from '../db/schema.js';
@@ -6,9 +6,10 @@ import type { Deps } from '../deps.js';
 import { reportedStatusOf } from '../domain/reported-outcome.js';
 import { EARLIEST_TICK } from '../domain/tick-match.js';
 import { finishReportedRun, reportRun } from '../services/ingest.js';
-import { badRequest, conflict, notFound, parseInput } from './api-error.js';
+import { ApiError, badRequest, conflict, notFound, parseInput } from './api-error.js';
 import { principalOf, scopeOf } from './auth.js';
 import { positiveId } from './input-guards.js';
+import { TenantReportLimiter } from './tenant-report-limiter.js';
 
 const LOG_LIMIT = 100_000;
 
@@ -49,12 +50,28 @@ export const runFinishSchema = z
   .strict();
 
 const runView = (run: Run) => ({ id: run.id, tick: run.tick, status: run.status, trigger: run.trigger, durationSeconds: run.durationSeconds });
+/** An end that came after the bot failed its run as timed out: recorded as the run's note, the run still failed. */
+const endedLateView = (run: Run) => ({ ...runView(run), endedLate: true, note: run.outcomeNote });
+
+/** A tenant token's report past its TENANT_REPORTS_PER_MINUTE: 429 with Retry-After, before anything is read or stored. */
+function admitReport(deps: Deps, limiter: TenantReportLimiter, res: Response): void {
+  const principal = principalOf(res);
+  if (principal.kind !== 'tenant') return;
+  const admission = limiter.admit(principal.tenantId, deps.clock.now().getTime());
+  if (admission.ok) return;
+  res.set('retry-after', String(admission.retryAfterSeconds));
+  throw new ApiError(429, 'rate_limited', admission.message, { limit: admission.limit });
+}
 
 /** POST /api/v1/runs (report a run) and POST /api/v1/runs/:id (finish one). */
-export function runsRoutes(deps: Deps): Router {
+export function runsRoutes(deps: Deps, shared?: TenantReportLimiter): Router {
   const router = Router();
+  let own: TenantReportLimiter | undefined;
+  // Made at the first report when not shared with the pings (a router listed for its routes only reads no config).
+  const limiter = () => shared ?? (own ??= new TenantReportLimiter(deps.config.TENANT_REPORTS_PER_MINUTE));
 
   router.post('/runs', async (req, res) => {
+    admitReport(deps, limiter(), res);
     const principal = principalOf(res);
     const report = parseInput(runReportSchema, req.body);
     const result = await reportRun(deps, report, scopeOf(principal));
@@ -64,6 +81,9 @@ export function runsRoutes(deps: Deps): Router {
         return;
       case 'existing':
         res.status(200).json({ ...runView(result.run), duplicate: true });
+        return;
+      case 'ended_late':
+        res.status(200).json(endedLateView(result.run));
         return;
       case 'not_found':
         throw notFound(`workflow ${report.tenant}/${report.workflow} not found`);
@@ -81,6 +101,7 @@ export function runsRoutes(deps: Deps): Router {
   });
 
   router.post('/runs/:id', async (req, res) => {
+    admitReport(deps, limiter(), res);
     const principal = principalOf(res);
     const runId = positiveId('run', req.params.id!);
     const body = parseInput(runFinishSchema, req.body);
@@ -102,6 +123,9 @@ export function runsRoutes(deps: Deps): Router {
     switch (result.kind) {
       case 'finished':
         res.status(200).json(runView(result.run));
+        return;
+      case 'ended_late':
+        res.status(200).json(endedLateView(result.run));
         return;
       case 'already_finished':
         if (result.same) {

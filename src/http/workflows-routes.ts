@@ -4,7 +4,7 @@ import { workflowSchema } from '../config/workflows-file.js';
 import type { Deps } from '../deps.js';
 import { requestRunNow } from '../services/run-now.js';
 import { deleteWorkflow, findWorkflow, listWorkflows, policyVersions, putWorkflow, workflowView } from '../services/workflows-api.js';
-import { badRequest, conflict, forbidden, invalidInput, notFound, parseInput } from './api-error.js';
+import { ApiError, badRequest, conflict, forbidden, invalidInput, notFound, parseInput } from './api-error.js';
 import { actorName, principalOf, scopeOf } from './auth.js';
 import { checkTenantWorkflow } from './launcher-trust.js';
 import { rememberSecrets, secretsOfEntry } from '../secrets.js';
@@ -107,6 +107,8 @@ async function putWorkflowRoute(deps: Deps, req: Request, res: Response): Promis
       throw forbidden(`workflow ${tenant}/${name} has a launcher the operator set; only the operator (the workflows file or the admin token) can change it`);
     case 'ping_key_taken':
       throw conflict('ping_key_taken', 'body.pingKey: another workflow already uses this ping key');
+    case 'workflow_limit':
+      throw new ApiError(403, 'workflow_limit', result.refusal.message, { limit: result.refusal.limit });
     case 'bad_dependencies':
       throw invalidInput(
         result.issues.map((i) => ({ code: 'custom' as const, path: ['dependsOn', i.dep], message: i.message, input: undefined })),

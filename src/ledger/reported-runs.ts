@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database, Run, RunTrigger, Workflow } from '../db/schema.js';
 import { profileFor } from '../domain/cadence.js';
 import { formatDuration } from '../domain/durations.js';
@@ -73,15 +73,28 @@ export async function tickRow(trx: Transaction<Database>, workflowId: number, ti
 }
 
 /**
+ * How long a report waits for its workflow's row. Other reports and the
+ * loops hold it for milliseconds; a lock held longer is an operator's open
+ * transaction or a stalled session, and waiting for it until the statement
+ * timeout (30 s) let one job resending its reports take every connection of
+ * the API's pool, so every other workflow's reports were refused too. Below
+ * the pool's connect timeout (5 s), so a report queued behind such waits
+ * gets its connection. The report is refused with 503 and sent again.
+ */
+export const REPORT_LOCK_TIMEOUT_MS = 2_000;
+
+/**
  * The enabled workflow of an enabled tenant that a report names (by tenant
  * and name, or by ping key), locked so two reports with one externalId (or
  * one ping rid) cannot both insert. One statement: it sits between a failure
- * and its alert.
+ * and its alert. It bounds its own lock wait, and the rest of the report's
+ * transaction's (`bounded`: SQLSTATE 55P03 past REPORT_LOCK_TIMEOUT_MS).
  */
 export async function lockReportedWorkflow(trx: Transaction<Database>, by: { tenantId: string; name: string } | { pingKey: string }): Promise<Workflow | undefined> {
   const enabled = trx
     .selectFrom('workflows')
     .innerJoin('tenants', 'tenants.id', 'workflows.tenantId')
+    .crossJoin(sql<{ lockTimeout: string }>`(select set_config('lock_timeout', ${`${REPORT_LOCK_TIMEOUT_MS}ms`}, true) as lock_timeout)`.as('bounded'))
     .selectAll('workflows')
     .where('workflows.enabled', '=', true)
     .where('tenants.enabled', '=', true);
@@ -95,16 +108,16 @@ export async function lockReportedWorkflow(trx: Transaction<Database>, by: { ten
  * made-up key never makes the server read a body (src/http/ping-routes.ts).
  * The report itself looks the key up again, locked (lockReportedWorkflow).
  */
-export async function pingKeyKnown(db: Kysely<Database>, pingKey: string): Promise<boolean> {
+export async function pingKeyKnown(db: Kysely<Database>, pingKey: string): Promise<string | undefined> {
   const row = await db
     .selectFrom('workflows')
     .innerJoin('tenants', 'tenants.id', 'workflows.tenantId')
-    .select('workflows.id')
+    .select('workflows.tenantId')
     .where('workflows.pingKey', '=', pingKey)
     .where('workflows.enabled', '=', true)
     .where('tenants.enabled', '=', true)
     .executeTakeFirst();
-  return row !== undefined;
+  return row?.tenantId;
 }
 
 export interface ReportedStart {

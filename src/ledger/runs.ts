@@ -1,7 +1,7 @@
 import { sql, type OnConflictBuilder, type Transaction } from 'kysely';
 import type { Database, Run, RunTrigger, Workflow } from '../db/schema.js';
 import type { Deps } from '../deps.js';
-import { repeatedReport } from '../domain/reported-outcome.js';
+import { lateEndNote, repeatedReport } from '../domain/reported-outcome.js';
 import { redactSecrets } from '../secrets.js';
 
 /** The ledger's two primitives: a run begins (a `running` row), and a run ends. */
@@ -223,6 +223,8 @@ export function durationSince(now: Date) {
 export type FinishResult =
   | { kind: 'finished'; run: Run }
   | { kind: 'already_finished'; run: Run; same: boolean }
+  /** The job's own end of a run the bot had failed as timed out: kept on it as a note, the timeout standing. */
+  | { kind: 'ended_late'; run: Run; end: { status: 'succeeded' | 'failed'; error: string | null } }
   | { kind: 'not_found' };
 
 /**
@@ -258,8 +260,19 @@ export async function finishRunIn(trx: Transaction<Database>, runId: number, rep
     if (options.notify !== false) await notifyRunsFinished(trx, runId);
     return { kind: 'finished', run: updated };
   }
-  const existing = await trx.selectFrom('runs').selectAll().where('id', '=', runId).executeTakeFirst();
+  // Locked: two late ends of one run at once record one.
+  const existing = await trx.selectFrom('runs').selectAll().where('id', '=', runId).forUpdate().executeTakeFirst();
   if (!existing) return { kind: 'not_found' };
-  const same = repeatedReport(existing, outcome.status) === 'same';
-  return { kind: 'already_finished', run: existing, same };
+  const repeat = repeatedReport(existing, outcome.status);
+  if (repeat === 'late_end') {
+    const end = { status: outcome.status as 'succeeded' | 'failed', error: outcome.error ?? null };
+    const run = await trx
+      .updateTable('runs')
+      .set({ outcomeNote: lateEndNote(existing.outcomeNote, end, existing.deadlineAt, now), logExcerpt: existing.logExcerpt ?? outcome.logExcerpt ?? null, logUrl: existing.logUrl ?? outcome.logUrl ?? null })
+      .where('id', '=', runId)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return { kind: 'ended_late', run, end };
+  }
+  return { kind: 'already_finished', run: existing, same: repeat === 'same' };
 }

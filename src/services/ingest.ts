@@ -35,7 +35,9 @@ export type ReportResult =
   /** A tick still to come: reporting it now would stop the scheduler (or the freshness detector) from ever seeing it. */
   | { kind: 'future_tick'; tick: Date }
   | { kind: 'tick_taken'; run: Run }
-  | { kind: 'conflict'; run: Run };
+  | { kind: 'conflict'; run: Run }
+  /** An end of a run the bot had failed as timed out: kept on it as a note (`outcomeNote`), the timeout standing. */
+  | { kind: 'ended_late'; run: Run };
 
 const outcomeOf = (r: RunReport): RunOutcome => ({
   status: r.status as RunOutcome['status'],
@@ -63,7 +65,7 @@ export async function reportRun(deps: Deps, report: RunReport, scope: Scope): Pr
       const seen = await trx.selectFrom('runs').selectAll().where('workflowId', '=', workflow.id).where('externalId', '=', report.externalId).executeTakeFirst();
       if (seen) {
         const repeat = repeatedReport(seen, report.status);
-        return repeat === 'finish' ? { kind: 'finish', run: seen } : repeat === 'same' ? { kind: 'existing', run: seen } : { kind: 'conflict', run: seen };
+        return repeat === 'finish' || repeat === 'late_end' ? { kind: 'finish', run: seen } : repeat === 'same' ? { kind: 'existing', run: seen } : { kind: 'conflict', run: seen };
       }
     }
 
@@ -97,6 +99,7 @@ export async function reportRun(deps: Deps, report: RunReport, scope: Scope): Pr
   if (decided.kind !== 'finish') return decided;
   const finished = await finishRunEvaluated(deps, decided.run.id, outcomeOf(report));
   if (finished.kind === 'finished') return { kind: 'existing', run: finished.run };
+  if (finished.kind === 'ended_late') return { kind: 'ended_late', run: finished.run };
   if (finished.kind === 'already_finished') return finished.same ? { kind: 'existing', run: finished.run } : { kind: 'conflict', run: finished.run };
   return { kind: 'not_found' };
 }

@@ -1,5 +1,6 @@
-import type { Selectable } from 'kysely';
-import type { MaintenanceWindowsTable } from '../db/schema.js';
+import type { Selectable, Transaction } from 'kysely';
+import type { Database, MaintenanceWindowsTable } from '../db/schema.js';
+import { windowLimitRefusal, type WorkflowLimitRefusal } from '../domain/tenant-limits.js';
 import type { Deps } from '../deps.js';
 import { oneOffWindowProblem } from '../domain/maintenance.js';
 import type { Scope } from '../ledger/alert-queries.js';
@@ -8,7 +9,11 @@ import type { Scope } from '../ledger/alert-queries.js';
 
 export type MaintenanceWindow = Selectable<MaintenanceWindowsTable>;
 
-export type StartMaintenanceResult = { kind: 'ok'; window: MaintenanceWindow; workflow: string | null } | { kind: 'not_found' } | { kind: 'bad_start'; problem: string };
+export type StartMaintenanceResult =
+  | { kind: 'ok'; window: MaintenanceWindow; workflow: string | null }
+  | { kind: 'not_found' }
+  | { kind: 'bad_start'; problem: string }
+  | { kind: 'window_limit'; refusal: WorkflowLimitRefusal };
 
 export interface StartMaintenanceInput {
   tenantId: string;
@@ -29,14 +34,20 @@ export interface StartMaintenanceInput {
  * window when they judge a tick or a warning, and the maintenance clock tells
  * its end.
  */
-export async function startMaintenance(deps: Pick<Deps, 'db' | 'clock'>, input: StartMaintenanceInput): Promise<StartMaintenanceResult> {
+export async function startMaintenance(deps: Pick<Deps, 'db' | 'clock' | 'config'>, input: StartMaintenanceInput): Promise<StartMaintenanceResult> {
   if (input.scope.tenantId !== undefined && input.scope.tenantId !== input.tenantId) return { kind: 'not_found' };
+  return deps.db.transaction().execute((trx) => startIn(trx, deps, input));
+}
+
+async function startIn(trx: Transaction<Database>, deps: Pick<Deps, 'clock' | 'config'>, input: StartMaintenanceInput): Promise<StartMaintenanceResult> {
   const now = deps.clock.now();
-  const tenant = await deps.db.selectFrom('tenants').select('id').where('id', '=', input.tenantId).where('enabled', '=', true).executeTakeFirst();
+  const scoped = input.scope.tenantId !== undefined;
+  // A tenant's own windows take turns on its row, so the count below is exact.
+  const tenant = await trx.selectFrom('tenants').select('id').where('id', '=', input.tenantId).where('enabled', '=', true).$if(scoped, (q) => q.forNoKeyUpdate()).executeTakeFirst();
   if (!tenant) return { kind: 'not_found' };
   let workflowId: number | null = null;
   if (input.workflow) {
-    const workflow = await deps.db.selectFrom('workflows').select('id').where('tenantId', '=', input.tenantId).where('name', '=', input.workflow).where('enabled', '=', true).executeTakeFirst();
+    const workflow = await trx.selectFrom('workflows').select('id').where('tenantId', '=', input.tenantId).where('name', '=', input.workflow).where('enabled', '=', true).executeTakeFirst();
     if (!workflow) return { kind: 'not_found' };
     workflowId = workflow.id;
   }
@@ -44,7 +55,12 @@ export async function startMaintenance(deps: Pick<Deps, 'db' | 'clock'>, input: 
   // After the scope and existence checks: another tenant's name gets the same 404 whatever its start.
   const problem = oneOffWindowProblem(startsAt, input.durationMs, now);
   if (problem) return { kind: 'bad_start', problem };
-  const window = await deps.db
+  if (scoped) {
+    const { n } = await trx.selectFrom('maintenanceWindows').select((eb) => eb.fn.countAll<string>().as('n')).where('tenantId', '=', input.tenantId).where('recurrence', 'is', null).where('endsAt', '>', now).executeTakeFirstOrThrow();
+    const refusal = windowLimitRefusal(input.tenantId, Number(n), deps.config.MAX_MAINTENANCE_WINDOWS_PER_TENANT);
+    if (refusal) return { kind: 'window_limit', refusal };
+  }
+  const window = await trx
     .insertInto('maintenanceWindows')
     .values({
       tenantId: input.tenantId,

@@ -4,6 +4,7 @@ import type { Deps } from '../deps.js';
 import { insertReportedFinished, insertReportedRunning, lockReportedWorkflow, matchTick, pingKeyKnown } from '../ledger/reported-runs.js';
 import type { RunOutcome } from '../ledger/runs.js';
 import { exitStatusText } from '../domain/exit-status.js';
+import { repeatedReport } from '../domain/reported-outcome.js';
 import { errorLineOf } from '../domain/error-line.js';
 import { finishRunEvaluated, reportedTransaction } from '../engine/evaluate-now.js';
 
@@ -41,7 +42,8 @@ export function outcomeOfPing(signal: Exclude<PingSignal, { kind: 'start' }>, bo
 }
 
 /** Before a ping's body is read: does its key name a workflow at all? */
-export function isKnownPingKey(deps: Pick<Deps, 'db'>, key: string): Promise<boolean> {
+/** The tenant of the enabled workflow whose key this is, or undefined. */
+export function pingKeyTenant(deps: Pick<Deps, 'db'>, key: string): Promise<string | undefined> {
   return pingKeyKnown(deps.db, key);
 }
 
@@ -87,6 +89,8 @@ export async function recordPing(deps: Deps, ping: Ping): Promise<PingResult> {
           .limit(1)
           .executeTakeFirst();
     if (started?.status === 'running') return { kind: 'finish', run: started };
+    // The job's own end of a start the bot failed as timed out: kept on that run (repeatedReport's late end).
+    if (started && repeatedReport(started, outcomeOfPing(ping.signal, ping.body).status) === 'late_end') return { kind: 'finish', run: started };
     // A repeated end of a finished rid run is the same report, not a new run.
     if (started) return { kind: 'recorded', run: started };
     const run = await insertReportedFinished(trx, { workflow, match: await matchTick(trx, workflow, now, { endOnly: true }), externalId }, outcomeOfPing(ping.signal, ping.body), now);

@@ -15,6 +15,8 @@ import { dependsOnView, lockDependencyGraph, replaceDependencies, resolveApiDepe
 import { modeOf } from './sync-workflows.js';
 import { configPauseChanged, resolveAlertsOfWorkflows } from './workflow-state.js';
 import { runningLongAfter } from '../domain/run-duration.js';
+import type { WorkflowLimitRefusal } from '../domain/tenant-limits.js';
+import { workflowLimitOf } from './tenant-limits.js';
 import { shownUrl } from '../domain/redact.js';
 import { loadNormalDurations } from '../ledger/run-durations.js';
 
@@ -203,7 +205,8 @@ export type PutResult =
   | { kind: 'owned_by_file' }
   | { kind: 'operator_launcher' }
   | { kind: 'ping_key_taken' }
-  | { kind: 'bad_dependencies'; issues: DependencyIssue[] };
+  | { kind: 'bad_dependencies'; issues: DependencyIssue[] }
+  | { kind: 'workflow_limit'; refusal: WorkflowLimitRefusal };
 
 /**
  * Creates or replaces an API-owned workflow (validated by the caller with the
@@ -218,12 +221,15 @@ export async function putWorkflow(deps: Pick<Deps, 'db' | 'clock' | 'config'>, s
   return deps.db.transaction().execute(async (trx): Promise<PutResult> => {
     // Before any row lock: the graph's changes take turns (see lockDependencyGraph).
     if (spec.dependsOn?.length) await lockDependencyGraph(trx);
-    const tenant = await trx.selectFrom('tenants').select('id').where('id', '=', spec.tenant).where('enabled', '=', true).executeTakeFirst();
+    // A tenant token's writes take turns on the tenant's row (before any workflow row), so its workflow count is exact.
+    const tenant = await trx.selectFrom('tenants').select('id').where('id', '=', spec.tenant).where('enabled', '=', true).$if(scope.tenantId !== undefined, (q) => q.forNoKeyUpdate()).executeTakeFirst();
     if (!tenant) return { kind: 'tenant_not_found' };
     const current = await trx.selectFrom('workflows').selectAll().where('tenantId', '=', spec.tenant).where('name', '=', spec.name).forUpdate().executeTakeFirst();
     if (current?.source === 'file' && current.enabled) return { kind: 'owned_by_file' };
     // A tenant cannot replace what the operator trusted (a command on the host, a launcher to any address).
     if (scope.tenantId !== undefined && current?.enabled && current.launcher?.operatorSet) return { kind: 'operator_launcher' };
+    const limited = scope.tenantId !== undefined && spec.enabled && !current?.enabled && (await workflowLimitOf(trx, spec.tenant, deps.config.MAX_WORKFLOWS_PER_TENANT));
+    if (limited) return { kind: 'workflow_limit', refusal: limited };
     const shadowBefore = await shadowStates(trx, { tenantId: spec.tenant, workflowName: spec.name });
     const pingKey = spec.pingKey ?? current?.pingKey ?? newPingKey();
     const keyOwner = await trx.selectFrom('workflows').select('id').where('pingKey', '=', pingKey).executeTakeFirst();

@@ -91,7 +91,7 @@ export async function startSlack(http: Express, deps: Deps, options: SlackOption
     logger.info({ mode }, 'Slack connected');
   }
 
-  const transport = slackTransport(deps, api);
+  const transport = slackTransport(deps, api, directory);
   const sender = createOutboxSender(deps, [transport, ...destinationTransports(deps)], {
     noticeAfterMs: config.DESTINATION_OUTAGE_NOTICE_MINUTES * 60_000,
     onOutage: platformOutageNotice(api, config.PLATFORM_CHANNEL),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { countTransitions, failingIntermittently, intermittentThreshold, isFlapping, type TickOutcome } from '../../src/domain/flapping.js';
+import { countTransitions, failingIntermittently, intermittentRuleOf, intermittentThreshold, isFlapping, type TickOutcome } from '../../src/domain/flapping.js';
 
 /** Newest first: 'F' a failure, 'S' a success. */
 const outcomes = (s: string): TickOutcome[] => [...s].map((c) => (c === 'F' ? 'failure' : 'success'));
@@ -33,5 +33,24 @@ describe('failingIntermittently', () => {
     { name: 'no outcomes: nothing', s: '', alertAfter: 3, expected: null },
   ])('$name', ({ s, alertAfter, expected }) => {
     expect(failingIntermittently(outcomes(s), alertAfter)).toEqual(expected);
+  });
+});
+
+/** What `/scheduler status` says of the rule: said exactly where some history could open an alert by it before `alertAfter` in a row does. */
+describe('intermittentRuleOf', () => {
+  it('names the threshold of the last ten runs, or nothing where the rule cannot act', () => {
+    expect(intermittentRuleOf(1)).toBeNull();
+    expect(intermittentRuleOf(3)).toEqual({ failures: 5, window: 10 });
+    expect(intermittentRuleOf(8)).toEqual({ failures: 8, window: 10 });
+    expect(intermittentRuleOf(9)).toBeNull();
+  });
+
+  it('agrees with the rule itself over every ten-run history', () => {
+    const histories = Array.from({ length: 1 << 10 }, (_, bits) => outcomes([...Array(10)].map((_, i) => ((bits >> i) & 1 ? 'F' : 'S')).join('')));
+    for (let alertAfter = 1; alertAfter <= 12; alertAfter++) {
+      const inARow = (h: TickOutcome[]) => (h.findIndex((o) => o === 'success') + 11) % 11 || 10;
+      const opensEarly = histories.some((h) => inARow(h) < alertAfter && failingIntermittently(h, alertAfter) !== null);
+      expect({ alertAfter, said: intermittentRuleOf(alertAfter) !== null }).toEqual({ alertAfter, said: opensEarly });
+    }
   });
 });

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { emptyOutputError, repeatedReport, isRepeatedStart, reportedStatusOf } from '../../src/domain/reported-outcome.js';
+import { emptyOutputError, hasLateEnd, lateEndNote, repeatedReport, isRepeatedStart, reportedStatusOf, TIMED_OUT } from '../../src/domain/reported-outcome.js';
 import { tooFastError } from '../../src/domain/run-duration.js';
 
-const run = (status: string, attemptStatus: string | null = null, attemptError: string | null = null) => ({ status, attemptStatus, attemptError });
+const run = (status: string, attemptStatus: string | null = null, attemptError: string | null = null, outcomeNote: string | null = null) => ({ status, attemptStatus, attemptError, outcomeNote });
 
 describe('a report naming a run the ledger already has', () => {
   it.each([
@@ -25,8 +25,25 @@ describe('a report naming a run the ledger already has', () => {
     [run('failed', 'failed', emptyOutputError(3, 10)), 'failed', 'conflict'],
     [run('failed', 'failed', tooFastError(2, 60)), 'succeeded', 'same'],
     [run('missed', 'missed', 'missed: no run started by …'), 'succeeded', 'conflict'],
+    // the bot failed it as timed out: the job's own end, late, is kept; once
+    [run('failed', 'failed', TIMED_OUT), 'succeeded', 'late_end'],
+    [run('failed', 'failed', TIMED_OUT), 'failed', 'late_end'],
+    [run('failed', 'failed', TIMED_OUT), 'running', 'same'],
+    [run('failed', 'failed', TIMED_OUT, lateEndNote(null, { status: 'succeeded', error: null }, null, new Date(0))), 'failed', 'same'],
+    // a launcher's own timeout is its end, not one still to come
+    [run('failed', 'failed', 'timed out after 60s (process group terminated)'), 'succeeded', 'conflict'],
   ] as const)('%o, reported %s: %s', (existing, reported, meaning) => {
     expect(repeatedReport(existing, reported)).toBe(meaning);
+  });
+
+  it('a late end\'s note: how it ended, how long after the deadline, the timeout standing; after a note already there', () => {
+    const deadline = new Date('2026-03-10T03:00:00Z');
+    const now = new Date('2026-03-10T03:14:30Z');
+    expect(lateEndNote(null, { status: 'succeeded', error: null }, deadline, now)).toBe('the job ended succeeded 14m 30s after its timeout, at 2026-03-10T03:14:30.000Z; the timeout stands');
+    const failed = lateEndNote('started 20m after its tick', { status: 'failed', error: 'OOMKilled' }, deadline, now);
+    expect(failed).toBe('started 20m after its tick; the job ended failed (OOMKilled) 14m 30s after its timeout, at 2026-03-10T03:14:30.000Z; the timeout stands');
+    expect(hasLateEnd(failed)).toBe(true);
+    expect(hasLateEnd('started 20m after its tick')).toBe(false);
   });
 
   it('reads back the status a run was reported with', () => {

@@ -96,6 +96,8 @@ const CASES: Case[] = [
   ['run requested', 'run_requested', 'U0ALICE', { runId: 77, by: 'U0ALICE' }],
   ['run finished: failed', 'run_finished', 'U0ALICE', { runId: 77, status: 'failed', error: 'exit 1: <!channel> boom' }],
   ['run finished: succeeded', 'run_finished', 'U0ALICE', { runId: 78, status: 'succeeded' }],
+  ['run finished late, after its timeout: succeeded', 'run_finished', null, { runId: 79, status: 'timed_out', tick: '2026-03-10T02:00:00.000Z', late: { status: 'succeeded', error: null, lateSeconds: 841 } }],
+  ['run finished late, after its timeout: failed', 'run_finished', null, { runId: 80, status: 'timed_out', late: { status: 'failed', error: 'OOMKilled <!channel>', lateSeconds: 1201 } }],
   ['opened critical, pages on-call', 'opened', null, { severity: 'critical', consecutiveFailures: 1, mention: { users: ['U0CAROL'], groups: ['S0ONCALL'] } }, { severity: 'critical', consecutiveFailures: 1 }],
   [
     'opened failing intermittently',

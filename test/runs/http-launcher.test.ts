@@ -158,7 +158,7 @@ describe('http launcher', () => {
     target.respondWith(() => ({ status: 200 }));
   });
 
-  it('callback: one that comes after the run timed out is told how it ended (409); another run\'s token gets 404; a token from before the secret was rotated gets 401', async () => {
+  it('callback: one that comes after the run timed out is kept as its note, the verdict standing (200 endedLate); another run\'s token gets 404; a token from before the secret was rotated gets 401', async () => {
     target.respondWith(() => ({ status: 202 }));
     const { wf, run, request } = await fire('callback', { timeoutSeconds: 60 });
     const other = await fire('callback', { timeoutSeconds: 60 });
@@ -167,12 +167,17 @@ describe('http launcher', () => {
     const path = new URL(callbackUrl).pathname;
     // The other run's far side cannot end this one.
     expect((await apiClient(app.url, JSON.parse(other.request.body).callbackToken)('POST', path, { status: 'succeeded' })).status).toBe(404);
-    // Past the deadline any replica fails it; the late callback changes nothing and hears why.
+    // Past the deadline any replica fails it; the late callback does not change the verdict: it is kept as the run's
+    // note, and said so (docs/alerts.md, late ends).
     await checkFreshness({ db: t.db, clock: new ManualClock(new Date(clock.now().getTime() + 61_000)) });
     const late = await apiClient(app.url, callbackToken)('POST', path, { status: 'succeeded' });
-    expect(late.status).toBe(409);
-    expect(late.body).toMatchObject({ error: "already_finished", message: `run ${run.id} already finished as failed` });
+    expect(late.status).toBe(200);
+    expect(late.body).toMatchObject({ id: run.id, status: 'failed', endedLate: true, note: expect.stringMatching(/^the job ended succeeded .* after its timeout, at .*; the timeout stands$/) });
     expect(await t.db.selectFrom('runs').select(['status', 'error']).where('id', '=', run.id).executeTakeFirstOrThrow()).toEqual({ status: 'failed', error: 'timed out' });
+    // Only the first late end is kept: another is acknowledged and changes nothing.
+    const again = await apiClient(app.url, callbackToken)('POST', path, { status: 'failed', error: 'boom' });
+    expect([again.status, again.body.duplicate]).toEqual([200, true]);
+    expect((await t.db.selectFrom('runs').select('outcomeNote').where('id', '=', run.id).executeTakeFirstOrThrow()).outcomeNote).toBe(late.body.note);
     // The launcher's secret rotated: tokens made with the old one no longer authenticate (docs/launchers.md).
     await t.db.updateTable('workflows').set({ launcher: JSON.stringify({ kind: 'http', url: `${target.url}/jobs/run`, mode: 'callback', secret: 'rotated-secret-0123456789' }) }).where('id', '=', wf.id).execute();
     expect((await apiClient(app.url, callbackToken)('POST', path, { status: 'succeeded' })).status).toBe(401);
@@ -199,9 +204,9 @@ describe('http launcher', () => {
     await checkFreshness(app.deps);
     const row = await t.db.selectFrom('runs').selectAll().where('id', '=', run.id).executeTakeFirstOrThrow();
     expect(row).toMatchObject({ status: 'failed', error: 'timed out' });
-    // A late callback does not change the verdict.
+    // A late callback does not change the verdict: kept as the run's note.
     const late = await apiClient(app.url, ADMIN)('POST', `/api/v1/runs/${run.id}`, { status: 'succeeded' });
-    expect(late.status).toBe(409);
+    expect([late.status, late.body.status, late.body.endedLate]).toEqual([200, 'failed', true]);
   });
 
   it('callback: a lease renewal that reaches the database after the accepted run was handed back does not take it back', async () => {

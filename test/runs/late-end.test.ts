@@ -1,155 +1,80 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Workflow } from '../../src/db/schema.js';
-import { reportRun } from '../../src/services/ingest.js';
-import { eventText, plainEventText } from '../../src/notify/event-text.js';
-import { recordPing } from '../../src/services/pings.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/clock.js';
+import { failOverdueRuns } from '../../src/engine/freshness.js';
+import { pollFinishedRuns } from '../../src/engine/poller.js';
+import { startTestApp } from '../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { createEngine, stepUntil, type Engine } from '../helpers/engine-harness.js';
 import { at, makeTenant, makeWorkflow } from '../helpers/factories.js';
 
 /**
- * A job that sends only its end (no start) and runs longer than its grace:
- * its tick is recorded missed at tick + grace, then the end arrives. The end
- * is the tick's late report: it takes the tick's row over with its real
- * outcome, and the recovery it brings says why the alert happened.
+ * A job reported from outside runs past its timeout: the bot fails it as
+ * timed out, and then the job's own end arrives. It is kept on the run, the
+ * timeout standing, and an open alert's thread hears it; before, a ping's was
+ * answered OK and dropped, an API report's refused as a conflict.
  */
-
 let t: TestDatabase;
-let engine: Engine;
-let wf: Workflow;
+let app: Awaited<ReturnType<typeof startTestApp>>;
+let clock: ManualClock;
+const ADMIN = 'admin-token-late-end-0123456789abcdef';
 
-beforeEach(async () => {
+beforeAll(async () => {
   t = await createTestDatabase();
-  engine = createEngine(t.db, '2026-03-10T01:59:00Z');
+  clock = new ManualClock('2026-03-10T02:00:30Z');
   await makeTenant(t.db);
-  // Daily: grace 30 minutes, one failure opens a critical alert.
-  wf = await makeWorkflow(t.db, { name: 'nightly-export', cron: '0 2 * * *', mode: 'observed', nextTickAt: at('2026-03-10T02:00:00Z') });
+  app = await startTestApp(t, { API_TOKEN: ADMIN }, { clock });
 });
-afterEach(async () => t.drop());
+afterAll(async () => {
+  await app.stop();
+  await t.drop();
+});
 
-const runsOf = () => t.db.selectFrom('runs').selectAll().where('workflowId', '=', wf.id).orderBy('id').execute();
-const alertsOf = () => t.db.selectFrom('alerts').selectAll().where('workflowId', '=', wf.id).orderBy('id').execute();
+/** A nightly with a one-hour timeout, alerting on its first failure, started at 02:00:30 and failed as timed out at 03:00:30. */
+async function timedOutNightly(name: string, day: string, start: (pingKey: string) => Promise<unknown>) {
+  clock.set(`${day}T02:00:30Z`);
+  const wf = await makeWorkflow(t.db, { name, cron: '0 2 * * *', mode: 'observed', nextTickAt: new Date(Date.parse(`${day}T02:00:00Z`) + 86_400_000), policy: JSON.stringify({ timeoutSeconds: 3600, alertAfter: 1 }) });
+  await start(wf.pingKey!);
+  clock.set(`${day}T03:00:31Z`);
+  expect(await failOverdueRuns(app.deps, clock.now())).toBe(1);
+  await pollFinishedRuns(app.deps);
+  const [run] = await t.db.selectFrom('runs').selectAll().where('workflowId', '=', wf.id).execute();
+  expect(run).toMatchObject({ status: 'failed', error: 'timed out' });
+  const alert = await t.db.selectFrom('alerts').selectAll().where('workflowId', '=', wf.id).executeTakeFirstOrThrow();
+  expect(alert.status).toBe('open');
+  return { wf, run: run!, alert };
+}
+
 const eventsOf = (alertId: number) => t.db.selectFrom('alertEvents').select(['kind', 'data']).where('alertId', '=', alertId).orderBy('id').execute();
 
-describe('an end reported after its tick was recorded missed', () => {
-  it('takes the missed row over: a late success is a success, the note keeps the missed record, and the recovery advises a grace', async () => {
-    await stepUntil(engine, at('2026-03-10T02:31:00Z'));
-    const [missed] = await runsOf();
-    expect(missed).toMatchObject({ tick: at('2026-03-10T02:00:00Z'), status: 'missed' });
-    const [alert] = await alertsOf();
-    expect(alert).toMatchObject({ status: 'open', severity: 'critical' });
-
-    engine.clock.set(at('2026-03-10T03:10:00Z'));
-    const result = await recordPing(engine.deps, { key: wf.pingKey!, signal: { kind: 'success' } });
-    expect(result).toMatchObject({ kind: 'recorded', run: { id: missed!.id } });
-    const rows = await runsOf();
-    expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({
-      id: missed!.id,
-      tick: at('2026-03-10T02:00:00Z'),
-      trigger: 'schedule',
-      status: 'succeeded',
-      error: null,
-      errorGroup: null,
-      outcomeNote: 'reported 40 minutes after its grace (recorded missed at 2026-03-10T02:30:00.000Z)',
-      processedAt: at('2026-03-10T03:10:00Z'),
-    });
-    expect((await alertsOf())[0]).toMatchObject({ id: alert!.id, status: 'resolved', resolvedByRunId: missed!.id });
-    const resolved = (await eventsOf(alert!.id)).find((e) => e.kind === 'resolved');
-    // 70 minutes after the tick, a fifth more, rounded up to five minutes: 85 minutes.
-    expect(resolved?.data).toMatchObject({ runId: missed!.id, lateReport: { afterGraceSeconds: 2400, graceToCoverSeconds: 5100 } });
+describe('the end of a run the bot failed as timed out', () => {
+  it('a ping with its rid: kept as the run\'s note, the run still failed, the alert\'s thread told once (a repeat changes nothing)', async () => {
+    const ping = (key: string, what: string, body?: string) => fetch(`${app.url}/ping/${key}/${what}?rid=7c1e`, { method: 'POST', ...(body ? { body } : {}) });
+    const { wf, run, alert } = await timedOutNightly('nightly-ping', '2026-03-10', (key) => ping(key, 'start'));
+    clock.set('2026-03-10T03:14:31Z');
+    const answer = await ping(wf.pingKey!, '0');
+    expect([answer.status, await answer.text()]).toEqual([200, 'OK\n']);
+    const after = await t.db.selectFrom('runs').selectAll().where('id', '=', run.id).executeTakeFirstOrThrow();
+    expect(after).toMatchObject({ status: 'failed', error: 'timed out', outcomeNote: 'the job ended succeeded 14m 01s after its timeout, at 2026-03-10T03:14:31.000Z; the timeout stands' });
+    expect((await eventsOf(alert.id)).at(-1)).toEqual({ kind: 'run_finished', data: { runId: run.id, status: 'timed_out', tick: '2026-03-10T02:00:00.000Z', late: { status: 'succeeded', error: null, lateSeconds: 841 } } });
+    const outbox = await t.db.selectFrom('notifications').innerJoin('alertEvents', 'alertEvents.id', 'notifications.eventId').select('alertEvents.kind').where('notifications.alertId', '=', alert.id).execute();
+    expect(outbox.map((n) => n.kind)).toContain('run_finished');
+    // curl --retry sends it again: the same report.
+    const events = (await eventsOf(alert.id)).length;
+    expect((await ping(wf.pingKey!, '0')).status).toBe(200);
+    expect(await eventsOf(alert.id)).toHaveLength(events);
+    expect((await t.db.selectFrom('alerts').select('status').where('id', '=', alert.id).executeTakeFirstOrThrow()).status).toBe('open');
   });
 
-  it('a late failure takes the row over too: one failure of the tick, with the real error', async () => {
-    await stepUntil(engine, at('2026-03-10T02:31:00Z'));
-    engine.clock.set(at('2026-03-10T03:10:00Z'));
-    await recordPing(engine.deps, { key: wf.pingKey!, signal: { kind: 'fail' }, body: 'disk full' });
-    const rows = await runsOf();
-    expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ status: 'failed', error: 'reported failed: disk full', tick: at('2026-03-10T02:00:00Z') });
-    const [alert] = await alertsOf();
-    expect(alert).toMatchObject({ status: 'open', consecutiveFailures: 1, lastError: 'reported failed: disk full' });
-    expect((await eventsOf(alert!.id)).map((e) => e.kind)).toEqual(['opened', 'error_group_changed', 'failure_recorded']);
-  });
-
-  it('an end after the grace that comes before the tick was recorded missed takes the tick: nothing is missed, nothing opens', async () => {
-    engine.clock.set(at('2026-03-10T02:45:00Z'));
-    await recordPing(engine.deps, { key: wf.pingKey!, signal: { kind: 'success' } });
-    await stepUntil(engine, at('2026-03-10T03:00:00Z'));
-    expect((await runsOf()).map((r) => [r.tick, r.status, r.trigger])).toEqual([[at('2026-03-10T02:00:00Z'), 'succeeded', 'schedule']]);
-    expect(await alertsOf()).toEqual([]);
-  });
-
-  it('over the API, a finished report naming a missed tick takes its row over instead of a 409', async () => {
-    await stepUntil(engine, at('2026-03-10T02:31:00Z'));
-    engine.clock.set(at('2026-03-10T03:10:00Z'));
-    const result = await reportRun(engine.deps, { tenant: 'acme', workflow: wf.name, status: 'succeeded', tick: at('2026-03-10T02:00:00Z'), rows: 12 }, {});
-    expect(result).toMatchObject({ kind: 'created', run: { status: 'succeeded', rows: 12, tick: at('2026-03-10T02:00:00Z') } });
-    expect(await runsOf()).toHaveLength(1);
-    expect((await alertsOf())[0]!.status).toBe('resolved');
-    // A start naming it is still refused: the tick has its row.
-    expect(await reportRun(engine.deps, { tenant: 'acme', workflow: wf.name, status: 'running', tick: at('2026-03-10T02:00:00Z') }, {})).toMatchObject({ kind: 'tick_taken' });
+  it('over the API by run id or by externalId: 200 with the note, a failure\'s error kept in it', async () => {
+    const token = { authorization: `Bearer ${ADMIN}` };
+    const post = (path: string, body: object) => fetch(`${app.url}/api/v1${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...token }, body: JSON.stringify(body) });
+    const report = { tenant: 'acme', workflow: 'nightly-api', externalId: 'job-42' };
+    const { run } = await timedOutNightly('nightly-api', '2026-03-11', () => post('/runs', { ...report, status: 'running' }));
+    clock.set('2026-03-11T03:20:31Z');
+    const answer = await post('/runs', { ...report, status: 'failed', error: 'OOMKilled' });
+    expect(answer.status).toBe(200);
+    expect(await answer.json()).toMatchObject({ id: run.id, status: 'failed', endedLate: true, note: 'the job ended failed (OOMKilled) 20m 01s after its timeout, at 2026-03-11T03:20:31.000Z; the timeout stands' });
+    // By id, once more: the same report, a duplicate.
+    const again = await post(`/runs/${run.id}`, { status: 'failed', error: 'OOMKilled' });
+    expect([again.status, (await again.json()).duplicate]).toEqual([200, true]);
   });
 });
-
-describe('a crontab kept in UTC for a workflow declared in another zone', () => {
-  it('each run, outside every tick, says why: on time for the same cron in UTC, and how to fix the crontab', async () => {
-    const berlin = await makeWorkflow(t.db, { name: 'berlin-export', cron: '0 2 * * *', timezone: 'Europe/Berlin', mode: 'observed', nextTickAt: at('2026-03-11T01:00:00Z') });
-    // 02:00 Berlin (01:00 UTC) is recorded missed at 01:30 UTC; the crontab's 02:00 comes at 02:00 UTC.
-    await stepUntil(engine, at('2026-03-11T02:00:00Z'), 600_000);
-    await recordPing(engine.deps, { key: berlin.pingKey!, signal: { kind: 'start' } });
-    engine.clock.set(at('2026-03-11T02:10:00Z'));
-    await recordPing(engine.deps, { key: berlin.pingKey!, signal: { kind: 'success' } });
-    const rows = await t.db.selectFrom('runs').selectAll().where('workflowId', '=', berlin.id).orderBy('id').execute();
-    expect(rows.map((r) => [r.tick, r.status, r.trigger])).toEqual([
-      [at('2026-03-11T01:00:00Z'), 'missed', 'schedule'],
-      [null, 'succeeded', 'external'],
-    ]);
-    // Before, nothing said why: a critical "missed" page every night, then a recovery by a run outside any tick.
-    expect(rows[1]!.outcomeNote).toBe(
-      'started on time for 02:00 UTC, a fire time of "0 2 * * *" in UTC but not in Europe/Berlin, so it is outside every tick: if the job\'s crontab runs in UTC, put CRON_TZ=Europe/Berlin above it (or declare timezone UTC)',
-    );
-    // The recovery it brings, in the thread, says it too: the on-call reads the thread, not History.
-    const [alert] = await t.db.selectFrom('alerts').selectAll().where('workflowId', '=', berlin.id).execute();
-    expect(alert).toMatchObject({ status: 'resolved', resolvedByRunId: rows[1]!.id });
-    const resolved = (await eventsOf(alert!.id)).find((e) => e.kind === 'resolved');
-    expect(resolved?.data).toMatchObject({ runId: rows[1]!.id, trigger: 'external', outsideTicks: rows[1]!.outcomeNote });
-    const text = plainEventText(eventText({ event: { kind: 'resolved', actor: null, data: resolved!.data, at: at('2026-03-11T02:10:00Z') }, alert: alert!, workflow: berlin }));
-    expect(text).toContain(`Run #${rows[1]!.id} started on time for 02:00 UTC,`);
-  });
-});
-
-describe('a start reported after its tick\'s grace (the tick is missed: the job did not start in time)', () => {
-  it('is a run outside any tick that says how late it came and what grace would have covered it, and so does the recovery it brings', async () => {
-    await stepUntil(engine, at('2026-03-10T02:31:00Z'));
-    const [alert] = await alertsOf();
-    expect(alert).toMatchObject({ status: 'open', severity: 'critical' });
-    engine.clock.set(at('2026-03-10T02:40:00Z'));
-    await recordPing(engine.deps, { key: wf.pingKey!, signal: { kind: 'start' } });
-    await stepUntil(engine, at('2026-03-10T03:10:00Z'));
-    await recordPing(engine.deps, { key: wf.pingKey!, signal: { kind: 'success' } });
-    const rows = await runsOf();
-    expect(rows.map((r) => [r.tick, r.status, r.trigger])).toEqual([
-      [at('2026-03-10T02:00:00Z'), 'missed', 'schedule'],
-      [null, 'succeeded', 'external'],
-    ]);
-    // 40 minutes after the tick, a fifth more, rounded up to five minutes: 50 minutes.
-    const note = 'started 40 minutes after its 02:00 UTC tick, past the tick\'s grace (30 minutes), so the tick was recorded missed: if this is that tick\'s run, consider graceSeconds: 3000 or more';
-    expect(rows[1]!.outcomeNote).toBe(note);
-    expect((await alertsOf())[0]).toMatchObject({ id: alert!.id, status: 'resolved', resolvedByRunId: rows[1]!.id });
-    const resolved = (await eventsOf(alert!.id)).find((e) => e.kind === 'resolved');
-    expect(resolved?.data).toMatchObject({ outsideTicks: note });
-  });
-
-  it('a rerun after its tick succeeded says nothing of the kind', async () => {
-    engine.clock.set(at('2026-03-10T02:00:10Z'));
-    await recordPing(engine.deps, { key: wf.pingKey!, signal: { kind: 'success' } });
-    engine.clock.set(at('2026-03-10T02:40:00Z'));
-    await recordPing(engine.deps, { key: wf.pingKey!, signal: { kind: 'start' } });
-    expect((await runsOf()).map((r) => [r.trigger, r.outcomeNote])).toEqual([
-      ['schedule', null],
-      ['external', null],
-    ]);
-  });
-});
-

@@ -256,6 +256,14 @@ describe('status, history, home and the reassign modal', () => {
     expect(m).toMatchSnapshot();
   });
 
+  it('workflow detail: the policy line says when failing intermittently opens an alert before the count in a row does', () => {
+    const policyLine = (alertAfter: number) =>
+      JSON.stringify(renderWorkflowStatus({ row: row({}), tenantName: 'Acme', cadenceSeconds: 300, policy: { retries: 0, alertAfter, firstSeverity: 'warning' }, runs: [], alert: null }).blocks).match(/Policy: [^"\\]*/)![0];
+    expect(policyLine(3)).toBe('Policy: 0 retries per tick, alert after 3 confirmed failures in a row (or 5 of the last 10 while it flaps), opens as warning');
+    expect(policyLine(1)).toBe('Policy: 0 retries per tick, alert after 1 confirmed failure, opens as warning');
+    expect(policyLine(9)).toBe('Policy: 0 retries per tick, alert after 9 confirmed failures in a row, opens as warning');
+  });
+
   it('workflow detail in another zone: the next tick on the workflow\'s clock, named, beside the reader\'s own time; an Etc/GMT zone with its real offset', () => {
     const kathmandu = renderWorkflowStatus({ row: row({ timezone: 'Asia/Kathmandu', nextTickAt: new Date('2026-03-10T20:15:00Z') }), tenantName: 'Acme', cadenceSeconds: 86_400, policy: { retries: 3, alertAfter: 1, firstSeverity: 'critical' }, runs: [], alert: null });
     expect(JSON.stringify(kathmandu.blocks)).toContain('next tick 2026-03-11 02:00 Asia/Kathmandu (<!date^1773173700^{date_short_pretty} {time}|2026-03-10 20:15 UTC> your time)');

@@ -110,6 +110,32 @@ describe('/scheduler oncall asks Slack whether the on-call reaches anyone', () =
   });
 });
 
+describe('a page that reaches nobody', () => {
+  it('is posted with a line saying nobody was notified and why; a page that reaches someone carries none', async () => {
+    await makeTenant(t.db, { id: 'echo', name: 'Echo', channel: 'CECHO', oncall: JSON.stringify({ group: 'SECHO' }) });
+    rig.slack.groupMembers.set('SECHO', []);
+    rig.slack.groupMembers.set('SONCALL', ['U0ALICE']);
+    const critical = { retries: 0, recoverAfter: 1, alertAfter: 1, firstSeverity: 'critical' };
+    const echo = await makeWorkflow(t.db, { tenantId: 'echo', name: 'echo-job', cron: '0 * * * *', mode: 'managed', launcher: JSON.stringify({ kind: 'command', command: './check' }), policy: JSON.stringify(critical) });
+    const acme = await people.workflow('30 * * * *', critical);
+    const pageIn = async (channel: string) => {
+      await rig.drain();
+      const page = rig.slack.callsTo('chat.postMessage').filter((c) => c.args.channel === channel && String(c.args.reply_broadcast) === 'true').at(-1);
+      if (!page) throw new Error(`no page in ${channel}`);
+      return `${String(page.args.text)}\n${JSON.stringify(page.args.blocks)}`;
+    };
+    engine.clock.set(new Date(Math.max(engine.clock.now().getTime(), Date.parse('2026-03-11T00:00:00Z')) + minutes(61)));
+    const hour = new Date(Math.floor(engine.clock.now().getTime() / 3_600_000) * 3_600_000);
+    await fireTick(engine, echo, hour, { status: 'failed', error: 'boom' });
+    await fireTick(engine, acme, new Date(hour.getTime() - minutes(30)), { status: 'failed', error: 'boom' });
+    await engine.drain();
+    const empty = await pageIn('CECHO');
+    expect(empty).toContain(':warning: Nobody was notified: <!subteam^SECHO> has no members. Take the alert here; `/scheduler oncall` shows who escalations reach.');
+    // Acme's on-call group has a member: its page says nothing more.
+    expect(await pageIn('CACME')).not.toContain('Nobody was notified');
+  });
+});
+
 describe('rights that name a user group', () => {
   it("a lookup Slack refuses (rate limit) fails closed and says so; an admin dropped from the group loses the right within the directory's minute", async () => {
     await makeTenant(t.db, { id: 'delta', name: 'Delta', channel: 'CDELTA', rights: JSON.stringify({ admins: ['SADMINS'] }) });

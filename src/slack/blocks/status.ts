@@ -1,5 +1,6 @@
 import type { AlertCard } from './alert-card.js';
 import { cadenceInWords, compactDuration, plural } from '../../domain/durations.js';
+import { intermittentRuleOf } from '../../domain/flapping.js';
 import { zoneLabel } from '../../domain/time-zone.js';
 import { slackDate, slackDateIn, userMention } from './format.js';
 import { historyLine, type HistoryRow } from './history.js';
@@ -77,13 +78,19 @@ export interface WorkflowDetail {
   alert: AlertCard | null;
 }
 
+function policyLine(p: NonNullable<WorkflowDetail['policy']>): string {
+  const intermittent = intermittentRuleOf(p.alertAfter);
+  const also = intermittent ? ` (or ${intermittent.failures} of the last ${intermittent.window} while it flaps)` : '';
+  return `Policy: ${p.retries} retries per tick, alert after ${plural(p.alertAfter, 'confirmed failure')}${p.alertAfter > 1 ? ' in a row' : ''}${also}, opens as ${p.firstSeverity}`;
+}
+
 /** `/scheduler status <workflow>`: its profile, last runs and alert. */
 export function renderWorkflowStatus(d: WorkflowDetail): SlackMessage {
   const r = d.row;
   const profile = [
     `*${safeText(r.name, 100)}* of ${safeText(d.tenantName, 100)}: ${health(r)}`,
     `Runs ${cadenceInWords(d.cadenceSeconds)} (\`${safeText(r.cron, 60)}\`, ${safeText(zoneLabel(r.timezone), 80)}), ${r.mode}${r.nextTickAt ? `, next tick ${slackDateIn(r.nextTickAt, r.timezone)}` : ''}`,
-    d.policy ? `Policy: ${d.policy.retries} retries per tick, alert after ${d.policy.alertAfter} confirmed failure${d.policy.alertAfter === 1 ? '' : 's'}, opens as ${d.policy.firstSeverity}` : '',
+    d.policy ? policyLine(d.policy) : '',
     durationNote(r) ? `Duration:${durationNote(r).slice(2)}` : '',
     d.completeBy ? `Must complete by ${safeText(d.completeBy, 80)} each tick` : '',
   ].filter(Boolean);

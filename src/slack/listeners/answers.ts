@@ -1,3 +1,5 @@
+import { databaseRefusalOf } from '../../db/connection-errors.js';
+import { refusalText } from '../../domain/database-refusal.js';
 import type { ActionResult } from '../../ledger/alert-actions.js';
 import type { RunNowResult } from '../../services/run-now.js';
 import { slackDate, userMention } from '../blocks/format.js';
@@ -46,4 +48,14 @@ export function runNowText(result: RunNowResult, workflowName: string): { text: 
     case 'not_found':
       return { text: NOT_FOUND_TEXT, public: false };
   }
+}
+
+/**
+ * A click or command the database could not record (away, read-only, full,
+ * a row locked elsewhere): nothing changed, and the person is told so
+ * rather than left with a button that seemed to do nothing.
+ */
+export function databaseFaultText(error: unknown): string {
+  const refusal = databaseRefusalOf(error);
+  return `I couldn't record that: ${refusal ? refusalText(refusal) : 'the database is not answering'}. Nothing changed; try again in a minute.`;
 }

@@ -6,7 +6,8 @@ import { loadAlertCard } from '../views/alert-card-loader.js';
 import { renderAlertRoot } from '../blocks/alert-card.js';
 import { alertMetadata } from './metadata.js';
 import type { SlackOutboxApi } from './slack-api.js';
-import { refreshOneStorm } from './storm-refresher.js';
+import { dueStorm, refreshStorm } from './storm-refresher.js';
+import { nextRender } from '../../domain/render-order.js';
 import { CREDENTIALS_PAUSE_MS, workspaceUpdatePace } from './update-pace.js';
 
 /** chat.update is Tier 3 (about 50 a minute per workspace): one every 1.2 s stays under it. */
@@ -36,12 +37,8 @@ export function createRootRefresher(deps: Pick<Deps, 'db' | 'clock' | 'logger' |
   async function tick(): Promise<boolean> {
     const now = deps.clock.now();
     if (!pace.ready(now)) return false;
-    // Storm messages first (one stands for many alerts), at the same pace as roots.
-    const storm = await refreshOneStorm(deps, api, now, log, () => pace.take(now));
-    if (storm) {
-      if (storm.retryAfterMs !== undefined) await pace.hold(storm.retryAfterMs, now);
-      return storm.updated;
-    }
+    // Storm messages and roots at one pace, whichever's newest undisplayed event is oldest first (src/domain/render-order.ts).
+    const dueRender = await dueStorm(deps, now);
     const due = await sql<{ alertId: number; destination: string; channel: string; rootTs: string; renderedEventId: number | null; target: number }>`
       select t.alert_id, t.destination, t.channel, t.root_ts, t.rendered_event_id, x.target
       from alert_threads t
@@ -56,6 +53,13 @@ export function createRootRefresher(deps: Pick<Deps, 'db' | 'clock' | 'logger' |
       limit 1
     `.execute(deps.db);
     const thread = due.rows[0];
+    const choice = nextRender(dueRender && { target: Number(dueRender.target ?? dueRender.renderedEventId ?? 0) }, thread && { target: Number(thread.target) });
+    // A storm no longer due once loaded (its view gone) leaves the slot to the root.
+    const storm = choice === 'storm' ? await refreshStorm(deps, api, dueRender!, now, log, () => pace.take(now)) : undefined;
+    if (storm) {
+      if (storm.retryAfterMs !== undefined) await pace.hold(storm.retryAfterMs, now);
+      return storm.updated;
+    }
     if (!thread) return false;
     const loaded = await loadAlertCard(deps.db, deps.launchers, Number(thread.alertId));
     if (!loaded) return false;

@@ -17,17 +17,13 @@ const RECENT_MS = 24 * 3_600_000;
  * a member's event newer than what the message shows has been delivered in
  * that channel, or the storm ended after its last render. Claimed by a
  * compare-and-set on storms.rendered_event_id, put back when the update fails.
- * Returns undefined when no storm message is due.
+ * `dueStorm` finds the one due first, `refreshStorm` renders it; undefined
+ * when it is no longer due.
  */
-export async function refreshOneStorm(
-  deps: Pick<Deps, 'db'>,
-  api: SlackOutboxApi,
-  now: Date,
-  log: Logger,
-  /** The workspace's chat.update slot (the root refresher's pace); false: not now, nothing done. */
-  takeSlot: () => Promise<boolean>,
-): Promise<{ updated: boolean; retryAfterMs?: number } | undefined> {
-  const due = await sql<{ id: number; channel: string; destination: string; rootTs: string; renderedEventId: number | null; target: number | null }>`
+export type DueStorm = { id: number; channel: string; destination: string; rootTs: string; renderedEventId: number | null; target: number | null };
+
+export async function dueStorm(deps: Pick<Deps, 'db'>, now: Date): Promise<DueStorm | undefined> {
+  const due = await sql<DueStorm>`
     select s.id, s.channel, s.destination, s.root_ts, s.rendered_event_id, x.target
     from storms s
     cross join lateral (
@@ -40,8 +36,18 @@ export async function refreshOneStorm(
       and (x.target > coalesce(s.rendered_event_id, 0) or (s.ended_at is not null and (s.rendered_at is null or s.rendered_at < s.ended_at)))
     order by x.target
     limit 1`.execute(deps.db);
-  const storm = due.rows[0];
-  if (!storm) return undefined;
+  return due.rows[0];
+}
+
+export async function refreshStorm(
+  deps: Pick<Deps, 'db'>,
+  api: SlackOutboxApi,
+  storm: DueStorm,
+  now: Date,
+  log: Logger,
+  /** The workspace's chat.update slot (the root refresher's pace); false: not now, nothing done. */
+  takeSlot: () => Promise<boolean>,
+): Promise<{ updated: boolean; retryAfterMs?: number } | undefined> {
   const id = Number(storm.id);
   const view = await loadStormView(deps.db, id, now);
   if (!view) return undefined;

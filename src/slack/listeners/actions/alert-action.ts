@@ -1,5 +1,7 @@
 import type { AllMiddlewareArgs, BlockAction, SlackActionMiddlewareArgs } from '@slack/bolt';
+import { databaseRefusalOf, isDatabaseFault } from '../../../db/connection-errors.js';
 import { metrics } from '../../../metrics.js';
+import { databaseFaultText } from '../answers.js';
 import type { Tenant } from '../../../db/schema.js';
 import type { SlackAction } from '../../../domain/rights.js';
 import type { Scope } from '../../../ledger/alert-queries.js';
@@ -27,8 +29,18 @@ export function alertAction(
 ) {
   return async (args: ActionArgs): Promise<void> => {
     await args.ack();
-    const parsed = parseAlertAction(args.body);
     const log = ctx.deps.logger.child({ action: name });
+    try {
+      await act(args, log);
+    } catch (error) {
+      if (!isDatabaseFault(error)) throw error;
+      log.warn({ error: (error as Error).message, refusal: databaseRefusalOf(error) }, 'click not recorded: the database failed');
+      await ephemeral(args, databaseFaultText(error));
+    }
+  };
+
+  async function act(args: ActionArgs, log: SlackContext['deps']['logger']): Promise<void> {
+    const parsed = parseAlertAction(args.body);
     if (!parsed.ok) {
       log.warn({ error: parsed.error }, 'refused malformed action payload');
       await ephemeral(args, `Sorry, I couldn't read that click (${parsed.error}).`);
@@ -43,7 +55,7 @@ export function alertAction(
     if (answer) await ephemeral(args, answer);
     else if (options.answerInPlace === 'reminder') await answerReminderInPlace(ctx, parsed.value, args);
     else if (options.answerInPlace) await answerInPlace(ctx, parsed.value, args);
-  };
+  }
 }
 
 /**

@@ -1,8 +1,9 @@
 import type { Tenant } from '../../../db/schema.js';
-import { onCallReach, type OnCallNote } from '../../../domain/oncall-reach.js';
+import { onCallReach } from '../../../domain/oncall-reach.js';
 import type { SlackAccount } from '../../../domain/rights.js';
 import { groupMention, userMention } from '../../blocks/format.js';
 import { escapeMrkdwn } from '../../blocks/limits.js';
+import { onCallNoteText } from '../../blocks/oncall-notes.js';
 import type { SlackContext } from '../context.js';
 import type { SlackScope } from '../tenancy.js';
 
@@ -29,20 +30,7 @@ async function tenantLine(ctx: SlackContext, t: Tenant): Promise<string> {
   const accounts = new Map<string, SlackAccount | undefined>();
   for (const u of oncall.users ?? []) accounts.set(u, await directory.account(u));
   const reach = onCallReach(oncall, group, accounts);
-  const notes = reach.notes.map(noteText);
+  const notes = reach.notes.map(onCallNoteText);
   const warning = reach.reachesNobody ? ' :warning: *Escalations page nobody*: fix `oncall` in the workflows file.' : '';
   return `${name}${who.join(', ')}${notes.length ? ` (${notes.join('; ')})` : ''}${warning}`;
-}
-
-function noteText(n: OnCallNote): string {
-  switch (n.kind) {
-    case 'group_empty':
-      return `${groupMention(n.group)} has no members`;
-    case 'group_gone':
-      return `${groupMention(n.group)} is disabled or deleted in Slack`;
-    case 'group_unchecked':
-      return `Slack could not be asked about ${groupMention(n.group)} just now (${escapeMrkdwn(n.error)})`;
-    case 'user_unfit':
-      return `${userMention(n.user)} is ${n.why === 'bot' ? 'a bot, not a person' : 'deactivated'}`;
-  }
 }

@@ -98,6 +98,7 @@ export async function maintenanceCommand(
   const result = await startMaintenance(deps, { ...target, durationMs: command.durationMs, reason: command.reason, actor: body.user_id, scope: where.scope });
   if (result.kind === 'not_found') return { text: `No workflow or tenant called ${codeSpan(command.target, 200)} here.` };
   // A window set from Slack starts now, so this is never its start's fault; said plainly all the same.
+  if (result.kind === 'window_limit') return { text: `No maintenance window set: ${escapeMrkdwn(result.refusal.message)}.` };
   if (result.kind === 'bad_start') return { text: `No maintenance window set: it ${escapeMrkdwn(result.problem)}.` };
   const what = target.workflow ? `*${escapeMrkdwn(target.workflow)}*` : `every workflow of *${escapeMrkdwn(target.tenantId)}*`;
   return { text: `Maintenance for ${what} until ${slackDate(result.window.endsAt)}: failures and missed runs are recorded but open, escalate and page nothing. When it ends, an open alert's thread gets a summary.` };

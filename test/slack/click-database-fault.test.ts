@@ -1,0 +1,71 @@
+import { sql } from 'kysely';
+import { beforeAll, expect, it } from 'vitest';
+import { ACTION } from '../../src/slack/blocks/ids.js';
+import type { TestDatabase } from '../helpers/db.js';
+import { fireTick, type Engine } from '../helpers/engine-harness.js';
+import { minutes } from '../helpers/factories.js';
+import { eventually, type SlackRig } from '../helpers/slack-bolt.js';
+import { usePeopleRig } from '../helpers/people-rig.js';
+
+/**
+ * A person clicks while the database refuses the write (read-only during a
+ * failover, here a trigger answering SQLSTATE 25006 as a read-only database
+ * does) or the command's: they are told, in words, that nothing changed and
+ * to try again, rather than the button doing nothing at all.
+ */
+const START = new Date('2026-03-10T00:00:00Z');
+const people = usePeopleRig(START);
+let t: TestDatabase;
+let engine: Engine;
+let rig: SlackRig;
+beforeAll(() => void ({ t, engine, rig } = people));
+
+async function readOnlyAlerts(): Promise<() => Promise<void>> {
+  await sql
+    .raw(
+      `create or replace function read_only() returns trigger language plpgsql as $$
+       begin raise exception 'cannot execute UPDATE in a read-only transaction' using errcode = '25006'; end $$;
+       create trigger read_only_alerts before update on alerts for each row execute function read_only();`,
+    )
+    .execute(t.db);
+  return async () => void (await sql`drop trigger read_only_alerts on alerts`.execute(t.db));
+}
+
+const ephemeralSince = (before: number) =>
+  eventually(() => {
+    const r = rig.slack.responses.slice(before).find((x) => x.body.response_type === 'ephemeral');
+    if (!r) throw new Error('no answer yet');
+    return String(r.body.text);
+  }, 5_000);
+
+it('Take ownership while the database is read-only: the clicker hears that nothing changed; a click after it works', async () => {
+  const wf = await people.workflow('0 * * * *', { retries: 0, alertAfter: 1 });
+  engine.clock.set(new Date(START.getTime() + minutes(61)));
+  await fireTick(engine, wf, new Date(START.getTime() + minutes(60)), { status: 'failed', error: 'boom' });
+  await engine.drain();
+  const alert = await t.db.selectFrom('alerts').selectAll().where('workflowId', '=', wf.id).executeTakeFirstOrThrow();
+  const writable = await readOnlyAlerts();
+  try {
+    const before = rig.slack.responses.length;
+    await rig.click({ actionId: ACTION.takeOwnership, value: String(alert.id), channel: 'CACME', user: 'U0ALICE' });
+    expect(await ephemeralSince(before)).toBe("I couldn't record that: the database is read-only (a failover in progress?) and refuses writes. Nothing changed; try again in a minute.");
+  } finally {
+    await writable();
+  }
+  expect((await t.db.selectFrom('alerts').select('ownerUser').where('id', '=', alert.id).executeTakeFirstOrThrow()).ownerUser).toBeNull();
+
+  await rig.click({ actionId: ACTION.takeOwnership, value: String(alert.id), channel: 'CACME', user: 'U0ALICE' });
+  await eventually(async () => expect((await t.db.selectFrom('alerts').select('ownerUser').where('id', '=', alert.id).executeTakeFirstOrThrow()).ownerUser).toBe('U0ALICE'));
+});
+
+it('a command while the database refuses: the same answer, not silence', async () => {
+  const writable = await readOnlyAlerts();
+  try {
+    const { name } = await t.db.selectFrom('alerts').innerJoin('workflows', 'workflows.id', 'alerts.workflowId').select('workflows.name').executeTakeFirstOrThrow();
+    const before = rig.slack.responses.length;
+    await rig.command(`release ${name}`, { channel: 'CACME', user: 'U0ALICE' });
+    expect(await ephemeralSince(before)).toBe("I couldn't record that: the database is read-only (a failover in progress?) and refuses writes. Nothing changed; try again in a minute.");
+  } finally {
+    await writable();
+  }
+});
