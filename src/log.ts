@@ -3,6 +3,9 @@ import { redactLogLine } from './secrets.js';
 
 export type { Logger };
 
+/** pino-pretty's options in a terminal (exported for its test). */
+export const PRETTY_OPTIONS = { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', singleLine: true };
+
 /**
  * JSON lines in production; pretty when a person is watching a terminal.
  * `destination` (tests) receives the same redacted lines instead of stdout.
@@ -17,7 +20,7 @@ export function createLogger(level: string = process.env.LOG_LEVEL ?? 'info', de
     },
     // Values, wherever they sit in a line (an error message quoting a run's output), as written or JSON-escaped: see src/secrets.ts.
     hooks: { streamWrite: redactLogLine },
-    ...(pretty ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } } : {}),
+    ...(pretty ? { transport: { target: 'pino-pretty', options: PRETTY_OPTIONS } } : {}),
   };
   return destination ? pino(options, destination) : pino(options);
 }

@@ -6,7 +6,7 @@ import { packageFile } from './config/package-files.js';
 import { withDestinationIdKey } from './ledger/destination-id-key.js';
 import { readWorkflowsFile, WorkflowsFileError, type WorkflowsFile } from './config/workflows-file.js';
 import { migrateDatabase } from './db/migrate.js';
-import { emailWithoutSmtp, variablesNamedIn } from './config/start-warnings.js';
+import { emailWithoutSmtp, missingCommandPaths, variablesNamedIn } from './config/start-warnings.js';
 import { EmbeddedPostgresError } from './db/embedded.js';
 import { openDatabase } from './open-database.js';
 import { createLogger, type Logger } from './log.js';
@@ -44,12 +44,20 @@ async function main(): Promise<void> {
   } catch (error) {
     if (error instanceof WorkflowsFileError) {
       console.error(error.message);
+      const count = error.problems.length === 1 ? 'the problem' : `the ${error.problems.length} problems`;
+      console.error(`nothing was started and nothing synced, the valid entries included: fix ${count} above and start again (a database keeps what its last good start synced)`);
       process.exit(2);
     }
     throw error;
   }
-  if (!config.WORKFLOWS_FILE) logger.info({ file: workflowsPath }, 'no WORKFLOWS_FILE: using the bundled example');
-  for (const line of emailWithoutSmtp(file, config)) logger.warn(line);
+  if (!config.WORKFLOWS_FILE) {
+    logger.info(
+      { file: workflowsPath },
+      'no WORKFLOWS_FILE: watching the bundled example, whose flaky-export fails every minute on purpose; set WORKFLOWS_FILE to your own file (docs/workflows-file.md) to watch yours',
+    );
+  }
+  if (!config.API_TOKEN) logger.info('no API_TOKEN: the admin API is off (every /api/v1 call without a tenant token answers 401); set API_TOKEN, 16 characters or more, to use it (docs/api.md)');
+  for (const line of [...emailWithoutSmtp(file, config), ...missingCommandPaths(file, process.cwd())]) logger.warn({ file: workflowsPath }, line);
   // A typo'd name (SLACK_BOT_TOKN) would otherwise leave its setting at the default without a word.
   for (const line of misspelledVariables(process.env, variablesNamedIn([file, platformDestinationsAsWritten()]))) logger.warn(line);
 
@@ -78,14 +86,22 @@ async function main(): Promise<void> {
     started: (app) =>
       logger.info(
         { port: app.port, database: opened.embedded ? 'embedded' : 'DATABASE_URL', slack: slackMode(config) },
-        `ready on http://localhost:${app.port}`,
+        `ready on http://${shownHost(config.HOST)}:${app.port}`,
       ),
     onStopSignal: (handler) => {
       process.on('SIGINT', () => handler('SIGINT'));
       process.on('SIGTERM', () => handler('SIGTERM'));
+      // A closed terminal: by Node's default the process ended at once, orphaning the embedded PostgreSQL.
+      process.on('SIGHUP', () => handler('SIGHUP'));
     },
     exit: (code) => process.exit(code),
   });
+}
+
+/** Where a browser or curl on this machine reaches the bot: localhost for every interface, else the one it listens on. */
+function shownHost(host: string): string {
+  if (host === '0.0.0.0' || host === '::') return 'localhost';
+  return host.includes(':') ? `[${host}]` : host;
 }
 
 /** PLATFORM_DESTINATIONS as the operator wrote it, with its `…Env` names (the loaded config holds their values instead). */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, misspelledVariables, slackMode } from '../src/config/env.js';
-import { emailWithoutSmtp, variablesNamedIn } from '../src/config/start-warnings.js';
+import { emailWithoutSmtp, missingCommandPaths, variablesNamedIn } from '../src/config/start-warnings.js';
 import { parseWorkflowsFile } from '../src/config/workflows-file.js';
 
 describe('loadConfig', () => {
@@ -76,6 +76,27 @@ describe('loadConfig', () => {
     expect(emailWithoutSmtp({ tenants: [{ id: 'x', name: 'X' }] as never }, loadConfig({}))).toEqual([]);
   });
 
+  it('warns at start of a command launcher whose program path does not exist, naming the field, the value and where it was looked for', () => {
+    // A typo in the path was learned at the first tick (02:00, exit 127), not at start.
+    const file = parseWorkflowsFile(
+      JSON.stringify({
+        tenants: [{ id: 'acme', name: 'Acme' }],
+        workflows: [
+          { tenant: 'acme', name: 'a', cron: '0 2 * * *', launcher: { kind: 'command', command: './bin/refresh-warehuose --full' } },
+          { tenant: 'acme', name: 'b', cron: '0 2 * * *', launcher: { kind: 'command', command: 'LANG=C /usr/bin/env true' } },
+          { tenant: 'acme', name: 'c', cron: '0 2 * * *', launcher: { kind: 'command', command: 'echo hello; exit 2' } },
+          { tenant: 'acme', name: 'd', cron: '0 2 * * *', launcher: { kind: 'command', command: '"scripts/no such.sh"', cwd: '/tmp' } },
+          { tenant: 'acme', name: 'e', cron: '0 2 * * *', launcher: { kind: 'command', command: 'scripts/check-imports.ts' } },
+          { tenant: 'acme', name: 'f', cron: '0 2 * * *' },
+        ],
+      }),
+    );
+    expect(missingCommandPaths(file, process.cwd())).toEqual([
+      `workflows[0].launcher.command: "./bin/refresh-warehuose" does not exist (looked for in ${process.cwd()}); its runs will fail with exit code 127 until it does (got "./bin/refresh-warehuose --full")`,
+      `workflows[3].launcher.command: "scripts/no such.sh" does not exist (looked for in /tmp); its runs will fail with exit code 127 until it does (got "\\"scripts/no such.sh\\"")`,
+    ]);
+  });
+
   it('takes a LAUNCHER_SECRET only as long as a launcher\'s own secret must be, never echoing it', () => {
     // 'x' was taken, though every launcher's and webhook's own secret needs 16 characters.
     expect(() => loadConfig({ LAUNCHER_SECRET: 'x' })).toThrow('LAUNCHER_SECRET=(hidden): must be at least 16 characters');
@@ -137,6 +158,14 @@ describe('loadConfig', () => {
     expect(slackMode(loadConfig({ SLACK_BOT_TOKEN: 'xoxb-1', SLACK_SIGNING_SECRET: 's' }))).toBe('http');
     expect(slackMode(loadConfig({ SLACK_BOT_TOKEN: 'xoxb-1', SLACK_APP_TOKEN: 'xapp-1' }))).toBe('socket');
     expect(() => loadConfig({ SLACK_APP_TOKEN: 'xapp-1' })).toThrow(/SLACK_BOT_TOKEN/);
+  });
+
+  it('refuses a PLATFORM_CHANNEL that is a channel name, not an id, saying where the id is', () => {
+    // Taken as given, every alert's platform thread failed later with channel_not_found.
+    expect(() => loadConfig({ PLATFORM_CHANNEL: '#platform' })).toThrow(
+      'PLATFORM_CHANNEL="#platform": a Slack channel id such as C0123ABCD; a channel name is not one (in Slack, the channel\'s details show its id at the bottom)',
+    );
+    expect(loadConfig({ PLATFORM_CHANNEL: 'C0PLATFORM' }).PLATFORM_CHANNEL).toBe('C0PLATFORM');
   });
 
   it('parses ADMIN_USERS into a list', () => {

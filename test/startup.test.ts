@@ -45,6 +45,10 @@ describe('npm start', () => {
     expect(problems.join('\n')).toMatch(/workflows\[1\]\.timezone: .*"Nowhere\/Land"/);
     expect(problems.join('\n')).toMatch(/workflows\[2\]\.tenant: unknown tenant \(got "ghost"\)/);
     expect(problems.join('\n')).toMatch(/workflows\[3\]\.name: duplicate workflow name/);
+    // What became of the valid part, in words: the operator must not wonder whether half the file went live.
+    expect(bot.output().trim().split('\n').at(-1)).toBe(
+      'nothing was started and nothing synced, the valid entries included: fix the 4 problems above and start again (a database keeps what its last good start synced)',
+    );
     expect(existsSync(dataDir)).toBe(false);
   });
 
@@ -74,9 +78,10 @@ describe('npm start', () => {
 
     it('syncs the bundled example, says ready and serves /healthz and /readyz', async () => {
       const port = await freePort();
-      const bot = startBot({ DATABASE_URL: t.url, PORT: String(port) });
+      // Listening on one interface, the ready line names it: http://localhost would not answer on another.
+      const bot = startBot({ DATABASE_URL: t.url, PORT: String(port), HOST: '127.0.0.1' });
       try {
-        await bot.waitFor(/ready on http:\/\/localhost:\d+/);
+        await bot.waitFor(new RegExp(`ready on http://127\\.0\\.0\\.1:${port}"`));
         const health = await fetch(`http://127.0.0.1:${port}/healthz`);
         expect(health.status).toBe(200);
         const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
@@ -84,9 +89,23 @@ describe('npm start', () => {
         expect(await ready.json()).toMatchObject({ ready: true, database: 'ok' });
         const names = await t.db.selectFrom('workflows').select('name').orderBy('name').execute();
         expect(names.map((n) => n.name)).toEqual(['flaky-export', 'hourly-export', 'nightly-pipeline', 'quality-check']);
+        // The first day: what it is watching and how to watch one's own, and why the API answers 401.
+        const said = bot.output().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l).msg as string);
+        expect(said).toContain(
+          'no WORKFLOWS_FILE: watching the bundled example, whose flaky-export fails every minute on purpose; set WORKFLOWS_FILE to your own file (docs/workflows-file.md) to watch yours',
+        );
+        expect(said).toContain('no API_TOKEN: the admin API is off (every /api/v1 call without a tenant token answers 401); set API_TOKEN, 16 characters or more, to use it (docs/api.md)');
       } finally {
         expect(await bot.stop()).toBe(0);
       }
+    });
+
+    it('a closed terminal (SIGHUP) stops it as Ctrl-C does: shutting down, exit 0', async () => {
+      // Node's default for SIGHUP ended the process at once: the embedded PostgreSQL was left running, orphaned.
+      const bot = startBot({ DATABASE_URL: t.url, PORT: '0' });
+      await bot.waitFor(/ready on http:\/\/localhost:\d+/, 60_000);
+      expect(await bot.stop('SIGHUP')).toBe(0);
+      expect(bot.output()).toMatch(/"signal":"SIGHUP".*"msg":"shutting down"/);
     });
 
     it('waits for a database that does not answer yet, then starts; SIGTERM during the wait exits cleanly', async () => {

@@ -176,6 +176,24 @@ describe('the order problems are told in', () => {
     expect(messages.some((m) => m.startsWith('workflows[1].launcher: unknown field "timeoutSecond"'))).toBe(true);
   });
 
+  it('a field under the name other schedulers give it says ours (schedule, tz, retry, timeout, a bare command)', () => {
+    const { problems } = problemsOf({
+      tenants: [{ id: 'acme', name: 'Acme' }],
+      workflows: [
+        { tenant: 'acme', name: 'etl', schedule: '0 2 * * *', tz: 'UTC', policy: { retry: 2, timeout: 600 } },
+        { tenant: 'acme', name: 'run', cron: '0 2 * * *', command: './bin/etl' },
+      ],
+    });
+    const messages = problems.map((p) => p.split(': ').slice(1).join(': '));
+    expect(messages).toEqual(
+      expect.arrayContaining([
+        'workflows[0]: unknown field "schedule" (did you mean "cron"?), "tz" (did you mean "timezone"?)',
+        'workflows[0].policy: unknown field "retry" (did you mean "retries"?), "timeout" (did you mean "timeoutSeconds"?)',
+        'workflows[1]: unknown field "command" (did you mean "launcher": {"kind": "command", "command": …}?)',
+      ]),
+    );
+  });
+
   it('a destination named twice is reported beside the list\'s shape problems, not after they are fixed', () => {
     const { problems } = problemsOf({
       tenants: [{ id: 'acme', name: 'Acme', destinations: [{ kind: 'slack', channel: 'COPS' }, { kind: 'email', to: 'not-a-list' }, { kind: 'slack', channel: 'COPS' }] }],

@@ -81,6 +81,23 @@ describe('workflows file validation', () => {
     expect(problemsOf(text)).toEqual([expect.stringMatching(/^wf.json:4: not valid JSON: .* \(line 4 column 59\)$/)]);
   });
 
+  it('names the line of a mistake Node reports by a snippet alone, on one line, and says a YAML file is not read', () => {
+    // Node 20 says `Unexpected token '}', "…tru\n}" is not valid JSON`: no position, and the snippet's newline split the problem over two lines.
+    const text = '{\n  "tenants": [],\n  "workflows": [\n    { "tenant": "acme", "name": "a", "cron": "0 * * * *", "paused": tru }\n  ]\n}';
+    expect(problemsOf(text)).toEqual([`wf.json:4: not valid JSON: Unexpected token ' ' (line 4 column 72)`]);
+    const yaml = 'tenants:\n  - id: acme\n    name: Acme\nworkflows: []\n';
+    const problems = problemsOf(yaml);
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(/^wf.json:1: not valid JSON: this looks like YAML; the workflows file is JSON only: convert it \(for example `yq -o=json \. wf\.json`\)$/);
+  });
+
+  it('a tenant channel written as its name says that an id is wanted and where to find it', () => {
+    const text = JSON.stringify({ tenants: [{ id: 'acme', name: 'Acme', channel: '#data-alerts' }], workflows: [] }, null, 2);
+    expect(problemsOf(text)).toEqual([
+      'wf.json:6: tenants[0].channel: a Slack channel id such as C0123ABCD; a channel name is not one (in Slack, the channel\'s details show its id at the bottom) (got "#data-alerts")',
+    ]);
+  });
+
   it('refuses a key written twice in one object, which JSON.parse would settle silently by keeping the last', () => {
     const text = [
       '{',

@@ -14,10 +14,15 @@ const routingFields = {
   minSeverity: z.enum(['warning', 'critical']).optional(),
 };
 
+/** A Slack channel's id: operators often write its name (`#data-alerts`), which the Web API does not take. */
+export const slackChannelId = z
+  .string()
+  .regex(/^[CG][A-Z0-9]{2,}$/, "a Slack channel id such as C0123ABCD; a channel name is not one (in Slack, the channel's details show its id at the bottom)");
+
 const slackDestination = z
   .object({
     kind: z.literal('slack'),
-    channel: z.string().regex(/^[CG][A-Z0-9]{2,}$/, 'a Slack channel id such as C0123ABCD'),
+    channel: slackChannelId,
     ...routingFields,
   })
   .strict();

@@ -6,6 +6,7 @@ import { allowListProblem } from '../domain/address-policy.js';
 import { misspelledNames } from '../domain/names.js';
 import { resolveCommandUser } from './command-user.js';
 import { formatPath, valueAt } from './json-locate.js';
+import { slackChannelId } from './destination-schema.js';
 import { resolveDestinations } from './secret-refs.js';
 import { destinationListSchema, type DestinationInput, type DestinationSpec } from './workflows-file.js';
 import { secretsOfEntry } from '../secrets.js';
@@ -71,7 +72,7 @@ export const envSchema = z.object({
   HOST: z.string().trim().min(1).default('0.0.0.0'),
   PUBLIC_URL: optionalText.pipe(z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional()),
   WORKFLOWS_FILE: optionalText,
-  PLATFORM_CHANNEL: optionalText,
+  PLATFORM_CHANNEL: optionalText.pipe(slackChannelId.optional()),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   POLL_INTERVAL_SECONDS: seconds(30),
   ESCALATION_INTERVAL_SECONDS: seconds(60),

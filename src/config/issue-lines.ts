@@ -59,7 +59,24 @@ export function describeIssues(source: string, text: string | undefined, root: u
   });
 }
 
+/** Names other schedulers (crontab tools, Airflow, Kubernetes) give a field, and ours, where ours is a field of the same object. */
+const OTHER_NAMES: Record<string, string> = {
+  schedule: 'cron',
+  crontab: 'cron',
+  tz: 'timezone',
+  time_zone: 'timezone',
+  retry: 'retries',
+  max_retries: 'retries',
+  maxRetries: 'retries',
+  timeout: 'timeoutSeconds',
+  grace: 'graceSeconds',
+  depends_on: 'dependsOn',
+  command: 'launcher',
+};
+
 function hintFor(key: string, known: readonly string[]): string {
+  const ours = Object.hasOwn(OTHER_NAMES, key) ? OTHER_NAMES[key] : undefined;
+  if (ours !== undefined && known.includes(ours)) return ours === 'launcher' ? ' (did you mean "launcher": {"kind": "command", "command": …}?)' : ` (did you mean "${ours}"?)`;
   const meant = meantName(key, known);
   return meant !== undefined ? ` (did you mean "${meant}"?)` : '';
 }
@@ -100,15 +117,53 @@ function withoutUrlSecrets(value: unknown): unknown {
   return value.replace(/^([^:/?#]*:\/\/)[^/?#]*@/, '$1***@').replace(/([?&][^=&#]*=)[^&#]*/g, '$1***');
 }
 
-/** `not valid JSON: … at position 131` with the line it is on, which Node 20's message leaves out. */
+/**
+ * `not valid JSON: … at position 131` with the line it is on, which Node 20's
+ * message leaves out; one line always (Node's `Unexpected token` quotes a
+ * snippet of the file, newlines and all, and no position: the mistake is
+ * found by parsing ever longer beginnings of the text). A file that reads as
+ * YAML is told so: the workflows file is JSON only.
+ */
 export function jsonSyntaxProblem(source: string, text: string, error: unknown): string {
+  if (looksLikeYaml(text)) return `${source}:1: not valid JSON: this looks like YAML; the workflows file is JSON only: convert it (for example \`yq -o=json . ${source}\`)`;
   const message = error instanceof Error ? error.message : String(error);
-  const position = /at position (\d+)/.exec(message)?.[1] ?? (/end of JSON input/.test(message) ? String(text.length) : undefined);
-  if (position === undefined) return `${source}: not valid JSON: ${message}`;
-  const before = text.slice(0, Number(position));
+  const snippetOnly = /^(Unexpected token '[^]*?'), .* is not valid JSON$/s.exec(message);
+  const at = /at position (\d+)/.exec(message)?.[1];
+  const position = at !== undefined ? Number(at) : /end of JSON input/.test(message) ? text.length : snippetOnly ? firstBadCharacter(text) : undefined;
+  const said = snippetOnly ? snippetOnly[1]!.replace(/\n/g, '\\n').replace(/\r/g, '\\r') : message.replace(/\s*\n\s*/g, ' ');
+  if (position === undefined) return `${source}: not valid JSON: ${said}`;
+  const before = text.slice(0, position);
   const line = before.split('\n').length;
   const column = before.length - before.lastIndexOf('\n');
-  return `${source}:${line}: not valid JSON: ${message.replace(/ \(line \d+ column \d+\)$/, '')} (line ${line} column ${column})`;
+  return `${source}:${line}: not valid JSON: ${said.replace(/ \(line \d+ column \d+\)$/, '')} (line ${line} column ${column})`;
+}
+
+/** Top-level `key:` or `- item` lines, or a `---` document start, where JSON would open with `{`. */
+function looksLikeYaml(text: string): boolean {
+  const first = text.split('\n').find((l) => l.trim() !== '' && !l.trimStart().startsWith('#'));
+  return first !== undefined && /^(---|- |[A-Za-z_][\w-]*\s*:(\s|$))/.test(first);
+}
+
+/** Where JSON.parse first fails: the shortest beginning of `text` that is wrong, not merely unfinished. */
+function firstBadCharacter(text: string): number | undefined {
+  const fine = (n: number): boolean => {
+    try {
+      JSON.parse(text.slice(0, n));
+      return true;
+    } catch (error) {
+      const message = error instanceof Error ? error.message : '';
+      const at = /at position (\d+)/.exec(message);
+      return /end of JSON input/.test(message) || (at !== null && Number(at[1]) >= n);
+    }
+  };
+  if (fine(text.length)) return undefined;
+  let [lo, hi] = [0, text.length];
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >> 1;
+    if (fine(mid)) lo = mid;
+    else hi = mid;
+  }
+  return hi - 1;
 }
 
 function truncate(s: string, n: number): string {

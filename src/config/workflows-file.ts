@@ -5,7 +5,7 @@ import { MAX_ALERT_AFTER } from '../domain/cadence.js';
 import { parseDuration } from '../domain/durations.js';
 import { OVERLAP_POLICIES } from '../domain/overlap.js';
 import { COMPLETE_BY_TIME } from '../domain/run-duration.js';
-import { configuredHeaders, destinationListSchema } from './destination-schema.js';
+import { configuredHeaders, destinationListSchema, slackChannelId } from './destination-schema.js';
 import { crossFileIssues } from './file-checks.js';
 import { alsoBesideShapeProblems, describeIssues, jsonSyntaxProblem } from './issue-lines.js';
 import { duplicateJsonKeys } from './json-locate.js';
@@ -131,7 +131,7 @@ export const tenantSchema = z
   .object({
     id: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'use lowercase letters, digits, dash or underscore (at most 63)'),
     name: z.string().min(1).max(200),
-    channel: z.string().regex(/^[CG][A-Z0-9]{2,}$/, 'a Slack channel id such as C0123ABCD').optional(),
+    channel: slackChannelId.optional(),
     /** Name of an environment variable holding this tenant's API token. */
     apiTokenEnv: envVarName.optional(),
     destinations: destinationListSchema.optional(),

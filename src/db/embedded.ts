@@ -167,8 +167,10 @@ async function serverPassword(root: string, initialised: boolean): Promise<{ pas
 /**
  * A bot killed outright (kill -9) leaves its server running, and the next
  * start would fail on the lock file. If postmaster.pid names a live postgres
- * serving this very folder, it is asked to stop (fast shutdown) and waited
- * for; anything else there is left alone with one clear line.
+ * serving this very folder and the node process that started it is gone, it
+ * is asked to stop (fast shutdown) and waited for; one whose bot still runs (a
+ * second start on the same DATA_DIR) and anything else there are left alone
+ * with one clear line.
  */
 export async function stopOrphanedServer(dataDir: string, onLog?: (line: string) => void, timeoutMs = 30_000): Promise<void> {
   const pidFile = join(dataDir, 'postmaster.pid');
@@ -183,6 +185,12 @@ export async function stopOrphanedServer(dataDir: string, onLog?: (line: string)
       `embedded PostgreSQL: ${pidFile} names process ${pid}, which is not a PostgreSQL server for this folder; stop that process or, if it is unrelated, delete ${pidFile}, then start again`,
     );
   }
+  const owner = await liveOwner(pid);
+  if (owner !== undefined) {
+    throw new EmbeddedPostgresError(
+      `embedded PostgreSQL: ${dataDir} is in use by process ${owner.pid} (${owner.command}), most likely another scheduler-bot started on the same DATA_DIR; stop that one first, or give this one its own DATA_DIR (or a DATABASE_URL)`,
+    );
+  }
   onLog?.(`stopping the orphaned embedded PostgreSQL (pid ${pid}) left by an earlier run`);
   process.kill(pid, 'SIGINT');
   const until = Date.now() + timeoutMs;
@@ -192,6 +200,23 @@ export async function stopOrphanedServer(dataDir: string, onLog?: (line: string)
   }
   // Its lock file goes with it on a clean stop; a leftover would only name a dead process.
   await rm(pidFile, { force: true }).catch(() => {});
+}
+
+/**
+ * The Node.js process that started server `pid` and still runs, if any: a
+ * bot (or a test) using it now, not an orphan. An orphan's parent is init or
+ * a subreaper (tini, systemd), never the node process that died.
+ */
+async function liveOwner(pid: number): Promise<{ pid: number; command: string } | undefined> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  // "pid (comm) state ppid …": comm may hold spaces and parentheses, so read after the last ")".
+  const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  if (!Number.isInteger(ppid) || ppid <= 1) return undefined;
+  const args = (await readFile(`/proc/${ppid}/cmdline`, 'utf8').catch(() => '')).split('\0').filter(Boolean);
+  if (!/(^|\/)node(js)?[\d.]*$/.test(args[0] ?? '')) return undefined;
+  // `node … src/main.ts`: the loader flags tsx adds say nothing to the operator.
+  const command = args.length > 2 ? `node … ${args.at(-1)}` : args.join(' ');
+  return { pid: ppid, command: command.length > 120 ? `${command.slice(0, 117)}…` : command };
 }
 
 function alive(pid: number): boolean {

@@ -1,3 +1,4 @@
+import { misspelledNames } from './names.js';
 /**
  * The one spelling a time zone is stored under. Intl accepts any case
  * (`europe/berlin`) and every alias (`US/Pacific`), but cron reads `CRON_TZ`
@@ -102,5 +103,17 @@ export function timeZoneProblem(tz: string): string | undefined {
     const etc = whole ? `, or "Etc/GMT${ahead ? '-' : '+'}${hours}" for a fixed UTC${ahead ? '+' : '−'}${hours} (the Etc/GMT sign is inverted)` : '';
     return `not an IANA time zone: an offset is not a zone (it has no DST, and cron cannot read it); name the place, such as "Asia/Kathmandu" or "America/St_Johns"${etc}`;
   }
-  return 'not an IANA time zone (such as "Europe/Berlin" or "UTC")';
+  const meant = zoneMeant(tz.trim());
+  return `not an IANA time zone (such as "Europe/Berlin" or "UTC")${meant ? `; did you mean "${meant}"?` : ''}`;
 }
+
+/** The zone `typed` is a typo of (`Europe/Berln`), by its stored name, if any. */
+function zoneMeant(typed: string): string | undefined {
+  // Intl's names and the tzdb's (Node 20 lists Asia/Calcutta, stored as Asia/Kolkata), each as stored.
+  zoneNames ??= [...new Set(Intl.supportedValuesOf('timeZone').flatMap((z) => [z, canonicalTimeZone(z) ?? z]))];
+  const upper = zoneNames.map((z) => z.toUpperCase());
+  const [hit] = misspelledNames([typed.toUpperCase()], upper);
+  const zone = hit ? zoneNames[upper.indexOf(hit.meant)] : undefined;
+  return zone === undefined ? undefined : (canonicalTimeZone(zone) ?? zone);
+}
+let zoneNames: string[] | undefined;

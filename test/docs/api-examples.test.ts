@@ -3,8 +3,10 @@ import { readFileSync } from 'node:fs';
 import { ManualClock } from '../../src/clock.js';
 import { startTestApp } from '../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { makeTenant } from '../helpers/factories.js';
+import { parseWorkflowsFile } from '../../src/config/workflows-file.js';
+import { syncWorkflowsFile } from '../../src/services/sync-workflows.js';
 import { apiClient } from '../helpers/http-api.js';
+import { makeRun } from '../helpers/factories.js';
 import { insertAlert } from '../helpers/slack-outbox.js';
 
 /** One `curl` of docs/api.md's walkthrough, with the status the page promises. */
@@ -48,20 +50,19 @@ function examples(): Example[] {
 const ADMIN = 'admin-token-0123456789abcdef';
 let t: TestDatabase;
 let app: Awaited<ReturnType<typeof startTestApp>>;
-let alertId: number;
 
 beforeAll(async () => {
   t = await createTestDatabase();
   // The page's run lands on the 02:05 tick of a five-minute check.
   const clock = new ManualClock('2026-03-10T02:05:20Z');
   app = await startTestApp(t, { API_TOKEN: ADMIN }, { clock });
-  // What the walkthrough takes as given: the workflows it runs, pauses and reads (made with the admin token).
-  await makeTenant(t.db, { id: 'acme', name: 'Acme', channel: 'C0123ACME', source: 'api' });
-  const admin = apiClient(app.url, ADMIN);
-  expect((await admin('PUT', '/api/v1/workflows/acme/quality-check', { cron: '*/5 * * * *' })).status).toBe(201);
-  expect((await admin('PUT', '/api/v1/workflows/acme/nightly-pipeline', { cron: '0 2 * * *', launcher: { kind: 'command', command: 'true' } })).status).toBe(201);
-  const wf = await t.db.selectFrom('workflows').select('id').where('name', '=', 'quality-check').executeTakeFirstOrThrow();
-  alertId = (await insertAlert(t.db, wf.id)).id;
+  // What the walkthrough is run against: `npm start` with API_TOKEN set, so the bundled example, synced as at start.
+  await syncWorkflowsFile(t.db, parseWorkflowsFile(readFileSync('examples/workflows.json', 'utf8')), clock.now(), {});
+  // The example's flaky-export fails every minute and opens an alert within minutes of the start: the page reads both.
+  const wf = await t.db.selectFrom('workflows').select('id').where('name', '=', 'flaky-export').executeTakeFirstOrThrow();
+  const tick = new Date('2026-03-10T02:04:00Z');
+  await makeRun(t.db, { workflowId: wf.id, tick, status: 'failed', startedAt: tick, finishedAt: new Date(tick.getTime() + 1000), error: 'exited with code 2' });
+  await insertAlert(t.db, wf.id);
 });
 afterAll(async () => {
   await app?.stop();
@@ -72,21 +73,24 @@ describe('docs/api.md', () => {
   it('every curl of the walkthrough answers the status the page gives it, with the fields it shows', async () => {
     const all = examples();
     expect(all.length).toBeGreaterThan(20);
-    let token = '';
-    let runId = 0;
+    // What the page's shell keeps from one answer for the next lines: TOKEN, RUN, ALERT (`X=$(curl … | jq <path>)`).
+    const vars: Record<string, string> = {};
     const wrong: string[] = [];
     for (const ex of all) {
-      // The page's ids (run 812, alert 77) are this database's.
-      const url = ex.url.replace('/runs/812', `/runs/${runId}`).replace('/alerts/77', `/alerts/${alertId}`);
-      const call = apiClient(app.url, ex.auth === 'ADMIN' ? ADMIN : token);
+      const url = ex.url.replace(/\$([A-Z]+)\b/g, (whole, name: string) => vars[name] ?? whole);
+      const call = apiClient(app.url, ex.auth === 'ADMIN' ? ADMIN : vars.TOKEN);
       // curl -d sends application/x-www-form-urlencoded; the API reads the body as JSON whatever it is called.
       const answer = await call(ex.method, `/api/v1${url}`, ex.body, ex.body ? { 'content-type': 'application/x-www-form-urlencoded' } : {});
       const ok = ex.expected === '2xx' ? answer.status >= 200 && answer.status < 300 : answer.status === ex.expected;
       if (!ok) wrong.push(`${ex.line}\n  → ${answer.status} ${answer.text.slice(0, 300)}`);
       const missing = ex.fields.filter((f) => !answer.text.includes(`"${f}":`));
       if (missing.length) wrong.push(`${ex.line}\n  → the page shows ${missing.join(', ')}, the answer has none: ${answer.text.slice(0, 300)}`);
-      if (ex.line.startsWith('TOKEN=')) token = answer.body.token;
-      if (ex.method === 'POST' && url === '/runs' && answer.status === 201) runId = answer.body.id;
+      const kept = /^(\w+)=\$\(curl .*\| jq (?:-r )?'?([.\w[\]]+)'?\)$/.exec(ex.line);
+      if (kept) {
+        const value = (kept[2]!.match(/\w+/g) ?? []).reduce<any>((at, key) => at?.[key], answer.body);
+        if (value === undefined || value === null) wrong.push(`${ex.line}\n  → jq ${kept[2]} finds nothing in ${answer.text.slice(0, 300)}`);
+        vars[kept[1]!] = String(value);
+      }
     }
     expect(wrong).toEqual([]);
   });

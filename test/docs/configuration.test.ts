@@ -2,10 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { envSchema, KNOWN_VARIABLES } from '../../src/config/env.js';
 
-/** The README's configuration table: each row's variables (a row may name several) with their documented defaults. */
+/** docs/configuration.md's table: each row's variables (a row may name several) with their documented defaults. */
 function documented(): Map<string, string> {
   const rows = new Map<string, string>();
-  for (const line of readFileSync('README.md', 'utf8').split('\n')) {
+  for (const line of readFileSync('docs/configuration.md', 'utf8').split('\n')) {
     const cells = /^\| (`[A-Z*][^|]*) \|([^|]*)\|/.exec(line);
     if (!cells) continue;
     const names = [...cells[1]!.matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
@@ -21,7 +21,7 @@ type Bound = { min: number; max: number; exclusiveMin: boolean } | { minLength: 
 /** Each variable's documented bound: a row naming several splits the column at its commas, or gives them all one range. */
 function documentedBounds(): Map<string, Bound> {
   const out = new Map<string, Bound>();
-  for (const line of readFileSync('README.md', 'utf8').split('\n')) {
+  for (const line of readFileSync('docs/configuration.md', 'utf8').split('\n')) {
     const cells = /^\| (`[A-Z][^|]*) \|[^|]*\|([^|]*)\|/.exec(line);
     if (!cells) continue;
     const names = [...cells[1]!.matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
@@ -44,7 +44,7 @@ function documentedBounds(): Map<string, Bound> {
   return out;
 }
 
-describe('the README configuration table', () => {
+describe('the configuration table (docs/configuration.md)', () => {
   const table = documented();
   const defaults = envSchema.parse({}) as Record<string, unknown>;
 

@@ -46,6 +46,25 @@ describe('manifest.json', () => {
     expect(manifest.settings.event_subscriptions.bot_events).toEqual(['app_home_opened']);
   });
 
+  it('the bot listens where the manifest points Slack: the same path, command and events', () => {
+    const code = sources('src/slack').map((f) => readFileSync(f, 'utf8')).join('\n');
+    expect([...code.matchAll(/endpoints: '([^']+)'/g)].map((m) => m[1])).toEqual([new URL(manifest.settings.event_subscriptions.request_url).pathname]);
+    expect([...code.matchAll(/app\.command\('([^']+)'/g)].map((m) => m[1]).sort()).toEqual(manifest.features.slash_commands.map((c: { command: string }) => c.command).sort());
+    expect([...code.matchAll(/app\.event\('([^']+)'/g)].map((m) => m[1]).sort()).toEqual([...manifest.settings.event_subscriptions.bot_events].sort());
+    // An options load URL would be needed for external selects, which the bot does not use.
+    expect(code).not.toMatch(/app\.options\(/);
+  });
+
+  it('the README names the same scopes and counts the URLs to replace truly', () => {
+    const readme = readFileSync('README.md', 'utf8');
+    const setup = readme.slice(readme.indexOf('## Slack app setup'), readme.indexOf('### HTTP mode'));
+    expect([...new Set([...setup.matchAll(/`([a-z]+:[a-z]+|commands)`/g)].map((m) => m[1]!))].sort()).toEqual([...manifest.oauth_config.scopes.bot].sort());
+    const placeholder = /Replace `(https:\/\/[^`]+)` in `manifest.json` with the bot's\s+public URL \((\w+) places/.exec(readme);
+    expect(placeholder).not.toBeNull();
+    const count = readFileSync('manifest.json', 'utf8').split(placeholder![1]!).length - 1;
+    expect({ one: 1, two: 2, three: 3, four: 4 }[placeholder![2]!]).toBe(count);
+  });
+
   it('docs/slack.md lists the same scopes', () => {
     const page = readFileSync('docs/slack.md', 'utf8');
     const table = page.slice(page.indexOf('## Scopes'));

@@ -120,6 +120,10 @@ describe('zones as people read them', () => {
   it('a zone that is none is told why, an offset with the tzdb spelling of it', () => {
     expect(timeZoneProblem('Asia/Kathmandu')).toBeUndefined();
     expect(timeZoneProblem('Mars/Base')).toBe('not an IANA time zone (such as "Europe/Berlin" or "UTC")');
+    // A typo of a zone says which one it is a typo of, by its stored name.
+    expect(timeZoneProblem('Europe/Berln')).toBe('not an IANA time zone (such as "Europe/Berlin" or "UTC"); did you mean "Europe/Berlin"?');
+    expect(timeZoneProblem('America/New_Yrok')).toBe('not an IANA time zone (such as "Europe/Berlin" or "UTC"); did you mean "America/New_York"?');
+    expect(timeZoneProblem('Asia/Kolkatta')).toBe('not an IANA time zone (such as "Europe/Berlin" or "UTC"); did you mean "Asia/Kolkata"?');
     expect(timeZoneProblem('')).toMatch(/^empty: name an IANA time zone/);
     expect(timeZoneProblem('utc+2')).toMatch(/an offset is not a zone .*"Etc\/GMT-2" for a fixed UTC\+2 \(the Etc\/GMT sign is inverted\)/);
     expect(timeZoneProblem('-05:00')).toContain('"Etc/GMT+5" for a fixed UTC−5');
