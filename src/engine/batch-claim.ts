@@ -61,21 +61,36 @@ type ClaimRow = Run & {
  * The runs are walked tenant by tenant in turn (each tenant's oldest, then
  * each one's second oldest, …), so one tenant's backlog (hundreds of
  * its workflows failing at once) never holds back another tenant's run for
- * more than the batch it lands in; within a tenant, and so within a workflow,
+ * more than the batch it lands in (among the oldest `queueWindow` runs); within a tenant, and so within a workflow,
  * in id order on `runs_unprocessed`, locking each workflow as it is met (with `workflowId`, that workflow's runs only: a
  * row the calling transaction already holds counts as locked); the update takes a run only if it is still
  * unprocessed (another replica may have committed it since this statement began).
  */
+/**
+ * How many of the oldest unprocessed runs a claim ranks by tenant: fifty
+ * batches' worth, at least 5,000. Sorting them all made each claim cost the
+ * whole backlog (quadratic over a drain of 100,000 runs); within the window
+ * a tenant's run waits at most one batch behind another tenant's backlog,
+ * beyond it until that backlog is within the window.
+ */
+export function queueWindow(limit: number): number {
+  return Math.max(5_000, limit * 50);
+}
+
 export async function claimBatch(trx: Transaction<Database>, now: Date, limit: number, workflowId?: number): Promise<ClaimedBatch> {
   // One workflow's runs only (a reported end evaluated in the report's transaction: src/engine/evaluate-now.ts); a text of its own, prepared apart.
   const only = workflowId === undefined ? sql`` : sql`and r.workflow_id = ${workflowId}`;
   const { rows } = await sql<ClaimRow>`${prepared}
     with recursive ${upstreamOfCte}, queue as materialized (
-      -- Ranked and sorted whole before any row is locked; read back in this order (a CTE scan keeps it),
-      -- the lock below is tried row by row until the limit: an order by there would lock every row first.
-      select r.id, r.workflow_id from runs r join workflows w on w.id = r.workflow_id
-      where r.processed_at is null and r.status in ('succeeded', 'failed', 'missed') ${only}
-      order by row_number() over (partition by w.tenant_id order by r.id), r.id
+      -- The oldest runs only (an index range: a backlog of a million costs what one of thousands does), ranked and
+      -- sorted before any row is locked; read back in this order (a CTE scan keeps it), the lock below is tried row by
+      -- row until the limit: an order by there would lock every row first.
+      select q.id, q.workflow_id from (
+        select r.id, r.workflow_id from runs r
+        where r.processed_at is null and r.status in ('succeeded', 'failed', 'missed') ${only}
+        order by r.id limit ${queueWindow(limit)}
+      ) q join workflows w on w.id = q.workflow_id
+      order by row_number() over (partition by w.tenant_id order by q.id), q.id
     ), candidates as (
       select q.id, q.workflow_id from queue q
       where ${lockedWithUpstreams(sql.ref('q.workflow_id'))}
