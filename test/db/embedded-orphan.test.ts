@@ -82,15 +82,8 @@ it('a server orphaned by kill -9 of its process is stopped and the next start on
   dir = await mkdtemp(join(tmpdir(), 'scheduler-bot-orphan-'));
   const folder = join(dir, 'postgres');
   // The "bot": a process of its own that starts the server and is then killed outright.
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', '-e', `import('./src/db/embedded.ts').then(async (m) => { const s = await m.startEmbeddedPostgres(${JSON.stringify(folder)}); console.log('UP ' + s.url()); })`],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let out = '';
-  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (out += c.toString()));
-  await eventually(() => expect(out).toContain('UP postgres://'), 120_000);
+  const { child, output } = startOwner(folder);
+  await eventually(() => expect(output()).toContain('UP postgres://'), 120_000);
   child.kill('SIGKILL');
   await new Promise((r) => child.once('exit', r));
 
@@ -109,5 +102,5 @@ it('a server orphaned by kill -9 of its process is stopped and the next start on
     await client.end();
   }
   // The same password and port as the killed run's: the folder's own.
-  expect(server.url()).toBe(/UP (\S+)/.exec(out)![1]);
+  expect(server.url()).toBe(/UP (\S+)/.exec(output())![1]);
 }, 240_000);
