@@ -197,6 +197,24 @@ export async function initialiseAsRoot(bin: string, user: PostgresUser, opts: Ro
 }
 
 /** The server as the postgres user; resolves once it accepts connections, with a function that stops it. */
+const READY_LINE = 'database system is ready to accept connections';
+
+/**
+ * Fed the server's stderr chunk by chunk, says whether the readiness line has
+ * come. The line may straddle two chunks (the tail of the last is kept), and
+ * one chunk may carry it with any amount after it (clients already
+ * reconnecting to a restarted server): it is looked for before anything is cut.
+ */
+export function readinessWatcher(): (chunk: string) => boolean {
+  let tail = '';
+  let ready = false;
+  return (chunk) => {
+    ready ||= (tail + chunk).includes(READY_LINE);
+    tail = (tail + chunk).slice(-(READY_LINE.length - 1));
+    return ready;
+  };
+}
+
 export async function startAsRoot(bin: string, user: PostgresUser, opts: RootServerOptions): Promise<{ stop: () => Promise<void> }> {
   const locale = bestLocale();
   const child: ChildProcess = spawn(join(bin, 'postgres'), ['-D', opts.dataDir, ...opts.postgresFlags], {
@@ -208,13 +226,12 @@ export async function startAsRoot(bin: string, user: PostgresUser, opts: RootSer
   });
   const exited = new Promise<void>((ok) => child.once('exit', () => ok()));
   child.stdout!.on('data', (c: Buffer) => opts.onLog(c.toString('utf8')));
-  let recent = ''; // the last lines, as the readiness message may straddle two chunks
+  const readiness = readinessWatcher();
   await new Promise<void>((ok, fail) => {
     child.stderr!.on('data', (c: Buffer) => {
       const message = c.toString('utf8');
       opts.onLog(message);
-      recent = (recent + message).slice(-500);
-      if (recent.includes('database system is ready to accept connections')) ok();
+      if (readiness(message)) ok();
     });
     child.once('error', fail);
     child.once('close', () => fail(new Error('it exited')));
