@@ -19,6 +19,17 @@ import { apiClient } from '../helpers/http-api.js';
 import { startHttpTarget } from '../helpers/http-target.js';
 import { finishedRun } from '../runs/support.js';
 
+/** The problems the operator's file is refused with (it must be refused). */
+function fileProblems(file: string): string[] {
+  try {
+    parseWorkflowsFile(file, 'workflows.json', {});
+  } catch (error) {
+    expect(error).toBeInstanceOf(WorkflowsFileError);
+    return (error as WorkflowsFileError).problems;
+  }
+  throw new Error('the file was accepted');
+}
+
 /**
  * The attacks of issue 12 (the API, launcher and secret side), each tried as
  * a tenant would and asserted to fail closed: the status and its reason, and
@@ -262,28 +273,14 @@ describe('ping keys', () => {
 
   it("the operator's file refuses a chosen key shorter than 22 characters, naming path and value", () => {
     const file = JSON.stringify({ tenants: [{ id: 'acme', name: 'Acme' }], workflows: [{ tenant: 'acme', name: 'w', cron: '0 2 * * *', pingKey: 'AAAAAAAAAAAAAAAA' }] });
-    let error: unknown;
-    try {
-      parseWorkflowsFile(file, 'workflows.json', {});
-    } catch (e) {
-      error = e;
-    }
-    expect(error).toBeInstanceOf(WorkflowsFileError);
-    expect((error as WorkflowsFileError).problems).toEqual([expect.stringMatching(/^workflows\.json:1: workflows\[0\]\.pingKey: at least 22 .*\(got "AAAAAAAAAAAAAAAA"\)$/)]);
+    expect(fileProblems(file)).toEqual([expect.stringMatching(/^workflows\.json:1: workflows\[0\]\.pingKey: at least 22 .*\(got "AAAAAAAAAAAAAAAA"\)$/)]);
   });
 
   it("a working key is never repeated in a problem of the file (given to two entries): it is the credential every ping carries", () => {
     const key = 'Fixed-Key-0123456789abcdefXYZ';
     const entry = (name: string) => ({ tenant: 'acme', name, cron: '0 2 * * *', pingKey: key });
     const file = JSON.stringify({ tenants: [{ id: 'acme', name: 'Acme' }], workflows: [entry('a'), entry('b')] });
-    let error: unknown;
-    try {
-      parseWorkflowsFile(file, 'workflows.json', {});
-    } catch (e) {
-      error = e;
-    }
-    expect(error).toBeInstanceOf(WorkflowsFileError);
-    const problems = (error as WorkflowsFileError).problems;
+    const problems = fileProblems(file);
     expect(problems).toEqual([expect.stringMatching(/^workflows\.json:1: workflows\[1\]\.pingKey: ping key already given to workflows\[0\]; each workflow needs its own \(got "\(hidden\)"\)$/)]);
     expect(problems.join('\n')).not.toContain(key);
   });
