@@ -1,18 +1,21 @@
 import { configDefaults, defineConfig } from 'vitest/config';
 
 /**
- * Tests that measure speed or start whole processes for minutes, and the long sweeps of
- * zones, cadences and DST nights (`*.slow.test.ts`; their rules are in `npm test`'s domain
- * tests): `npm run test:slow` (vitest.slow.config.ts), which CI runs after `npm test`.
+ * Kept out of `npm test`, run by `npm run test:slow` (which CI runs after `npm test`):
+ * - the long sweeps of zones, cadences and DST nights and the checks that start whole processes for
+ *   minutes (`*.slow.test.ts`, the replay CLI; their rules are in `npm test`'s domain tests);
+ * - the noise audits: days of incidents replayed through the engine, counted against Slack budgets
+ *   (also alone: `npm run test:noise`);
+ * - the benchmark smokes, one process at a time after the rest (they time what they run).
  */
-export const SLOW_TESTS = ['test/bench/**/*.test.ts', 'test/replay/replay-cli.test.ts', 'test/**/*.slow.test.ts'];
-/** The noise audits (`npm run test:noise`): days of incidents replayed through the engine, counted against Slack budgets. */
+export const SLOW_TESTS = ['test/replay/replay-cli.test.ts', 'test/**/*.slow.test.ts'];
 export const NOISE_TESTS = ['test/noise/**/*.test.ts'];
+export const BENCH_SMOKES = ['test/bench/**/*.test.ts'];
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    exclude: [...configDefaults.exclude, ...SLOW_TESTS, ...NOISE_TESTS],
+    exclude: [...configDefaults.exclude, ...SLOW_TESTS, ...NOISE_TESTS, ...BENCH_SMOKES],
     globalSetup: ['test/helpers/global-setup.ts'],
     // Sized for a 2-core machine that other work keeps busy (load 10+): a test waits on conditions, so a long limit costs nothing when it passes.
     testTimeout: 60_000,

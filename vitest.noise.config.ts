@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 import base, { NOISE_TESTS } from './vitest.config.js';
 
 /**
- * `npm run test:noise`: the noise audits. Each replays days of an incident
+ * `npm run test:noise`: the noise audits alone (`npm run test:slow` runs them too). Each replays days of an incident
  * through the real engine on a virtual clock (about a minute of CPU each),
  * so they are kept out of `npm test`; they measure no time, so unlike the
  * benchmark smokes two run at once.
