@@ -12,7 +12,6 @@ import { startOutboxRig } from '../helpers/slack-outbox.js';
 let t: TestDatabase;
 beforeAll(async () => {
   t = await createTestDatabase();
-  await makeTenant(t.db, { id: 'acme', name: 'Acme', channel: 'CACME' });
 });
 afterAll(() => t.drop());
 
