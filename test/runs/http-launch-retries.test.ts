@@ -28,13 +28,13 @@ afterAll(async () => {
 });
 
 /** An hourly managed workflow (2 retries a tick) whose http launcher POSTs to the local target under `path`. */
-async function hourly(path: string, tick: string) {
+async function hourly(path: string, tick: string, mode: 'sync' | 'callback' = 'sync') {
   const clock = new ManualClock(tick);
   const deps = replicaDeps(t.db, clock, { HTTP_LAUNCHER_ALLOWED_HOSTS: '127.0.0.1' });
   const wf = await makeWorkflow(t.db, {
     cron: '0 * * * *',
     mode: 'managed',
-    launcher: JSON.stringify({ kind: 'http', url: `${target.url}${path}`, mode: 'sync', secret: 'launcher-secret-0123456789', headers: { authorization: `Bearer ${CI_TOKEN}` } }),
+    launcher: JSON.stringify({ kind: 'http', url: `${target.url}${path}`, mode, secret: 'launcher-secret-0123456789', headers: { authorization: `Bearer ${CI_TOKEN}` } }),
     nextTickAt: at(tick),
   });
   // What a replica does at start and whenever a launcher is stored: its redactor learns the launcher's secrets.
@@ -71,6 +71,16 @@ describe("an http launch's answer decides whether its tick is retried", () => {
     // The answer's excerpt is kept, its credential-like value redacted.
     expect(rows[0]!.logExcerpt).toContain('job rejected: bad field');
     expect(rows[0]!.logExcerpt).not.toContain(CI_TOKEN);
+  });
+
+  it('a callback target refusing the launch (422) is permanent too: one request, no retry', async () => {
+    const path = '/callback-refused';
+    target.respondWith((r) => (r.url === path ? { status: 422, body: '{"error":"unknown job"}' } : { status: 200 }));
+    const { deps, wf, sent } = await hourly(path, '2026-03-10T08:00:00Z', 'callback');
+    await fireDueTicks(deps);
+    const rows = await settle(deps, wf.id);
+    expect(sent()).toHaveLength(1);
+    expect(rows.map((r) => [r.attempt, r.status, r.error])).toEqual([[1, 'failed', 'HTTP 422: {"error":"unknown job"} (permanent: not retried)']]);
   });
 
   it.each([500, 503, 408, 425, 429])('HTTP %i without a Retry-After is transient: retried per the budget (3 attempts), the verdict the last answer', async (status) => {
