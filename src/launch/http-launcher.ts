@@ -93,7 +93,9 @@ export function createHttpLauncher(deps: HttpDeps, held: HeldRuns, options: Http
       if (!(await holdForRequest(deps, held, ctx.runId, log))) return { started: false, error: "the run ended or became another replica's before it was sent" };
       // The request runs on after launch() returns: a slow target must not hold up the tick loop.
       const interrupt = new AbortController();
-      const done = deliver(ctx, config, mode, { sign, list, interrupt: interrupt.signal }, log).finally(() => {
+      // Before a re-send too: a run that ended or became another replica's during a Retry-After is not sent again.
+      const stillOurs = () => holdsLease(deps, ctx.runId, log);
+      const done = deliver(ctx, config, mode, { sign, stillOurs, list, interrupt: interrupt.signal }, log).finally(() => {
         held.release(ctx.runId);
         live.delete(ctx.runId);
       });
@@ -115,6 +117,10 @@ export function createHttpLauncher(deps: HttpDeps, held: HeldRuns, options: Http
   async function deliver(ctx: LaunchContext, config: HttpConfig, mode: 'sync' | 'callback', request: Request, log: Deps['logger']) {
     const limits = { timeoutSeconds: ctx.timeoutSeconds, acceptTimeoutMs, excerptBytes, tenantId: ctx.tenant.id };
     const answer = await askTarget(deps, config, mode, request, limits, log);
+    if (answer.kind === 'gone') {
+      log.info({ url: config.url }, 'the run ended or became another replica\'s while its launch waited out a Retry-After; not sent again');
+      return;
+    }
     if (answer.kind === 'failed') {
       log.warn({ url: config.url, reason: answer.reason }, 'http launch failed');
       await reportOutcome(deps, ctx.runId, { status: 'failed', error: answer.reason }, options.stop);
@@ -133,7 +139,7 @@ export function createHttpLauncher(deps: HttpDeps, held: HeldRuns, options: Http
   }
 }
 
-type TargetAnswer = { kind: 'answer'; status: number; text: string; location: string | undefined } | { kind: 'failed'; reason: string };
+type TargetAnswer = { kind: 'answer'; status: number; text: string; location: string | undefined } | { kind: 'failed'; reason: string } | { kind: 'gone' };
 
 /**
  * Sends the launch request until it has an answer to record: a transient answer with a Retry-After
@@ -148,7 +154,7 @@ async function askTarget(
   limits: { timeoutSeconds: number; acceptTimeoutMs: number; excerptBytes: number; tenantId: string },
   log: Deps['logger'],
 ): Promise<TargetAnswer> {
-  const { sign, list, interrupt } = request;
+  const { sign, stillOurs, list, interrupt } = request;
   const deadline = new Date(deps.clock.now().getTime() + limits.timeoutSeconds * 1000);
   for (let resends = 0; ; resends++) {
     const left = Math.max(1, deadline.getTime() - deps.clock.now().getTime());
@@ -173,6 +179,7 @@ async function askTarget(
     log.info({ url: config.url, status: answer.status, waitMs: wait, resends: resends + 1 }, 'http launch answered with a Retry-After; sending it again then');
     await deps.clock.sleep(wait, interrupt);
     if (interrupt.aborted) return { kind: 'failed', reason: INTERRUPTED };
+    if (!(await stillOurs())) return { kind: 'gone' };
   }
 }
 
@@ -204,6 +211,8 @@ function signedRequest(deps: HttpDeps, ctx: LaunchContext, config: HttpConfig, s
 /** One launch request, signed afresh at each send; `interrupt` aborts it (the replica stopping). */
 interface Request {
   sign: () => { headers: Record<string, string>; body: string };
+  /** Takes the run's lease again before a re-send: false when the run ended or is another replica's. */
+  stillOurs: () => Promise<boolean>;
   list: AllowList | undefined;
   interrupt: AbortSignal;
 }
@@ -217,10 +226,15 @@ interface Request {
  */
 async function holdForRequest(deps: HttpDeps, held: HeldRuns, runId: number, log: Deps['logger']): Promise<boolean> {
   held.add(runId);
-  const taken = await takeRunLease(deps, runId, deps.clock.now()).catch((error) => log.warn({ err: error }, 'could not take the run lease'));
-  if (taken !== 0) return true;
+  if (await holdsLease(deps, runId, log)) return true;
   held.release(runId);
   return false;
+}
+
+/** Takes the run's lease (again); false only when the row says it is no longer this replica's to send. */
+async function holdsLease(deps: HttpDeps, runId: number, log: Deps['logger']): Promise<boolean> {
+  const taken = await takeRunLease(deps, runId, deps.clock.now()).catch((error) => log.warn({ err: error }, 'could not take the run lease'));
+  return taken !== 0;
 }
 
 /**

@@ -125,6 +125,21 @@ describe("an http launch's answer decides whether its tick is retried", () => {
     expect(stamps[1]! - stamps[0]!).toBe(30);
   });
 
+  it('a run that ended or became another replica\'s during the wait is not sent again (the lease is taken again before each send)', async () => {
+    const path = '/rate-limited-then-lost';
+    target.respondWith((r) => (r.url === path ? { status: 429, body: 'slow down', headers: { 'retry-after': '30' } } : { status: 200 }));
+    const { clock, deps, wf, sent } = await hourly(path, '2026-03-10T09:00:00Z');
+    await fireDueTicks(deps);
+    await eventually(() => sent().length === 1 && clock.nextWake() !== undefined);
+    // This replica stalled past its lease; another failed the run as worker lost.
+    await t.db.updateTable('runs').set({ status: 'failed', error: 'worker lost', leaseOwner: null, finishedAt: clock.now() }).where('workflowId', '=', wf.id).execute();
+    clock.advance(30_000);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(sent()).toHaveLength(1);
+    const row = await t.db.selectFrom('runs').select(['status', 'error']).where('workflowId', '=', wf.id).executeTakeFirstOrThrow();
+    expect(row).toEqual({ status: 'failed', error: 'worker lost' });
+  });
+
   it("a Retry-After past the run's deadline is not waited for: the attempt fails with the answer and the budget decides", async () => {
     const path = '/rate-limited-long';
     target.respondWith((r) => (r.url === path ? { status: 429, body: 'quota exhausted', headers: { 'retry-after': '600' } } : { status: 200 }));
