@@ -1,4 +1,5 @@
 import { firstReadableLine } from './error-line.js';
+import { retryAfterMs } from './retry-after.js';
 import { cutText } from './text.js';
 
 /**
@@ -9,15 +10,70 @@ import { cutText } from './text.js';
  * it points, without the query (a signed link or a login's state is no
  * error text), and what to do. Anything else: the status and the first
  * readable line of the answer (of an HTML error page, such as a proxy's
- * 502, its text rather than its first tag). Pure.
+ * 502, its text rather than its first tag). A permanent answer
+ * (`launchAnswerKind`) ends with `permanent: not retried`, which is what
+ * tells the retry engine (`isPermanentLaunchError`). Pure.
  */
 
 const REDIRECT_HINT = 'launchers never follow redirects: set the url to where it points';
+const PERMANENT = 'permanent: not retried';
 
 export function launchAnswerError(status: number, body: string, location: string | undefined, url: string): string {
-  if (status >= 300 && status < 400 && location) return `HTTP ${status}: redirect to ${redirectTarget(location, url)} not followed (${REDIRECT_HINT})`;
+  const permanent = launchAnswerKind(status) === 'permanent';
+  if (status >= 300 && status < 400 && location) {
+    return `HTTP ${status}: redirect to ${redirectTarget(location, url)} not followed (${REDIRECT_HINT}${permanent ? `; ${PERMANENT}` : ''})`;
+  }
   const line = firstReadableLine(isHtml(body) ? htmlText(body) : body, 300);
-  return line ? `HTTP ${status}: ${line}` : `HTTP ${status}`;
+  const error = line ? `HTTP ${status}: ${line}` : `HTTP ${status}`;
+  return permanent ? `${error} (${PERMANENT})` : error;
+}
+
+/**
+ * What an http launch's answer means for its run. `success`: a 2xx (the
+ * run's success in `sync` mode, its acceptance in `callback`). `permanent`:
+ * the target refused the request as it stands (a 3xx, which is never
+ * followed, and every 4xx but the three below: 400, 401, 403, 404, 405,
+ * 409, 410, 422…): the same signed request sent again gets the same answer,
+ * so the run fails at once and its tick gets no retry. `transient`: 408
+ * (request timeout), 425 (too early), 429 (rate limited), any 5xx, and
+ * anything else: a later try may succeed, within the retry budget.
+ */
+export type LaunchAnswerKind = 'success' | 'permanent' | 'transient';
+
+const TRANSIENT_4XX = new Set([408, 425, 429]);
+
+export function launchAnswerKind(status: number): LaunchAnswerKind {
+  if (status >= 200 && status < 300) return 'success';
+  if (status >= 300 && status < 500 && !TRANSIENT_4XX.has(status)) return 'permanent';
+  return 'transient';
+}
+
+/**
+ * Whether a run's error is a permanent launch answer's (as worded by
+ * `launchAnswerError`): the retry engine then starts no further attempt of
+ * its tick. Only the launcher's own wording counts: a job's output that
+ * mentions an HTTP 404 is its own failure, retried as usual.
+ */
+export function isPermanentLaunchError(error: string | null | undefined): boolean {
+  return !!error && /^HTTP [34]\d\d\b/.test(error) && error.endsWith(`${PERMANENT})`);
+}
+
+/** The most times one attempt sends its request again after a transient answer's Retry-After. */
+export const MAX_RESENDS = 3;
+
+/**
+ * How long to wait before sending the launch request again within the same
+ * attempt, or undefined to end the attempt with this answer. Only a
+ * transient answer that says when to come back (`Retry-After`, read by
+ * `retryAfterMs`: seconds or an HTTP date, at most 10 minutes) is sent
+ * again, and only when that is before the run's deadline and fewer than
+ * MAX_RESENDS re-sends were made. Without a Retry-After the attempt fails
+ * and the tick's retry budget decides, as for a command.
+ */
+export function resendDelayMs(status: number, retryAfter: string | null | undefined, now: Date, deadline: Date, resends: number): number | undefined {
+  if (launchAnswerKind(status) !== 'transient' || !retryAfter || resends >= MAX_RESENDS) return undefined;
+  const wait = retryAfterMs(retryAfter, now);
+  return now.getTime() + wait < deadline.getTime() ? wait : undefined;
 }
 
 /** An HTML page (a proxy's or a framework's error page), not text that merely holds angle brackets. */

@@ -1,4 +1,5 @@
 import { compactDuration } from './durations.js';
+import { exitStatusText } from './exit-status.js';
 import { tooFastError } from './run-duration.js';
 
 /**
@@ -92,4 +93,22 @@ export function emptyOutputError(rows: number | null, minRows: number): string {
 /** Whether an attempt's error is one the output checks gave a reported success. */
 export function isOutputCheckError(error: string | null): boolean {
   return !!error && (error.startsWith(EMPTY_OUTPUT) || error.startsWith(TOO_FAST_PREFIX));
+}
+
+/**
+ * The error stored for an end reported over the API. Its `status` is the
+ * verdict and an `exitCode` a detail kept as given, whatever it is: programs
+ * disagree on what their codes mean (robocopy succeeds with 1 to 7, grep
+ * finding nothing exits 1, a job can exit 0 and fail a check of its own, a
+ * Windows crash is a negative 32-bit code), and the reporter knows. A
+ * failure that says no more than its exit code reads as a command's
+ * (`exited with code 3`, `killed by SIGKILL (exit code 137)`), so it
+ * groups with the same end reported by a ping; with exit code 0 it says
+ * that the reporter failed it.
+ */
+export function reportedEndError(status: 'succeeded' | 'failed', error: string | null | undefined, exitCode: number | null | undefined): string | null {
+  if (error) return error;
+  if (status === 'succeeded') return null;
+  if (exitCode === null || exitCode === undefined) return 'failed (reported over the API)';
+  return exitCode === 0 ? 'failed (reported over the API) with exit code 0' : exitStatusText(exitCode, null);
 }

@@ -184,7 +184,7 @@ export async function processClaimed(trx: Transaction<Database>, deps: Deps, now
       if (result.kind === 'retrying') launches.push(result.launch);
       else target(run.workflowId);
     } else if (run.tick !== null && run.status === 'failed') {
-      if (retriesFailure(deps, ctx)) await written();
+      if (retriesFailure(deps, { run, ...ctx })) await written();
       const result = await handleFailedOriginal(trx, deps, { run, ...ctx }, now);
       if (result.kind === 'retrying') launches.push(result.launch);
       else target(run.workflowId);

@@ -5,8 +5,8 @@ import { Router } from 'express';
 import type { Deps } from '../deps.js';
 import { PING_BODY_HARD_LIMIT, PING_BODY_LIMIT, PING_TAIL_BYTES, pingBodyEncoding, pingBodyTooLarge, pingExcerpt, type PingBodyEncoding } from '../domain/ping-body.js';
 import { metrics } from '../metrics.js';
-import { pingParameters } from '../domain/ping-parameters.js';
-import { pingKeyTenant, recordPing, type PingSignal } from '../services/pings.js';
+import { pingParameters, pingSignal } from '../domain/ping-parameters.js';
+import { pingKeyTenant, recordPing } from '../services/pings.js';
 import { UnknownPingLimiter } from './unknown-ping-limiter.js';
 import { TenantReportLimiter } from './tenant-report-limiter.js';
 
@@ -71,16 +71,8 @@ function readPingBody(req: Request, encoding: PingBodyEncoding): Promise<PingBod
   });
 }
 
-function parseSignal(raw: string | undefined): PingSignal | undefined {
-  if (raw === undefined) return { kind: 'success' };
-  if (raw === 'start') return { kind: 'start' };
-  if (raw === 'fail') return { kind: 'fail' };
-  if (/^\d{1,3}$/.test(raw) && Number(raw) <= 255) return { kind: 'exit', code: Number(raw) };
-  return undefined;
-}
-
 /**
- * GET|POST /ping/<key>[/start|/fail|/<exit code>][?rid=…]. Plain-text answers,
+ * GET|POST /ping/<key>[/start|/fail|/<exit code>][?rid=…] (the suffix read by `pingSignal`). Plain-text answers,
  * like Healthchecks, so `curl -fsS` fails loudly only when something is wrong.
  * The key is the credential and is never logged.
  */
@@ -89,12 +81,14 @@ export function pingRoutes(deps: Deps, reports = new TenantReportLimiter(deps.co
   const limiter = new UnknownPingLimiter(deps.config.PING_UNKNOWN_PER_MINUTE);
   const handle = async (req: Request, res: import('express').Response) => {
     const { key, signal: rawSignal } = req.params as { key: string; signal?: string };
-    const signal = parseSignal(rawSignal);
-    if (!signal) {
+    // Read before the key is looked up: the same answer for every key, so it tells no guess from a key.
+    const asked = pingSignal(rawSignal);
+    if (!asked.ok) {
       if (!req.complete) res.set('connection', 'close');
-      res.status(400).type('text/plain').send('unknown ping: use /start, /fail, or an exit code 0-255\n');
+      res.status(400).type('text/plain').send(`${asked.problem}\n`);
       return;
     }
+    const { signal } = asked;
     const parameters = pingParameters(req.query as Record<string, unknown>);
     if (!parameters.ok) {
       if (!req.complete) res.set('connection', 'close');

@@ -3,7 +3,7 @@ import { isWebLink, LOG_URL_MAX } from '../domain/text.js';
 import { z } from 'zod';
 import type { Run } from '../db/schema.js';
 import type { Deps } from '../deps.js';
-import { reportedStatusOf } from '../domain/reported-outcome.js';
+import { reportedEndError, reportedStatusOf } from '../domain/reported-outcome.js';
 import { EARLIEST_TICK } from '../domain/tick-match.js';
 import { finishReportedRun, reportRun } from '../services/ingest.js';
 import { ApiError, badRequest, conflict, notFound, parseInput } from './api-error.js';
@@ -111,7 +111,7 @@ export function runsRoutes(deps: Deps, shared?: TenantReportLimiter): Router {
       runId,
       {
         status: body.status,
-        error: body.status === 'failed' ? (body.error ?? 'failed (reported over the API)') : (body.error ?? null),
+        error: reportedEndError(body.status, body.error, body.exitCode),
         stage: body.stage ?? null,
         rows: body.rows ?? null,
         exitCode: body.exitCode ?? null,

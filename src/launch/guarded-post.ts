@@ -42,6 +42,8 @@ export interface PostAnswer {
   truncated: boolean;
   /** The answer's Location header (a redirect's target), as sent. */
   location?: string;
+  /** The answer's Retry-After header, as sent (src/domain/launch-answer.ts resendDelayMs reads it). */
+  retryAfter?: string;
 }
 
 /**
@@ -103,7 +105,8 @@ export function guardedPost(
           if (done) return;
           done = true;
           const text = Buffer.concat(chunks).subarray(0, options.limit).toString('utf8');
-          resolve({ status, text, truncated, ...(res.headers.location ? { location: res.headers.location } : {}) });
+          const retryAfter = res.headers['retry-after'];
+          resolve({ status, text, truncated, ...(res.headers.location ? { location: res.headers.location } : {}), ...(retryAfter ? { retryAfter } : {}) });
         }
       },
     );

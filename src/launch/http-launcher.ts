@@ -11,7 +11,7 @@ import { launchSigningKey } from '../domain/launch-signing.js';
 import { launcherRequestHeaders } from '../domain/webhook-headers.js';
 import { redactSecrets } from '../secrets.js';
 import { isWebLink } from '../domain/text.js';
-import { launchAnswerError } from '../domain/launch-answer.js';
+import { launchAnswerError, launchAnswerKind, resendDelayMs } from '../domain/launch-answer.js';
 import { InFlightRuns, SHUTTING_DOWN } from './in-flight.js';
 
 type HttpConfig = Extract<LauncherConfig, { kind: 'http' }>;
@@ -86,13 +86,16 @@ export function createHttpLauncher(deps: HttpDeps, held: HeldRuns, options: Http
       const key = launchSigningKey(config, deps.config.LAUNCHER_SECRET);
       if (!key.ok) return { started: false, error: key.reason };
       const mode = config.mode ?? 'sync';
-      const { headers, body } = signedRequest(deps, ctx, config, key.secret, mode);
+      // Signed at each send: a request sent again after a Retry-After carries a fresh timestamp.
+      const sign = () => signedRequest(deps, ctx, config, key.secret, mode);
 
       const log = deps.logger.child({ runId: ctx.runId, workflow: ctx.workflow.name, tenant: ctx.tenant.id });
       if (!(await holdForRequest(deps, held, ctx.runId, log))) return { started: false, error: "the run ended or became another replica's before it was sent" };
       // The request runs on after launch() returns: a slow target must not hold up the tick loop.
       const interrupt = new AbortController();
-      const done = deliver(ctx, config, mode, { headers, body, list, interrupt: interrupt.signal }, log).finally(() => {
+      // Before a re-send too: a run that ended or became another replica's during a Retry-After is not sent again.
+      const stillOurs = () => holdsLease(deps, ctx.runId, log);
+      const done = deliver(ctx, config, mode, { sign, stillOurs, list, interrupt: interrupt.signal }, log).finally(() => {
         held.release(ctx.runId);
         live.delete(ctx.runId);
       });
@@ -106,15 +109,60 @@ export function createHttpLauncher(deps: HttpDeps, held: HeldRuns, options: Http
     return parseAllowList([...deps.config.HTTP_LAUNCHER_ALLOWED_HOSTS, ...(tenant?.launcherHosts ?? [])]);
   }
 
+  /**
+   * Sends the request (`askTarget`) and records what its answer means (src/domain/launch-answer.ts): a
+   * 2xx is the outcome (sync) or the acceptance (callback); anything else fails the run with the answer,
+   * a permanent one (a 4xx but 408, 425, 429; a 3xx) saying it is not retried.
+   */
   async function deliver(ctx: LaunchContext, config: HttpConfig, mode: 'sync' | 'callback', request: Request, log: Deps['logger']) {
-    const { headers, body, list, interrupt } = request;
-    const timeoutMs = mode === 'sync' ? ctx.timeoutSeconds * 1000 : Math.min(acceptTimeoutMs, ctx.timeoutSeconds * 1000);
-    let status: number;
-    let text: string;
-    let location: string | undefined;
+    const limits = { timeoutSeconds: ctx.timeoutSeconds, acceptTimeoutMs, excerptBytes, tenantId: ctx.tenant.id };
+    const answer = await askTarget(deps, config, mode, request, limits, log);
+    if (answer.kind === 'gone') {
+      log.info({ url: config.url }, 'the run ended or became another replica\'s while its launch waited out a Retry-After; not sent again');
+      return;
+    }
+    if (answer.kind === 'failed') {
+      log.warn({ url: config.url, reason: answer.reason }, 'http launch failed');
+      await reportOutcome(deps, ctx.runId, { status: 'failed', error: answer.reason }, options.stop);
+      return;
+    }
+    const { status, text, location } = answer;
+    const kind = launchAnswerKind(status);
+    if (kind !== 'success') {
+      if (kind === 'permanent') log.warn({ url: config.url, status }, 'http launch refused for good; its tick is not retried');
+      await reportOutcome(deps, ctx.runId, { status: 'failed', error: launchAnswerError(status, text, location, config.url), logExcerpt: text || null }, options.stop);
+    } else if (mode === 'sync') {
+      await reportOutcome(deps, ctx.runId, { status: 'succeeded', logExcerpt: text || null, ...reportedDetails(text) }, options.stop);
+    } else {
+      await releaseRunLease(deps, ctx.runId).catch((error) => log.warn({ err: error }, 'could not release the lease of an accepted callback run'));
+    }
+  }
+}
+
+type TargetAnswer = { kind: 'answer'; status: number; text: string; location: string | undefined } | { kind: 'failed'; reason: string } | { kind: 'gone' };
+
+/**
+ * Sends the launch request until it has an answer to record: a transient answer with a Retry-After
+ * that ends before the run's deadline (`resendDelayMs`) is sent again after it, on the clock, signed
+ * afresh. A request that gets no answer (refused, reset, timed out, interrupted) is a failure's reason.
+ */
+async function askTarget(
+  deps: HttpDeps,
+  config: HttpConfig,
+  mode: 'sync' | 'callback',
+  request: Request,
+  limits: { timeoutSeconds: number; acceptTimeoutMs: number; excerptBytes: number; tenantId: string },
+  log: Deps['logger'],
+): Promise<TargetAnswer> {
+  const { sign, stillOurs, list, interrupt } = request;
+  const deadline = new Date(deps.clock.now().getTime() + limits.timeoutSeconds * 1000);
+  for (let resends = 0; ; resends++) {
+    const left = Math.max(1, deadline.getTime() - deps.clock.now().getTime());
+    const timeoutMs = mode === 'sync' ? left : Math.min(limits.acceptTimeoutMs, left);
+    let answer: PostAnswer;
     try {
-      const answer = await guardedPost(config.url, headers, body, { timeoutMs, limit: excerptBytes, list, signal: interrupt, statusOnlyIf2xx: mode === 'callback' });
-      [status, text, location] = [answer.status, keptAnswer(answer, ctx.tenant.id), answer.location];
+      const { headers, body } = sign();
+      answer = await guardedPost(config.url, headers, body, { timeoutMs, limit: limits.excerptBytes, list, signal: interrupt, statusOnlyIf2xx: mode === 'callback' });
     } catch (error) {
       const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
       const reason = interrupt.aborted
@@ -122,20 +170,16 @@ export function createHttpLauncher(deps: HttpDeps, held: HeldRuns, options: Http
         : error instanceof TargetNotAllowedError
           ? `target not allowed: ${error.message}`
           : timedOut
-            ? `timed out after ${Math.round(timeoutMs / 1000)}s`
+            ? `timed out after ${mode === 'sync' ? limits.timeoutSeconds : Math.round(timeoutMs / 1000)}s`
             : `request failed: ${describeFetchError(error)}`;
-      log.warn({ url: config.url, reason }, 'http launch failed');
-      await reportOutcome(deps, ctx.runId, { status: 'failed', error: reason }, options.stop);
-      return;
+      return { kind: 'failed', reason };
     }
-    const ok = status >= 200 && status < 300;
-    if (!ok) {
-      await reportOutcome(deps, ctx.runId, { status: 'failed', error: launchAnswerError(status, text, location, config.url), logExcerpt: text || null }, options.stop);
-    } else if (mode === 'sync') {
-      await reportOutcome(deps, ctx.runId, { status: 'succeeded', logExcerpt: text || null, ...reportedDetails(text) }, options.stop);
-    } else {
-      await releaseRunLease(deps, ctx.runId).catch((error) => log.warn({ err: error }, 'could not release the lease of an accepted callback run'));
-    }
+    const wait = resendDelayMs(answer.status, answer.retryAfter, deps.clock.now(), deadline, resends);
+    if (wait === undefined) return { kind: 'answer', status: answer.status, text: keptAnswer(answer, limits.tenantId), location: answer.location };
+    log.info({ url: config.url, status: answer.status, waitMs: wait, resends: resends + 1 }, 'http launch answered with a Retry-After; sending it again then');
+    await deps.clock.sleep(wait, interrupt);
+    if (interrupt.aborted) return { kind: 'failed', reason: INTERRUPTED };
+    if (!(await stillOurs())) return { kind: 'gone' };
   }
 }
 
@@ -164,10 +208,11 @@ function signedRequest(deps: HttpDeps, ctx: LaunchContext, config: HttpConfig, s
   return { headers, body };
 }
 
-/** One launch request, signed and ready to send; `interrupt` aborts it (the replica stopping). */
+/** One launch request, signed afresh at each send; `interrupt` aborts it (the replica stopping). */
 interface Request {
-  headers: Record<string, string>;
-  body: string;
+  sign: () => { headers: Record<string, string>; body: string };
+  /** Takes the run's lease again before a re-send: false when the run ended or is another replica's. */
+  stillOurs: () => Promise<boolean>;
   list: AllowList | undefined;
   interrupt: AbortSignal;
 }
@@ -181,10 +226,15 @@ interface Request {
  */
 async function holdForRequest(deps: HttpDeps, held: HeldRuns, runId: number, log: Deps['logger']): Promise<boolean> {
   held.add(runId);
-  const taken = await takeRunLease(deps, runId, deps.clock.now()).catch((error) => log.warn({ err: error }, 'could not take the run lease'));
-  if (taken !== 0) return true;
+  if (await holdsLease(deps, runId, log)) return true;
   held.release(runId);
   return false;
+}
+
+/** Takes the run's lease (again); false only when the row says it is no longer this replica's to send. */
+async function holdsLease(deps: HttpDeps, runId: number, log: Deps['logger']): Promise<boolean> {
+  const taken = await takeRunLease(deps, runId, deps.clock.now()).catch((error) => log.warn({ err: error }, 'could not take the run lease'));
+  return taken !== 0;
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { Run } from '../db/schema.js';
 import type { Deps } from '../deps.js';
-import { repeatedReport } from '../domain/reported-outcome.js';
+import { repeatedReport, reportedEndError } from '../domain/reported-outcome.js';
 import { latestFireAtOrBefore } from '../domain/schedule.js';
 import { isFutureTick } from '../domain/tick-match.js';
 import { profileOf } from '../ledger/profiles.js';
@@ -41,7 +41,7 @@ export type ReportResult =
 
 const outcomeOf = (r: RunReport): RunOutcome => ({
   status: r.status as RunOutcome['status'],
-  error: r.status === 'failed' ? (r.error ?? 'failed (reported over the API)') : (r.error ?? null),
+  error: r.status === 'running' ? (r.error ?? null) : reportedEndError(r.status, r.error, undefined),
   stage: r.stage ?? null,
   rows: r.rows ?? null,
   logUrl: r.logUrl ?? null,

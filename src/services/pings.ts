@@ -16,7 +16,8 @@ import { finishRunEvaluated, reportedTransaction } from '../engine/evaluate-now.
  * had one; an end with no start is recorded as a finished run on its own.
  */
 
-export type PingSignal = { kind: 'start' } | { kind: 'success' } | { kind: 'fail' } | { kind: 'exit'; code: number };
+import type { PingSignal } from '../domain/ping-parameters.js';
+export type { PingSignal } from '../domain/ping-parameters.js';
 
 export interface Ping {
   key: string;

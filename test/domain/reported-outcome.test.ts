@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { emptyOutputError, hasLateEnd, lateEndNote, repeatedReport, isRepeatedStart, reportedStatusOf, TIMED_OUT } from '../../src/domain/reported-outcome.js';
+import { emptyOutputError, hasLateEnd, lateEndNote, repeatedReport, isRepeatedStart, reportedEndError, reportedStatusOf, TIMED_OUT } from '../../src/domain/reported-outcome.js';
 import { tooFastError } from '../../src/domain/run-duration.js';
 
 const run = (status: string, attemptStatus: string | null = null, attemptError: string | null = null, outcomeNote: string | null = null) => ({ status, attemptStatus, attemptError, outcomeNote });
@@ -75,5 +75,20 @@ describe('isRepeatedStart: a ping start without a rid, its tick already taken', 
     ['managed', tickRun(), false],
   ] as const)('%s, %o: %s', (mode, run, same) => {
     expect(isRepeatedStart(mode, run)).toBe(same);
+  });
+});
+
+describe('reportedEndError: the error of an end reported over the API (its status decides; an exit code is its detail)', () => {
+  it.each([
+    ['failed', 'boom', 3, 'boom'],
+    ['failed', undefined, 3, 'exited with code 3'],
+    ['failed', undefined, 137, 'killed by SIGKILL (exit code 137)'],
+    ['failed', undefined, -1073741819, 'exited with code -1073741819'],
+    ['failed', undefined, 0, 'failed (reported over the API) with exit code 0'],
+    ['failed', undefined, undefined, 'failed (reported over the API)'],
+    ['succeeded', undefined, 1, null],
+    ['succeeded', 'warnings: 3', 0, 'warnings: 3'],
+  ] as const)('%s, error %s, exit code %s: %s', (status, error, exitCode, expected) => {
+    expect(reportedEndError(status, error, exitCode)).toBe(expected);
   });
 });

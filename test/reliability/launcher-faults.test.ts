@@ -184,11 +184,11 @@ describe('http launcher faults', () => {
     const { run } = await start(http(), { kind: 'http', url: `${target.url}/moved`, mode: 'sync', secret: HTTP_SECRET }, 10);
     expect(await finishedRun(t.db, run.id)).toMatchObject({
       status: 'failed',
-      error: 'HTTP 301: redirect to https://jobs.example.com/v2/run not followed (launchers never follow redirects: set the url to where it points)',
+      error: 'HTTP 301: redirect to https://jobs.example.com/v2/run not followed (launchers never follow redirects: set the url to where it points; permanent: not retried)',
     });
     target.respondWith(() => ({ status: 302, headers: { location: '/login' }, body: '<html>\x1b[31mgo away</html>' }));
     const relative = await start(http(), { kind: 'http', url: `${target.url}/old`, mode: 'callback', secret: HTTP_SECRET }, 10);
-    expect((await finishedRun(t.db, relative.run.id)).error).toBe(`HTTP 302: redirect to ${target.url}/login not followed (launchers never follow redirects: set the url to where it points)`);
+    expect((await finishedRun(t.db, relative.run.id)).error).toBe(`HTTP 302: redirect to ${target.url}/login not followed (launchers never follow redirects: set the url to where it points; permanent: not retried)`);
   });
 
   it("a failed answer's first line is read as a terminal shows it: no control characters in the error", async () => {

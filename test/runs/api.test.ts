@@ -100,6 +100,28 @@ describe('POST /api/v1/runs and /api/v1/runs/{id}', () => {
     expect(second.body).toMatchObject({ tick: null, trigger: 'external', status: 'succeeded' });
   });
 
+  it('an end over the API: its status is the verdict and its exit code a detail kept as given (robocopy succeeds with 1, a Windows crash is negative); a failure without an error reads its exit code', async () => {
+    const wf = await quality();
+    const end = async (externalId: string, report: Record<string, unknown>) => {
+      const started = await acme('POST', '/api/v1/runs', { tenant: 'acme', workflow: wf.name, status: 'running', externalId });
+      const done = await acme('POST', `/api/v1/runs/${started.body.id}`, report);
+      expect(done.status, externalId).toBe(200);
+      return t.db.selectFrom('runs').select(['status', 'exitCode', 'error']).where('id', '=', started.body.id).executeTakeFirstOrThrow();
+    };
+    expect(await end('oom', { status: 'failed', exitCode: 137 })).toEqual({ status: 'failed', exitCode: 137, error: 'killed by SIGKILL (exit code 137)' });
+    expect(await end('win', { status: 'failed', exitCode: -1073741819 })).toEqual({ status: 'failed', exitCode: -1073741819, error: 'exited with code -1073741819' });
+    expect(await end('check', { status: 'failed', exitCode: 0 })).toEqual({ status: 'failed', exitCode: 0, error: 'failed (reported over the API) with exit code 0' });
+    expect(await end('robocopy', { status: 'succeeded', exitCode: 1 })).toEqual({ status: 'succeeded', exitCode: 1, error: null });
+    expect(await end('said', { status: 'failed', exitCode: 2, error: 'no such table' })).toEqual({ status: 'failed', exitCode: 2, error: 'no such table' });
+    // Not an integer, or past the column: 400 naming the field.
+    const started = await acme('POST', '/api/v1/runs', { tenant: 'acme', workflow: wf.name, status: 'running', externalId: 'bad' });
+    for (const exitCode of [1.5, 2 ** 31, '3']) {
+      const refused = await acme('POST', `/api/v1/runs/${started.body.id}`, { status: 'failed', exitCode });
+      expect(refused.status, String(exitCode)).toBe(400);
+      expect(JSON.stringify(refused.body), String(exitCode)).toContain('exitCode');
+    }
+  });
+
   it('records a run reported only by its end, at an explicit tick, and refuses a tick that is not a fire time or already taken', async () => {
     const wf = await quality();
     const ok = await acme('POST', '/api/v1/runs', { tenant: 'acme', workflow: wf.name, status: 'succeeded', tick: '2026-03-10T01:55:00Z', rows: 12 });

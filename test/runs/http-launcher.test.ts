@@ -224,7 +224,7 @@ describe('http launcher', () => {
   it('a refused callback launch fails the run with the answer', async () => {
     target.respondWith(() => ({ status: 401, body: 'bad signature' }));
     const { run } = await fire('callback');
-    expect(await finishedRun(t.db, run.id)).toMatchObject({ status: 'failed', error: 'HTTP 401: bad signature' });
+    expect(await finishedRun(t.db, run.id)).toMatchObject({ status: 'failed', error: 'HTTP 401: bad signature (permanent: not retried)' });
   });
 });
 

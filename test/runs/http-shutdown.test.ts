@@ -60,6 +60,18 @@ describe('a replica shutting down with http launches waiting for their answer', 
     expect(await row(callback.id)).toMatchObject({ status: 'failed', error });
   });
 
+  it("records a launch waiting out a target's Retry-After interrupted after the grace, and does not send it again", async () => {
+    target.respondWith((r) => (r.url === '/waiting' ? { status: 429, body: 'slow down', headers: { 'retry-after': '120' } } : { status: 200 }));
+    const launcher = createHttpLauncher(replicaDeps(t.db, clock), new HeldRuns());
+    const run = await start(launcher, '/waiting', 'sync');
+    await eventually(() => clock.nextWake() !== undefined);
+    await launcher.shutdown(100);
+    expect(await row(run.id)).toMatchObject({ status: 'failed', error: "interrupted: the scheduler-bot replica waiting for the target's answer shut down (the target may still be running it)" });
+    clock.advance(120_000);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(target.received.filter((r) => r.url === '/waiting')).toHaveLength(1);
+  });
+
   it('sends nothing once it has shut down: a launch asked for after its grace is refused, saying why', async () => {
     const launcher = createHttpLauncher(replicaDeps(t.db, clock), new HeldRuns());
     await launcher.shutdown(1_000);

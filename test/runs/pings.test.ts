@@ -253,7 +253,7 @@ describe('pings', () => {
     expect(await runsOf(wf.id)).toEqual([]);
   });
 
-  it('answers each form docs/api.md lists: HEAD like GET, a trailing slash the same URL, keys and suffixes case-sensitive, other suffixes (/log) a 400', async () => {
+  it('answers each form docs/api.md lists: HEAD like GET, a trailing slash the same URL, keys and suffixes case-sensitive, an exit code out of 0-255 or /log a 400 saying why, other suffixes a 400 naming the forms', async () => {
     const wf = await observed();
     const base = `${app.url}/ping/${wf.pingKey}`;
     const ask = async (method: string, url: string) => {
@@ -263,9 +263,13 @@ describe('pings', () => {
     expect(await ask('HEAD', `${base}/start`)).toEqual([200, '']);
     expect(await ask('GET', `${base}/0/`)).toEqual([200, 'OK\n']);
     expect(await ask('POST', `${base}/`)).toEqual([200, 'OK\n']);
-    for (const suffix of ['log', 'START', '256', '-1', '1.0']) {
+    for (const suffix of ['START', '1.0']) {
       expect(await ask('GET', `${base}/${suffix}`), suffix).toEqual([400, 'unknown ping: use /start, /fail, or an exit code 0-255\n']);
     }
+    for (const code of ['256', '-1', '1000']) {
+      expect(await ask('POST', `${base}/${code}`), code).toEqual([400, `exit code ${code} is out of range: use 0-255, as a shell's $? is; nothing was recorded\n`]);
+    }
+    expect(await ask('POST', `${base}/log`)).toEqual([400, expect.stringMatching(/^\/log is not supported: .*\n$/)]);
     expect(await ask('GET', `${app.url}/ping/${wf.pingKey.toUpperCase()}`)).toEqual([404, 'not found\n']);
     expect((await runsOf(wf.id)).map((r) => [r.status, r.exitCode])).toEqual([
       ['succeeded', 0],

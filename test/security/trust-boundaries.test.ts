@@ -176,7 +176,7 @@ describe("a tenant's http launcher reaches only what the operator allows", () =>
       const before = target.received.length;
       const started = await globex()('POST', '/api/v1/workflows/globex/redirected/run');
       const done = await finishedRun(t.db, started.body.id);
-      expect(done).toMatchObject({ status: 'failed', error: `HTTP 302: redirect to ${target.url}/internal not followed (launchers never follow redirects: set the url to where it points)`, logExcerpt: 'moved' });
+      expect(done).toMatchObject({ status: 'failed', error: `HTTP 302: redirect to ${target.url}/internal not followed (launchers never follow redirects: set the url to where it points; permanent: not retried)`, logExcerpt: 'moved' });
       expect(hits).toBe(1);
       expect(target.received.length).toBe(before);
     } finally {
