@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { destinationId } from '../../src/config/workflows-file.js';
 import { dedupKeyFor, installationOf } from '../../src/domain/pagerduty-incident.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { createKeyedEngine, reportRun, stepUntil } from '../helpers/engine-harness.js';
 import { makeTenant, makeWorkflow, T0 } from '../helpers/factories.js';
 import { insertAlert } from '../helpers/slack-outbox.js';
 import { endDestinationTest, recordEvent, startDestinationRig, type DestinationRig } from './rig.js';
@@ -80,6 +81,23 @@ describe('a PagerDuty routing key changed while an incident is open', () => {
     const texts = rig.slack.messages('C0ACME').map((m) => JSON.stringify(m));
     expect(texts.some((m) => m.includes(dedupKey) && m.includes('resolve it in PagerDuty'))).toBe(true);
     expect(texts.some((m) => m.includes(KEY_A))).toBe(false);
+  });
+
+  it('resolved by a run through the engine (the evaluator’s own routing read): the same note, nothing to the new key', async () => {
+    const { rig, alert, wf } = await setup([pager(KEY_A)]);
+    await recordEvent(t.db, rig.config, alert.id, 'opened', { now: at(0), data: { severity: 'critical' } });
+    await rig.drain();
+    const dedupKey = events[0]!.dedup_key as string;
+    await setDestinations([pager(KEY_B)]);
+
+    const engine = await createKeyedEngine(t.db, at(1), { EVENTS_API_URL: `${EVENTS_HOST}/v2/enqueue`, PLATFORM_CHANNEL: 'C0PLATFORM' });
+    await reportRun(t.db, wf, null, { status: 'succeeded' }, at(1));
+    await stepUntil(engine, at(3));
+    const resolved = await t.db.selectFrom('alertEvents').select(['kind', 'data']).where('alertId', '=', alert.id).where('kind', '=', 'resolved').executeTakeFirstOrThrow();
+    expect(resolved.data).toMatchObject({ unresolvedIncidents: [{ destination: destinationId(pager(KEY_A) as never, undefined), dedupKey }] });
+    rig.clock.set(at(3));
+    await rig.drain();
+    expect(events.map((e) => [e.event_action, e.routing_key])).toEqual([['trigger', KEY_A]]);
   });
 
   it('the old key kept as `retired`: the resolve (and an acknowledge) go to it with the incident’s dedup key; a new alert pages the new key only', async () => {
