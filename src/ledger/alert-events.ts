@@ -38,7 +38,7 @@ export async function recordAlertEvent(trx: Transaction<Database>, input: EventI
 
 /**
  * recordAlertEvent for many events at once: one statement writes them all
- * with their outbox rows, after two that read the routing (none when the
+ * with their outbox rows, after three that read the routing (none when the
  * caller knows it: the evaluator records a whole poller batch's events, and
  * its alert rows, this way). Events are
  * recorded in the given order, so their ids, and each thread's delivery
