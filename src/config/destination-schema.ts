@@ -35,6 +35,13 @@ const emailDestination = z
   })
   .strict();
 
+/**
+ * A PagerDuty key kept only to close what was opened under it (a key being rotated out): it pages nothing
+ * new, and the incidents it was paged for still get their acknowledge, updates and resolve
+ * (src/ledger/destinations.ts shouldRoute). Remove it once they are closed.
+ */
+const pagerDutyRetired = z.literal(true).optional();
+
 const webhookFields = {
   kind: z.literal('webhook'),
   url: z.url({ protocol: /^https?$/, error: 'an http(s) URL' }),
@@ -92,6 +99,7 @@ export const destinationSchema = z.discriminatedUnion(
         routingKey: pagerDutyRoutingKey.optional(),
         /** Name of an environment variable holding `routingKey`. */
         routingKeyEnv: envVarName.optional(),
+        retired: pagerDutyRetired,
         ...routingFields,
       })
       .strict()
@@ -111,7 +119,7 @@ export const resolvedDestinationSchema = z.discriminatedUnion(
     slackDestination,
     emailDestination,
     z.object({ ...webhookFields, secret: webhookSecret }).strict(),
-    z.object({ kind: z.literal('pagerduty'), routingKey: pagerDutyRoutingKey, ...routingFields }).strict(),
+    z.object({ kind: z.literal('pagerduty'), routingKey: pagerDutyRoutingKey, retired: pagerDutyRetired, ...routingFields }).strict(),
   ],
   kindError,
 );

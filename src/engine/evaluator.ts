@@ -61,7 +61,7 @@ type MainEffect = Exclude<Effect, FlappingEffect>;
 export async function evaluateWorkflows(trx: Transaction<Database>, deps: EvaluatorDeps, targets: EvaluationTarget[], now: Date, checked: CheckedRun[] = []): Promise<boolean> {
   if (targets.length + checked.length === 0) return false;
   const ids = targets.map((t) => t.workflow.id);
-  const { open, seenGroups, heard } = await lockOpenAlerts(trx, ids, checked);
+  const { open, seenGroups, heard, incidents } = await lockOpenAlerts(trx, ids, checked);
   if (targets.length === 0) return false;
   const openBy = new Map(open.map((a) => [a.workflowId, a]));
   const facts = await loadHistoryFacts(trx, ids, [...openBy.keys()]);
@@ -126,7 +126,7 @@ export async function evaluateWorkflows(trx: Transaction<Database>, deps: Evalua
     }
     flappingNote();
   }
-  const routing = routingRead ? routingOf(targets, heard) : undefined;
+  const routing = routingRead ? routingOf(targets, heard, incidents) : undefined;
   const written = await recordAlertEvents(trx, events, { routing, alerts: { opening, changed: [...changed.values()] } });
   const told = await tellDependencies(trx, deps, { blocked, opened: withRealIds(opened, events, written), targets, now });
   return events.length + told > 0;
@@ -138,10 +138,18 @@ export async function evaluateWorkflows(trx: Transaction<Database>, deps: Evalua
  * claimed rows the output checks changed (a data-modifying CTE; the history
  * facts, a later statement, see them).
  */
-async function lockOpenAlerts(trx: Transaction<Database>, workflowIds: number[], checked: CheckedRun[]): Promise<{ open: Alert[]; seenGroups: Map<number, (string | null)[]>; heard: RoutingFacts['heard'] }> {
-  const { rows } = await sql<Alert & { heardBy: string[]; seenGroups: (string | null)[] }>`${prepared}
+async function lockOpenAlerts(
+  trx: Transaction<Database>,
+  workflowIds: number[],
+  checked: CheckedRun[],
+): Promise<{ open: Alert[]; seenGroups: Map<number, (string | null)[]> } & Pick<RoutingFacts, 'heard' | 'incidents'>> {
+  const { rows } = await sql<Alert & { heardBy: string[]; incidents: string[]; seenGroups: (string | null)[] }>`${prepared}
     with checked as (${checkedRunsUpdate(checked)} returning 1)
     select a.*, array(select distinct n.destination from notifications n where n.alert_id = a.id and n.status <> 'skipped') as heard_by,
+      array(
+        select distinct n.destination || ' ' || (n.result->>'dedupKey') from notifications n
+        where n.alert_id = a.id and n.status = 'sent' and n.destination like 'pagerduty:%' and n.result ? 'dedupKey'
+      ) as incidents,
       array(
         select distinct case e.kind when 'opened' then e.data->>'errorGroup' else e.data->>'to' end from alert_events e
         where e.alert_id = a.id and e.kind in ('opened', 'error_group_changed')
@@ -150,9 +158,15 @@ async function lockOpenAlerts(trx: Transaction<Database>, workflowIds: number[],
     where a.workflow_id = any(${workflowIds}::int[]) and a.status = 'open'
     for update of a
   `.execute(trx);
-  const open = rows.map(({ heardBy: _heardBy, seenGroups: _seenGroups, ...alert }) => alert);
+  const open = rows.map(({ heardBy: _heardBy, incidents: _incidents, seenGroups: _seenGroups, ...alert }) => alert);
   const seenGroups = new Map(rows.map((r) => [r.id, r.seenGroups]));
-  return { open, seenGroups, heard: rows.flatMap((r) => r.heardBy.map((destination) => ({ alertId: r.id, destination }))) };
+  return {
+    open,
+    seenGroups,
+    heard: rows.flatMap((r) => r.heardBy.map((destination) => ({ alertId: r.id, destination }))),
+    // `destination dedupKey`: a destination id has no space in it.
+    incidents: rows.flatMap((r) => r.incidents.map((i) => ({ alertId: r.id, destination: i.slice(0, i.indexOf(' ')), dedupKey: i.slice(i.indexOf(' ') + 1) }))),
+  };
 }
 
 /**
@@ -234,10 +248,11 @@ function changedAlert({ alert, effect, flapping }: Decision, now: Date): Alert[]
 }
 
 /** What routing needs of the batch, read with it: no statement of its own. */
-function routingOf(targets: EvaluationTarget[], heard: RoutingFacts['heard']): RoutingFacts {
+function routingOf(targets: EvaluationTarget[], heard: RoutingFacts['heard'], incidents: RoutingFacts['incidents']): RoutingFacts {
   return {
     workflows: targets.map(({ workflow, tenant }) => ({ id: workflow.id, destinations: tenant.destinations, policyVersion: workflow.policyVersion, shadow: workflow.shadow, tenantShadow: tenant.shadow })),
     heard,
+    incidents,
   };
 }
 

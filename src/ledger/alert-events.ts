@@ -1,5 +1,7 @@
 import type { Transaction } from 'kysely';
 import type { Alert, AlertEvent, Database, Tenant } from '../db/schema.js';
+import { sql } from 'kysely';
+import { unresolvedIncidents, type UnresolvedIncident } from '../domain/pagerduty-incident.js';
 import { isNotifiedKind, QUIET_EVENT_KINDS, shadowEventData, type AlertEventKind } from '../domain/events.js';
 import { heldBySilence, heldReleases, silenceState, summariseHeld, type HeldSummary } from '../domain/silence.js';
 import { countsTowardStorm } from '../domain/storm.js';
@@ -36,7 +38,7 @@ export async function recordAlertEvent(trx: Transaction<Database>, input: EventI
 
 /**
  * recordAlertEvent for many events at once: one statement writes them all
- * with their outbox rows, after two that read the routing (none when the
+ * with their outbox rows, after three that read the routing (none when the
  * caller knows it: the evaluator records a whole poller batch's events, and
  * its alert rows, this way). Events are
  * recorded in the given order, so their ids, and each thread's delivery
@@ -69,6 +71,9 @@ export async function recordAlertEvents(
   inputs.forEach((input, event) => {
     if (!quiet(input) && !isNotifiedKind(input.kind)) return;
     const destinations = router.route(input);
+    const unresolved = router.unresolved(input);
+    // The thread says which incident stays open (a note in the recovery reply), naming the key by its id only.
+    if (unresolved.length > 0) events[event]!.data = { ...events[event]!.data, unresolvedIncidents: unresolved };
     if (destinations.length === 0) return;
     const held = silenceState(input.alert, input.now).silenced && heldBySilence(input.kind, input.data);
     wake ||= !held;
@@ -89,6 +94,8 @@ export interface RoutingFacts {
   workflows: { id: number; destinations: unknown; policyVersion: number | null; shadow: boolean; tenantShadow: boolean }[];
   /** A destination with a row for the alert that was not skipped has been told the alert exists. */
   heard: { alertId: number; destination: string }[];
+  /** The PagerDuty incidents each alert has opened: the routing key's destination id and the dedup_key its trigger was sent with. */
+  incidents: { alertId: number; destination: string; dedupKey: string }[];
 }
 
 /**
@@ -111,14 +118,28 @@ async function loadRoutingFacts(trx: Transaction<Database>, alerts: Pick<Alert, 
     .where('alertId', 'in', alertIds)
     .where('status', '!=', 'skipped')
     .execute();
-  return { workflows, heard };
+  const incidents = await trx
+    .selectFrom('notifications')
+    .select(['alertId', 'destination', sql<string>`result->>'dedupKey'`.as('dedupKey')])
+    .distinct()
+    .where('alertId', 'in', alertIds)
+    .where('status', '=', 'sent')
+    .where('destination', 'like', 'pagerduty:%')
+    .where(sql<boolean>`result ? 'dedupKey'`)
+    .execute();
+  return { workflows, heard, incidents };
 }
 
 /** The destinations each event goes to under each one's routing rules. */
 function routerOf(facts: RoutingFacts) {
   const workflowOf = new Map(facts.workflows.map((s) => [s.id, s]));
   const heard = new Set(facts.heard.map((r) => `${r.alertId}\u0000${r.destination}`));
+  const orphans = new Map<EventInput, UnresolvedIncident[]>();
   return {
+    /** The PagerDuty incidents a resolve routed by `route` cannot reach: their routing key is configured nowhere now. */
+    unresolved(input: EventInput): UnresolvedIncident[] {
+      return orphans.get(input) ?? [];
+    },
     /** The version an event is decided under: the workflow's current one (evaluation uses the current policy). */
     policyVersion(alert: Pick<Alert, 'workflowId'> & { policyVersion?: number | null }): number | null {
       return workflowOf.get(alert.workflowId)?.policyVersion ?? alert.policyVersion ?? null;
@@ -135,10 +156,15 @@ function routerOf(facts: RoutingFacts) {
         routes = [...routes, ...toldBefore];
       }
       const update = (input.data as { update?: unknown }).update === true;
+      // Its resolve is still written for a key no longer configured (never sent to another one): delivered if the key
+      // comes back before it is sent (as `retired`), else it goes dead naming the incident left open.
+      const unresolved = input.kind === 'resolved' ? unresolvedIncidents(facts.incidents.filter((i) => i.alertId === input.alert.id), routes.map((r) => r.id)) : [];
+      orphans.set(input, unresolved);
       return routes
         .filter((r) => !input.onlyDestinations || input.onlyDestinations.includes(r.id))
         .filter((r) => shouldRoute(r, input.kind, input.alert.severity, heard.has(`${input.alert.id}\u0000${r.id}`), update))
-        .map((r) => r.id);
+        .map((r) => r.id)
+        .concat(unresolved.map((i) => i.destination));
     },
     /** Whether the alert's workflow (or its tenant) is in shadow: its events page nobody. */
     shadow(alert: Pick<Alert, 'workflowId'>): boolean {

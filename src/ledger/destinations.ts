@@ -15,6 +15,8 @@ export interface Route {
   spec?: DestinationSpec;
   /** The tenant's channel and the platform channel hear every event, as they did before routing rules existed. */
   everything?: true;
+  /** A PagerDuty key being rotated out: it hears the alerts it was paged for, and no new one. */
+  retired?: true;
 }
 
 export type RoutingConfig = Pick<Config, 'PLATFORM_CHANNEL'> & Partial<Pick<Config, 'PLATFORM_DESTINATIONS' | 'destinationIdKey'>>;
@@ -62,7 +64,8 @@ export function routesFor(tenant: RoutingTenant, config: RoutingConfig): Route[]
 /** `idKey`: the database's destination id key (RoutingConfig.destinationIdKey), which a webhook's id needs. */
 export function routeOf(spec: DestinationSpec, idKey: string | undefined): Route {
   const defaults = KIND_DEFAULTS[spec.kind];
-  return { id: destinationId(spec, idKey), kind: spec.kind, minSeverity: spec.minSeverity ?? defaults?.minSeverity ?? 'warning', events: spec.events ?? defaults?.events, spec };
+  const retired = spec.kind === 'pagerduty' && spec.retired ? { retired: true as const } : {};
+  return { id: destinationId(spec, idKey), kind: spec.kind, minSeverity: spec.minSeverity ?? defaults?.minSeverity ?? 'warning', events: spec.events ?? defaults?.events, spec, ...retired };
 }
 
 /**
@@ -89,10 +92,12 @@ export function destinationsFor(tenant: RoutingTenant, config: RoutingConfig): s
  * - the tenant's and platform channels get everything;
  * - a destination that has heard this alert (it has a row that was not
  *   skipped) gets the events it asked for, and always `resolved`;
- * - one that has not gets its first row when the alert is at or above its
+ * - one that has not (a retired PagerDuty key never does)
+ *   gets its first row when the alert is at or above its
  *   minimum severity and the event opens the alert for it (`opened`, or
  *   `escalated` for a critical-only destination: its thread starts there).
- *   A destination added mid-incident starts with the next event it asked for.
+ *   A destination added mid-incident starts with the next event it asked for
+ *   (a pager: with the next trigger, as an acknowledge has no incident there).
  * Quiet events (a failure count, for Slack to re-render its root) go only to
  * Slack destinations already in the thread, and updates (`data.update`) only
  * to Slack destinations.
@@ -105,8 +110,12 @@ export function shouldRoute(route: Route, kind: AlertEventKind, severity: Severi
   if (!isNotifiedKind(kind)) return false;
   const wanted = route.events === undefined || route.events.includes(kind);
   if (heard) return wanted || kind === 'resolved';
+  if (route.retired) return false;
   // Not told it opened, so not told it closed.
   if (kind === 'resolved' || !meets(route, severity)) return false;
+  // A pager's incident exists only where a trigger went: an acknowledge (and so its resolve) sent to a key added
+  // mid-incident would land on no incident there, while the one the alert opened stays open on the old key.
+  if (route.kind === 'pagerduty') return OPENINGS.includes(kind);
   return wanted || OPENINGS.includes(kind);
 }
 

@@ -38,7 +38,7 @@ function destinationView(d: DestinationSpec, idKey: string | undefined) {
     case 'webhook':
       return { id: destinationId(d, idKey), kind: d.kind, url: shownUrl(d.url), headers: Object.keys(d.headers ?? {}), hasSecret: true, ...routing };
     case 'pagerduty':
-      return { id: destinationId(d, idKey), kind: d.kind, hasRoutingKey: true, ...routing };
+      return { id: destinationId(d, idKey), kind: d.kind, hasRoutingKey: true, ...(d.retired ? { retired: true } : {}), ...routing };
   }
 }
 

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import type { Alert, Workflow } from '../../src/db/schema.js';
+import { dedupKeyFor, installationOf } from '../../src/domain/pagerduty-incident.js';
 import { verifyLaunchSignature } from '../../src/launch/signature.js';
 import { requestRunNow } from '../../src/services/run-now.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
@@ -114,9 +115,9 @@ describe('the genuine-defect night, told everywhere', () => {
     // PagerDuty: trigger then resolve per alert; the warning paged only when it escalated to critical.
     const pages = rig.pagerduty.requests.map((r) => JSON.parse(r.body));
     for (const alert of [pipeline, quality]) {
-      expect(pages.filter((p) => p.dedup_key === `scheduler-bot:alert:${alert.id}`).map((p) => p.event_action)).toEqual(['trigger', 'resolve']);
+      expect(pages.filter((p) => p.dedup_key === dedupKeyFor(alert.id, installationOf(rig.config.destinationIdKey!))).map((p) => p.event_action)).toEqual(['trigger', 'resolve']);
     }
-    const qualityTrigger = pages.find((p) => p.dedup_key === `scheduler-bot:alert:${quality.id}`);
+    const qualityTrigger = pages.find((p) => p.dedup_key === dedupKeyFor(quality.id, installationOf(rig.config.destinationIdKey!)));
     expect(qualityTrigger.payload).toMatchObject({ severity: 'critical', custom_details: { event: 'escalated' } });
     expect(new Date(qualityTrigger.payload.timestamp)).toEqual(at('02:33'));
   }, 120_000); // a whole night through the real engine and four transports: slow on a loaded 2-core machine

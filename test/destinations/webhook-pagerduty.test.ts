@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runLoop } from '../../src/engine/runner.js';
 import { releaseHeldNotifications } from '../../src/ledger/alert-events.js';
 import { endSilence } from '../../src/ledger/alert-actions.js';
+import { dedupKeyFor, installationOf } from '../../src/domain/pagerduty-incident.js';
 import { verifyLaunchSignature } from '../../src/launch/signature.js';
 import { silentLogger } from '../../src/log.js';
 import { claimNotifications } from '../../src/notify/claim-notifications.js';
@@ -35,6 +36,8 @@ async function setup(kind: 'webhook' | 'pagerduty', severity: 'warning' | 'criti
 }
 
 const body = (r: { body: string }) => JSON.parse(r.body) as Record<string, any>;
+/** The dedup_key of an alert's incident: namespaced by this database's installation (src/domain/pagerduty-incident.ts). */
+const dedup = (alertId: number) => dedupKeyFor(alertId, installationOf(rig!.config.destinationIdKey!));
 
 describe('webhook destination', () => {
   it('posts each event once as signed JSON with an Idempotency-Key; the signature verifies with the README snippet’s check', async () => {
@@ -209,7 +212,7 @@ describe('pagerduty destination', () => {
 
     const events = rig.pagerduty.requests.map(body);
     expect(events.map((e) => e.event_action)).toEqual(['trigger', 'acknowledge', 'resolve']);
-    expect(new Set(events.map((e) => e.dedup_key))).toEqual(new Set([`scheduler-bot:alert:${alert.id}`]));
+    expect(new Set(events.map((e) => e.dedup_key))).toEqual(new Set([dedup(alert.id)]));
     expect(events.every((e) => e.routing_key === ROUTING_KEY)).toBe(true);
     expect(rig.pagerduty.requests[0]!.path).toBe('/v2/enqueue');
     expect(events[0]).toMatchObject({
@@ -258,8 +261,8 @@ describe('pagerduty destination', () => {
     await recordEvent(t.db, rig.config, alert.id, 'went_live', { now: at(10) });
     await rig.drain();
     expect(rig.pagerduty.accepted().map((r) => [body(r).event_action, body(r).dedup_key])).toEqual([
-      ['trigger', `scheduler-bot:alert:${alert.id}`],
-      ['acknowledge', `scheduler-bot:alert:${alert.id}`],
+      ['trigger', dedup(alert.id)],
+      ['acknowledge', dedup(alert.id)],
     ]);
     // Unowned, it pages as before.
     const wf2 = await makeWorkflow(t.db, { tenantId: 'acme', name: 'hourly-export', cron: '0 * * * *' });
@@ -299,7 +302,7 @@ describe('pagerduty destination', () => {
     });
     await recordEvent(t.db, rig.config, other.id, 'resolved', { now: at(130) });
     await rig.drain();
-    expect(rig.pagerduty.accepted().map((r) => body(r).dedup_key)).toEqual([`scheduler-bot:alert:${alert.id}`, `scheduler-bot:alert:${alert.id}`]);
+    expect(rig.pagerduty.accepted().map((r) => body(r).dedup_key)).toEqual([dedup(alert.id), dedup(alert.id)]);
   });
 
   it('a pager set to hear warnings, paged at warning, the alert escalating while silenced: the silence ends with the held escalation, so the incident becomes critical', async () => {
@@ -350,8 +353,8 @@ describe('pagerduty destination', () => {
     await expire(alert.id, at(60));
     await rig.drain();
     expect(rig.pagerduty.accepted().map((r) => [body(r).event_action, body(r).dedup_key])).toEqual([
-      ['trigger', `scheduler-bot:alert:${alert.id}`],
-      ['acknowledge', `scheduler-bot:alert:${alert.id}`],
+      ['trigger', dedup(alert.id)],
+      ['acknowledge', dedup(alert.id)],
     ]);
 
     await recordEvent(t.db, rig.config, alert.id, 'resolved', { now: at(90), changes: { status: 'resolved', resolvedAt: at(90) } });
@@ -367,8 +370,8 @@ describe('pagerduty destination', () => {
     await expire(other.id, at(160));
     await rig.drain();
     expect(rig.pagerduty.accepted().slice(3).map((r) => [body(r).event_action, body(r).dedup_key])).toEqual([
-      ['trigger', `scheduler-bot:alert:${other.id}`],
-      ['acknowledge', `scheduler-bot:alert:${other.id}`],
+      ['trigger', dedup(other.id)],
+      ['acknowledge', dedup(other.id)],
     ]);
   });
 

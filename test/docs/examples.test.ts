@@ -20,7 +20,7 @@ function fileAround(workflow: Entry): string {
   return JSON.stringify({ tenants, workflows: [workflow, ...stand] });
 }
 
-const env = { ACME_API_TOKEN: 'a-token-of-sixteen-or-more', ACME_WEBHOOK_SECRET: 'a-secret-of-sixteen-or-more', ACME_PAGERDUTY_KEY: 'R0123456789abcdefABCDEF0123456789' };
+const env = { ACME_API_TOKEN: 'a-token-of-sixteen-or-more', ACME_WEBHOOK_SECRET: 'a-secret-of-sixteen-or-more', ACME_PAGERDUTY_KEY: 'R0123456789abcdefABCDEF0123456789', ACME_PAGERDUTY_OLD_KEY: 'R0LD456789abcdefABCDEF0123456789' };
 
 describe('the examples validate through the real validators', () => {
   it('examples/workflows.json', () => {

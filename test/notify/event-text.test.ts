@@ -119,7 +119,7 @@ function render([, kind, actor, data, over]: Case) {
   const input = { notification: { idempotencyKey: 'k' }, target: '', event, alert: a, workflow, tenant, queuedBehind: 0, now: NOW } as unknown as DeliveryInput;
   const webhook = webhookPayload(input, null, undefined);
   const action = pagerDutyAction(event);
-  const pd = action ? (pagerDutyEvent(input, 'rk', action, null) as { event_action: string; payload?: { summary: string } }) : undefined;
+  const pd = action ? (pagerDutyEvent(input, 'rk', 'scheduler-bot:alert:1', action, null) as { event_action: string; payload?: { summary: string } }) : undefined;
   return { model, slack, email, webhook, pd };
 }
 

@@ -95,7 +95,7 @@ function resolvedText(event: EventInput, a: EventTextInput['alert'], d: Data): E
   const end = a.resolvedAt ?? event.at;
   const ms = seconds !== undefined ? seconds * 1000 : end.getTime() - a.openedAt.getTime();
   const after: TextPart = { type: 'duration', ms };
-  const held = heldSentence(d.heldWhileSilenced);
+  const held = [...heldSentence(d.heldWhileSilenced), ...unresolvedIncidentParts(d)];
   const note = str(d, 'note');
   const quote = note ? { quote: note } : {};
   switch (str(d, 'by') ?? 'run') {
@@ -140,6 +140,21 @@ function lateReportParts(d: Data): TextPart[] {
     code(`graceSeconds: ${late.graceToCoverSeconds}`),
     t(' or more, or a start ping when the job begins.'),
   ];
+}
+
+/**
+ * PagerDuty incidents this resolve cannot reach (src/domain/pagerduty-incident.ts unresolvedIncidents):
+ * their routing key was changed or removed while they were open. Named by dedup_key and by the key's id
+ * (a digest), never the key, for a person to resolve them in PagerDuty.
+ */
+function unresolvedIncidentParts(d: Data): TextPart[] {
+  const list = Array.isArray(d.unresolvedIncidents) ? (d.unresolvedIncidents as Data[]) : [];
+  return list.flatMap((i) => {
+    const dedupKey = str(i, 'dedupKey');
+    const destination = str(i, 'destination');
+    if (!dedupKey || !destination) return [];
+    return [t(' PagerDuty incident '), code(dedupKey), t(' was opened under routing key '), code(destination), t(', which is no longer configured: it stays open, resolve it in PagerDuty.')];
+  });
 }
 
 const resolved: Renderer = ({ event, alert, d }) => resolvedText(event, alert, d);

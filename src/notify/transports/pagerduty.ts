@@ -1,6 +1,8 @@
 import type { Config } from '../../config/env.js';
 import type { Db } from '../../db/connect.js';
 import type { RoutingConfig } from '../../ledger/destinations.js';
+import { sql } from 'kysely';
+import { incidentDedupKey, installationOf } from '../../domain/pagerduty-incident.js';
 import { cutText } from '../../domain/text.js';
 import { type DeliveryInput, type DeliveryResult, type LastRun, type Transport, LEASE_LOST } from '../transport.js';
 import { ownerChange } from '../event-text.js';
@@ -10,9 +12,24 @@ import { postJson } from './post-json.js';
 
 export type PagerDutyAction = 'trigger' | 'acknowledge' | 'resolve';
 
-/** One incident per alert: every event of the alert names the same dedup_key. */
-export function dedupKeyFor(alertId: number): string {
-  return `scheduler-bot:alert:${alertId}`;
+/**
+ * The dedup_key of the alert's incident at this routing key: the one its
+ * trigger there was sent with (so an incident triggered before an upgrade, or
+ * under another installation tag, still resolves), else a new incident's,
+ * namespaced by the installation (src/domain/pagerduty-incident.ts).
+ */
+export async function alertDedupKey(db: Db, input: Pick<DeliveryInput, 'alert' | 'notification'>, destinationIdKey: string | undefined): Promise<string> {
+  const triggered = await db
+    .selectFrom('notifications')
+    .select(sql<string>`result->>'dedupKey'`.as('dedupKey'))
+    .where('alertId', '=', input.alert.id)
+    .where('destination', '=', input.notification.destination)
+    .where('status', '=', 'sent')
+    .where(sql<boolean>`result ? 'dedupKey'`)
+    .orderBy('id')
+    .limit(1)
+    .executeTakeFirst();
+  return incidentDedupKey(input.alert.id, destinationIdKey ? installationOf(destinationIdKey) : undefined, triggered?.dedupKey);
 }
 
 /**
@@ -55,8 +72,8 @@ export function pagerDutyActions(event: Pick<DeliveryInput['event'], 'kind' | 'a
   return { send: [action] };
 }
 
-export function pagerDutyEvent(input: DeliveryInput, routingKey: string, action: PagerDutyAction, lastRun: LastRun | null, publicUrl?: string) {
-  const base = { routing_key: routingKey, event_action: action, dedup_key: dedupKeyFor(input.alert.id) };
+export function pagerDutyEvent(input: DeliveryInput, routingKey: string, dedupKey: string, action: PagerDutyAction, lastRun: LastRun | null, publicUrl?: string) {
+  const base = { routing_key: routingKey, event_action: action, dedup_key: dedupKey };
   if (action !== 'trigger') return base;
   const { alert: a, workflow: w, tenant: t } = input;
   const facts = alertFacts({ alert: a, workflow: w, tenant: t, event: input.event, lastRun }, input.now);
@@ -99,14 +116,16 @@ export function pagerDutyTransport(deps: { db: Db; config: RoutingConfig & Pick<
     pacing: { key: (destination) => destination, minIntervalMs: options.minIntervalMs ?? 500 },
 
     async deliver(input: DeliveryInput): Promise<DeliveryResult> {
-      const spec = destinationSpecFor(input, deps.config, 'pagerduty');
-      if (isResult(spec)) return spec;
       const plan = pagerDutyActions(input.event, input.alert);
       if ('skipped' in plan) return { kind: 'skipped', reason: plan.skipped };
+      const dedupKey = await alertDedupKey(deps.db, input, deps.config.destinationIdKey);
+      const spec = destinationSpecFor(input, deps.config, 'pagerduty');
+      // Never another key's: a dedup_key is per service, and the incident is on the key it was triggered with.
+      if (isResult(spec)) return spec.kind === 'permanent' ? { ...spec, error: `${spec.error}: PagerDuty incident ${dedupKey} stays open there; resolve it in PagerDuty` } : spec;
       let status = 0;
       // In order, each safe to send again (the dedup_key): a failure after the trigger retries both.
       for (const action of plan.send) {
-        const body = JSON.stringify(pagerDutyEvent(input, spec.routingKey, action, action === 'trigger' ? input.lastRun : null, deps.config.PUBLIC_URL));
+        const body = JSON.stringify(pagerDutyEvent(input, spec.routingKey, dedupKey, action, action === 'trigger' ? input.lastRun : null, deps.config.PUBLIC_URL));
         const lease = await input.keepLease();
         if (!lease) return LEASE_LOST;
         const outcome = await postJson(deps.config.EVENTS_API_URL, body, { timeoutMs, now: input.now, tenantId: input.tenant.id, signal: lease });
@@ -114,7 +133,7 @@ export function pagerDutyTransport(deps: { db: Db; config: RoutingConfig & Pick<
         status = outcome.status;
       }
       const action = plan.send.join('+');
-      return { kind: 'sent', ref: dedupKeyFor(input.alert.id), result: { action, dedupKey: dedupKeyFor(input.alert.id), status } };
+      return { kind: 'sent', ref: dedupKey, result: { action, dedupKey, status } };
     },
   };
 }

@@ -1,0 +1,58 @@
+import { createHmac } from 'node:crypto';
+
+/**
+ * PagerDuty incidents: which one an alert's events name (the `dedup_key`) and
+ * which incidents a change of configuration has cut off. Pure: values in, a
+ * value out.
+ */
+
+/**
+ * The installation's tag: 12 hex digits of HMAC-SHA256, under the database's
+ * random destination id key (instance_keys, migration 0019), of a fixed
+ * label. Stable for as long as the database, different between two databases
+ * (two installations sharing one routing key), and the key cannot be worked
+ * back from it.
+ */
+export function installationOf(destinationIdKey: string): string {
+  return createHmac('sha256', destinationIdKey).update('pagerduty-dedup-key').digest('hex').slice(0, 12);
+}
+
+/**
+ * The dedup_key a new incident is triggered with: the installation and the
+ * alert. Without an installation (an older version's trigger) it was
+ * `scheduler-bot:alert:<id>`, which collides across installations.
+ */
+export function dedupKeyFor(alertId: number, installation: string | undefined): string {
+  return installation ? `scheduler-bot:${installation}:alert:${alertId}` : `scheduler-bot:alert:${alertId}`;
+}
+
+/**
+ * The dedup_key an event of the alert names at one routing key: the one its
+ * incident there was triggered with, when a trigger went (an incident opened
+ * before the upgrade keeps its key to the end, or it would never resolve),
+ * else a new incident's.
+ */
+export function incidentDedupKey(alertId: number, installation: string | undefined, triggeredWith: unknown): string {
+  return typeof triggeredWith === 'string' && triggeredWith.startsWith('scheduler-bot:') ? triggeredWith : dedupKeyFor(alertId, installation);
+}
+
+/** A PagerDuty incident an alert's resolve cannot reach: its routing key is configured nowhere any more. */
+export interface UnresolvedIncident {
+  /** `pagerduty:<12 hex digits of the key's SHA-256>`: names the key, never holds it. */
+  destination: string;
+  dedupKey: string;
+}
+
+/**
+ * The PagerDuty destinations that have heard an alert (`heard`, with the
+ * dedup_key each was triggered with) and are no longer among the routes
+ * configured now (`configured`, retired keys included): the routing key
+ * changed or was removed while the incident was open. Their resolve is not
+ * sent to any other key (a dedup_key is per service: another service has no
+ * such incident, or another installation's); the thread says which incident
+ * stays open, for a person to resolve in PagerDuty.
+ */
+export function unresolvedIncidents(heard: readonly { destination: string; dedupKey: string }[], configured: readonly string[]): UnresolvedIncident[] {
+  const seen = new Set<string>();
+  return heard.filter((h) => h.destination.startsWith('pagerduty:') && !configured.includes(h.destination) && !seen.has(h.destination) && seen.add(h.destination));
+}
