@@ -71,6 +71,8 @@ describe("the tick scheduler under one tenant's backlog", () => {
     const big = claimed.filter((w) => w.tenantId === 'big');
     expect(big).toHaveLength(999);
     expect(big.every((w) => w.nextTickAt!.getTime() === BIG_DUE.getTime())).toBe(true);
+    const oldest = await t.db.selectFrom('workflows').select('id').where('tenantId', '=', 'big').orderBy('id').limit(999).execute();
+    expect(big.map((w) => w.id)).toEqual(oldest.map((w) => w.id));
   });
 
   it("fires every due tick once, and the small tenant's among the first launches", async () => {
