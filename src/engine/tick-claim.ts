@@ -4,25 +4,63 @@ import { insertScheduledRows, newRunRow, RUN_LEASE_MS } from '../ledger/runs.js'
 import type { Launch } from './launch-queue.js';
 import type { ClaimedWorkflow, Fire, Firing } from './tick-plan.js';
 import type { RunStillRunning } from '../domain/overlap.js';
+import { prepared } from '../db/prepared.js';
 import { coalescedNote, missedTickError } from '../domain/catch-up.js';
 
-/** Due managed workflows, locked FOR UPDATE SKIP LOCKED: another scheduler skips them and takes the next ones. */
-export function claimDueWorkflows(trx: Transaction<Database>, now: Date, limit: number): Promise<ClaimedWorkflow[]> {
-  return trx
-    .selectFrom('workflows')
-    .innerJoin('tenants', 'tenants.id', 'workflows.tenantId')
-    .selectAll('workflows')
-    .select('tenants.name as tenantName')
-    .where('workflows.enabled', '=', true)
-    .where('workflows.paused', '=', false)
-    .where('workflows.mode', '=', 'managed')
-    .where('workflows.nextTickAt', '<=', now)
-    .where('tenants.enabled', '=', true)
-    .orderBy('workflows.nextTickAt')
-    .limit(limit)
-    .forUpdate('workflows')
-    .skipLocked()
-    .execute();
+/**
+ * How many of the oldest due ticks a claim ranks by tenant: ten batches'
+ * worth, at least 10,000 (two tenants' worth of due workflows at the default
+ * MAX_WORKFLOWS_PER_TENANT). Within it a tenant's tick waits for no other
+ * tenant's backlog; beyond it (more ticks due before it than the window) it
+ * waits until that backlog is within the window. The bound keeps each claim's
+ * cost an index range, whatever the number of due workflows.
+ */
+export function dueWindow(limit: number): number {
+  return Math.max(10_000, limit * 10);
+}
+
+/**
+ * Due managed workflows, locked FOR UPDATE SKIP LOCKED: another scheduler
+ * skips them and takes the next ones. Tenants in turn (each tenant's oldest
+ * due tick, then each one's second, …) among the oldest `dueWindow` due
+ * ticks, so one tenant's thousands of workflows due at one minute never hold
+ * back another tenant's tick beyond the batch it lands in; within a tenant,
+ * oldest first. Returned in that order (the order their runs are inserted
+ * and launched).
+ *
+ * The tenant's row is locked too, FOR SHARE SKIP LOCKED: a tenant being
+ * disabled (its row updated, not yet committed) is skipped, not fired from a
+ * snapshot that still shows it enabled, and one whose disable committed
+ * after this statement began fails the recheck of the locked row. A disable
+ * waits for a batch holding its tenant to commit. Skipping rather than
+ * waiting means the claim never waits on a lock, so it cannot deadlock with a
+ * sync that updates tenants and then their workflows.
+ */
+export async function claimDueWorkflows(trx: Transaction<Database>, now: Date, limit: number): Promise<ClaimedWorkflow[]> {
+  const { rows } = await sql<ClaimedWorkflow>`${prepared}
+    with queue as materialized (
+      -- The oldest due ticks only (an index range on workflows_due), ranked and sorted before any row is locked;
+      -- read back in this order (a CTE scan keeps it), the locks below are tried row by row until the limit.
+      select d.id, d.tenant_id from (
+        select w.id, w.tenant_id, w.next_tick_at from workflows w join tenants t on t.id = w.tenant_id and t.enabled
+        where w.enabled and not w.paused and w.mode = 'managed' and w.next_tick_at <= ${now}
+        order by w.next_tick_at limit ${dueWindow(limit)}
+      ) d
+      order by row_number() over (partition by d.tenant_id order by d.next_tick_at, d.id), d.next_tick_at, d.id
+    )
+    select w.*, t.name as tenant_name
+    from queue q
+    -- A subquery that locks is never merged into the join: each is run for one queue row at a time, by primary key,
+    -- and gives the row as locked (rechecked against the latest committed version).
+    cross join lateral (
+      select w.* from workflows w
+      where w.id = q.id and w.enabled and not w.paused and w.mode = 'managed' and w.next_tick_at <= ${now}
+      for update skip locked
+    ) w
+    cross join lateral (select t.name from tenants t where t.id = q.tenant_id and t.enabled for share skip locked) t
+    limit ${limit}
+  `.execute(trx);
+  return rows;
 }
 
 /**

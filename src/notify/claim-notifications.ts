@@ -29,6 +29,13 @@ export interface ClaimOptions {
   exclude: string[];
   /** Only these destinations (a destination's next row, claimed as soon as its previous one settled). */
   only?: string[];
+  /**
+   * Each destination's tenant this sender last delivered a row of there.
+   * Such a destination's head is the oldest of the next tenant's after that
+   * one (tenant ids in order, round and round), so tenants sharing a
+   * destination take turns; a destination without one starts with its oldest.
+   */
+  turns?: ReadonlyMap<string, string>;
 }
 
 /**
@@ -39,9 +46,22 @@ export interface ClaimOptions {
  * a replica that dies mid-send leaves a `sending` row whose lease runs out,
  * and the next claimer treats its outcome as unknown.
  *
- * Within a destination the oldest due row goes first, whatever its retry
- * history: a destination that failed is held as a whole (`destination_outages`),
- * so when it recovers its rows leave in the order they were written. A
+ * Within a destination the oldest due row of the tenant whose turn it is
+ * goes first, whatever its retry history: a destination that failed is held
+ * as a whole (`destination_outages`), so when it recovers its rows leave in
+ * the order they were written, tenant by tenant in turn (`turns`). Tenants
+ * sharing a destination (the platform channel) take turns so that one
+ * tenant's storm there does not hold back another's alert behind its whole
+ * backlog. That reorders only rows of different tenants,
+ * so of different alerts: each alert's rows still go in event order (the
+ * head of its queue is the only one claimable), and each tenant's rows in
+ * the order written (an upstream's opening before its downstream's reply
+ * that links to it, in one tenant). Across tenants only a dependency on
+ * another tenant's workflow links two alerts' rows: a downstream's reply
+ * that goes in its tenant's turn before the upstream's root is posted there
+ * goes without the link (src/slack/transport/upstream-replies.ts: "when it
+ * has one"). A storm's members, of any tenant, are folded into the one
+ * message whichever comes first. A
  * `<kind>:*` row (the Slack workspace whose token is refused) holds every
  * destination of the kind until a probe of the credentials ends it
  * (src/notify/credential-probe.ts), whatever its `held_until`.
@@ -52,11 +72,17 @@ export interface ClaimOptions {
 export async function claimNotifications(db: Db, o: ClaimOptions): Promise<ClaimedNotification[]> {
   if (o.kinds.length === 0) return [];
   const leaseUntil = new Date(o.now.getTime() + o.leaseMs);
+  const turns = o.turns ?? new Map<string, string>();
   // Prepared (two texts, with and without `only`): its planning took longer than its execution.
   const result = await sql<Notification & DeliveryInputColumns & { previousStatus: NotificationStatus; queuedBehind: number }>`${prepared}
     with heads as (
       select distinct on (n.destination) n.id
       from notifications n
+      left join unnest(${[...turns.keys()]}::text[], ${[...turns.values()]}::text[]) as turn(destination, tenant_id) on turn.destination = n.destination
+      -- The row's tenant, looked up only where a turn is kept.
+      left join lateral (
+        select w.tenant_id from alerts a join workflows w on w.id = a.workflow_id where a.id = n.alert_id and turn.tenant_id is not null
+      ) rt on true
       where n.status in ('pending', 'sending')
         and n.next_attempt_at <= ${o.now}
         and (n.lease_expires_at is null or n.lease_expires_at <= ${o.now})
@@ -73,7 +99,8 @@ export async function claimNotifications(db: Db, o: ClaimOptions): Promise<Claim
           where p.alert_id = n.alert_id and p.destination = n.destination and p.id < n.id
             and p.status in ('pending', 'sending')
         )
-      order by n.destination, n.id
+      -- The tenants after the last one served first (in id order), then the rest from the first: a round.
+      order by n.destination, case when rt.tenant_id > turn.tenant_id then 0 else 1 end, rt.tenant_id, n.id
     ),
     locked as (
       select n.id, n.status as previous_status

@@ -54,6 +54,8 @@ async function deliverClaimed(ctx: SenderContext, claim: ClaimedNotification, wa
   return withLease(ctx, claim, now, async (input) => {
     const result = withoutSecrets(await transport.deliver(input), cleaner(claim));
     await settleDelivery(ctx, transport, key, input, result, now, deps.clock.now());
+    // Its tenant had its turn at the destination: the next row there is another tenant's, if any waits.
+    ctx.turns.set(n.destination, claim.input.tenant.id);
     return true;
   });
 }

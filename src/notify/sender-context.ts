@@ -89,6 +89,8 @@ export interface SenderContext {
    * back-off: a replica (re)started, perhaps with a new token, finds out now.
    */
   probed: Set<string>;
+  /** Each destination's tenant this sender last delivered to it: the next row there is the next tenant's (`turns` in claim-notifications.ts). */
+  turns: Map<string, string>;
 }
 
 export function createSenderContext(deps: SenderContext['deps'], transports: Transport[], options: SenderOptions): SenderContext {
@@ -104,6 +106,7 @@ export function createSenderContext(deps: SenderContext['deps'], transports: Tra
     stranded: new Set(),
     lookNow: () => {},
     probed: new Set(),
+    turns: new Map(),
   };
 }
 
@@ -117,7 +120,7 @@ export async function handBackStranded(ctx: SenderContext): Promise<void> {
 
 /** Claims due rows of this sender's kinds (at most one per destination), skipping `exclude`, or only `only`. */
 export function claimDue(ctx: SenderContext, now: Date, limit: number, exclude: string[], only?: string[]): Promise<ClaimedNotification[]> {
-  return claimNotifications(ctx.deps.db, { now, owner: ctx.deps.replicaId, leaseMs: ctx.o.leaseMs, limit, kinds: ctx.kinds, exclude, ...(only ? { only } : {}) });
+  return claimNotifications(ctx.deps.db, { now, owner: ctx.deps.replicaId, leaseMs: ctx.o.leaseMs, limit, kinds: ctx.kinds, exclude, turns: ctx.turns, ...(only ? { only } : {}) });
 }
 
 /** Sleeps on the sender's clock, counted as not awake meanwhile. */

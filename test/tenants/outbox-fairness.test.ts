@@ -75,4 +75,19 @@ describe("the outbox under one tenant's storm", () => {
     expect(posts.slice(0, at).filter((c) => c.channel === 'CSTORM').length).toBeLessThanOrEqual(1);
     expect(at).toBeLessThan(4);
   }, 120_000);
+
+  it("storms off: on the shared platform channel B's root goes out in A's first turns, not behind A's 300 roots; each tenant's roots in the order written", async () => {
+    await stormThenOne({ STORM_MIN_ALERTS: '0' });
+    const platform = () => rig!.slack.callsTo('chat.postMessage').filter((c) => c.channel === PLATFORM && !c.threadTs);
+    const quietAt = () => platform().findIndex((c) => String(c.text).includes('Quiet / load-0'));
+    for (let round = 0; round < 30 && (quietAt() < 0 || platform().length < 5); round++) {
+      if (!(await rig!.sender.tick())) rig!.clock.advance(1_100);
+    }
+    expect(quietAt()).toBeGreaterThanOrEqual(0);
+    expect(quietAt()).toBeLessThan(3);
+    // A's roots there keep the order its alerts opened in (load-0, load-1, …), before B's and after.
+    const stormRoots = platform().flatMap((c) => /^Warning \(open\): Storm \/ load-(\d+),/.exec(String(c.text))?.[1] ?? []).map(Number);
+    expect(stormRoots.length).toBeGreaterThanOrEqual(2);
+    expect(stormRoots).toEqual(stormRoots.map((_, i) => i));
+  }, 120_000);
 });
