@@ -33,6 +33,8 @@ async function deliverClaimed(ctx: SenderContext, claim: ClaimedNotification, wa
   const transport = ctx.byKind.get(parseDestination(n.destination).kind)!;
   const pacing = pacingOf(transport);
   const key = pacing?.key(n.destination);
+  // A row that posts nothing (re-rendered in place) spends none of the destination's pace.
+  const paced = pacing && key && (!transport.posts || (await transport.posts(claim.input))) ? pacing : undefined;
   const held: Held & { destination: string } = { id: n.id, owner: deps.replicaId, destination: n.destination };
   let previous: 'pending' | 'sending' = claim.previousStatus === 'sending' ? 'sending' : 'pending';
   // An earlier attempt may have been delivered: look first. A lookup posts nothing, so it takes no
@@ -41,8 +43,8 @@ async function deliverClaimed(ctx: SenderContext, claim: ClaimedNotification, wa
     if (await settleEarlierAttempt(ctx, claim, transport, key)) return true;
     previous = 'pending';
   }
-  if (pacing && key) {
-    const slot = await takeSlot(ctx, key, n.destination, pacing.minIntervalMs, wait);
+  if (paced && key) {
+    const slot = await takeSlot(ctx, key, n.destination, paced.minIntervalMs, wait);
     if (!slot.ok) {
       // Known not delivered (looked up above, or never tried): handed back as `pending`, not looked up again.
       await releaseUntried(deps.db, held, previous, slot.readyAt);
@@ -53,7 +55,7 @@ async function deliverClaimed(ctx: SenderContext, claim: ClaimedNotification, wa
   const now = deps.clock.now();
   return withLease(ctx, claim, now, async (input) => {
     const result = withoutSecrets(await transport.deliver(input), cleaner(claim));
-    await settleDelivery(ctx, transport, key, input, result, now, deps.clock.now());
+    await settleDelivery(ctx, transport, key, input, result, now, deps.clock.now(), !!paced);
     // Its tenant had its turn at the destination: the next row there is another tenant's, if any waits.
     ctx.turns.set(n.destination, claim.input.tenant.id);
     return true;
@@ -166,7 +168,7 @@ async function takeSlot(ctx: SenderContext, key: string, destination: string, in
  * arrived; the repeat carries the same Idempotency-Key), so that window holds
  * nothing else.
  */
-async function settleDelivery(ctx: SenderContext, transport: Transport, key: string | undefined, input: DeliveryInput, result: DeliveryResult, now: Date, answered: Date): Promise<void> {
+async function settleDelivery(ctx: SenderContext, transport: Transport, key: string | undefined, input: DeliveryInput, result: DeliveryResult, now: Date, answered: Date, paced = true): Promise<void> {
   const { deps, o, pacer, log } = ctx;
   const n = input.notification;
   const kind = transport.kind;
@@ -178,7 +180,7 @@ async function settleDelivery(ctx: SenderContext, transport: Transport, key: str
       // Slack counts its pace from when a message arrives, which is after `now`:
       // pacing from the answer keeps the next one from landing early and costing a 429's whole Retry-After.
       const pacing = pacingOf(transport);
-      if (pacing && key) await pacer.hold(key, n.destination, new Date(answered.getTime() + pacing.minIntervalMs), answered);
+      if (pacing && key && paced) await pacer.hold(key, n.destination, new Date(answered.getTime() + pacing.minIntervalMs), answered);
       await endOutages(ctx, ended, 'delivered', now);
       return;
     }

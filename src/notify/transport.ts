@@ -94,6 +94,14 @@ export interface Transport {
    */
   pacing?: { key(destination: string): string; minIntervalMs: number };
   /**
+   * Whether delivering this row may post a message the pace counts: false
+   * only when it surely posts nothing (Slack: a quiet event, or a storm
+   * member's once the storm message is up, re-rendered in place), and then
+   * it takes no pacing slot and holds none after. Without it, every row of
+   * a paced kind is paced.
+   */
+  posts?(input: Omit<DeliveryInput, 'now' | 'keepLease'>): Promise<boolean>;
+  /**
    * Asks the receiver whether the credentials every destination of this kind
    * shares work (`credentials: false`: it could not tell, try later). The
    * only way a `<kind>:*` credential outage ends (src/notify/credential-probe.ts).

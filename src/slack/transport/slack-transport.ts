@@ -8,7 +8,7 @@ import { renderAlertReply, renderAlertRoot, type AlertCard } from '../blocks/ale
 import { alertMetadata, metadataKey } from './metadata.js';
 import type { SlackOutboxApi } from './slack-api.js';
 import { affectedReplyTs, withUpstreamLink } from './upstream-replies.js';
-import { deliversToStorm, deliverToStorm, findStormDelivery } from './storm-delivery.js';
+import { deliversToStorm, deliverToStorm, findStormDelivery, postsInStormThread } from './storm-delivery.js';
 import { stormOf } from '../views/storm-queries.js';
 import type { SlackDirectory } from './directory.js';
 import { notifiedBy, withPageReach } from './page-reach.js';
@@ -31,11 +31,19 @@ export function slackTransport(deps: { db: Db; launchers: LauncherResolver }, ap
     kind: 'slack',
     pacing: { key: (destination) => destination, minIntervalMs: api.mode === 'console' ? 0 : SLACK_CHANNEL_INTERVAL_MS },
 
+    // Decided as `deliver` decides: a quiet event, and a storm member's event that posts nothing in
+    // the storm's thread once its message is up (an alert of its own thread posts there instead).
+    async posts({ notification: n, event }) {
+      if (isQuiet(event)) return false;
+      if (!deliversToStorm(event.kind) || postsInStormThread(event)) return true;
+      const storm = await stormOf(deps.db, n.alertId, n.destination);
+      return !storm?.rootTs || !!(await findThread(deps.db, n.alertId, n.destination));
+    },
+
     async deliver(input: DeliveryInput): Promise<DeliveryResult> {
       const { notification: n, event } = input;
       const thread = await findThread(deps.db, n.alertId, n.destination);
-      const quiet = !isNotifiedKind(event.kind) || (event.data as { quiet?: unknown }).quiet === true;
-      if (quiet) return { kind: 'sent', ref: thread?.rootTs ?? '', result: { rerender: true } };
+      if (isQuiet(event)) return { kind: 'sent', ref: thread?.rootTs ?? '', result: { rerender: true } };
 
       const metadata = alertMetadata({
         alertId: input.alert.id,
@@ -105,6 +113,11 @@ export function slackTransport(deps: { db: Db; launchers: LauncherResolver }, ap
       return { kind: 'found', ref: hit.ts, result: { ts: hit.ts, root: true } };
     },
   };
+}
+
+/** An event that posts nothing: the root refresher re-renders the alert's root in place. */
+function isQuiet(event: DeliveryInput['event']): boolean {
+  return !isNotifiedKind(event.kind) || (event.data as { quiet?: unknown }).quiet === true;
 }
 
 /** Whether Slack takes the bot token (auth.test): the probe that ends a workspace held for a refused token. */

@@ -18,7 +18,7 @@ const STORM_POST_WAIT_MS = 1000;
  * event that pages someone (an escalation to critical, a critical opening with
  * someone to page), since a re-rendered storm message notifies nobody.
  */
-const postsInStormThread = (event: DeliveryInput['event']): boolean => event.kind === 'shared_cause' || pagesSomeone(event);
+export const postsInStormThread = (event: DeliveryInput['event']): boolean => event.kind === 'shared_cause' || pagesSomeone(event);
 
 /** An alert whose opening a storm took in, and that has no thread of its own: its events are the storm message's. */
 export function deliversToStorm(kind: string): boolean {
