@@ -30,29 +30,15 @@ export function slackTransport(deps: { db: Db; launchers: LauncherResolver }, ap
   return {
     kind: 'slack',
     pacing: { key: (destination) => destination, minIntervalMs: api.mode === 'console' ? 0 : SLACK_CHANNEL_INTERVAL_MS },
-
-    // Decided as `deliver` decides: a quiet event, and a storm member's event that posts nothing in
-    // the storm's thread once its message is up (an alert of its own thread posts there instead).
-    async posts({ notification: n, event }) {
-      if (isQuiet(event)) return false;
-      if (!deliversToStorm(event.kind) || postsInStormThread(event)) return true;
-      const storm = await stormOf(deps.db, n.alertId, n.destination);
-      return !storm?.rootTs || !!(await findThread(deps.db, n.alertId, n.destination));
-    },
+    posts: (input) => postsMessage(deps.db, input),
 
     async deliver(input: DeliveryInput): Promise<DeliveryResult> {
       const { notification: n, event } = input;
       const thread = await findThread(deps.db, n.alertId, n.destination);
       if (isQuiet(event)) return { kind: 'sent', ref: thread?.rootTs ?? '', result: { rerender: true } };
 
-      const metadata = alertMetadata({
-        alertId: input.alert.id,
-        tenant: input.tenant.id,
-        workflow: input.workflow.name,
-        event: event.kind,
-        severity: input.alert.severity,
-        key: n.idempotencyKey,
-      });
+      const { alert, tenant, workflow } = input;
+      const metadata = alertMetadata({ alertId: alert.id, tenant: tenant.id, workflow: workflow.name, event: event.kind, severity: alert.severity, key: n.idempotencyKey });
       const storm = !thread && deliversToStorm(event.kind) ? await stormOf(deps.db, n.alertId, n.destination) : undefined;
       if (storm) return deliverToStorm(deps.db, api, input, storm, () => cardFrom(deps.db, deps.launchers, input.alert, input.workflow, input.tenant));
       if (!thread) {
@@ -113,6 +99,18 @@ export function slackTransport(deps: { db: Db; launchers: LauncherResolver }, ap
       return { kind: 'found', ref: hit.ts, result: { ts: hit.ts, root: true } };
     },
   };
+}
+
+/**
+ * Whether `deliver` may post a message for this row (Transport.posts), decided as it decides:
+ * not for a quiet event, nor for a storm member's event that posts nothing in the storm's
+ * thread once the storm message is up (an alert with a thread of its own posts there instead).
+ */
+async function postsMessage(db: Db, { notification: n, event }: Pick<DeliveryInput, 'notification' | 'event'>): Promise<boolean> {
+  if (isQuiet(event)) return false;
+  if (!deliversToStorm(event.kind) || postsInStormThread(event)) return true;
+  const storm = await stormOf(db, n.alertId, n.destination);
+  return !storm?.rootTs || !!(await findThread(db, n.alertId, n.destination));
 }
 
 /** An event that posts nothing: the root refresher re-renders the alert's root in place. */
