@@ -123,7 +123,9 @@ async function prepareDatabase(database: { db: Db; url: string }, config: Config
   // Webhook destinations are named by a digest under the database's key: loaded before anything routes.
   const keyed = await withDestinationIdKey(db, config);
   const sync = await syncWorkflowsFile(db, file, systemClock.now(), process.env, keyed);
-  logger.info({ file: workflowsPath, ...sync }, 'workflows synced');
+  const w = sync.workflows;
+  // Counted against what was stored, field by field: a restart with the same file says `0 updated`.
+  logger.info({ file: workflowsPath, ...sync }, `workflows synced: ${w.created} created, ${w.updated} updated, ${w.unchanged} unchanged, ${w.removed} removed${w.changed.length ? ` (${w.changed.join('; ')})` : ''}`);
   for (const [kind, names] of Object.entries(sync.takenOver)) {
     if (names.length) logger.warn({ file: workflowsPath, [kind]: names }, `the workflows file now declares ${kind} managed over the API until now: the file's version replaced theirs, and the API can no longer change them (${names.join(', ')})`);
   }

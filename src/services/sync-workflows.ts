@@ -1,7 +1,8 @@
 import { sql, type Transaction } from 'kysely';
 import type { Db } from '../db/connect.js';
 import { describeIssues, recurringMaintenanceOf, WorkflowsFileError, type DestinationSpec, type WorkflowsFile, type WorkflowSpec } from '../config/workflows-file.js';
-import { resolveDestinations, resolveLauncher, type SecretEnv, type SecretIssue } from '../config/secret-refs.js';
+import type { SecretEnv, SecretIssue } from '../config/secret-refs.js';
+import { resolveFileSecrets, type FileSecrets } from './sync-file-secrets.js';
 import { nextFireAfter, nextTickAfterEdit } from '../domain/schedule.js';
 import { channelRefusal } from '../domain/tenant-channels.js';
 import { hashToken, newPingKey, rememberSecrets, secretsOfEntry } from '../secrets.js';
@@ -11,11 +12,17 @@ import type { RoutingConfig } from '../ledger/destinations.js';
 import { syncFileDependencies } from './dependencies.js';
 import { configPauseChanged, enabledWorkflowsOf, resolveAlertsOfWorkflows, restartClocks } from './workflow-state.js';
 import { recordPolicyVersionsIn } from './policy-versions.js';
+import { changedFields, fewNames } from '../domain/definition-changes.js';
 import { announceGoingLive, shadowStates } from './shadow.js';
 
 export interface SyncResult {
   tenants: { upserted: number; disabled: number };
-  workflows: { created: number; updated: number; disabled: number };
+  /**
+   * Each workflow of the file created, updated (a field differs from what was
+   * stored) or unchanged; file workflows gone from it removed (disabled).
+   * `changed` names the updated and removed ones and their fields (at most 20).
+   */
+  workflows: { created: number; updated: number; unchanged: number; removed: number; changed: string[] };
   /**
    * Tenants (`acme`) and workflows (`acme/load`) managed over the API until
    * this sync, now declared in the file: the file's version replaced the
@@ -63,7 +70,6 @@ export async function syncWorkflowsFile(
   });
 }
 
-type FileSecrets = ReturnType<typeof resolveFileSecrets>;
 
 /** The tenants of the file managed over the API until now. */
 async function apiTenantsIn(trx: Transaction<Database>, file: WorkflowsFile): Promise<string[]> {
@@ -157,12 +163,15 @@ async function syncTenants(
 }
 
 /**
- * The file's workflows created or updated, file workflows gone from it
- * disabled; the ids the file keeps (`seen`), those it turned off with
- * `enabled: false` (`disabled`) and those gone from it (`gone`).
+ * The file's workflows created, or updated where a field differs from what is
+ * stored (compared as values, src/domain/definition-changes.ts: a restart
+ * with the same file writes nothing), file workflows gone from it disabled;
+ * the ids the file keeps (`seen`), those it turned off with `enabled: false`
+ * (`disabled`) and those gone from it (`gone`).
  */
 async function syncWorkflows(trx: Transaction<Database>, file: WorkflowsFile, secrets: FileSecrets, now: Date, routing: RoutingConfig) {
-  const result = { created: 0, updated: 0, disabled: 0 };
+  const result = { created: 0, updated: 0, unchanged: 0, removed: 0 };
+  const changed: string[] = [];
   const existing = await trx.selectFrom('workflows').selectAll().forUpdate().execute();
   await moveFixedPingKeys(trx, file, existing);
   const byKey = new Map(existing.map((w) => [`${w.tenantId}/${w.name}`, w]));
@@ -172,26 +181,17 @@ async function syncWorkflows(trx: Transaction<Database>, file: WorkflowsFile, se
   for (const spec of file.workflows) {
     const current = byKey.get(`${spec.tenant}/${spec.name}`);
     if (current?.source === 'api') takenOver.push(`${spec.tenant}/${spec.name}`);
-    const mode = modeOf(spec);
+    const definition = definitionOf(spec, current, secrets);
+    const { paused, enabled, mode } = definition;
     // Resuming (re-enabled, or unpaused) starts from the next tick to come: what fell
     // while it was off was never meant to run, so it is neither fired late nor missed.
-    // A pause set by hand (Slack, API) outlives a restart; `/scheduler resume` ends it.
-    const paused = spec.paused || !!current?.pausedBy;
-    const enabled = spec.enabled;
     const resumed = !!current && enabled && (!current.enabled || (current.paused && !paused));
     const scheduleChanged = !current || resumed || current.cron !== spec.cron || current.timezone !== spec.timezone || current.mode !== mode;
     const values = {
-      cron: spec.cron,
-      timezone: spec.timezone,
-      mode,
-      launcher: secrets.launchers.has(spec) ? JSON.stringify(secrets.launchers.get(spec)) : null,
-      policy: JSON.stringify(spec.policy ?? {}),
-      monitoring: spec.monitoring,
-      paused,
-      enabled,
-      maintenance: JSON.stringify(recurringMaintenanceOf(spec.maintenance, spec.timezone)),
-      shadow: spec.shadow ?? false,
-      source: 'file' as const,
+      ...definition,
+      launcher: definition.launcher ? JSON.stringify(definition.launcher) : null,
+      policy: JSON.stringify(definition.policy),
+      maintenance: JSON.stringify(definition.maintenance),
       updatedAt: now,
       // Managed and observed workflows both keep next_tick_at: the scheduler fires
       // managed ones, the freshness detector uses it for observed ones.
@@ -202,15 +202,17 @@ async function syncWorkflows(trx: Transaction<Database>, file: WorkflowsFile, se
           : current.nextTickAt,
     };
     if (current) {
-      await trx
-        .updateTable('workflows')
-        .set({ ...values, ...(spec.pingKey ? { pingKey: spec.pingKey } : {}) })
-        .where('id', '=', current.id)
-        .execute();
-      if (enabled) await configPauseChanged(trx, current, paused, 'workflows file', now, routing);
       seen.add(current.id);
+      const fields = changedFields(current, definition);
+      if (!fields.length) {
+        result.unchanged++;
+        continue;
+      }
+      await trx.updateTable('workflows').set(values).where('id', '=', current.id).execute();
+      if (enabled) await configPauseChanged(trx, current, paused, 'workflows file', now, routing);
       if (!enabled && current.enabled) disabled.push(current.id);
       result.updated++;
+      changed.push(`${spec.tenant}/${spec.name}: ${fields.join(', ')}`);
     } else {
       const created = await trx
         .insertInto('workflows')
@@ -221,12 +223,33 @@ async function syncWorkflows(trx: Transaction<Database>, file: WorkflowsFile, se
       result.created++;
     }
   }
-  const gone = existing.filter((w) => w.source === 'file' && w.enabled && !seen.has(w.id)).map((w) => w.id);
+  const goneRows = existing.filter((w) => w.source === 'file' && w.enabled && !seen.has(w.id));
+  const gone = goneRows.map((w) => w.id);
   if (gone.length) {
     await trx.updateTable('workflows').set({ enabled: false, updatedAt: now }).where('id', 'in', gone).execute();
   }
-  result.disabled = gone.length + disabled.length;
-  return { result, seen, gone, disabled, takenOver };
+  result.removed = gone.length;
+  changed.push(...goneRows.map((w) => `${w.tenantId}/${w.name}: removed`));
+  return { result: { ...result, changed: fewNames(changed) }, seen, gone, disabled, takenOver };
+}
+
+/** What the file says of one workflow, as stored (launcher, policy and maintenance as values); a fixed ping key only when the file sets one. */
+function definitionOf(spec: WorkflowSpec, current: Workflow | undefined, secrets: FileSecrets) {
+  return {
+    cron: spec.cron,
+    timezone: spec.timezone,
+    mode: modeOf(spec),
+    launcher: secrets.launchers.get(spec) ?? null,
+    policy: spec.policy ?? {},
+    monitoring: spec.monitoring,
+    // A pause set by hand (Slack, API) outlives a restart; `/scheduler resume` ends it.
+    paused: spec.paused || !!current?.pausedBy,
+    enabled: spec.enabled,
+    maintenance: recurringMaintenanceOf(spec.maintenance, spec.timezone),
+    shadow: spec.shadow ?? false,
+    source: 'file' as const,
+    ...(spec.pingKey ? { pingKey: spec.pingKey } : {}),
+  };
 }
 
 /**
@@ -250,41 +273,4 @@ async function moveFixedPingKeys(trx: Transaction<Database>, file: WorkflowsFile
   });
   if (issues.length) throw new WorkflowsFileError('workflows file', describeIssues('workflows file', undefined, file, issues));
   for (const id of moving) await trx.updateTable('workflows').set({ pingKey: newPingKey() }).where('id', '=', id).execute();
-}
-
-/**
- * Secrets named by environment variable (`secretEnv`, `routingKeyEnv`) are
- * resolved here, at sync, not when a notification or launch is sent:
- * - what is stored is exactly what an inline secret gives, so the engine's
- *   routing, the outbox's destination ids and the transports have one shape
- *   to handle; moving a PagerDuty key from the file into the environment
- *   keeps its destinationId (a digest of the value), and an open incident
- *   still gets its resolve;
- * - every replica signs and pages with the secret the last sync wrote, not
- *   with whatever its own environment holds mid-rollout;
- * - an unset variable stops the start with the file's other problems
- *   (parseWorkflowsFile checks the same), instead of dead notifications later.
- * The cost: the value sits in tenants.destinations / workflows.launcher, as
- * inline secrets always have; no API view returns it.
- */
-function resolveFileSecrets(file: WorkflowsFile, env: SecretEnv) {
-  const destinations = new Map<string, DestinationSpec[]>();
-  const launchers = new Map<WorkflowSpec, LauncherConfig>();
-  const issues: SecretIssue[] = [];
-  file.tenants.forEach((t, i) => {
-    const r = resolveDestinations(t.destinations ?? [], env, ['tenants', i, 'destinations']);
-    if (r.ok) destinations.set(t.id, r.value);
-    else issues.push(...r.issues);
-  });
-  file.workflows.forEach((w, i) => {
-    if (!w.launcher) return;
-    const r = resolveLauncher(w.launcher, env, ['workflows', i, 'launcher']);
-    // The file is the operator's: its launchers are trusted (docs/security.md).
-    if (r.ok) launchers.set(w, { ...r.value, operatorSet: true });
-    else issues.push(...r.issues);
-  });
-  if (issues.length) throw new WorkflowsFileError('workflows file', describeIssues('workflows file', undefined, file, issues));
-  rememberSecrets([...destinations.values()].flat().flatMap(secretsOfEntry));
-  rememberSecrets([...launchers.values()].flatMap(secretsOfEntry));
-  return { destinations, launchers };
 }

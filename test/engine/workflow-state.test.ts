@@ -213,7 +213,7 @@ describe('disabling or deleting resolves the open alert', () => {
       await failNext(3);
       const opened = await alertOf();
       const result = await syncWorkflowsFile(t.db, how === 'enabled: false' ? file(false) : file(undefined, false), engine.clock.now(), {}, engine.deps.config);
-      expect(result.workflows.disabled).toBe(1);
+      expect(result.workflows.changed).toEqual([how === 'enabled: false' ? 'acme/filed: enabled' : 'acme/filed: removed']);
       const closed = await alertOf();
       expect(closed).toMatchObject({ id: opened.id, status: 'resolved', resolvedAt: engine.clock.now(), severity: 'warning' });
       const { data } = (await events(opened.id)).at(-1)!;
