@@ -9,6 +9,8 @@ import { freePort } from '../src/db/embedded.js';
 import { relocatedClusterDir } from '../src/db/embedded-as-root.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { startBot } from './helpers/process.js';
+import { parseWorkflowsFile } from '../src/config/workflows-file.js';
+import { syncWorkflowsFile } from '../src/services/sync-workflows.js';
 import { migrations as registeredMigrations } from '../migrations/index.js';
 
 let dir: string;
@@ -100,12 +102,16 @@ describe('npm start', () => {
       }
     });
 
-    it('a closed terminal (SIGHUP) stops it as Ctrl-C does: shutting down, exit 0', async () => {
+    it('a closed terminal (SIGHUP) stops it as Ctrl-C does: shutting down, a last line saying it stopped, exit 0; a restart with the same file syncs nothing', async () => {
+      // The bundled example, as a start before this one synced it (the test above, when run with it).
+      await syncWorkflowsFile(t.db, parseWorkflowsFile(await readFile('examples/workflows.json', 'utf8')), new Date(), {});
       // Node's default for SIGHUP ended the process at once: the embedded PostgreSQL was left running, orphaned.
       const bot = startBot({ DATABASE_URL: t.url, PORT: '0' });
       await bot.waitFor(/ready on http:\/\/localhost:\d+/, 60_000);
       expect(await bot.stop('SIGHUP')).toBe(0);
-      expect(bot.output()).toMatch(/"signal":"SIGHUP".*"msg":"shutting down"/);
+      const said = bot.output().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l).msg as string);
+      expect(said).toContain('workflows synced: 0 created, 0 updated, 4 unchanged, 0 removed');
+      expect(said.slice(-2)).toEqual(['shutting down', expect.stringMatching(/^stopped \(SIGHUP\), exit 0: no run in flight; \d+ notifications? pending for the other replicas/)]);
     });
 
     it('waits for a database that does not answer yet, then starts; SIGTERM during the wait exits cleanly', async () => {
