@@ -13,6 +13,7 @@ import { apiRoutes } from './http/routes.js';
 import { unmatchedRoute } from './http/api-error.js';
 import { createLaunchers, shutdownLaunchers } from './launch/index.js';
 import { heldRunsOf } from './ledger/run-leases.js';
+import { jsonEndsWithNewline } from './http/json-newline.js';
 import { summariseStop, type StopSummary } from './ledger/stop-summary.js';
 import type { LauncherResolver } from './launcher.js';
 import type { Logger } from './log.js';
@@ -109,7 +110,7 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   http.disable('x-powered-by');
   let shuttingDown = false;
   const inFlight = trackRequests(http);
-  http.use(accessLog(options.logger, clock));
+  http.use(accessLog(options.logger, clock), jsonEndsWithNewline);
   // Read only once requests come in: housekeeping is made after Slack, whose digest job it runs.
   const housekeepingStatuses = () => (options.loops !== false ? housekeeping.statuses() : []);
   const statuses = () => [...loops.map((l) => l.status), ...housekeepingStatuses()];
