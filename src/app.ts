@@ -15,6 +15,7 @@ import { createLaunchers, shutdownLaunchers } from './launch/index.js';
 import { heldRunsOf } from './ledger/run-leases.js';
 import { jsonEndsWithNewline } from './http/json-newline.js';
 import { summariseStop, type StopSummary } from './ledger/stop-summary.js';
+import { markFileSyncsStopped } from './services/file-sync-order.js';
 import type { LauncherResolver } from './launcher.js';
 import type { Logger } from './log.js';
 import { withDestinationIdKey } from './ledger/destination-id-key.js';
@@ -175,12 +176,20 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   };
 }
 
-/** For the line that says the stop completed; a database away at the stop leaves the counts unknown, not the stop failed. */
-function whatTheStopLeft(deps: Deps, runIds: number[]): Promise<StopSummary | undefined> {
-  return summariseStop(deps.db, deps.replicaId, runIds, deps.clock.now()).catch((error: unknown) => {
-    deps.logger.warn({ err: error }, 'could not count what the stop left behind');
+/**
+ * The stop recorded (this replica's workflows file syncs marked stopped:
+ * src/domain/file-sync-order.ts) and counted, for the line that says the stop
+ * completed; a database away at the stop leaves the counts unknown, not the
+ * stop failed.
+ */
+async function whatTheStopLeft(deps: Deps, runIds: number[]): Promise<StopSummary | undefined> {
+  try {
+    await markFileSyncsStopped(deps.db, deps.replicaId, deps.clock.now());
+    return await summariseStop(deps.db, deps.replicaId, runIds, deps.clock.now());
+  } catch (error) {
+    deps.logger.warn({ err: error }, 'could not record the stop nor count what it left behind');
     return undefined;
-  });
+  }
 }
 
 /**

@@ -13,6 +13,8 @@ import { syncFileDependencies } from './dependencies.js';
 import { configPauseChanged, enabledWorkflowsOf, resolveAlertsOfWorkflows, restartClocks } from './workflow-state.js';
 import { recordPolicyVersionsIn } from './policy-versions.js';
 import { changedFields, fewNames } from '../domain/definition-changes.js';
+import type { FileSync } from '../domain/file-sync-order.js';
+import { contentHashOf, fileSyncOrder, recordFileSync, type FileOrigin } from './file-sync-order.js';
 import { announceGoingLive, shadowStates } from './shadow.js';
 
 export interface SyncResult {
@@ -29,6 +31,12 @@ export interface SyncResult {
    * API's, and the API refuses to change them from now on. The start warns.
    */
   takenOver: { tenants: string[]; workflows: string[] };
+  /**
+   * Set when nothing was synced because this copy of the file is older than
+   * one a running replica synced since (src/domain/file-sync-order.ts): that
+   * sync. The start warns, naming both files.
+   */
+  olderThan?: FileSync;
 }
 
 export function modeOf(spec: Pick<WorkflowSpec, 'mode' | 'launcher'>): 'managed' | 'observed' {
@@ -48,10 +56,18 @@ export async function syncWorkflowsFile(
   env: SecretEnv = process.env,
   /** Where events recorded by the sync go: a disabled workflow's `resolved`, a policy change told to an open alert. */
   routing: RoutingConfig = { PLATFORM_CHANNEL: undefined },
+  /** Where the file was read: the sync is recorded, and refused when the copy is older (without it, neither: the tests' files). */
+  origin?: FileOrigin,
 ): Promise<SyncResult> {
   const secrets = resolveFileSecrets(file, env);
+  const contentHash = contentHashOf(file);
   return db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(hashtext('scheduler-bot:sync-workflows'))`.execute(trx);
+    if (origin) {
+      const order = await fileSyncOrder(trx, contentHash, origin, now);
+      if (order.kind === 'older') return nothingSynced(order.newer);
+      await recordFileSync(trx, contentHash, origin, now);
+    }
     const shadowBefore = await shadowStates(trx);
     const tenantsTaken = await apiTenantsIn(trx, file);
     const { result: tenants, turnedOff: tenantsOff, turnedOn: tenantsOn } = await syncTenants(trx, file, secrets, env, now, routing);
@@ -70,6 +86,10 @@ export async function syncWorkflowsFile(
   });
 }
 
+
+function nothingSynced(newer: FileSync): SyncResult {
+  return { tenants: { upserted: 0, disabled: 0 }, workflows: { created: 0, updated: 0, unchanged: 0, removed: 0, changed: [] }, takenOver: { tenants: [], workflows: [] }, olderThan: newer };
+}
 
 /** The tenants of the file managed over the API until now. */
 async function apiTenantsIn(trx: Transaction<Database>, file: WorkflowsFile): Promise<string[]> {
