@@ -201,6 +201,14 @@ describe('syncing the file into the database', () => {
     edited.workflows = [{ ...file.workflows[0]!, policy: { retries: 2, minRows: 10 } }, { ...file.workflows[1]!, cron: '*/10 * * * *', enabled: false }];
     const third = await syncWorkflowsFile(t.db, parseWorkflowsFile(JSON.stringify(edited)), later, {});
     expect(third.workflows).toEqual({ created: 0, updated: 2, unchanged: 0, removed: 1, changed: ['same/a: policy', 'same/b: cron, enabled', 'same/c: removed'] });
+
+    // Upstreams are stored apart (workflow_dependencies): a change of dependsOn alone is an update too.
+    const linked = structuredClone(edited);
+    linked.workflows[0] = { ...edited.workflows[0]!, dependsOn: ['b'] };
+    const fourth = await syncWorkflowsFile(t.db, parseWorkflowsFile(JSON.stringify(linked)), later, {});
+    expect(fourth.workflows).toEqual({ created: 0, updated: 1, unchanged: 1, removed: 0, changed: ['same/a: dependsOn'] });
+    const fifth = await syncWorkflowsFile(t.db, parseWorkflowsFile(JSON.stringify(linked)), later, {});
+    expect(fifth.workflows).toEqual({ created: 0, updated: 0, unchanged: 2, removed: 0, changed: [] });
   });
 
   it('stores every time zone of the file by its canonical name, whatever the case typed', async () => {

@@ -21,3 +21,29 @@ export function canonicalJson(value: unknown): string {
 export function fewNames(names: string[], limit = 20): string[] {
   return names.length <= limit ? names : [...names.slice(0, limit), `… and ${names.length - limit} more`];
 }
+
+/** What the sync did to one workflow: `fields` are the ones an update changed. */
+export interface SyncOutcome {
+  key: string;
+  kind: 'created' | 'updated' | 'unchanged' | 'removed';
+  fields: string[];
+}
+
+/**
+ * The counts and the changed workflows named with their fields, in the
+ * file's order, the removed last. `dependsOnChanged`: the workflows whose
+ * upstreams the sync changed (written apart, in workflow_dependencies), an
+ * update of `dependsOn` however the rest compares.
+ */
+export function summariseSync(outcomes: ReadonlyMap<number, SyncOutcome>, dependsOnChanged: ReadonlySet<number>) {
+  const counts = { created: 0, updated: 0, unchanged: 0, removed: 0 };
+  const changed: string[] = [];
+  for (const [id, o] of outcomes) {
+    const fields = (o.kind === 'updated' || o.kind === 'unchanged') && dependsOnChanged.has(id) ? [...o.fields, 'dependsOn'] : o.fields;
+    const kind = o.kind === 'unchanged' && fields.length ? 'updated' : o.kind;
+    counts[kind]++;
+    if (kind === 'updated') changed.push(`${o.key}: ${fields.join(', ')}`);
+    if (kind === 'removed') changed.push(`${o.key}: removed`);
+  }
+  return { ...counts, changed: fewNames(changed) };
+}

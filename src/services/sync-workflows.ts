@@ -12,7 +12,7 @@ import type { RoutingConfig } from '../ledger/destinations.js';
 import { syncFileDependencies } from './dependencies.js';
 import { configPauseChanged, enabledWorkflowsOf, resolveAlertsOfWorkflows, restartClocks } from './workflow-state.js';
 import { recordPolicyVersionsIn } from './policy-versions.js';
-import { changedFields, fewNames } from '../domain/definition-changes.js';
+import { changedFields, summariseSync, type SyncOutcome } from '../domain/definition-changes.js';
 import type { FileSync } from '../domain/file-sync-order.js';
 import { contentHashOf, fileSyncOrder, recordFileSync, type FileOrigin } from './file-sync-order.js';
 import { announceGoingLive, shadowStates } from './shadow.js';
@@ -48,6 +48,9 @@ export function modeOf(spec: Pick<WorkflowSpec, 'mode' | 'launcher'>): 'managed'
  * workflows are upserted; those that came from the file and are gone from it
  * are disabled, never deleted, so their history stays. Workflows managed over
  * the API are left alone. An advisory lock serialises replicas starting at once.
+ * Workflows whose definition did not change are not written. With `origin`,
+ * the sync is recorded, and a copy of the file older than one a running
+ * replica synced since is refused, writing nothing (`olderThan`).
  */
 export async function syncWorkflowsFile(
   db: Db,
@@ -72,7 +75,7 @@ export async function syncWorkflowsFile(
     const tenantsTaken = await apiTenantsIn(trx, file);
     const { result: tenants, turnedOff: tenantsOff, turnedOn: tenantsOn } = await syncTenants(trx, file, secrets, env, now, routing);
     const workflows = await syncWorkflows(trx, file, secrets, now, routing);
-    await syncFileDependencies(trx, file.workflows);
+    const dependsOnChanged = await syncFileDependencies(trx, file.workflows);
     // Disabling stops its escalation at once: its open alert is resolved with that reason.
     await resolveAlertsOfWorkflows(trx, workflows.disabled, 'workflow_disabled', null, now, routing);
     // Gone from the file (removed, renamed, moved to another tenant): the thread says so, not only "disabled".
@@ -82,11 +85,11 @@ export async function syncWorkflowsFile(
     await restartClocks(trx, tenantsOn, now);
     await recordPolicyVersionsIn(trx, [...workflows.seen].filter((id) => !workflows.disabled.includes(id)), { now, config: routing, changedBy: 'workflows file' });
     await announceGoingLive(trx, shadowBefore, now, routing);
-    return { tenants, workflows: workflows.result, takenOver: { tenants: tenantsTaken, workflows: workflows.takenOver } };
+    return { tenants, workflows: summariseSync(workflows.outcomes, dependsOnChanged), takenOver: { tenants: tenantsTaken, workflows: workflows.takenOver } };
   });
 }
 
-
+/** An older copy of the file (src/domain/file-sync-order.ts): nothing written, the newer sync named. */
 function nothingSynced(newer: FileSync): SyncResult {
   return { tenants: { upserted: 0, disabled: 0 }, workflows: { created: 0, updated: 0, unchanged: 0, removed: 0, changed: [] }, takenOver: { tenants: [], workflows: [] }, olderThan: newer };
 }
@@ -190,8 +193,7 @@ async function syncTenants(
  * (`disabled`) and those gone from it (`gone`).
  */
 async function syncWorkflows(trx: Transaction<Database>, file: WorkflowsFile, secrets: FileSecrets, now: Date, routing: RoutingConfig) {
-  const result = { created: 0, updated: 0, unchanged: 0, removed: 0 };
-  const changed: string[] = [];
+  const outcomes = new Map<number, SyncOutcome>();
   const existing = await trx.selectFrom('workflows').selectAll().forUpdate().execute();
   await moveFixedPingKeys(trx, file, existing);
   const byKey = new Map(existing.map((w) => [`${w.tenantId}/${w.name}`, w]));
@@ -224,15 +226,15 @@ async function syncWorkflows(trx: Transaction<Database>, file: WorkflowsFile, se
     if (current) {
       seen.add(current.id);
       const fields = changedFields(current, definition);
+      const key = `${spec.tenant}/${spec.name}`;
       if (!fields.length) {
-        result.unchanged++;
+        outcomes.set(current.id, { key, kind: 'unchanged', fields });
         continue;
       }
       await trx.updateTable('workflows').set(values).where('id', '=', current.id).execute();
       if (enabled) await configPauseChanged(trx, current, paused, 'workflows file', now, routing);
       if (!enabled && current.enabled) disabled.push(current.id);
-      result.updated++;
-      changed.push(`${spec.tenant}/${spec.name}: ${fields.join(', ')}`);
+      outcomes.set(current.id, { key, kind: 'updated', fields });
     } else {
       const created = await trx
         .insertInto('workflows')
@@ -240,7 +242,7 @@ async function syncWorkflows(trx: Transaction<Database>, file: WorkflowsFile, se
         .returning('id')
         .executeTakeFirstOrThrow();
       seen.add(created.id);
-      result.created++;
+      outcomes.set(created.id, { key: `${spec.tenant}/${spec.name}`, kind: 'created', fields: [] });
     }
   }
   const goneRows = existing.filter((w) => w.source === 'file' && w.enabled && !seen.has(w.id));
@@ -248,9 +250,8 @@ async function syncWorkflows(trx: Transaction<Database>, file: WorkflowsFile, se
   if (gone.length) {
     await trx.updateTable('workflows').set({ enabled: false, updatedAt: now }).where('id', 'in', gone).execute();
   }
-  result.removed = gone.length;
-  changed.push(...goneRows.map((w) => `${w.tenantId}/${w.name}: removed`));
-  return { result: { ...result, changed: fewNames(changed) }, seen, gone, disabled, takenOver };
+  for (const w of goneRows) outcomes.set(w.id, { key: `${w.tenantId}/${w.name}`, kind: 'removed', fields: [] });
+  return { outcomes, seen, gone, disabled, takenOver };
 }
 
 /** What the file says of one workflow, as stored (launcher, policy and maintenance as values); a fixed ping key only when the file sets one. */
