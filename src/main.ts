@@ -17,6 +17,7 @@ import { systemClock } from './clock.js';
 import { runReplica } from './lifecycle.js';
 import { recordPolicyVersions } from './services/policy-versions.js';
 import { syncWorkflowsFile, type SyncResult } from './services/sync-workflows.js';
+import type { SyncSummary } from './domain/definition-changes.js';
 
 const EXAMPLE_WORKFLOWS = packageFile('examples/workflows.json');
 
@@ -145,9 +146,10 @@ function syncLines(sync: SyncResult, path: string, modifiedAt: Date | null): Log
       msg: `workflows file not synced: this copy (${path}, modified ${when(modifiedAt)}) was synced before and replaced since by the copy of replica ${newer.replicaId} (${newer.filePath}, modified ${when(newer.fileModifiedAt)}, synced ${when(newer.syncedAt)}), which still runs; this replica runs on the definitions in the database. Roll it forward to the newer file (to go back to this one, stop the replicas on the newer file first: docs/workflows-file.md)`,
     }];
   }
-  const w = sync.workflows;
-  // Counted against what was stored, field by field: a restart with the same file says `0 updated`.
-  const lines: LogLine[] = [{ level: 'info', fields: sync, msg: `workflows synced: ${w.created} created, ${w.updated} updated, ${w.unchanged} unchanged, ${w.removed} removed${w.changed.length ? ` (${w.changed.join('; ')})` : ''}` }];
+  const counts = (c: SyncSummary) => `${c.created} created, ${c.updated} updated, ${c.unchanged} unchanged, ${c.removed} removed${c.changed.length ? ` (${c.changed.join('; ')})` : ''}`;
+  // Counted against what was stored, field by field: a restart with the same file says `0 updated`; the tenants only when one changed.
+  const tenants = sync.tenants.changed.length || sync.tenants.created ? `; tenants: ${counts(sync.tenants)}` : '';
+  const lines: LogLine[] = [{ level: 'info', fields: sync, msg: `workflows synced: ${counts(sync.workflows)}${tenants}` }];
   for (const [kind, names] of Object.entries(sync.takenOver)) {
     if (names.length) lines.push({ level: 'warn', fields: { [kind]: names }, msg: `the workflows file now declares ${kind} managed over the API until now: the file's version replaced theirs, and the API can no longer change them (${names.join(', ')})` });
   }

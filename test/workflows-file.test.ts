@@ -195,12 +195,15 @@ describe('syncing the file into the database', () => {
     const later = new Date(T0.getTime() + 3600_000);
     const again = await syncWorkflowsFile(t.db, parseWorkflowsFile(JSON.stringify(reordered)), later, {});
     expect(again.workflows).toEqual({ created: 0, updated: 0, unchanged: 3, removed: 0, changed: [] });
+    expect(again.tenants).toEqual({ created: 0, updated: 0, unchanged: 1, removed: 0, changed: [] });
     expect(await stored()).toEqual(before);
 
     const edited = structuredClone(file);
+    edited.tenants = [{ id: 'same', name: 'Same Inc', channel: 'CSAME' }];
     edited.workflows = [{ ...file.workflows[0]!, policy: { retries: 2, minRows: 10 } }, { ...file.workflows[1]!, cron: '*/10 * * * *', enabled: false }];
     const third = await syncWorkflowsFile(t.db, parseWorkflowsFile(JSON.stringify(edited)), later, {});
     expect(third.workflows).toEqual({ created: 0, updated: 2, unchanged: 0, removed: 1, changed: ['same/a: policy', 'same/b: cron, enabled', 'same/c: removed'] });
+    expect(third.tenants).toEqual({ created: 0, updated: 1, unchanged: 0, removed: 0, changed: ['same: name'] });
 
     // Upstreams are stored apart (workflow_dependencies): a change of dependsOn alone is an update too.
     const linked = structuredClone(edited);

@@ -22,6 +22,15 @@ export function fewNames(names: string[], limit = 20): string[] {
   return names.length <= limit ? names : [...names.slice(0, limit), `… and ${names.length - limit} more`];
 }
 
+/** A sync's counts, and the changed entries named with their fields (at most 20). */
+export interface SyncSummary {
+  created: number;
+  updated: number;
+  unchanged: number;
+  removed: number;
+  changed: string[];
+}
+
 /** What the sync did to one workflow: `fields` are the ones an update changed. */
 export interface SyncOutcome {
   key: string;
@@ -35,7 +44,7 @@ export interface SyncOutcome {
  * upstreams the sync changed (written apart, in workflow_dependencies), an
  * update of `dependsOn` however the rest compares.
  */
-export function summariseSync(outcomes: ReadonlyMap<number, SyncOutcome>, dependsOnChanged: ReadonlySet<number>) {
+export function summariseSync<K>(outcomes: ReadonlyMap<K, SyncOutcome>, dependsOnChanged: ReadonlySet<K>): SyncSummary {
   const counts = { created: 0, updated: 0, unchanged: 0, removed: 0 };
   const changed: string[] = [];
   for (const [id, o] of outcomes) {

@@ -12,19 +12,21 @@ import type { RoutingConfig } from '../ledger/destinations.js';
 import { syncFileDependencies } from './dependencies.js';
 import { configPauseChanged, enabledWorkflowsOf, resolveAlertsOfWorkflows, restartClocks } from './workflow-state.js';
 import { recordPolicyVersionsIn } from './policy-versions.js';
-import { changedFields, summariseSync, type SyncOutcome } from '../domain/definition-changes.js';
+import { changedFields, summariseSync, type SyncOutcome, type SyncSummary } from '../domain/definition-changes.js';
+import { apiTenantsIn, syncTenants } from './sync-tenants.js';
 import type { FileSync } from '../domain/file-sync-order.js';
 import { contentHashOf, fileSyncOrder, recordFileSync, type FileOrigin } from './file-sync-order.js';
 import { announceGoingLive, shadowStates } from './shadow.js';
 
 export interface SyncResult {
-  tenants: { upserted: number; disabled: number };
+  /** As `workflows`, for the file's tenants. */
+  tenants: SyncSummary;
   /**
    * Each workflow of the file created, updated (a field differs from what was
    * stored) or unchanged; file workflows gone from it removed (disabled).
    * `changed` names the updated and removed ones and their fields (at most 20).
    */
-  workflows: { created: number; updated: number; unchanged: number; removed: number; changed: string[] };
+  workflows: SyncSummary;
   /**
    * Tenants (`acme`) and workflows (`acme/load`) managed over the API until
    * this sync, now declared in the file: the file's version replaced the
@@ -73,7 +75,7 @@ export async function syncWorkflowsFile(
     }
     const shadowBefore = await shadowStates(trx);
     const tenantsTaken = await apiTenantsIn(trx, file);
-    const { result: tenants, turnedOff: tenantsOff, turnedOn: tenantsOn } = await syncTenants(trx, file, secrets, env, now, routing);
+    const { outcomes: tenantOutcomes, turnedOff: tenantsOff, turnedOn: tenantsOn } = await syncTenants(trx, file, secrets, env, now, routing);
     const workflows = await syncWorkflows(trx, file, secrets, now, routing);
     const dependsOnChanged = await syncFileDependencies(trx, file.workflows);
     // Disabling stops its escalation at once: its open alert is resolved with that reason.
@@ -85,104 +87,13 @@ export async function syncWorkflowsFile(
     await restartClocks(trx, tenantsOn, now);
     await recordPolicyVersionsIn(trx, [...workflows.seen].filter((id) => !workflows.disabled.includes(id)), { now, config: routing, changedBy: 'workflows file' });
     await announceGoingLive(trx, shadowBefore, now, routing);
-    return { tenants, workflows: summariseSync(workflows.outcomes, dependsOnChanged), takenOver: { tenants: tenantsTaken, workflows: workflows.takenOver } };
+    return { tenants: summariseSync(tenantOutcomes, new Set()), workflows: summariseSync(workflows.outcomes, dependsOnChanged), takenOver: { tenants: tenantsTaken, workflows: workflows.takenOver } };
   });
 }
 
 /** An older copy of the file (src/domain/file-sync-order.ts): nothing written, the newer sync named. */
 function nothingSynced(newer: FileSync): SyncResult {
-  return { tenants: { upserted: 0, disabled: 0 }, workflows: { created: 0, updated: 0, unchanged: 0, removed: 0, changed: [] }, takenOver: { tenants: [], workflows: [] }, olderThan: newer };
-}
-
-/** The tenants of the file managed over the API until now. */
-async function apiTenantsIn(trx: Transaction<Database>, file: WorkflowsFile): Promise<string[]> {
-  const ids = file.tenants.map((t) => t.id);
-  if (ids.length === 0) return [];
-  return (await trx.selectFrom('tenants').select('id').where('id', 'in', ids).where('source', '=', 'api').orderBy('id').execute()).map((t) => t.id);
-}
-
-/**
- * Checks the file's channels against the platform channel and the tenants
- * managed over the API (src/domain/tenant-channels.ts): a clash is a config
- * error naming the field and value, and nothing is synced. Then releases
- * every file channel from whoever holds it (file tenants swapping or
- * shifting channels, a tenant gone from the file), so the unique index
- * `tenants_channel` holds at each upsert; the upserts set them again.
- */
-async function claimFileChannels(trx: Transaction<Database>, file: WorkflowsFile, routing: RoutingConfig): Promise<void> {
-  const fileChannels = file.tenants.map((t) => t.channel).filter((c): c is string => !!c);
-  if (!fileChannels.length) return;
-  const fileTenantIds = file.tenants.map((t) => t.id);
-  const held = await trx.selectFrom('tenants').select(['id', 'channel', 'source']).where('channel', 'in', fileChannels).where('enabled', '=', true).execute();
-  // A file tenant gone from the file is disabled by this sync: its channel is free to take.
-  const holders = new Map(held.filter((h) => h.source !== 'file' && !fileTenantIds.includes(h.id)).map((h) => [h.channel!, { id: h.id, source: h.source }]));
-  const issues: SecretIssue[] = [];
-  file.tenants.forEach((t, i) => {
-    if (!t.channel) return;
-    const refusal = channelRefusal(t.channel, { platformChannel: routing.PLATFORM_CHANNEL, holder: holders.get(t.channel) });
-    if (refusal) issues.push({ code: 'custom', path: ['tenants', i, 'channel'], message: `channel ${refusal}`, input: t.channel });
-  });
-  if (issues.length) throw new WorkflowsFileError('workflows file', describeIssues('workflows file', undefined, file, issues));
-  await trx.updateTable('tenants').set({ channel: null }).where('channel', 'in', fileChannels).execute();
-}
-
-/**
- * The file's tenants upserted (a channel moving between tenants released
- * first); file tenants gone from it disabled. Also which tenants this turned
- * off, and which it turned back on.
- */
-async function syncTenants(
-  trx: Transaction<Database>,
-  file: WorkflowsFile,
-  secrets: FileSecrets,
-  env: SecretEnv,
-  now: Date,
-  routing: RoutingConfig,
-): Promise<{ result: SyncResult['tenants']; turnedOff: string[]; turnedOn: string[] }> {
-  const result = { upserted: 0, disabled: 0 };
-  const fileTenantIds = file.tenants.map((t) => t.id);
-  const turnedOn = fileTenantIds.length
-    ? (await trx.selectFrom('tenants').select('id').where('id', 'in', fileTenantIds).where('enabled', '=', false).execute()).map((t) => t.id)
-    : [];
-  await claimFileChannels(trx, file, routing);
-  for (const t of file.tenants) {
-    const token = t.apiTokenEnv ? env[t.apiTokenEnv] : undefined;
-    rememberSecrets([token]);
-    const values = {
-      name: t.name,
-      channel: t.channel ?? null,
-      destinations: JSON.stringify(secrets.destinations.get(t.id) ?? []),
-      maintenance: JSON.stringify(recurringMaintenanceOf(t.maintenance, 'UTC')),
-      secretEnvPrefix: t.secretEnvPrefix ?? null,
-      launcherHosts: JSON.stringify((t.launcherHosts ?? []).map((h) => h.toLowerCase())),
-      source: 'file' as const,
-      enabled: true,
-      shadow: t.shadow ?? false,
-      rights: JSON.stringify(t.rights ?? {}),
-      oncall: JSON.stringify(t.oncall ?? {}),
-      ownershipExpiresAfterSeconds: t.ownershipExpiresAfter ?? null,
-      digest: t.digest ? JSON.stringify({ cron: t.digest.cron.trim(), timezone: t.digest.timezone }) : null,
-      updatedAt: now,
-      ...(token ? { apiTokenHash: hashToken(token) } : {}),
-    };
-    await trx
-      .insertInto('tenants')
-      .values({ id: t.id, apiTokenHash: null, createdAt: now, ...values })
-      .onConflict((oc) => oc.column('id').doUpdateSet(values))
-      .execute();
-    result.upserted++;
-  }
-  // A tenant gone from the file loses its token too: brought back over the API, it is minted a new one.
-  const disabledTenants = await trx
-    .updateTable('tenants')
-    .set({ enabled: false, apiTokenHash: null, updatedAt: now })
-    .where('source', '=', 'file')
-    .where('enabled', '=', true)
-    .$if(fileTenantIds.length > 0, (q) => q.where('id', 'not in', fileTenantIds))
-    .returning('id')
-    .execute();
-  result.disabled = disabledTenants.length;
-  return { result, turnedOff: disabledTenants.map((t) => t.id), turnedOn };
+  return { tenants: summariseSync(new Map(), new Set()), workflows: summariseSync(new Map(), new Set()), takenOver: { tenants: [], workflows: [] }, olderThan: newer };
 }
 
 /**
