@@ -26,6 +26,7 @@ import * as m0025 from './0025_alerts_by_workflow.js';
 import * as m0026 from './0026_credential_outages.js';
 import * as m0027 from './0027_slack_request_replays.js';
 import * as m0028 from './0028_destination_refusals.js';
+import * as m0029 from './0029_workflows_file_syncs.js';
 
 /** Forward-only, applied in name order. Add new files here. */
 export const migrations: Record<string, Migration> = {
@@ -56,4 +57,5 @@ export const migrations: Record<string, Migration> = {
   '0026_credential_outages': m0026,
   '0027_slack_request_replays': m0027,
   '0028_destination_refusals': m0028,
+  '0029_workflows_file_syncs': m0029,
 };

@@ -12,6 +12,10 @@ import { healthRouter } from './http/health.js';
 import { apiRoutes } from './http/routes.js';
 import { unmatchedRoute } from './http/api-error.js';
 import { createLaunchers, shutdownLaunchers } from './launch/index.js';
+import { heldRunsOf } from './ledger/run-leases.js';
+import { jsonEndsWithNewline } from './http/json-newline.js';
+import { summariseStop, type StopSummary } from './ledger/stop-summary.js';
+import { markFileSyncsStopped } from './services/file-sync-order.js';
 import type { LauncherResolver } from './launcher.js';
 import type { Logger } from './log.js';
 import { withDestinationIdKey } from './ledger/destination-id-key.js';
@@ -83,7 +87,8 @@ export interface RunningApp {
   port: number;
   server: Server;
   loops: RunningLoop[];
-  stop(): Promise<void>;
+  /** Stops it; says what it left behind (undefined: the database did not answer the count). */
+  stop(): Promise<StopSummary | undefined>;
 }
 
 /**
@@ -106,7 +111,7 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   http.disable('x-powered-by');
   let shuttingDown = false;
   const inFlight = trackRequests(http);
-  http.use(accessLog(options.logger, clock));
+  http.use(accessLog(options.logger, clock), jsonEndsWithNewline);
   // Read only once requests come in: housekeeping is made after Slack, whose digest job it runs.
   const housekeepingStatuses = () => (options.loops !== false ? housekeeping.statuses() : []);
   const statuses = () => [...loops.map((l) => l.status), ...housekeepingStatuses()];
@@ -142,7 +147,7 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
     }
   }
 
-  let stopping: Promise<void> | undefined;
+  let stopping: Promise<StopSummary | undefined> | undefined;
   return {
     deps,
     port,
@@ -152,6 +157,7 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
       stopping ??= (async () => {
         // Not ready from now on; the server keeps answering (a job reporting its end while this replica's commands finish).
         shuttingDown = true;
+        const inFlightRuns = heldRunsOf(deps.launchers)?.list() ?? [];
         await Promise.all([runner.stopAllButLeaseRenewal(listening), housekeeping.stop()]);
         // The commands may run on for the grace (longer than a run's lease): their leases are renewed until they end, so no other replica fails them as "worker lost" and retries them meanwhile.
         await shutdownLaunchers(deps.launchers, config.SHUTDOWN_GRACE_SECONDS * 1000);
@@ -163,10 +169,27 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
         await inFlight.drained(HTTP_DRAIN_MS);
         server.closeAllConnections();
         await closed;
+        return whatTheStopLeft(deps, inFlightRuns);
       })();
       return stopping;
     },
   };
+}
+
+/**
+ * The stop recorded (this replica's workflows file syncs marked stopped:
+ * src/domain/file-sync-order.ts) and counted, for the line that says the stop
+ * completed; a database away at the stop leaves the counts unknown, not the
+ * stop failed.
+ */
+async function whatTheStopLeft(deps: Deps, runIds: number[]): Promise<StopSummary | undefined> {
+  try {
+    await markFileSyncsStopped(deps.db, deps.replicaId, deps.clock.now());
+    return await summariseStop(deps.db, deps.replicaId, runIds, deps.clock.now());
+  } catch (error) {
+    deps.logger.warn({ err: error }, 'could not record the stop nor count what it left behind');
+    return undefined;
+  }
 }
 
 /**

@@ -1,7 +1,8 @@
 import { ConfigError } from './config/env.js';
 import type { Logger } from './log.js';
+import { describeStop, type StopSummary } from './ledger/stop-summary.js';
 
-export interface ReplicaLifecycle<A extends { stop(): Promise<void> }> {
+export interface ReplicaLifecycle<A extends StoppableApp> {
   logger: Logger;
   /** Closes the database pools (and stops an embedded server). */
   closeDatabase(): Promise<void>;
@@ -12,6 +13,11 @@ export interface ReplicaLifecycle<A extends { stop(): Promise<void> }> {
   /** Registers the stop handler (SIGTERM, SIGINT). */
   onStopSignal(handler: (signal: string) => void): void;
   exit(code: number): void;
+}
+
+/** An app that stops, saying what it left behind when it can (src/ledger/stop-summary.ts). */
+export interface StoppableApp {
+  stop(): Promise<StopSummary | undefined | void>;
 }
 
 /**
@@ -26,10 +32,12 @@ export interface ReplicaLifecycle<A extends { stop(): Promise<void> }> {
  *   stop is not a failed start; an app it still started is stopped first;
  * - a stop signal later → the app stopped, the database closed, exit 0, or
  *   exit 1 with the reason logged when either of them failed.
+ * Every stop ends on one line, `stopped (SIGTERM), exit N: …`, with what the
+ * app left behind: the log says the stop completed, not only that it began.
  * One exit, decided in one place: the start-up's failure path and the
  * signal's cannot race each other for the code.
  */
-export async function runReplica<A extends { stop(): Promise<void> }>(r: ReplicaLifecycle<A>): Promise<void> {
+export async function runReplica<A extends StoppableApp>(r: ReplicaLifecycle<A>): Promise<void> {
   const startup = new AbortController();
   let stopping = false;
   let app: A | undefined;
@@ -44,17 +52,21 @@ export async function runReplica<A extends { stop(): Promise<void> }>(r: Replica
     void (async () => {
       await startupSettled;
       let code = 0;
+      let left: StopSummary | undefined;
       if (app) {
-        await app.stop().catch((error: unknown) => {
+        left = (await app.stop().catch((error: unknown) => {
           code = 1;
           r.logger.error({ err: error }, 'stop failed');
-        });
+        })) || undefined;
       }
       await r.closeDatabase().catch((error: unknown) => {
         code = 1;
         r.logger.error({ err: error }, 'database close failed');
       });
-      if (code !== 0) r.logger.error({ signal, exitCode: code }, 'stopped with errors');
+      const what = code !== 0 ? 'with errors (above)' : !app ? 'nothing started' : left ? describeStop(left) : 'what it left behind unknown (the database did not answer)';
+      const line = `stopped (${signal}), exit ${code}: ${what}`;
+      if (code !== 0) r.logger.error({ signal, exitCode: code, ...left }, line);
+      else r.logger.info({ signal, exitCode: code, ...left }, line);
       r.exit(code);
     })();
   });

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { startApp } from './app.js';
 import { ConfigError, loadConfig, misspelledVariables, readSecretFiles, slackMode, type Config } from './config/env.js';
 import type { Db } from './db/connect.js';
@@ -15,7 +16,8 @@ import { backoffAfterFailure } from './engine/runner.js';
 import { systemClock } from './clock.js';
 import { runReplica } from './lifecycle.js';
 import { recordPolicyVersions } from './services/policy-versions.js';
-import { syncWorkflowsFile } from './services/sync-workflows.js';
+import { syncWorkflowsFile, type SyncResult } from './services/sync-workflows.js';
+import type { SyncSummary } from './domain/definition-changes.js';
 
 const EXAMPLE_WORKFLOWS = packageFile('examples/workflows.json');
 
@@ -122,15 +124,36 @@ async function prepareDatabase(database: { db: Db; url: string }, config: Config
   if (applied.length) logger.info({ applied }, 'migrations applied');
   // Webhook destinations are named by a digest under the database's key: loaded before anything routes.
   const keyed = await withDestinationIdKey(db, config);
-  const sync = await syncWorkflowsFile(db, file, systemClock.now(), process.env, keyed);
-  logger.info({ file: workflowsPath, ...sync }, 'workflows synced');
-  for (const [kind, names] of Object.entries(sync.takenOver)) {
-    if (names.length) logger.warn({ file: workflowsPath, [kind]: names }, `the workflows file now declares ${kind} managed over the API until now: the file's version replaced theirs, and the API can no longer change them (${names.join(', ')})`);
-  }
+  const modifiedAt = await stat(workflowsPath).then((s) => s.mtime, () => null);
+  const sync = await syncWorkflowsFile(db, file, systemClock.now(), process.env, keyed, { path: workflowsPath, modifiedAt, replicaId: keyed.REPLICA_ID });
+  for (const line of syncLines(sync, workflowsPath, modifiedAt)) logger[line.level]({ file: workflowsPath, ...line.fields }, line.msg);
   // Workflows written over the API, and any whose derived defaults this release changes.
   const versions = await recordPolicyVersions(db, { now: systemClock.now(), config: keyed, changedBy: 'api' });
   if (versions) logger.info({ versions }, 'policy versions recorded');
   return keyed;
+}
+
+type LogLine = { level: 'info' | 'warn'; fields: object; msg: string };
+
+/** What the start says of the workflows sync: what it changed, or why it synced nothing; the tenants and workflows it took over from the API. */
+function syncLines(sync: SyncResult, path: string, modifiedAt: Date | null): LogLine[] {
+  const when = (d: Date | null) => d?.toISOString() ?? 'at an unknown time';
+  const newer = sync.olderThan;
+  if (newer) {
+    return [{
+      level: 'warn',
+      fields: { fileModifiedAt: modifiedAt, newer },
+      msg: `workflows file not synced: this copy (${path}, modified ${when(modifiedAt)}) was synced before and replaced since by the copy of replica ${newer.replicaId} (${newer.filePath}, modified ${when(newer.fileModifiedAt)}, synced ${when(newer.syncedAt)}), which still runs; this replica runs on the definitions in the database. Roll it forward to the newer file (to go back to this one, stop the replicas on the newer file first: docs/workflows-file.md)`,
+    }];
+  }
+  const counts = (c: SyncSummary) => `${c.created} created, ${c.updated} updated, ${c.unchanged} unchanged, ${c.removed} removed${c.changed.length ? ` (${c.changed.join('; ')})` : ''}`;
+  // Counted against what was stored, field by field: a restart with the same file says `0 updated`; the tenants only when one changed.
+  const tenants = sync.tenants.changed.length || sync.tenants.created ? `; tenants: ${counts(sync.tenants)}` : '';
+  const lines: LogLine[] = [{ level: 'info', fields: sync, msg: `workflows synced: ${counts(sync.workflows)}${tenants}` }];
+  for (const [kind, names] of Object.entries(sync.takenOver)) {
+    if (names.length) lines.push({ level: 'warn', fields: { [kind]: names }, msg: `the workflows file now declares ${kind} managed over the API until now: the file's version replaced theirs, and the API can no longer change them (${names.join(', ')})` });
+  }
+  return lines;
 }
 
 /**

@@ -6,7 +6,7 @@ import { createLogger } from '../src/log.js';
 
 /** A replica's lifecycle with its process edges played by the test: the signal it is sent, the exit code it chooses, its log lines. */
 function harness() {
-  const lines: { level: number; msg: string; err?: { message: string } }[] = [];
+  const lines: { level: number; msg: string; err?: { message: string }; [field: string]: unknown }[] = [];
   const logger = createLogger('info', new Writable({ write: (chunk, _enc, done) => (lines.push(JSON.parse(String(chunk))), done()) }));
   let signal: (name: string) => void = () => {};
   let resolveExit!: (code: number) => void;
@@ -27,6 +27,35 @@ function harness() {
 
 const FATAL = 60;
 const ERROR = 50;
+const INFO = 30;
+
+it('says in one last line that it stopped: what it left behind and the exit code; nothing after it', async () => {
+  const h = harness();
+  const left = { runsInFlight: 2, runsEnded: 1, runsInterrupted: 1, runsLeftRunning: 0, notificationsPending: 3, notificationsLeased: 0 };
+  await runReplica({ ...h.edges, closeDatabase: async () => {}, start: async () => ({ stop: async () => left }) });
+  h.send('SIGTERM');
+  expect(await h.exited).toBe(0);
+  expect(h.lines.map((l) => l.msg)).toEqual([
+    'shutting down',
+    'stopped (SIGTERM), exit 0: 2 runs in flight: 1 ended, 1 interrupted, 0 left running for another replica to fail once the lease runs out; 3 notifications pending for the other replicas',
+  ]);
+  expect(h.lines.at(-1)).toMatchObject({ level: INFO, signal: 'SIGTERM', exitCode: 0, ...left });
+});
+
+it('a stop told during start-up, and one that fails, end on the same last line (at error level when the exit is 1)', async () => {
+  const early = harness();
+  const starting = runReplica({ ...early.edges, closeDatabase: async () => {}, start: (signal) => new Promise<{ stop(): Promise<void> }>((_, reject) => signal.addEventListener('abort', () => reject(new Error('told to stop')))) });
+  early.send('SIGINT');
+  expect(await early.exited).toBe(0);
+  await starting;
+  expect(early.lines.at(-1)).toMatchObject({ level: INFO, msg: 'stopped (SIGINT), exit 0: nothing started', exitCode: 0 });
+
+  const failed = harness();
+  await runReplica({ ...failed.edges, closeDatabase: async () => {}, start: async () => ({ stop: async () => { throw new Error('slack socket would not close'); } }) });
+  failed.send('SIGTERM');
+  expect(await failed.exited).toBe(1);
+  expect(failed.lines.at(-1)).toMatchObject({ level: ERROR, msg: 'stopped (SIGTERM), exit 1: with errors (above)', exitCode: 1 });
+});
 
 it('a stop that fails exits 1 with the reason logged', async () => {
   const h = harness();

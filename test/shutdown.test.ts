@@ -29,7 +29,7 @@ it('a report in flight when the replica stops is answered, not cut off', async (
   // Hold the runs table, so the report is in flight (waiting on the lock) when the replica is told to stop.
   const locker = createPool(t.url, 1);
   const holder = await locker.connect();
-  let stopping: Promise<void> | undefined;
+  let stopping: Promise<unknown> | undefined;
   try {
     await holder.query('begin');
     await holder.query('lock table runs in exclusive mode');
@@ -58,7 +58,7 @@ it('while its commands finish, a stopping replica answers /readyz with 503, so t
   const release = join(dir, 'release');
   const workflow = await makeWorkflow(t.db, { name: 'managed', mode: 'managed', launcher: JSON.stringify({ kind: 'command', command: `while [ ! -e ${release} ]; do sleep 0.05; done; echo done` }) });
   const app = await startTestApp(t, { SHUTDOWN_GRACE_SECONDS: '120' });
-  let stopping: Promise<void> | undefined;
+  let stopping: Promise<unknown> | undefined;
   try {
     const run = await makeRun(t.db, { workflowId: workflow.id, tick: at('2026-03-10T02:00:00Z'), status: 'running', finishedAt: null });
     const launcher = app.deps.launchers(workflow)!;
@@ -71,7 +71,8 @@ it('while its commands finish, a stopping replica answers /readyz with 503, so t
       expect(await answer.json()).toMatchObject({ ready: false, stopping: true });
     });
     await writeFile(release, '');
-    await stopping;
+    // What the last log line tells: the run in flight ended within the grace.
+    expect(await stopping).toEqual({ runsInFlight: 1, runsEnded: 1, runsInterrupted: 0, runsLeftRunning: 0, notificationsPending: 0, notificationsLeased: 0 });
     expect(await t.db.selectFrom('runs').select(['status', 'logExcerpt']).where('id', '=', run.id).executeTakeFirstOrThrow()).toEqual({ status: 'succeeded', logExcerpt: 'done\n' });
   } finally {
     await writeFile(release, '').catch(() => {});
@@ -86,7 +87,7 @@ it('a command running on through a grace longer than its lease keeps its lease r
   const workflow = await makeWorkflow(t.db, { name: 'long-grace', mode: 'managed', launcher: JSON.stringify({ kind: 'command', command: `while [ ! -e ${release} ]; do sleep 0.05; done; echo done` }) });
   const clock = new CountingClock('2026-03-10T02:00:30Z');
   const app = await startTestApp(t, { SHUTDOWN_GRACE_SECONDS: '600' }, { clock, loops: true, databaseUrl: undefined });
-  let stopping: Promise<void> | undefined;
+  let stopping: Promise<unknown> | undefined;
   try {
     const run = await makeRun(t.db, { workflowId: workflow.id, tick: at('2026-03-10T02:00:00Z'), status: 'running', finishedAt: null });
     const launcher = app.deps.launchers(workflow)!;
@@ -115,4 +116,14 @@ it('a command running on through a grace longer than its lease keeps its lease r
     await (stopping ?? app.stop());
     await rm(dir, { recursive: true, force: true });
   }
+});
+
+it('a command still running when the grace ends is interrupted, and the stop says so', async () => {
+  const workflow = await makeWorkflow(t.db, { name: 'endless', mode: 'managed', launcher: JSON.stringify({ kind: 'command', command: 'sleep 600' }) });
+  const app = await startTestApp(t, { SHUTDOWN_GRACE_SECONDS: '1' });
+  const run = await makeRun(t.db, { workflowId: workflow.id, tick: at('2026-03-10T02:00:00Z'), status: 'running', finishedAt: null });
+  const launcher = app.deps.launchers(workflow)!;
+  expect(await launcher.launch({ runId: run.id, workflow, tenant: { id: 'acme', name: 'Acme' }, tick: new Date('2026-03-10T02:00:00Z'), attempt: 1, trigger: 'schedule', timeoutSeconds: 600 })).toEqual({ started: true });
+  expect(await app.stop()).toMatchObject({ runsInFlight: 1, runsEnded: 0, runsInterrupted: 1, runsLeftRunning: 0 });
+  expect(await t.db.selectFrom('runs').select(['status', 'error']).where('id', '=', run.id).executeTakeFirstOrThrow()).toMatchObject({ status: 'failed', error: expect.stringMatching(/^interrupted: /) });
 });

@@ -9,6 +9,9 @@ import { freePort } from '../src/db/embedded.js';
 import { relocatedClusterDir } from '../src/db/embedded-as-root.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { startBot } from './helpers/process.js';
+import { eventually } from './helpers/eventually.js';
+import { parseWorkflowsFile } from '../src/config/workflows-file.js';
+import { syncWorkflowsFile } from '../src/services/sync-workflows.js';
 import { migrations as registeredMigrations } from '../migrations/index.js';
 
 let dir: string;
@@ -100,12 +103,49 @@ describe('npm start', () => {
       }
     });
 
-    it('a closed terminal (SIGHUP) stops it as Ctrl-C does: shutting down, exit 0', async () => {
+    it('a closed terminal (SIGHUP) stops it as Ctrl-C does: shutting down, a last line saying it stopped, exit 0; a restart with the same file syncs nothing', async () => {
+      // The bundled example, as a start before this one synced it (the test above, when run with it).
+      await syncWorkflowsFile(t.db, parseWorkflowsFile(await readFile('examples/workflows.json', 'utf8')), new Date(), {});
       // Node's default for SIGHUP ended the process at once: the embedded PostgreSQL was left running, orphaned.
       const bot = startBot({ DATABASE_URL: t.url, PORT: '0' });
       await bot.waitFor(/ready on http:\/\/localhost:\d+/, 60_000);
       expect(await bot.stop('SIGHUP')).toBe(0);
-      expect(bot.output()).toMatch(/"signal":"SIGHUP".*"msg":"shutting down"/);
+      const said = bot.output().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l).msg as string);
+      expect(said).toContain('workflows synced: 0 created, 0 updated, 4 unchanged, 0 removed');
+      expect(said.slice(-2)).toEqual(['shutting down', expect.stringMatching(/^stopped \(SIGHUP\), exit 0: no run in flight; \d+ notifications? pending for the other replicas/)]);
+    });
+
+    it('a replica restarted on an older copy of the file than a running replica synced syncs nothing and says so, naming both copies', async () => {
+      const shared = await createTestDatabase(2);
+      const write = async (name: string, cron: string) => {
+        const path = join(dir, name);
+        await writeFile(path, JSON.stringify({ tenants: [{ id: 'acme', name: 'Acme' }], workflows: [{ tenant: 'acme', name: 'load', cron }] }));
+        return path;
+      };
+      const older = await write('older.json', '0 2 * * *');
+      const newer = await write('newer.json', '0 3 * * *');
+      // The older copy was synced once, by a replica since rolled forward.
+      await syncWorkflowsFile(shared.db, parseWorkflowsFile(await readFile(older, 'utf8')), new Date(), {}, undefined, { path: older, modifiedAt: null, replicaId: 'gone:1' });
+      const a = startBot({ DATABASE_URL: shared.url, PORT: '0', WORKFLOWS_FILE: newer, REPLICA_ID: 'replica-a' });
+      let b: ReturnType<typeof startBot> | undefined;
+      try {
+        await a.waitFor(/ready on/, 60_000);
+        await eventually(async () => expect(await shared.db.selectFrom('monitorUptime').select('replicaId').where('replicaId', '=', 'replica-a').execute()).toHaveLength(1));
+        b = startBot({ DATABASE_URL: shared.url, PORT: '0', WORKFLOWS_FILE: older, REPLICA_ID: 'replica-b' });
+        await b.waitFor(/ready on/, 60_000);
+        const warning = b.output().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { level: number; msg: string }).find((l) => l.msg.startsWith('workflows file not synced'));
+        expect(warning).toMatchObject({ level: 40 });
+        expect(warning!.msg).toContain(`this copy (${older}, modified `);
+        expect(warning!.msg).toContain(`replaced since by the copy of replica replica-a (${newer}, modified `);
+        expect(b.output()).not.toMatch(/"msg":"workflows synced/);
+        expect((await shared.db.selectFrom('workflows').select('cron').executeTakeFirstOrThrow()).cron).toBe('0 3 * * *');
+      } finally {
+        expect(await a.stop()).toBe(0);
+        if (b) expect(await b.stop()).toBe(0);
+        // Its stop completed: replica-a holds the newer file no more, and a full rollback is not refused for its last minute of heartbeat.
+        const stopped = await shared.db.selectFrom('workflowsFileSyncs').select('replicaStoppedAt').where('replicaId', '=', 'replica-a').execute().finally(() => shared.drop());
+        expect(stopped).toEqual([{ replicaStoppedAt: expect.any(Date) }]);
+      }
     });
 
     it('waits for a database that does not answer yet, then starts; SIGTERM during the wait exits cleanly', async () => {

@@ -147,7 +147,7 @@ describe('syncing the file into the database', () => {
 
   it('upserts, keeps ping keys, disables what was removed and keeps its history', async () => {
     const first = await syncWorkflowsFile(t.db, parseWorkflowsFile(JSON.stringify(valid)), T0, { });
-    expect(first.workflows).toEqual({ created: 3, updated: 0, disabled: 0 });
+    expect(first.workflows).toEqual({ created: 3, updated: 0, unchanged: 0, removed: 0, changed: [] });
     const before = await t.db.selectFrom('workflows').selectAll().orderBy('id').execute();
     expect(before.map((w) => w.mode)).toEqual(['managed', 'observed', 'observed']);
     expect(before[0]!.nextTickAt).toEqual(new Date('2026-03-11T02:00:00Z'));
@@ -159,7 +159,7 @@ describe('syncing the file into the database', () => {
     const edited = structuredClone(valid);
     edited.workflows = [edited.workflows[0]!, { ...edited.workflows[2]!, cron: '0 10 * * 1-5' }];
     const second = await syncWorkflowsFile(t.db, parseWorkflowsFile(JSON.stringify(edited)), T0, {});
-    expect(second.workflows).toEqual({ created: 0, updated: 2, disabled: 1 });
+    expect(second.workflows).toEqual({ created: 0, updated: 1, unchanged: 1, removed: 1, changed: ['globex/quality-check: cron', 'acme/quality-check: removed'] });
     const after = await t.db.selectFrom('workflows').selectAll().orderBy('id').execute();
     expect(after.map((w) => w.enabled)).toEqual([true, false, true]);
     expect(after.map((w) => w.pingKey)).toEqual(before.map((w) => w.pingKey));
@@ -172,6 +172,46 @@ describe('syncing the file into the database', () => {
     await syncWorkflowsFile(t.db, parseWorkflowsFile(JSON.stringify(valid)), T0, {});
     const again = await t.db.selectFrom('workflows').select(['id', 'enabled']).orderBy('id').execute();
     expect(again).toEqual(before.map((w) => ({ id: w.id, enabled: true })));
+  });
+
+  it('a restart with the same file changes nothing and says so; an edit names what it changed, field by field', async () => {
+    const file: { tenants: unknown[]; workflows: Record<string, unknown>[] } = {
+      tenants: [{ id: 'same', name: 'Same', channel: 'CSAME' }],
+      workflows: [
+        { tenant: 'same', name: 'a', cron: '0 2 * * *', policy: { retries: 1, minRows: 10 }, launcher: { kind: 'command', command: 'true', env: { A: '1', B: '2' } } },
+        { tenant: 'same', name: 'b', cron: '*/5 * * * *', maintenance: [{ cron: '0 3 * * 0', duration: '1h' }] },
+        { tenant: 'same', name: 'c', cron: '0 * * * *' },
+      ],
+    };
+    const first = await syncWorkflowsFile(t.db, parseWorkflowsFile(JSON.stringify(file)), T0, {});
+    // The describe's earlier files are removed by this one: only its own three are counted from here.
+    expect(first.workflows).toMatchObject({ created: 3, updated: 0, unchanged: 0 });
+    const stored = () => t.db.selectFrom('workflows').select(['name', 'updatedAt', 'nextTickAt']).where('tenantId', '=', 'same').orderBy('name').execute();
+    const before = await stored();
+
+    // The same definitions, written with the keys of the policy and launcher in another order (jsonb keeps its own order).
+    const reordered = structuredClone(file);
+    reordered.workflows[0] = { ...file.workflows[0], policy: { minRows: 10, retries: 1 }, launcher: { env: { B: '2', A: '1' }, command: 'true', kind: 'command' } };
+    const later = new Date(T0.getTime() + 3600_000);
+    const again = await syncWorkflowsFile(t.db, parseWorkflowsFile(JSON.stringify(reordered)), later, {});
+    expect(again.workflows).toEqual({ created: 0, updated: 0, unchanged: 3, removed: 0, changed: [] });
+    expect(again.tenants).toEqual({ created: 0, updated: 0, unchanged: 1, removed: 0, changed: [] });
+    expect(await stored()).toEqual(before);
+
+    const edited = structuredClone(file);
+    edited.tenants = [{ id: 'same', name: 'Same Inc', channel: 'CSAME' }];
+    edited.workflows = [{ ...file.workflows[0]!, policy: { retries: 2, minRows: 10 } }, { ...file.workflows[1]!, cron: '*/10 * * * *', enabled: false }];
+    const third = await syncWorkflowsFile(t.db, parseWorkflowsFile(JSON.stringify(edited)), later, {});
+    expect(third.workflows).toEqual({ created: 0, updated: 2, unchanged: 0, removed: 1, changed: ['same/a: policy', 'same/b: cron, enabled', 'same/c: removed'] });
+    expect(third.tenants).toEqual({ created: 0, updated: 1, unchanged: 0, removed: 0, changed: ['same: name'] });
+
+    // Upstreams are stored apart (workflow_dependencies): a change of dependsOn alone is an update too.
+    const linked = structuredClone(edited);
+    linked.workflows[0] = { ...edited.workflows[0]!, dependsOn: ['b'] };
+    const fourth = await syncWorkflowsFile(t.db, parseWorkflowsFile(JSON.stringify(linked)), later, {});
+    expect(fourth.workflows).toEqual({ created: 0, updated: 1, unchanged: 1, removed: 0, changed: ['same/a: dependsOn'] });
+    const fifth = await syncWorkflowsFile(t.db, parseWorkflowsFile(JSON.stringify(linked)), later, {});
+    expect(fifth.workflows).toEqual({ created: 0, updated: 0, unchanged: 2, removed: 0, changed: [] });
   });
 
   it('stores every time zone of the file by its canonical name, whatever the case typed', async () => {

@@ -4,7 +4,7 @@ import type { UpstreamBlocksTable, WorkflowDependenciesTable } from './schema/de
 import type { HousekeepingFiringsTable, MonitorUptimeTable, RunsTable } from './schema/runs.js';
 import type { SharedCausesTable, StormAlertsTable, StormsTable } from './schema/storms.js';
 import type { TenantsTable } from './schema/tenants.js';
-import type { MaintenanceWindowsTable, PolicyVersionsTable, WorkflowsTable } from './schema/workflows.js';
+import type { MaintenanceWindowsTable, PolicyVersionsTable, WorkflowsFileSyncsTable, WorkflowsTable } from './schema/workflows.js';
 
 /** The kysely `Database`: one table type per table, kept by area in src/db/schema/. */
 export type * from './schema/alerts.js';
@@ -37,6 +37,7 @@ export interface Database {
   storms: StormsTable;
   stormAlerts: StormAlertsTable;
   sharedCauses: SharedCausesTable;
+  workflowsFileSyncs: WorkflowsFileSyncsTable;
 }
 
 export type Tenant = Selectable<TenantsTable>;

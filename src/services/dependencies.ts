@@ -20,11 +20,15 @@ export async function replaceDependencies(trx: Transaction<Database>, workflowId
 
 /**
  * The file sync: every file workflow's `dependsOn` (already checked against
- * the file itself: every name is in it, no cycles) written by id.
+ * the file itself: every name is in it, no cycles) written by id, where it
+ * differs from what is stored. Returns the workflows whose upstreams changed.
  */
-export async function syncFileDependencies(trx: Transaction<Database>, workflows: readonly { tenant: string; name: string; dependsOn?: readonly string[] }[]): Promise<void> {
+export async function syncFileDependencies(trx: Transaction<Database>, workflows: readonly { tenant: string; name: string; dependsOn?: readonly string[] }[]): Promise<Set<number>> {
   const rows = await trx.selectFrom('workflows').select(['id', 'tenantId', 'name']).execute();
   const idOf = new Map(rows.map((r) => [`${r.tenantId}/${r.name}`, r.id]));
+  const stored = new Map<number, number[]>();
+  for (const e of await trx.selectFrom('workflowDependencies').select(['workflowId', 'upstreamId']).execute()) stored.set(e.workflowId, [...(stored.get(e.workflowId) ?? []), e.upstreamId]);
+  const changed = new Set<number>();
   for (const w of workflows) {
     const id = idOf.get(`${w.tenant}/${w.name}`);
     if (id === undefined) continue;
@@ -32,8 +36,13 @@ export async function syncFileDependencies(trx: Transaction<Database>, workflows
       const key = parseDependencyRef(ref, w.tenant);
       return idOf.get(`${key.tenant}/${key.name}`);
     });
-    await replaceDependencies(trx, id, upstream.filter((u): u is number => u !== undefined));
+    const next = [...new Set(upstream.filter((u): u is number => u !== undefined && u !== id))].sort((a, b) => a - b);
+    const before = [...(stored.get(id) ?? [])].sort((a, b) => a - b);
+    if (next.join(',') === before.join(',')) continue;
+    await replaceDependencies(trx, id, next);
+    changed.add(id);
   }
+  return changed;
 }
 
 /**

@@ -1,7 +1,8 @@
 import { sql, type Transaction } from 'kysely';
 import type { Db } from '../db/connect.js';
 import { describeIssues, recurringMaintenanceOf, WorkflowsFileError, type DestinationSpec, type WorkflowsFile, type WorkflowSpec } from '../config/workflows-file.js';
-import { resolveDestinations, resolveLauncher, type SecretEnv, type SecretIssue } from '../config/secret-refs.js';
+import type { SecretEnv, SecretIssue } from '../config/secret-refs.js';
+import { resolveFileSecrets, type FileSecrets } from './sync-file-secrets.js';
 import { nextFireAfter, nextTickAfterEdit } from '../domain/schedule.js';
 import { channelRefusal } from '../domain/tenant-channels.js';
 import { hashToken, newPingKey, rememberSecrets, secretsOfEntry } from '../secrets.js';
@@ -11,17 +12,33 @@ import type { RoutingConfig } from '../ledger/destinations.js';
 import { syncFileDependencies } from './dependencies.js';
 import { configPauseChanged, enabledWorkflowsOf, resolveAlertsOfWorkflows, restartClocks } from './workflow-state.js';
 import { recordPolicyVersionsIn } from './policy-versions.js';
+import { changedFields, summariseSync, type SyncOutcome, type SyncSummary } from '../domain/definition-changes.js';
+import { apiTenantsIn, syncTenants } from './sync-tenants.js';
+import type { FileSync } from '../domain/file-sync-order.js';
+import { contentHashOf, fileSyncOrder, recordFileSync, type FileOrigin } from './file-sync-order.js';
 import { announceGoingLive, shadowStates } from './shadow.js';
 
 export interface SyncResult {
-  tenants: { upserted: number; disabled: number };
-  workflows: { created: number; updated: number; disabled: number };
+  /** As `workflows`, for the file's tenants. */
+  tenants: SyncSummary;
+  /**
+   * Each workflow of the file created, updated (a field differs from what was
+   * stored) or unchanged; file workflows gone from it removed (disabled).
+   * `changed` names the updated and removed ones and their fields (at most 20).
+   */
+  workflows: SyncSummary;
   /**
    * Tenants (`acme`) and workflows (`acme/load`) managed over the API until
    * this sync, now declared in the file: the file's version replaced the
    * API's, and the API refuses to change them from now on. The start warns.
    */
   takenOver: { tenants: string[]; workflows: string[] };
+  /**
+   * Set when nothing was synced because this copy of the file is older than
+   * one a running replica synced since (src/domain/file-sync-order.ts): that
+   * sync. The start warns, naming both files.
+   */
+  olderThan?: FileSync;
 }
 
 export function modeOf(spec: Pick<WorkflowSpec, 'mode' | 'launcher'>): 'managed' | 'observed' {
@@ -33,6 +50,9 @@ export function modeOf(spec: Pick<WorkflowSpec, 'mode' | 'launcher'>): 'managed'
  * workflows are upserted; those that came from the file and are gone from it
  * are disabled, never deleted, so their history stays. Workflows managed over
  * the API are left alone. An advisory lock serialises replicas starting at once.
+ * Workflows whose definition did not change are not written. With `origin`,
+ * the sync is recorded, and a copy of the file older than one a running
+ * replica synced since is refused, writing nothing (`olderThan`).
  */
 export async function syncWorkflowsFile(
   db: Db,
@@ -41,15 +61,23 @@ export async function syncWorkflowsFile(
   env: SecretEnv = process.env,
   /** Where events recorded by the sync go: a disabled workflow's `resolved`, a policy change told to an open alert. */
   routing: RoutingConfig = { PLATFORM_CHANNEL: undefined },
+  /** Where the file was read: the sync is recorded, and refused when the copy is older (without it, neither: the tests' files). */
+  origin?: FileOrigin,
 ): Promise<SyncResult> {
   const secrets = resolveFileSecrets(file, env);
+  const contentHash = contentHashOf(file);
   return db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(hashtext('scheduler-bot:sync-workflows'))`.execute(trx);
+    if (origin) {
+      const order = await fileSyncOrder(trx, contentHash, origin, now);
+      if (order.kind === 'older') return nothingSynced(order.newer);
+      await recordFileSync(trx, contentHash, origin, now);
+    }
     const shadowBefore = await shadowStates(trx);
     const tenantsTaken = await apiTenantsIn(trx, file);
-    const { result: tenants, turnedOff: tenantsOff, turnedOn: tenantsOn } = await syncTenants(trx, file, secrets, env, now, routing);
+    const { outcomes: tenantOutcomes, turnedOff: tenantsOff, turnedOn: tenantsOn } = await syncTenants(trx, file, secrets, env, now, routing);
     const workflows = await syncWorkflows(trx, file, secrets, now, routing);
-    await syncFileDependencies(trx, file.workflows);
+    const dependsOnChanged = await syncFileDependencies(trx, file.workflows);
     // Disabling stops its escalation at once: its open alert is resolved with that reason.
     await resolveAlertsOfWorkflows(trx, workflows.disabled, 'workflow_disabled', null, now, routing);
     // Gone from the file (removed, renamed, moved to another tenant): the thread says so, not only "disabled".
@@ -59,110 +87,24 @@ export async function syncWorkflowsFile(
     await restartClocks(trx, tenantsOn, now);
     await recordPolicyVersionsIn(trx, [...workflows.seen].filter((id) => !workflows.disabled.includes(id)), { now, config: routing, changedBy: 'workflows file' });
     await announceGoingLive(trx, shadowBefore, now, routing);
-    return { tenants, workflows: workflows.result, takenOver: { tenants: tenantsTaken, workflows: workflows.takenOver } };
+    return { tenants: summariseSync(tenantOutcomes, new Set()), workflows: summariseSync(workflows.outcomes, dependsOnChanged), takenOver: { tenants: tenantsTaken, workflows: workflows.takenOver } };
   });
 }
 
-type FileSecrets = ReturnType<typeof resolveFileSecrets>;
-
-/** The tenants of the file managed over the API until now. */
-async function apiTenantsIn(trx: Transaction<Database>, file: WorkflowsFile): Promise<string[]> {
-  const ids = file.tenants.map((t) => t.id);
-  if (ids.length === 0) return [];
-  return (await trx.selectFrom('tenants').select('id').where('id', 'in', ids).where('source', '=', 'api').orderBy('id').execute()).map((t) => t.id);
+/** An older copy of the file (src/domain/file-sync-order.ts): nothing written, the newer sync named. */
+function nothingSynced(newer: FileSync): SyncResult {
+  return { tenants: summariseSync(new Map(), new Set()), workflows: summariseSync(new Map(), new Set()), takenOver: { tenants: [], workflows: [] }, olderThan: newer };
 }
 
 /**
- * Checks the file's channels against the platform channel and the tenants
- * managed over the API (src/domain/tenant-channels.ts): a clash is a config
- * error naming the field and value, and nothing is synced. Then releases
- * every file channel from whoever holds it (file tenants swapping or
- * shifting channels, a tenant gone from the file), so the unique index
- * `tenants_channel` holds at each upsert; the upserts set them again.
- */
-async function claimFileChannels(trx: Transaction<Database>, file: WorkflowsFile, routing: RoutingConfig): Promise<void> {
-  const fileChannels = file.tenants.map((t) => t.channel).filter((c): c is string => !!c);
-  if (!fileChannels.length) return;
-  const fileTenantIds = file.tenants.map((t) => t.id);
-  const held = await trx.selectFrom('tenants').select(['id', 'channel', 'source']).where('channel', 'in', fileChannels).where('enabled', '=', true).execute();
-  // A file tenant gone from the file is disabled by this sync: its channel is free to take.
-  const holders = new Map(held.filter((h) => h.source !== 'file' && !fileTenantIds.includes(h.id)).map((h) => [h.channel!, { id: h.id, source: h.source }]));
-  const issues: SecretIssue[] = [];
-  file.tenants.forEach((t, i) => {
-    if (!t.channel) return;
-    const refusal = channelRefusal(t.channel, { platformChannel: routing.PLATFORM_CHANNEL, holder: holders.get(t.channel) });
-    if (refusal) issues.push({ code: 'custom', path: ['tenants', i, 'channel'], message: `channel ${refusal}`, input: t.channel });
-  });
-  if (issues.length) throw new WorkflowsFileError('workflows file', describeIssues('workflows file', undefined, file, issues));
-  await trx.updateTable('tenants').set({ channel: null }).where('channel', 'in', fileChannels).execute();
-}
-
-/**
- * The file's tenants upserted (a channel moving between tenants released
- * first); file tenants gone from it disabled. Also which tenants this turned
- * off, and which it turned back on.
- */
-async function syncTenants(
-  trx: Transaction<Database>,
-  file: WorkflowsFile,
-  secrets: FileSecrets,
-  env: SecretEnv,
-  now: Date,
-  routing: RoutingConfig,
-): Promise<{ result: SyncResult['tenants']; turnedOff: string[]; turnedOn: string[] }> {
-  const result = { upserted: 0, disabled: 0 };
-  const fileTenantIds = file.tenants.map((t) => t.id);
-  const turnedOn = fileTenantIds.length
-    ? (await trx.selectFrom('tenants').select('id').where('id', 'in', fileTenantIds).where('enabled', '=', false).execute()).map((t) => t.id)
-    : [];
-  await claimFileChannels(trx, file, routing);
-  for (const t of file.tenants) {
-    const token = t.apiTokenEnv ? env[t.apiTokenEnv] : undefined;
-    rememberSecrets([token]);
-    const values = {
-      name: t.name,
-      channel: t.channel ?? null,
-      destinations: JSON.stringify(secrets.destinations.get(t.id) ?? []),
-      maintenance: JSON.stringify(recurringMaintenanceOf(t.maintenance, 'UTC')),
-      secretEnvPrefix: t.secretEnvPrefix ?? null,
-      launcherHosts: JSON.stringify((t.launcherHosts ?? []).map((h) => h.toLowerCase())),
-      source: 'file' as const,
-      enabled: true,
-      shadow: t.shadow ?? false,
-      rights: JSON.stringify(t.rights ?? {}),
-      oncall: JSON.stringify(t.oncall ?? {}),
-      ownershipExpiresAfterSeconds: t.ownershipExpiresAfter ?? null,
-      digest: t.digest ? JSON.stringify({ cron: t.digest.cron.trim(), timezone: t.digest.timezone }) : null,
-      updatedAt: now,
-      ...(token ? { apiTokenHash: hashToken(token) } : {}),
-    };
-    await trx
-      .insertInto('tenants')
-      .values({ id: t.id, apiTokenHash: null, createdAt: now, ...values })
-      .onConflict((oc) => oc.column('id').doUpdateSet(values))
-      .execute();
-    result.upserted++;
-  }
-  // A tenant gone from the file loses its token too: brought back over the API, it is minted a new one.
-  const disabledTenants = await trx
-    .updateTable('tenants')
-    .set({ enabled: false, apiTokenHash: null, updatedAt: now })
-    .where('source', '=', 'file')
-    .where('enabled', '=', true)
-    .$if(fileTenantIds.length > 0, (q) => q.where('id', 'not in', fileTenantIds))
-    .returning('id')
-    .execute();
-  result.disabled = disabledTenants.length;
-  return { result, turnedOff: disabledTenants.map((t) => t.id), turnedOn };
-}
-
-/**
- * The file's workflows created or updated, file workflows gone from it
- * disabled; the ids the file keeps (`seen`), those it turned off with
- * `enabled: false` (`disabled`) and those gone from it (`gone`).
+ * The file's workflows created, or updated where a field differs from what is
+ * stored (compared as values, src/domain/definition-changes.ts: a restart
+ * with the same file writes nothing), file workflows gone from it disabled;
+ * the ids the file keeps (`seen`), those it turned off with `enabled: false`
+ * (`disabled`) and those gone from it (`gone`).
  */
 async function syncWorkflows(trx: Transaction<Database>, file: WorkflowsFile, secrets: FileSecrets, now: Date, routing: RoutingConfig) {
-  const result = { created: 0, updated: 0, disabled: 0 };
+  const outcomes = new Map<number, SyncOutcome>();
   const existing = await trx.selectFrom('workflows').selectAll().forUpdate().execute();
   await moveFixedPingKeys(trx, file, existing);
   const byKey = new Map(existing.map((w) => [`${w.tenantId}/${w.name}`, w]));
@@ -172,26 +114,17 @@ async function syncWorkflows(trx: Transaction<Database>, file: WorkflowsFile, se
   for (const spec of file.workflows) {
     const current = byKey.get(`${spec.tenant}/${spec.name}`);
     if (current?.source === 'api') takenOver.push(`${spec.tenant}/${spec.name}`);
-    const mode = modeOf(spec);
+    const definition = definitionOf(spec, current, secrets);
+    const { paused, enabled, mode } = definition;
     // Resuming (re-enabled, or unpaused) starts from the next tick to come: what fell
     // while it was off was never meant to run, so it is neither fired late nor missed.
-    // A pause set by hand (Slack, API) outlives a restart; `/scheduler resume` ends it.
-    const paused = spec.paused || !!current?.pausedBy;
-    const enabled = spec.enabled;
     const resumed = !!current && enabled && (!current.enabled || (current.paused && !paused));
     const scheduleChanged = !current || resumed || current.cron !== spec.cron || current.timezone !== spec.timezone || current.mode !== mode;
     const values = {
-      cron: spec.cron,
-      timezone: spec.timezone,
-      mode,
-      launcher: secrets.launchers.has(spec) ? JSON.stringify(secrets.launchers.get(spec)) : null,
-      policy: JSON.stringify(spec.policy ?? {}),
-      monitoring: spec.monitoring,
-      paused,
-      enabled,
-      maintenance: JSON.stringify(recurringMaintenanceOf(spec.maintenance, spec.timezone)),
-      shadow: spec.shadow ?? false,
-      source: 'file' as const,
+      ...definition,
+      launcher: definition.launcher ? JSON.stringify(definition.launcher) : null,
+      policy: JSON.stringify(definition.policy),
+      maintenance: JSON.stringify(definition.maintenance),
       updatedAt: now,
       // Managed and observed workflows both keep next_tick_at: the scheduler fires
       // managed ones, the freshness detector uses it for observed ones.
@@ -202,15 +135,17 @@ async function syncWorkflows(trx: Transaction<Database>, file: WorkflowsFile, se
           : current.nextTickAt,
     };
     if (current) {
-      await trx
-        .updateTable('workflows')
-        .set({ ...values, ...(spec.pingKey ? { pingKey: spec.pingKey } : {}) })
-        .where('id', '=', current.id)
-        .execute();
-      if (enabled) await configPauseChanged(trx, current, paused, 'workflows file', now, routing);
       seen.add(current.id);
+      const fields = changedFields(current, definition);
+      const key = `${spec.tenant}/${spec.name}`;
+      if (!fields.length) {
+        outcomes.set(current.id, { key, kind: 'unchanged', fields });
+        continue;
+      }
+      await trx.updateTable('workflows').set(values).where('id', '=', current.id).execute();
+      if (enabled) await configPauseChanged(trx, current, paused, 'workflows file', now, routing);
       if (!enabled && current.enabled) disabled.push(current.id);
-      result.updated++;
+      outcomes.set(current.id, { key, kind: 'updated', fields });
     } else {
       const created = await trx
         .insertInto('workflows')
@@ -218,15 +153,35 @@ async function syncWorkflows(trx: Transaction<Database>, file: WorkflowsFile, se
         .returning('id')
         .executeTakeFirstOrThrow();
       seen.add(created.id);
-      result.created++;
+      outcomes.set(created.id, { key: `${spec.tenant}/${spec.name}`, kind: 'created', fields: [] });
     }
   }
-  const gone = existing.filter((w) => w.source === 'file' && w.enabled && !seen.has(w.id)).map((w) => w.id);
+  const goneRows = existing.filter((w) => w.source === 'file' && w.enabled && !seen.has(w.id));
+  const gone = goneRows.map((w) => w.id);
   if (gone.length) {
     await trx.updateTable('workflows').set({ enabled: false, updatedAt: now }).where('id', 'in', gone).execute();
   }
-  result.disabled = gone.length + disabled.length;
-  return { result, seen, gone, disabled, takenOver };
+  for (const w of goneRows) outcomes.set(w.id, { key: `${w.tenantId}/${w.name}`, kind: 'removed', fields: [] });
+  return { outcomes, seen, gone, disabled, takenOver };
+}
+
+/** What the file says of one workflow, as stored (launcher, policy and maintenance as values); a fixed ping key only when the file sets one. */
+function definitionOf(spec: WorkflowSpec, current: Workflow | undefined, secrets: FileSecrets) {
+  return {
+    cron: spec.cron,
+    timezone: spec.timezone,
+    mode: modeOf(spec),
+    launcher: secrets.launchers.get(spec) ?? null,
+    policy: spec.policy ?? {},
+    monitoring: spec.monitoring,
+    // A pause set by hand (Slack, API) outlives a restart; `/scheduler resume` ends it.
+    paused: spec.paused || !!current?.pausedBy,
+    enabled: spec.enabled,
+    maintenance: recurringMaintenanceOf(spec.maintenance, spec.timezone),
+    shadow: spec.shadow ?? false,
+    source: 'file' as const,
+    ...(spec.pingKey ? { pingKey: spec.pingKey } : {}),
+  };
 }
 
 /**
@@ -250,41 +205,4 @@ async function moveFixedPingKeys(trx: Transaction<Database>, file: WorkflowsFile
   });
   if (issues.length) throw new WorkflowsFileError('workflows file', describeIssues('workflows file', undefined, file, issues));
   for (const id of moving) await trx.updateTable('workflows').set({ pingKey: newPingKey() }).where('id', '=', id).execute();
-}
-
-/**
- * Secrets named by environment variable (`secretEnv`, `routingKeyEnv`) are
- * resolved here, at sync, not when a notification or launch is sent:
- * - what is stored is exactly what an inline secret gives, so the engine's
- *   routing, the outbox's destination ids and the transports have one shape
- *   to handle; moving a PagerDuty key from the file into the environment
- *   keeps its destinationId (a digest of the value), and an open incident
- *   still gets its resolve;
- * - every replica signs and pages with the secret the last sync wrote, not
- *   with whatever its own environment holds mid-rollout;
- * - an unset variable stops the start with the file's other problems
- *   (parseWorkflowsFile checks the same), instead of dead notifications later.
- * The cost: the value sits in tenants.destinations / workflows.launcher, as
- * inline secrets always have; no API view returns it.
- */
-function resolveFileSecrets(file: WorkflowsFile, env: SecretEnv) {
-  const destinations = new Map<string, DestinationSpec[]>();
-  const launchers = new Map<WorkflowSpec, LauncherConfig>();
-  const issues: SecretIssue[] = [];
-  file.tenants.forEach((t, i) => {
-    const r = resolveDestinations(t.destinations ?? [], env, ['tenants', i, 'destinations']);
-    if (r.ok) destinations.set(t.id, r.value);
-    else issues.push(...r.issues);
-  });
-  file.workflows.forEach((w, i) => {
-    if (!w.launcher) return;
-    const r = resolveLauncher(w.launcher, env, ['workflows', i, 'launcher']);
-    // The file is the operator's: its launchers are trusted (docs/security.md).
-    if (r.ok) launchers.set(w, { ...r.value, operatorSet: true });
-    else issues.push(...r.issues);
-  });
-  if (issues.length) throw new WorkflowsFileError('workflows file', describeIssues('workflows file', undefined, file, issues));
-  rememberSecrets([...destinations.values()].flat().flatMap(secretsOfEntry));
-  rememberSecrets([...launchers.values()].flatMap(secretsOfEntry));
-  return { destinations, launchers };
 }

@@ -61,7 +61,7 @@ describe('a workflow renamed or moved in the file, with its fixed ping key', () 
       const alert = await openAlertOn(old);
 
       const result = await syncWorkflowsFile(t.db, file({ ...to, pingKey: KEY }), engine.clock.now(), {}, engine.deps.config);
-      expect(result.workflows).toEqual({ created: 1, updated: 0, disabled: 1 });
+      expect(result.workflows).toMatchObject({ created: 1, updated: 0, unchanged: 0, removed: 1 });
 
       const renamed = await workflowNamed(to.tenant, to.name);
       const before = await workflowNamed('acme', 'check');

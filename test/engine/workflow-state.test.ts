@@ -213,7 +213,7 @@ describe('disabling or deleting resolves the open alert', () => {
       await failNext(3);
       const opened = await alertOf();
       const result = await syncWorkflowsFile(t.db, how === 'enabled: false' ? file(false) : file(undefined, false), engine.clock.now(), {}, engine.deps.config);
-      expect(result.workflows.disabled).toBe(1);
+      expect(result.workflows.changed).toEqual([how === 'enabled: false' ? 'acme/filed: enabled' : 'acme/filed: removed']);
       const closed = await alertOf();
       expect(closed).toMatchObject({ id: opened.id, status: 'resolved', resolvedAt: engine.clock.now(), severity: 'warning' });
       const { data } = (await events(opened.id)).at(-1)!;
@@ -251,7 +251,7 @@ describe('disabling or deleting resolves the open alert', () => {
     expect(opened).toMatchObject({ status: 'open', severity: 'warning' });
 
     const result = await syncWorkflowsFile(t.db, tenants(false), engine.clock.now(), {}, engine.deps.config);
-    expect(result.tenants.disabled).toBe(1);
+    expect(result.tenants).toEqual({ created: 0, updated: 0, unchanged: 1, removed: 1, changed: ['acme: removed'] });
     expect(await alertOf()).toMatchObject({ id: opened.id, status: 'resolved', resolvedAt: engine.clock.now() });
     expect((await events(opened.id)).at(-1)).toMatchObject({ kind: 'resolved', actor: null, data: { by: 'tenant_disabled' } });
     expect((await notificationStory(t.db, opened.id)).filter((n) => n.kind === 'resolved').map((n) => n.destination)).toEqual(['slack:CACME', 'slack:CPLATFORM']);

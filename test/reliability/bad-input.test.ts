@@ -544,10 +544,10 @@ describe('workflows files', () => {
       const parsed = parseWorkflowsFile(file(workflows));
       expect(parsed.workflows).toHaveLength(300);
       const first = await syncWorkflowsFile(db.db, parsed, T0);
-      expect(first.workflows).toEqual({ created: 300, updated: 0, disabled: 0 });
+      expect(first.workflows).toEqual({ created: 300, updated: 0, unchanged: 0, removed: 0, changed: [] });
       const keys = await db.db.selectFrom('workflows').select(['pingKey', 'nextTickAt']).orderBy('id').execute();
       const second = await syncWorkflowsFile(db.db, parsed, T0);
-      expect(second.workflows).toEqual({ created: 0, updated: 300, disabled: 0 });
+      expect(second.workflows).toEqual({ created: 0, updated: 0, unchanged: 300, removed: 0, changed: [] });
       expect(await db.db.selectFrom('workflows').select(['pingKey', 'nextTickAt']).orderBy('id').execute()).toEqual(keys);
     } finally {
       await db.drop();

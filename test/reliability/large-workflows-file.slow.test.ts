@@ -14,10 +14,10 @@ it('10,000 workflows are validated and synced, and a second sync changes none of
     const parsed = parseWorkflowsFile(file(workflows));
     expect(parsed.workflows).toHaveLength(10_000);
     const first = await syncWorkflowsFile(db.db, parsed, T0);
-    expect(first.workflows).toEqual({ created: 10_000, updated: 0, disabled: 0 });
+    expect(first.workflows).toEqual({ created: 10_000, updated: 0, unchanged: 0, removed: 0, changed: [] });
     const keys = await db.db.selectFrom('workflows').select(['pingKey', 'nextTickAt']).orderBy('id').execute();
     const second = await syncWorkflowsFile(db.db, parsed, T0);
-    expect(second.workflows).toEqual({ created: 0, updated: 10_000, disabled: 0 });
+    expect(second.workflows).toEqual({ created: 0, updated: 0, unchanged: 10_000, removed: 0, changed: [] });
     expect(await db.db.selectFrom('workflows').select(['pingKey', 'nextTickAt']).orderBy('id').execute()).toEqual(keys);
   } finally {
     await db.drop();

@@ -98,3 +98,14 @@ export interface MaintenanceWindowsTable {
   channelNotedAt: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   createdAt: Timestamp;
 }
+
+/** A workflows file content synced (migration 0029): see src/domain/file-sync-order.ts. */
+export interface WorkflowsFileSyncsTable {
+  contentHash: string;
+  replicaId: string;
+  filePath: string;
+  fileModifiedAt: Timestamp | null;
+  syncedAt: Timestamp;
+  /** Set when the replica's stop completed: no longer running, whatever its heartbeat's last minute says. */
+  replicaStoppedAt: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+}
