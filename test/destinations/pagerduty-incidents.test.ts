@@ -57,6 +57,17 @@ async function setup(destinations: unknown[], options: { env?: Record<string, st
 const setDestinations = (destinations: unknown[]) => t.db.updateTable('tenants').set({ destinations: JSON.stringify(destinations) }).where('id', '=', 'acme').execute();
 const resolve = (r: DestinationRig, alertId: number, m: number) => recordEvent(t.db, r.config, alertId, 'resolved', { now: at(m), changes: { status: 'resolved', resolvedAt: at(m) } });
 
+/** Alice takes the alert (acknowledging it), delivered before anything later is recorded: an acknowledge still pending when the alert resolves is not sent. */
+async function acknowledgeAndDeliver(rig: Awaited<ReturnType<typeof setup>>['rig'], alertId: number): Promise<void> {
+  await recordEvent(t.db, rig.config, alertId, 'owner_changed', {
+    now: at(5),
+    actor: 'U0ALICE',
+    changes: { ownerUser: 'U0ALICE', acknowledgedBy: 'U0ALICE', acknowledgedAt: at(5) },
+    data: { toUser: 'U0ALICE', acknowledged: true },
+  });
+  await rig.drain();
+}
+
 describe('a PagerDuty routing key changed while an incident is open', () => {
   it('the resolve never goes to the new key; the old one configured nowhere, the thread names the incident left open and its row goes dead saying so', async () => {
     const { rig, alert } = await setup([pager(KEY_A)]);
@@ -107,14 +118,7 @@ describe('a PagerDuty routing key changed while an incident is open', () => {
     const dedupKey = events[0]!.dedup_key as string;
 
     await setDestinations([pager(KEY_B), pager(KEY_A, { retired: true })]);
-    await recordEvent(t.db, rig.config, alert.id, 'owner_changed', {
-      now: at(5),
-      actor: 'U0ALICE',
-      changes: { ownerUser: 'U0ALICE', acknowledgedBy: 'U0ALICE', acknowledgedAt: at(5) },
-      data: { toUser: 'U0ALICE', acknowledged: true },
-    });
-    // Delivered before the resolve is recorded: an acknowledge still pending when the alert resolves is not sent.
-    await rig.drain();
+    await acknowledgeAndDeliver(rig, alert.id);
     await resolve(rig, alert.id, 30);
     await rig.drain();
     expect(events.map((e) => [e.event_action, e.routing_key, e.dedup_key])).toEqual([
@@ -155,14 +159,7 @@ describe('dedup_key per installation', () => {
       .set({ status: 'sent', result: JSON.stringify({ action: 'trigger', dedupKey: legacy, status: 202 }) })
       .where('eventId', '=', opened.id)
       .execute();
-    await recordEvent(t.db, rig.config, alert.id, 'owner_changed', {
-      now: at(5),
-      actor: 'U0ALICE',
-      changes: { ownerUser: 'U0ALICE', acknowledgedBy: 'U0ALICE', acknowledgedAt: at(5) },
-      data: { toUser: 'U0ALICE', acknowledged: true },
-    });
-    // Delivered before the resolve is recorded: an acknowledge still pending when the alert resolves is not sent.
-    await rig.drain();
+    await acknowledgeAndDeliver(rig, alert.id);
     await resolve(rig, alert.id, 30);
     await rig.drain();
     expect(events.map((e) => [e.event_action, e.dedup_key])).toEqual([
