@@ -75,7 +75,7 @@ describe("the tick scheduler under one tenant's backlog", () => {
     expect(big.map((w) => w.id)).toEqual(oldest.map((w) => w.id));
   });
 
-  it("fires every due tick once, and the small tenant's among the first launches", async () => {
+  it("fires every due tick once, and the small tenant's among the first claim's launches", async () => {
     const smallId = await seedBacklog();
     const { deps, launched } = recordingReplica(t.db, new ManualClock(NOW));
     expect(await fireDueTicks(deps)).toBe(true);
@@ -83,7 +83,9 @@ describe("the tick scheduler under one tenant's backlog", () => {
     expect(new Set(launched.map((c) => c.workflow.id)).size).toBe(5_001);
     const smallAt = launched.findIndex((c) => c.workflow.id === smallId);
     expect(smallAt).toBeGreaterThanOrEqual(0);
-    expect(smallAt).toBeLessThan(50);
+    // Among the first claim's launches (by time alone it was 4,994th of 5,001). Launches of one claim run
+    // concurrently, so its exact place among them is not fixed (55th on a loaded machine).
+    expect(smallAt).toBeLessThan(1_000);
     expect(launched[smallAt]!.tick!.getTime()).toBe(SMALL_DUE.getTime());
     // Big's ticks fired late, inside a daily job's catch-up window: nothing missed, nothing skipped.
     const { rows } = await sql<{ status: string; n: number }>`select status, count(*)::int as n from runs group by status`.execute(t.db);
