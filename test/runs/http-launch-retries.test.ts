@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
-import { pollFinishedRuns } from '../../src/engine/poller.js';
 import { fireDueTicks } from '../../src/engine/tick-scheduler.js';
 import { rememberStoredSecrets } from '../../src/services/stored-secrets.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { at, makeTenant, makeWorkflow } from '../helpers/factories.js';
 import { startHttpTarget } from '../helpers/http-target.js';
-import { eventually, replicaDeps } from './support.js';
+import { eventually, replicaDeps, settledRuns } from './support.js';
 
 /**
  * Which answers of an http launch's target are retried (src/domain/launch-answer.ts), end to end: a real
@@ -42,20 +41,7 @@ async function hourly(path: string, tick: string, mode: 'sync' | 'callback' = 's
   return { clock, deps, wf, sent: () => target.received.filter((r) => r.url === path) };
 }
 
-/** Drives the poller until every run of the workflow has ended and been processed. */
-async function settle(deps: ReturnType<typeof replicaDeps>, workflowId: number) {
-  await eventually(async () => {
-    await pollFinishedRuns(deps);
-    const open = await t.db
-      .selectFrom('runs')
-      .select('id')
-      .where('workflowId', '=', workflowId)
-      .where((eb) => eb.or([eb('status', 'in', ['running', 'pending_retry']), eb('processedAt', 'is', null)]))
-      .execute();
-    return open.length === 0;
-  }, 15_000);
-  return t.db.selectFrom('runs').selectAll().where('workflowId', '=', workflowId).orderBy('attempt').execute();
-}
+const settle = (deps: ReturnType<typeof replicaDeps>, workflowId: number) => settledRuns(t.db, deps, workflowId);
 
 describe("an http launch's answer decides whether its tick is retried", () => {
   it.each([400, 401, 403, 404, 405, 409, 410, 422])('HTTP %i is permanent: one request, the tick failed at once with the status and the answer, no retry', async (status) => {

@@ -3,11 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
-import { pollFinishedRuns } from '../../src/engine/poller.js';
 import { fireDueTicks } from '../../src/engine/tick-scheduler.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { at, makeTenant, makeWorkflow } from '../helpers/factories.js';
-import { eventually, replicaDeps } from './support.js';
+import { replicaDeps, settledRuns } from './support.js';
 
 let t: TestDatabase;
 let dir: string;
@@ -25,22 +24,7 @@ afterAll(async () => {
 const flaky = (counter: string, failures: number) =>
   `n=$(cat ${counter} 2>/dev/null || echo 0); echo $((n+1)) > ${counter}; echo "attempt $ATTEMPT of tick $TICK"; if [ "$n" -lt ${failures} ]; then echo "ETIMEDOUT talking to the warehouse" >&2; exit 1; fi`;
 
-/** Drives the engine's poller until every run of the workflow has ended and been processed. */
-async function settle(deps: ReturnType<typeof replicaDeps>, workflowId: number) {
-  await eventually(
-    async () => {
-      await pollFinishedRuns(deps);
-      const open = await t.db
-        .selectFrom('runs')
-        .select('id')
-        .where('workflowId', '=', workflowId)
-        .where((eb) => eb.or([eb('status', 'in', ['running', 'pending_retry']), eb('processedAt', 'is', null)]))
-        .execute();
-      return open.length === 0;
-    },
-    20_000,
-  );
-}
+const settle = (deps: ReturnType<typeof replicaDeps>, workflowId: number) => settledRuns(t.db, deps, workflowId);
 
 describe('a managed command workflow through the engine', () => {
   it('retries a failing command per its profile (hourly: 2 retries) and writes the verdict onto the tick', async () => {

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { ManualClock } from '../../src/clock.js';
+import { pollFinishedRuns } from '../../src/engine/poller.js';
 import { loadConfig } from '../../src/config/env.js';
 import type { Deps } from '../../src/deps.js';
 import type { Db } from '../../src/db/connect.js';
@@ -90,4 +91,19 @@ export async function finishedRun(db: Db, runId: number, timeoutMs?: number) {
       .executeTakeFirst(),
     timeoutMs,
   );
+}
+
+/** Drives the poller until every run of the workflow has ended and been processed; its runs, by attempt. */
+export async function settledRuns(db: Db, deps: Deps, workflowId: number, timeoutMs = 20_000) {
+  await eventually(async () => {
+    await pollFinishedRuns(deps);
+    const open = await db
+      .selectFrom('runs')
+      .select('id')
+      .where('workflowId', '=', workflowId)
+      .where((eb) => eb.or([eb('status', 'in', ['running', 'pending_retry']), eb('processedAt', 'is', null)]))
+      .execute();
+    return open.length === 0;
+  }, timeoutMs);
+  return db.selectFrom('runs').selectAll().where('workflowId', '=', workflowId).orderBy('attempt').execute();
 }
