@@ -43,7 +43,7 @@ export function slackTransport(deps: { db: Db; launchers: LauncherResolver; conf
       const { alert, tenant, workflow } = input;
       const metadata = alertMetadata({ alertId: alert.id, tenant: tenant.id, workflow: workflow.name, event: event.kind, severity: alert.severity, key: n.idempotencyKey });
       const storm = !thread && deliversToStorm(event.kind) ? await stormOf(deps.db, n.alertId, n.destination) : undefined;
-      if (storm) return deliverToStorm(deps.db, api, input, storm, () => cardFrom(deps.db, deps.launchers, input.alert, input.workflow, input.tenant));
+      if (storm) return deliverToStorm(deps.db, api, input, storm, () => cardFrom(deps.db, deps.launchers, input.alert, input.workflow, input.tenant), (render) => paging(input, render));
       if (!thread) {
         const loaded = await loadAlertCard(deps.db, deps.launchers, n.alertId);
         if (!loaded) return { kind: 'permanent', error: `alert ${n.alertId} not found` };
