@@ -168,6 +168,16 @@ describe('loadConfig', () => {
     expect(loadConfig({ PLATFORM_CHANNEL: 'C0PLATFORM' }).PLATFORM_CHANNEL).toBe('C0PLATFORM');
   });
 
+  it('reads PLATFORM_ONCALL as one group and users, refusing anything else by name and value, and only with a platform channel', () => {
+    expect(loadConfig({ PLATFORM_CHANNEL: 'C0PLATFORM', PLATFORM_ONCALL: 'S0OPS, U0BOB,W0EVE' }).PLATFORM_ONCALL).toEqual({ group: 'S0OPS', users: ['U0BOB', 'W0EVE'] });
+    expect(loadConfig({ PLATFORM_CHANNEL: 'C0PLATFORM' }).PLATFORM_ONCALL).toBeUndefined();
+    expect(() => loadConfig({ PLATFORM_CHANNEL: 'C0PLATFORM', PLATFORM_ONCALL: 'S0OPS,@bob' })).toThrow(
+      'PLATFORM_ONCALL="S0OPS,@bob": "@bob" is neither a user group id (S0123ABCD) nor a user id (U0123ABCD or W0123ABCD)',
+    );
+    expect(() => loadConfig({ PLATFORM_CHANNEL: 'C0PLATFORM', PLATFORM_ONCALL: 'S0OPS,S0SRE' })).toThrow('PLATFORM_ONCALL="S0OPS,S0SRE": names 2 user groups (S0OPS, S0SRE); name one group and any users');
+    expect(() => loadConfig({ PLATFORM_ONCALL: 'S0OPS' })).toThrow('PLATFORM_ONCALL="S0OPS": needs PLATFORM_CHANNEL, the channel the platform\'s on-call is paged in');
+  });
+
   it('parses ADMIN_USERS into a list', () => {
     expect(loadConfig({ ADMIN_USERS: 'U01, W02 ,' }).ADMIN_USERS).toEqual(['U01', 'W02']);
   });

@@ -7,6 +7,7 @@ import { misspelledNames } from '../domain/names.js';
 import { resolveCommandUser } from './command-user.js';
 import { formatPath, valueAt } from './json-locate.js';
 import { slackChannelId } from './destination-schema.js';
+import { platformOnCall } from './platform-oncall.js';
 import { resolveDestinations } from './secret-refs.js';
 import { destinationListSchema, type DestinationInput, type DestinationSpec } from './workflows-file.js';
 import { secretsOfEntry } from '../secrets.js';
@@ -73,6 +74,8 @@ export const envSchema = z.object({
   PUBLIC_URL: optionalText.pipe(z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional()),
   WORKFLOWS_FILE: optionalText,
   PLATFORM_CHANNEL: optionalText.pipe(slackChannelId.optional()),
+  /** The operator's on-call (a group and/or users) a page falls to when a tenant's on-call reaches nobody; paged in PLATFORM_CHANNEL. */
+  PLATFORM_ONCALL: platformOnCall,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   POLL_INTERVAL_SECONDS: seconds(30),
   ESCALATION_INTERVAL_SECONDS: seconds(60),
@@ -255,6 +258,9 @@ export function loadConfig(given: Record<string, string | undefined> = process.e
   }
   if ((config.SLACK_SIGNING_SECRET || config.SLACK_APP_TOKEN) && !config.SLACK_BOT_TOKEN) {
     slackProblems.push('SLACK_BOT_TOKEN=(unset): required when SLACK_SIGNING_SECRET or SLACK_APP_TOKEN is set');
+  }
+  if (config.PLATFORM_ONCALL && !config.PLATFORM_CHANNEL) {
+    slackProblems.push(`PLATFORM_ONCALL=${JSON.stringify(env.PLATFORM_ONCALL)}: needs PLATFORM_CHANNEL, the channel the platform's on-call is paged in`);
   }
   if (slackProblems.length) throw new ConfigError(slackProblems);
   if (config.COMMAND_USER) {

@@ -17,10 +17,10 @@ export interface PeopleRig {
  * The set-up the tests around people share: a fresh database, the real engine
  * and the signed-request Slack rig on one ManualClock starting at `start`,
  * the platform channel, and tenant acme (channel CACME, on-call group
- * SONCALL, admin U0LEAD). Registers its own beforeAll/afterAll; the fields
+ * SONCALL, admin U0LEAD); `env` adds to the configuration. Registers its own beforeAll/afterAll; the fields
  * are set once beforeAll has run.
  */
-export function usePeopleRig(start: Date, command = './check'): PeopleRig {
+export function usePeopleRig(start: Date, command = './check', env: Record<string, string> = {}): PeopleRig {
   let seq = 0;
   const ctx = {
     workflow: (cron: string, policy: Record<string, unknown> = { retries: 0, recoverAfter: 1 }) =>
@@ -29,7 +29,7 @@ export function usePeopleRig(start: Date, command = './check'): PeopleRig {
   beforeAll(async () => {
     ctx.t = await createTestDatabase();
     ctx.engine = createEngine(ctx.t.db, start);
-    ctx.rig = await startSlackRig(ctx.t.db, { clock: ctx.engine.clock, launchers: ctx.engine.launcher.resolver, env: { PLATFORM_CHANNEL: PLATFORM } });
+    ctx.rig = await startSlackRig(ctx.t.db, { clock: ctx.engine.clock, launchers: ctx.engine.launcher.resolver, env: { PLATFORM_CHANNEL: PLATFORM, ...env } });
     await makeTenant(ctx.t.db, { id: 'acme', name: 'Acme', channel: 'CACME', oncall: JSON.stringify({ group: 'SONCALL' }), rights: JSON.stringify({ admins: ['U0LEAD'] }) });
   });
   afterAll(async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { SlackAccount } from '../../src/domain/rights.js';
 import type { SlackDirectory } from '../../src/slack/transport/directory.js';
-import { notifiedBy, withPageReach } from '../../src/slack/transport/page-reach.js';
+import { pagedMessage } from '../../src/slack/transport/page-reach.js';
 
 /** What Slack says of the workspace's people, as the directory answers it (its HTTP side is tested in people-edges). */
 function directory(groups: Record<string, string[] | { error: string }>, accounts: Record<string, SlackAccount | undefined>): SlackDirectory {
@@ -16,7 +16,8 @@ function directory(groups: Record<string, string[] | { error: string }>, account
   };
 }
 const message = { text: 'Escalated', blocks: [] };
-const warned = async (dir: SlackDirectory, event: { kind: string; data: unknown }, pages: boolean) => (await withPageReach(dir, notifiedBy(event, pages), message)).text.split('\n')[1];
+const warned = async (dir: SlackDirectory, event: { kind: string; data: unknown }, pages: boolean) =>
+  (await pagedMessage(dir, undefined, { event, tenant: { oncall: {} }, channel: 'CACME', pages }, () => message)).message.text.split('\n')[1];
 
 describe('a notification that reaches nobody says so', () => {
   it('a reminder to an owner whose account is deactivated, a page to a bot', async () => {

@@ -1,40 +1,93 @@
-import { onCallReach } from '../../domain/oncall-reach.js';
+import type { Config } from '../../config/env.js';
+import type { Tenant } from '../../db/schema.js';
+import { isShadowEvent } from '../../domain/events.js';
+import { onCallReach, pageTarget, type PageRung } from '../../domain/oncall-reach.js';
+import { pageLadder, pagePlan, type Mention, type Named, type PagePlan } from '../../domain/page-fallback.js';
 import type { SlackAccount } from '../../domain/rights.js';
 import { LIMITS, mrkdwn } from '../blocks/limits.js';
-import { onCallNoteText } from '../blocks/oncall-notes.js';
+import { pagePlanLine } from '../blocks/page-notes.js';
 import type { SlackMessage } from '../blocks/types.js';
 import type { SlackDirectory } from './directory.js';
 
+/** What the fallback needs of the configuration: where the platform's on-call is paged, and who they are. */
+export type PagingConfig = Partial<Pick<Config, 'PLATFORM_CHANNEL' | 'PLATFORM_ONCALL'>>;
+
+type PagedEvent = { kind: string; data: unknown };
+
 /**
- * A page whose every name reaches nobody (an empty, disabled or deleted
- * group, deactivated or bot users: src/domain/oncall-reach.ts) is posted all
- * the same, with a line under it saying nobody was notified and why, so the
- * people reading the channel know the alert is theirs to take. Asked of
- * Slack through the directory's cache; a lookup that fails adds nothing (it
- * is not known to reach nobody). `mention` is the event's `data.mention`.
+ * A page's message at send time (docs/alerts.md, "A page that reaches
+ * nobody"): Slack is asked, rung by rung, whether the page's names reach
+ * anyone (the owner, the tenant's on-call, the platform's on-call, through
+ * the directory's cache), `pageTarget` and `pagePlan` decide, and the page is
+ * rendered naming the rung paged, with a line saying why. The platform's
+ * on-call is named only in the platform channel; the tenant's channel hears
+ * that they were paged. Deterministic for one answer of Slack's, so a row
+ * delivered again posts the same message under the same key.
  */
-export async function withPageReach(directory: SlackDirectory | undefined, mention: unknown, message: SlackMessage): Promise<SlackMessage> {
-  const named = mentionOf(mention);
-  if (!directory || !named || named.groups.length > 1 || named.groups.length + named.users.length === 0) return message;
-  const group = named.groups[0];
-  const accounts = new Map<string, SlackAccount | undefined>();
-  for (const u of named.users) accounts.set(u, await directory.account(u));
-  const reach = onCallReach({ ...(group ? { group } : {}), users: named.users }, group ? await directory.groupMembers(group) : undefined, accounts);
-  if (!reach.reachesNobody) return message;
-  const why = reach.notes.map(onCallNoteText).join('; ');
-  const line = `:warning: Nobody was notified: ${why}. Take the alert here; \`/scheduler oncall\` shows who escalations reach.`;
+export async function pagedMessage(
+  directory: SlackDirectory | undefined,
+  config: PagingConfig | undefined,
+  at: { event: PagedEvent; tenant: Pick<Tenant, 'oncall'>; channel: string; pages: boolean },
+  render: (event: PagedEvent) => SlackMessage,
+): Promise<{ message: SlackMessage; broadcast: boolean }> {
+  const { event } = at;
+  const asMade = () => ({ message: render(event), broadcast: at.pages });
+  const named = mentionOf(notifiedBy(event, at.pages));
+  if (!directory || !named || isShadowEvent(event.data) || named.groups.length > 1 || named.groups.length + named.users.length === 0) return asMade();
+  const platformChannel = config?.PLATFORM_CHANNEL;
+  const audience = platformChannel && at.channel === platformChannel ? 'platform' : 'tenant';
+  const ladder = pageLadder(named, at.tenant.oncall ?? {}, platformChannel ? config?.PLATFORM_ONCALL : undefined);
+  const plan = pagePlan(pageTarget(await askRungs(directory, ladder)), ladder, audience);
+  if (plan.kind === 'as_made') return asMade();
+  const carries = hasMention(event.data);
+  const mention = replacement(plan);
+  const message = render(carries && mention ? { ...event, data: { ...(event.data as object), mention } } : event);
+  const line = pagePlanLine(plan, !carries);
+  // The platform channel is where the operator is paged for the tenant (a reminder too): broadcast.
+  const operator = audience === 'platform' && (plan.kind === 'nobody' || (plan.kind === 'fell_back' && plan.to === 'platform_oncall'));
+  return { message: line ? withLine(message, line) : message, broadcast: at.pages || operator };
+}
+
+/**
+ * Each rung's reach, asked in turn until one is not known to reach nobody
+ * (the rungs after it are not asked: `pageTarget` never looks past it).
+ */
+export async function askRungs<S extends string>(directory: SlackDirectory, ladder: readonly { step: S; named: Named }[]): Promise<PageRung<S>[]> {
+  const rungs: PageRung<S>[] = [];
+  for (const { step, named } of ladder) {
+    const accounts = new Map<string, SlackAccount | undefined>();
+    for (const u of named.users ?? []) accounts.set(u, await directory.account(u));
+    const reach = onCallReach(named, named.group ? await directory.groupMembers(named.group) : undefined, accounts);
+    rungs.push({ step, named, reach });
+    if ((named.group ? 1 : 0) + (named.users?.length ?? 0) > 0 && !reach.reachesNobody) break;
+  }
+  return rungs;
+}
+
+/** Whom the page names instead of its own names: the rung paged, or nobody in the tenant's channel when the platform's on-call is. */
+function replacement(plan: PagePlan): Mention | undefined {
+  if (plan.kind === 'fell_back') return plan.mention;
+  return plan.kind === 'platform_paged' ? { users: [], groups: [] } : undefined;
+}
+
+function withLine(message: SlackMessage, line: string): SlackMessage {
   const blocks = message.blocks.length < LIMITS.messageBlocks ? [...message.blocks, { type: 'context' as const, elements: [mrkdwn(line, LIMITS.contextElementText)] }] : message.blocks;
   return { ...message, text: `${message.text}\n${line}`.slice(0, LIMITS.fallbackText), blocks };
 }
 
-/** Whom an event notifies by name: a page's `mention`, or the owner a reminder is for. */
-export function notifiedBy(event: { kind: string; data: unknown }, pages: boolean): unknown {
+/** Whom an event notifies by name: a page's `mention`, a reminder's (the on-call's for an unowned alert), or the owner a reminder is for. */
+export function notifiedBy(event: PagedEvent, pages: boolean): unknown {
   const data = (event.data ?? {}) as { mention?: unknown; ownerUser?: unknown };
   if (pages) return data.mention;
-  return event.kind === 'reminder' && typeof data.ownerUser === 'string' ? { users: [data.ownerUser] } : undefined;
+  if (event.kind !== 'reminder') return undefined;
+  return data.mention ?? (typeof data.ownerUser === 'string' ? { users: [data.ownerUser] } : undefined);
 }
 
-function mentionOf(value: unknown): { users: string[]; groups: string[] } | undefined {
+function hasMention(data: unknown): boolean {
+  return !!data && typeof data === 'object' && !!(data as { mention?: unknown }).mention;
+}
+
+function mentionOf(value: unknown): Mention | undefined {
   if (!value || typeof value !== 'object') return undefined;
   const m = value as { users?: unknown; groups?: unknown };
   const ids = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);

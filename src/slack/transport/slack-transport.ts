@@ -5,13 +5,14 @@ import { LEASE_LOST, type CredentialProbe, type DeliveryInput, type DeliveryResu
 import { findThread, saveThread } from './alert-threads.js';
 import { cardFrom, loadAlertCard } from '../views/alert-card-loader.js';
 import { renderAlertReply, renderAlertRoot, type AlertCard } from '../blocks/alert-card.js';
+import type { SlackMessage } from '../blocks/types.js';
 import { alertMetadata, metadataKey } from './metadata.js';
 import type { SlackOutboxApi } from './slack-api.js';
 import { affectedReplyTs, withUpstreamLink } from './upstream-replies.js';
 import { deliversToStorm, deliverToStorm, findStormDelivery, postsInStormThread } from './storm-delivery.js';
 import { stormOf } from '../views/storm-queries.js';
 import type { SlackDirectory } from './directory.js';
-import { notifiedBy, withPageReach } from './page-reach.js';
+import { pagedMessage, type PagingConfig } from './page-reach.js';
 
 /** Slack's documented pace for chat.postMessage: about one message per second per channel. */
 export const SLACK_CHANNEL_INTERVAL_MS = 1000;
@@ -26,7 +27,9 @@ const LOOKBACK_MS = 24 * 3_600_000;
  * which edits the first one's reply (upstream-replies.ts). Quiet events (failure counts)
  * post nothing: the root refresher re-renders the root in place, coalesced.
  */
-export function slackTransport(deps: { db: Db; launchers: LauncherResolver }, api: SlackOutboxApi, directory?: SlackDirectory): Transport {
+export function slackTransport(deps: { db: Db; launchers: LauncherResolver; config?: PagingConfig }, api: SlackOutboxApi, directory?: SlackDirectory): Transport {
+  const paging = (input: DeliveryInput, render: (event: DeliveryInput['event']) => SlackMessage) =>
+    pagedMessage(directory, deps.config, { event: input.event, tenant: input.tenant, channel: input.target, pages: broadcasts(input.event) }, (event) => render(event as DeliveryInput['event']));
   return {
     kind: 'slack',
     pacing: { key: (destination) => destination, minIntervalMs: api.mode === 'console' ? 0 : SLACK_CHANNEL_INTERVAL_MS },
@@ -40,7 +43,7 @@ export function slackTransport(deps: { db: Db; launchers: LauncherResolver }, ap
       const { alert, tenant, workflow } = input;
       const metadata = alertMetadata({ alertId: alert.id, tenant: tenant.id, workflow: workflow.name, event: event.kind, severity: alert.severity, key: n.idempotencyKey });
       const storm = !thread && deliversToStorm(event.kind) ? await stormOf(deps.db, n.alertId, n.destination) : undefined;
-      if (storm) return deliverToStorm(deps.db, api, input, storm, () => cardFrom(deps.db, deps.launchers, input.alert, input.workflow, input.tenant));
+      if (storm) return deliverToStorm(deps.db, api, input, storm, () => cardFrom(deps.db, deps.launchers, input.alert, input.workflow, input.tenant), (render) => paging(input, render));
       if (!thread) {
         const loaded = await loadAlertCard(deps.db, deps.launchers, n.alertId);
         if (!loaded) return { kind: 'permanent', error: `alert ${n.alertId} not found` };
@@ -50,12 +53,13 @@ export function slackTransport(deps: { db: Db; launchers: LauncherResolver }, ap
         const posted = await api.postMessage({ channel: input.target, ...message, metadata });
         if (!posted.ok) return posted;
         await saveThread(deps.db, { alertId: n.alertId, destination: n.destination, channel: input.target, rootTs: posted.ts, rootKey: n.idempotencyKey, renderedEventId: loaded.eventId, now: input.now });
-        return replyUnderOwnRoot(api, input, { channel: input.target, rootTs: posted.ts }, loaded.card, directory);
+        return replyUnderOwnRoot(api, input, { channel: input.target, rootTs: posted.ts }, loaded.card, paging);
       }
       const card = await cardFrom(deps.db, deps.launchers, input.alert, input.workflow, input.tenant);
       // An earlier attempt of this row posted the root: what may be left is its own reply.
-      if (thread.rootKey === n.idempotencyKey) return replyUnderOwnRoot(api, input, thread, card, directory);
-      const message = await withPageReach(directory, notifiedBy(event, broadcasts(event)), await withUpstreamLink(deps.db, renderAlertReply(event, card, input.now), event.kind, event.data, n.destination));
+      if (thread.rootKey === n.idempotencyKey) return replyUnderOwnRoot(api, input, thread, card, paging);
+      const page = await paging(input, (e) => renderAlertReply(e, card, input.now));
+      const message = await withUpstreamLink(deps.db, page.message, event.kind, event.data, n.destination);
       const earlier = event.kind === 'upstream_affected' ? await affectedReplyTs(deps.db, n.alertId, n.destination, n.eventId) : undefined;
       if (!(await input.keepLease())) return LEASE_LOST;
       if (earlier) {
@@ -63,7 +67,7 @@ export function slackTransport(deps: { db: Db; launchers: LauncherResolver }, ap
         if (!edited.ok) return edited;
         return { kind: 'sent', ref: earlier, result: { ts: earlier, threadTs: thread.rootTs, edited: true } };
       }
-      const posted = await api.postMessage({ channel: thread.channel, ...message, metadata, threadTs: thread.rootTs, replyBroadcast: broadcasts(event) });
+      const posted = await api.postMessage({ channel: thread.channel, ...message, metadata, threadTs: thread.rootTs, replyBroadcast: page.broadcast });
       if (!posted.ok) return posted;
       return { kind: 'sent', ref: posted.ts, result: { ts: posted.ts, threadTs: thread.rootTs } };
     },
@@ -136,16 +140,19 @@ function repliesUnderItsRoot(event: DeliveryInput['event']): boolean {
  * that opens critical pages in a broadcast reply. Should the reply fail, the
  * retry finds the root recorded as this row's and posts only the reply.
  */
-async function replyUnderOwnRoot(api: SlackOutboxApi, input: DeliveryInput, thread: { channel: string; rootTs: string }, card: AlertCard, directory?: SlackDirectory): Promise<DeliveryResult> {
+async function replyUnderOwnRoot(api: SlackOutboxApi, input: DeliveryInput, thread: { channel: string; rootTs: string }, card: AlertCard, paging: Paging): Promise<DeliveryResult> {
   const { notification: n, event } = input;
   if (!repliesUnderItsRoot(event)) return { kind: 'sent', ref: thread.rootTs, result: { ts: thread.rootTs, root: true } };
   const metadata = alertMetadata({ alertId: input.alert.id, tenant: input.tenant.id, workflow: input.workflow.name, event: event.kind, severity: input.alert.severity, key: ownReplyKey(n.idempotencyKey) });
   if (!(await input.keepLease())) return LEASE_LOST;
-  const message = await withPageReach(directory, notifiedBy(event, broadcasts(event)), renderAlertReply(event, card, input.now));
-  const reply = await api.postMessage({ channel: thread.channel, ...message, metadata, threadTs: thread.rootTs, replyBroadcast: broadcasts(event) });
+  const { message, broadcast } = await paging(input, (e) => renderAlertReply(e, card, input.now));
+  const reply = await api.postMessage({ channel: thread.channel, ...message, metadata, threadTs: thread.rootTs, replyBroadcast: broadcast });
   if (!reply.ok) return reply;
   return { kind: 'sent', ref: thread.rootTs, result: { ts: thread.rootTs, root: true, replyTs: reply.ts } };
 }
+
+/** The page's message and whether it is broadcast, as sent now (page-reach.ts). */
+type Paging = (input: DeliveryInput, render: (event: DeliveryInput['event']) => SlackMessage) => Promise<{ message: SlackMessage; broadcast: boolean }>;
 
 function lookupFailed(r: { kind: string; error: string; retryAfterMs?: number }): FindDeliveredResult {
   return { kind: 'failed', error: r.error, permanent: r.kind === 'permanent', credentials: r.kind === 'credentials', ...(r.kind === 'rate_limited' ? { retryAfterMs: r.retryAfterMs } : {}) };

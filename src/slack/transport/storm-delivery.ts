@@ -5,6 +5,7 @@ import { STORM_PAGE_FOLD_MS, stormKey, stormPageFolds } from '../../domain/storm
 import { LEASE_LOST, type DeliveryInput, type DeliveryResult, type FindDeliveredResult } from '../../notify/transport.js';
 import { renderAlertReply, type AlertCard } from '../blocks/alert-card.js';
 import { renderStormMessage } from '../blocks/storm-message.js';
+import type { SlackMessage } from '../blocks/types.js';
 import { alertMetadata, metadataKey, stormMetadata } from './metadata.js';
 import type { SlackOutboxApi } from './slack-api.js';
 import { claimStormPost, loadStormView, recentStormPages, restoreStormClaim, saveStormRoot } from '../views/storm-queries.js';
@@ -35,7 +36,7 @@ export function deliversToStorm(kind: string): boolean {
  * page (see `postsInStormThread`), and a page only when the storm's thread
  * has not paged the same people within STORM_PAGE_FOLD_MS (stormPageFolds).
  */
-export async function deliverToStorm(db: Db, api: SlackOutboxApi, input: DeliveryInput, storm: Storm, card: () => Promise<AlertCard>): Promise<DeliveryResult> {
+export async function deliverToStorm(db: Db, api: SlackOutboxApi, input: DeliveryInput, storm: Storm, card: () => Promise<AlertCard>, page: StormPage = async (render) => ({ message: render(input.event) })): Promise<DeliveryResult> {
   const { notification: n, event } = input;
   let rootTs = storm.rootTs;
   if (!rootTs) {
@@ -50,7 +51,9 @@ export async function deliverToStorm(db: Db, api: SlackOutboxApi, input: Deliver
     if (event.kind !== 'shared_cause' && stormPageFolds(event.data, await recentStormPages(db, Number(storm.id), n.destination, new Date(input.now.getTime() - STORM_PAGE_FOLD_MS)), input.now)) {
       return { kind: 'sent', ref: rootTs, result: { storm: Number(storm.id), rerender: true, folded: true } };
     }
-    const reply = renderAlertReply(event, await card(), input.now);
+    const shown = await card();
+    // A page whose names reach nobody falls back as any page does (page-reach.ts); a shared-cause callout names nobody.
+    const { message: reply } = await page((e) => renderAlertReply(e, shown, input.now));
     if (!(await input.keepLease())) return LEASE_LOST;
     const posted = await api.postMessage({ channel: storm.channel, ...reply, metadata: memberMetadata(input, event.kind, n.idempotencyKey), threadTs: rootTs, replyBroadcast: true });
     if (!posted.ok) return posted;
@@ -58,6 +61,9 @@ export async function deliverToStorm(db: Db, api: SlackOutboxApi, input: Deliver
   }
   return { kind: 'sent', ref: rootTs, result: { storm: Number(storm.id), rerender: true } };
 }
+
+/** The page as sent now, rendered by `render` from the event (its names replaced when it falls back: page-reach.ts). */
+export type StormPage = (render: (event: DeliveryInput['event']) => SlackMessage) => Promise<{ message: SlackMessage }>;
 
 const memberMetadata = (input: DeliveryInput, kind: string, key: string) =>
   alertMetadata({ alertId: input.alert.id, tenant: input.tenant.id, workflow: input.workflow.name, event: kind, severity: input.alert.severity, key });
