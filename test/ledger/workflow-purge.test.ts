@@ -108,6 +108,17 @@ describe('retention of removed workflows', () => {
     expect(await stillThere(result.kind === 'created' ? result.workflow.id : 0)).toBe(true);
   });
 
+  it('skips, without waiting, a removed workflow a PUT holds locked: the PUT wins whole', async () => {
+    const w = await removedAgo('held-by-put', 200);
+    await t.db.transaction().execute(async (trx) => {
+      await trx.selectFrom('workflows').select('id').where('id', '=', w.id).forUpdate().execute();
+      expect(await deleteRemovedWorkflows(t.db, ago(180), 100)).toBe(0);
+      await trx.updateTable('workflows').set({ enabled: true, updatedAt: NOW }).where('id', '=', w.id).execute();
+    });
+    await runRetentionPass(t.db, NOW, policy);
+    expect(await stillThere(w.id)).toBe(true);
+  });
+
   it('removes a removed workflow once its last alert has gone: the pass removes the alert first, then the workflow', async () => {
     const w = await removedAgo('alert-then-gone', 200);
     await insertAlert(t.db, w.id, { status: 'resolved', openedAt: ago(205), resolvedAt: ago(200) });
