@@ -277,8 +277,7 @@ export type DeleteResult = { kind: 'deleted' } | { kind: 'not_found' } | { kind:
 /**
  * Disables rather than deletes, like removing it from the file: its history
  * stays, nothing fires or alerts, and its open alert is resolved
- * (`by: 'workflow_deleted'`) in the same transaction. The row itself goes
- * later, by retention, once nothing of it is left (src/ledger/workflow-purge.ts).
+ * (`by: 'workflow_deleted'`) in the same transaction; retention removes the row later (ledger/workflow-purge.ts).
  */
 export async function deleteWorkflow(deps: Pick<Deps, 'db' | 'clock' | 'config'>, tenant: string, name: string, scope: Scope, actor: string | null = null): Promise<DeleteResult> {
   const workflow = await findWorkflow(deps.db, tenant, name, scope);
