@@ -25,7 +25,7 @@ export function registerRunNowAction(app: App, ctx: SlackContext): void {
       const result = await requestRunNow(ctx.deps, { workflowId: found.workflow.id, actor: { user: a.user, channel: a.channel }, scope: a.scope });
       // Started: the thread gets "run #N started by @x" from the outbox; privately, only that a paused workflow stays paused.
       if (result.kind === 'started') return result.paused ? pausedNote(escapeMrkdwn(found.workflow.name)) : undefined;
-      return runNowText(result, found.workflow.name).text;
+      return runNowText(result, found.workflow.name, { user: a.user, seesThread: true }).text;
     }),
   );
 }
