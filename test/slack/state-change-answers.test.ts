@@ -104,6 +104,6 @@ describe('a state change no thread tells is answered in the channel', () => {
     await rig.command('run nightly-pipeline', { channel: 'CACME', user: 'U0OPS' });
     const second = await answer(1);
     expect(second.response_type).toBe('ephemeral');
-    expect(second.text).toContain("Its outcome will be posted in the alert's thread");
+    expect(second.text).toContain('The open alert shows who started it and how it ends.');
   });
 });

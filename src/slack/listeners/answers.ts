@@ -46,7 +46,7 @@ export function runNowText(result: RunNowResult, workflowName: string, asker: { 
   switch (result.kind) {
     case 'started': {
       const paused = result.paused ? ` ${pausedNote(name)}` : '';
-      if (result.toldInThread && asker.seesThread) return { text: `Run #${result.run.id} of *${name}* started. Its outcome will be posted in the alert's thread.${paused}`, public: false };
+      if (result.toldInThread && asker.seesThread) return { text: `Run #${result.run.id} of *${name}* started. The open alert shows who started it and how it ends.${paused}`, public: false };
       return { text: `${userMention(asker.user)} started run #${result.run.id} of *${name}*. \`/scheduler history ${name}\` shows how it ends.${paused}`, public: true };
     }
     case 'no_launcher':
