@@ -7,6 +7,7 @@ import type { SchedulerCommand } from './parse-command.js';
 import { refusalFor } from '../rights.js';
 import type { SlackScope } from '../tenancy.js';
 import type { SlackContext } from '../context.js';
+import { tenantSuggestion } from './tenant-suggestions.js';
 
 /**
  * `/scheduler pause|resume|maintenance`. Each changes state for everyone
@@ -93,7 +94,7 @@ export async function maintenanceCommand(
   // `acme/*` is the whole tenant, always; a bare `acme` is too, unless a workflow here is also called that.
   const wholeTenant = /^(.+)\/\*$/.exec(command.target)?.[1];
   const tenantId = await tenantNamed(ctx, where, wholeTenant ?? command.target);
-  if (wholeTenant !== undefined && !tenantId) return { text: `No tenant called ${codeSpan(wholeTenant, 200)} here.` };
+  if (wholeTenant !== undefined && !tenantId) return { text: `No tenant called ${codeSpan(wholeTenant, 200)} here.${await tenantSuggestion(ctx, where, wholeTenant, '/*')}` };
   const found = wholeTenant !== undefined ? undefined : await resolveWorkflow(command.target);
   let target: { tenantId: string; workflow: string | null };
   if (tenantId && found && 'workflow' in found && found.workflow.name === command.target) {
