@@ -18,6 +18,8 @@ export interface AlertCard extends AlertViewInput {
   hasLauncher: boolean;
   /** For a resolved alert, the event that resolved it: the root shows its outcome. */
   resolution?: EventInput | null;
+  /** A manual run (Run now) still going, asked for while the alert is open: the root shows it until it ends. */
+  manualRun?: Pick<Run, 'id' | 'requestedBy' | 'startedAt'> | null;
 }
 
 /** The root message of an alert's thread, re-rendered whole from current state on every change. */
@@ -38,9 +40,11 @@ export function renderAlertRoot(card: AlertCard, now: Date): SlackMessage {
   if (m?.kind === 'escalated') fields.push(`*Escalated*\n${slackDate(m.at)}`);
   else if (m?.kind === 'escalates') fields.push(`*Escalates*\n${slackDate(m.at)}${m.stoppedByOwner ? ' (stopped: owned)' : ''}`);
   fields.push(`*Owner*\n${ownerText(view.owner)}`);
+  const manual = card.manualRun;
+  if (manual) fields.push(`*Run now*\nRun #${manual.id} running, started by ${manual.requestedBy ? userMention(manual.requestedBy) : 'the API'}${manual.startedAt ? ` ${slackDate(manual.startedAt)}` : ''}`);
   const s = view.silence;
   if (s) fields.push(`*Silenced*\n${s.until === 'resolved' ? 'until resolved' : `until ${slackDate(s.until)}`} by ${userMention(s.by)}`);
-  if (view.errorGroup) fields.push(`*Error group*\n\`${safeText(view.errorGroup.id, 100)}\` (${view.errorGroup.count}×)`);
+  if (view.errorGroup) fields.push(`*Error group*\n${errorGroupText(view.errorGroup)}`);
   if (view.stage) fields.push(`*Failing stage*\n${safeText(view.stage, 200)}`);
   if (view.policyVersion) fields.push(`*Policy*\nv${view.policyVersion}`);
   fields.push(...dependencyFields(view));
@@ -89,6 +93,12 @@ function resolvedRoot(card: AlertCard, view: AlertView): SlackMessage {
     actionsFor(card, view),
   ];
   return { text: cutMrkdwn(eventFallback(outcome, where), LIMITS.fallbackText), blocks };
+}
+
+/** `abc123` (5×, first …, latest …): how long this error has been the one failing it. */
+function errorGroupText(g: NonNullable<AlertView['errorGroup']>): string {
+  const seen = [g.firstAt ? `first ${slackDate(g.firstAt)}` : '', g.lastAt ? `latest ${slackDate(g.lastAt)}` : ''].filter(Boolean);
+  return `\`${safeText(g.id, 100)}\` (${[`${g.count}×`, ...seen].join(', ')})`;
 }
 
 function ownerText(owner: AlertView['owner']): string {

@@ -36,11 +36,19 @@ export function pausedNote(escapedName: string): string {
   return `*${escapedName}* is paused: this run is a one-off, and its schedule stays paused until \`/scheduler resume ${escapedName}\`.`;
 }
 
-export function runNowText(result: RunNowResult, workflowName: string): { text: string; public: boolean } {
+/**
+ * Run now's answer. A start an open alert's thread tells ("@x started run #N") answers the asker
+ * alone; one that no thread the channel sees tells (no alert open, or one in shadow) changed state
+ * for everyone, so it is said in the channel, naming who started it (DESIGN.md, `/scheduler`).
+ */
+export function runNowText(result: RunNowResult, workflowName: string, asker: { user: string; seesThread: boolean }): { text: string; public: boolean } {
   const name = escapeMrkdwn(workflowName);
   switch (result.kind) {
-    case 'started':
-      return { text: `Run #${result.run.id} of *${name}* started. Its outcome will be posted in the alert's thread, if one is open.${result.paused ? ` ${pausedNote(name)}` : ''}`, public: true };
+    case 'started': {
+      const paused = result.paused ? ` ${pausedNote(name)}` : '';
+      if (result.toldInThread && asker.seesThread) return { text: `Run #${result.run.id} of *${name}* started. The open alert shows who started it and how it ends.${paused}`, public: false };
+      return { text: `${userMention(asker.user)} started run #${result.run.id} of *${name}*. \`/scheduler history ${name}\` shows how it ends.${paused}`, public: true };
+    }
     case 'no_launcher':
       return { text: `*${name}* has no launcher, so I can't start it: it runs on an outside scheduler that reports in. Re-run it there.`, public: false };
     case 'already_running':

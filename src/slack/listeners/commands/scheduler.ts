@@ -93,7 +93,7 @@ async function runCommand(ctx: SlackContext, body: { text: string; user_id: stri
       const refused = await refusal('run_now');
       if (refused) return { text: refused };
       const result = await requestRunNow(deps, { workflowId: wf.id, actor, scope: where.scope });
-      return { text: runNowText(result, wf.name).text };
+      return runNowText(result, wf.name, { user: body.user_id, seesThread: !hideAlert });
     }
     case 'pause':
     case 'resume':
