@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { storyByChannel, threadsOf } from '../replay/transcript-shape.js';
+import { alertsOf, replay, tickRows } from './support.js';
+
+/**
+ * What a job's local clock does to its deadlines, and runs that succeed
+ * without doing anything: an on-call person reads the zone's wall clock, not
+ * UTC, and a green run that wrote nothing is not a success.
+ */
+
+const SUR = { id: 'sur', name: 'Sur', channel: 'CSUR' };
+
+describe('a completion deadline on the zone\'s wall clock', { timeout: 120_000 }, () => {
+  it('Santiago spring-forward: the 00:30 job runs at 01:30 (00:30 does not exist), its 100 minutes end after 03:00, and it pages once at 03:00 -03, naming the zone', async () => {
+    // 6 Sep 2026 00:00 CLT (-04) is 01:00 CLST (-03). Every night the run starts at 04:30 UTC and takes 100 minutes;
+    // the 03:00 deadline is 07:00 UTC on ordinary nights, 06:00 UTC on this one.
+    const { db, transcript } = await replay(
+      {
+        start: '2026-09-04T03:00:00Z',
+        until: '2026-09-06T12:00:00Z',
+        platformChannel: 'CPLATFORM',
+        tenants: [SUR],
+        workflows: [{ tenant: 'sur', name: 'settlement', cron: '30 0 * * *', timezone: 'America/Santiago', mode: 'managed', policy: { completeBy: { time: '03:00' } } }],
+        outcomes: [{ workflow: 'settlement', durationSeconds: 6000, attempts: [{ status: 'succeeded', rows: 1200 }] }],
+      },
+      { escalationIntervalSeconds: 300 },
+    );
+    expect(await tickRows(db, 'settlement', true)).toEqual(['09-04T04:30 succeeded', '09-05T04:30 succeeded', '09-06T04:30 succeeded']);
+    const [alert, ...others] = await alertsOf(db);
+    expect(others).toEqual([]);
+    // A daily job's first severity: critical, opened at the deadline while the run still goes; its success resolves it.
+    expect(alert).toMatchObject({ workflow: 'settlement', severity: 'critical', status: 'resolved' });
+    expect(alert!.openedAt.toISOString()).toBe('2026-09-06T06:00:00.000Z');
+    expect(alert!.resolvedAt!.toISOString()).toBe('2026-09-06T06:10:00.000Z');
+    const story = storyByChannel(threadsOf(transcript.calls));
+    for (const channel of ['CSUR', 'CPLATFORM']) expect(story[channel], channel).toEqual({ settlement: [['opened', 'resolved']] });
+    const opening = transcript.calls.find((c) => c.channel === 'CSUR' && c.thread_ts === null)!;
+    const said = `${opening.text} ${JSON.stringify(opening.blocks)}`;
+    expect(said).toMatch(/missed its completion deadline/);
+    // The times the schedule names are read on Santiago's clock, with the zone: the deadline 03:00, the tick 01:30.
+    expect(said).toMatch(/03:00[^"]{0,40}America\/Santiago/);
+    expect(said).toMatch(/01:30[^"]{0,40}America\/Santiago/);
+    expect(said).toMatch(/still running/);
+  });
+});
