@@ -43,3 +43,39 @@ describe('a completion deadline on the zone\'s wall clock', { timeout: 120_000 }
     expect(said).toMatch(/still running/);
   });
 });
+
+describe('runs that succeed without doing anything, around a maintenance window', { timeout: 120_000 }, () => {
+  it('a nightly export with minRows: empty inside the window is not held against it; empty the next night pages at once as "empty output"; rows again resolve it', async () => {
+    const { db, transcript } = await replay(
+      {
+        start: '2026-03-09T23:00:00Z',
+        until: '2026-03-12T03:00:00Z',
+        platformChannel: 'CPLATFORM',
+        tenants: [SUR],
+        // 02:00 in Berlin (CET) is 01:00 UTC.
+        workflows: [{ tenant: 'sur', name: 'export', cron: '0 2 * * *', timezone: 'Europe/Berlin', mode: 'managed', policy: { minRows: 1 } }],
+        outcomes: [
+          { workflow: 'export', from: '2026-03-10T00:00:00Z', to: '2026-03-11T23:00:00Z', attempts: [{ status: 'succeeded', rows: 0 }] },
+          { workflow: 'export', attempts: [{ status: 'succeeded', rows: 5400 }] },
+        ],
+        // The source database is upgraded the first night: the export finds nothing, as expected.
+        maintenance: [{ at: '2026-03-09T23:30:00Z', tenant: 'sur', workflow: 'export', startsAt: '2026-03-10T00:30:00Z', endsAt: '2026-03-10T03:00:00Z', reason: 'source DB upgrade' }],
+      },
+      { escalationIntervalSeconds: 300 },
+    );
+    const rows = await db.selectFrom('runs').select(['tick', 'status', 'error', 'inMaintenance']).where('originalRunId', 'is', null).orderBy('tick').execute();
+    expect(rows.map((r) => [r.tick!.toISOString().slice(5, 16), r.status, r.inMaintenance])).toEqual([
+      ['03-10T01:00', 'failed', true],
+      ['03-11T01:00', 'failed', false],
+      ['03-12T01:00', 'succeeded', false],
+    ]);
+    expect(rows[1]!.error).toMatch(/empty output/);
+    const [alert, ...others] = await alertsOf(db);
+    expect(others).toEqual([]);
+    // The first night's empty run is not counted: one failure, the second night's, after its three retries.
+    expect(alert).toMatchObject({ severity: 'critical', status: 'resolved', consecutiveFailures: 1 });
+    expect(alert!.openedAt.toISOString()).toBe('2026-03-11T01:04:00.000Z');
+    expect(alert!.resolvedAt!.toISOString()).toBe('2026-03-12T01:01:00.000Z');
+    expect(storyByChannel(threadsOf(transcript.calls)).CSUR).toEqual({ export: [['opened', 'resolved']] });
+  });
+});
