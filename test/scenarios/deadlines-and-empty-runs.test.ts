@@ -79,3 +79,37 @@ describe('runs that succeed without doing anything, around a maintenance window'
     expect(storyByChannel(threadsOf(transcript.calls)).CSUR).toEqual({ export: [['opened', 'resolved']] });
   });
 });
+
+describe('a five-minute check that returns at once', { timeout: 120_000 }, () => {
+  it('too fast inside a maintenance window is not held against it; after it, the third too-fast run opens one warning, and later ones do not each post a reply', async () => {
+    const { db, transcript } = await replay(
+      {
+        start: '2026-03-10T00:00:00Z',
+        until: '2026-03-10T01:30:00Z',
+        platformChannel: 'CPLATFORM',
+        tenants: [SUR],
+        workflows: [{ tenant: 'sur', name: 'freshness-check', cron: '*/5 * * * *', timezone: 'America/Santiago', policy: { minDurationSeconds: 30 } }],
+        // It finds no rows to check and returns in two seconds, from 00:05 to 01:00.
+        outcomes: [{ workflow: 'freshness-check', from: '2026-03-10T00:05:00Z', to: '2026-03-10T01:00:00Z', durationSeconds: 2, attempts: [{ status: 'succeeded' }] }],
+        maintenance: [{ at: '2026-03-10T00:00:00Z', tenant: 'sur', workflow: 'freshness-check', startsAt: '2026-03-10T00:00:00Z', endsAt: '2026-03-10T00:30:00Z', reason: 'warehouse reload' }],
+      },
+      { escalationIntervalSeconds: 60 },
+    );
+    const ticks = await tickRows(db, 'freshness-check');
+    expect(ticks.slice(0, 14)).toEqual([
+      '00:00 succeeded',
+      ...['00:05', '00:10', '00:15', '00:20', '00:25', '00:30', '00:35', '00:40', '00:45', '00:50', '00:55', '01:00'].map((t) => `${t} failed`),
+      '01:05 succeeded',
+    ]);
+    const [alert, ...others] = await alertsOf(db);
+    expect(others).toEqual([]);
+    // 00:30, 00:35, 00:40: the third confirmed failure after the window opens it (each run ends two seconds in).
+    expect(alert!.openedAt.toISOString()).toBe('2026-03-10T00:40:02.000Z');
+    expect(alert).toMatchObject({ status: 'resolved', consecutiveFailures: 7 });
+    const thread = storyByChannel(threadsOf(transcript.calls)).CSUR!['freshness-check']![0]!;
+    expect(thread[0]).toBe('opened');
+    expect(thread.at(-1)).toBe('resolved');
+    // Four more too-fast runs while it is open: the root's count says so; at most one reply tells what "too fast" is.
+    expect(thread.filter((e) => e === 'too_fast').length).toBeLessThanOrEqual(1);
+  });
+});
