@@ -113,3 +113,32 @@ describe('a five-minute check that returns at once', { timeout: 120_000 }, () =>
     expect(thread.filter((e) => e === 'too_fast').length).toBeLessThanOrEqual(1);
   });
 });
+
+describe('an hourly job that hangs', { timeout: 120_000 }, () => {
+  it('a hang its retry gets past tells nobody; two ticks hung on every attempt open one warning "timed out" at the second\'s last timeout; the next success resolves it', async () => {
+    const { db, transcript } = await replay(
+      {
+        start: '2026-03-10T00:30:00Z',
+        until: '2026-03-10T05:00:00Z',
+        platformChannel: 'CPLATFORM',
+        tenants: [SUR],
+        workflows: [{ tenant: 'sur', name: 'sync', cron: '0 * * * *', timezone: 'America/Santiago', mode: 'managed', policy: { timeoutSeconds: 900 } }],
+        outcomes: [
+          { workflow: 'sync', from: '2026-03-10T01:00:00Z', to: '2026-03-10T01:00:00Z', attempts: [{ status: 'hangs' }, { status: 'succeeded' }] },
+          { workflow: 'sync', from: '2026-03-10T02:00:00Z', to: '2026-03-10T03:00:00Z', attempts: [{ status: 'hangs' }] },
+        ],
+      },
+      { escalationIntervalSeconds: 60 },
+    );
+    expect((await tickRows(db, 'sync')).slice(0, 4)).toEqual(['01:00 succeeded', '02:00 failed', '03:00 failed', '04:00 succeeded']);
+    const first = await db.selectFrom('runs').select(['outcomeNote']).where('tick', '=', new Date('2026-03-10T01:00:00Z')).where('originalRunId', 'is', null).executeTakeFirstOrThrow();
+    expect(first.outcomeNote).toMatch(/recovered on attempt 2/);
+    const [alert, ...others] = await alertsOf(db);
+    expect(others).toEqual([]);
+    // Each hung tick: three attempts of 15 minutes (the first and two immediate retries); the second hung tick opens it.
+    expect(alert).toMatchObject({ severity: 'warning', status: 'resolved', consecutiveFailures: 2, lastError: 'timed out' });
+    expect(alert!.openedAt.toISOString()).toBe('2026-03-10T03:45:00.000Z');
+    expect(alert!.resolvedAt!.toISOString()).toBe('2026-03-10T04:01:00.000Z');
+    for (const channel of ['CSUR', 'CPLATFORM']) expect(storyByChannel(threadsOf(transcript.calls))[channel], channel).toEqual({ sync: [['opened', 'resolved']] });
+  });
+});
