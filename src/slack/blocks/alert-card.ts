@@ -4,7 +4,7 @@ import { plural } from '../../domain/durations.js';
 import { zoneLabel } from '../../domain/time-zone.js';
 import { cutText, isWebLink } from '../../domain/text.js';
 import { eventText, plainEventText, type EventInput } from '../../notify/event-text.js';
-import type { EventText } from '../../notify/event-text/parts.js';
+import type { EventText, TextPart } from '../../notify/event-text/parts.js';
 import { openingCauseParts } from '../../notify/event-text/duration.js';
 import { ACTION, SILENCE_CHOICES } from './ids.js';
 import { eventFallback, eventMrkdwn } from './event-text.js';
@@ -75,7 +75,9 @@ function causeText(card: AlertCard, view: AlertView): EventText | undefined {
   const data = (card.opening.data ?? {}) as Record<string, unknown>;
   const parts = openingCauseParts(data, card.opening.at);
   if (!parts) return undefined;
-  return { what: 'opened', icon: card.alert.severity, parts: [{ type: 'strong', text: card.workflow.name }, ...parts] };
+  // The root is re-rendered for hours: a time is shown as a time ("times out at …"), not as words of the opening's moment ("in 5 hours").
+  const fixed = parts.map((p): TextPart => (p.type === 'time' ? { type: 'time', at: p.at, ...(p.zone ? { zone: p.zone } : {}) } : p));
+  return { what: 'opened', icon: card.alert.severity, parts: [{ type: 'strong', text: card.workflow.name }, ...fixed] };
 }
 
 /** Dependencies on the root: what this incident holds back, and the upstream incident this alert is linked to. */
