@@ -131,3 +131,40 @@ describe('two tenants, the same five names failing at the same minute', { timeou
     expect(textIn(transcript.calls, 'CGLOBEX')).not.toMatch(/acme|connection refused/i);
   });
 });
+
+describe('two tenants downstream of a third tenant\'s load', { timeout: 120_000 }, () => {
+  it('the shared warehouse fails: one alert in its tenant\'s channel that counts the others\' reports without naming them; their channels hear nothing; the Run now clears it', async () => {
+    const DATA = { id: 'data', name: 'Data Platform', channel: 'CDATA' };
+    const { db, transcript } = await replay(
+      {
+        start: '2026-03-10T01:55:00Z',
+        until: '2026-03-10T05:00:00Z',
+        platformChannel: 'CPLATFORM',
+        tenants: [DATA, ...tenants],
+        workflows: [
+          { tenant: 'data', name: 'warehouse', cron: '0 2 * * *', timezone: 'UTC' },
+          { tenant: 'acme', name: 'report', cron: '10 * * * *', timezone: 'Europe/London', dependsOn: ['data/warehouse'] },
+          { tenant: 'globex', name: 'report', cron: '10 * * * *', timezone: 'America/New_York', dependsOn: ['data/warehouse'] },
+        ],
+        outcomes: [
+          { workflow: 'warehouse', from: '2026-03-10T02:00:00Z', to: '2026-03-10T02:00:00Z', attempts: [{ status: 'failed', error: 'disk full on wh-01' }] },
+          { workflow: 'acme/report', from: '2026-03-10T02:00:00Z', to: '2026-03-10T03:59:00Z', attempts: [{ status: 'failed', error: 'acme: stale warehouse' }] },
+          { workflow: 'globex/report', from: '2026-03-10T02:00:00Z', to: '2026-03-10T03:59:00Z', attempts: [{ status: 'failed', error: 'globex: stale warehouse' }] },
+        ],
+        actions: [{ at: '2026-03-10T03:30:00Z', user: 'UDATA', channel: 'CDATA', action: 'run_now', workflow: 'warehouse' }],
+      },
+      { escalationIntervalSeconds: 300 },
+    );
+    const alerts = await alertsWithTenant(db);
+    // Acme's and Globex's reports failed twice each (02:10, 03:10) while the warehouse's alert was open: no alert of their own.
+    expect(alerts.map((a) => [a.tenantId, a.workflow, a.severity, a.status])).toEqual([['data', 'warehouse', 'critical', 'resolved']]);
+    const story = storyByChannel(threadsOf(transcript.calls));
+    expect(story.CACME).toBeUndefined();
+    expect(story.CGLOBEX).toBeUndefined();
+    expect(story.CDATA).toEqual({ warehouse: [['opened', 'upstream_affected', 'run_requested', 'run_finished', 'resolved']] });
+    // The data tenant's channel counts the other tenants' workflows, never names them or their errors.
+    const inData = textIn(transcript.calls, 'CDATA');
+    expect(inData).toMatch(/2 workflows of other tenants/);
+    expect(inData).not.toMatch(/acme|globex|report|stale warehouse/i);
+  });
+});
