@@ -24,7 +24,7 @@ function card(cause: string, data: Record<string, unknown>): AlertCard {
 describe('an alert a cause opened: its root says what', () => {
   it('running long: how long against its usual time, and the timeout as a time, not "in 5 hours" hours later', () => {
     const m = renderAlertRoot(card('running_long', { runId: 12, runningSeconds: 3600, normal: { medianSeconds: 1200, samples: 6 }, timeoutAt: '2026-03-10T08:00:00Z' }), new Date('2026-03-10T07:00:00Z'));
-    expect(m.text).toMatch(/^Warning \(open\): Acme \/ nightly, running long: nightly is running long: run #12 has been running for 1h; it usually takes 20m \(median of the last 6 successful runs\)/);
+    expect(m.text).toMatch(/^Warning \(open\): Acme \/ nightly, running long: run #12 has been running for 1h; it usually takes 20m \(median of the last 6 successful runs\)/);
     expect(m.text).toContain('It times out 2026-03-10 08:00 UTC.');
     expect(m.text).not.toMatch(/in \d+ hours?/);
   });

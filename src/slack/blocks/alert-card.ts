@@ -59,7 +59,8 @@ export function renderAlertRoot(card: AlertCard, now: Date): SlackMessage {
   if (card.lastRun?.logUrl) blocks.push({ type: 'context', elements: [mrkdwn(`Full log: ${safeLink(card.lastRun.logUrl)}`, LIMITS.contextElementText)] });
   blocks.push(actionsFor(card, view));
 
-  const why = cause ? `: ${plainEventText(cause)}` : '';
+  // The headline names the cause already: the notification's text goes on with what it found ("…, completion deadline missed: no success for …").
+  const why = cause ? `: ${plainEventText({ ...cause, parts: cause.parts.slice(2) })}` : '';
   const text = `${view.headline}${why}${view.lastError ? `. Last error: ${cutText(view.lastError.replace(/\s+/g, ' '), 500)}` : ''}`;
   return { text: safeText(text, LIMITS.fallbackText), blocks: capBlocks(blocks, LIMITS.messageBlocks, omittedNote) };
 }
