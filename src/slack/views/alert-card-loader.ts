@@ -31,6 +31,11 @@ export async function cardFrom(db: Db, launchers: LauncherResolver, alert: Alert
     alert.status === 'resolved'
       ? await db.selectFrom('alertEvents').select(['kind', 'actor', 'at', 'data']).where('alertId', '=', alert.id).where('kind', '=', 'resolved').orderBy('id', 'desc').limit(1).executeTakeFirst()
       : undefined;
+  // An open alert a cause opened (a completion deadline, a run running long): the root says what, from its opening.
+  const opening =
+    alert.status === 'open' && alert.cause
+      ? await db.selectFrom('alertEvents').select(['kind', 'actor', 'at', 'data']).where('alertId', '=', alert.id).where('kind', '=', 'opened').orderBy('id').limit(1).executeTakeFirst()
+      : undefined;
   const dependency = await alertDependency(db, alert, workflow.tenantId);
   const manualRun = alert.status === 'open' ? await manualRunUnderWay(db, alert) : undefined;
   return {
@@ -40,6 +45,7 @@ export async function cardFrom(db: Db, launchers: LauncherResolver, alert: Alert
     lastRun: lastRun ?? null,
     hasLauncher: !!launchers(workflow),
     resolution: resolution ?? null,
+    ...(opening ? { opening } : {}),
     ...(dependency ? { dependency } : {}),
     ...(manualRun ? { manualRun } : {}),
   };
