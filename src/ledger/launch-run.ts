@@ -1,13 +1,15 @@
 import type { Run, Tenant, Workflow } from '../db/schema.js';
 import type { Deps } from '../deps.js';
-import type { LaunchContext } from '../launcher.js';
+import type { LaunchContext, LaunchOutcome } from '../launcher.js';
 import { takeRunLease } from './run-leases.js';
 import { finishRun } from './runs.js';
+import { launchRefusalError } from '../domain/launch-answer.js';
 
 /**
  * Hands a committed `running` row to the workflow's launcher. Never call it
  * inside a transaction. When there is no launcher or the launch is refused, the
- * run ends at once as failed with the reason, so the engine sees it.
+ * run ends at once as failed with the reason, so the engine sees it (a refusal
+ * before sending worded as permanent, so its tick is not retried).
  */
 export async function launchRun(deps: Deps, run: Run, workflow: Workflow, tenant: Pick<Tenant, 'id' | 'name'>, timeoutSeconds: number): Promise<void> {
   // The last look before anything starts. The row was committed a moment ago, or a long one: a replica that
@@ -24,11 +26,12 @@ export async function launchRun(deps: Deps, run: Run, workflow: Workflow, tenant
     return;
   }
   const ctx: LaunchContext = { runId: run.id, workflow, tenant, tick: run.tick, attempt: run.attempt, trigger: run.trigger, timeoutSeconds };
-  let outcome;
+  let outcome: LaunchOutcome;
   try {
     outcome = await launcher.launch(ctx);
   } catch (error) {
-    outcome = { started: false as const, error: error instanceof Error ? error.message : String(error) };
+    outcome = { started: false, error: error instanceof Error ? error.message : String(error) };
   }
-  if (!outcome.started) await finishRun(deps, run.id, { status: 'failed', error: `launch failed: ${outcome.error}` });
+  if (outcome.started) return;
+  await finishRun(deps, run.id, { status: 'failed', error: 'refusal' in outcome ? launchRefusalError(outcome.refusal) : `launch failed: ${outcome.error}` });
 }
