@@ -1,4 +1,6 @@
-import { databaseRefusalOf } from '../../db/connection-errors.js';
+import { randomBytes } from 'node:crypto';
+import { databaseRefusalOf, isDatabaseFault } from '../../db/connection-errors.js';
+import type { Logger } from '../../log.js';
 import { refusalText } from '../../domain/database-refusal.js';
 import type { ActionResult } from '../../ledger/alert-actions.js';
 import type { RunNowResult } from '../../services/run-now.js';
@@ -66,4 +68,21 @@ export function runNowText(result: RunNowResult, workflowName: string, asker: { 
 export function databaseFaultText(error: unknown): string {
   const refusal = databaseRefusalOf(error);
   return `I couldn't record that: ${refusal ? refusalText(refusal) : 'the database is not answering'}. Nothing changed; try again in a minute.`;
+}
+
+/**
+ * What a person who typed a command or clicked is told when answering it
+ * failed: the database's fault in words (nothing changed), or, for anything
+ * else (a bug), a reference to the log line that has the error, never the
+ * error itself (it may name tables, hosts or a tenant's data). Before, such
+ * an error went to Bolt's log and the person heard nothing.
+ */
+export function failureAnswer(log: Logger, error: unknown, what: 'command' | 'click'): string {
+  if (isDatabaseFault(error)) {
+    log.warn({ error: (error as Error).message, refusal: databaseRefusalOf(error) }, `${what} not recorded: the database failed`);
+    return databaseFaultText(error);
+  }
+  const reference = randomBytes(4).toString('hex');
+  log.error({ err: error, reference }, `${what} failed unexpectedly`);
+  return `Something went wrong on my side answering that (reference \`${reference}\`, in the bot's log for the operator). It may not have been applied: check \`/scheduler status\` before trying again.`;
 }
