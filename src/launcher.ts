@@ -1,4 +1,5 @@
 import type { RunTrigger, Tenant, Workflow } from './db/schema.js';
+import type { LaunchRefusal } from './domain/launch-answer.js';
 
 /**
  * Starting a run is two steps: a service inserts the run row (status
@@ -18,7 +19,13 @@ export interface LaunchContext {
   timeoutSeconds: number;
 }
 
-export type LaunchOutcome = { started: true } | { started: false; error: string };
+/**
+ * `refusal`: refused before anything was sent, for a reason the same launch
+ * would meet again (src/domain/launch-answer.ts): the run fails at once and
+ * its tick is not retried. `error`: anything else that kept it from starting,
+ * retried per the budget.
+ */
+export type LaunchOutcome = { started: true } | { started: false; error: string } | { started: false; refusal: LaunchRefusal };
 
 export interface Launcher {
   readonly kind: string;

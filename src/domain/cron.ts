@@ -99,18 +99,18 @@ export function crontabCheck(cron: string): CronCheck {
 
 /** Wall-clock fire times, as UTC-encoded instants (cron-parser in UTC has no DST to get wrong). */
 export function wallIterator(cron: string, wallMs: number) {
-  const { expression, weekdays } = compiled(cron);
+  const { expression, dayOk } = compiled(cron);
   const it = new CronExpression(expression.fields, { currentDate: new Date(wallMs), tz: 'UTC' });
-  if (!weekdays) return { next: () => it.next().toDate(), prev: () => it.prev().toDate() };
-  // Day of month AND day of week: walk the day-of-month schedule, a day whose weekday is not named skipped whole.
+  if (!dayOk) return { next: () => it.next().toDate(), prev: () => it.prev().toDate() };
+  // Day of month AND day of week, or a `W` day: walk the looser schedule, a day that does not qualify skipped whole.
   const walk = (step: () => Date, dayAway: (day: number) => number) => {
     for (let i = 0; i < MAX_DAYS_TRIED; i++) {
       const wall = step();
-      if (weekdays.has(new Date(wall).getUTCDay())) return wall;
+      if (dayOk(wall)) return wall;
       const day = Math.floor(wall.getTime() / DAY_MS) * DAY_MS;
       it.reset(new Date(dayAway(day)));
     }
-    throw new Error(`no day within ${MAX_DAYS_TRIED} matching days of month falls on a day of week the expression names`);
+    throw new Error(`no day within ${MAX_DAYS_TRIED} days tried is one the expression names (day of month and day of week together)`);
   };
   return {
     next: () => walk(() => it.next().toDate(), (day) => day + DAY_MS - 1000),
@@ -129,8 +129,12 @@ const MAX_DAYS_TRIED = 5_000;
 
 interface Compiled {
   expression: CronExpression;
-  /** Set when day of month and day of week must both match (crontab's rule above): the weekdays named. */
-  weekdays?: ReadonlySet<number>;
+  /**
+   * Set when the expression walked is looser than the schedule: day of month
+   * and day of week must both match (crontab's rule above), or the day of
+   * month is a `W` day (walked as every day). Whether a wall day qualifies.
+   */
+  dayOk?: (wall: Date) => boolean;
 }
 
 const memo = new Map<string, Compiled>();
@@ -149,15 +153,51 @@ function compiled(cron: string): Compiled {
 function compile(cron: string): Compiled {
   const normal = normalizeCron(cron);
   const text = isMacro(normal) ? MACROS[normal.toLowerCase()]! : normal;
-  const expression = parse(text);
   const [, , dom = '*', , dow = '*'] = text.split(/\s+/);
   const unrestricted = (f: string) => f === '*' || f === '?';
+  const nearest = nearestWeekdayRule(dom, dow, unrestricted);
+  if (nearest) {
+    const withDom = (d: string) => text.split(/\s+/).map((f, i) => (i === 2 ? d : f)).join(' ');
+    // `30W` in February never fires, as `30` there does not: cron-parser says so for the plain day.
+    if (!/^L/i.test(dom)) parse(withDom(dom.slice(0, -1)));
+    return { expression: parse(withDom('*')), dayOk: nearest };
+  }
+  const expression = parse(text);
   const both = !unrestricted(dom) && !unrestricted(dow) && (dom.startsWith('*') || dow.startsWith('*'));
   const plainDays = !/[lw#]/i.test(dom) && !/[l#]/i.test(dow);
   if (!both || !plainDays) return { expression };
   const weekdays = new Set(expression.fields.dayOfWeek.values.map((d) => Number(d) % 7));
   const anyWeekday = CronFieldCollection.from(expression.fields, { dayOfWeek: new CronDayOfWeek([0, 1, 2, 3, 4, 5, 6], { rawValue: '*' }) });
-  return { expression: new CronExpression(anyWeekday, { currentDate: new Date(0), tz: 'UTC' }), weekdays };
+  return { expression: new CronExpression(anyWeekday, { currentDate: new Date(0), tz: 'UTC' }), dayOk: (wall) => weekdays.has(wall.getUTCDay()) };
+}
+
+/**
+ * A `W` day of month (Quartz's, which cron-parser does not read): `15W` is
+ * the weekday (Monday to Friday) nearest the 15th within its month (a
+ * Saturday's is the Friday before, a Sunday's the Monday after, never across
+ * the month's edge: `1W` on a Saturday is Monday the 3rd), `LW` the month's
+ * last weekday; a month without that day has none. Only with an unrestricted
+ * day of week (W already picks the weekday). Undefined when `dom` is no W day.
+ */
+function nearestWeekdayRule(dom: string, dow: string, unrestricted: (f: string) => boolean): ((wall: Date) => boolean) | undefined {
+  const m = /^(L|\d{1,2})W$/i.exec(dom);
+  if (!m && !/w/i.test(dom)) return undefined;
+  if (!m) throw new Error(`day of month "${dom}": W is read as one day only, "15W" (the weekday nearest the 15th) or "LW" (the month's last weekday), not in a list or range`);
+  const n = m[1]!.toUpperCase() === 'L' ? 0 : Number(m[1]);
+  if (n < 0 || n > 31 || m[1] === '0') throw new Error(`day of month "${dom}": the day before W must be 1 to 31, or L`);
+  if (!unrestricted(dow)) throw new Error(`day of month "${dom}" with day of week "${dow}": W already picks a weekday; write * for the day of week`);
+  return (wall) => {
+    const y = wall.getUTCFullYear();
+    const mo = wall.getUTCMonth();
+    const last = new Date(Date.UTC(y, mo + 1, 0)).getUTCDate();
+    const day = n === 0 ? last : n;
+    if (day > last) return false;
+    const weekday = new Date(Date.UTC(y, mo, day)).getUTCDay();
+    let target = day;
+    if (weekday === 6) target = day > 1 ? day - 1 : day + 2;
+    else if (weekday === 0) target = day < last ? day + 1 : day - 2;
+    return wall.getUTCDate() === target;
+  };
 }
 
 /** cron-parser's parse, a value named twice in a list read once (see the top of this file). */

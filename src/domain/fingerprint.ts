@@ -188,3 +188,20 @@ export function errorGroupOf(outcome: GroupedOutcome): string | null {
   if (outcome.status !== 'failed') return null;
   return fingerprintError(outcome.error?.trim() ? outcome.error : 'failed without an error message');
 }
+
+const TOO_FAST_GROUP = fingerprintError(TOO_FAST);
+
+/**
+ * What an open alert's thread is told of a failure recorded in it, beyond
+ * its count on the root: a group new to the alert is called out once
+ * (`error_group_changed`), and when that new group is "too fast" (a success
+ * that counted as a failure), the call-out is the "Too fast to be real"
+ * reply, which says why. A too-fast run in an alert that carries the group
+ * already (or opened with it: its root's last error says "too fast") is
+ * counted only: a five-minute check returning at once posted a reply every
+ * five minutes. Pure.
+ */
+export function failureNotes(failure: { errorGroup: string | null }, groupChanged: { seenBefore?: boolean } | null): ('error_group_changed' | 'too_fast')[] {
+  if (!groupChanged || groupChanged.seenBefore) return [];
+  return [failure.errorGroup === TOO_FAST_GROUP ? 'too_fast' : 'error_group_changed'];
+}

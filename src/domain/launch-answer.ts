@@ -50,12 +50,69 @@ export function launchAnswerKind(status: number): LaunchAnswerKind {
 
 /**
  * Whether a run's error is a permanent launch answer's (as worded by
- * `launchAnswerError`): the retry engine then starts no further attempt of
- * its tick. Only the launcher's own wording counts: a job's output that
- * mentions an HTTP 404 is its own failure, retried as usual.
+ * `launchAnswerError`) or a refusal before sending (`launchRefusalError`):
+ * the retry engine then starts no further attempt of its tick. Only the
+ * launcher's own wording counts: a job's output that mentions an HTTP 404 is
+ * its own failure, retried as usual.
  */
 export function isPermanentLaunchError(error: string | null | undefined): boolean {
-  return !!error && /^HTTP [34]\d\d\b/.test(error) && error.endsWith(`${PERMANENT})`);
+  return permanentLaunchReason(error) !== undefined;
+}
+
+/**
+ * Why a run's error ends its tick without a retry, for the tick's note
+ * (`failed on attempt 2; not retried (refused before sending)`): the target's
+ * permanent answer, or a refusal before anything was sent; undefined for any
+ * other error, retried per the budget.
+ */
+export function permanentLaunchReason(error: string | null | undefined): 'a permanent answer' | 'refused before sending' | undefined {
+  if (!error || !error.endsWith(`${PERMANENT})`)) return undefined;
+  if (/^HTTP [34]\d\d\b/.test(error)) return 'a permanent answer';
+  return error.startsWith(REFUSED) ? 'refused before sending' : undefined;
+}
+
+/**
+ * Why an http launch was refused before anything was sent: the address
+ * policy (a tenant's launcher to a host not on the operator's allow-list; an
+ * address, literal or resolved, that is not public and not listed), or no
+ * key to sign it with. Every one is permanent, like a 4xx answer: retried at
+ * once (the budget's retries follow within seconds), the same configuration
+ * refuses the same request again, so the run fails at once and its tick gets
+ * no retry; the next tick looks again.
+ *
+ * A name that resolves to a non-public address is refused the same way, for
+ * that tick. A DNS answer can change, but not within the seconds a tick's
+ * retries take (its TTL holds it), and a name that points inside is either a
+ * record to fix or an attempt to reach inside (DNS rebinding) that retries
+ * would only give more tries; every tick resolves the name afresh, so a record
+ * put right is followed from the next tick on. A name that does not resolve
+ * at all (NXDOMAIN, a resolver timing out) is a network fault, not a
+ * refusal: transient, retried. Only the host is named, never the URL (its
+ * query or user part may hold a credential).
+ */
+export type LaunchRefusal =
+  | { kind: 'host_not_allowed'; host: string; tenant: string }
+  | { kind: 'address_not_allowed'; host: string; address: string | undefined }
+  | { kind: 'no_signing_secret'; reason: string };
+
+const REFUSED = 'launch refused: ';
+
+export function launchRefusalError(refusal: LaunchRefusal): string {
+  return `${REFUSED}${refusalText(refusal)} (${PERMANENT})`;
+}
+
+function refusalText(refusal: LaunchRefusal): string {
+  switch (refusal.kind) {
+    case 'host_not_allowed':
+      return `host ${refusal.host} is not on the operator's allow-list for tenant ${refusal.tenant}`;
+    case 'address_not_allowed':
+      // An IP literal is its own address; a name says what it resolved to.
+      return refusal.address === refusal.host
+        ? `${refusal.host} is a non-public address the operator has not allowed`
+        : `${refusal.host} resolves to ${refusal.address ?? 'nothing'}, a non-public address the operator has not allowed`;
+    case 'no_signing_secret':
+      return refusal.reason;
+  }
 }
 
 /** The most times one attempt sends its request again after a transient answer's Retry-After. */

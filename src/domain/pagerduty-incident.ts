@@ -56,3 +56,22 @@ export function unresolvedIncidents(heard: readonly { destination: string; dedup
   const seen = new Set<string>();
   return heard.filter((h) => h.destination.startsWith('pagerduty:') && !configured.includes(h.destination) && !seen.has(h.destination) && seen.add(h.destination));
 }
+
+/**
+ * Whether a PagerDuty key that has not heard of an alert may open an incident
+ * for it now (at an event that opens one there: the alert opening, going
+ * live, escalating to the key's severity). PagerDuty deduplicates per
+ * integration key: the same dedup_key sent to a second key opens a second
+ * incident, even on the same service. So a key added while the alert is open
+ * beside a retired key that holds the alert's incident (`retiredHoldsIncident`)
+ * opens none: that is a rotation, the new key the retired one's replacement,
+ * and the alert's escalation, acknowledge and resolve go to its incident on
+ * the retired key. A key configured when the alert opened (`pagersAtOpening`:
+ * a critical-only pager a warning did not reach) opens its incident at the
+ * escalation, and so does a key added with none retired holding the alert
+ * (a new destination: one incident per key). An alert opened before the keys
+ * were recorded (undefined or null) is routed as before: every key may.
+ */
+export function opensIncident(destination: string, pagersAtOpening: readonly string[] | null | undefined, retiredHoldsIncident: boolean): boolean {
+  return !retiredHoldsIncident || !pagersAtOpening || pagersAtOpening.includes(destination);
+}

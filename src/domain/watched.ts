@@ -21,3 +21,20 @@ export function isWatched(workflow: { enabled: boolean; monitoring: boolean }, t
 export function mayStartRuns(workflow: { enabled: boolean }, tenant: { enabled: boolean }): boolean {
   return workflow.enabled && tenant.enabled;
 }
+
+/**
+ * Why a scheduled tick committed a moment ago (its row `running`, not yet
+ * launched) may no longer be launched, or undefined when it may: its workflow
+ * was paused or disabled, or its tenant disabled, after the tick scheduler
+ * claimed it. Such a tick is recorded `skipped` with this note: neither fired
+ * nor missed, as the ticks that fall while a workflow is paused are, and
+ * nothing counts it. Only scheduled ticks: a Run now is a person's one-off
+ * (a paused workflow runs it), refused when disabled before its row is
+ * written (`mayStartRuns`).
+ */
+export function tickHeldBack(workflow: { enabled: boolean; paused: boolean }, tenant: { enabled: boolean }): string | undefined {
+  if (!tenant.enabled) return 'not fired: its tenant was disabled before its launch';
+  if (!workflow.enabled) return 'not fired: the workflow was disabled before its launch';
+  if (workflow.paused) return 'not fired: the workflow was paused before its launch';
+  return undefined;
+}

@@ -100,6 +100,8 @@ export function openAlerts(
       upstreamAlertId: upstreamAlertId ?? null,
       knownFailureRunId: known?.failureRunId ?? null,
       knownSuccessRunId: known?.successRunId ?? null,
+      // Written with its opening event (recordAlertEvents), from the routes configured then.
+      pagersAtOpening: null,
     };
     return { workflowId: workflow.id, row: snakeRow(alert), alert };
   });

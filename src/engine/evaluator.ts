@@ -3,8 +3,7 @@ import type { Alert, AlertEvent, Database, Run, Tenant, Workflow } from '../db/s
 import type { Deps } from '../deps.js';
 import type { CadenceProfile } from '../domain/cadence.js';
 import { evaluateHistory, nextAlertState, type Effect, type HistoryFacts } from '../domain/evaluate.js';
-import { fingerprintError } from '../domain/fingerprint.js';
-import { TOO_FAST } from '../domain/run-duration.js';
+import { failureNotes } from '../domain/fingerprint.js';
 import { lateReportOf } from '../domain/tick-match.js';
 import { recordAlertEvents, releaseHeldNotifications, type EventInput, type RoutingFacts } from '../ledger/alert-events.js';
 import { loadHistoryFacts } from '../ledger/history-facts.js';
@@ -31,8 +30,6 @@ export interface EvaluationTarget {
   hasUpstreams?: boolean;
   hasDownstreams?: boolean;
 }
-
-const TOO_FAST_GROUP = fingerprintError(TOO_FAST);
 
 type EvaluatorDeps = Pick<Deps, 'config' | 'launchers'>;
 type FlappingEffect = Extract<Effect, { type: 'flapping' }>;
@@ -103,10 +100,11 @@ export async function evaluateWorkflows(trx: Transaction<Database>, deps: Evalua
       case 'failure_recorded': {
         const next = changed.get(alert!.id)!;
         const { failure, groupChanged } = effect;
-        if (groupChanged && !groupChanged.seenBefore) event(next, 'error_group_changed', { from: groupChanged.from, to: groupChanged.to, error: failure.error, stage: failure.stage, runId: failure.runId });
+        // A new group is called out once; a new "too fast" says why a success counted (issue 16), once too.
+        const notes = failureNotes(failure, groupChanged);
+        if (notes.includes('error_group_changed')) event(next, 'error_group_changed', { from: groupChanged!.from, to: groupChanged!.to, error: failure.error, stage: failure.stage, runId: failure.runId });
         event(next, 'failure_recorded', { consecutiveFailures: effect.failures, error: failure.error, errorGroup: failure.errorGroup, runId: failure.runId, missed: failure.status === 'missed' });
-        // The count alone would hide why a "success" counted: the thread is told (issue 16).
-        if (failure.errorGroup === TOO_FAST_GROUP) event(next, 'too_fast', { runId: failure.runId, error: failure.error });
+        if (notes.includes('too_fast')) event(next, 'too_fast', { runId: failure.runId, error: failure.error, errorGroup: failure.errorGroup });
         break;
       }
       case 'healthy_streak':
@@ -151,8 +149,8 @@ async function lockOpenAlerts(
         where n.alert_id = a.id and n.status = 'sent' and n.destination like 'pagerduty:%' and n.result ? 'dedupKey'
       ) as incidents,
       array(
-        select distinct case e.kind when 'opened' then e.data->>'errorGroup' else e.data->>'to' end from alert_events e
-        where e.alert_id = a.id and e.kind in ('opened', 'error_group_changed')
+        select distinct case e.kind when 'error_group_changed' then e.data->>'to' else e.data->>'errorGroup' end from alert_events e
+        where e.alert_id = a.id and e.kind in ('opened', 'error_group_changed', 'too_fast')
       ) as seen_groups
     from alerts a
     where a.workflow_id = any(${workflowIds}::int[]) and a.status = 'open'

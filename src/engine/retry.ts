@@ -4,7 +4,7 @@ import type { Deps } from '../deps.js';
 import type { CadenceProfile } from '../domain/cadence.js';
 import { insertRunningRun } from '../ledger/runs.js';
 import { hasAnotherAttempt } from '../domain/retry-budget.js';
-import { isPermanentLaunchError } from '../domain/launch-answer.js';
+import { isPermanentLaunchError, permanentLaunchReason } from '../domain/launch-answer.js';
 
 /**
  * The retry engine (DESIGN.md, core idea 3). Budget is per tick: a tick gets
@@ -50,7 +50,7 @@ export async function handleFailedOriginal(trx: Transaction<Database>, deps: Ret
 
 /**
  * Whether a failed tick of this workflow gets another attempt (`handleFailedOriginal` then writes its row); otherwise it is the verdict, with no statement.
- * A launch the target refused for good (a permanent answer: src/domain/launch-answer.ts) gets none: the same request would be refused again.
+ * A launch refused for good (a permanent answer, or refused before sending: src/domain/launch-answer.ts) gets none: the same request would be refused again.
  */
 export function retriesFailure(deps: Pick<Deps, 'launchers'>, ctx: Pick<FinishedRunContext, 'run' | 'workflow' | 'profile'>): boolean {
   return !isPermanentLaunchError(ctx.run.error) && hasAnotherAttempt(1, ctx.profile.retries, canRelaunch(deps, ctx.workflow));
@@ -79,7 +79,7 @@ export async function handleFinishedAttempt(trx: Transaction<Database>, deps: Re
     return { kind: 'verdict', original };
   }
   const failed = run.status !== 'succeeded';
-  const permanent = failed && isPermanentLaunchError(run.error);
+  const permanent = failed ? permanentLaunchReason(run.error) : undefined;
   if (failed && !permanent && hasAnotherAttempt(run.attempt, profile.retries, canRelaunch(deps, workflow))) return insertNextAttempt(trx, deps, ctx, original, run.attempt + 1, now);
   const verdict = await trx
     .updateTable('runs')
@@ -88,7 +88,7 @@ export async function handleFinishedAttempt(trx: Transaction<Database>, deps: Re
       error: failed ? run.error : null,
       // Grouped by the poller when it claimed the attempt (domain/fingerprint.ts errorGroupOf).
       errorGroup: failed ? run.errorGroup : null,
-      outcomeNote: permanent ? `failed on attempt ${run.attempt}; not retried (a permanent answer)` : failed ? `failed on all ${run.attempt} attempts` : `recovered on attempt ${run.attempt}`,
+      outcomeNote: permanent ? `failed on attempt ${run.attempt}; not retried (${permanent})` : failed ? `failed on all ${run.attempt} attempts` : `recovered on attempt ${run.attempt}`,
       // The tick's verdict carries the deciding attempt's details; the original's own attempt stays in attempt_status/attempt_error.
       stage: run.stage,
       rows: run.rows,

@@ -139,3 +139,30 @@ export async function callOutSharedCauses(deps: StormDeps, now: Date): Promise<n
   }
   return called;
 }
+
+/**
+ * The earliest instant from `now` at which `runStormClock` may have work (for
+ * a driver that jumps from instant to instant, the replay's): an active storm
+ * with fewer alerts open than make one ends once it has not grown for the
+ * window; an error group that is a shared cause now is called out at once,
+ * or a window after its last callout. Undefined when neither can come
+ * without something else happening first (an alert resolving, a failure).
+ */
+export async function stormClockDueAt(deps: StormDeps, now: Date): Promise<Date | undefined> {
+  const storm = stormRuleOf(deps.config);
+  const shared = sharedCauseRuleOf(deps.config);
+  const window = sharedCauseWindow(now, shared);
+  const { rows } = await sql<{ stormEnd: Date | null; calloutDue: Date | null }>`
+    select
+      (select min(s.last_joined_at) from storms s where s.ended_at is null
+        and (select count(*) from storm_alerts sa join alerts a on a.id = sa.alert_id where sa.storm_id = s.id and a.status = 'open') < ${Math.max(storm.minAlerts, 1)}) as storm_end,
+      (select min(coalesce((select max(sc.called_at) from shared_causes sc where sc.error_group = g.error_group and sc.called_at > ${window.since}) + ${`${shared.windowSeconds} seconds`}::interval, ${now}))
+        from (select a.error_group from alerts a join workflows w on w.id = a.workflow_id join tenants t on t.id = w.tenant_id
+          where a.status = 'open' and a.error_group is not null and a.updated_at > ${window.since} and ${sharedCauseMember}
+          group by a.error_group having ${shared.minWorkflows} > 0 and count(distinct a.workflow_id) >= ${shared.minWorkflows}) g) as callout_due
+  `.execute(deps.db);
+  const r = rows[0]!;
+  // A storm ends when it has not grown for more than the window; a callout is due a whole window after the last.
+  const due = [r.stormEnd && r.stormEnd.getTime() + storm.windowSeconds * 1000 + 1, r.calloutDue && Math.max(now.getTime(), r.calloutDue.getTime() + 1)].filter((d): d is number => typeof d === 'number');
+  return due.length ? new Date(Math.max(now.getTime(), Math.min(...due))) : undefined;
+}

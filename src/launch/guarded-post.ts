@@ -6,8 +6,12 @@ import { addressAllowed, type AllowList } from '../domain/address-policy.js';
 
 /** A connection refused by the address policy: the run's error says which address and why. */
 export class TargetNotAllowedError extends Error {
-  constructor(message: string) {
-    super(message);
+  constructor(
+    readonly host: string,
+    /** The address refused (the host itself for an IP literal); undefined when the name resolved to none. */
+    readonly address: string | undefined,
+  ) {
+    super(address === host ? `${host} is a non-public address the operator has not allowed` : `${host} resolves to ${address ?? 'nothing'}, a non-public address the operator has not allowed`);
     this.name = 'TargetNotAllowedError';
   }
 }
@@ -26,7 +30,7 @@ function guardedLookup(list: AllowList): LookupFunction {
       const all = addresses as unknown as LookupAddress[];
       const refused = all.find((a) => !addressAllowed(a.address, list));
       if (refused || all.length === 0) {
-        return callback(new TargetNotAllowedError(`${hostname} resolves to ${refused?.address ?? 'nothing'}, a non-public address the operator has not allowed`), '', 0);
+        return callback(new TargetNotAllowedError(hostname, refused?.address), '', 0);
       }
       if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, all);
       callback(null, all[0]!.address, all[0]!.family);
@@ -63,7 +67,7 @@ export function guardedPost(
   const host = target.hostname.replace(/^\[|\]$/g, '');
   // An IP literal is never looked up: check it here.
   if (options.list && isIP(host) && !addressAllowed(host, options.list)) {
-    return Promise.reject(new TargetNotAllowedError(`${host} is a non-public address the operator has not allowed`));
+    return Promise.reject(new TargetNotAllowedError(host, host));
   }
   const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise<PostAnswer>((resolve, reject) => {

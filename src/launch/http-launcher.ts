@@ -11,7 +11,7 @@ import { launchSigningKey } from '../domain/launch-signing.js';
 import { launcherRequestHeaders } from '../domain/webhook-headers.js';
 import { redactSecrets } from '../secrets.js';
 import { isWebLink } from '../domain/text.js';
-import { launchAnswerError, launchAnswerKind, resendDelayMs } from '../domain/launch-answer.js';
+import { launchAnswerError, launchAnswerKind, launchRefusalError, resendDelayMs } from '../domain/launch-answer.js';
 import { InFlightRuns, SHUTTING_DOWN } from './in-flight.js';
 
 type HttpConfig = Extract<LauncherConfig, { kind: 'http' }>;
@@ -81,10 +81,10 @@ export function createHttpLauncher(deps: HttpDeps, held: HeldRuns, options: Http
       if (!config.operatorSet) {
         list = await tenantAllowList(ctx.tenant.id);
         const host = new URL(config.url).hostname;
-        if (!hostAllowed(host, list)) return { started: false, error: `target ${host} is not on the operator's allow-list for tenant ${ctx.tenant.id}` };
+        if (!hostAllowed(host, list)) return { started: false, refusal: { kind: 'host_not_allowed', host, tenant: ctx.tenant.id } };
       }
       const key = launchSigningKey(config, deps.config.LAUNCHER_SECRET);
-      if (!key.ok) return { started: false, error: key.reason };
+      if (!key.ok) return { started: false, refusal: { kind: 'no_signing_secret', reason: key.reason } };
       const mode = config.mode ?? 'sync';
       // Signed at each send: a request sent again after a Retry-After carries a fresh timestamp.
       const sign = () => signedRequest(deps, ctx, config, key.secret, mode);
@@ -144,7 +144,8 @@ type TargetAnswer = { kind: 'answer'; status: number; text: string; location: st
 /**
  * Sends the launch request until it has an answer to record: a transient answer with a Retry-After
  * that ends before the run's deadline (`resendDelayMs`) is sent again after it, on the clock, signed
- * afresh. A request that gets no answer (refused, reset, timed out, interrupted) is a failure's reason.
+ * afresh. A request that gets no answer (refused, reset, timed out, interrupted) is a failure's reason; one the
+ * address policy refused at connect time, a permanent refusal's (src/domain/launch-answer.ts).
  */
 async function askTarget(
   deps: HttpDeps,
@@ -168,7 +169,7 @@ async function askTarget(
       const reason = interrupt.aborted
         ? INTERRUPTED
         : error instanceof TargetNotAllowedError
-          ? `target not allowed: ${error.message}`
+          ? launchRefusalError({ kind: 'address_not_allowed', host: error.host, address: error.address })
           : timedOut
             ? `timed out after ${mode === 'sync' ? limits.timeoutSeconds : Math.round(timeoutMs / 1000)}s`
             : `request failed: ${describeFetchError(error)}`;

@@ -1,12 +1,12 @@
 import type { Transaction } from 'kysely';
 import type { Alert, AlertEvent, Database, Tenant } from '../db/schema.js';
 import { sql } from 'kysely';
-import { unresolvedIncidents, type UnresolvedIncident } from '../domain/pagerduty-incident.js';
+import { opensIncident, unresolvedIncidents, type UnresolvedIncident } from '../domain/pagerduty-incident.js';
 import { isNotifiedKind, QUIET_EVENT_KINDS, shadowEventData, type AlertEventKind } from '../domain/events.js';
 import { heldBySilence, heldReleases, silenceState, summariseHeld, type HeldSummary } from '../domain/silence.js';
 import { countsTowardStorm } from '../domain/storm.js';
-import { routesFor, shouldRoute, type RoutingConfig } from './destinations.js';
-import { writeAlertsAndEvents, type AlertWrites, type EventRow, type NotificationRow } from './event-writes.js';
+import { routesFor, shouldRoute, type Route, type RoutingConfig } from './destinations.js';
+import { provisionalAlertId, writeAlertsAndEvents, type AlertWrites, type EventRow, type NotificationRow } from './event-writes.js';
 import { claimStorms, stormRuleOf, type StormConfig } from './storm-claims.js';
 
 export const NOTIFICATIONS_CHANNEL = 'scheduler_notifications';
@@ -54,10 +54,11 @@ export async function recordAlertEvents(
    */
   known: { routing?: RoutingFacts; alerts?: AlertWrites } = {},
 ): Promise<AlertEvent[]> {
-  const alerts = known.alerts ?? { opening: [], changed: [] };
-  if (inputs.length === 0 && alerts.opening.length + alerts.changed.length === 0) return [];
+  const given = known.alerts ?? { opening: [], changed: [] };
+  if (inputs.length === 0 && given.opening.length + given.changed.length === 0) return [];
   const quiet = (i: EventInput) => (QUIET_EVENT_KINDS as readonly string[]).includes(i.kind);
   const router = routerOf(known.routing ?? (await loadRoutingFacts(trx, inputs.map((i) => i.alert))));
+  const { alerts, later } = pagersAtOpening(inputs, given, router);
   const events: EventRow[] = inputs.map((i) => ({
     alertId: i.alert.id,
     at: i.now,
@@ -83,10 +84,45 @@ export async function recordAlertEvents(
     }
   });
   const written = await writeAlertsAndEvents(trx, alerts, { events, notifications, wake, channel: NOTIFICATIONS_CHANNEL });
+  await recordPagersAtOpening(trx, later.map(({ event, pagers }) => ({ alert_id: written[event]!.alertId, pagers })));
   // Openings may be part of a storm in their channel: decided here, in the transaction that records them.
   const openings = notifications.filter((n) => n.status === 'pending' && inputs[n.event]!.kind === 'opened' && countsTowardStorm(events[n.event]!.data));
   if (openings.length > 0) await claimStorms(trx, openings.map((n) => n.destination), inputs[0]!.now, stormRuleOf(inputs[0]!.config));
   return written;
+}
+
+const PAGER_OPENINGS: readonly AlertEventKind[] = ['opened', 'went_live'];
+
+/**
+ * The PagerDuty keys configured when each alert opened (or went live: added to those of its opening), kept on
+ * the alert's row for `opensIncident`: an alert this batch opens gets them in the statement that inserts it
+ * (the evaluator's batch stays the statements it is); an alert inserted before its opening event (a missed
+ * deadline's, a went-live shadow alert) gets them from one more statement, `recordPagersAtOpening`.
+ */
+function pagersAtOpening(inputs: EventInput[], given: AlertWrites, router: ReturnType<typeof routerOf>) {
+  const later: { event: number; pagers: string[] }[] = [];
+  const inserted = new Map<number, string[]>();
+  inputs.forEach((input, event) => {
+    if (!PAGER_OPENINGS.includes(input.kind)) return;
+    const pagers = router.pagers(input);
+    if (given.opening.some((o) => provisionalAlertId(o.workflowId) === input.alert.id)) inserted.set(input.alert.id, pagers);
+    else later.push({ event, pagers });
+  });
+  const opening = given.opening.map((o) => {
+    const pagers = inserted.get(provisionalAlertId(o.workflowId));
+    return pagers ? { ...o, row: { ...o.row, pagers_at_opening: pagers } } : o;
+  });
+  return { alerts: { ...given, opening }, later };
+}
+
+/** Adds the keys of `later` openings to their alerts' rows (written ids come in event order: writeAlertsAndEvents). No statement without. */
+async function recordPagersAtOpening(trx: Transaction<Database>, openings: { alert_id: number; pagers: string[] }[]): Promise<void> {
+  if (openings.length === 0) return;
+  await sql`
+    update alerts a set pagers_at_opening = array(select distinct unnest(coalesce(a.pagers_at_opening, '{}') || v.pagers))
+    from jsonb_to_recordset(${JSON.stringify(openings)}::jsonb) as v(alert_id bigint, pagers text[])
+    where a.id = v.alert_id
+  `.execute(trx);
 }
 
 /** What routing reads: each alert's workflow and tenant settings, and the destinations that have heard each alert. */
@@ -160,11 +196,22 @@ function routerOf(facts: RoutingFacts) {
       // comes back before it is sent (as `retired`), else it goes dead naming the incident left open.
       const unresolved = input.kind === 'resolved' ? unresolvedIncidents(facts.incidents.filter((i) => i.alertId === input.alert.id), routes.map((r) => r.id)) : [];
       orphans.set(input, unresolved);
+      const told = (r: Route) => heard.has(`${input.alert.id}\u0000${r.id}`);
+      // A key rotated in beside the retired key that holds the alert's incident opens no second one (pagerduty-incident.ts).
+      const retiredHolds = routes.some((r) => r.retired && told(r));
       return routes
         .filter((r) => !input.onlyDestinations || input.onlyDestinations.includes(r.id))
-        .filter((r) => shouldRoute(r, input.kind, input.alert.severity, heard.has(`${input.alert.id}\u0000${r.id}`), update))
+        .filter((r) => shouldRoute(r, input.kind, input.alert.severity, told(r), update))
+        .filter((r) => r.kind !== 'pagerduty' || told(r) || opensIncident(r.id, input.alert.pagersAtOpening, retiredHolds))
         .map((r) => r.id)
         .concat(unresolved.map((i) => i.destination));
+    },
+    /** The PagerDuty keys (destination ids) configured for the alert's tenant now, retired ones aside, shadow or not. */
+    pagers(input: EventInput): string[] {
+      const wf = workflowOf.get(input.alert.workflowId);
+      return routesFor({ channel: input.tenant.channel, destinations: wf?.destinations, shadow: false }, input.config)
+        .filter((r) => r.kind === 'pagerduty' && !r.retired)
+        .map((r) => r.id);
     },
     /** Whether the alert's workflow (or its tenant) is in shadow: its events page nobody. */
     shadow(alert: Pick<Alert, 'workflowId'>): boolean {

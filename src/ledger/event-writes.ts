@@ -72,14 +72,14 @@ export async function writeAlertsAndEvents(trx: Transaction<Database>, alerts: A
       insert into alerts (workflow_id, generation, status, severity, opened_at, escalated_at, escalate_at, resolved_at, cadence_seconds, policy,
         policy_version, consecutive_failures, last_error, error_group, error_group_first_at, error_group_last_at, error_group_count, stage,
         first_run_id, last_run_id, owner_user, owner_note, acknowledged_by, acknowledged_at, silenced_until, silenced_by, silence_reason,
-        healthy_streak, resolved_by_run_id, updated_at, upstream_alert_id, cause, known_failure_run_id, known_success_run_id, flapping_since)
+        healthy_streak, resolved_by_run_id, updated_at, upstream_alert_id, cause, known_failure_run_id, known_success_run_id, flapping_since, pagers_at_opening)
       -- The workflow row is locked, so no other generation of it can be inserted meanwhile.
       select v.workflow_id, coalesce((select max(g.generation) from alerts g where g.workflow_id = v.workflow_id), 0) + 1, v.status, v.severity,
         v.opened_at, v.escalated_at, v.escalate_at, v.resolved_at, v.cadence_seconds, v.policy, v.policy_version, v.consecutive_failures,
         v.last_error, v.error_group, v.error_group_first_at, v.error_group_last_at, v.error_group_count, v.stage, v.first_run_id, v.last_run_id,
         v.owner_user, v.owner_note, v.acknowledged_by, v.acknowledged_at, v.silenced_until, v.silenced_by, v.silence_reason,
         v.healthy_streak, v.resolved_by_run_id, v.updated_at, v.upstream_alert_id, v.cause, v.known_failure_run_id, v.known_success_run_id,
-        v.flapping_since
+        v.flapping_since, v.pagers_at_opening
       from jsonb_populate_recordset(null::alerts, ${JSON.stringify(opening)}::jsonb) v
       order by v.workflow_id
       returning id, workflow_id

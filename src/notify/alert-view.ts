@@ -28,7 +28,8 @@ export interface AlertView {
   owner: { team: string; user?: string; note?: string };
   /** Present only while the silence is in force at `now`. */
   silence?: { until: Date | 'resolved'; by: string };
-  errorGroup?: { id: string; count: number };
+  /** The group, how often it failed in this alert, and its first and latest occurrence (DESIGN.md, core idea 9). */
+  errorGroup?: { id: string; count: number; firstAt?: Date; lastAt?: Date };
   stage?: string;
   lastError?: string;
   /** The policy version the alert runs under (docs/policies.md); absent for alerts older than versions. */
@@ -63,7 +64,13 @@ export type AlertViewAlert = Pick<
   | 'silencedUntil'
   | 'silencedBy'
   | 'silenceReason'
-> & { policyVersion?: number | null; cause?: string | null; flappingSince?: Date | null };
+> & {
+  policyVersion?: number | null;
+  cause?: string | null;
+  flappingSince?: Date | null;
+  errorGroupFirstAt?: Date | null;
+  errorGroupLastAt?: Date | null;
+};
 
 export interface AlertViewInput {
   alert: AlertViewAlert;
@@ -114,11 +121,15 @@ export function alertView({ alert: a, workflow, tenant, lastRun, dependency }: A
     ...(milestone ? { milestone } : {}),
     owner: { team: a.ownerTeam, ...(a.ownerUser ? { user: a.ownerUser } : {}), ...(a.ownerNote ? { note: a.ownerNote } : {}) },
     ...(silence ? { silence } : {}),
-    ...(a.errorGroup ? { errorGroup: { id: a.errorGroup, count: a.errorGroupCount } } : {}),
+    ...(a.errorGroup ? { errorGroup: errorGroupOf(a, a.errorGroup) } : {}),
     ...(stage ? { stage } : {}),
     ...(a.lastError ? { lastError: a.lastError } : {}),
     ...(a.policyVersion ? { policyVersion: a.policyVersion } : {}),
     ...(cause ? { cause } : {}),
     ...(dependency && (dependency.affected || dependency.upstream) ? { dependency } : {}),
   };
+}
+
+function errorGroupOf(a: AlertViewAlert, id: string): NonNullable<AlertView['errorGroup']> {
+  return { id, count: a.errorGroupCount, ...(a.errorGroupFirstAt ? { firstAt: a.errorGroupFirstAt } : {}), ...(a.errorGroupLastAt ? { lastAt: a.errorGroupLastAt } : {}) };
 }

@@ -5,6 +5,8 @@ import { profileFor } from '../domain/cadence.js';
 import { observedTickWindow, windowClosesAt } from '../domain/observed-dst.js';
 import { escalationDueAt } from '../domain/escalation.js';
 import { runEscalationClock } from '../engine/escalation.js';
+import { stormClockDueAt } from '../engine/storm-clock.js';
+import { dueStorm } from '../slack/transport/storm-refresher.js';
 import { checkFreshness } from '../engine/freshness.js';
 import { checkRunDurations, nextDurationCheckAt } from '../engine/run-duration.js';
 import { pollFinishedRuns } from '../engine/poller.js';
@@ -62,7 +64,7 @@ export class VirtualDriver {
   private readonly escalationMs: number;
   private readonly phaseMs: Record<string, number> = {};
   /** When the tick scheduler and the freshness detector next have work, and when a silence next ends, as of the last look. */
-  private due = { tick: Infinity, freshness: Infinity, duration: Infinity, silenceEnd: NaN, anyOpen: false, clockWork: false };
+  private due = { tick: Infinity, freshness: Infinity, duration: Infinity, silenceEnd: NaN, anyOpen: false, clockWork: false, stormClock: Infinity };
 
   constructor(private readonly p: DriverParts) {
     this.escalationMs = p.deps.config.ESCALATION_INTERVAL_SECONDS * 1000;
@@ -134,7 +136,8 @@ export class VirtualDriver {
         },
         // Alerts open only in the poller, so with none open before and no run routed now, the escalation clock has nothing to look at.
         'escalation-clock': async () => {
-          if ((onGrid && (this.due.anyOpen || this.due.clockWork || routed || told)) || this.due.silenceEnd === now.getTime()) await this.time('escalation-clock', () => runEscalationClock(deps));
+          const stormWork = this.due.stormClock <= now.getTime(); // a storm's end or a shared cause, with or without an alert open
+          if ((onGrid && (this.due.anyOpen || this.due.clockWork || routed || told || stormWork)) || this.due.silenceEnd === now.getTime()) await this.time('escalation-clock', () => runEscalationClock(deps));
         },
         outbox: () => this.time('outbox', () => this.deliver()),
       });
@@ -228,15 +231,16 @@ export class VirtualDriver {
     add(r.nextLease);
     // Due rows the sender left alone are waiting for their channel's pacing slot.
     for (const destination of r.waiting ?? []) add(sender.pacer.readyAt(destination));
-    // A refresher that is ready and still left a root stale had a failed update: it tries again a slot later.
-    if (r.staleRoots) add(this.refresherReadyAt > t ? this.refresherReadyAt : t + ROOT_UPDATE_INTERVAL_MS);
+    // A refresher that is ready and still left a root (or a storm message: ended, or a member's newer event sent) stale had a failed update, or no slot: it tries again a slot later.
+    if (r.staleRoots || (await dueStorm(deps, now))) add(this.refresherReadyAt > t ? this.refresherReadyAt : t + ROOT_UPDATE_INTERVAL_MS);
 
     if (!outboxOnly) {
       const missedChecks = await this.missedTickChecks();
       // Held runs' leases are renewed at every instant; only a lease nobody renews can run out.
       const freshness = Math.min(...[r.nextDeadline, r.nextRunLease].map((d) => d?.getTime() ?? Infinity), ...missedChecks);
       const duration = (await nextDurationCheckAt(deps.db, now))?.getTime() ?? Infinity; // running long, completion deadlines
-      this.due = { tick: r.nextTick?.getTime() ?? Infinity, freshness, duration, silenceEnd: r.silenceEnd?.getTime() ?? NaN, anyOpen: r.anyOpen, clockWork: r.clockWork };
+      // Storms end and shared causes are called out by the escalation clock too, each when its own time comes.
+      const stormClock = (await stormClockDueAt(deps, now))?.getTime() ?? Infinity;      this.due = { tick: r.nextTick?.getTime() ?? Infinity, freshness, duration, silenceEnd: r.silenceEnd?.getTime() ?? NaN, anyOpen: r.anyOpen, clockWork: r.clockWork, stormClock };
       add(duration);
       add(r.nextTick);
       add(outside.nextTickAt());
@@ -246,8 +250,8 @@ export class VirtualDriver {
       add(this.scripted.nextAt());
       // The escalation clock's timed work: a deadline, or a warning that kept failing (due at once); a silence's
       // end is added above. The first instant on its grid after the earliest.
-      const clockDue = r.clockWork ? t + 1 : await this.nextEscalation(now);
-      if (clockDue !== undefined) {
+      const clockDue = r.clockWork ? t + 1 : Math.min(stormClock, (await this.nextEscalation(now)) ?? Infinity);
+      if (Number.isFinite(clockDue)) {
         const since = Math.max(clockDue, t + 1) - scenario.start.getTime();
         add(scenario.start.getTime() + Math.ceil(since / this.escalationMs) * this.escalationMs);
       }

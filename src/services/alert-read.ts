@@ -84,7 +84,8 @@ export async function getAlertDetail(db: Db, scope: Scope, id: number, routing: 
           .where('eventId', 'in', shown)
           .orderBy('id')
           .execute();
-  const { policy: _policy, upstreamAlertId: _upstream, ...fields } = alert;
+  // pagersAtOpening: destination ids of pagers, the platform's among them (PLATFORM_DESTINATIONS is kept like a secret).
+  const { policy: _policy, upstreamAlertId: _upstream, pagersAtOpening: _pagers, ...fields } = alert;
   return {
     ...fields,
     dependency: await alertDependencyDetail(db, alert, scope.tenantId),

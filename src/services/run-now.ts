@@ -9,8 +9,11 @@ import { launchRun } from '../ledger/launch-run.js';
 import { UnconfirmedLaunches } from '../engine/unconfirmed-launches.js';
 
 export type RunNowResult =
-  /** `paused`: the workflow is paused; the run is a one-off asked for by a person, its schedule stays paused. */
-  | { kind: 'started'; run: Run; paused: boolean }
+  /**
+   * `paused`: the workflow is paused; the run is a one-off asked for by a person, its schedule stays paused.
+   * `toldInThread`: an open alert's thread is told who started it (`run_requested`); else nobody is but the asker.
+   */
+  | { kind: 'started'; run: Run; paused: boolean; toldInThread: boolean }
   | { kind: 'no_launcher'; workflow: Workflow }
   | { kind: 'already_running'; run: Run }
   | { kind: 'not_found' };
@@ -39,14 +42,14 @@ export async function requestRunNow(deps: Deps, input: { workflowId: number; act
     for (const f of found) await launchRun(deps, f.run, f.workflow, f.tenant, f.timeoutSeconds);
     const own = found.find((f) => f.workflow.id === input.workflowId);
     if (!own) throw error;
-    return { kind: 'started', run: own.run, paused: own.workflow.paused };
+    return { kind: 'started', run: own.run, paused: own.workflow.paused, toldInThread: own.toldInThread };
   }
   if (decided.kind !== 'started') return decided;
   await launchRun(deps, decided.run, decided.workflow, decided.tenant, decided.timeoutSeconds);
-  return { kind: 'started', run: decided.run, paused: decided.workflow.paused };
+  return { kind: 'started', run: decided.run, paused: decided.workflow.paused, toldInThread: decided.toldInThread };
 }
 
-type Started = { kind: 'started'; run: Run; workflow: Workflow; tenant: Tenant; timeoutSeconds: number };
+type Started = { kind: 'started'; run: Run; workflow: Workflow; tenant: Tenant; timeoutSeconds: number; toldInThread: boolean };
 type Decided = Exclude<RunNowResult, { kind: 'started' }> | Started;
 
 /** This process's manual runs whose commit went unanswered (src/engine/unconfirmed-launches.ts). */
@@ -81,7 +84,7 @@ async function decideRunNow(deps: Deps, input: { workflowId: number; actor: Acto
     if (alert) {
       await recordAlertEvent(trx, { alert, tenant, kind: 'run_requested', actor: input.actor.user, data: { runId: run.id, by: input.actor.user, ...(workflow.paused ? { paused: true } : {}) }, now, config: deps.config });
     }
-    const started = { kind: 'started' as const, run, workflow, tenant, timeoutSeconds: profile.timeoutSeconds };
+    const started = { kind: 'started' as const, run, workflow, tenant, timeoutSeconds: profile.timeoutSeconds, toldInThread: !!alert };
     keep([started]);
     return started;
   });

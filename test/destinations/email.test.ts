@@ -24,7 +24,7 @@ async function setup(options: { minSeverity?: 'warning' | 'critical'; name?: str
   const destinations = [{ kind: 'email', to: ['oncall@acme.example.com'], ...(options.minSeverity ? { minSeverity: options.minSeverity } : {}) }];
   await makeTenant(t.db, { id: 'acme', name: 'Acme <Corp>', channel: null, destinations: JSON.stringify(destinations) });
   const wf = await makeWorkflow(t.db, { tenantId: 'acme', name: options.name ?? 'quality-check' });
-  const alert = await insertAlert(t.db, wf.id, { lastError: options.lastError ?? 'connection refused', openedAt: at(0) });
+  const alert = await insertAlert(t.db, wf.id, { lastError: options.lastError ?? 'connection refused', openedAt: at(0), errorGroupFirstAt: at(-10), errorGroupLastAt: at(0) });
   return { rig, alert };
 }
 
@@ -64,7 +64,8 @@ describe('email destination', () => {
     expect(root.text).toContain('Warning (open): Acme <Corp> / quality-check, 3 failures');
     expect(root.text).toContain('Alert opened: quality-check has 3 consecutive failures.');
     expect(root.text).toContain('Consecutive failures: 3');
-    expect(root.text).toContain('Error group: g1');
+    // The error group with how long it has been the one failing it (core idea 9), as the Slack root shows it.
+    expect(root.text).toMatch(/Error group: g1 \(\d+×, first 2026-\d\d-\d\d \d\d:\d\d UTC, latest 2026-\d\d-\d\d \d\d:\d\d UTC\)/);
     expect(root.text).toContain('<script>alert(1)</script> & "quotes"');
     expect(root.html).toContain('&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;quotes&quot;');
     expect(root.html).not.toContain('<script>');

@@ -134,6 +134,63 @@ describe('a PagerDuty routing key changed while an incident is open', () => {
   });
 });
 
+describe('a PagerDuty key rotated while a warning is open, then the alert escalates', () => {
+  // PagerDuty deduplicates per integration: the same dedup_key sent to two integration keys (even of one
+  // service, the usual rotation) opens two incidents. The escalation goes to the incident's own (retired) key.
+  const KEY_OPS = 'CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC';
+  const escalate = (r: DestinationRig, alertId: number, m: number) =>
+    recordEvent(t.db, r.config, alertId, 'escalated', { now: at(m), changes: { severity: 'critical', escalatedAt: at(m) }, data: { from: 'warning', to: 'critical', reason: 'kept_failing' } });
+  const warningAt = async (destinations: unknown[]) => {
+    const s = await setup(destinations);
+    const alert = await t.db.updateTable('alerts').set({ severity: 'warning' }).where('id', '=', s.alert.id).returningAll().executeTakeFirstOrThrow();
+    await recordEvent(t.db, s.rig.config, alert.id, 'opened', { now: at(0), data: { severity: 'warning' } });
+    await s.rig.drain();
+    return { ...s, alert };
+  };
+
+  it('the key that replaced the retired one opens no second incident; a pager configured before the alert opened (critical only) still hears its escalation', async () => {
+    const { rig, alert, wf } = await warningAt([pager(KEY_A, { minSeverity: 'warning' }), pager(KEY_OPS)]);
+    expect(events.map((e) => [e.event_action, e.routing_key])).toEqual([['trigger', KEY_A]]);
+    const dedupKey = events[0]!.dedup_key as string;
+
+    await setDestinations([pager(KEY_B, { minSeverity: 'warning' }), pager(KEY_A, { minSeverity: 'warning', retired: true }), pager(KEY_OPS)]);
+    await escalate(rig, alert.id, 20);
+    await rig.drain();
+    // Destinations deliver independently: their order is not asserted.
+    expect(events.slice(1).map((e) => [e.event_action, e.routing_key, e.dedup_key]).sort()).toEqual([
+      ['trigger', KEY_A, dedupKey],
+      ['trigger', KEY_OPS, dedupKey],
+    ]);
+
+    // Resolved: both incidents close, nothing reaches the new key. A new alert pages the new key, not the retired one.
+    await resolve(rig, alert.id, 30);
+    await rig.drain();
+    expect(events.slice(3).map((e) => [e.event_action, e.routing_key]).sort()).toEqual([['resolve', KEY_A], ['resolve', KEY_OPS]]);
+    const next = await insertAlert(t.db, wf.id, { severity: 'critical', openedAt: at(60), escalateAt: null });
+    await recordEvent(t.db, rig.config, next.id, 'opened', { now: at(60), data: { severity: 'critical' } });
+    await rig.drain();
+    expect(events.slice(5).map((e) => [e.event_action, e.routing_key]).sort()).toEqual([['trigger', KEY_B], ['trigger', KEY_OPS]]);
+  });
+
+  it('an alert the engine opens keeps the keys configured then (retired ones aside), written with the alert itself', async () => {
+    const { wf } = await setup([pager(KEY_A), pager(KEY_OPS, { retired: true })]);
+    await t.db.deleteFrom('alerts').execute();
+    const engine = await createKeyedEngine(t.db, at(1), { EVENTS_API_URL: `${EVENTS_HOST}/v2/enqueue`, PLATFORM_CHANNEL: 'C0PLATFORM' });
+    await reportRun(t.db, wf, T0, { status: 'failed', error: 'boom' }, at(1));
+    await stepUntil(engine, at(3));
+    const opened = await t.db.selectFrom('alerts').select(['status', 'pagersAtOpening']).where('workflowId', '=', wf.id).execute();
+    expect(opened).toEqual([{ status: 'open', pagersAtOpening: [destinationId(pager(KEY_A) as never, undefined)] }]);
+  });
+
+  it('a key added while the alert is open, with no key retired, is a new destination: its incident opens at the escalation', async () => {
+    const { rig, alert } = await warningAt([pager(KEY_A, { minSeverity: 'warning' })]);
+    await setDestinations([pager(KEY_A, { minSeverity: 'warning' }), pager(KEY_B)]);
+    await escalate(rig, alert.id, 20);
+    await rig.drain();
+    expect(events.slice(1).map((e) => [e.event_action, e.routing_key, e.dedup_key]).sort()).toEqual([['trigger', KEY_A, events[0]!.dedup_key], ['trigger', KEY_B, events[0]!.dedup_key]]);
+  });
+});
+
 describe('dedup_key per installation', () => {
   it('namespaced by the database: two databases with the same alert id send different dedup keys', async () => {
     const { rig, alert } = await setup([pager(KEY_A)]);

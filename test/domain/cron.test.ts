@@ -83,3 +83,24 @@ describe('instants in the first centuries', () => {
     expect(latestFireAtOrBefore('0 * * * *', 'Asia/Kathmandu', new Date('0099-06-30T12:00:00Z'))).toBeDefined();
   });
 });
+
+describe('W: the weekday nearest a day, within its month (Quartz), which cron-parser does not read', () => {
+  it('15W, 1W and LW: a Saturday moves to Friday, a Sunday to Monday, never across the month', () => {
+    // 2028: 15 Jan a Saturday (the 14th), 1 Jan and 1 Apr Saturdays (Monday the 3rd), 30 Apr a Sunday (Friday the 28th).
+    expect(days('0 18 15W * *', 'UTC', '2028-01-01T00:00:00Z', 4)).toEqual(['2028-01-14T18:00', '2028-02-15T18:00', '2028-03-15T18:00', '2028-04-14T18:00']);
+    expect(days('0 18 1W * *', 'UTC', '2027-12-31T00:00:00Z', 4)).toEqual(['2028-01-03T18:00', '2028-02-01T18:00', '2028-03-01T18:00', '2028-04-03T18:00']);
+    expect(days('0 18 LW * *', 'Europe/Berlin', '2028-01-01T00:00:00Z', 4)).toEqual(['2028-01-31T17:00', '2028-02-29T17:00', '2028-03-31T16:00', '2028-04-28T16:00']);
+    // 31W names only the months with a 31st; the month field narrows it as usual.
+    expect(days('0 0 31W * *', 'UTC', '2028-04-01T00:00:00Z', 2)).toEqual(['2028-05-31T00:00', '2028-07-31T00:00']);
+    expect(days('0 9 LW 2 *', 'UTC', '2028-01-01T00:00:00Z', 2)).toEqual(['2028-02-29T09:00', '2029-02-28T09:00']);
+    expect(latestFireAtOrBefore('0 18 LW * *', 'UTC', new Date('2028-04-29T00:00:00Z'))).toEqual(new Date('2028-04-28T18:00:00Z'));
+  });
+
+  it('refused with the field named: in a list, with a day of week, out of range, never firing', () => {
+    expect(checkCron('0 0 LW,15 * *')).toMatchObject({ ok: false, reason: expect.stringContaining('day of month "LW,15": W is read as one day only') });
+    expect(checkCron('0 0 15W * 1-5')).toMatchObject({ ok: false, reason: expect.stringContaining('W already picks a weekday') });
+    expect(checkCron('0 0 32W * *')).toMatchObject({ ok: false, reason: expect.stringContaining('"32W"') });
+    expect(checkCron('0 0 30W 2 *')).toMatchObject({ ok: false, reason: expect.stringContaining('never fires') });
+    expect(crontabCheck('0 18 LW * *')).toMatchObject({ ok: false });
+  });
+});

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isPermanentLaunchError, launchAnswerError, launchAnswerKind, MAX_RESENDS, resendDelayMs } from '../../src/domain/launch-answer.js';
+import { isPermanentLaunchError, launchAnswerError, launchAnswerKind, launchRefusalError, MAX_RESENDS, permanentLaunchReason, resendDelayMs } from '../../src/domain/launch-answer.js';
 
 describe("an http launch's failed answer, as its run's error", () => {
   const url = 'http://jobs.internal:8080/run';
@@ -58,6 +58,25 @@ describe('whether a launch answer is retried', () => {
     // A job's own words are not the launcher's verdict: an error that merely mentions a 404 is retried.
     for (const error of [null, '', 'exited with code 1: HTTP 404: Not Found', 'HTTP 404: Not Found', 'timed out after 60s', 'request failed: ECONNREFUSED'])
       expect(isPermanentLaunchError(error), String(error)).toBe(false);
+  });
+
+  it('a refusal before sending is permanent too, names the host and says why; the note tells it from an answer', () => {
+    const host = launchRefusalError({ kind: 'host_not_allowed', host: 'jobs.elsewhere.example', tenant: 'acme' });
+    expect(host).toBe("launch refused: host jobs.elsewhere.example is not on the operator's allow-list for tenant acme (permanent: not retried)");
+    const resolved = launchRefusalError({ kind: 'address_not_allowed', host: 'jobs.internal', address: '10.0.0.7' });
+    expect(resolved).toBe('launch refused: jobs.internal resolves to 10.0.0.7, a non-public address the operator has not allowed (permanent: not retried)');
+    expect(launchRefusalError({ kind: 'address_not_allowed', host: '169.254.169.254', address: '169.254.169.254' })).toBe(
+      'launch refused: 169.254.169.254 is a non-public address the operator has not allowed (permanent: not retried)',
+    );
+    const secret = launchRefusalError({ kind: 'no_signing_secret', reason: 'no signing secret: set LAUNCHER_SECRET' });
+    for (const error of [host, resolved, secret]) {
+      expect(isPermanentLaunchError(error), error).toBe(true);
+      expect(permanentLaunchReason(error)).toBe('refused before sending');
+    }
+    expect(permanentLaunchReason(launchAnswerError(404, 'no such job', undefined, url))).toBe('a permanent answer');
+    // The launcher's transient failures and a job's own words are not refusals.
+    for (const error of ['launch failed: this scheduler-bot replica is shutting down', 'request failed: getaddrinfo ENOTFOUND jobs.internal', 'launch refused: host x (not retried)'])
+      expect(permanentLaunchReason(error), error).toBeUndefined();
   });
 
   it('a transient answer with a Retry-After is sent again after it, when that is before the deadline; never a permanent one', () => {

@@ -18,6 +18,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { createEngine, fireTick, type Engine } from '../helpers/engine-harness.js';
 import { at, makeTenant, makeWorkflow } from '../helpers/factories.js';
 import { eventually, isAlive } from '../runs/support.js';
+import { losingFirstCommitAnswer, stallingAfterFirstCommit, stallPoint } from '../helpers/stall-after-commit.js';
 
 /**
  * The zombie replica: a process stopped (SIGSTOP, a GC pause, a frozen VM)
@@ -43,54 +44,6 @@ afterAll(async () => {
   await t.drop();
   await rm(dir, { recursive: true, force: true });
 });
-
-/** Where a stalled replica stops: `reached` once it gets there; it goes on at `release()`. */
-function stallPoint() {
-  let arrive!: () => void;
-  let go!: () => void;
-  const reached = new Promise<void>((r) => (arrive = r));
-  const released = new Promise<void>((r) => (go = r));
-  return { reached, release: () => go(), stall: () => (arrive(), released) };
-}
-
-/** A replica's database whose first transaction, once committed, stalls: between its commit and what comes next. */
-function stallingAfterFirstCommit(db: Db, stall: () => Promise<void>): Db {
-  return afterFirstCommit(db, stall);
-}
-
-/** A replica's database whose first COMMIT is carried out but its answer lost: the connection drops as it comes. */
-function losingFirstCommitAnswer(db: Db): Db {
-  return afterFirstCommit(db, async () => {
-    throw new Error('Connection terminated unexpectedly');
-  });
-}
-
-function afterFirstCommit(db: Db, then: () => Promise<void>): Db {
-  let stalled = false;
-  const bound = <T extends object>(target: T, prop: string | symbol) => {
-    const value = Reflect.get(target, prop) as unknown;
-    return typeof value === 'function' ? value.bind(target) : value;
-  };
-  return new Proxy(db, {
-    get(target, prop) {
-      if (prop !== 'transaction') return bound(target, prop);
-      return () =>
-        new Proxy(target.transaction(), {
-          get(builder, p) {
-            if (p !== 'execute') return bound(builder, p);
-            return async (fn: Parameters<typeof builder.execute>[0]) => {
-              const result = await builder.execute(fn);
-              if (!stalled) {
-                stalled = true;
-                await then();
-              }
-              return result;
-            };
-          },
-        });
-    },
-  });
-}
 
 function replicas(): { a: Engine; b: Engine } {
   const a = createEngine(t.db, TICK, {}, 'replica-a');

@@ -48,7 +48,7 @@ describe("a tenant's launch never rides the operator's open socket", () => {
     const tenant = await acme('POST', '/api/v1/workflows/acme/tenant/run');
     const done = await finishedRun(t.db, tenant.body.id);
     expect(done.status).toBe('failed');
-    expect(done.error).toMatch(/^target not allowed: localhost resolves to/);
+    expect(done.error).toMatch(/^launch refused: localhost resolves to/);
     expect(target.received.map((r) => r.url)).toEqual(['/operator']);
   });
 });

@@ -149,7 +149,7 @@ describe("a tenant's http launcher reaches only what the operator allows", () =>
     expect(started.status).toBe(202);
     const done = await finishedRun(t.db, started.body.id);
     expect(done.status).toBe('failed');
-    expect(done.error).toMatch(/^target not allowed: localhost resolves to (127\.0\.0\.1|::1), a non-public address the operator has not allowed$/);
+    expect(done.error).toMatch(/^launch refused: localhost resolves to (127\.0\.0\.1|::1), a non-public address the operator has not allowed \(permanent: not retried\)$/);
     expect(done.logExcerpt).toBeNull();
     expect(target.received.length).toBe(before);
   });
@@ -159,7 +159,7 @@ describe("a tenant's http launcher reaches only what the operator allows", () =>
     const before = target.received.length;
     const started = await acme()('POST', `/api/v1/workflows/acme/${wf.name}/run`);
     const done = await finishedRun(t.db, started.body.id);
-    expect(done).toMatchObject({ status: 'failed', error: "launch failed: target 127.0.0.1 is not on the operator's allow-list for tenant acme" });
+    expect(done).toMatchObject({ status: 'failed', error: "launch refused: host 127.0.0.1 is not on the operator's allow-list for tenant acme (permanent: not retried)" });
     expect(target.received.length).toBe(before);
   });
 

@@ -63,6 +63,12 @@ function actionIds(blocks: Block[]): string[] {
 }
 
 describe('alert root', () => {
+  it("shows the error group's first and latest occurrence beside its count (DESIGN, core idea 9)", () => {
+    const m = renderAlertRoot(card({ errorGroupFirstAt: OPENED, errorGroupLastAt: new Date('2026-03-10T09:00:00Z') }), NOW);
+    const field = texts(m.blocks).find((x) => x.startsWith('*Error group*'));
+    expect(field).toBe(`*Error group*\n\`e3b0c442\` (3×, first <!date^${OPENED.getTime() / 1000}^{date_short_pretty} {time}|2026-03-10 02:03 UTC>, latest <!date^${Date.parse('2026-03-10T09:00:00Z') / 1000}^{date_short_pretty} {time}|2026-03-10 09:00 UTC>)`);
+  });
+
   it('open warning, unowned: header, fields and the full button row', () => {
     const m = renderAlertRoot(card(), NOW);
     expect(m).toMatchSnapshot();

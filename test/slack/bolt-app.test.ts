@@ -123,16 +123,18 @@ describe('Slack retries', () => {
       response_url: rig.slack.responseUrl('a1'),
       actions: [{ action_id: ACTION.runNow, block_id: 'alert_actions', action_ts: '1.0', type: 'button', value: String(alert.id) }],
     };
-    // Run now answers nothing privately when it starts a run: wait for the run instead of an answer.
+    // Run now answers a started run in place (the root re-rendered): one answer, the first delivery's.
     const body = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
     expect(await deliver(body)).toBe(200);
     await eventually(async () => expect(await t.db.selectFrom('runs').select('id').where('trigger', '=', 'manual').execute()).toHaveLength(1));
+    await eventually(() => expect(answersTo('a1')).toHaveLength(1));
     await t.db.updateTable('runs').set({ status: 'succeeded', finishedAt: rig.clock.now() }).where('trigger', '=', 'manual').execute();
     expect(await deliver(body, 2)).toBe(200);
     await rig.command('status nightly-pipeline', { channel: 'CACME' });
     await eventually(() => expect(rig.slack.responses.some((r) => r.id.startsWith('cmd'))).toBe(true));
     expect(await t.db.selectFrom('runs').select('id').where('trigger', '=', 'manual').execute()).toHaveLength(1);
-    expect(answersTo('a1')).toHaveLength(0);
+    expect(answersTo('a1')).toHaveLength(1);
+    expect(answersTo('a1')[0]!.body).toMatchObject({ replace_original: true });
   });
 });
 
@@ -322,6 +324,8 @@ describe('buttons', () => {
     await rig.click({ actionId: ACTION.runNow, value: String(theirs.id), channel: 'CGLOBEX', user: 'U0CAROL' });
     const run = await eventually(async () => t.db.selectFrom('runs').selectAll().where('trigger', '=', 'manual').executeTakeFirstOrThrow());
     expect(run.requestedBy).toBe('U0CAROL');
+    // Answered in the root clicked (test/slack/run-now-answer.test.ts).
+    expect((await nthResponse(0)).body).toMatchObject({ replace_original: true });
     await eventually(() => expect(launched).toContain(run.id));
     await rig.drain();
     const [root] = rig.slack.roots('CGLOBEX');
@@ -329,7 +333,7 @@ describe('buttons', () => {
 
     const ours = await openAlert(acmeWf.id);
     await rig.click({ actionId: ACTION.runNow, value: String(ours.id), channel: 'CACME' });
-    expect((await lastResponse()).body.text).toContain('has no launcher');
+    expect((await nthResponse(1)).body.text).toContain('has no launcher');
   });
 
   it('Run now on a paused workflow starts the one run it was asked for, and says the workflow stays paused', async () => {

@@ -69,3 +69,37 @@ it('a command while the database refuses: the same answer, not silence', async (
     await writable();
   }
 });
+
+/** A trigger raising an ordinary error stands for a bug: not the database's fault, so not "nothing changed". */
+async function brokenAlerts(): Promise<() => Promise<void>> {
+  await sql
+    .raw(
+      `create or replace function broken() returns trigger language plpgsql as $$
+       begin raise exception 'relation "secret_internal_table" is broken'; end $$;
+       create trigger broken_alerts before update on alerts for each row execute function broken();`,
+    )
+    .execute(t.db);
+  return async () => void (await sql`drop trigger broken_alerts on alerts`.execute(t.db));
+}
+
+const BUG_ANSWER = /^Something went wrong on my side answering that \(reference `[0-9a-f]{8}`, in the bot's log for the operator\)\. It may not have been applied: check `\/scheduler status` before trying again\.$/;
+
+it('a click or a command that fails for another reason (a bug) is answered with a reference, never the error, and not left silent', async () => {
+  const alert = await t.db.selectFrom('alerts').innerJoin('workflows', 'workflows.id', 'alerts.workflowId').select(['alerts.id', 'workflows.name']).where('alerts.status', '=', 'open').executeTakeFirstOrThrow();
+  const fixed = await brokenAlerts();
+  try {
+    let before = rig.slack.responses.length;
+    await rig.click({ actionId: ACTION.release, value: String(alert.id), channel: 'CACME', user: 'U0ALICE' });
+    const click = await ephemeralSince(before);
+    expect(click).toMatch(BUG_ANSWER);
+    expect(click).not.toContain('secret_internal_table');
+
+    before = rig.slack.responses.length;
+    await rig.command(`release ${alert.name}`, { channel: 'CACME', user: 'U0ALICE' });
+    const command = await ephemeralSince(before);
+    expect(command).toMatch(BUG_ANSWER);
+    expect(command).not.toBe(click);
+  } finally {
+    await fixed();
+  }
+});

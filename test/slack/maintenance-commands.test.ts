@@ -58,8 +58,9 @@ describe('/scheduler maintenance', () => {
 
     await rig.command('maintenance quality-check 30m warehouse migration', { channel: 'CACME', user: 'U0OPS' });
     const reply = await answer(0);
-    expect(reply.response_type).toBe('ephemeral');
-    expect(reply.text).toContain('Maintenance for *quality-check* until');
+    // No thread is told when a window starts: the channel is (state-change-answers.test.ts).
+    expect(reply.response_type).toBe('in_channel');
+    expect(reply.text).toContain('<@U0OPS> set maintenance for *quality-check* until');
     const [window] = await t.db.selectFrom('maintenanceWindows').selectAll().execute();
     expect(window).toMatchObject({ tenantId: 'acme', workflowId: wf.id, reason: 'warehouse migration', createdBy: 'U0OPS' });
     expect(window!.endsAt.getTime() - window!.startsAt.getTime()).toBe(minutes(30));
@@ -134,7 +135,7 @@ describe('/scheduler maintenance', () => {
     expect(await t.db.selectFrom('maintenanceWindows').selectAll().execute()).toEqual([]);
 
     await rig.command('maintenance acme/acme 2h patching', { channel: 'CACME', user: 'U0OPS' });
-    expect((await answer(1)).text).toContain('Maintenance for *acme* until');
+    expect((await answer(1)).text).toContain('set maintenance for *acme* until');
     await rig.command('maintenance acme/* 2h patching', { channel: 'CACME', user: 'U0OPS' });
     expect((await answer(2)).text).toContain('every workflow of *acme*');
     // Another tenant's channel cannot name acme's whole tenant, and is told nothing of it.

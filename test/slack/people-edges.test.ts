@@ -20,12 +20,12 @@ let engine: Engine;
 let rig: SlackRig;
 beforeAll(() => void ({ t, engine, rig } = people));
 
-/** The private answer to a command. */
+/** The answer to a command: private, or in the channel for a change no thread tells (a pause with no alert open). */
 async function ask(text: string, channel: string, user: string): Promise<string> {
   const before = rig.slack.responses.length;
   await rig.command(text, { channel, user });
   return eventually(() => {
-    const r = rig.slack.responses.slice(before).find((x) => x.body.response_type === 'ephemeral');
+    const r = rig.slack.responses.slice(before).find((x) => x.body.response_type === 'ephemeral' || x.body.response_type === 'in_channel');
     if (!r) throw new Error('no answer yet');
     return String(r.body.text);
   });

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Alert } from '../../src/db/schema.js';
 import { loadDigestFacts } from '../../src/services/digest-queries.js';
@@ -89,6 +90,21 @@ describe('the storm message menu', { timeout: 60_000 }, () => {
     await rig.click({ actionId: ACTION.stormAlertMenu, blockId: stormBlockId(stormId, alerts[5]!.id), selected: `${alerts[5]!.id}:delete`, channel: 'CACME' });
     const bad = await eventually(() => rig.slack.responses.slice(before).find((r) => r.body.response_type === 'ephemeral') ?? Promise.reject(new Error('no answer yet')));
     expect(String(bad.body.text)).toContain("couldn't read that click");
+    expect((await alertNow(alerts[5]!)).ownerUser).toBeNull();
+  });
+
+  it('a menu choice that fails for a reason not the database\'s (a bug) is answered with a log reference, not silence', async () => {
+    await sql.raw(`create function storm_menu_broken() returns trigger language plpgsql as $$ begin raise exception 'internal detail'; end $$;
+      create trigger storm_menu_broken before update on alerts for each row execute function storm_menu_broken();`).execute(t.db);
+    try {
+      const before = rig.slack.responses.length;
+      await menu(alerts[5]!, 'take');
+      const answer = await eventually(() => rig.slack.responses.slice(before).find((r) => r.body.response_type === 'ephemeral') ?? Promise.reject(new Error('no answer yet')));
+      expect(String(answer.body.text)).toMatch(/^Something went wrong on my side answering that \(reference `[0-9a-f]{8}`/);
+      expect(String(answer.body.text)).not.toContain('internal detail');
+    } finally {
+      await sql.raw('drop trigger storm_menu_broken on alerts; drop function storm_menu_broken()').execute(t.db);
+    }
     expect((await alertNow(alerts[5]!)).ownerUser).toBeNull();
   });
 

@@ -40,6 +40,8 @@ export interface AlertsTable {
   healthyStreak: Defaulted<number>;
   resolvedByRunId: number | null;
   updatedAt: Timestamp;
+  /** The PagerDuty destination ids configured when it opened or went live (migration 0030; null before): see `opensIncident`. */
+  pagersAtOpening: string[] | null;
   /** First seen flapping while open (migration 0003); the `flapping` note is posted once. */
   flappingSince: Timestamp | null;
   /** The workflow's policy version the alert runs under (opened under, or told of since; migration 0010). */

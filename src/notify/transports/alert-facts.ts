@@ -50,7 +50,7 @@ export function alertFacts(input: FactsInput, now: Date): AlertFacts {
   const { owner, silence } = view;
   fields.push({ label: 'Owner', value: `${owner.team} · ${owner.user ?? 'nobody yet'}${owner.note ? ` (${owner.note})` : ''}` });
   if (silence) fields.push({ label: 'Silenced', value: `${silence.until === 'resolved' ? 'until resolved' : `until ${utcText(silence.until)}`} by ${silence.by}` });
-  if (view.errorGroup) fields.push({ label: 'Error group', value: `${view.errorGroup.id} (${view.errorGroup.count}×)` });
+  if (view.errorGroup) fields.push({ label: 'Error group', value: errorGroupText(view.errorGroup) });
   if (view.stage) fields.push({ label: 'Failing stage', value: view.stage });
 
   const text = eventText(input);
@@ -64,4 +64,10 @@ export function alertFacts(input: FactsInput, now: Date): AlertFacts {
     ...(lastRun?.logExcerpt ? { logExcerpt: lastRun.logExcerpt } : {}),
     ...(lastRun?.logUrl && isWebLink(lastRun.logUrl) ? { logUrl: lastRun.logUrl } : {}),
   };
+}
+
+/** `abc123 (5×, first …, latest …)`: how long this error has been the one failing it (core idea 9), as the Slack root says it. */
+function errorGroupText(g: NonNullable<ReturnType<typeof alertView>['errorGroup']>): string {
+  const seen = [g.firstAt ? `first ${utcText(g.firstAt)}` : '', g.lastAt ? `latest ${utcText(g.lastAt)}` : ''].filter(Boolean);
+  return `${g.id} (${[`${g.count}×`, ...seen].join(', ')})`;
 }

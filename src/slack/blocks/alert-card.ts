@@ -3,7 +3,9 @@ import { alertView, type AlertView, type AlertViewInput } from '../../notify/ale
 import { plural } from '../../domain/durations.js';
 import { zoneLabel } from '../../domain/time-zone.js';
 import { cutText, isWebLink } from '../../domain/text.js';
-import { eventText, type EventInput } from '../../notify/event-text.js';
+import { eventText, plainEventText, type EventInput } from '../../notify/event-text.js';
+import type { EventText, TextPart } from '../../notify/event-text/parts.js';
+import { openingCauseParts } from '../../notify/event-text/duration.js';
 import { ACTION, SILENCE_CHOICES } from './ids.js';
 import { eventFallback, eventMrkdwn } from './event-text.js';
 import { slackDate, userMention } from './format.js';
@@ -18,6 +20,10 @@ export interface AlertCard extends AlertViewInput {
   hasLauncher: boolean;
   /** For a resolved alert, the event that resolved it: the root shows its outcome. */
   resolution?: EventInput | null;
+  /** A manual run (Run now) still going, asked for while the alert is open: the root shows it until it ends. */
+  manualRun?: Pick<Run, 'id' | 'requestedBy' | 'startedAt'> | null;
+  /** For an open alert a cause opened (no failure), its opening: the root says which deadline, which run. */
+  opening?: EventInput | null;
 }
 
 /** The root message of an alert's thread, re-rendered whole from current state on every change. */
@@ -38,9 +44,11 @@ export function renderAlertRoot(card: AlertCard, now: Date): SlackMessage {
   if (m?.kind === 'escalated') fields.push(`*Escalated*\n${slackDate(m.at)}`);
   else if (m?.kind === 'escalates') fields.push(`*Escalates*\n${slackDate(m.at)}${m.stoppedByOwner ? ' (stopped: owned)' : ''}`);
   fields.push(`*Owner*\n${ownerText(view.owner)}`);
+  const manual = card.manualRun;
+  if (manual) fields.push(`*Run now*\nRun #${manual.id} running, started by ${manual.requestedBy ? userMention(manual.requestedBy) : 'the API'}${manual.startedAt ? ` ${slackDate(manual.startedAt)}` : ''}`);
   const s = view.silence;
   if (s) fields.push(`*Silenced*\n${s.until === 'resolved' ? 'until resolved' : `until ${slackDate(s.until)}`} by ${userMention(s.by)}`);
-  if (view.errorGroup) fields.push(`*Error group*\n\`${safeText(view.errorGroup.id, 100)}\` (${view.errorGroup.count}×)`);
+  if (view.errorGroup) fields.push(`*Error group*\n${errorGroupText(view.errorGroup)}`);
   if (view.stage) fields.push(`*Failing stage*\n${safeText(view.stage, 200)}`);
   if (view.policyVersion) fields.push(`*Policy*\nv${view.policyVersion}`);
   fields.push(...dependencyFields(view));
@@ -48,13 +56,33 @@ export function renderAlertRoot(card: AlertCard, now: Date): SlackMessage {
   blocks.push({ type: 'section', fields: fields.slice(0, 10).map((f) => mrkdwn(f, LIMITS.contextElementText)) });
   if (fields.length > 10) blocks.push({ type: 'section', fields: fields.slice(10).map((f) => mrkdwn(f, LIMITS.contextElementText)) });
 
+  const cause = causeText(card, view);
+  if (cause) blocks.push({ type: 'section', text: mrkdwn(eventMrkdwn(cause)) });
   if (view.lastError) blocks.push({ type: 'section', text: mrkdwn(`*Last error*\n${codeBlock(view.lastError)}`) });
   if (card.lastRun?.logExcerpt) blocks.push({ type: 'section', text: mrkdwn(`*Log (run #${card.lastRun.id})*\n${codeBlock(card.lastRun.logExcerpt, 2000)}`) });
   if (card.lastRun?.logUrl) blocks.push({ type: 'context', elements: [mrkdwn(`Full log: ${safeLink(card.lastRun.logUrl)}`, LIMITS.contextElementText)] });
   blocks.push(actionsFor(card, view));
 
-  const text = `${view.headline}${view.lastError ? `. Last error: ${cutText(view.lastError.replace(/\s+/g, ' '), 500)}` : ''}`;
+  // The headline names the cause already: the notification's text goes on with what it found ("…, completion deadline missed: no success for …").
+  const why = cause ? `: ${plainEventText({ ...cause, parts: cause.parts.slice(2) })}` : '';
+  const text = `${view.headline}${why}${view.lastError ? `. Last error: ${cutText(view.lastError.replace(/\s+/g, ' '), 500)}` : ''}`;
   return { text: safeText(text, LIMITS.fallbackText), blocks: capBlocks(blocks, LIMITS.messageBlocks, omittedNote) };
+}
+
+/**
+ * What an alert opened by a cause, not a failure, is about, as its opening
+ * said it: "*settlement* missed its completion deadline: no success for the
+ * tick of 01:30 by its deadline, 03:00 (America/Santiago); run #3 is still
+ * running." Without it the root said only "completion deadline missed".
+ */
+function causeText(card: AlertCard, view: AlertView): EventText | undefined {
+  if (!view.cause || view.consecutiveFailures !== 0 || !card.opening) return undefined;
+  const data = (card.opening.data ?? {}) as Record<string, unknown>;
+  const parts = openingCauseParts(data, card.opening.at);
+  if (!parts) return undefined;
+  // The root is re-rendered for hours: a time is shown as a time ("times out at …"), not as words of the opening's moment ("in 5 hours").
+  const fixed = parts.map((p): TextPart => (p.type === 'time' ? { type: 'time', at: p.at, ...(p.zone ? { zone: p.zone } : {}) } : p));
+  return { what: 'opened', icon: card.alert.severity, parts: [{ type: 'strong', text: card.workflow.name }, ...fixed] };
 }
 
 /** Dependencies on the root: what this incident holds back, and the upstream incident this alert is linked to. */
@@ -89,6 +117,12 @@ function resolvedRoot(card: AlertCard, view: AlertView): SlackMessage {
     actionsFor(card, view),
   ];
   return { text: cutMrkdwn(eventFallback(outcome, where), LIMITS.fallbackText), blocks };
+}
+
+/** `abc123` (5×, first …, latest …): how long this error has been the one failing it. */
+function errorGroupText(g: NonNullable<AlertView['errorGroup']>): string {
+  const seen = [g.firstAt ? `first ${slackDate(g.firstAt)}` : '', g.lastAt ? `latest ${slackDate(g.lastAt)}` : ''].filter(Boolean);
+  return `\`${safeText(g.id, 100)}\` (${[`${g.count}×`, ...seen].join(', ')})`;
 }
 
 function ownerText(owner: AlertView['owner']): string {

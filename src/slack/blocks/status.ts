@@ -71,7 +71,8 @@ export interface WorkflowDetail {
   row: WorkflowStatusRow;
   tenantName: string;
   cadenceSeconds: number;
-  policy: { retries: number; alertAfter: number; firstSeverity: string } | null;
+  /** hasLauncher false: nothing to start a retry with (an observed workflow), said so rather than "0 retries". */
+  policy: { retries: number; alertAfter: number; firstSeverity: string; hasLauncher?: boolean } | null;
   /** "06:00 Europe/Berlin" when the workflow has a completion deadline. */
   completeBy?: string | null;
   runs: HistoryRow[];
@@ -81,7 +82,8 @@ export interface WorkflowDetail {
 function policyLine(p: NonNullable<WorkflowDetail['policy']>): string {
   const intermittent = intermittentRuleOf(p.alertAfter);
   const also = intermittent ? ` (or ${intermittent.failures} of the last ${intermittent.window} while it flaps)` : '';
-  return `Policy: ${p.retries} retries per tick, alert after ${plural(p.alertAfter, 'confirmed failure')}${p.alertAfter > 1 ? ' in a row' : ''}${also}, opens as ${p.firstSeverity}`;
+  const retries = p.hasLauncher === false ? 'no retries (it has no launcher: the outside scheduler that runs it retries it, or not)' : `${p.retries} retries per tick`;
+  return `Policy: ${retries}, alert after ${plural(p.alertAfter, 'confirmed failure')}${p.alertAfter > 1 ? ' in a row' : ''}${also}, opens as ${p.firstSeverity}`;
 }
 
 /** `/scheduler status <workflow>`: its profile, last runs and alert. */

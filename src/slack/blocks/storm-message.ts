@@ -46,6 +46,9 @@ export function renderStormMessage(view: StormView): SlackMessage {
   const resolved = members.filter((m) => m.status === 'resolved');
   const critical = open.filter((m) => m.severity === 'critical').length;
   const owned = open.filter((m) => m.ownerUser).length;
+  // The platform channel's storm may hold two tenants' alike-named workflows: each list names the tenant then.
+  const manyTenants = new Set(members.map((m) => m.tenant.id)).size > 1;
+  const nameOf = (m: StormMember) => (manyTenants ? `${m.tenant.name} / ${m.workflow}` : m.workflow);
   const headline = storm.endedAt ? `Storm over: ${plural(members.length, 'alert')}` : `Storm: ${plural(members.length, 'alert')} opened at once`;
   const blocks: Block[] = [{ type: 'header', text: plain(`⛈️ ${headline}`, LIMITS.headerText) }];
   const summary = [`Started ${slackDate(storm.startedAt)}`, `${open.length} open${critical ? ` (${critical} critical)` : ''}`, `${resolved.length} resolved`, `${owned} owned`];
@@ -60,21 +63,22 @@ export function renderStormMessage(view: StormView): SlackMessage {
   for (const m of open.slice(0, LISTED_OPEN)) blocks.push(memberSection(storm.id, m));
   if (open.length > LISTED_OPEN) blocks.push({ type: 'context', elements: [mrkdwn(`… ${open.length - LISTED_OPEN} more open: \`/scheduler status\` lists them all`)] });
   if (elsewhere.length > 0) {
-    const names = elsewhere.map((m) => safeText(m.workflow, 80)).join(', ');
+    const names = elsewhere.map((m) => safeText(nameOf(m), 160)).join(', ');
     blocks.push({ type: 'context', elements: [mrkdwn(`Now in shadow mode, no longer told here: ${names}`, LIMITS.contextElementText)] });
   }
   if (resolved.length > 0) {
-    const names = resolved.map((m) => safeText(m.workflow, 80)).join(', ');
+    const names = resolved.map((m) => safeText(nameOf(m), 160)).join(', ');
     blocks.push({ type: 'context', elements: [mrkdwn(`✅ Resolved: ${names}`, LIMITS.contextElementText)] });
   }
-  const text = `${headline}: ${open.length} open, ${resolved.length} resolved (${open.slice(0, 10).map((m) => m.workflow).join(', ')}${open.length > 10 ? ', …' : ''})`;
+  const listed = open.length ? ` (${open.slice(0, 10).map(nameOf).join(', ')}${open.length > 10 ? ', …' : ''})` : '';
+  const text = `${headline}: ${open.length} open, ${resolved.length} resolved${listed}`;
   return { text: safeText(text, LIMITS.fallbackText), blocks: capBlocks(blocks, LIMITS.messageBlocks, omittedNote) };
 }
 
 const ICON: Record<Severity, string> = { warning: '⚠️', critical: '🚨' };
 
 function byUrgency(a: StormMember, b: StormMember): number {
-  return (a.severity === b.severity ? 0 : a.severity === 'critical' ? -1 : 1) || a.workflow.localeCompare(b.workflow);
+  return (a.severity === b.severity ? 0 : a.severity === 'critical' ? -1 : 1) || a.workflow.localeCompare(b.workflow) || a.tenant.name.localeCompare(b.tenant.name);
 }
 
 function memberSection(stormId: number, m: StormMember): Block {

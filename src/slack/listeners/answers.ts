@@ -1,4 +1,6 @@
-import { databaseRefusalOf } from '../../db/connection-errors.js';
+import { randomBytes } from 'node:crypto';
+import { databaseRefusalOf, isDatabaseFault } from '../../db/connection-errors.js';
+import type { Logger } from '../../log.js';
 import { refusalText } from '../../domain/database-refusal.js';
 import type { ActionResult } from '../../ledger/alert-actions.js';
 import type { RunNowResult } from '../../services/run-now.js';
@@ -36,11 +38,19 @@ export function pausedNote(escapedName: string): string {
   return `*${escapedName}* is paused: this run is a one-off, and its schedule stays paused until \`/scheduler resume ${escapedName}\`.`;
 }
 
-export function runNowText(result: RunNowResult, workflowName: string): { text: string; public: boolean } {
+/**
+ * Run now's answer. A start an open alert's thread tells ("@x started run #N") answers the asker
+ * alone; one that no thread the channel sees tells (no alert open, or one in shadow) changed state
+ * for everyone, so it is said in the channel, naming who started it (DESIGN.md, `/scheduler`).
+ */
+export function runNowText(result: RunNowResult, workflowName: string, asker: { user: string; seesThread: boolean }): { text: string; public: boolean } {
   const name = escapeMrkdwn(workflowName);
   switch (result.kind) {
-    case 'started':
-      return { text: `Run #${result.run.id} of *${name}* started. Its outcome will be posted in the alert's thread, if one is open.${result.paused ? ` ${pausedNote(name)}` : ''}`, public: true };
+    case 'started': {
+      const paused = result.paused ? ` ${pausedNote(name)}` : '';
+      if (result.toldInThread && asker.seesThread) return { text: `Run #${result.run.id} of *${name}* started. The open alert shows who started it and how it ends.${paused}`, public: false };
+      return { text: `${userMention(asker.user)} started run #${result.run.id} of *${name}*. \`/scheduler history ${name}\` shows how it ends.${paused}`, public: true };
+    }
     case 'no_launcher':
       return { text: `*${name}* has no launcher, so I can't start it: it runs on an outside scheduler that reports in. Re-run it there.`, public: false };
     case 'already_running':
@@ -58,4 +68,21 @@ export function runNowText(result: RunNowResult, workflowName: string): { text: 
 export function databaseFaultText(error: unknown): string {
   const refusal = databaseRefusalOf(error);
   return `I couldn't record that: ${refusal ? refusalText(refusal) : 'the database is not answering'}. Nothing changed; try again in a minute.`;
+}
+
+/**
+ * What a person who typed a command or clicked is told when answering it
+ * failed: the database's fault in words (nothing changed), or, for anything
+ * else (a bug), a reference to the log line that has the error, never the
+ * error itself (it may name tables, hosts or a tenant's data). Before, such
+ * an error went to Bolt's log and the person heard nothing.
+ */
+export function failureAnswer(log: Logger, error: unknown, what: 'command' | 'click'): string {
+  if (isDatabaseFault(error)) {
+    log.warn({ error: (error as Error).message, refusal: databaseRefusalOf(error) }, `${what} not recorded: the database failed`);
+    return databaseFaultText(error);
+  }
+  const reference = randomBytes(4).toString('hex');
+  log.error({ err: error, reference }, `${what} failed unexpectedly`);
+  return `Something went wrong on my side answering that (reference \`${reference}\`, in the bot's log for the operator). It may not have been applied: check \`/scheduler status\` before trying again.`;
 }

@@ -31,6 +31,39 @@ export async function cardFrom(db: Db, launchers: LauncherResolver, alert: Alert
     alert.status === 'resolved'
       ? await db.selectFrom('alertEvents').select(['kind', 'actor', 'at', 'data']).where('alertId', '=', alert.id).where('kind', '=', 'resolved').orderBy('id', 'desc').limit(1).executeTakeFirst()
       : undefined;
+  // An open alert a cause opened (a completion deadline, a run running long): the root says what, from its opening.
+  const opening =
+    alert.status === 'open' && alert.cause
+      ? await db.selectFrom('alertEvents').select(['kind', 'actor', 'at', 'data']).where('alertId', '=', alert.id).where('kind', '=', 'opened').orderBy('id').limit(1).executeTakeFirst()
+      : undefined;
   const dependency = await alertDependency(db, alert, workflow.tenantId);
-  return { alert, workflow, tenant, lastRun: lastRun ?? null, hasLauncher: !!launchers(workflow), resolution: resolution ?? null, ...(dependency ? { dependency } : {}) };
+  const manualRun = alert.status === 'open' ? await manualRunUnderWay(db, alert) : undefined;
+  return {
+    alert,
+    workflow,
+    tenant,
+    lastRun: lastRun ?? null,
+    hasLauncher: !!launchers(workflow),
+    resolution: resolution ?? null,
+    ...(opening ? { opening } : {}),
+    ...(dependency ? { dependency } : {}),
+    ...(manualRun ? { manualRun } : {}),
+  };
+}
+
+/**
+ * A Run now still going, started while the alert is open. Its start and its end are alert events
+ * (`run_requested`, `run_finished`), so the root is re-rendered when it appears and when it goes.
+ */
+function manualRunUnderWay(db: Db, alert: Alert) {
+  return db
+    .selectFrom('runs')
+    .select(['id', 'requestedBy', 'startedAt'])
+    .where('workflowId', '=', alert.workflowId)
+    .where('status', '=', 'running')
+    .where('trigger', '=', 'manual')
+    .where('startedAt', '>=', alert.openedAt)
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
 }

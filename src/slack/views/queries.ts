@@ -108,7 +108,7 @@ export async function workflowDetail(db: Db, launchers: LauncherResolver, workfl
     tenantName: tenant.name,
     cadenceSeconds: profile.cadenceSeconds,
     // The retries a tick gets: none without a launcher to start them, whatever the policy says.
-    policy: { retries: retriesAllowed(profile.retries, !!launchers(workflow)), alertAfter: profile.alertAfter, firstSeverity: profile.firstSeverity },
+    policy: { retries: retriesAllowed(profile.retries, !!launchers(workflow)), alertAfter: profile.alertAfter, firstSeverity: profile.firstSeverity, hasLauncher: !!launchers(workflow) },
     completeBy: profile.completeBy ? `${profile.completeBy.time} ${profile.completeBy.timeZone ?? workflow.timezone}` : null,
     runs: await historyRows(db, workflow.id, 10),
     alert: alert ? await cardFrom(db, launchers, alert, workflow, tenant) : null,

@@ -1,7 +1,6 @@
 import type { AllMiddlewareArgs, BlockAction, SlackActionMiddlewareArgs } from '@slack/bolt';
-import { databaseRefusalOf, isDatabaseFault } from '../../../db/connection-errors.js';
 import { metrics } from '../../../metrics.js';
-import { databaseFaultText } from '../answers.js';
+import { failureAnswer } from '../answers.js';
 import type { Tenant } from '../../../db/schema.js';
 import type { SlackAction } from '../../../domain/rights.js';
 import type { Scope } from '../../../ledger/alert-queries.js';
@@ -33,9 +32,7 @@ export function alertAction(
     try {
       await act(args, log);
     } catch (error) {
-      if (!isDatabaseFault(error)) throw error;
-      log.warn({ error: (error as Error).message, refusal: databaseRefusalOf(error) }, 'click not recorded: the database failed');
-      await ephemeral(args, databaseFaultText(error));
+      await ephemeral(args, failureAnswer(log, error, 'click'));
     }
   };
 

@@ -7,7 +7,10 @@ import type { SlackContext } from '../context.js';
 import { alertAction, refuse } from './alert-action.js';
 import { escapeMrkdwn } from '../../blocks/limits.js';
 
-/** The button carries Slack's own confirmation dialog; by the time this runs the clicker has confirmed. */
+/**
+ * The button carries Slack's own confirmation dialog; by the time this runs the clicker has confirmed.
+ * A run started is answered in place: the root clicked, re-rendered, shows it under way and who started it.
+ */
 export function registerRunNowAction(app: App, ctx: SlackContext): void {
   app.action(
     ACTION.runNow,
@@ -23,9 +26,10 @@ export function registerRunNowAction(app: App, ctx: SlackContext): void {
         return `This alert is already resolved, so this button starts nothing. To run *${name}* anyway: \`/scheduler run ${name}\`.`;
       }
       const result = await requestRunNow(ctx.deps, { workflowId: found.workflow.id, actor: { user: a.user, channel: a.channel }, scope: a.scope });
-      // Started: the thread gets "run #N started by @x" from the outbox; privately, only that a paused workflow stays paused.
+      // Started: the root clicked shows the run (answered in place), the thread gets "@x started run #N" from the
+      // outbox; a paused workflow's one-off is said privately instead, so nobody takes it for a resume.
       if (result.kind === 'started') return result.paused ? pausedNote(escapeMrkdwn(found.workflow.name)) : undefined;
-      return runNowText(result, found.workflow.name).text;
-    }),
+      return runNowText(result, found.workflow.name, { user: a.user, seesThread: true }).text;
+    }, { answerInPlace: true }),
   );
 }

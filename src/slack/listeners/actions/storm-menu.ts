@@ -6,6 +6,7 @@ import { loadStormView, stormRenderedOutOfBand } from '../../views/storm-queries
 import { scopeForChannel, UNLINKED_TEXT } from '../tenancy.js';
 import type { SlackContext } from '../context.js';
 import { alertActionBody } from '../payloads.js';
+import { failureAnswer } from '../answers.js';
 import { ephemeral, type ActionArgs } from './alert-action.js';
 import { releaseHandler, takeHandler } from './ownership.js';
 import { resolveHandler } from './resolve.js';
@@ -28,6 +29,14 @@ export function registerStormMenuAction(app: App, ctx: SlackContext): void {
   app.action(ACTION.stormAlertMenu, async (args: ActionArgs) => {
     await args.ack();
     const log = ctx.deps.logger.child({ action: ACTION.stormAlertMenu });
+    try {
+      await choose(args, log);
+    } catch (error) {
+      await ephemeral(args, failureAnswer(log, error, 'click'));
+    }
+  });
+
+  async function choose(args: ActionArgs, log: SlackContext['deps']['logger']): Promise<void> {
     const body = stormMenuBody.safeParse(args.body);
     const action = body.success ? body.data.actions[0]! : undefined;
     const value = choiceValue.safeParse(action?.selected_option.value);
@@ -56,5 +65,5 @@ export function registerStormMenuAction(app: App, ctx: SlackContext): void {
     if (!view || view.storm.channel !== channel) return;
     await args.respond({ replace_original: true, ...renderStormMessage(view) } as never);
     await stormRenderedOutOfBand(ctx.deps.db, view.storm.id, view.eventId);
-  });
+  }
 }

@@ -3,6 +3,7 @@ import { USAGE, usageCode } from '../../blocks/help.js';
 import { digestOnDemand } from '../../views/digest.js';
 import type { SlackScope } from '../tenancy.js';
 import type { SlackContext } from '../context.js';
+import { tenantSuggestion } from './tenant-suggestions.js';
 
 /**
  * `/scheduler digest`: the tenant's digest of the last 24 hours, ephemeral.
@@ -21,7 +22,7 @@ export async function digestCommand(
   } else {
     if (!wanted) return { text: `In the platform channel, name the tenant.\nUsage: ${usageCode(USAGE.digest!)}` };
     tenant = await ctx.deps.db.selectFrom('tenants').select(['id', 'name']).where('id', '=', wanted).where('enabled', '=', true).executeTakeFirst();
-    if (!tenant) return { text: `No tenant ${codeSpan(wanted, 100)}.` };
+    if (!tenant) return { text: `No tenant ${codeSpan(wanted, 100)}.${await tenantSuggestion(ctx, where, wanted)}` };
   }
   const digest = await digestOnDemand(ctx.deps, tenant.id, now);
   if (!digest) return { text: `Nothing to report for *${escapeMrkdwn(tenant.name)}* in the last 24 hours: nothing broken, flapping, failing, silenced or in maintenance.` };

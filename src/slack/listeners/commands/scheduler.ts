@@ -1,5 +1,4 @@
 import type { App } from '@slack/bolt';
-import { databaseRefusalOf, isDatabaseFault } from '../../../db/connection-errors.js';
 import type { Workflow } from '../../../db/schema.js';
 import type { SlackAction } from '../../../domain/rights.js';
 import { plural } from '../../../domain/durations.js';
@@ -18,7 +17,7 @@ import { historyRows, shadowWorkflowIds, statusRows, workflowDetail, workflowsIn
 import { inShadow } from '../../../domain/shadow.js';
 import { refusalFor } from '../rights.js';
 import { scopeForChannel, seesShadowHere, UNLINKED_TEXT, type SlackScope } from '../tenancy.js';
-import { databaseFaultText, runNowText } from '../answers.js';
+import { failureAnswer, runNowText } from '../answers.js';
 import { alertCommand } from './alert-commands.js';
 import type { SlackContext } from '../context.js';
 import { maintenanceCommand, pauseOrResumeCommand } from './workflow-state.js';
@@ -40,9 +39,7 @@ export function registerSchedulerCommand(app: App, ctx: SlackContext): void {
     try {
       reply = await runCommand(ctx, parsed.data);
     } catch (error) {
-      if (!isDatabaseFault(error)) throw error;
-      ctx.deps.logger.warn({ error: (error as Error).message, refusal: databaseRefusalOf(error) }, 'command not recorded: the database failed');
-      reply = { text: databaseFaultText(error) };
+      reply = { text: failureAnswer(ctx.deps.logger.child({ command: '/scheduler' }), error, 'command') };
     }
     await respond({ response_type: reply.public ? 'in_channel' : 'ephemeral', text: reply.text, ...(reply.blocks ? { blocks: reply.blocks } : {}) });
   });
@@ -93,7 +90,7 @@ async function runCommand(ctx: SlackContext, body: { text: string; user_id: stri
       const refused = await refusal('run_now');
       if (refused) return { text: refused };
       const result = await requestRunNow(deps, { workflowId: wf.id, actor, scope: where.scope });
-      return { text: runNowText(result, wf.name).text };
+      return runNowText(result, wf.name, { user: body.user_id, seesThread: !hideAlert });
     }
     case 'pause':
     case 'resume':

@@ -1,20 +1,24 @@
 import type { Workflow } from '../../../db/schema.js';
 import { startMaintenance } from '../../../services/maintenance-windows.js';
 import { pauseWorkflow, resumeWorkflow, type PauseResult } from '../../../services/workflow-state.js';
-import { slackDate } from '../../blocks/format.js';
+import { slackDate, userMention } from '../../blocks/format.js';
 import { codeSpan, escapeMrkdwn } from '../../blocks/limits.js';
 import type { SchedulerCommand } from './parse-command.js';
 import { refusalFor } from '../rights.js';
 import type { SlackScope } from '../tenancy.js';
 import type { SlackContext } from '../context.js';
+import { tenantSuggestion } from './tenant-suggestions.js';
 
 /**
- * `/scheduler pause|resume|maintenance`: the answer is ephemeral (to the one
- * who asked); the channel hears it only inside an open alert's thread, through
- * the `workflow_paused` / `workflow_resumed` event the service records.
+ * `/scheduler pause|resume|maintenance`. Each changes state for everyone
+ * (DESIGN.md: answers are ephemeral unless they do). A pause or resume of a
+ * workflow with an open alert the channel sees is told in that thread (the
+ * `workflow_paused` / `workflow_resumed` event the service records), so it
+ * answers the asker alone; without one, and for a maintenance window (whose
+ * start no thread tells), the answer is said in the channel, naming who.
  */
 
-type Reply = { text: string };
+type Reply = { text: string; public?: boolean };
 type Where = Exclude<SlackScope, { kind: 'unlinked' }>;
 type Body = { user_id: string; channel_id: string };
 
@@ -41,17 +45,26 @@ export async function pauseOrResumeCommand(
   if (refusal) return refusal;
   const input = { workflowId: workflow.id, actor: body.user_id, scope: where.scope };
   const result = command.kind === 'pause' ? await pauseWorkflow(deps, { ...input, reason: command.reason ?? null }) : await resumeWorkflow(deps, input);
-  return { text: pauseText(result, workflow.name, command.kind, hideAlert) };
+  if (result.kind === 'ok' && !(result.alert && !hideAlert)) {
+    return { text: `${userMention(body.user_id)} ${pauseSentence(workflow.name, command.kind, command.kind === 'pause' ? command.reason : undefined)}`, public: true };
+  }
+  return { text: pauseText(result, workflow.name, command.kind) };
 }
 
-function pauseText(result: PauseResult, workflowName: string, kind: 'pause' | 'resume', hideAlert: boolean): string {
+/** What a pause or resume did, after its subject ("Paused …" to the asker, "@x paused …" to the channel). */
+function pauseSentence(workflowName: string, kind: 'pause' | 'resume', reason?: string): string {
+  const name = `*${escapeMrkdwn(workflowName)}*`;
+  return kind === 'pause'
+    ? `paused ${name}${reason ? ` (${escapeMrkdwn(reason)})` : ''}: nothing fires, no new alert opens and an open one does not escalate until \`/scheduler resume ${escapeMrkdwn(workflowName)}\`.`
+    : `resumed ${name}: it fires from its next tick, and its alert's escalation clock runs again.`;
+}
+
+function pauseText(result: PauseResult, workflowName: string, kind: 'pause' | 'resume'): string {
   const name = `*${escapeMrkdwn(workflowName)}*`;
   switch (result.kind) {
     case 'ok': {
-      const thread = result.alert && !hideAlert ? " Its open alert's thread has been told." : '';
-      return kind === 'pause'
-        ? `Paused ${name}: nothing fires, no new alert opens and an open one does not escalate until \`/scheduler resume ${escapeMrkdwn(workflowName)}\`.${thread}`
-        : `Resumed ${name}: it fires from its next tick, and its alert's escalation clock runs again.${thread}`;
+      const said = pauseSentence(workflowName, kind);
+      return `${said[0]!.toUpperCase()}${said.slice(1)} Its open alert's thread has been told.`;
     }
     case 'already_paused':
       return `${name} is already paused${result.workflow.pausedBy ? ` (by <@${escapeMrkdwn(result.workflow.pausedBy)}>)` : ''}.`;
@@ -81,7 +94,7 @@ export async function maintenanceCommand(
   // `acme/*` is the whole tenant, always; a bare `acme` is too, unless a workflow here is also called that.
   const wholeTenant = /^(.+)\/\*$/.exec(command.target)?.[1];
   const tenantId = await tenantNamed(ctx, where, wholeTenant ?? command.target);
-  if (wholeTenant !== undefined && !tenantId) return { text: `No tenant called ${codeSpan(wholeTenant, 200)} here.` };
+  if (wholeTenant !== undefined && !tenantId) return { text: `No tenant called ${codeSpan(wholeTenant, 200)} here.${await tenantSuggestion(ctx, where, wholeTenant, '/*')}` };
   const found = wholeTenant !== undefined ? undefined : await resolveWorkflow(command.target);
   let target: { tenantId: string; workflow: string | null };
   if (tenantId && found && 'workflow' in found && found.workflow.name === command.target) {
@@ -101,7 +114,11 @@ export async function maintenanceCommand(
   if (result.kind === 'window_limit') return { text: `No maintenance window set: ${escapeMrkdwn(result.refusal.message)}.` };
   if (result.kind === 'bad_start') return { text: `No maintenance window set: it ${escapeMrkdwn(result.problem)}.` };
   const what = target.workflow ? `*${escapeMrkdwn(target.workflow)}*` : `every workflow of *${escapeMrkdwn(target.tenantId)}*`;
-  return { text: `Maintenance for ${what} until ${slackDate(result.window.endsAt)}: failures and missed runs are recorded but open, escalate and page nothing. When it ends, an open alert's thread gets a summary.` };
+  // No thread is told when a window starts: the channel hears it here, with who set it and why.
+  return {
+    text: `${userMention(body.user_id)} set maintenance for ${what} until ${slackDate(result.window.endsAt)} (${escapeMrkdwn(command.reason)}): failures and missed runs are recorded but open, escalate and page nothing. When it ends, an open alert's thread gets a summary.`,
+    public: true,
+  };
 }
 
 async function tenantNamed(ctx: SlackContext, where: Where, name: string): Promise<string | null> {
