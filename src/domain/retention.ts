@@ -49,8 +49,10 @@ const DAY_MS = 86_400_000;
  * `dependsOn`. Its removal resolved its open alert, so by the time it has
  * been removed this long its alerts have gone too: one setting, not a new
  * one, and the workflow row never outlives what it was kept for. When it was
- * removed is read as its `updated_at`: anything touching the row later (a
- * policy change) only moves the instant later, never earlier.
+ * removed is its `removed_at`, written by the removal alone: a workflow still
+ * declared with `enabled: false` (in the file, or a PUT) is not removed and
+ * is never deleted (re-enabled after a winter off, it keeps its id, history
+ * and ping key), and one declared again is no longer removed.
  */
 export function removedWorkflowCutoff(now: Date, alertRetentionDays: number): Date {
   return new Date(now.getTime() - alertRetentionDays * DAY_MS);

@@ -4,14 +4,14 @@ import type { Db } from '../db/connect.js';
 const FOREIGN_KEY_VIOLATION = '23503';
 
 /**
- * Deletes up to `batch` workflows removed (disabled) before `before` that
+ * Deletes up to `batch` workflows removed (`removed_at`, disabled) before `before` that
  * nothing kept points at (src/domain/retention.ts, removedWorkflowCutoff):
  * no alert and no run left, not an upstream in an enabled workflow's
  * `dependsOn`. Their policy versions, dependency links and upstream blocks go
  * by `on delete cascade`, their maintenance windows here.
  *
  * Concurrency: the rows are locked `for update skip locked`, re-checking
- * `not enabled` on the newest version. A PUT (or a workflows file sync) that
+ * `not enabled` on the newest version (`removed_at` too: a PUT clears it). A PUT (or a workflows file sync) that
  * locked the row first makes this pass skip it, and it is enabled when the
  * next one looks; one that comes after waits on the lock and then finds no
  * row, so it creates the workflow anew. A run or alert written for the
@@ -25,7 +25,7 @@ export async function deleteRemovedWorkflows(db: Db, before: Date, batch: number
     const { rows } = await sql<{ n: number }>`
       with victims as (
         select w.id from workflows w
-        where not w.enabled and w.updated_at < ${before}
+        where not w.enabled and w.removed_at < ${before}
           and not exists (select 1 from runs r where r.workflow_id = w.id)
           and not exists (select 1 from alerts a where a.workflow_id = w.id)
           and not exists (

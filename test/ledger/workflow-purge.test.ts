@@ -2,7 +2,8 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config/env.js';
-import { workflowSchema } from '../../src/config/workflows-file.js';
+import { parseWorkflowsFile, workflowSchema } from '../../src/config/workflows-file.js';
+import { syncWorkflowsFile } from '../../src/services/sync-workflows.js';
 import type { Db } from '../../src/db/connect.js';
 import { runRetentionPass, DEFAULT_RETENTION } from '../../src/ledger/retention.js';
 import { deleteRemovedWorkflows } from '../../src/ledger/workflow-purge.js';
@@ -31,7 +32,7 @@ const policy = { ...DEFAULT_RETENTION, batch: 100 };
 
 /** A workflow disabled (removed) `days` ago. */
 async function removedAgo(name: string, days: number, extra: Record<string, unknown> = {}) {
-  return makeWorkflow(t.db, { tenantId: 'acme', name, enabled: false, updatedAt: ago(days), createdAt: ago(days + 10), ...extra });
+  return makeWorkflow(t.db, { tenantId: 'acme', name, enabled: false, removedAt: ago(days), updatedAt: ago(days), createdAt: ago(days + 10), ...extra });
 }
 const stillThere = async (id: number) => (await t.db.selectFrom('workflows').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
 const count = async (table: string, id: number) =>
@@ -49,6 +50,34 @@ describe('retention of removed workflows', () => {
     expect(await stillThere(upstream.id)).toBe(false);
     expect(result.workflows).toBeGreaterThanOrEqual(2);
     for (const table of ['policy_versions', 'workflow_dependencies', 'maintenance_windows']) expect(await count(table, gone.id)).toBe(0);
+  });
+
+  it('keeps one declared with enabled: false however long ago (turned off for the winter, not removed): its id and ping key stay', async () => {
+    const declaredOff = await makeWorkflow(t.db, { tenantId: 'acme', name: 'winter-off', enabled: false, updatedAt: ago(400), createdAt: ago(500) });
+    await runRetentionPass(t.db, NOW, policy);
+    expect(await stillThere(declaredOff.id)).toBe(true);
+  });
+
+  it('removal is what the file or a DELETE says, never enabled: false: gone from the file is removed, declared again (even off) is not', async () => {
+    const fileOf = (...workflows: { name: string; enabled?: boolean }[]) =>
+      parseWorkflowsFile(JSON.stringify({ tenants: [{ id: 'acme', name: 'Acme', channel: 'CACME' }], workflows: workflows.map((w) => ({ tenant: 'acme', cron: '0 3 * * *', ...w })) }));
+    const removedAt = async (name: string) => (await t.db.selectFrom('workflows').select('removedAt').where('tenantId', '=', 'acme').where('name', '=', name).executeTakeFirstOrThrow()).removedAt;
+    await syncWorkflowsFile(t.db, fileOf({ name: 'file-a' }, { name: 'file-off', enabled: false }), ago(300));
+    expect(await removedAt('file-off')).toBeNull();
+    await syncWorkflowsFile(t.db, fileOf({ name: 'file-off', enabled: false }), ago(250));
+    expect(await removedAt('file-a')).toEqual(ago(250));
+    const [a, off] = [await t.db.selectFrom('workflows').select('id').where('name', '=', 'file-a').executeTakeFirstOrThrow(), await t.db.selectFrom('workflows').select('id').where('name', '=', 'file-off').executeTakeFirstOrThrow()];
+    await runRetentionPass(t.db, NOW, policy);
+    expect(await stillThere(a.id)).toBe(false);
+    expect(await stillThere(off.id)).toBe(true);
+
+    // Removed, then declared again before retention came: no longer removed, even declared off.
+    await syncWorkflowsFile(t.db, fileOf(), ago(240));
+    expect(await removedAt('file-off')).toEqual(ago(240));
+    await syncWorkflowsFile(t.db, fileOf({ name: 'file-off', enabled: false }), ago(230));
+    expect(await removedAt('file-off')).toBeNull();
+    await runRetentionPass(t.db, NOW, policy);
+    expect(await stillThere(off.id)).toBe(true);
   });
 
   it('keeps one recently removed, one paused, one with runs, one with a kept alert, and an upstream an enabled workflow names', async () => {
@@ -91,7 +120,7 @@ describe('retention of removed workflows', () => {
     const spec = workflowSchema.parse({ tenant: 'acme', name: 'per-customer-7', cron: '0 4 * * *' });
     const first = await putWorkflow(deps, spec, {});
     expect((await deleteWorkflow(deps, 'acme', 'per-customer-7', {})).kind).toBe('deleted');
-    await sql`update workflows set updated_at = ${ago(200)} where name = 'per-customer-7'`.execute(t.db);
+    await sql`update workflows set updated_at = ${ago(200)}, removed_at = ${ago(200)} where name = 'per-customer-7'`.execute(t.db);
     let put: Promise<Awaited<ReturnType<typeof putWorkflow>>> | undefined;
     await t.db.transaction().execute(async (trx) => {
       expect(await deleteRemovedWorkflows(trx as unknown as Db, ago(180), 100)).toBeGreaterThanOrEqual(1);
