@@ -36,3 +36,24 @@ export const DURATION_SAMPLES_KEPT = NORMAL_SAMPLES;
  * still far above any threshold.
  */
 export const STREAK_FAILURES_KEPT = 2 * MAX_ALERT_AFTER;
+
+const DAY_MS = 86_400_000;
+
+/**
+ * A workflow removed (from the workflows file, or DELETE over the API: both
+ * only disable it, `enabled = false`; a paused one is still enabled and is
+ * never removed) is deleted by retention once it was removed before this
+ * instant and nothing kept points at it: no alert left (open, or resolved
+ * within the same `ALERT_RETENTION_DAYS`), no run left (run retention has
+ * taken them by its own rules), and no enabled workflow naming it in
+ * `dependsOn`. Its removal resolved its open alert, so by the time it has
+ * been removed this long its alerts have gone too: one setting, not a new
+ * one, and the workflow row never outlives what it was kept for. When it was
+ * removed is its `removed_at`, written by the removal alone: a workflow still
+ * declared with `enabled: false` (in the file, or a PUT) is not removed and
+ * is never deleted (re-enabled after a winter off, it keeps its id, history
+ * and ping key), and one declared again is no longer removed.
+ */
+export function removedWorkflowCutoff(now: Date, alertRetentionDays: number): Date {
+  return new Date(now.getTime() - alertRetentionDays * DAY_MS);
+}

@@ -1,11 +1,12 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
-import { DURATION_SAMPLES_KEPT, STREAK_FAILURES_KEPT } from '../domain/retention.js';
+import { DURATION_SAMPLES_KEPT, removedWorkflowCutoff, STREAK_FAILURES_KEPT } from '../domain/retention.js';
+import { deleteRemovedWorkflows } from './workflow-purge.js';
 
 export interface RetentionPolicy {
   /** Finished, processed runs older than this go (with their retry attempts), and housekeeping firings fired longer ago. */
   runDays: number;
-  /** Resolved alerts resolved longer ago than this go, with their events, threads and notifications. */
+  /** Resolved alerts resolved longer ago than this go, with their events, threads and notifications; and workflows removed longer ago with nothing left. */
   alertDays: number;
   /** Settled notifications (sent, dead, skipped) of resolved alerts older than this go. */
   notificationDays: number;
@@ -21,6 +22,8 @@ export interface RetentionResult {
   runs: number;
   /** housekeeping_firings rows: the record (and once-across-replicas claim) of each retention pass and digest. */
   firings: number;
+  /** Workflows removed (disabled) longer than `alertDays` ago with no alert, run or enabled downstream left. */
+  workflows: number;
   batches: number;
 }
 
@@ -28,7 +31,7 @@ const DAY_MS = 86_400_000;
 
 /** One batch as it ran: a statement of its own, so `ms` is also the longest any lock it took was held. */
 export interface RetentionBatch {
-  table: 'alerts' | 'notifications' | 'runs' | 'housekeeping_firings';
+  table: 'alerts' | 'notifications' | 'runs' | 'housekeeping_firings' | 'workflows';
   rows: number;
   ms: number;
 }
@@ -53,12 +56,14 @@ export interface RetentionBatch {
  * - runs not finished (`running`, `pending_retry`) or not yet processed;
  * - housekeeping firings of the last `runDays` (a claim is only ever contended
  *   at its own instant, or a digest's few minutes of catch-up, so an old one
- *   is only a record).
+ *   is only a record);
+ * - a workflow that is enabled (paused included), removed within `alertDays`,
+ *   or still has an alert or a run, or an enabled downstream naming it.
  * Order matters: alerts first, so the runs they pointed at are free by the
  * time the run batches look.
  */
 export async function runRetentionPass(db: Db, now: Date, policy: RetentionPolicy = DEFAULT_RETENTION, onBatch?: (batch: RetentionBatch) => void): Promise<RetentionResult> {
-  const out: RetentionResult = { alerts: 0, notifications: 0, runs: 0, firings: 0, batches: 0 };
+  const out: RetentionResult = { alerts: 0, notifications: 0, runs: 0, firings: 0, workflows: 0, batches: 0 };
   const cut = (days: number) => new Date(now.getTime() - days * DAY_MS);
   const drain = async (table: RetentionBatch['table'], step: () => Promise<number>) => {
     let total = 0;
@@ -86,6 +91,8 @@ export async function runRetentionPass(db: Db, now: Date, policy: RetentionPolic
   out.notifications = await walk('notifications', (after) => deleteSettledNotifications(db, cut(policy.notificationDays), policy.batch, after));
   out.runs = await walk('runs', (after) => deleteRuns(db, cut(policy.runDays), policy.batch, after));
   out.firings = await drain('housekeeping_firings', () => deleteOldFirings(db, cut(policy.runDays), policy.batch));
+  // Last: a removed workflow goes once its alerts and runs have (src/ledger/workflow-purge.ts).
+  out.workflows = await drain('workflows', () => deleteRemovedWorkflows(db, removedWorkflowCutoff(now, policy.alertDays), policy.batch));
   return out;
 }
 

@@ -136,6 +136,8 @@ async function syncWorkflows(trx: Transaction<Database>, file: WorkflowsFile, se
     };
     if (current) {
       seen.add(current.id);
+      // Declared again (`enabled: false` included): no longer removed, so retention never deletes it.
+      if (current.removedAt) await trx.updateTable('workflows').set({ removedAt: null }).where('id', '=', current.id).execute();
       const fields = changedFields(current, definition);
       const key = `${spec.tenant}/${spec.name}`;
       if (!fields.length) {
@@ -159,8 +161,11 @@ async function syncWorkflows(trx: Transaction<Database>, file: WorkflowsFile, se
   const goneRows = existing.filter((w) => w.source === 'file' && w.enabled && !seen.has(w.id));
   const gone = goneRows.map((w) => w.id);
   if (gone.length) {
-    await trx.updateTable('workflows').set({ enabled: false, updatedAt: now }).where('id', 'in', gone).execute();
+    await trx.updateTable('workflows').set({ enabled: false, removedAt: now, updatedAt: now }).where('id', 'in', gone).execute();
   }
+  // One the file had turned off (`enabled: false`) and no longer names is removed too, for retention (nothing else changes).
+  const goneOff = existing.filter((w) => w.source === 'file' && !w.enabled && !w.removedAt && !seen.has(w.id)).map((w) => w.id);
+  if (goneOff.length) await trx.updateTable('workflows').set({ removedAt: now }).where('id', 'in', goneOff).execute();
   for (const w of goneRows) outcomes.set(w.id, { key: `${w.tenantId}/${w.name}`, kind: 'removed', fields: [] });
   return { outcomes, seen, gone, disabled, takenOver };
 }

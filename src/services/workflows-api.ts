@@ -253,6 +253,7 @@ export async function putWorkflow(deps: Pick<Deps, 'db' | 'clock' | 'config'>, s
       maintenance: JSON.stringify(recurringMaintenanceOf(spec.maintenance, spec.timezone)),
       shadow: spec.shadow ?? false,
       source: 'api' as const,
+      removedAt: null,
       pingKey,
       updatedAt: now,
       nextTickAt: restarts ? nextFireAfter(spec.cron, spec.timezone, now) : edited ? nextTickAfterEdit(spec.cron, spec.timezone, current!.nextTickAt, now) : current!.nextTickAt,
@@ -275,9 +276,8 @@ export async function putWorkflow(deps: Pick<Deps, 'db' | 'clock' | 'config'>, s
 export type DeleteResult = { kind: 'deleted' } | { kind: 'not_found' } | { kind: 'owned_by_file' } | { kind: 'operator_launcher' };
 
 /**
- * Disables rather than deletes, like removing it from the file: its history
- * stays, nothing fires or alerts, and its open alert is resolved
- * (`by: 'workflow_deleted'`) in the same transaction.
+ * Disables (and marks removed) rather than deletes, like removing it from the file: its history stays, nothing fires
+ * or alerts, its open alert is resolved (`by: 'workflow_deleted'`) in the same transaction; retention deletes it later.
  */
 export async function deleteWorkflow(deps: Pick<Deps, 'db' | 'clock' | 'config'>, tenant: string, name: string, scope: Scope, actor: string | null = null): Promise<DeleteResult> {
   const workflow = await findWorkflow(deps.db, tenant, name, scope);
@@ -286,7 +286,7 @@ export async function deleteWorkflow(deps: Pick<Deps, 'db' | 'clock' | 'config'>
   if (scope.tenantId !== undefined && workflow.launcher?.operatorSet) return { kind: 'operator_launcher' };
   const now = deps.clock.now();
   return deps.db.transaction().execute(async (trx): Promise<DeleteResult> => {
-    const disabled = await trx.updateTable('workflows').set({ enabled: false, updatedAt: now }).where('id', '=', workflow.id).where('enabled', '=', true).returning('id').execute();
+    const disabled = await trx.updateTable('workflows').set({ enabled: false, removedAt: now, updatedAt: now }).where('id', '=', workflow.id).where('enabled', '=', true).returning('id').execute();
     if (disabled.length === 0) return { kind: 'not_found' };
     await resolveAlertsOfWorkflows(trx, [workflow.id], 'workflow_deleted', actor, now, deps.config);
     return { kind: 'deleted' };

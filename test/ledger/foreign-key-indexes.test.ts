@@ -11,7 +11,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
  * migration 0017). Every foreign key into a table retention deletes from must
  * have one.
  */
-const DELETED_BY_RETENTION = ['runs', 'alerts', 'alert_events', 'notifications', 'alert_threads', 'storm_alerts', 'upstream_blocks'];
+const DELETED_BY_RETENTION = ['runs', 'alerts', 'alert_events', 'notifications', 'alert_threads', 'storm_alerts', 'upstream_blocks', 'workflows'];
 
 let t: TestDatabase;
 beforeAll(async () => {
@@ -33,7 +33,7 @@ describe('foreign keys into the tables retention deletes from', () => {
       where c.contype = 'f' and cardinality(c.conkey) = 1
     `.execute(t.db);
     const checked = rows.filter((r) => DELETED_BY_RETENTION.includes(r.referenced));
-    expect(checked.map((r) => `${r.referencing}.${r.column}`)).toEqual(expect.arrayContaining(['notifications.event_id', 'alerts.upstream_alert_id', 'runs.original_run_id', 'alerts.first_run_id']));
+    expect(checked.map((r) => `${r.referencing}.${r.column}`)).toEqual(expect.arrayContaining(['notifications.event_id', 'alerts.upstream_alert_id', 'runs.original_run_id', 'alerts.first_run_id', 'runs.workflow_id', 'maintenance_windows.workflow_id']));
     expect(checked.filter((r) => !r.usable).map((r) => `${r.referencing}.${r.column} -> ${r.referenced}`)).toEqual([]);
   });
 });

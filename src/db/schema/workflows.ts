@@ -61,6 +61,11 @@ export interface WorkflowsTable {
   pingKey: string;
   nextTickAt: Timestamp | null;
   source: Defaulted<'file' | 'api'>;
+  /**
+   * When it was removed: gone from the workflows file, or DELETE over the API (migration 0031); null while
+   * declared, `enabled: false` included. Retention deletes a removed one once nothing kept points at it.
+   */
+  removedAt: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   createdAt: DefaultedTimestamp;
   updatedAt: DefaultedTimestamp;
   /** The newest row of policy_versions for this workflow; null until its policy was first recorded (migration 0010). */
