@@ -1,12 +1,12 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Launcher } from '../../src/launcher.js';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Workflow } from '../../src/db/schema.js';
 import { pollFinishedRuns } from '../../src/engine/poller.js';
 import { finishRun } from '../../src/ledger/runs.js';
 import { ACTION } from '../../src/slack/blocks/ids.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { makeTenant, makeWorkflow, T0 } from '../helpers/factories.js';
-import { eventually, startSlackRig, type SlackRig } from '../helpers/slack-bolt.js';
+import type { TestDatabase } from '../helpers/db.js';
+import { useManagedSlackRig } from '../helpers/managed-slack-rig.js';
+import { T0 } from '../helpers/factories.js';
+import { eventually, type SlackRig } from '../helpers/slack-bolt.js';
 import { addEvent, insertAlert } from '../helpers/slack-outbox.js';
 
 /**
@@ -18,22 +18,13 @@ import { addEvent, insertAlert } from '../helpers/slack-outbox.js';
  * it; once the run ends, the root no longer shows it.
  */
 
+const s = useManagedSlackRig();
 let t: TestDatabase;
 let rig: SlackRig;
 let wf: Workflow;
-const launched: number[] = [];
-const launcher: Launcher = { kind: 'test', launch: async (ctx) => (launched.push(ctx.runId), { started: true }) };
-
-beforeAll(async () => {
-  t = await createTestDatabase();
-  await makeTenant(t.db, { id: 'acme', name: 'Acme', channel: 'CACME' });
-  wf = await makeWorkflow(t.db, { tenantId: 'acme', name: 'nightly-pipeline', cron: '0 2 * * *', mode: 'managed', launcher: JSON.stringify({ kind: 'command', command: 'true' }) });
-});
-afterAll(() => t.drop());
-beforeEach(async () => {
-  rig = await startSlackRig(t.db, { launchers: (w) => (w.launcher ? launcher : undefined) });
-});
-afterEach(() => rig.close());
+const launched = s.launched;
+beforeAll(() => void ({ t, wf } = s));
+beforeEach(() => void ({ rig } = s));
 
 const blocksText = (m: { blocks?: unknown }) => JSON.stringify(m.blocks ?? []);
 

@@ -1,9 +1,9 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Launcher } from '../../src/launcher.js';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Workflow } from '../../src/db/schema.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { makeTenant, makeWorkflow, T0 } from '../helpers/factories.js';
-import { eventually, startSlackRig, type SlackRig } from '../helpers/slack-bolt.js';
+import type { TestDatabase } from '../helpers/db.js';
+import { useManagedSlackRig } from '../helpers/managed-slack-rig.js';
+import { T0 } from '../helpers/factories.js';
+import { eventually, type SlackRig } from '../helpers/slack-bolt.js';
 import { addEvent, insertAlert } from '../helpers/slack-outbox.js';
 
 /**
@@ -15,32 +15,21 @@ import { addEvent, insertAlert } from '../helpers/slack-outbox.js';
  * is not left to find out from a workflow that went quiet.
  */
 
+const s = useManagedSlackRig(async ({ db }) => {
+  await db.deleteFrom('notifications').execute();
+  await db.deleteFrom('alertThreads').execute();
+  await db.deleteFrom('alertEvents').execute();
+  await db.deleteFrom('alerts').execute();
+  await db.deleteFrom('runs').execute();
+  await db.deleteFrom('maintenanceWindows').execute();
+  await db.updateTable('workflows').set({ paused: false, pausedAt: null, pausedBy: null, pauseReason: null }).execute();
+});
 let t: TestDatabase;
 let rig: SlackRig;
 let wf: Workflow;
-const launched: number[] = [];
-const launcher: Launcher = { kind: 'test', launch: async (ctx) => (launched.push(ctx.runId), { started: true }) };
-
-beforeAll(async () => {
-  t = await createTestDatabase();
-  await makeTenant(t.db, { id: 'acme', name: 'Acme', channel: 'CACME' });
-  wf = await makeWorkflow(t.db, { tenantId: 'acme', name: 'nightly-pipeline', cron: '0 2 * * *', mode: 'managed', launcher: JSON.stringify({ kind: 'command', command: 'true' }) });
-});
-afterAll(() => t.drop());
-
-beforeEach(async () => {
-  rig = await startSlackRig(t.db, { launchers: (w) => (w.launcher ? launcher : undefined) });
-});
-afterEach(async () => {
-  await rig.close();
-  await t.db.deleteFrom('notifications').execute();
-  await t.db.deleteFrom('alertThreads').execute();
-  await t.db.deleteFrom('alertEvents').execute();
-  await t.db.deleteFrom('alerts').execute();
-  await t.db.deleteFrom('runs').execute();
-  await t.db.deleteFrom('maintenanceWindows').execute();
-  await t.db.updateTable('workflows').set({ paused: false, pausedAt: null, pausedBy: null, pauseReason: null }).execute();
-});
+const launched = s.launched;
+beforeAll(() => void ({ t, wf } = s));
+beforeEach(() => void ({ rig } = s));
 
 /** The answer to the n-th command sent in this test (0-based), once it has arrived. */
 const answer = (i: number) =>
