@@ -1,9 +1,8 @@
 import type { Run, Tenant, Workflow } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import type { LaunchContext, LaunchOutcome } from '../launcher.js';
-import { sql } from 'kysely';
 import { takeRunLease } from './run-leases.js';
-import { finishRun, RUN_LEASE_MS } from './runs.js';
+import { finishRun } from './runs.js';
 import { tickHeldBack } from '../domain/watched.js';
 import { launchRefusalError } from '../domain/launch-answer.js';
 
@@ -56,26 +55,7 @@ type LeaseDeps = Pick<Deps, 'db' | 'clock' | 'replicaId'>;
  * run already in flight when a workflow is paused.
  */
 async function takeTickLease(deps: LeaseDeps, runId: number, now: Date): Promise<'taken' | 'lost' | { heldBack: string }> {
-  const taken = await deps.db
-    .updateTable('runs')
-    .set({ leaseOwner: deps.replicaId, leaseExpiresAt: new Date(now.getTime() + RUN_LEASE_MS) })
-    .where('id', '=', runId)
-    .where('status', '=', 'running')
-    .where((eb) => eb.or([eb('leaseOwner', '=', deps.replicaId), eb('leaseOwner', 'is', null)]))
-    .where((eb) =>
-      eb.exists(
-        eb
-          .selectFrom('workflows as w')
-          .innerJoin('tenants as t', 't.id', 'w.tenantId')
-          .select(sql`1`.as('one'))
-          .whereRef('w.id', '=', 'runs.workflowId')
-          .where('w.enabled', '=', true)
-          .where('w.paused', '=', false)
-          .where('t.enabled', '=', true),
-      ),
-    )
-    .executeTakeFirst();
-  if (Number(taken.numUpdatedRows) > 0) return 'taken';
+  if ((await takeRunLease(deps, runId, now, { whileItMayFire: true })) > 0) return 'taken';
   // Not taken: the row is no longer this replica's, or the workflow may no longer fire (then the row is still ours to settle).
   const facts = await deps.db
     .selectFrom('runs as r')

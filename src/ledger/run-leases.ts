@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Deps } from '../deps.js';
 import { RUN_LEASE_MS } from './runs.js';
 import type { LauncherResolver } from '../launcher.js';
@@ -49,13 +50,28 @@ export function heldRunsOf(resolver: LauncherResolver): HeldRuns | undefined {
  * was named) is taken, so every supervised run can be failed as "worker
  * lost" if this process dies. A row another replica holds is left alone.
  */
-export async function takeRunLease(deps: LeaseDeps, runId: number, now: Date): Promise<number> {
+export async function takeRunLease(deps: LeaseDeps, runId: number, now: Date, options: { whileItMayFire?: boolean } = {}): Promise<number> {
   const result = await deps.db
     .updateTable('runs')
     .set({ leaseOwner: deps.replicaId, leaseExpiresAt: new Date(now.getTime() + RUN_LEASE_MS) })
     .where('id', '=', runId)
     .where('status', '=', 'running')
     .where((eb) => eb.or([eb('leaseOwner', '=', deps.replicaId), eb('leaseOwner', 'is', null)]))
+    // A scheduled tick's last look (ledger/launch-run.ts): its workflow still enabled and not paused, its tenant enabled.
+    .$if(!!options.whileItMayFire, (q) =>
+      q.where((eb) =>
+        eb.exists(
+          eb
+            .selectFrom('workflows as w')
+            .innerJoin('tenants as t', 't.id', 'w.tenantId')
+            .select(sql`1`.as('one'))
+            .whereRef('w.id', '=', 'runs.workflowId')
+            .where('w.enabled', '=', true)
+            .where('w.paused', '=', false)
+            .where('t.enabled', '=', true),
+        ),
+      ),
+    )
     .executeTakeFirst();
   return Number(result.numUpdatedRows);
 }
