@@ -1,9 +1,7 @@
-import { sql } from 'kysely';
 import type { ManualClock } from '../clock.js';
 import type { Deps } from '../deps.js';
 import { profileFor } from '../domain/cadence.js';
 import { observedTickWindow, windowClosesAt } from '../domain/observed-dst.js';
-import { escalationDueAt } from '../domain/escalation.js';
 import { runEscalationClock } from '../engine/escalation.js';
 import { stormClockDueAt } from '../engine/storm-clock.js';
 import { dueStorm } from '../slack/transport/storm-refresher.js';
@@ -16,6 +14,7 @@ import { runInEngineOrder } from '../engine/steps.js';
 import { fireDueTicks } from '../engine/tick-scheduler.js';
 import type { OutboxSender } from '../notify/sender.js';
 import { ROOT_UPDATE_INTERVAL_MS } from '../slack/transport/root-refresher.js';
+import { lookAtLedger, nextEscalation, outboxStirred } from './ledger-look.js';
 import type { OutsideScheduler } from './outside-scheduler.js';
 import { ScriptedActions, type ActionRecord } from './scenario-actions.js';
 import type { ScenarioLauncher } from './scenario-launcher.js';
@@ -45,8 +44,6 @@ export interface DriveStats {
 const MAX_ROUNDS = 10_000;
 /** After `until`, the outbox still gets this much virtual time to deliver what was queued. */
 const DRAIN_LIMIT_MS = 24 * 3_600_000;
-/** The root refresher's own window for re-rendering resolved alerts. */
-const RECENTLY_RESOLVED_MS = 24 * 3_600_000;
 
 /**
  * Runs the real loops' tick functions on a ManualClock: at each instant, in
@@ -65,6 +62,8 @@ export class VirtualDriver {
   private readonly phaseMs: Record<string, number> = {};
   /** When the tick scheduler and the freshness detector next have work, and when a silence next ends, as of the last look. */
   private due = { tick: Infinity, freshness: Infinity, duration: Infinity, silenceEnd: NaN, anyOpen: false, clockWork: false, stormClock: Infinity };
+  /** Until when the outbox stays idle, if the last look left it so (see `outboxMayHaveWork`). */
+  private outboxIdleUntil: number | undefined;
 
   constructor(private readonly p: DriverParts) {
     this.escalationMs = p.deps.config.ESCALATION_INTERVAL_SECONDS * 1000;
@@ -139,7 +138,9 @@ export class VirtualDriver {
           const stormWork = this.due.stormClock <= now.getTime(); // a storm's end or a shared cause, with or without an alert open
           if ((onGrid && (this.due.anyOpen || this.due.clockWork || routed || told || stormWork)) || this.due.silenceEnd === now.getTime()) await this.time('escalation-clock', () => runEscalationClock(deps));
         },
-        outbox: () => this.time('outbox', () => this.deliver()),
+        outbox: async () => {
+          if (await this.time('outbox-look', () => this.outboxMayHaveWork(now))) await this.time('outbox', () => this.deliver());
+        },
       });
       if ((launcher.nextEndAt()?.getTime() ?? Infinity) > now.getTime()) return;
     }
@@ -155,6 +156,19 @@ export class VirtualDriver {
     }
   }
 
+  /**
+   * Whether the outbox can find work now. It cannot when the last look left it
+   * idle (no row due, no root or storm message stale, no destination held), no
+   * row or lease has come due since by the clock, and nothing this instant
+   * made a row due (an event's new rows, a silence's held rows let go) or
+   * ended a storm. Skipping the sender's and the refresher's look then changes
+   * nothing they would have done, and saves a third of an idle instant.
+   */
+  private async outboxMayHaveWork(now: Date): Promise<boolean> {
+    const until = this.outboxIdleUntil;
+    return until === undefined || now.getTime() >= until || outboxStirred(this.p.deps, now);
+  }
+
   private async deliver(): Promise<boolean> {
     const sent = await repeat(() => this.p.sender.tick());
     let refreshed = false;
@@ -163,19 +177,6 @@ export class VirtualDriver {
       this.refresherReadyAt = this.p.clock.now().getTime() + ROOT_UPDATE_INTERVAL_MS;
     }
     return sent || refreshed;
-  }
-
-  /** When the earliest warning escalates: SQL narrows to those that can, the domain's rule says when. */
-  private async nextEscalation(now: Date): Promise<number | undefined> {
-    const warnings = await this.p.deps.db
-      .selectFrom('alerts')
-      .select(['status', 'severity', 'acknowledgedAt', 'escalateAt', 'consecutiveFailures', 'policy'])
-      .where('status', '=', 'open')
-      .where('severity', '=', 'warning')
-      .where('acknowledgedAt', 'is', null)
-      .execute();
-    const at = Math.min(...warnings.map((a) => escalationDueAt(a, now)?.getTime() ?? Infinity));
-    return Number.isFinite(at) ? at : undefined;
   }
 
   /** The earliest instant after now at which anything can happen; `outboxOnly` after the scenario's end. */
@@ -190,49 +191,17 @@ export class VirtualDriver {
       if (ms !== null && ms !== undefined && Number.isFinite(ms) && ms > t) candidates.push(ms);
     };
 
-    const { rows } = await sql<{
-      nextTick: Date | null;
-      nextDeadline: Date | null;
-      nextRunLease: Date | null;
-      anyOpen: boolean;
-      clockWork: boolean;
-      silenceEnd: Date | null;
-      nextSend: Date | null;
-      nextLease: Date | null;
-      waiting: string[] | null;
-      staleRoots: boolean;
-    }>`
-      select
-        (select min(w.next_tick_at) from workflows w join tenants tn on tn.id = w.tenant_id
-          where w.mode = 'managed' and w.enabled and not w.paused and tn.enabled) as next_tick,
-        (select min(deadline_at) from runs where status = 'running') as next_deadline,
-        (select min(lease_expires_at) from runs where status = 'running' and id <> all(${launcher.heldRunIds()}::int8[])) as next_run_lease,
-        exists (select 1 from alerts where status = 'open') as any_open,
-        -- Reminders, ownership expiry and maintenance windows are decided in TypeScript each minute: while any can be due, stop on every grid instant.
-        (exists (select 1 from alerts where status = 'open' and (acknowledged_at is not null or (silenced_by is not null and silenced_until is null) or (severity = 'critical' and owner_user is null and silenced_by is null
-            and error_group_last_at > greatest(reminded_at, coalesce(escalated_at, opened_at)))))
-          or exists (select 1 from maintenance_windows where told_at is null)
-          or exists (select 1 from workflows where maintenance <> '[]'::jsonb)
-          or exists (select 1 from tenants where maintenance <> '[]'::jsonb)) as clock_work,
-        (select min(silenced_until) from alerts where status = 'open' and silenced_by is not null and silenced_until > ${now}) as silence_end,
-        (select min(next_attempt_at) from notifications where status in ('pending', 'sending') and next_attempt_at > ${now}) as next_send,
-        (select min(lease_expires_at) from notifications where status = 'sending' and lease_expires_at > ${now}) as next_lease,
-        (select array_agg(distinct destination) from notifications where status in ('pending', 'sending') and next_attempt_at <= ${now}) as waiting,
-        exists (
-          select 1 from alert_threads th join alerts a on a.id = th.alert_id
-          where (a.status = 'open' or a.resolved_at > ${new Date(now.getTime() - RECENTLY_RESOLVED_MS)})
-            and (select max(n.event_id) from notifications n where n.alert_id = th.alert_id and n.destination = th.destination and n.status = 'sent')
-            > coalesce(th.rendered_event_id, 0)
-        ) as stale_roots
-    `.execute(deps.db);
-    const r = rows[0]!;
+    const r = await lookAtLedger(deps, now, launcher.heldRunIds());
 
     add(r.nextSend);
     add(r.nextLease);
     // Due rows the sender left alone are waiting for their channel's pacing slot.
     for (const destination of r.waiting ?? []) add(sender.pacer.readyAt(destination));
     // A refresher that is ready and still left a root (or a storm message: ended, or a member's newer event sent) stale had a failed update, or no slot: it tries again a slot later.
-    if (r.staleRoots || (await dueStorm(deps, now))) add(this.refresherReadyAt > t ? this.refresherReadyAt : t + ROOT_UPDATE_INTERVAL_MS);
+    const stale = r.staleRoots || (await dueStorm(deps, now)) !== undefined;
+    if (stale) add(this.refresherReadyAt > t ? this.refresherReadyAt : t + ROOT_UPDATE_INTERVAL_MS);
+    const idle = !stale && !r.held && !(r.waiting ?? []).length;
+    this.outboxIdleUntil = idle ? Math.min(...[r.nextSend, r.nextLease].map((d) => d?.getTime() ?? Infinity)) : undefined;
 
     if (!outboxOnly) {
       const missedChecks = await this.missedTickChecks();
@@ -240,7 +209,8 @@ export class VirtualDriver {
       const freshness = Math.min(...[r.nextDeadline, r.nextRunLease].map((d) => d?.getTime() ?? Infinity), ...missedChecks);
       const duration = (await nextDurationCheckAt(deps.db, now))?.getTime() ?? Infinity; // running long, completion deadlines
       // Storms end and shared causes are called out by the escalation clock too, each when its own time comes.
-      const stormClock = (await stormClockDueAt(deps, now))?.getTime() ?? Infinity;      this.due = { tick: r.nextTick?.getTime() ?? Infinity, freshness, duration, silenceEnd: r.silenceEnd?.getTime() ?? NaN, anyOpen: r.anyOpen, clockWork: r.clockWork, stormClock };
+      const stormClock = (await stormClockDueAt(deps, now))?.getTime() ?? Infinity;
+      this.due = { tick: r.nextTick?.getTime() ?? Infinity, freshness, duration, silenceEnd: r.silenceEnd?.getTime() ?? NaN, anyOpen: r.anyOpen, clockWork: r.clockWork, stormClock };
       add(duration);
       add(r.nextTick);
       add(outside.nextTickAt());
@@ -250,7 +220,7 @@ export class VirtualDriver {
       add(this.scripted.nextAt());
       // The escalation clock's timed work: a deadline, or a warning that kept failing (due at once); a silence's
       // end is added above. The first instant on its grid after the earliest.
-      const clockDue = r.clockWork ? t + 1 : Math.min(stormClock, (await this.nextEscalation(now)) ?? Infinity);
+      const clockDue = r.clockWork ? t + 1 : Math.min(stormClock, (await nextEscalation(deps, now)) ?? Infinity);
       if (Number.isFinite(clockDue)) {
         const since = Math.max(clockDue, t + 1) - scenario.start.getTime();
         add(scenario.start.getTime() + Math.ceil(since / this.escalationMs) * this.escalationMs);
