@@ -25,6 +25,11 @@ export interface HeldBackNote {
   channel: string | null;
   /** The downstream (or its tenant) is in shadow: told to the platform channel only, marked. */
   shadow: boolean;
+  /**
+   * False: a released note of a downstream disabled or removed since, or of a disabled tenant (whose channel may
+   * be another tenant's now): marked told, posted nowhere, so it does not wait for ever.
+   */
+  told: boolean;
   since: Date;
   failures: number;
   missed: number;
@@ -35,7 +40,8 @@ export interface HeldBackNote {
  * `released_noted_at`), SKIP LOCKED, so replicas post it once: a held note
  * while the upstream alert is open and none was told for the block; a
  * released note once that alert is no longer open, for a block whose held note
- * was told. Only an enabled downstream of an enabled tenant is told. Null:
+ * was told. Only an enabled downstream of an enabled tenant is told; a
+ * released note due to any other is closed untold (`told: false`). Null:
  * nothing due.
  */
 export async function claimHeldBackNote(db: Db, now: Date): Promise<HeldBackNote | null> {
@@ -56,7 +62,7 @@ export async function claimHeldBackNote(db: Db, now: Date): Promise<HeldBackNote
       join workflows uw on uw.id = ua.workflow_id
       join workflows w on w.id = b.workflow_id
       join tenants t on t.id = w.tenant_id
-      where uw.tenant_id <> w.tenant_id and w.enabled and t.enabled
+      where uw.tenant_id <> w.tenant_id and ((w.enabled and t.enabled) or d.kind = 'released')
       order by b.since, b.workflow_id, b.upstream_alert_id
       limit 1
       for update of b skip locked
@@ -67,7 +73,7 @@ export async function claimHeldBackNote(db: Db, now: Date): Promise<HeldBackNote
     from claimed c, workflows w, tenants t
     where b.upstream_alert_id = c.upstream_alert_id and b.workflow_id = c.workflow_id and w.id = b.workflow_id and t.id = w.tenant_id
     returning c.kind, b.upstream_alert_id, b.workflow_id, t.id as tenant_id, w.name as workflow, t.channel,
-      (w.shadow or t.shadow) as shadow, b.since, b.failures, b.missed
+      (w.shadow or t.shadow) as shadow, (w.enabled and t.enabled) as told, b.since, b.failures, b.missed
   `.execute(db);
   return rows[0] ?? null;
 }

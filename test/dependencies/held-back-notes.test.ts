@@ -113,6 +113,19 @@ it('says nothing for a same-tenant upstream (its thread, in the same channel, na
   expect(slack!.callsTo('chat.postMessage')).toEqual([]);
 });
 
+it('a downstream told it is held back, then disabled (or its tenant, whose channel may be another\'s now): its release is closed untold', async () => {
+  const { notes, warehouse, report: etl } = await setup();
+  await report(warehouse, '2026-03-10T02:00:00Z');
+  await report(etl, '2026-03-10T02:10:00Z');
+  expect(await tickNotes(notes)).toBe(1);
+  await t.db.updateTable('tenants').set({ enabled: false }).where('id', '=', 'acme').execute();
+  await report(warehouse, '2026-03-10T03:00:00Z', 'succeeded');
+  expect(await tickNotes(notes)).toBe(1);
+  expect(await tickNotes(notes)).toBe(0);
+  expect(posts('CACME')).toHaveLength(1);
+  expect(await t.db.selectFrom('upstreamBlocks').select('releasedNotedAt').executeTakeFirstOrThrow()).toEqual({ releasedNotedAt: new Date('2026-03-10T03:00:00Z') });
+});
+
 it('a post Slack refuses for now (rate limited) is given back and posted at the next look, once; one refused for good is dropped', async () => {
   const { notes, warehouse, report: etl } = await setup();
   await report(warehouse, '2026-03-10T02:00:00Z');

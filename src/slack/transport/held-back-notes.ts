@@ -22,6 +22,7 @@ export function createHeldBackNotes(deps: Pick<Deps, 'db' | 'clock' | 'logger'> 
   const tick = async (): Promise<boolean> => {
     const note = await claimHeldBackNote(deps.db, deps.clock.now());
     if (!note) return false;
+    if (!note.told) return true;
     const channel = note.shadow ? (deps.config?.PLATFORM_CHANNEL ?? null) : note.channel;
     if (!channel) return true;
     const text = `${note.shadow ? 'Shadow · ' : ''}${heldBackText(note)}`;
