@@ -29,6 +29,7 @@ import * as m0028 from './0028_destination_refusals.js';
 import * as m0029 from './0029_workflows_file_syncs.js';
 import * as m0030 from './0030_alert_pagers_at_opening.js';
 import * as m0031 from './0031_workflow_purge.js';
+import * as m0032 from './0032_held_back_notes.js';
 
 /** Forward-only, applied in name order. Add new files here. */
 export const migrations: Record<string, Migration> = {
@@ -62,4 +63,5 @@ export const migrations: Record<string, Migration> = {
   '0029_workflows_file_syncs': m0029,
   '0030_alert_pagers_at_opening': m0030,
   '0031_workflow_purge': m0031,
+  '0032_held_back_notes': m0032,
 };

@@ -92,7 +92,7 @@ export async function runRetentionPass(db: Db, now: Date, policy: RetentionPolic
   out.runs = await walk('runs', (after) => deleteRuns(db, cut(policy.runDays), policy.batch, after));
   out.firings = await drain('housekeeping_firings', () => deleteOldFirings(db, cut(policy.runDays), policy.batch));
   // Last: a removed workflow goes once its alerts and runs have (src/ledger/workflow-purge.ts).
-  out.workflows = await drain('workflows', () => deleteRemovedWorkflows(db, removedWorkflowCutoff(now, policy.alertDays), policy.batch));
+  out.workflows = await walk('workflows', (after) => deleteRemovedWorkflows(db, removedWorkflowCutoff(now, policy.alertDays), policy.batch, after));
   return out;
 }
 

@@ -3,11 +3,20 @@ import type { Db } from '../db/connect.js';
 
 const FOREIGN_KEY_VIOLATION = '23503';
 
+/** Removed count, and the highest id the batch deleted (`after` when none): the next batch starts after it. */
+export interface PurgeBatch {
+  n: number;
+  last: number;
+}
+
 /**
  * Deletes up to `batch` workflows removed (`removed_at`, disabled) before `before` that
  * nothing kept points at (src/domain/retention.ts, removedWorkflowCutoff):
  * no alert and no run left, not an upstream in an enabled workflow's
- * `dependsOn`. Their policy versions, dependency links and upstream blocks go
+ * `dependsOn`, with an id above `after`. Walked in id order with that cursor,
+ * as runs and notifications are (src/ledger/retention.ts): a removed
+ * workflow still kept (runs or alerts left) is read once per pass, not once
+ * per batch. Their policy versions, dependency links and upstream blocks go
  * by `on delete cascade`, their maintenance windows here.
  *
  * Concurrency: the rows are locked `for update skip locked`, re-checking
@@ -20,12 +29,12 @@ const FOREIGN_KEY_VIOLATION = '23503';
  * check: the batch is rolled back, reported as nothing removed, and the next
  * pass looks again.
  */
-export async function deleteRemovedWorkflows(db: Db, before: Date, batch: number): Promise<number> {
+export async function deleteRemovedWorkflows(db: Db, before: Date, batch: number, after = 0): Promise<PurgeBatch> {
   try {
-    const { rows } = await sql<{ n: number }>`
+    const { rows } = await sql<PurgeBatch>`
       with victims as (
         select w.id from workflows w
-        where not w.enabled and w.removed_at < ${before}
+        where w.id > ${after} and not w.enabled and w.removed_at < ${before}
           and not exists (select 1 from runs r where r.workflow_id = w.id)
           and not exists (select 1 from alerts a where a.workflow_id = w.id)
           and not exists (
@@ -38,11 +47,11 @@ export async function deleteRemovedWorkflows(db: Db, before: Date, batch: number
       ),
       gone_windows as (delete from maintenance_windows m using victims v where m.workflow_id = v.id returning 1),
       gone as (delete from workflows w using victims v where w.id = v.id returning 1)
-      select (select count(*) from gone)::int as n
+      select (select count(*) from gone)::int as n, coalesce((select max(id) from victims), ${after})::float8 as last
     `.execute(db);
-    return rows[0]?.n ?? 0;
+    return rows[0] ?? { n: 0, last: after };
   } catch (err) {
-    if ((err as { code?: string }).code === FOREIGN_KEY_VIOLATION) return 0;
+    if ((err as { code?: string }).code === FOREIGN_KEY_VIOLATION) return { n: 0, last: after };
     throw err;
   }
 }

@@ -7,6 +7,7 @@ import { withDestinationIdKey } from '../ledger/destination-id-key.js';
 import { silentLogger, type Logger } from '../log.js';
 import { createOutboxSender } from '../notify/sender.js';
 import { RecordingSlackApi } from './recording-slack-api.js';
+import { createHeldBackNotes } from '../slack/transport/held-back-notes.js';
 import { createRootRefresher } from '../slack/transport/root-refresher.js';
 import { createWebClient, webOutboxApi } from '../slack/transport/slack-api.js';
 import { slackTransport } from '../slack/transport/slack-transport.js';
@@ -91,6 +92,7 @@ export async function replayScenario(scenario: Scenario, options: ReplayOptions)
       heartbeat: createUptimeHeartbeat(deps),
       sender: createOutboxSender(deps, [slackTransport(deps, api)]),
       refresher: createRootRefresher(deps, api),
+      notes: createHeldBackNotes(deps, api),
       workflowIdOf: (key) => ids.get(key)!,
     });
     const { instants, actions, phaseMs } = await driver.run();

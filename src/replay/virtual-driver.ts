@@ -29,6 +29,8 @@ export interface DriverParts {
   heartbeat: UptimeHeartbeat;
   sender: Pick<OutboxSender, 'tick' | 'pacer'>;
   refresher: { tick(): Promise<boolean> };
+  /** Top-level notes with no outbox row (held back by another tenant's upstream: src/slack/transport/held-back-notes.ts); due when the instant's evaluation made them so. */
+  notes?: { tick(): Promise<boolean> };
   workflowIdOf: (key: string) => number;
 }
 
@@ -171,12 +173,13 @@ export class VirtualDriver {
 
   private async deliver(): Promise<boolean> {
     const sent = await repeat(() => this.p.sender.tick());
+    const noted = this.p.notes ? await repeat(() => this.p.notes!.tick()) : false;
     let refreshed = false;
     while (await this.p.refresher.tick()) {
       refreshed = true;
       this.refresherReadyAt = this.p.clock.now().getTime() + ROOT_UPDATE_INTERVAL_MS;
     }
-    return sent || refreshed;
+    return sent || noted || refreshed;
   }
 
   /** The earliest instant after now at which anything can happen; `outboxOnly` after the scenario's end. */

@@ -12,6 +12,7 @@ import { consoleOutboxApi } from './transport/console-sink.js';
 import { createHomeRefresher } from './views/home.js';
 import { registerListeners } from './listeners/index.js';
 import { createRootRefresher } from './transport/root-refresher.js';
+import { createHeldBackNotes } from './transport/held-back-notes.js';
 import { createMaintenanceNotes } from './transport/maintenance-notes.js';
 import { createWebClient, SLACK_CALL_TIMEOUT_MS, slackLogger, timedFetch, webOutboxApi, type SlackOutboxApi } from './transport/slack-api.js';
 import { slackTransport } from './transport/slack-transport.js';
@@ -100,7 +101,8 @@ export async function startSlack(http: Express, deps: Deps, options: SlackOption
   const roots = createRootRefresher(deps, api);
   const home = createHomeRefresher(deps, api, directory);
   const maintenanceNotes = createMaintenanceNotes(deps, api);
-  const loops = [sender.loop, roots.loop, maintenanceNotes.loop, ...(mode === 'console' ? [] : [home.loop])];
+  const heldBackNotes = createHeldBackNotes(deps, api);
+  const loops = [sender.loop, roots.loop, maintenanceNotes.loop, heldBackNotes.loop, ...(mode === 'console' ? [] : [home.loop])];
   return {
     loops,
     housekeeping: [digestJob(deps, api, digestMailer(deps))],

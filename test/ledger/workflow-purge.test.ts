@@ -123,7 +123,7 @@ describe('retention of removed workflows', () => {
     await sql`update workflows set updated_at = ${ago(200)}, removed_at = ${ago(200)} where name = 'per-customer-7'`.execute(t.db);
     let put: Promise<Awaited<ReturnType<typeof putWorkflow>>> | undefined;
     await t.db.transaction().execute(async (trx) => {
-      expect(await deleteRemovedWorkflows(trx as unknown as Db, ago(180), 100)).toBeGreaterThanOrEqual(1);
+      expect((await deleteRemovedWorkflows(trx as unknown as Db, ago(180), 100)).n).toBeGreaterThanOrEqual(1);
       put = putWorkflow(deps, spec, {});
       // the PUT is waiting on the deleted row's lock
       await eventually(async () => {
@@ -141,7 +141,7 @@ describe('retention of removed workflows', () => {
     const w = await removedAgo('held-by-put', 200);
     await t.db.transaction().execute(async (trx) => {
       await trx.selectFrom('workflows').select('id').where('id', '=', w.id).forUpdate().execute();
-      expect(await deleteRemovedWorkflows(t.db, ago(180), 100)).toBe(0);
+      expect((await deleteRemovedWorkflows(t.db, ago(180), 100)).n).toBe(0);
       await trx.updateTable('workflows').set({ enabled: true, updatedAt: NOW }).where('id', '=', w.id).execute();
     });
     await runRetentionPass(t.db, NOW, policy);
@@ -153,5 +153,56 @@ describe('retention of removed workflows', () => {
     await insertAlert(t.db, w.id, { status: 'resolved', openedAt: ago(205), resolvedAt: ago(200) });
     await runRetentionPass(t.db, NOW, policy);
     expect(await stillThere(w.id)).toBe(false);
+  });
+
+  it('walks forward with a cursor: a batch starts after the last one, so the removed workflows still kept are read once per pass', async () => {
+    // kept (a run left), purgeable, kept, purgeable, purgeable: in id order
+    const made = [];
+    for (const [i, kept] of [true, false, true, false, false].entries()) {
+      const w = await removedAgo(`cursor-${i}`, 200);
+      if (kept) await makeRun(t.db, { workflowId: w.id, tick: ago(210), startedAt: ago(210), status: 'running', finishedAt: null, processedAt: null });
+      made.push(w);
+    }
+    const [k0, p1, k2, p3, p4] = made as [(typeof made)[0], (typeof made)[0], (typeof made)[0], (typeof made)[0], (typeof made)[0]];
+    // Only ids after the cursor are looked at: p1 (before it) stays for this batch.
+    const first = await deleteRemovedWorkflows(t.db, ago(180), 1, k2.id);
+    expect(first).toEqual({ n: 1, last: p3.id });
+    expect(await stillThere(p1.id)).toBe(true);
+    const second = await deleteRemovedWorkflows(t.db, ago(180), 1, first.last);
+    expect(second).toEqual({ n: 1, last: p4.id });
+    // Past the last one: nothing, and the cursor stays where it was.
+    expect(await deleteRemovedWorkflows(t.db, ago(180), 1, p4.id)).toEqual({ n: 0, last: p4.id });
+    // A whole pass with batches of one walks them all: the kept ones stay, every other goes.
+    const batches: number[] = [];
+    await runRetentionPass(t.db, NOW, { ...policy, batch: 1 }, (b) => b.table === 'workflows' && batches.push(b.rows));
+    expect(await stillThere(p1.id)).toBe(false);
+    for (const w of [k0, k2]) expect(await stillThere(w.id), w.name).toBe(true);
+    expect(batches.at(-1)).toBe(0);
+  });
+
+  it('removes the removed workflows of a disabled tenant by the same rule (a tenant gone from the file: its workflows are removed with it)', async () => {
+    const tenant = (id: string) => ({ id, name: id, channel: `C${id.toUpperCase()}` });
+    const fileOf = (tenants: string[], workflows: { tenant: string; name: string }[]) =>
+      parseWorkflowsFile(JSON.stringify({ tenants: tenants.map(tenant), workflows: workflows.map((w) => ({ cron: '0 3 * * *', ...w })) }));
+    await syncWorkflowsFile(t.db, fileOf(['acme', 'initech'], [{ tenant: 'initech', name: 'nightly' }, { tenant: 'initech', name: 'hourly' }]), ago(300));
+    // Initech goes from the file: the tenant is disabled, its workflows removed.
+    await syncWorkflowsFile(t.db, fileOf(['acme'], []), ago(250));
+    const rows = await t.db.selectFrom('workflows').innerJoin('tenants', 'tenants.id', 'workflows.tenantId').select(['workflows.id', 'workflows.removedAt', 'tenants.enabled']).where('tenantId', '=', 'initech').execute();
+    expect(rows.map((r) => [r.removedAt, r.enabled])).toEqual([[ago(250), false], [ago(250), false]]);
+    // One removed within ALERT_RETENTION_DAYS stays; past it, nothing left, both go.
+    await runRetentionPass(t.db, ago(100), policy);
+    for (const r of rows) expect(await stillThere(r.id)).toBe(true);
+    await runRetentionPass(t.db, NOW, policy);
+    for (const r of rows) expect(await stillThere(r.id)).toBe(false);
+    expect(await t.db.selectFrom('tenants').select('id').where('id', '=', 'initech').executeTakeFirst()).toBeDefined();
+
+    // A tenant disabled over the API (DELETE /tenants): a workflow removed before goes by the same rule; the ones it
+    // still declared are not removed (the tenant may come back with them, docs/api.md) and stay.
+    await makeTenant(t.db, { id: 'umbrella', name: 'Umbrella', channel: 'CUMBRELLA', enabled: false });
+    const removedBefore = await makeWorkflow(t.db, { tenantId: 'umbrella', name: 'old', enabled: false, removedAt: ago(200), updatedAt: ago(200), createdAt: ago(300) });
+    const declared = await makeWorkflow(t.db, { tenantId: 'umbrella', name: 'kept', updatedAt: ago(300), createdAt: ago(300) });
+    await runRetentionPass(t.db, NOW, policy);
+    expect(await stillThere(removedBefore.id)).toBe(false);
+    expect(await stillThere(declared.id)).toBe(true);
   });
 });

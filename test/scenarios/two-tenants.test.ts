@@ -133,7 +133,7 @@ describe('two tenants, the same five names failing at the same minute', { timeou
 });
 
 describe('two tenants downstream of a third tenant\'s load', { timeout: 120_000 }, () => {
-  it('the shared warehouse fails: one alert in its tenant\'s channel that counts the others\' reports without naming them; their channels hear nothing; the Run now clears it', async () => {
+  it('the shared warehouse fails: one alert in its tenant\'s channel that counts the others\' reports without naming them; their channels are told once that they are held back and once that it ended, never by whom; the Run now clears it', async () => {
     const DATA = { id: 'data', name: 'Data Platform', channel: 'CDATA' };
     const { db, transcript } = await replay(
       {
@@ -159,8 +159,19 @@ describe('two tenants downstream of a third tenant\'s load', { timeout: 120_000 
     // Acme's and Globex's reports failed twice each (02:10, 03:10) while the warehouse's alert was open: no alert of their own.
     expect(alerts.map((a) => [a.tenantId, a.workflow, a.severity, a.status])).toEqual([['data', 'warehouse', 'critical', 'resolved']]);
     const story = storyByChannel(threadsOf(transcript.calls));
-    expect(story.CACME).toBeUndefined();
-    expect(story.CGLOBEX).toBeUndefined();
+    // Each downstream channel: one note when its report is first held back (its 02:10 run's failure, as the upstream's
+    // thread counts it), one when the incident ends (the Run now's run finishing), not one per run (03:10 adds none).
+    for (const channel of ['CACME', 'CGLOBEX']) {
+      expect(story[channel], channel).toEqual({ report: [['upstream_held'], ['upstream_released']] });
+      const notes = transcript.calls.filter((c) => c.channel === channel);
+      expect(notes.map((c) => [c.at.slice(11, 16), c.thread_ts])).toEqual([['02:13', null], ['03:31', null]]);
+      const affected = transcript.calls.find((c) => c.channel === 'CDATA' && /other tenants/.test(JSON.stringify(c.blocks)))!;
+      expect(affected.at.slice(11, 16)).toBe('02:13');
+      expect(String(notes[0]!.text)).toMatch(/^\*report\* is held back since .*: an upstream it depends on \(another tenant's workflow\) is failing/);
+      expect(String(notes[1]!.text)).toMatch(/^\*report\* is no longer held back: .* Held back meanwhile: 2 failures\./);
+      // Never the upstream: its name, tenant, error, or the other downstream tenant.
+      expect(textIn(transcript.calls, channel)).not.toMatch(/warehouse|wh-01|disk full|data platform|acme|globex/i);
+    }
     expect(story.CDATA).toEqual({ warehouse: [['opened', 'upstream_affected', 'run_requested', 'run_finished', 'resolved']] });
     // The data tenant's channel counts the other tenants' workflows, never names them or their errors.
     const inData = textIn(transcript.calls, 'CDATA');

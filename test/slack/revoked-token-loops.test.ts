@@ -41,7 +41,7 @@ it('a revoked token fails no Slack loop tick (sender, root refresher, App Home, 
   engine.clock.advance(3_600_000);
   await reportRun(t.db, wf, new Date(TICK.getTime() + 3_600_000), { status: 'failed', error: 'disk full again' }, engine.clock.now());
   await engine.drain();
-  expect(rig.runtime.loops.map((l) => l.name)).toEqual(expect.arrayContaining(['outbox-sender', 'slack-root-refresher', 'slack-home-refresher', 'slack-maintenance-notes']));
+  expect(rig.runtime.loops.map((l) => l.name)).toEqual(expect.arrayContaining(['outbox-sender', 'slack-root-refresher', 'slack-home-refresher', 'slack-maintenance-notes', 'slack-held-back-notes']));
   const thrown: string[] = [];
   for (let round = 0; round < 40; round++) {
     for (const loop of rig.runtime.loops) await loop.tick().catch((error: unknown) => thrown.push(`${loop.name}: ${String(error)}`));
