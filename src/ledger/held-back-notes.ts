@@ -36,6 +36,21 @@ export interface HeldBackNote {
 }
 
 /**
+ * The blocks across tenants with a note due: held while the upstream alert is
+ * open and none was told; released once it is not (a told block is one across
+ * tenants). The claim below takes from these; the replay asks whether any is.
+ */
+export const HELD_BACK_NOTES_DUE = sql`
+  select b.upstream_alert_id, b.workflow_id, 'held' as kind
+  from alerts ua join upstream_blocks b on b.upstream_alert_id = ua.id
+  join workflows uw on uw.id = ua.workflow_id join workflows dw on dw.id = b.workflow_id
+  where ua.status = 'open' and b.held_noted_at is null and uw.tenant_id <> dw.tenant_id
+  union all
+  select b.upstream_alert_id, b.workflow_id, 'released'
+  from upstream_blocks b join alerts ua on ua.id = b.upstream_alert_id
+  where b.held_noted_at is not null and b.released_noted_at is null and ua.status <> 'open'`;
+
+/**
  * Claims one note due now and marks it told (`held_noted_at`, or
  * `released_noted_at`), SKIP LOCKED, so replicas post it once: a held note
  * while the upstream alert is open and none was told for the block; a
@@ -46,15 +61,7 @@ export interface HeldBackNote {
  */
 export async function claimHeldBackNote(db: Db, now: Date): Promise<HeldBackNote | null> {
   const { rows } = await sql<HeldBackNote>`
-    with due as (
-      select b.upstream_alert_id, b.workflow_id, 'held' as kind
-      from alerts ua join upstream_blocks b on b.upstream_alert_id = ua.id
-      where ua.status = 'open' and b.held_noted_at is null
-      union all
-      select b.upstream_alert_id, b.workflow_id, 'released'
-      from upstream_blocks b join alerts ua on ua.id = b.upstream_alert_id
-      where b.held_noted_at is not null and b.released_noted_at is null and ua.status <> 'open'
-    ), claimed as (
+    with due as (${HELD_BACK_NOTES_DUE}), claimed as (
       select b.upstream_alert_id, b.workflow_id, d.kind
       from due d
       join upstream_blocks b on b.upstream_alert_id = d.upstream_alert_id and b.workflow_id = d.workflow_id

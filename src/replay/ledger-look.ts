@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Deps } from '../deps.js';
 import { escalationDueAt } from '../domain/escalation.js';
+import { HELD_BACK_NOTES_DUE } from '../ledger/held-back-notes.js';
 
 /** The root refresher's own window for re-rendering resolved alerts. */
 export const RECENTLY_RESOLVED_MS = 24 * 3_600_000;
@@ -67,13 +68,14 @@ export async function nextEscalation(deps: Pick<Deps, 'db'>, now: Date): Promise
 
 /**
  * Whether an outbox row is due now (an event's new rows, a silence's held rows
- * let go) or a storm ended without its message re-rendered: the writes of an
- * instant that give an idle outbox work. Two index probes.
+ * let go), a storm ended without its message re-rendered, or a held-back note
+ * is due: the writes of an instant that give an idle outbox work.
  */
 export async function outboxStirred(deps: Pick<Deps, 'db'>, now: Date): Promise<boolean> {
   const { rows } = await sql<{ stirred: boolean }>`
     select exists (select 1 from notifications where status in ('pending', 'sending') and next_attempt_at <= ${now})
-      or exists (select 1 from storms where root_ts is not null and ended_at is not null and (rendered_at is null or rendered_at < ended_at)) as stirred
+      or exists (select 1 from storms where root_ts is not null and ended_at is not null and (rendered_at is null or rendered_at < ended_at))
+      or exists (${HELD_BACK_NOTES_DUE}) as stirred
   `.execute(deps.db);
   return rows[0]!.stirred;
 }
