@@ -20,8 +20,9 @@ export interface LaunchContext {
 }
 
 /**
- * `refusal`: refused before anything was sent, for a reason the same launch
- * would meet again (src/domain/launch-answer.ts): the run fails at once and
+ * `refusal`: refused before anything was sent or started, for a reason the
+ * same launch would meet again (src/domain/launch-answer.ts; a command's
+ * working directory or shell: spawn-failure.ts): the run fails at once and
  * its tick is not retried. `error`: anything else that kept it from starting,
  * retried per the budget.
  */

@@ -48,7 +48,7 @@ describe('workflows file validation', () => {
     const problems = problemsOf(text);
     expect(problems).toHaveLength(4);
     const line = (needle: string) => text.split('\n').findIndex((l) => l.includes(needle)) + 1;
-    expect(problems).toContain(`wf.json:${line('61 * * * *')}: workflows[0].cron: invalid cron: Constraint error, got value 61 expected range 0-59 (got "61 * * * *")`);
+    expect(problems).toContain(`wf.json:${line('61 * * * *')}: workflows[0].cron: invalid cron: minute "61": 61 is out of range; the minute reads 0-59, *, ranges (1-5), lists (1,3) and steps (*/15) (got "61 * * * *")`);
     expect(problems.find((p) => p.includes('workflows[1].timezone'))).toMatch(new RegExp(`^wf.json:${line('Mars')}: .*IANA.*"Mars/Olympus"`));
     expect(problems.find((p) => p.includes('workflows[2].tenant'))).toContain('unknown tenant (got "nobody")');
     expect(problems.find((p) => p.includes('workflows[3].name'))).toContain('duplicate workflow name in tenant "acme" (got "a")');

@@ -1,3 +1,4 @@
+import { cronFieldProblem } from './cron-fields.js';
 import { CronDayOfWeek, CronExpression, CronExpressionParser, CronFieldCollection } from 'cron-parser';
 
 /**
@@ -60,7 +61,9 @@ export function checkCron(cron: string): CronCheck {
     const reason = error instanceof Error ? error.message : String(error);
     // cron-parser's words for a day of month no month named has (`0 0 30 2 *`, `0 0 31 4,6 *`).
     if (/explicit day of month/i.test(reason)) return { ok: false, reason: neverFires(normal) };
-    return { ok: false, reason };
+    // Ours (W, day of month with day of week) are plain already; cron-parser's are named field by field (cron-fields.ts).
+    if (isMacro(normal) || !/^(Constraint error|Invalid|CronDayOfWeek|CronDayOfMonth|CronMonth|CronHour|CronMinute)/i.test(reason)) return { ok: false, reason };
+    return { ok: false, reason: cronFieldProblem(normal.split(/\s+/)) ?? `cannot be read (${reason})` };
   }
 }
 

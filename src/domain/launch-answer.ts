@@ -1,6 +1,8 @@
 import { firstReadableLine } from './error-line.js';
 import { retryAfterMs } from './retry-after.js';
 import { cutText } from './text.js';
+import { PERMANENT } from './permanent-error.js';
+import { isShellCannotRun } from './spawn-failure.js';
 
 /**
  * The error of an http launch the target answered with anything but a 2xx,
@@ -16,7 +18,6 @@ import { cutText } from './text.js';
  */
 
 const REDIRECT_HINT = 'launchers never follow redirects: set the url to where it points';
-const PERMANENT = 'permanent: not retried';
 
 export function launchAnswerError(status: number, body: string, location: string | undefined, url: string): string {
   const permanent = launchAnswerKind(status) === 'permanent';
@@ -50,7 +51,9 @@ export function launchAnswerKind(status: number): LaunchAnswerKind {
 
 /**
  * Whether a run's error is a permanent launch answer's (as worded by
- * `launchAnswerError`) or a refusal before sending (`launchRefusalError`):
+ * `launchAnswerError`), a refusal before sending or a command that cannot
+ * start (`launchRefusalError`), or a command its shell cannot find or run
+ * (`commandExitError` in spawn-failure.ts):
  * the retry engine then starts no further attempt of its tick. Only the
  * launcher's own wording counts: a job's output that mentions an HTTP 404 is
  * its own failure, retried as usual.
@@ -62,14 +65,19 @@ export function isPermanentLaunchError(error: string | null | undefined): boolea
 /**
  * Why a run's error ends its tick without a retry, for the tick's note
  * (`failed on attempt 2; not retried (refused before sending)`): the target's
- * permanent answer, or a refusal before anything was sent; undefined for any
+ * permanent answer, a refusal before anything was sent, a command that cannot
+ * be started or that its shell cannot find or run; undefined for any
  * other error, retried per the budget.
  */
-export function permanentLaunchReason(error: string | null | undefined): 'a permanent answer' | 'refused before sending' | undefined {
+export function permanentLaunchReason(error: string | null | undefined): PermanentLaunchReason | undefined {
   if (!error || !error.endsWith(`${PERMANENT})`)) return undefined;
   if (/^HTTP [34]\d\d\b/.test(error)) return 'a permanent answer';
-  return error.startsWith(REFUSED) ? 'refused before sending' : undefined;
+  if (error.startsWith(REFUSED)) return 'refused before sending';
+  if (error.startsWith(CANNOT_START)) return 'cannot be started';
+  return isShellCannotRun(error) ? 'the shell cannot run the command' : undefined;
 }
+
+export type PermanentLaunchReason = 'a permanent answer' | 'refused before sending' | 'cannot be started' | 'the shell cannot run the command';
 
 /**
  * Why an http launch was refused before anything was sent: the address
@@ -93,15 +101,24 @@ export function permanentLaunchReason(error: string | null | undefined): 'a perm
 export type LaunchRefusal =
   | { kind: 'host_not_allowed'; host: string; tenant: string }
   | { kind: 'address_not_allowed'; host: string; address: string | undefined }
-  | { kind: 'no_signing_secret'; reason: string };
+  | { kind: 'no_signing_secret'; reason: string }
+  | { kind: 'cannot_start'; reason: string };
 
 const REFUSED = 'launch refused: ';
+const CANNOT_START = 'launch failed: ';
 
+/**
+ * `cannot_start`: a command launcher's command that cannot be started as
+ * configured (src/domain/spawn-failure.ts: its working directory, the
+ * shell; an unknown COMMAND_USER), worded `launch failed: … (permanent: not
+ * retried)` like the transient `launch failed: …`, which has no such end.
+ */
 export function launchRefusalError(refusal: LaunchRefusal): string {
+  if (refusal.kind === 'cannot_start') return `${CANNOT_START}${refusal.reason} (${PERMANENT})`;
   return `${REFUSED}${refusalText(refusal)} (${PERMANENT})`;
 }
 
-function refusalText(refusal: LaunchRefusal): string {
+function refusalText(refusal: Exclude<LaunchRefusal, { kind: 'cannot_start' }>): string {
   switch (refusal.kind) {
     case 'host_not_allowed':
       return `host ${refusal.host} is not on the operator's allow-list for tenant ${refusal.tenant}`;

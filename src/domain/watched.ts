@@ -28,13 +28,34 @@ export function mayStartRuns(workflow: { enabled: boolean }, tenant: { enabled: 
  * was paused or disabled, or its tenant disabled, after the tick scheduler
  * claimed it. Such a tick is recorded `skipped` with this note: neither fired
  * nor missed, as the ticks that fall while a workflow is paused are, and
- * nothing counts it. Only scheduled ticks: a Run now is a person's one-off
- * (a paused workflow runs it), refused when disabled before its row is
- * written (`mayStartRuns`).
+ * nothing counts it. A retry and a Run now: `launchHeldBack`.
  */
 export function tickHeldBack(workflow: { enabled: boolean; paused: boolean }, tenant: { enabled: boolean }): string | undefined {
-  if (!tenant.enabled) return 'not fired: its tenant was disabled before its launch';
-  if (!workflow.enabled) return 'not fired: the workflow was disabled before its launch';
-  if (workflow.paused) return 'not fired: the workflow was paused before its launch';
+  return launchHeldBack('schedule', workflow, tenant)?.note;
+}
+
+/**
+ * Why a run whose row was committed a moment ago may no longer be launched
+ * (`launchRun`'s last look), as the note of its row, recorded `skipped`; and,
+ * for a retry, the reason its tick's verdict gives (`failed on attempt 1; not
+ * retried (the workflow was paused before its retry's launch)`). A tick and a
+ * retry are held back by a pause or disable of the workflow, or its tenant
+ * disabled, committed since: a paused workflow fires nothing, retries
+ * included. A Run now is a person's one-off, which a paused workflow runs
+ * (docs/alerts.md): only a disable committed after the click holds it back,
+ * as a click a moment later is refused (`mayStartRuns`).
+ */
+export function launchHeldBack(trigger: string, workflow: { enabled: boolean; paused: boolean }, tenant: { enabled: boolean }): { note: string; verdict: string } | undefined {
+  const why = heldBackWhy(workflow, tenant, trigger !== 'manual');
+  if (!why) return undefined;
+  if (trigger === 'schedule') return { note: `not fired: ${why} before its launch`, verdict: '' };
+  if (trigger === 'retry') return { note: `not launched: ${why} before this retry's launch`, verdict: `${why} before its retry's launch` };
+  return { note: `not run: ${why} before its launch`, verdict: '' };
+}
+
+function heldBackWhy(workflow: { enabled: boolean; paused: boolean }, tenant: { enabled: boolean }, pauseHolds: boolean): string | undefined {
+  if (!tenant.enabled) return 'its tenant was disabled';
+  if (!workflow.enabled) return 'the workflow was disabled';
+  if (pauseHolds && workflow.paused) return 'the workflow was paused';
   return undefined;
 }

@@ -61,7 +61,10 @@ export function retriesFailure(deps: Pick<Deps, 'launchers'>, ctx: Pick<Finished
  * has a launcher and is not paused. A paused workflow fires nothing, retries
  * included: a failure an outside scheduler reports while it is paused is its
  * tick's verdict at once, and an attempt in flight when it was paused ends
- * the tick with its own outcome.
+ * the tick with its own outcome. A pause or disable committed after this
+ * verdict but before the attempt's launch is honoured at the launch
+ * (ledger/held-back-launch.ts): the attempt is recorded skipped and the tick
+ * failed with the attempt before it.
  */
 function canRelaunch(deps: Pick<Deps, 'launchers'>, workflow: Workflow): boolean {
   return !workflow.paused && !!deps.launchers(workflow);

@@ -6,7 +6,7 @@ import type { LaunchContext, LaunchOutcome, Launcher } from '../launcher.js';
 import { resolveCommandUser, type CommandUser } from '../config/command-user.js';
 import { supervise, watch } from './command-supervisor.js';
 import { guardGroup, signalGroup } from './process-group.js';
-import { spawnFailure, type CwdState } from '../domain/spawn-failure.js';
+import { spawnFailure, type CwdState, type SpawnFailure } from '../domain/spawn-failure.js';
 import { takeRunLease, type HeldRuns } from '../ledger/run-leases.js';
 import { InFlightRuns, SHUTTING_DOWN } from './in-flight.js';
 
@@ -86,8 +86,8 @@ export function createCommandLauncher(deps: CommandDeps, held: HeldRuns, options
       if (!config || config.kind !== 'command') return { started: false, error: 'workflow has no command launcher' };
       if (!live.open) return { started: false, error: SHUTTING_DOWN };
       const log = deps.logger.child({ runId: ctx.runId, workflow: ctx.workflow.name, tenant: ctx.tenant.id });
-      // A configured user that does not exist must not fall back to running as the bot.
-      if (user && 'error' in user) return { started: false, error: user.error };
+      // A configured user that does not exist must not fall back to running as the bot; nor will it exist by the retry.
+      if (user && 'error' in user) return { started: false, refusal: { kind: 'cannot_start', reason: user.error } };
 
       let child: ChildProcess;
       try {
@@ -100,15 +100,15 @@ export function createCommandLauncher(deps: CommandDeps, held: HeldRuns, options
         });
       } catch (error) {
         // Some failures (a working directory that is a file) are thrown rather than emitted.
-        return { started: false, error: spawnFailure(error as NodeJS.ErrnoException, config.cwd, cwdStateOf(config.cwd)) };
+        return notStarted(spawnFailure(error as NodeJS.ErrnoException, config.cwd, cwdStateOf(config.cwd)));
       }
       // Listen before any await: a quick command can exit before the next line runs.
       const watched = watch(child, tailBytes);
-      const spawned = await new Promise<{ ok: true } | { ok: false; error: string }>((resolve) => {
+      const spawned = await new Promise<{ ok: true } | { ok: false; failure: SpawnFailure }>((resolve) => {
         child.once('spawn', () => resolve({ ok: true }));
-        child.once('error', (error) => resolve({ ok: false, error: spawnFailure(error, config.cwd, cwdStateOf(config.cwd)) }));
+        child.once('error', (error) => resolve({ ok: false, failure: spawnFailure(error, config.cwd, cwdStateOf(config.cwd)) }));
       });
-      if (!spawned.ok) return { started: false, error: spawned.error };
+      if (!spawned.ok) return notStarted(spawned.failure);
 
       // Should this replica die, the command dies with it rather than run on beside the retry another replica launches.
       const guard = guardGroup(child.pid!, killGraceMs);
@@ -133,6 +133,11 @@ export function createCommandLauncher(deps: CommandDeps, held: HeldRuns, options
       return { started: true };
     },
   };
+}
+
+/** A spawn that failed: for good (no retry: launchRefusalError's `launch failed: … (permanent: not retried)`) or for now. */
+function notStarted(failure: SpawnFailure): LaunchOutcome {
+  return failure.permanent ? { started: false, refusal: { kind: 'cannot_start', reason: failure.error } } : { started: false, error: failure.error };
 }
 
 /** TERM to the whole group, KILL after the grace. */

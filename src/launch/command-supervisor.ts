@@ -8,6 +8,7 @@ import { reportOutcome } from './report-outcome.js';
 import { redactSecrets } from '../secrets.js';
 import { exitStatusText } from '../domain/exit-status.js';
 import { errorLineOf } from '../domain/error-line.js';
+import { commandExitError } from '../domain/spawn-failure.js';
 
 /** Supervising one command of the command launcher (command-launcher.ts) until it ends, and reporting how it ended. */
 
@@ -106,13 +107,15 @@ export async function supervise(
   } else if (code === 0) {
     await report({ status: 'succeeded', exitCode: 0, logExcerpt });
   } else {
-    await report({ status: 'failed', error: withErrorLine(exitStatusText(code, signal), output), exitCode: code, logExcerpt });
+    await report({ status: 'failed', error: withErrorLine(exitStatusText(code, signal), code, output), exitCode: code, logExcerpt });
   }
   log.debug({ code, signal, timedOut, command: config.command }, 'command finished');
 }
 
-/** The error of a failed command: its exit status, with the last line it printed when there is one (domain/error-line.ts). */
-function withErrorLine(status: string, output: string): string {
-  const line = errorLineOf(output);
-  return line ? `${status}: ${line}` : status;
+/**
+ * The error of a failed command: its exit status, with the last line it printed when there is one (domain/error-line.ts),
+ * marked permanent when that line is the shell saying it could not find or run the command (domain/spawn-failure.ts).
+ */
+function withErrorLine(status: string, code: number | null, output: string): string {
+  return commandExitError(status, code, errorLineOf(output));
 }

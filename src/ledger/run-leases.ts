@@ -50,14 +50,14 @@ export function heldRunsOf(resolver: LauncherResolver): HeldRuns | undefined {
  * was named) is taken, so every supervised run can be failed as "worker
  * lost" if this process dies. A row another replica holds is left alone.
  */
-export async function takeRunLease(deps: LeaseDeps, runId: number, now: Date, options: { whileItMayFire?: boolean } = {}): Promise<number> {
+export async function takeRunLease(deps: LeaseDeps, runId: number, now: Date, options: { whileItMayFire?: boolean; evenPaused?: boolean } = {}): Promise<number> {
   const result = await deps.db
     .updateTable('runs')
     .set({ leaseOwner: deps.replicaId, leaseExpiresAt: new Date(now.getTime() + RUN_LEASE_MS) })
     .where('id', '=', runId)
     .where('status', '=', 'running')
     .where((eb) => eb.or([eb('leaseOwner', '=', deps.replicaId), eb('leaseOwner', 'is', null)]))
-    // A scheduled tick's last look (ledger/launch-run.ts): its workflow still enabled and not paused, its tenant enabled.
+    // A run's last look (ledger/launch-run.ts): its workflow still enabled and not paused (a Run now: `evenPaused`), its tenant enabled.
     .$if(!!options.whileItMayFire, (q) =>
       q.where((eb) =>
         eb.exists(
@@ -67,7 +67,7 @@ export async function takeRunLease(deps: LeaseDeps, runId: number, now: Date, op
             .select(sql`1`.as('one'))
             .whereRef('w.id', '=', 'runs.workflowId')
             .where('w.enabled', '=', true)
-            .where('w.paused', '=', false)
+            .$if(!options.evenPaused, (w) => w.where('w.paused', '=', false))
             .where('t.enabled', '=', true),
         ),
       ),

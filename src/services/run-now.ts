@@ -24,7 +24,11 @@ export type RunNowResult =
  * `running` row with who asked, and tells the open alert's thread; the
  * launcher is called only after commit. A paused workflow runs too (a person
  * asked for this one run, as resuming is a separate ask); the answer says it
- * is paused, so nobody takes the run for a resume. When the run ends the poller records
+ * is paused, so nobody takes the run for a resume. A disable of the workflow
+ * or its tenant committed after the click but before the launch holds it
+ * back (`launchRun`'s last look): its row is recorded `skipped` (`not run:
+ * the workflow was disabled before its launch`) and the answer is
+ * `not_found`, as for a click a moment later. When the run ends the poller records
  * `run_finished` on the alert, and a success resolves it the normal way.
  *
  * A COMMIT whose answer is lost (the connection drops as it is sent) may
@@ -39,13 +43,16 @@ export async function requestRunNow(deps: Deps, input: { workflowId: number; act
     decided = await unconfirmed.commit(deps.replicaId, (keep) => decideRunNow(deps, input, keep));
   } catch (error) {
     const found = await unconfirmed.confirmed(deps).catch(() => []);
-    for (const f of found) await launchRun(deps, f.run, f.workflow, f.tenant, f.timeoutSeconds);
+    const launched = new Map<number, Awaited<ReturnType<typeof launchRun>>>();
+    for (const f of found) launched.set(f.run.id, await launchRun(deps, f.run, f.workflow, f.tenant, f.timeoutSeconds));
     const own = found.find((f) => f.workflow.id === input.workflowId);
     if (!own) throw error;
+    if (launched.get(own.run.id) === 'held_back') return { kind: 'not_found' };
     return { kind: 'started', run: own.run, paused: own.workflow.paused, toldInThread: own.toldInThread };
   }
   if (decided.kind !== 'started') return decided;
-  await launchRun(deps, decided.run, decided.workflow, decided.tenant, decided.timeoutSeconds);
+  // Disabled (or its tenant) between the commit and the launch: held back, its row skipped saying so, answered as a click a moment later is.
+  if ((await launchRun(deps, decided.run, decided.workflow, decided.tenant, decided.timeoutSeconds)) === 'held_back') return { kind: 'not_found' };
   return { kind: 'started', run: decided.run, paused: decided.workflow.paused, toldInThread: decided.toldInThread };
 }
 

@@ -104,3 +104,38 @@ describe('W: the weekday nearest a day, within its month (Quartz), which cron-pa
     expect(crontabCheck('0 18 LW * *')).toMatchObject({ ok: false });
   });
 });
+
+describe("what cron-parser refuses, in plain words naming the field and its value (never its 'Constraint error, got range NaN-2')", () => {
+  const MINUTE = 'the minute reads 0-59, *, ranges (1-5), lists (1,3) and steps (*/15)';
+  const DOM = 'the day of month reads 1-31, *, ranges (1-5), lists (1,3) and steps (*/15), and L (the last day), LW (the last weekday), 15W (the weekday nearest the 15th)';
+  const DOW = 'the day of week reads 0-7 or names (SUN-SAT), *, ranges (1-5), lists (1,3) and steps (*/15), and 5L (the last Friday of the month), 1#2 (the second Monday); 0 and 7 are both Sunday';
+  it.each([
+    ['0 0 L-2 * *', `day of month "L-2": a day counted back from the last (L-2) is not supported; ${DOM}`],
+    ['0 0 1-L * *', `day of month "1-L": L and W are read only as L, LW or a day with W (1-L is none), not in a range or with an offset; ${DOM}`],
+    ['5/0 * * * *', `minute "5/0": a step of 0 ("5/0") never moves on; a step is 1 or more; ${MINUTE}`],
+    ['*/0 * * * *', `minute "*/0": a step of 0 ("*/0") never moves on; a step is 1 or more; ${MINUTE}`],
+    ['5/ * * * *', `minute "5/": the step after "/" must be a whole number, got ""; ${MINUTE}`],
+    ['/5 * * * *', `minute "/5": nothing before "/": write "*/5" for every 5, or "M/5" from M on; ${MINUTE}`],
+    ['60 * * * *', `minute "60": 60 is out of range; ${MINUTE}`],
+    ['1-70 * * * *', `minute "1-70": 70 is out of range; ${MINUTE}`],
+    ['5-1 * * * *', `minute "5-1": the range 5-1 runs backwards; a range goes from low to high (a range that wraps is two: 22-23,0-2); ${MINUTE}`],
+    ['1,,2 * * * *', `minute "1,,2": an empty value in the list; ${MINUTE}`],
+    ['a * * * *', `minute "a": "a" is not a number; ${MINUTE}`],
+    ['0 24 * * *', 'hour "24": 24 is out of range; the hour reads 0-23, *, ranges (1-5), lists (1,3) and steps (*/15)'],
+    ['0 0 0 * *', `day of month "0": 0 is out of range; ${DOM}`],
+    ['0 0 * 13 *', 'month "13": 13 is out of range; the month reads 1-12 or names (JAN-DEC), *, ranges (1-5), lists (1,3) and steps (*/15)'],
+    ['0 0 * * 8', `day of week "8": 8 is out of range; ${DOW}`],
+    ['0 0 * * L', `day of week "L": L alone is not read in the day of week; "5L" is the last Friday of the month; ${DOW}`],
+    ['0 0 * * 1#6', `day of week "1#6": the occurrence after # must be 1 to 5 ("1#2": the second Monday), got "6"; ${DOW}`],
+    // A day no month named has is refused as never firing (cron-parser: "Invalid explicit day of month definition").
+    ['* * 31 2 *', 'never fires: no month the month field "2" names has the day of month "31" (February has 29 days at most; April, June, September and November 30)'],
+  ])('%s', (cron, reason) => {
+    expect(checkCron(cron)).toEqual({ ok: false, reason });
+  });
+
+  it('what cron-parser reads is still read: L, LW, 15W, 5L, 1#2, names, ?, 7, */70', () => {
+    for (const cron of ['0 0 L * *', '0 0 LW * *', '0 0 15W * *', '0 0 L,15 * *', '0 0 * * 5L', '0 0 * * 7L', '0 0 * * 1#2', '0 0 * JAN-MAR MON-FRI', '0 0 ? * *', '0 0 * * 7', '*/70 * * * *']) {
+      expect(checkCron(cron)).toEqual({ ok: true });
+    }
+  });
+});

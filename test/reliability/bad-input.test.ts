@@ -407,6 +407,22 @@ describe('API requests', () => {
     expect(command.body.message).toContain('body.launcher.command');
   });
 
+  it("a cron cron-parser refuses (L-2, a step of 0, a value out of range): 400 naming the field, the cron's field and its value in plain words, nothing changed", async () => {
+    const admin = apiClient(app.url, ADMIN);
+    const cases: [string, string, RegExp][] = [
+      ['cron', '0 2 L-2 * *', /^body: cron: invalid cron: day of month "L-2": a day counted back from the last \(L-2\) is not supported; the day of month reads 1-31, .*L \(the last day\), LW \(the last weekday\), 15W/],
+      ['cron', '5/0 * * * *', /^body: cron: invalid cron: minute "5\/0": a step of 0 \("5\/0"\) never moves on; a step is 1 or more; the minute reads 0-59/],
+      ['maintenance[0].cron', '60 * * * *', /^body: maintenance\[0\]\.cron: invalid cron: minute "60": 60 is out of range; the minute reads 0-59/],
+    ];
+    for (const [field, cron, message] of cases) {
+      const body = field === 'cron' ? { cron } : { cron: '0 2 * * *', maintenance: [{ cron, duration: '1h' }] };
+      const res = await unchanged(() => admin('PUT', '/api/v1/workflows/acme/bad-cron', body));
+      expect(res.status).toBe(400);
+      expect(res.body.message).toMatch(message);
+      expect(res.body.message).not.toMatch(/Constraint error|NaN/);
+    }
+  });
+
   it('a NUL in a query parameter: 400 naming the parameter, never a 500', async () => {
     const admin = apiClient(app.url, ADMIN);
     for (const path of ['/api/v1/runs?workflow=night%00ly', '/api/v1/runs?tenant=ac%00me', '/api/v1/runs?workflow=a&workflow=b%00']) {

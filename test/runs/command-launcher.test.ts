@@ -119,11 +119,11 @@ describe('command launcher', () => {
       return launcher.launch({ runId: 1, workflow, tenant: { id: 'acme', name: 'Acme' }, tick: null, attempt: 1, trigger: 'manual', timeoutSeconds: 5 });
     };
     const missing = join(dir, 'nope');
-    expect(await launchIn(missing)).toEqual({ started: false, error: `working directory ${missing} does not exist (spawn /bin/sh ENOENT)` });
+    expect(await launchIn(missing)).toEqual({ started: false, refusal: { kind: 'cannot_start', reason: `working directory ${missing} does not exist (spawn /bin/sh ENOENT)` } });
     // A file where the directory should be is thrown by spawn, not emitted: still a refused start, not a crash.
     const file = join(dir, 'a-file');
     await writeFile(file, '');
-    expect(await launchIn(file)).toEqual({ started: false, error: `working directory ${file} is not a directory (spawn ENOTDIR)` });
+    expect(await launchIn(file)).toEqual({ started: false, refusal: { kind: 'cannot_start', reason: `working directory ${file} is not a directory (spawn ENOTDIR)` } });
   });
 
   it('holds the lease of a run it supervises while the command runs, and lets it go when it ends', async () => {
