@@ -63,7 +63,7 @@ export class VirtualDriver {
   private readonly escalationMs: number;
   private readonly phaseMs: Record<string, number> = {};
   /** When the tick scheduler and the freshness detector next have work, and when a silence next ends, as of the last look. */
-  private due = { tick: Infinity, freshness: Infinity, duration: Infinity, silenceEnd: NaN, anyOpen: false, clockWork: false, stormClock: Infinity };
+  private due = { tick: Infinity, freshness: Infinity, duration: Infinity, silenceEnd: NaN, escalation: Infinity, clockWork: false, stormClock: Infinity };
   /** Until when the outbox stays idle, if the last look left it so (see `outboxMayHaveWork`). */
   private outboxIdleUntil: number | undefined;
 
@@ -114,6 +114,7 @@ export class VirtualDriver {
       let finished = false;
       let routed = false;
       let told = false;
+      let acted = false; // a person's action or a policy change may make an escalation due at once
       const found = (did: boolean) => void (finished ||= did);
       await runInEngineOrder({
         'runs-end': async () => found((await this.time('runs-end', () => launcher.finishDue(now))) > 0),
@@ -122,7 +123,7 @@ export class VirtualDriver {
           if (pass === 0 && this.due.tick <= now.getTime()) found(await this.time('tick-scheduler', () => repeat(() => fireDueTicks(deps))));
         },
         actions: async () => {
-          if (pass === 0) found(await this.time('actions', () => this.scripted.performDue(now)));
+          if (pass === 0) found((acted = await this.time('actions', () => this.scripted.performDue(now))));
         },
         // Renewed before the freshness check: a supervised run is never "lost" between instants.
         'lease-renewal': () => this.time('lease-renewal', () => renewRunLeases(deps, launcher.heldRunIds(), now)),
@@ -135,10 +136,11 @@ export class VirtualDriver {
         poller: async () => {
           routed = finished && (await this.time('poller', () => repeat(() => pollFinishedRuns(deps))));
         },
-        // Alerts open only in the poller, so with none open before and no run routed now, the escalation clock has nothing to look at.
+        // The clock has work when the last look found some due (an escalation, a reminder, an ownership or a maintenance
+        // window to watch, a storm), or when this instant changed alerts (a run routed, a long run told, a person acted).
         'escalation-clock': async () => {
           const stormWork = this.due.stormClock <= now.getTime(); // a storm's end or a shared cause, with or without an alert open
-          if ((onGrid && (this.due.anyOpen || this.due.clockWork || routed || told || stormWork)) || this.due.silenceEnd === now.getTime()) await this.time('escalation-clock', () => runEscalationClock(deps));
+          if ((onGrid && (this.due.escalation <= now.getTime() || this.due.clockWork || routed || told || acted || stormWork)) || this.due.silenceEnd === now.getTime()) await this.time('escalation-clock', () => runEscalationClock(deps));
         },
         outbox: async () => {
           if (await this.time('outbox-look', () => this.outboxMayHaveWork(now))) await this.time('outbox', () => this.deliver());
@@ -213,7 +215,9 @@ export class VirtualDriver {
       const duration = (await nextDurationCheckAt(deps.db, now))?.getTime() ?? Infinity; // running long, completion deadlines
       // Storms end and shared causes are called out by the escalation clock too, each when its own time comes.
       const stormClock = (await stormClockDueAt(deps, now))?.getTime() ?? Infinity;
-      this.due = { tick: r.nextTick?.getTime() ?? Infinity, freshness, duration, silenceEnd: r.silenceEnd?.getTime() ?? NaN, anyOpen: r.anyOpen, clockWork: r.clockWork, stormClock };
+      // When the earliest open warning escalates (now, for one that kept failing): with none, an open alert alone gives the clock nothing to do.
+      const escalation = r.anyOpen ? ((await nextEscalation(deps, now)) ?? Infinity) : Infinity;
+      this.due = { tick: r.nextTick?.getTime() ?? Infinity, freshness, duration, silenceEnd: r.silenceEnd?.getTime() ?? NaN, escalation, clockWork: r.clockWork, stormClock };
       add(duration);
       add(r.nextTick);
       add(outside.nextTickAt());
@@ -223,7 +227,7 @@ export class VirtualDriver {
       add(this.scripted.nextAt());
       // The escalation clock's timed work: a deadline, or a warning that kept failing (due at once); a silence's
       // end is added above. The first instant on its grid after the earliest.
-      const clockDue = r.clockWork ? t + 1 : Math.min(stormClock, (await nextEscalation(deps, now)) ?? Infinity);
+      const clockDue = r.clockWork ? t + 1 : Math.min(stormClock, escalation);
       if (Number.isFinite(clockDue)) {
         const since = Math.max(clockDue, t + 1) - scenario.start.getTime();
         add(scenario.start.getTime() + Math.ceil(since / this.escalationMs) * this.escalationMs);
