@@ -1,5 +1,6 @@
 import type { AlertEvent } from '../../db/schema.js';
 import { plural } from '../../domain/durations.js';
+import type { IncidentAudience } from '../../domain/pagerduty-incident.js';
 import type { AlertViewAlert } from '../alert-view.js';
 
 /**
@@ -70,6 +71,12 @@ export interface EventTextInput {
   event: EventInput;
   alert: Pick<AlertViewAlert, 'severity' | 'consecutiveFailures' | 'openedAt' | 'resolvedAt' | 'ownerTeam' | 'ownerUser' | 'errorGroup' | 'lastError' | 'silencedUntil' | 'silencedBy' | 'silenceReason'>;
   workflow: { name: string };
+  /**
+   * Who reads it: the tenant's channel and destinations (the default: tenants
+   * are untrusted), or the platform's (its channel, PLATFORM_DESTINATIONS),
+   * which alone hear the platform's own PagerDuty keys named.
+   */
+  audience?: IncidentAudience;
 }
 
 export type Data = Record<string, unknown>;

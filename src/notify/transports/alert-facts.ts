@@ -2,6 +2,7 @@ import type { AlertEvent, Run } from '../../db/schema.js';
 import { utcText } from '../../domain/durations.js';
 import { isWebLink } from '../../domain/text.js';
 import { zoneLabel } from '../../domain/time-zone.js';
+import type { IncidentAudience } from '../../domain/pagerduty-incident.js';
 import { alertView, type AlertViewInput } from '../alert-view.js';
 import { eventText, plainEventText, type EventText } from '../event-text.js';
 
@@ -31,6 +32,8 @@ export interface AlertFacts {
 export interface FactsInput extends AlertViewInput {
   event: Pick<AlertEvent, 'kind' | 'actor' | 'at' | 'data'>;
   lastRun?: Pick<Run, 'id' | 'logExcerpt' | 'logUrl' | 'stage'> | null;
+  /** Who reads it (src/notify/event-text/parts.ts): a tenant's destination unless said otherwise. */
+  audience?: IncidentAudience;
 }
 
 export function alertFacts(input: FactsInput, now: Date): AlertFacts {
