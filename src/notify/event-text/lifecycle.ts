@@ -4,12 +4,12 @@ import { openingCauseParts } from './duration.js';
 import { heldSentence } from './silence.js';
 import { incidentsToldTo, type IncidentAudience, type UnresolvedIncident } from '../../domain/pagerduty-incident.js';
 
-const opened: Renderer = ({ event, alert: a, workflow, d }) => {
+const opened: Renderer = ({ event, alert: a, workflow, d, offSlack }) => {
   const severity = str(d, 'severity') === 'critical' || (!str(d, 'severity') && a.severity === 'critical') ? 'critical' : 'warning';
   const count = num(d, 'consecutiveFailures') ?? a.consecutiveFailures;
   const escalateAt = severity === 'warning' ? date(d, 'escalateAt') : undefined;
   // An alert that opens critical pages like an escalation does (data.mention: the tenant's on-call).
-  const { mention, paging } = pagingOf(d);
+  const { mention, paging } = pagingOf(d, offSlack);
   return {
     what: 'opened',
     icon: severity,
@@ -39,9 +39,9 @@ function intermittentParts(d: Data): TextPart[] | undefined {
   return [t(` is failing intermittently: ${failed} of the last ${plural(window, 'run')} failed.${resolves}`)];
 }
 
-const escalated: Renderer = ({ event, alert: a, d }) => {
+const escalated: Renderer = ({ event, alert: a, d, offSlack }) => {
   const count = num(d, 'consecutiveFailures') ?? a.consecutiveFailures;
-  const { mention, paging } = pagingOf(d);
+  const { mention, paging } = pagingOf(d, offSlack);
   // An alert about a run that is still running (running long, a missed completion deadline) has no failures to count.
   const withCount = count > 0 ? [t(' with '), failures(count)] : [];
   const why =
