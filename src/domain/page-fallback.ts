@@ -58,6 +58,20 @@ export function pagePlan(target: PageTarget, ladder: readonly { step: PageStep; 
   return { kind: 'fell_back', to: target.rung.step, mention: { users: [...(named.users ?? [])], groups: named.group ? [named.group] : [] }, passed: target.passed };
 }
 
+/**
+ * Whom a page names where Slack's answer is not known (email, the webhook,
+ * PagerDuty). Slack picks the rung at send time from its directory
+ * (`pageTarget`, `pagePlan`), and it may pass over the names the page was
+ * made with; so elsewhere the page names the rung it starts at by role (the
+ * alert's owner, or the tenant's on-call: `pageLadder`'s first step), never a
+ * person Slack may pass over, and says that Slack's thread tells who is paged
+ * instead. Undefined for a page naming nobody.
+ */
+export function offSlackPage(page: Mention, tenantOnCall: Named): { startsAt: 'owner' | 'tenant_oncall' } | undefined {
+  if (page.users.length + page.groups.length === 0) return undefined;
+  return { startsAt: pageLadder(page, tenantOnCall, undefined)[0]!.step === 'owner' ? 'owner' : 'tenant_oncall' };
+}
+
 function count(n: Named): number {
   return (n.group ? 1 : 0) + (n.users?.length ?? 0);
 }

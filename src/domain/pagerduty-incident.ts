@@ -41,6 +41,39 @@ export interface UnresolvedIncident {
   /** `pagerduty:<12 hex digits of the key's SHA-256>`: names the key, never holds it. */
   destination: string;
   dedupKey: string;
+  /**
+   * Whose routing key it was when its trigger went: the tenant's own, or the
+   * platform's (PLATFORM_DESTINATIONS). Unknown for an incident triggered
+   * before this was recorded, which is taken as the platform's.
+   */
+  configuredBy?: 'tenant' | 'platform';
+}
+
+/** Who reads an event's words: the tenant's channel and destinations, or the platform's (its channel, PLATFORM_DESTINATIONS). */
+export type IncidentAudience = 'tenant' | 'platform';
+
+/**
+ * What an audience is told of the incidents a resolve cannot reach: the
+ * platform every one, by dedup_key and key id; a tenant its own keys' the
+ * same way, and only how many of the platform's stay open (tenants are
+ * untrusted: never the platform's key id or its incident's key).
+ */
+export function incidentsToldTo(audience: IncidentAudience, list: readonly UnresolvedIncident[]): { named: UnresolvedIncident[]; platformOnes: number } {
+  if (audience === 'platform') return { named: [...list], platformOnes: 0 };
+  const named = list.filter((i) => i.configuredBy === 'tenant');
+  return { named, platformOnes: list.length - named.length };
+}
+
+/**
+ * An event's data as an audience may read it raw (a webhook's `data`, the
+ * API's timeline): for a tenant, the platform's incidents left open are
+ * reduced to their count (`platformIncidentsOpen`). Other data unchanged.
+ */
+export function eventDataFor(audience: IncidentAudience, data: unknown): unknown {
+  if (audience === 'platform' || !data || typeof data !== 'object' || !Array.isArray((data as { unresolvedIncidents?: unknown }).unresolvedIncidents)) return data;
+  const { unresolvedIncidents: list, ...rest } = data as { unresolvedIncidents: UnresolvedIncident[] };
+  const { named, platformOnes } = incidentsToldTo('tenant', list.filter((i) => !!i && typeof i === 'object'));
+  return { ...rest, ...(named.length > 0 ? { unresolvedIncidents: named } : {}), ...(platformOnes > 0 ? { platformIncidentsOpen: platformOnes } : {}) };
 }
 
 /**
@@ -52,7 +85,7 @@ export interface UnresolvedIncident {
  * such incident, or another installation's); the thread says which incident
  * stays open, for a person to resolve in PagerDuty.
  */
-export function unresolvedIncidents(heard: readonly { destination: string; dedupKey: string }[], configured: readonly string[]): UnresolvedIncident[] {
+export function unresolvedIncidents(heard: readonly UnresolvedIncident[], configured: readonly string[]): UnresolvedIncident[] {
   const seen = new Set<string>();
   return heard.filter((h) => h.destination.startsWith('pagerduty:') && !configured.includes(h.destination) && !seen.has(h.destination) && seen.add(h.destination));
 }

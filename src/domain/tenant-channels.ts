@@ -27,3 +27,17 @@ export function channelRefusal(channel: string, context: { platformChannel?: str
   const managed = holder.source === 'api' ? ', managed over the API (PUT /api/v1/tenants)' : '';
   return `already belongs to tenant "${holder.id}"${managed}; give one of them another channel`;
 }
+
+/**
+ * Where a `/scheduler` answer that changed state for everyone (a pause,
+ * resume, run or maintenance window no thread tells) is said: in the channel
+ * of the workflow's tenant, where its alerts go, so the people there hear of
+ * it. Typed there, it is said there; typed elsewhere (the platform channel),
+ * it is posted in the tenant's channel and the typer is answered privately,
+ * naming it. A tenant with no channel, or a workflow in shadow (told only to
+ * the audit destination, the platform channel), is answered where typed.
+ */
+export function publicAnswerPlace(at: { typedIn: string; tenantChannel: string | null; shadow: boolean }): { kind: 'here' } | { kind: 'tenant_channel'; channel: string } {
+  if (!at.tenantChannel || at.shadow || at.tenantChannel === at.typedIn) return { kind: 'here' };
+  return { kind: 'tenant_channel', channel: at.tenantChannel };
+}

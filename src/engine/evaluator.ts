@@ -5,6 +5,7 @@ import type { CadenceProfile } from '../domain/cadence.js';
 import { evaluateHistory, nextAlertState, type Effect, type HistoryFacts } from '../domain/evaluate.js';
 import { failureNotes } from '../domain/fingerprint.js';
 import { lateReportOf } from '../domain/tick-match.js';
+import type { UnresolvedIncident } from '../domain/pagerduty-incident.js';
 import { recordAlertEvents, releaseHeldNotifications, type EventInput, type RoutingFacts } from '../ledger/alert-events.js';
 import { loadHistoryFacts } from '../ledger/history-facts.js';
 import { checkedRunsUpdate, type CheckedRun } from '../ledger/checked-runs.js';
@@ -34,6 +35,13 @@ export interface EvaluationTarget {
 type EvaluatorDeps = Pick<Deps, 'config' | 'launchers'>;
 type FlappingEffect = Extract<Effect, { type: 'flapping' }>;
 type MainEffect = Exclude<Effect, FlappingEffect>;
+
+/** `destination configuredBy dedupKey` (`-` when not recorded): neither a destination id nor `configuredBy` has a space in it. */
+function incidentOf(row: string): UnresolvedIncident {
+  const [destination = '', by = '-'] = row.split(' ', 2);
+  const dedupKey = row.slice(destination.length + by.length + 2);
+  return { destination, dedupKey, ...(by === 'tenant' || by === 'platform' ? { configuredBy: by } : {}) };
+}
 
 /**
  * Evaluates workflows whose rows the caller has already locked (`for update`
@@ -145,7 +153,7 @@ async function lockOpenAlerts(
     with checked as (${checkedRunsUpdate(checked)} returning 1)
     select a.*, array(select distinct n.destination from notifications n where n.alert_id = a.id and n.status <> 'skipped') as heard_by,
       array(
-        select distinct n.destination || ' ' || (n.result->>'dedupKey') from notifications n
+        select distinct n.destination || ' ' || coalesce(n.result->>'configuredBy', '-') || ' ' || (n.result->>'dedupKey') from notifications n
         where n.alert_id = a.id and n.status = 'sent' and n.destination like 'pagerduty:%' and n.result ? 'dedupKey'
       ) as incidents,
       array(
@@ -162,8 +170,7 @@ async function lockOpenAlerts(
     open,
     seenGroups,
     heard: rows.flatMap((r) => r.heardBy.map((destination) => ({ alertId: r.id, destination }))),
-    // `destination dedupKey`: a destination id has no space in it.
-    incidents: rows.flatMap((r) => r.incidents.map((i) => ({ alertId: r.id, destination: i.slice(0, i.indexOf(' ')), dedupKey: i.slice(i.indexOf(' ') + 1) }))),
+    incidents: rows.flatMap((r) => r.incidents.map((i) => ({ alertId: r.id, ...incidentOf(i) }))),
   };
 }
 

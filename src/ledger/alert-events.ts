@@ -131,7 +131,7 @@ export interface RoutingFacts {
   /** A destination with a row for the alert that was not skipped has been told the alert exists. */
   heard: { alertId: number; destination: string }[];
   /** The PagerDuty incidents each alert has opened: the routing key's destination id and the dedup_key its trigger was sent with. */
-  incidents: { alertId: number; destination: string; dedupKey: string }[];
+  incidents: ({ alertId: number } & UnresolvedIncident)[];
 }
 
 /**
@@ -156,14 +156,14 @@ async function loadRoutingFacts(trx: Transaction<Database>, alerts: Pick<Alert, 
     .execute();
   const incidents = await trx
     .selectFrom('notifications')
-    .select(['alertId', 'destination', sql<string>`result->>'dedupKey'`.as('dedupKey')])
+    .select(['alertId', 'destination', sql<string>`result->>'dedupKey'`.as('dedupKey'), sql<'tenant' | 'platform' | null>`result->>'configuredBy'`.as('configuredBy')])
     .distinct()
     .where('alertId', 'in', alertIds)
     .where('status', '=', 'sent')
     .where('destination', 'like', 'pagerduty:%')
     .where(sql<boolean>`result ? 'dedupKey'`)
     .execute();
-  return { workflows, heard, incidents };
+  return { workflows, heard, incidents: incidents.map(({ configuredBy, ...i }) => ({ ...i, ...(configuredBy ? { configuredBy } : {}) })) };
 }
 
 /** The destinations each event goes to under each one's routing rules. */

@@ -37,10 +37,10 @@ const RENDERERS: Record<string, Renderer> = {
 };
 
 /** The event in words, read defensively from its data (old rows may lack fields). */
-export function eventText({ event, alert, workflow }: EventTextInput): EventText {
+export function eventText({ event, alert, workflow, audience, offSlack }: EventTextInput): EventText {
   const d = (event.data ?? {}) as Data;
   const render = Object.hasOwn(RENDERERS, event.kind) ? RENDERERS[event.kind] : undefined;
-  const text = render ? render({ event, alert, workflow, d }) : { what: event.kind, icon: 'info' as const, parts: [t(`${event.kind.replace(/_/g, ' ')}.`)] };
+  const text = render ? render({ event, alert, workflow, d, ...(audience ? { audience } : {}), ...(offSlack ? { offSlack } : {}) }) : { what: event.kind, icon: 'info' as const, parts: [t(`${event.kind.replace(/_/g, ' ')}.`)] };
   return isShadowEvent(d) ? pingingNobody(text, event.actor) : text;
 }
 

@@ -5,6 +5,7 @@ import { shownDestination } from '../domain/destination-outage.js';
 import type { Scope } from '../ledger/alert-queries.js';
 import { alertDependencyDetail } from '../ledger/dependency-state.js';
 import { platformOnlyDestinations, type RoutingConfig } from '../ledger/destinations.js';
+import { eventDataFor } from '../domain/pagerduty-incident.js';
 
 export interface AlertFilter {
   status?: 'open' | 'resolved';
@@ -67,7 +68,8 @@ export async function getAlertDetail(db: Db, scope: Scope, id: number, routing: 
     .$if(page.after !== undefined, (q) => q.where('id', '>', page.after!))
     .limit(page.limit + 1)
     .execute();
-  const events = rows.slice(0, page.limit);
+  // A tenant token reads the platform's PagerDuty incidents left open as a count, never their key ids.
+  const events = rows.slice(0, page.limit).map((e) => (scope.tenantId ? { ...e, data: eventDataFor('tenant', e.data) as typeof e.data } : e));
   const eventsNext = rows.length > page.limit ? String(events[events.length - 1]!.id) : null;
   const handoffs = await timeline.where('kind', '=', 'owner_changed').execute();
   const shown = events.map((e) => e.id);

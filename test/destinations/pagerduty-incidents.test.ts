@@ -94,6 +94,27 @@ describe('a PagerDuty routing key changed while an incident is open', () => {
     expect(texts.some((m) => m.includes(KEY_A))).toBe(false);
   });
 
+  it('a PLATFORM key removed: the tenant\'s thread and webhook say a platform incident stays open without naming it; the platform channel names it', async () => {
+    const { rig, alert } = await setup([], { env: { PLATFORM_DESTINATIONS: JSON.stringify([pager(KEY_A)]) } });
+    await setDestinations(rig.destinations({ pagerduty: false }).filter((d) => d.kind === 'webhook'));
+    await recordEvent(t.db, rig.config, alert.id, 'opened', { now: at(0), data: { severity: 'critical' } });
+    await rig.drain();
+    expect(events.map((e) => [e.event_action, e.routing_key])).toEqual([['trigger', KEY_A]]);
+    const dedupKey = events[0]!.dedup_key as string;
+    const idA = destinationId(pager(KEY_A) as never, undefined);
+
+    (rig.config as { PLATFORM_DESTINATIONS: unknown[] }).PLATFORM_DESTINATIONS = [];
+    const resolved = await resolve(rig, alert.id, 30);
+    await rig.drain();
+    expect(resolved.data).toMatchObject({ unresolvedIncidents: [{ destination: idA, dedupKey, configuredBy: 'platform' }] });
+    const tenantSide = [...rig.slack.messages('C0ACME').map((m) => JSON.stringify(m)), ...rig.webhook.requests.map((r) => r.body)].join('\n');
+    expect(tenantSide).toContain("A PagerDuty incident on the platform's service stays open");
+    expect(tenantSide).not.toContain(idA);
+    expect(tenantSide).not.toContain(dedupKey);
+    const platform = rig.slack.messages('C0PLATFORM').map((m) => JSON.stringify(m));
+    expect(platform.some((m) => m.includes(dedupKey) && m.includes(idA) && m.includes('resolve it in PagerDuty'))).toBe(true);
+  });
+
   it('resolved by a run through the engine (the evaluator’s own routing read): the same note, nothing to the new key', async () => {
     const { rig, alert, wf } = await setup([pager(KEY_A)]);
     await recordEvent(t.db, rig.config, alert.id, 'opened', { now: at(0), data: { severity: 'critical' } });

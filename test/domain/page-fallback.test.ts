@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { onCallReach, pageTarget } from '../../src/domain/oncall-reach.js';
-import { pageLadder, pagePlan } from '../../src/domain/page-fallback.js';
+import { offSlackPage, pageLadder, pagePlan } from '../../src/domain/page-fallback.js';
 
 describe('pageLadder: the rungs a page climbs', () => {
   const oncall = { group: 'SACME' };
@@ -36,5 +36,13 @@ describe('pagePlan: what the page says in each channel', () => {
 
   it('the first rung reached: the page as made', () => {
     expect(pagePlan(pageTarget([ops(['U0OPS'])]), ladder, 'tenant')).toEqual({ kind: 'as_made' });
+  });
+});
+
+describe('offSlackPage: a page told where Slack cannot be asked whom a name reaches', () => {
+  it('names the rung the page starts at by role: the tenant’s on-call when it names exactly them, else the owner; nobody named, nothing', () => {
+    expect(offSlackPage({ users: [], groups: ['S0ONCALL'] }, { group: 'S0ONCALL' })).toEqual({ startsAt: 'tenant_oncall' });
+    expect(offSlackPage({ users: ['U0ALICE'], groups: [] }, { group: 'S0ONCALL' })).toEqual({ startsAt: 'owner' });
+    expect(offSlackPage({ users: [], groups: [] }, { group: 'S0ONCALL' })).toBeUndefined();
   });
 });

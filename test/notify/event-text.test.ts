@@ -48,7 +48,7 @@ const alert = (over: Partial<Alert> = {}): Alert =>
     ...over,
   }) as Alert;
 const workflow = { id: 7, name: 'quality-check', cron: '*/5 * * * *', timezone: 'Europe/Berlin' } as Workflow;
-const tenant = { id: 'acme', name: 'Acme Analytics', channel: 'CACME', destinations: [] } as unknown as Tenant;
+const tenant = { id: 'acme', name: 'Acme Analytics', channel: 'CACME', destinations: [], oncall: { group: 'S0ONCALL' } } as unknown as Tenant;
 
 type Case = [name: string, kind: string, actor: string | null, data: Record<string, unknown>, alert?: Partial<Alert>];
 const resolvedAlert = { status: 'resolved', resolvedAt: NOW } as Partial<Alert>;
@@ -112,6 +112,8 @@ function render([, kind, actor, data, over]: Case) {
   const a = alert(over);
   const event = { id: 900, alertId: a.id, kind, actor, at: NOW, data } as AlertEvent;
   const model = eventText({ event, alert: a, workflow });
+  // Email, webhook and PagerDuty cannot ask Slack whom a name reaches: a page names its rung by role there.
+  const offSlack = eventText({ event, alert: a, workflow, offSlack: { tenantOnCall: { group: 'S0ONCALL' } } });
   const card: AlertCard = { alert: a, workflow, tenant, lastRun: null, hasLauncher: true };
   const slack = renderAlertReply(event, card, NOW);
   const facts = alertFacts({ alert: a, workflow, tenant, event, lastRun: null }, NOW);
@@ -120,7 +122,7 @@ function render([, kind, actor, data, over]: Case) {
   const webhook = webhookPayload(input, null, undefined);
   const action = pagerDutyAction(event);
   const pd = action ? (pagerDutyEvent(input, 'rk', 'scheduler-bot:alert:1', action, null) as { event_action: string; payload?: { summary: string } }) : undefined;
-  return { model, slack, email, webhook, pd };
+  return { model, offSlack, slack, email, webhook, pd };
 }
 
 /** Slack's section mrkdwn read back as plain text: what a reader sees, markup and emoji aside. */
@@ -139,7 +141,7 @@ function slackAsPlain(mrkdwn: string): string {
 
 describe('one event text, every destination', () => {
   it.each(CASES)('%s', (...c) => {
-    const { model, slack, email, webhook, pd } = render(c as Case);
+    const { model, offSlack, slack, email, webhook, pd } = render(c as Case);
     expect({
       slack: { section: (slack.blocks[0] as unknown as { text: { text: string } }).text.text, text: slack.text },
       email: email.text.split('\n')[2],
@@ -147,11 +149,13 @@ describe('one event text, every destination', () => {
       pagerduty: pd ? { action: pd.event_action, ...(pd.payload ? { summary: pd.payload.summary } : {}) } : 'nothing sent',
     }).toMatchSnapshot();
 
-    // No two destinations disagree: each shows the same sentence from the same parts.
-    const plain = plainEventText(model);
-    expect(slackAsPlain((slack.blocks[0] as unknown as { text: { text: string } }).text.text)).toBe(plain);
+    // No two destinations disagree: each shows the same sentence from the same parts (off Slack, a page's
+    // names as the rung's role: only Slack knows whom they reach).
+    expect(slackAsPlain((slack.blocks[0] as unknown as { text: { text: string } }).text.text)).toBe(plainEventText(model));
+    const plain = plainEventText(offSlack);
+    if (!model.mention) expect(plain).toBe(plainEventText(model));
     expect(email.text).toContain(`\n${plain}\n`);
-    expect(webhook.text).toEqual(eventTextFields(model));
+    expect(webhook.text).toEqual(eventTextFields(offSlack));
     expect(webhook.summary.endsWith(plain)).toBe(true);
     if (pd?.payload) expect(pd.payload.summary).toBe(`Acme Analytics / quality-check: ${plain}`);
     // The notification text is plain language naming tenant and workflow.

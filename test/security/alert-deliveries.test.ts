@@ -59,4 +59,19 @@ describe("an alert's deliveries", () => {
     expect(asTenant.body.notifications.map((n: { destination: string }) => n.destination).sort()).toEqual(['email:oncall@acme.example.com', 'slack:CACME']);
     for (const hidden of ['platform-oncall', 'platform-hooks', 'internal-router', 'CPLAT']) expect(asTenant.text).not.toContain(hidden);
   });
+
+  it("a PagerDuty incident of the platform's left open by a resolve: the tenant token reads a count, never the key's id or the incident's key", async () => {
+    const alert = await t.db.selectFrom('alerts').select('id').executeTakeFirstOrThrow();
+    const incidents = [
+      { destination: 'pagerduty:aaaaaaaaaaaa', dedupKey: 'scheduler-bot:0123abcd4567:alert:1', configuredBy: 'platform' },
+      { destination: 'pagerduty:bbbbbbbbbbbb', dedupKey: 'scheduler-bot:0123abcd4567:alert:1', configuredBy: 'tenant' },
+    ];
+    await t.db.insertInto('alertEvents').values({ alertId: alert.id, at: T0, kind: 'resolved', actor: null, data: JSON.stringify({ unresolvedIncidents: incidents }) }).execute();
+    const asTenant = await apiClient(app.url, TOKEN)('GET', `/api/v1/alerts/${alert.id}`);
+    const resolved = asTenant.body.events.find((e: { kind: string }) => e.kind === 'resolved');
+    expect(resolved.data).toEqual({ unresolvedIncidents: [incidents[1]], platformIncidentsOpen: 1 });
+    expect(asTenant.text).not.toContain('pagerduty:aaaaaaaaaaaa');
+    const asAdmin = await apiClient(app.url, ADMIN)('GET', `/api/v1/alerts/${alert.id}`);
+    expect(asAdmin.body.events.find((e: { kind: string }) => e.kind === 'resolved').data).toEqual({ unresolvedIncidents: incidents });
+  });
 });

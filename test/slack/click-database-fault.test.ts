@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { beforeAll, expect, it } from 'vitest';
-import { ACTION } from '../../src/slack/blocks/ids.js';
+import { ACTION, RESOLVE_FIELD, VIEW } from '../../src/slack/blocks/ids.js';
+import { resolveMetadata } from '../../src/slack/blocks/resolve-modal.js';
 import type { TestDatabase } from '../helpers/db.js';
 import { fireTick, type Engine } from '../helpers/engine-harness.js';
 import { minutes } from '../helpers/factories.js';
@@ -102,4 +103,38 @@ it('a click or a command that fails for another reason (a bug) is answered with 
   } finally {
     await fixed();
   }
+});
+
+/** A modal's submission, signed as Slack sends it (the note filled in): its work runs after the ack, so the modal has closed. */
+function submitResolve(alertId: number, user: string) {
+  return rig.interact({
+    type: 'view_submission',
+    team: { id: 'T0TEST' },
+    user: { id: user },
+    api_app_id: 'A0TEST',
+    view: {
+      id: 'V1',
+      callback_id: VIEW.resolve,
+      private_metadata: resolveMetadata({ alertId, channel: 'CACME', messageTs: null }),
+      state: { values: { [RESOLVE_FIELD.note.block]: { [RESOLVE_FIELD.note.action]: { type: 'plain_text_input', value: 'restored by hand' } } } },
+    },
+  });
+}
+
+it('a modal submission that fails for a bug: the submitter hears a reference privately in the channel, never the error', async () => {
+  const alert = await t.db.selectFrom('alerts').select('id').where('status', '=', 'open').executeTakeFirstOrThrow();
+  const fixed = await brokenAlerts();
+  try {
+    const before = rig.slack.callsTo('chat.postEphemeral').length;
+    const answered = await submitResolve(alert.id, 'U0LEAD');
+    expect(answered.status).toBe(200);
+    expect(answered.text).toBe('');
+    const told = await eventually(() => rig.slack.callsTo('chat.postEphemeral').slice(before)[0] ?? Promise.reject(new Error('no answer yet')), 5_000);
+    expect(told).toMatchObject({ channel: 'CACME', args: { user: 'U0LEAD' } });
+    expect(String(told.text)).toMatch(BUG_ANSWER);
+    expect(String(told.text)).not.toContain('secret_internal_table');
+  } finally {
+    await fixed();
+  }
+  expect((await t.db.selectFrom('alerts').select('status').where('id', '=', alert.id).executeTakeFirstOrThrow()).status).toBe('open');
 });

@@ -96,3 +96,29 @@ describe('a state change no thread tells is answered in the channel', () => {
     expect(second.text).toContain('The open alert shows who started it and how it ends.');
   });
 });
+
+describe('typed in the platform channel about a tenant’s workflow', () => {
+  const toldIn = (channel: string, since: number) => rig.slack.callsTo('chat.postMessage').slice(since).filter((c) => c.channel === channel);
+
+  it('the tenant’s channel (where its alerts go) is told; the typer is answered privately, naming where', async () => {
+    const since = rig.slack.callsTo('chat.postMessage').length;
+    await rig.command('pause acme/nightly-pipeline vendor outage', { channel: 'CPLAT', user: 'U0OPS' });
+    const paused = await answer(0);
+    expect(paused.response_type).toBe('ephemeral');
+    expect(paused.text).toMatch(/^Told in <#CACME>: <@U0OPS> paused \*nightly-pipeline\* \(vendor outage\)/);
+    const told = await eventually(() => toldIn('CACME', since)[0] ?? Promise.reject(new Error('not told yet')));
+    expect(told.text).toMatch(/^<@U0OPS> paused \*nightly-pipeline\* \(vendor outage\): nothing fires/);
+
+    await rig.command('maintenance acme/nightly-pipeline 2h db upgrade', { channel: 'CPLAT', user: 'U0OPS' });
+    expect((await answer(1)).text).toMatch(/^Told in <#CACME>: <@U0OPS> set maintenance for \*nightly-pipeline\*/);
+    await eventually(() => expect(toldIn('CACME', since).map((c) => String(c.text))).toEqual([expect.stringContaining('paused'), expect.stringContaining('set maintenance')]));
+    expect(toldIn('CPLAT', since)).toEqual([]);
+  });
+
+  it('typed in the tenant’s own channel: said there, as before, and nothing posted elsewhere', async () => {
+    const since = rig.slack.callsTo('chat.postMessage').length;
+    await rig.command('pause nightly-pipeline', { channel: 'CACME', user: 'U0OPS' });
+    expect((await answer(0)).response_type).toBe('in_channel');
+    expect(rig.slack.callsTo('chat.postMessage').slice(since)).toEqual([]);
+  });
+});

@@ -63,8 +63,8 @@ const reply = (what: string, icon: EventIcon, parts: TextPart[]): EventText => (
 /** The duration events as replies in the open alert's thread. */
 export const durationTexts = {
   running_long: ({ event, d }) => reply('running_long', 'warning', [t('Running long: '), ...longParts(d, event.at)]),
-  completion_missed: ({ d }) => {
-    const { mention, paging } = pagingOf(d);
+  completion_missed: ({ d, offSlack }) => {
+    const { mention, paging } = pagingOf(d, offSlack);
     return { ...reply('completion_missed', 'critical', [t('Completion deadline missed: '), ...deadlineParts(d), ...paging]), ...(mention ? { mention } : {}) };
   },
   too_fast: ({ d }) => {

@@ -2,13 +2,14 @@ import { plural, relativeTime } from '../../domain/durations.js';
 import { code, date, detailOf, failures, num, pagingOf, person, str, strong, t, user, type Data, type EventInput, type EventTextInput, type EventText, type Renderer, type TextPart } from './parts.js';
 import { openingCauseParts } from './duration.js';
 import { heldSentence } from './silence.js';
+import { incidentsToldTo, type IncidentAudience, type UnresolvedIncident } from '../../domain/pagerduty-incident.js';
 
-const opened: Renderer = ({ event, alert: a, workflow, d }) => {
+const opened: Renderer = ({ event, alert: a, workflow, d, offSlack }) => {
   const severity = str(d, 'severity') === 'critical' || (!str(d, 'severity') && a.severity === 'critical') ? 'critical' : 'warning';
   const count = num(d, 'consecutiveFailures') ?? a.consecutiveFailures;
   const escalateAt = severity === 'warning' ? date(d, 'escalateAt') : undefined;
   // An alert that opens critical pages like an escalation does (data.mention: the tenant's on-call).
-  const { mention, paging } = pagingOf(d);
+  const { mention, paging } = pagingOf(d, offSlack);
   return {
     what: 'opened',
     icon: severity,
@@ -38,9 +39,9 @@ function intermittentParts(d: Data): TextPart[] | undefined {
   return [t(` is failing intermittently: ${failed} of the last ${plural(window, 'run')} failed.${resolves}`)];
 }
 
-const escalated: Renderer = ({ event, alert: a, d }) => {
+const escalated: Renderer = ({ event, alert: a, d, offSlack }) => {
   const count = num(d, 'consecutiveFailures') ?? a.consecutiveFailures;
-  const { mention, paging } = pagingOf(d);
+  const { mention, paging } = pagingOf(d, offSlack);
   // An alert about a run that is still running (running long, a missed completion deadline) has no failures to count.
   const withCount = count > 0 ? [t(' with '), failures(count)] : [];
   const why =
@@ -90,12 +91,12 @@ const flapping: Renderer = ({ d }) => {
   return { what: 'flapping', icon: 'flapping', parts: [t(`Flapping: ${seen}. It will resolve after ${need ? plural(need, 'success', 'successes') : 'several successes'} in a row.`)] };
 };
 
-function resolvedText(event: EventInput, a: EventTextInput['alert'], d: Data): EventText {
+function resolvedText(event: EventInput, a: EventTextInput['alert'], d: Data, audience: IncidentAudience): EventText {
   const seconds = num(d, 'durationSeconds');
   const end = a.resolvedAt ?? event.at;
   const ms = seconds !== undefined ? seconds * 1000 : end.getTime() - a.openedAt.getTime();
   const after: TextPart = { type: 'duration', ms };
-  const held = [...heldSentence(d.heldWhileSilenced), ...unresolvedIncidentParts(d)];
+  const held = [...heldSentence(d.heldWhileSilenced), ...unresolvedIncidentParts(d, audience)];
   const note = str(d, 'note');
   const quote = note ? { quote: note } : {};
   switch (str(d, 'by') ?? 'run') {
@@ -145,19 +146,30 @@ function lateReportParts(d: Data): TextPart[] {
 /**
  * PagerDuty incidents this resolve cannot reach (src/domain/pagerduty-incident.ts unresolvedIncidents):
  * their routing key was changed or removed while they were open. Named by dedup_key and by the key's id
- * (a digest), never the key, for a person to resolve them in PagerDuty.
+ * (a digest), never the key, for a person to resolve them in PagerDuty; a tenant's audience hears only
+ * that the platform's stay open (`incidentsToldTo`).
  */
-function unresolvedIncidentParts(d: Data): TextPart[] {
-  const list = Array.isArray(d.unresolvedIncidents) ? (d.unresolvedIncidents as Data[]) : [];
-  return list.flatMap((i) => {
+function unresolvedIncidentParts(d: Data, audience: IncidentAudience): TextPart[] {
+  const list = (Array.isArray(d.unresolvedIncidents) ? (d.unresolvedIncidents as Data[]) : []).flatMap((i): UnresolvedIncident[] => {
     const dedupKey = str(i, 'dedupKey');
     const destination = str(i, 'destination');
-    if (!dedupKey || !destination) return [];
-    return [t(' PagerDuty incident '), code(dedupKey), t(' was opened under routing key '), code(destination), t(', which is no longer configured: it stays open, resolve it in PagerDuty.')];
+    const by = str(i, 'configuredBy');
+    return dedupKey && destination ? [{ dedupKey, destination, ...(by === 'tenant' || by === 'platform' ? { configuredBy: by } : {}) }] : [];
   });
+  const { named, platformOnes } = incidentsToldTo(audience, list);
+  const parts = named.flatMap(({ dedupKey, destination }) => [
+    t(' PagerDuty incident '),
+    code(dedupKey),
+    t(' was opened under routing key '),
+    code(destination),
+    t(', which is no longer configured: it stays open, resolve it in PagerDuty.'),
+  ]);
+  if (platformOnes === 0) return parts;
+  const which = platformOnes === 1 ? "A PagerDuty incident on the platform's service stays open" : `${platformOnes} PagerDuty incidents on the platform's services stay open`;
+  return [...parts, t(` ${which} (its routing key is no longer configured): the platform's on-call resolves it there.`)];
 }
 
-const resolved: Renderer = ({ event, alert, d }) => resolvedText(event, alert, d);
+const resolved: Renderer = ({ event, alert, d, audience }) => resolvedText(event, alert, d, audience ?? 'tenant');
 
 /** An alert's life: opening, escalating, a new error, flapping, resolving. */
 export const lifecycleTexts = { opened, escalated, error_group_changed: errorGroupChanged, flapping, resolved } satisfies Record<string, Renderer>;

@@ -34,7 +34,7 @@ const ownerChanged: Renderer = ({ event, alert: a, d }) => {
   return { what: 'owner_changed:reassign', icon: 'reassign', parts, ...quote };
 };
 
-const reminder: Renderer = ({ event, alert: a, workflow, d }) => {
+const reminder: Renderer = ({ event, alert: a, workflow, d, offSlack }) => {
   const since = date(d, 'since');
   const when = since ? [t(' '), { type: 'time', at: since, relative: relativeTime(since, event.at), lead: 'relative' } as TextPart] : [];
   const still = [t(' The alert is still failing with '), failures(a.consecutiveFailures), t('.')];
@@ -43,7 +43,7 @@ const reminder: Renderer = ({ event, alert: a, workflow, d }) => {
     return { what: 'reminder:silenced', icon: 'reminder', parts: [t('Reminder: this alert was silenced until it resolves'), ...when, t('.'), ...still] };
   }
   if (str(d, 'about') === 'unowned') {
-    const { mention, paging } = pagingOf(d);
+    const { mention, paging } = pagingOf(d, offSlack);
     return {
       what: 'reminder:unowned',
       icon: 'reminder',
@@ -77,13 +77,13 @@ const ownerConfirmed: Renderer = ({ event, d }) => ({
   parts: [person(str(d, 'ownerUser') ?? event.actor), t(' is still on it. The reminders start over.')],
 });
 
-const ownershipExpired: Renderer = ({ event, alert: a, d }) => {
+const ownershipExpired: Renderer = ({ event, alert: a, d, offSlack }) => {
   const since = date(d, 'ownedSince');
   const held = since ? [t(' after '), { type: 'duration', ms: event.at.getTime() - since.getTime() } as TextPart] : [];
   const ended = (how: string) => [t('Ownership by '), person(str(d, 'previousUser'), false), t(how), ...held];
   const reminders = typeof d.reminders === 'number' ? d.reminders : null;
   if (str(d, 'reason') === 'unanswered' && reminders !== null) {
-    const { mention, paging } = pagingOf(d);
+    const { mention, paging } = pagingOf(d, offSlack);
     return {
       what: 'ownership_expired:unanswered',
       icon: 'expired',

@@ -1,5 +1,7 @@
 import type { AlertEvent } from '../../db/schema.js';
 import { plural } from '../../domain/durations.js';
+import type { IncidentAudience } from '../../domain/pagerduty-incident.js';
+import { offSlackPage, type Named } from '../../domain/page-fallback.js';
 import type { AlertViewAlert } from '../alert-view.js';
 
 /**
@@ -70,6 +72,18 @@ export interface EventTextInput {
   event: EventInput;
   alert: Pick<AlertViewAlert, 'severity' | 'consecutiveFailures' | 'openedAt' | 'resolvedAt' | 'ownerTeam' | 'ownerUser' | 'errorGroup' | 'lastError' | 'silencedUntil' | 'silencedBy' | 'silenceReason'>;
   workflow: { name: string };
+  /**
+   * Who reads it: the tenant's channel and destinations (the default: tenants
+   * are untrusted), or the platform's (its channel, PLATFORM_DESTINATIONS),
+   * which alone hear the platform's own PagerDuty keys named.
+   */
+  audience?: IncidentAudience;
+  /** Rendered for a destination other than Slack: a page names its rung by role (`pagingOf`), with the tenant's on-call to tell which. */
+  offSlack?: OffSlack;
+}
+
+export interface OffSlack {
+  tenantOnCall: Named;
 }
 
 export type Data = Record<string, unknown>;
@@ -108,11 +122,20 @@ export function detailOf(text: string | undefined): { detail?: string } {
   return text ? { detail: text } : {};
 }
 
-/** Who an event pages (`data.mention`, set by the engine): the mention, when anyone is named, and its " Paging …." words. */
-export function pagingOf(d: Data): { mention?: { users: string[]; groups: string[] }; paging: TextPart[] } {
+/**
+ * Who an event pages (`data.mention`, set by the engine): the mention, when anyone is named, and its
+ * " Paging …." words. Off Slack (`offSlack`: email, webhook, PagerDuty, which cannot ask Slack who a
+ * name reaches) the words name the rung by role (src/domain/page-fallback.ts `offSlackPage`).
+ */
+export function pagingOf(d: Data, offSlack?: OffSlack): { mention?: { users: string[]; groups: string[] }; paging: TextPart[] } {
   if (!d.mention || typeof d.mention !== 'object') return { paging: [] };
   const mention = { users: strings((d.mention as Data).users), groups: strings((d.mention as Data).groups) };
   if (mention.users.length + mention.groups.length === 0) return { paging: [] };
+  const page = offSlack && offSlackPage(mention, offSlack.tenantOnCall);
+  if (page) {
+    const rung = page.startsAt === 'owner' ? "the alert's owner" : "the tenant's on-call";
+    return { mention, paging: [t(` Paging ${rung} in Slack; if Slack finds they reach nobody, the thread there says who is paged instead.`)] };
+  }
   const who = [...mention.users.map(user), ...mention.groups.map((id): TextPart => ({ type: 'group', id }))];
   return { mention, paging: [t(' Paging '), ...joinParts(who), t('.')] };
 }

@@ -2,6 +2,8 @@ import type { AlertEvent, Run } from '../../db/schema.js';
 import { utcText } from '../../domain/durations.js';
 import { isWebLink } from '../../domain/text.js';
 import { zoneLabel } from '../../domain/time-zone.js';
+import type { IncidentAudience } from '../../domain/pagerduty-incident.js';
+import type { Named } from '../../domain/page-fallback.js';
 import { alertView, type AlertViewInput } from '../alert-view.js';
 import { eventText, plainEventText, type EventText } from '../event-text.js';
 
@@ -29,8 +31,12 @@ export interface AlertFacts {
 }
 
 export interface FactsInput extends AlertViewInput {
+  /** The tenant's on-call (`tenants.oncall`): which rung a page starts at, named by role off Slack (src/domain/page-fallback.ts `offSlackPage`). */
+  tenant: AlertViewInput['tenant'] & { oncall?: Named | null };
   event: Pick<AlertEvent, 'kind' | 'actor' | 'at' | 'data'>;
   lastRun?: Pick<Run, 'id' | 'logExcerpt' | 'logUrl' | 'stage'> | null;
+  /** Who reads it (src/notify/event-text/parts.ts): a tenant's destination unless said otherwise. */
+  audience?: IncidentAudience;
 }
 
 export function alertFacts(input: FactsInput, now: Date): AlertFacts {
@@ -53,7 +59,8 @@ export function alertFacts(input: FactsInput, now: Date): AlertFacts {
   if (view.errorGroup) fields.push({ label: 'Error group', value: errorGroupText(view.errorGroup) });
   if (view.stage) fields.push({ label: 'Failing stage', value: view.stage });
 
-  const text = eventText(input);
+  // Off Slack, whatever the destination: a page names its rung by role, as only Slack can tell whom a name reaches.
+  const text = eventText({ ...input, offSlack: { tenantOnCall: input.tenant.oncall ?? {} } });
   return {
     headline: view.headline,
     eventLine: plainEventText(text),

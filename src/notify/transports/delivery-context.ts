@@ -1,7 +1,8 @@
 import type { DestinationSpec } from '../../config/workflows-file.js';
 import type { Db } from '../../db/connect.js';
 import { shownDestination } from '../../domain/destination-outage.js';
-import { routesFor, type RoutingConfig } from '../../ledger/destinations.js';
+import type { IncidentAudience } from '../../domain/pagerduty-incident.js';
+import { platformOnlyDestinations, routesFor, type RoutingConfig } from '../../ledger/destinations.js';
 import type { DeliveryInput, DeliveryResult } from '../transport.js';
 
 /**
@@ -31,6 +32,14 @@ export function destinationSpecFor<K extends DestinationSpec['kind']>(
  */
 function isLegacyWebhookId(id: string, spec: DestinationSpec | undefined): boolean {
   return spec?.kind === 'webhook' && id === `webhook:${spec.url}`;
+}
+
+/**
+ * Who reads what is sent to the row's destination: the platform (its channel,
+ * PLATFORM_DESTINATIONS the tenant does not list itself) or the tenant.
+ */
+export function audienceOf(input: Pick<DeliveryInput, 'notification' | 'tenant'>, config: RoutingConfig): IncidentAudience {
+  return platformOnlyDestinations(input.tenant, config).has(input.notification.destination) ? 'platform' : 'tenant';
 }
 
 export function isResult(v: unknown): v is DeliveryResult {

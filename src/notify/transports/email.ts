@@ -5,7 +5,7 @@ import type { Severity } from '../../db/schema.js';
 import type { RoutingConfig } from '../../ledger/destinations.js';
 import { LEASE_LOST, type DeliveryInput, type DeliveryResult, type Transport } from '../transport.js';
 import { alertFacts } from './alert-facts.js';
-import { destinationSpecFor, isResult, threadRootOf } from './delivery-context.js';
+import { audienceOf, destinationSpecFor, isResult, threadRootOf } from './delivery-context.js';
 import { domainOf, messageIdFor, renderAlertEmail } from './email-message.js';
 
 /** What the transport needs to hand a message to SMTP; nodemailer in production. */
@@ -51,7 +51,7 @@ export function emailTransport(
       const root = await threadRootOf(deps.db, n.alertId, n.destination);
       const isRoot = !root || root.notificationId === n.id;
       const threadSeverity = severityAt(input, root?.eventAt ?? input.event.at);
-      const facts = alertFacts({ alert: input.alert, workflow: input.workflow, tenant: input.tenant, event: input.event, lastRun: input.lastRun }, input.now);
+      const facts = alertFacts({ alert: input.alert, workflow: input.workflow, tenant: input.tenant, event: input.event, lastRun: input.lastRun, audience: audienceOf(input, deps.config) }, input.now);
       const message = renderAlertEmail({
         facts,
         tenantName: input.tenant.name,

@@ -2,12 +2,12 @@ import type { Config } from '../../config/env.js';
 import type { Db } from '../../db/connect.js';
 import type { RoutingConfig } from '../../ledger/destinations.js';
 import { sql } from 'kysely';
-import { incidentDedupKey, installationOf } from '../../domain/pagerduty-incident.js';
+import { incidentDedupKey, installationOf, type IncidentAudience } from '../../domain/pagerduty-incident.js';
 import { cutText } from '../../domain/text.js';
 import { type DeliveryInput, type DeliveryResult, type LastRun, type Transport, LEASE_LOST } from '../transport.js';
 import { ownerChange } from '../event-text.js';
 import { alertFacts } from './alert-facts.js';
-import { destinationSpecFor, isResult } from './delivery-context.js';
+import { audienceOf, destinationSpecFor, isResult } from './delivery-context.js';
 import { postJson } from './post-json.js';
 
 export type PagerDutyAction = 'trigger' | 'acknowledge' | 'resolve';
@@ -72,11 +72,11 @@ export function pagerDutyActions(event: Pick<DeliveryInput['event'], 'kind' | 'a
   return { send: [action] };
 }
 
-export function pagerDutyEvent(input: DeliveryInput, routingKey: string, dedupKey: string, action: PagerDutyAction, lastRun: LastRun | null, publicUrl?: string) {
+export function pagerDutyEvent(input: DeliveryInput, routingKey: string, dedupKey: string, action: PagerDutyAction, lastRun: LastRun | null, publicUrl?: string, audience: IncidentAudience = 'tenant') {
   const base = { routing_key: routingKey, event_action: action, dedup_key: dedupKey };
   if (action !== 'trigger') return base;
   const { alert: a, workflow: w, tenant: t } = input;
-  const facts = alertFacts({ alert: a, workflow: w, tenant: t, event: input.event, lastRun }, input.now);
+  const facts = alertFacts({ alert: a, workflow: w, tenant: t, event: input.event, lastRun, audience }, input.now);
   return {
     ...base,
     payload: {
@@ -122,10 +122,11 @@ export function pagerDutyTransport(deps: { db: Db; config: RoutingConfig & Pick<
       const spec = destinationSpecFor(input, deps.config, 'pagerduty');
       // Never another key's: a dedup_key is per service, and the incident is on the key it was triggered with.
       if (isResult(spec)) return spec.kind === 'permanent' ? { ...spec, error: `${spec.error}: PagerDuty incident ${dedupKey} stays open there; resolve it in PagerDuty` } : spec;
+      const audience = audienceOf(input, deps.config);
       let status = 0;
       // In order, each safe to send again (the dedup_key): a failure after the trigger retries both.
       for (const action of plan.send) {
-        const body = JSON.stringify(pagerDutyEvent(input, spec.routingKey, dedupKey, action, action === 'trigger' ? input.lastRun : null, deps.config.PUBLIC_URL));
+        const body = JSON.stringify(pagerDutyEvent(input, spec.routingKey, dedupKey, action, action === 'trigger' ? input.lastRun : null, deps.config.PUBLIC_URL, audience));
         const lease = await input.keepLease();
         if (!lease) return LEASE_LOST;
         const outcome = await postJson(deps.config.EVENTS_API_URL, body, { timeoutMs, now: input.now, tenantId: input.tenant.id, signal: lease });
@@ -133,7 +134,8 @@ export function pagerDutyTransport(deps: { db: Db; config: RoutingConfig & Pick<
         status = outcome.status;
       }
       const action = plan.send.join('+');
-      return { kind: 'sent', ref: dedupKey, result: { action, dedupKey, status } };
+      // Whose key it is, kept with the incident: a tenant's thread never names the platform's (pagerduty-incident.ts).
+      return { kind: 'sent', ref: dedupKey, result: { action, dedupKey, status, configuredBy: audience } };
     },
   };
 }

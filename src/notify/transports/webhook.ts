@@ -8,7 +8,8 @@ import { SIGNATURE_HEADER, signLaunchRequest, TIMESTAMP_HEADER } from '../../lau
 import { type DeliveryInput, type DeliveryResult, type LastRun, type Transport, LEASE_LOST } from '../transport.js';
 import { eventTextFields } from '../event-text.js';
 import { alertFacts } from './alert-facts.js';
-import { destinationSpecFor, isResult } from './delivery-context.js';
+import { audienceOf, destinationSpecFor, isResult } from './delivery-context.js';
+import { eventDataFor, type IncidentAudience } from '../../domain/pagerduty-incident.js';
 import { postJson } from './post-json.js';
 
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
@@ -23,9 +24,9 @@ export interface WebhookOptions {
  * The JSON body of one webhook delivery: the event and the alert as it is now.
  * A stable, documented shape (docs/destinations.md, "Webhook receivers"); add fields, never rename.
  */
-export function webhookPayload(input: DeliveryInput, lastRun: LastRun | null, publicUrl: string | undefined) {
+export function webhookPayload(input: DeliveryInput, lastRun: LastRun | null, publicUrl: string | undefined, audience: IncidentAudience = 'tenant') {
   const { alert: a, workflow: w, tenant: t, event: e, notification: n } = input;
-  const facts = alertFacts({ alert: a, workflow: w, tenant: t, event: e, lastRun }, input.now);
+  const facts = alertFacts({ alert: a, workflow: w, tenant: t, event: e, lastRun, audience }, input.now);
   const base = publicUrl?.replace(/\/+$/, '');
   return {
     idempotencyKey: n.idempotencyKey,
@@ -56,7 +57,7 @@ export function webhookPayload(input: DeliveryInput, lastRun: LastRun | null, pu
     },
     tenant: { id: t.id, name: t.name },
     workflow: { id: w.id, name: w.name, cron: w.cron, timezone: w.timezone },
-    data: e.data,
+    data: eventDataFor(audience, e.data),
     links: {
       log: facts.logUrl ?? null,
       workflow: base ? `${base}/api/v1/workflows/${encodeURIComponent(t.id)}/${encodeURIComponent(w.name)}` : null,
@@ -80,7 +81,7 @@ export function webhookTransport(deps: { db: Db; config: RoutingConfig & Pick<Co
     async deliver(input: DeliveryInput): Promise<DeliveryResult> {
       const spec = destinationSpecFor(input, deps.config, 'webhook');
       if (isResult(spec)) return spec;
-      const body = JSON.stringify(webhookPayload(input, input.lastRun, deps.config.PUBLIC_URL));
+      const body = JSON.stringify(webhookPayload(input, input.lastRun, deps.config.PUBLIC_URL, audienceOf(input, deps.config)));
       const timestamp = Math.floor(input.now.getTime() / 1000);
       const lease = await input.keepLease();
       if (!lease) return LEASE_LOST;

@@ -11,6 +11,7 @@ import { eventFallback, eventMrkdwn } from './event-text.js';
 import { slackDate, userMention } from './format.js';
 import { capBlocks, checkId, codeBlock, cutMrkdwn, LIMITS, mrkdwn, omittedNote, plain, safeText, truncate } from './limits.js';
 import type { Block, SlackMessage } from './types.js';
+import type { IncidentAudience } from '../../domain/pagerduty-incident.js';
 
 /** Everything a root message shows: the alert as it is now. The facts are decided in alertView; this file renders them. */
 export interface AlertCard extends AlertViewInput {
@@ -24,6 +25,8 @@ export interface AlertCard extends AlertViewInput {
   manualRun?: Pick<Run, 'id' | 'requestedBy' | 'startedAt'> | null;
   /** For an open alert a cause opened (no failure), its opening: the root says which deadline, which run. */
   opening?: EventInput | null;
+  /** The channel it is shown in: the platform's, or a tenant's (the default: tenants never hear the platform's PagerDuty keys named). */
+  audience?: IncidentAudience;
 }
 
 /** The root message of an alert's thread, re-rendered whole from current state on every change. */
@@ -107,7 +110,7 @@ const SEVERITY_HEADER_ICON = { warning: '⚠️', critical: '🚨' } as const;
 function resolvedRoot(card: AlertCard, view: AlertView): SlackMessage {
   const a = card.alert;
   const outcome = card.resolution
-    ? eventText({ event: card.resolution, alert: a, workflow: card.workflow })
+    ? eventText({ event: card.resolution, alert: a, workflow: card.workflow, ...(card.audience ? { audience: card.audience } : {}) })
     : eventText({ event: { kind: 'resolved', actor: null, at: a.resolvedAt ?? a.openedAt, data: {} }, alert: a, workflow: card.workflow });
   const where = { tenant: view.tenant.name, workflow: view.workflow.name };
   const blocks: Block[] = [
@@ -189,7 +192,7 @@ function button(actionId: string, label: string, value: string, style?: 'primary
  * answered (`answered`, the click's own in-place answer) it says who answered and when instead.
  */
 export function renderAlertReply(event: EventInput & { id?: number }, card: AlertCard, _now: Date, answered?: { by: string; at: Date }): SlackMessage {
-  const text = eventText({ event, alert: card.alert, workflow: card.workflow });
+  const text = eventText({ event, alert: card.alert, workflow: card.workflow, ...(card.audience ? { audience: card.audience } : {}) });
   const blocks: Block[] = [{ type: 'section', text: mrkdwn(eventMrkdwn(text)) }];
   if (text.detail) blocks.push({ type: 'section', text: mrkdwn(codeBlock(text.detail)) });
   if (text.what === 'reminder:owned' && answered) {

@@ -71,13 +71,13 @@ export function databaseFaultText(error: unknown): string {
 }
 
 /**
- * What a person who typed a command or clicked is told when answering it
+ * What a person who typed a command, clicked or submitted a modal is told when answering it
  * failed: the database's fault in words (nothing changed), or, for anything
  * else (a bug), a reference to the log line that has the error, never the
  * error itself (it may name tables, hosts or a tenant's data). Before, such
  * an error went to Bolt's log and the person heard nothing.
  */
-export function failureAnswer(log: Logger, error: unknown, what: 'command' | 'click'): string {
+export function failureAnswer(log: Logger, error: unknown, what: 'command' | 'click' | 'submission'): string {
   if (isDatabaseFault(error)) {
     log.warn({ error: (error as Error).message, refusal: databaseRefusalOf(error) }, `${what} not recorded: the database failed`);
     return databaseFaultText(error);

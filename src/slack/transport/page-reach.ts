@@ -2,7 +2,7 @@ import type { Config } from '../../config/env.js';
 import type { Tenant } from '../../db/schema.js';
 import { isShadowEvent } from '../../domain/events.js';
 import { onCallReach, pageTarget, type PageRung } from '../../domain/oncall-reach.js';
-import { pageLadder, pagePlan, type Mention, type Named, type PagePlan } from '../../domain/page-fallback.js';
+import { pageLadder, pagePlan, type Mention, type Named, type PageAudience, type PagePlan } from '../../domain/page-fallback.js';
 import type { SlackAccount } from '../../domain/rights.js';
 import { LIMITS, mrkdwn } from '../blocks/limits.js';
 import { pagePlanLine } from '../blocks/page-notes.js';
@@ -35,7 +35,7 @@ export async function pagedMessage(
   const named = mentionOf(notifiedBy(event, at.pages));
   if (!directory || !named || isShadowEvent(event.data) || named.groups.length > 1 || named.groups.length + named.users.length === 0) return asMade();
   const platformChannel = config?.PLATFORM_CHANNEL;
-  const audience = platformChannel && at.channel === platformChannel ? 'platform' : 'tenant';
+  const audience = channelAudience(config, at.channel);
   const ladder = pageLadder(named, at.tenant.oncall ?? {}, platformChannel ? config?.PLATFORM_ONCALL : undefined);
   const plan = pagePlan(pageTarget(await askRungs(directory, ladder)), ladder, audience);
   if (plan.kind === 'as_made') return asMade();
@@ -46,6 +46,11 @@ export async function pagedMessage(
   // The platform channel is where the operator is paged for the tenant (a reminder too): broadcast.
   const operator = audience === 'platform' && (plan.kind === 'nobody' || (plan.kind === 'fell_back' && plan.to === 'platform_oncall'));
   return { message: line ? withLine(message, line) : message, broadcast: at.pages || operator };
+}
+
+/** Who reads a channel: the platform channel is the operator's; every other is a tenant's. */
+export function channelAudience(config: Pick<PagingConfig, 'PLATFORM_CHANNEL'> | undefined, channel: string): PageAudience {
+  return config?.PLATFORM_CHANNEL && channel === config.PLATFORM_CHANNEL ? 'platform' : 'tenant';
 }
 
 /**

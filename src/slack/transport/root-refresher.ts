@@ -3,6 +3,7 @@ import type { Deps } from '../../deps.js';
 import type { LoopSpec } from '../../engine/runner.js';
 import { rootKey } from './alert-threads.js';
 import { loadAlertCard } from '../views/alert-card-loader.js';
+import { channelAudience } from './page-reach.js';
 import { renderAlertRoot } from '../blocks/alert-card.js';
 import { alertMetadata } from './metadata.js';
 import type { SlackOutboxApi } from './slack-api.js';
@@ -29,7 +30,7 @@ const RECENT_MS = 24 * 3_600_000;
  * until the next event. The pace (and a 429's Retry-After) is the
  * workspace's, kept in the database for every replica (update-pace.ts).
  */
-export function createRootRefresher(deps: Pick<Deps, 'db' | 'clock' | 'logger' | 'launchers'>, api: SlackOutboxApi, options: { intervalMs?: number; minIntervalMs?: number } = {}) {
+export function createRootRefresher(deps: Pick<Deps, 'db' | 'clock' | 'logger' | 'launchers'> & { config?: Pick<Deps['config'], 'PLATFORM_CHANNEL'> }, api: SlackOutboxApi, options: { intervalMs?: number; minIntervalMs?: number } = {}) {
   const minInterval = options.minIntervalMs ?? (api.mode === 'console' ? 0 : ROOT_UPDATE_INTERVAL_MS);
   const pace = workspaceUpdatePace(deps.db, minInterval);
   const log = deps.logger.child({ loop: 'slack-root-refresher' });
@@ -75,7 +76,7 @@ export function createRootRefresher(deps: Pick<Deps, 'db' | 'clock' | 'logger' |
       .executeTakeFirst();
     if (Number(won.numUpdatedRows) === 0) return true;
 
-    const { card } = loaded;
+    const card = { ...loaded.card, audience: channelAudience(deps.config, String(thread.channel)) };
     const message = renderAlertRoot(card, now);
     const key = await rootKey(deps.db, card.alert.id, thread.destination, thread.rootTs);
     const metadata = key

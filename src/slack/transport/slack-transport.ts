@@ -12,7 +12,7 @@ import { affectedReplyTs, withUpstreamLink } from './upstream-replies.js';
 import { deliversToStorm, deliverToStorm, findStormDelivery, postsInStormThread } from './storm-delivery.js';
 import { stormOf } from '../views/storm-queries.js';
 import type { SlackDirectory } from './directory.js';
-import { pagedMessage, type PagingConfig } from './page-reach.js';
+import { channelAudience, pagedMessage, type PagingConfig } from './page-reach.js';
 
 /** Slack's documented pace for chat.postMessage: about one message per second per channel. */
 export const SLACK_CHANNEL_INTERVAL_MS = 1000;
@@ -43,10 +43,11 @@ export function slackTransport(deps: { db: Db; launchers: LauncherResolver; conf
       const { alert, tenant, workflow } = input;
       const metadata = alertMetadata({ alertId: alert.id, tenant: tenant.id, workflow: workflow.name, event: event.kind, severity: alert.severity, key: n.idempotencyKey });
       const storm = !thread && deliversToStorm(event.kind) ? await stormOf(deps.db, n.alertId, n.destination) : undefined;
-      if (storm) return deliverToStorm(deps.db, api, input, storm, () => cardFrom(deps.db, deps.launchers, input.alert, input.workflow, input.tenant), (render) => paging(input, render));
+      if (storm) return deliverToStorm(deps.db, api, input, storm, async () => ({ ...(await cardFrom(deps.db, deps.launchers, input.alert, input.workflow, input.tenant)), audience: channelAudience(deps.config, input.target) }), (render) => paging(input, render));
       if (!thread) {
         const loaded = await loadAlertCard(deps.db, deps.launchers, n.alertId);
         if (!loaded) return { kind: 'permanent', error: `alert ${n.alertId} not found` };
+        loaded.card.audience = channelAudience(deps.config, input.target);
         const message = renderAlertRoot(loaded.card, input.now);
         // Every send below first renews the row's lease: a sender that stalled past it must not post what another replica now sends.
         if (!(await input.keepLease())) return LEASE_LOST;
@@ -55,7 +56,7 @@ export function slackTransport(deps: { db: Db; launchers: LauncherResolver; conf
         await saveThread(deps.db, { alertId: n.alertId, destination: n.destination, channel: input.target, rootTs: posted.ts, rootKey: n.idempotencyKey, renderedEventId: loaded.eventId, now: input.now });
         return replyUnderOwnRoot(api, input, { channel: input.target, rootTs: posted.ts }, loaded.card, paging);
       }
-      const card = await cardFrom(deps.db, deps.launchers, input.alert, input.workflow, input.tenant);
+      const card = { ...(await cardFrom(deps.db, deps.launchers, input.alert, input.workflow, input.tenant)), audience: channelAudience(deps.config, input.target) };
       // An earlier attempt of this row posted the root: what may be left is its own reply.
       if (thread.rootKey === n.idempotencyKey) return replyUnderOwnRoot(api, input, thread, card, paging);
       const page = await paging(input, (e) => renderAlertReply(e, card, input.now));

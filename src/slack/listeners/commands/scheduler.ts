@@ -23,12 +23,13 @@ import type { SlackContext } from '../context.js';
 import { maintenanceCommand, pauseOrResumeCommand } from './workflow-state.js';
 import { digestCommand } from './digest.js';
 import { commandBody } from '../payloads.js';
+import { sayPublicAnswer, type AnswerAbout } from './public-answer.js';
 
-type Reply = { text: string; public?: boolean; blocks?: never };
+type Reply = { text: string; public?: boolean; blocks?: never; about?: AnswerAbout };
 
 /** `/scheduler`: acked at once; the answer follows on the response_url. Ephemeral unless it changed state. */
 export function registerSchedulerCommand(app: App, ctx: SlackContext): void {
-  app.command('/scheduler', async ({ ack, body, respond }) => {
+  app.command('/scheduler', async ({ ack, body, respond, client }) => {
     await ack();
     const parsed = commandBody.safeParse(body);
     if (!parsed.success) {
@@ -41,7 +42,8 @@ export function registerSchedulerCommand(app: App, ctx: SlackContext): void {
     } catch (error) {
       reply = { text: failureAnswer(ctx.deps.logger.child({ command: '/scheduler' }), error, 'command') };
     }
-    await respond({ response_type: reply.public ? 'in_channel' : 'ephemeral', text: reply.text, ...(reply.blocks ? { blocks: reply.blocks } : {}) });
+    if (reply.public) return void (await sayPublicAnswer(ctx, { client, respond, typedIn: parsed.data.channel_id }, reply.text, reply.about));
+    await respond({ response_type: 'ephemeral', text: reply.text, ...(reply.blocks ? { blocks: reply.blocks } : {}) });
   });
 }
 
@@ -90,7 +92,7 @@ async function runCommand(ctx: SlackContext, body: { text: string; user_id: stri
       const refused = await refusal('run_now');
       if (refused) return { text: refused };
       const result = await requestRunNow(deps, { workflowId: wf.id, actor, scope: where.scope });
-      return runNowText(result, wf.name, { user: body.user_id, seesThread: !hideAlert });
+      return { ...runNowText(result, wf.name, { user: body.user_id, seesThread: !hideAlert }), about: { tenantId: wf.tenantId, workflowId: wf.id } };
     }
     case 'pause':
     case 'resume':

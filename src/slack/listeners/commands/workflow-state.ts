@@ -8,6 +8,7 @@ import { refusalFor } from '../rights.js';
 import type { SlackScope } from '../tenancy.js';
 import type { SlackContext } from '../context.js';
 import { tenantSuggestion } from './tenant-suggestions.js';
+import type { AnswerAbout } from './public-answer.js';
 
 /**
  * `/scheduler pause|resume|maintenance`. Each changes state for everyone
@@ -18,7 +19,7 @@ import { tenantSuggestion } from './tenant-suggestions.js';
  * start no thread tells), the answer is said in the channel, naming who.
  */
 
-type Reply = { text: string; public?: boolean };
+type Reply = { text: string; public?: boolean; about?: AnswerAbout };
 type Where = Exclude<SlackScope, { kind: 'unlinked' }>;
 type Body = { user_id: string; channel_id: string };
 
@@ -46,7 +47,7 @@ export async function pauseOrResumeCommand(
   const input = { workflowId: workflow.id, actor: body.user_id, scope: where.scope };
   const result = command.kind === 'pause' ? await pauseWorkflow(deps, { ...input, reason: command.reason ?? null }) : await resumeWorkflow(deps, input);
   if (result.kind === 'ok' && !(result.alert && !hideAlert)) {
-    return { text: `${userMention(body.user_id)} ${pauseSentence(workflow.name, command.kind, command.kind === 'pause' ? command.reason : undefined)}`, public: true };
+    return { text: `${userMention(body.user_id)} ${pauseSentence(workflow.name, command.kind, command.kind === 'pause' ? command.reason : undefined)}`, public: true, about: { tenantId: workflow.tenantId, workflowId: workflow.id } };
   }
   return { text: pauseText(result, workflow.name, command.kind) };
 }
@@ -118,6 +119,7 @@ export async function maintenanceCommand(
   return {
     text: `${userMention(body.user_id)} set maintenance for ${what} until ${slackDate(result.window.endsAt)} (${escapeMrkdwn(command.reason)}): failures and missed runs are recorded but open, escalate and page nothing. When it ends, an open alert's thread gets a summary.`,
     public: true,
+    about: { tenantId: target.tenantId, ...(found && 'workflow' in found && target.workflow ? { workflowId: found.workflow.id } : {}) },
   };
 }
 

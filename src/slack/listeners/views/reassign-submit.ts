@@ -9,6 +9,7 @@ import { assigneeRefusal } from '../rights.js';
 import type { SlackContext } from '../context.js';
 import { reassignSubmission } from '../payloads.js';
 import { updateClickedRoot } from './update-clicked-root.js';
+import { answeredSubmission } from './answered-submission.js';
 
 /**
  * The form is checked before the ack so a missing note shows inline in the
@@ -17,7 +18,7 @@ import { updateClickedRoot } from './update-clicked-root.js';
  * for Resolve…); the thread reply goes through the outbox, exactly once.
  */
 export function registerReassignSubmit(app: App, ctx: SlackContext): void {
-  app.view(VIEW.reassign, async ({ ack, body, client }) => {
+  app.view(VIEW.reassign, answeredSubmission(ctx, 'reassign', 'note', async ({ ack, body, client }) => {
     const parsed = reassignSubmission.safeParse(body);
     if (!parsed.success) {
       await ack({ response_action: 'errors', errors: { team: `Could not read the form: ${parsed.error.issues[0]?.message ?? 'invalid'}` } });
@@ -45,5 +46,5 @@ export function registerReassignSubmit(app: App, ctx: SlackContext): void {
     const answer = actionRefusal(result);
     if (answer) return void (await tell(answer));
     if (messageTs) await updateClickedRoot(ctx, client, { alertId, channel, ts: messageTs });
-  });
+  }));
 }

@@ -8,6 +8,7 @@ import { actionRefusal } from '../answers.js';
 import type { SlackContext } from '../context.js';
 import { resolveSubmission } from '../payloads.js';
 import { updateClickedRoot } from './update-clicked-root.js';
+import { answeredSubmission } from './answered-submission.js';
 
 const NOTE = RESOLVE_FIELD.note;
 
@@ -18,7 +19,7 @@ const NOTE = RESOLVE_FIELD.note;
  * no response_url); the thread reply goes through the outbox, exactly once.
  */
 export function registerResolveSubmit(app: App, ctx: SlackContext): void {
-  app.view(VIEW.resolve, async ({ ack, body, client }) => {
+  app.view(VIEW.resolve, answeredSubmission(ctx, 'resolve', NOTE.block, async ({ ack, body, client }) => {
     const parsed = resolveSubmission.safeParse(body);
     if (!parsed.success) {
       await ack({ response_action: 'errors', errors: { [NOTE.block]: `Could not read the form: ${parsed.error.issues[0]?.message ?? 'invalid'}` } });
@@ -48,5 +49,5 @@ export function registerResolveSubmit(app: App, ctx: SlackContext): void {
     const answer = actionRefusal(result);
     if (answer) return void (await tell(answer));
     if (messageTs) await updateClickedRoot(ctx, client, { alertId, channel, ts: messageTs });
-  });
+  }));
 }
