@@ -169,7 +169,8 @@ describe('what a command inherits', () => {
 
   it('a COMMAND_USER that does not exist starts nothing, rather than running as the bot', async () => {
     const { outcome } = await launch('echo ran', 'no-such-user-sb');
-    expect(outcome).toEqual({ started: false, error: 'COMMAND_USER="no-such-user-sb": no such user in /etc/passwd' });
+    // Refused before anything starts, and for good: no retry could find the user (docs/launchers.md).
+    expect(outcome).toEqual({ started: false, refusal: { kind: 'cannot_start', reason: 'COMMAND_USER="no-such-user-sb": no such user in /etc/passwd' } });
   });
 });
 
