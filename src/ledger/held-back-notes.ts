@@ -5,8 +5,8 @@ import type { Db } from '../db/connect.js';
  * Held back across tenants (docs/alerts.md, dependencies): a downstream
  * workflow whose failures are held back by an upstream incident of ANOTHER
  * tenant is told so in its own tenant's channel, once per block (upstream
- * alert × downstream workflow, `upstream_blocks`), and told again when that
- * incident ends. Same-tenant blocks need no note: the upstream's thread, in
+ * alert × downstream workflow, `upstream_blocks`), the blocks of one incident
+ * due at once in one note, and told again when that incident ends. Same-tenant blocks need no note: the upstream's thread, in
  * the same channel, names them ("Also affected: …").
  *
  * What crosses the trust boundary (docs/security.md): the downstream's own
@@ -17,22 +17,19 @@ import type { Db } from '../db/connect.js';
  */
 export interface HeldBackNote {
   kind: 'held' | 'released';
-  /** The block's key; the upstream alert's id is another tenant's and is never shown. */
+  /** The blocks' upstream alert: another tenant's, never shown. */
   upstreamAlertId: number;
-  workflowId: number;
   tenantId: string;
-  workflow: string;
   channel: string | null;
-  /** The downstream (or its tenant) is in shadow: told to the platform channel only, marked. */
+  /** The downstreams (or their tenant) are in shadow: told to the platform channel only, marked. */
   shadow: boolean;
   /**
-   * False: a released note of a downstream disabled or removed since, or of a disabled tenant (whose channel may
+   * False: a released note of downstreams disabled or removed since, or of a disabled tenant (whose channel may
    * be another tenant's now): marked told, posted nowhere, so it does not wait for ever.
    */
   told: boolean;
-  since: Date;
-  failures: number;
-  missed: number;
+  /** The downstream workflows the note is about, the longest held back first: one note however many. */
+  workflows: { workflowId: number; name: string; since: Date; failures: number; missed: number }[];
 }
 
 /**
@@ -50,28 +47,35 @@ export const HELD_BACK_NOTES_DUE = sql`
   from upstream_blocks b join alerts ua on ua.id = b.upstream_alert_id
   where b.held_noted_at is not null and b.released_noted_at is null and ua.status <> 'open'`;
 
+type ClaimedRow = Omit<HeldBackNote, 'workflows'> & { workflowId: number; workflow: string; since: Date; failures: number; missed: number };
+
 /**
- * Claims one note due now and marks it told (`held_noted_at`, or
- * `released_noted_at`), SKIP LOCKED, so replicas post it once: a held note
- * while the upstream alert is open and none was told for the block; a
- * released note once that alert is no longer open, for a block whose held note
- * was told. Only an enabled downstream of an enabled tenant is told; a
- * released note due to any other is closed untold (`told: false`). Null:
+ * Claims one note due now and marks its blocks told (`held_noted_at`, or
+ * `released_noted_at`), SKIP LOCKED, so replicas post it once: the due blocks
+ * of one upstream incident for one tenant's channel, so a shared warehouse
+ * failing tells a tenant with twelve downstreams once, naming the twelve, not
+ * in twelve messages. Only enabled downstreams of an enabled tenant are told;
+ * a released note due to any other is closed untold (`told: false`). Null:
  * nothing due.
  */
 export async function claimHeldBackNote(db: Db, now: Date): Promise<HeldBackNote | null> {
-  const { rows } = await sql<HeldBackNote>`
-    with due as (${HELD_BACK_NOTES_DUE}), claimed as (
-      select b.upstream_alert_id, b.workflow_id, d.kind
+  const { rows } = await sql<ClaimedRow>`
+    with due as (${HELD_BACK_NOTES_DUE}), candidates as (
+      select d.upstream_alert_id, d.workflow_id, d.kind, w.tenant_id, (w.shadow or t.shadow) as shadow, (w.enabled and t.enabled) as told, b.since
       from due d
       join upstream_blocks b on b.upstream_alert_id = d.upstream_alert_id and b.workflow_id = d.workflow_id
-      join alerts ua on ua.id = b.upstream_alert_id
-      join workflows uw on uw.id = ua.workflow_id
       join workflows w on w.id = b.workflow_id
       join tenants t on t.id = w.tenant_id
-      where uw.tenant_id <> w.tenant_id and ((w.enabled and t.enabled) or d.kind = 'released')
-      order by b.since, b.workflow_id, b.upstream_alert_id
-      limit 1
+      where (w.enabled and t.enabled) or d.kind = 'released'
+    ), first as (
+      select upstream_alert_id, kind, tenant_id, shadow, told from candidates order by since, workflow_id, upstream_alert_id limit 1
+    ), claimed as (
+      select b.upstream_alert_id, b.workflow_id, c.kind
+      from candidates c
+      join first f on f.upstream_alert_id = c.upstream_alert_id and f.kind = c.kind and f.tenant_id = c.tenant_id and f.shadow = c.shadow and f.told = c.told
+      join upstream_blocks b on b.upstream_alert_id = c.upstream_alert_id and b.workflow_id = c.workflow_id
+      -- Looked at again on the row locked: another replica's claim committed meanwhile is not taken twice.
+      where (c.kind = 'held' and b.held_noted_at is null) or (c.kind = 'released' and b.held_noted_at is not null and b.released_noted_at is null)
       for update of b skip locked
     )
     update upstream_blocks b set
@@ -82,15 +86,24 @@ export async function claimHeldBackNote(db: Db, now: Date): Promise<HeldBackNote
     returning c.kind, b.upstream_alert_id, b.workflow_id, t.id as tenant_id, w.name as workflow, t.channel,
       (w.shadow or t.shadow) as shadow, (w.enabled and t.enabled) as told, b.since, b.failures, b.missed
   `.execute(db);
-  return rows[0] ?? null;
+  const head = rows[0];
+  if (!head) return null;
+  const workflows = rows
+    .map((r) => ({ workflowId: Number(r.workflowId), name: r.workflow, since: r.since, failures: r.failures, missed: r.missed }))
+    .sort((a, b) => a.since.getTime() - b.since.getTime() || a.workflowId - b.workflowId);
+  return { kind: head.kind, upstreamAlertId: Number(head.upstreamAlertId), tenantId: head.tenantId, channel: head.channel, shadow: head.shadow, told: head.told, workflows };
 }
 
 /** Gives a claim back (a post Slack may take later: rate limited, a transient error), so the next look posts it. */
-export async function unclaimHeldBackNote(db: Db, note: Pick<HeldBackNote, 'kind' | 'upstreamAlertId' | 'workflowId'>): Promise<void> {
+export async function unclaimHeldBackNote(db: Db, note: Pick<HeldBackNote, 'kind' | 'upstreamAlertId' | 'workflows'>): Promise<void> {
   await db
     .updateTable('upstreamBlocks')
     .set(note.kind === 'held' ? { heldNotedAt: null } : { releasedNotedAt: null })
     .where('upstreamAlertId', '=', note.upstreamAlertId)
-    .where('workflowId', '=', note.workflowId)
+    .where(
+      'workflowId',
+      'in',
+      note.workflows.map((w) => w.workflowId),
+    )
     .execute();
 }

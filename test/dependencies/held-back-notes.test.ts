@@ -156,3 +156,27 @@ it('two replicas looking at once post a note once; a downstream in shadow (held 
   expect(posts('CACME')).toEqual([]);
   expect(posts('CPLATFORM').map((c) => c.text)).toEqual([expect.stringMatching(/^Shadow · \*etl-report\* is held back since /)]);
 });
+
+it("a shared upstream holding back several of a tenant's workflows tells that channel once, naming them all; another tenant's channel gets its own note", async () => {
+  const { notes, warehouse, report: etl } = await setup();
+  await makeTenant(t.db, { id: 'globex', name: 'Globex', channel: 'CGLOBEX' });
+  const mart = await makeWorkflow(t.db, { tenantId: 'acme', name: 'mart', cron: '10 * * * *', policy: { alertAfter: 1 } });
+  const billing = await makeWorkflow(t.db, { tenantId: 'globex', name: 'billing', cron: '10 * * * *', policy: { alertAfter: 1 } });
+  await dependsOn(t.db, mart, warehouse);
+  await dependsOn(t.db, billing, warehouse);
+  await report(warehouse, '2026-03-10T02:00:00Z');
+  for (const w of [etl, mart, billing]) await report(w, '2026-03-10T02:10:00Z');
+  expect(await tickNotes(notes)).toBe(2);
+  expect(posts('CACME').map((c) => c.text)).toEqual([
+    expect.stringMatching(/^\*etl-report\* and \*mart\* are held back since .*: an upstream they depend on \(another tenant's workflow\) is failing, so their failures open no alert here/),
+  ]);
+  expect(posts('CGLOBEX').map((c) => c.text)).toEqual([expect.stringMatching(/^\*billing\* is held back since /)]);
+
+  await report(mart, '2026-03-10T03:10:00Z');
+  await report(warehouse, '2026-03-10T04:00:00Z', 'succeeded');
+  expect(await tickNotes(notes)).toBe(2);
+  expect(posts('CACME').at(-1)!.text).toBe(
+    "*etl-report* and *mart* are no longer held back: the upstream incident (another tenant's workflow) has ended. Held back meanwhile: 3 failures. From now on their failures count here as usual.",
+  );
+  expect(posts('CGLOBEX')).toHaveLength(2);
+});
