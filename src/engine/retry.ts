@@ -2,7 +2,7 @@ import type { Transaction } from 'kysely';
 import type { Database, Run, Tenant, Workflow } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import type { CadenceProfile } from '../domain/cadence.js';
-import { insertRunningRun } from '../ledger/runs.js';
+import { insertRunningRun, verdictColumns } from '../ledger/runs.js';
 import { hasAnotherAttempt } from '../domain/retry-budget.js';
 import { isPermanentLaunchError, permanentLaunchReason } from '../domain/launch-answer.js';
 
@@ -84,22 +84,11 @@ export async function handleFinishedAttempt(trx: Transaction<Database>, deps: Re
   const failed = run.status !== 'succeeded';
   const permanent = failed ? permanentLaunchReason(run.error) : undefined;
   if (failed && !permanent && hasAnotherAttempt(run.attempt, profile.retries, canRelaunch(deps, workflow))) return insertNextAttempt(trx, deps, ctx, original, run.attempt + 1, now);
+  const note = permanent ? `failed on attempt ${run.attempt}; not retried (${permanent})` : failed ? `failed on all ${run.attempt} attempts` : `recovered on attempt ${run.attempt}`;
+  // The error group is the poller's, taken when it claimed the attempt (domain/fingerprint.ts errorGroupOf).
   const verdict = await trx
     .updateTable('runs')
-    .set({
-      status: failed ? 'failed' : 'succeeded',
-      error: failed ? run.error : null,
-      // Grouped by the poller when it claimed the attempt (domain/fingerprint.ts errorGroupOf).
-      errorGroup: failed ? run.errorGroup : null,
-      outcomeNote: permanent ? `failed on attempt ${run.attempt}; not retried (${permanent})` : failed ? `failed on all ${run.attempt} attempts` : `recovered on attempt ${run.attempt}`,
-      // The tick's verdict carries the deciding attempt's details; the original's own attempt stays in attempt_status/attempt_error.
-      stage: run.stage,
-      rows: run.rows,
-      exitCode: run.exitCode,
-      logExcerpt: run.logExcerpt,
-      logUrl: run.logUrl,
-      finishedAt: run.finishedAt ?? now,
-    })
+    .set(verdictColumns(run, failed, note, now))
     .where('id', '=', original.id)
     .returningAll()
     .executeTakeFirstOrThrow();

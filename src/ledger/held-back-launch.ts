@@ -1,6 +1,7 @@
 import type { Deps } from '../deps.js';
 import type { Run } from '../db/schema.js';
 import { takeRunLease } from './run-leases.js';
+import { verdictColumns } from './runs.js';
 import { launchHeldBack } from '../domain/watched.js';
 
 type LeaseDeps = Pick<Deps, 'db' | 'clock' | 'replicaId'>;
@@ -71,18 +72,7 @@ async function recordHeldBack(deps: LeaseDeps, run: Run, heldBack: { note: strin
     if (!deciding) return true;
     await trx
       .updateTable('runs')
-      .set({
-        status: 'failed',
-        error: deciding.error,
-        errorGroup: deciding.errorGroup,
-        outcomeNote: `failed on attempt ${before}; not retried (${heldBack.verdict})`,
-        stage: deciding.stage,
-        rows: deciding.rows,
-        exitCode: deciding.exitCode,
-        logExcerpt: deciding.logExcerpt,
-        logUrl: deciding.logUrl,
-        finishedAt: deciding.finishedAt ?? now,
-      })
+      .set(verdictColumns(deciding, true, `failed on attempt ${before}; not retried (${heldBack.verdict})`, now))
       .where('id', '=', original.id)
       .execute();
     return true;

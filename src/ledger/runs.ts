@@ -215,6 +215,27 @@ export function outcomeColumns(reported: RunOutcome, now: Date, tenantId: string
   };
 }
 
+/**
+ * A tick's verdict on its original row, carried from the attempt that decided
+ * it (its error, group, stage, rows, exit code and log; the original's own
+ * attempt stays in attempt_status/attempt_error): the retry engine's, and a
+ * retry held back before its launch (held-back-launch.ts).
+ */
+export function verdictColumns(deciding: Pick<Run, 'error' | 'errorGroup' | 'stage' | 'rows' | 'exitCode' | 'logExcerpt' | 'logUrl' | 'finishedAt'>, failed: boolean, outcomeNote: string, now: Date) {
+  return {
+    status: failed ? ('failed' as const) : ('succeeded' as const),
+    error: failed ? deciding.error : null,
+    errorGroup: failed ? deciding.errorGroup : null,
+    outcomeNote,
+    stage: deciding.stage,
+    rows: deciding.rows,
+    exitCode: deciding.exitCode,
+    logExcerpt: deciding.logExcerpt,
+    logUrl: deciding.logUrl,
+    finishedAt: deciding.finishedAt ?? now,
+  };
+}
+
 /** A finished attempt's duration, from its own start (every path that ends a running row writes it). */
 export function durationSince(now: Date) {
   return sql<number | null>`extract(epoch from ${now}::timestamptz - started_at)`;
