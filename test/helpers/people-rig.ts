@@ -1,4 +1,5 @@
 import { afterAll, beforeAll } from 'vitest';
+import { RESOLVE_FIELD, VIEW } from '../../src/slack/blocks/ids.js';
 import type { Workflow } from '../../src/db/schema.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
 import { createEngine, PLATFORM, type Engine } from './engine-harness.js';
@@ -37,4 +38,20 @@ export function usePeopleRig(start: Date, command = './check', env: Record<strin
     await ctx.t.drop();
   });
   return ctx;
+}
+
+/** The Resolve… modal submitted, signed as Slack sends it, with `note` in its field (`privateMetadata`: the modal's own). */
+export function submitResolve(rig: SlackRig, privateMetadata: string, user: string, note: string | null) {
+  return rig.interact({
+    type: 'view_submission',
+    team: { id: 'T0TEST' },
+    user: { id: user },
+    api_app_id: 'A0TEST',
+    view: {
+      id: 'V1',
+      callback_id: VIEW.resolve,
+      private_metadata: privateMetadata,
+      state: { values: { [RESOLVE_FIELD.note.block]: { [RESOLVE_FIELD.note.action]: { type: 'plain_text_input', value: note } } } },
+    },
+  });
 }

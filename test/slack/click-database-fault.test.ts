@@ -1,12 +1,12 @@
 import { sql } from 'kysely';
 import { beforeAll, expect, it } from 'vitest';
-import { ACTION, RESOLVE_FIELD, VIEW } from '../../src/slack/blocks/ids.js';
+import { ACTION } from '../../src/slack/blocks/ids.js';
 import { resolveMetadata } from '../../src/slack/blocks/resolve-modal.js';
 import type { TestDatabase } from '../helpers/db.js';
 import { fireTick, type Engine } from '../helpers/engine-harness.js';
 import { minutes } from '../helpers/factories.js';
 import { eventually, type SlackRig } from '../helpers/slack-bolt.js';
-import { usePeopleRig } from '../helpers/people-rig.js';
+import { submitResolve, usePeopleRig } from '../helpers/people-rig.js';
 
 /**
  * A person clicks while the database refuses the write (read-only during a
@@ -105,28 +105,12 @@ it('a click or a command that fails for another reason (a bug) is answered with 
   }
 });
 
-/** A modal's submission, signed as Slack sends it (the note filled in): its work runs after the ack, so the modal has closed. */
-function submitResolve(alertId: number, user: string) {
-  return rig.interact({
-    type: 'view_submission',
-    team: { id: 'T0TEST' },
-    user: { id: user },
-    api_app_id: 'A0TEST',
-    view: {
-      id: 'V1',
-      callback_id: VIEW.resolve,
-      private_metadata: resolveMetadata({ alertId, channel: 'CACME', messageTs: null }),
-      state: { values: { [RESOLVE_FIELD.note.block]: { [RESOLVE_FIELD.note.action]: { type: 'plain_text_input', value: 'restored by hand' } } } },
-    },
-  });
-}
-
 it('a modal submission that fails for a bug: the submitter hears a reference privately in the channel, never the error', async () => {
   const alert = await t.db.selectFrom('alerts').select('id').where('status', '=', 'open').executeTakeFirstOrThrow();
   const fixed = await brokenAlerts();
   try {
     const before = rig.slack.callsTo('chat.postEphemeral').length;
-    const answered = await submitResolve(alert.id, 'U0LEAD');
+    const answered = await submitResolve(rig, resolveMetadata({ alertId: alert.id, channel: 'CACME', messageTs: null }), 'U0LEAD', 'restored by hand');
     expect(answered.status).toBe(200);
     expect(answered.text).toBe('');
     const told = await eventually(() => rig.slack.callsTo('chat.postEphemeral').slice(before)[0] ?? Promise.reject(new Error('no answer yet')), 5_000);

@@ -5,7 +5,7 @@ import type { TestDatabase } from '../helpers/db.js';
 import { fireTick, type Engine } from '../helpers/engine-harness.js';
 import { minutes } from '../helpers/factories.js';
 import { eventually, type SlackRig } from '../helpers/slack-bolt.js';
-import { usePeopleRig } from '../helpers/people-rig.js';
+import { submitResolve, usePeopleRig } from '../helpers/people-rig.js';
 
 /** Resolve… on the root (a modal with a required note), and an alert opening critical pages the on-call (issue 13). */
 const START = new Date('2026-03-10T00:00:00Z');
@@ -51,21 +51,6 @@ function clickResolve(alertId: number, user: string) {
   });
 }
 
-function submit(privateMetadata: string, user: string, note: string | null) {
-  return rig.interact({
-    type: 'view_submission',
-    team: { id: 'T0TEST' },
-    user: { id: user },
-    api_app_id: 'A0TEST',
-    view: {
-      id: 'V1',
-      callback_id: VIEW.resolve,
-      private_metadata: privateMetadata,
-      state: { values: { [RESOLVE_FIELD.note.block]: { [RESOLVE_FIELD.note.action]: { type: 'plain_text_input', value: note } } } },
-    },
-  });
-}
-
 describe('Resolve… on the alert root', () => {
   it('opens a modal; an empty note is refused in the form; a note closes the alert, the root updates at once, the thread hears once', async () => {
     const wf = await workflow('0 * * * *');
@@ -81,14 +66,14 @@ describe('Resolve… on the alert root', () => {
     expect(view.callback_id).toBe(VIEW.resolve);
 
     for (const empty of [null, '   ']) {
-      const refused = await submit(view.private_metadata, 'U0LEAD', empty);
+      const refused = await submitResolve(rig, view.private_metadata, 'U0LEAD', empty);
       expect(refused.status).toBe(200);
       expect(JSON.parse(refused.text)).toMatchObject({ response_action: 'errors', errors: { [RESOLVE_FIELD.note.block]: expect.stringContaining('note is required') } });
     }
     expect((await alertsOf(wf))[0]!.status).toBe('open');
 
     const posted = rig.slack.callsTo('chat.postMessage').length;
-    const ok = await submit(view.private_metadata, 'U0LEAD', '  vendor restored the database ');
+    const ok = await submitResolve(rig, view.private_metadata, 'U0LEAD', '  vendor restored the database ');
     expect(ok.status).toBe(200);
     expect(ok.text).toBe('');
     await eventually(async () => expect((await alertsOf(wf))[0]!.status).toBe('resolved'));
@@ -137,7 +122,7 @@ describe('Resolve… on the alert root', () => {
     // A form opened by an admin but submitted by someone else is refused too (the rights are checked again).
     const metadata = JSON.stringify({ alertId: alert!.id, channel: 'CACME', messageTs: rootOf(alert!.id).ts });
     const ephemeralsBefore = rig.slack.callsTo('chat.postEphemeral').length;
-    await submit(metadata, 'U0BOB', 'looks fine to me');
+    await submitResolve(rig, metadata, 'U0BOB', 'looks fine to me');
     const told = await eventually(() => rig.slack.callsTo('chat.postEphemeral')[ephemeralsBefore] ?? Promise.reject(new Error('no answer yet')));
     expect(String(told.args.text)).toContain('<@U0LEAD>');
     expect((await alertsOf(wf))[0]!.status).toBe('open');
