@@ -7,6 +7,7 @@ import { packageFile } from './config/package-files.js';
 import { withDestinationIdKey } from './ledger/destination-id-key.js';
 import { readWorkflowsFile, WorkflowsFileError, type WorkflowsFile } from './config/workflows-file.js';
 import { migrateDatabase } from './db/migrate.js';
+import { pagerKeysConfiguredNowhere } from './services/pager-key-guard.js';
 import { emailWithoutSmtp, missingCommandPaths, variablesNamedIn } from './config/start-warnings.js';
 import { EmbeddedPostgresError } from './db/embedded.js';
 import { openDatabase } from './open-database.js';
@@ -127,6 +128,8 @@ async function prepareDatabase(database: { db: Db; url: string }, config: Config
   const modifiedAt = await stat(workflowsPath).then((s) => s.mtime, () => null);
   const sync = await syncWorkflowsFile(db, file, systemClock.now(), process.env, keyed, { path: workflowsPath, modifiedAt, replicaId: keyed.REPLICA_ID });
   for (const line of syncLines(sync, workflowsPath, modifiedAt)) logger[line.level]({ file: workflowsPath, ...line.fields }, line.msg);
+  // A PLATFORM_DESTINATIONS key removed at this restart cannot be refused (the file sync and the API refuse a tenant's): said loudly.
+  for (const line of await pagerKeysConfiguredNowhere(db, keyed)) logger.warn(line);
   // Workflows written over the API, and any whose derived defaults this release changes.
   const versions = await recordPolicyVersions(db, { now: systemClock.now(), config: keyed, changedBy: 'api' });
   if (versions) logger.info({ versions }, 'policy versions recorded');

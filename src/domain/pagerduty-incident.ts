@@ -108,3 +108,36 @@ export function unresolvedIncidents(heard: readonly UnresolvedIncident[], config
 export function opensIncident(destination: string, pagersAtOpening: readonly string[] | null | undefined, retiredHoldsIncident: boolean): boolean {
   return !retiredHoldsIncident || !pagersAtOpening || pagersAtOpening.includes(destination);
 }
+
+/** A PagerDuty key (its destination id) holding the incidents of open alerts: alerts whose trigger was sent there. */
+export interface HeldKey {
+  destination: string;
+  openAlerts: number;
+}
+
+/**
+ * The keys a change of configuration would cut off from the incidents they
+ * hold: configured before the change (`before`, retired ones included, the
+ * platform's too), configured nowhere after it (`after`). A changed routing
+ * key is another destination, so a change is a removal. Their open alerts'
+ * resolve could never reach their incidents, and an escalation would open a
+ * second one on the key that replaced them: the file sync and the tenants
+ * API refuse the change (`keyCutOffRefusal`). A key already gone before the
+ * change (a PLATFORM_DESTINATIONS key removed at a restart) is not this
+ * change's doing: the start warns of those (`keyConfiguredNowhere`).
+ */
+export function keysCutOff(held: readonly HeldKey[], before: readonly string[], after: readonly string[]): HeldKey[] {
+  return held.filter((h) => before.includes(h.destination) && !after.includes(h.destination));
+}
+
+const openAlerts = (n: number) => `${n} open alert${n === 1 ? '' : 's'}`;
+
+/** Why a change is refused: the key named by its id (a digest; the key is a secret), the count, and what to do instead. */
+export function keyCutOffRefusal(k: HeldKey): string {
+  return `PagerDuty destination ${k.destination} holds the incidents of ${openAlerts(k.openAlerts)}: removing or changing its routing key would leave them open in PagerDuty, and page again on a new key. Keep it listed with "retired": true until they resolve (or resolve them), then remove it`;
+}
+
+/** The start's warning of a key configured nowhere that still holds incidents (`whose`: where it was configured; `tenants`: whose alerts). */
+export function keyConfiguredNowhere(k: HeldKey, whose: string, tenants: readonly string[]): string {
+  return `PagerDuty destination ${k.destination} (${whose}) holds the incidents of ${openAlerts(k.openAlerts)} (tenant ${tenants.join(', ')}) and is configured nowhere now: their escalation opens a second incident on any new key and their resolve cannot reach them. Put it back with "retired": true until they resolve (or resolve them in PagerDuty)`;
+}

@@ -30,6 +30,8 @@ export function tenantsRoutes(deps: Deps): Router {
     const result = await putTenant(deps, { ...input, destinations: destinations.value });
     if (result.kind === 'owned_by_file') throw conflict('owned_by_file', `tenant ${input.id} is declared in the workflows file; change it there`);
     if (result.kind === 'channel_taken') throw conflict('channel_taken', `body.channel: ${input.channel} ${result.reason}`);
+    // Named by its id (a digest), never the key: the body held it, but answers and logs never repeat a secret.
+    if (result.kind === 'pager_key_held') throw conflict('pager_key_held', result.reasons.map((r) => `body.destinations: ${r}`).join('; '));
     res.status(result.kind === 'created' ? 201 : 200).json(result.tenant);
   });
 

@@ -1,12 +1,13 @@
 import type { Transaction } from 'kysely';
 import { describeIssues, recurringMaintenanceOf, WorkflowsFileError, type WorkflowsFile } from '../config/workflows-file.js';
 import type { SecretEnv, SecretIssue } from '../config/secret-refs.js';
-import type { Database } from '../db/schema.js';
+import type { Database, Tenant } from '../db/schema.js';
 import { changedFields, type SyncOutcome } from '../domain/definition-changes.js';
 import { channelRefusal } from '../domain/tenant-channels.js';
 import type { RoutingConfig } from '../ledger/destinations.js';
 import { hashToken, rememberSecrets } from '../secrets.js';
 import type { FileSecrets } from './sync-file-secrets.js';
+import { pagerKeyRefusals } from './pager-key-guard.js';
 
 /** The tenants of the file managed over the API until now. */
 export async function apiTenantsIn(trx: Transaction<Database>, file: WorkflowsFile): Promise<string[]> {
@@ -41,6 +42,22 @@ async function claimFileChannels(trx: Transaction<Database>, file: WorkflowsFile
 }
 
 /**
+ * A PagerDuty key the file removes (or changes) from a tenant while it holds
+ * incidents of the tenant's open alerts is a config error naming the tenant's
+ * destinations, the key's id (never the key) and the count, and nothing is
+ * synced (src/services/pager-key-guard.ts): keep it `retired` until they resolve.
+ */
+async function refusePagerKeysCutOff(trx: Transaction<Database>, file: WorkflowsFile, secrets: FileSecrets, stored: Map<string, Tenant>, routing: RoutingConfig): Promise<void> {
+  const changes = file.tenants.flatMap((t) => {
+    const before = stored.get(t.id);
+    return before ? [{ tenantId: t.id, before: before.destinations, after: secrets.destinations.get(t.id) ?? [] }] : [];
+  });
+  const refusals = await pagerKeyRefusals(trx, changes, routing);
+  const lines = file.tenants.flatMap((t, i) => (refusals.get(t.id) ?? []).map((reason) => `workflows file: tenants[${i}].destinations (tenant ${t.id}): ${reason}`));
+  if (lines.length) throw new WorkflowsFileError('workflows file', lines);
+}
+
+/**
  * The file's tenants upserted (a channel moving between tenants released
  * first: every one is written again); file tenants gone from it disabled.
  * What each came to, compared with what was stored, field by field; which
@@ -59,6 +76,7 @@ export async function syncTenants(
   const stored = new Map(fileTenantIds.length ? (await trx.selectFrom('tenants').selectAll().where('id', 'in', fileTenantIds).execute()).map((t) => [t.id, t]) : []);
   const turnedOn = [...stored.values()].filter((t) => !t.enabled).map((t) => t.id);
   await claimFileChannels(trx, file, routing);
+  await refusePagerKeysCutOff(trx, file, secrets, stored, routing);
   for (const t of file.tenants) {
     const token = t.apiTokenEnv ? env[t.apiTokenEnv] : undefined;
     rememberSecrets([token]);

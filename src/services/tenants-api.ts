@@ -9,6 +9,7 @@ import { announceGoingLive, shadowStates } from './shadow.js';
 import { announceStoredSecrets } from './stored-secrets.js';
 import { enabledWorkflowsOf, resolveAlertsOfWorkflows, restartClocks } from './workflow-state.js';
 import { channelRefusal } from '../domain/tenant-channels.js';
+import { pagerKeyRefusals } from './pager-key-guard.js';
 
 /** Tenants over the API: the admin creates them and mints their tokens; a tenant sees only itself. */
 
@@ -91,7 +92,9 @@ export async function listTenants(db: Db, scope: Scope, idKey: string | undefine
   return rows.map((t) => tenantView(t, idKey));
 }
 
-export type PutTenantResult = { kind: 'created' | 'updated'; tenant: ReturnType<typeof tenantView> } | { kind: 'owned_by_file' } | { kind: 'channel_taken'; reason: string };
+export type PutTenantResult = { kind: 'created' | 'updated'; tenant: ReturnType<typeof tenantView> } | { kind: 'owned_by_file' } | { kind: 'channel_taken'; reason: string }
+  /** A PagerDuty key the body removes or changes still holds incidents of open alerts (src/services/pager-key-guard.ts): nothing written. */
+  | { kind: 'pager_key_held'; reasons: string[] };
 
 export async function putTenant(deps: Pick<Deps, 'db' | 'clock' | 'config'>, input: TenantInput): Promise<PutTenantResult> {
   const now = deps.clock.now();
@@ -103,6 +106,8 @@ export async function putTenant(deps: Pick<Deps, 'db' | 'clock' | 'config'>, inp
       const refusal = channelRefusal(input.channel, { platformChannel: deps.config.PLATFORM_CHANNEL, holder });
       if (refusal) return { kind: 'channel_taken', reason: refusal };
     }
+    const held = current && (await pagerKeyRefusals(trx, [{ tenantId: input.id, before: current.destinations, after: input.destinations ?? [] }], deps.config)).get(input.id);
+    if (held) return { kind: 'pager_key_held', reasons: held };
     // PUT replaces: destinations left out of the body mean none, as a tenant in the file without them has none.
     const values = {
       name: input.name,
