@@ -165,5 +165,16 @@ describe('platform destinations and dead rows', () => {
     expect(JSON.stringify(renderHome(await homeModel(t.db, T0, ['globex']), T0))).not.toContain('HTTP 410');
     const text = await renderMetrics({ db: t.db, clock: new ManualClock(T0) });
     expect(text).toContain('scheduler_outbox_dead{kind="webhook"} 1');
+
+    // A viewer who is not the platform's (a member of acme's channel only) never sees the platform's own
+    // destinations' failures: their errors name its receivers; the platform's viewers see them (above).
+    await t.db.updateTable('notifications').set({ status: 'dead', lastError: 'channel_not_found (CPLAT)' }).where('destination', '=', 'slack:CPLAT').execute();
+    const tenantHome = await homeModel(t.db, T0, ['acme'], 'U0ACME', { shadow: false, tenantView: config });
+    expect(tenantHome.deadCount).toBe(0);
+    expect(JSON.stringify(renderHome(tenantHome, T0))).not.toMatch(/HTTP 410|CPLAT|webhook/);
+    // A tenant's own destination that died still shows, and one it lists itself is its own, not the platform's.
+    await t.db.updateTable('notifications').set({ status: 'dead', lastError: 'not_in_channel' }).where('destination', '=', 'slack:CACME').execute();
+    expect((await homeModel(t.db, T0, ['acme'], 'U0ACME', { shadow: false, tenantView: config })).dead.map((d) => d.lastError)).toEqual(['not_in_channel']);
+    expect((await homeModel(t.db, T0, ['acme'], 'U0PLAT', { shadow: true })).deadCount).toBe(3);
   });
 });

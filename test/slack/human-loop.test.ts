@@ -304,6 +304,9 @@ describe('rights in Slack', () => {
       await failTick(wf, 2);
     }
     expect((await openAlertOf(shadowWf)).status).toBe('open');
+    // A delivery to the platform's own channel that died: its failure is the platform's, not shown to a tenant's people.
+    const live = await openAlertOf(liveWf);
+    await t.db.updateTable('notifications').set({ status: 'dead', lastError: 'platform sink refused: ops-only detail' }).where('alertId', '=', live.id).where('destination', '=', `slack:${PLATFORM}`).execute();
     // As in the test before (the bot's directory keeps what Slack answered): Alice is in Acme's channel, Ops in the platform channel.
     rig.slack.channelMembers.set('CACME', ['U0ALICE']);
     rig.slack.channelMembers.set(PLATFORM, ['U0OPS']);
@@ -315,8 +318,10 @@ describe('rights in Slack', () => {
     const alice = await home('U0ALICE');
     expect(alice).toContain(liveWf.name);
     expect(alice).not.toContain(shadowWf.name);
+    expect(alice).not.toContain('ops-only detail');
     const ops = await home('U0OPS');
     expect(ops).toContain(liveWf.name);
     expect(ops).toContain(shadowWf.name);
+    expect(ops).toContain('ops-only detail');
   });
 });

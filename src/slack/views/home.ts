@@ -30,7 +30,8 @@ export async function publishHome(
   const userGroups = directory && groupsNamed.length ? (await directory.groupsOf(userId, groupsNamed)).member : [];
   const visible = visibleTenants(tenants, { user: userId, userGroups, channels, platformMember }, deps.config.ADMIN_USERS);
   const shadow = seesShadowAlerts({ user: userId, platformMember }, deps.config.ADMIN_USERS);
-  const view = renderHome(await homeModel(deps.db, now, visible, userId, { shadow }), now);
+  // The platform's viewers see everything; anyone else, not the platform's own destinations (their failures, errors and keys).
+  const view = renderHome(await homeModel(deps.db, now, visible, userId, { shadow, ...(shadow ? {} : { tenantView: deps.config }) }), now);
   const result = await api.publishHome(userId, view);
   if (!result.ok) deps.logger.warn({ userId, error: result.error }, 'App Home publish failed');
   return result.ok;

@@ -10,6 +10,7 @@ import { silenceState } from '../../domain/silence.js';
 import type { LauncherResolver } from '../../launcher.js';
 import { listOpenAlerts, workflowHistory, type Scope } from '../../ledger/alert-queries.js';
 import { blockedWorkflows, upstreamLabel, type BlockedWorkflow } from '../../ledger/dependency-state.js';
+import { platformOnlyDestinations, type RoutingConfig } from '../../ledger/destinations.js';
 import { cardFrom } from './alert-card-loader.js';
 import type { HistoryRow } from '../blocks/history.js';
 import type { HomeModel } from '../blocks/home.js';
@@ -124,39 +125,40 @@ const HOME_DEAD_LISTED = 30;
  * first): the tenants holding one lead, and inside a tenant its alerts the
  * viewer owns; otherwise the order stays (tenant id, then oldest alert).
  */
-export async function homeModel(db: Db, now: Date, tenantIds: readonly string[], viewer?: string, options: { shadow?: boolean } = {}): Promise<HomeModel> {
+export async function homeModel(
+  db: Db,
+  now: Date,
+  tenantIds: readonly string[],
+  viewer?: string,
+  /** `tenantView`: the viewer is not the platform's (src/domain/rights.ts seesShadowAlerts), so the platform's own destinations are left out. */
+  options: { shadow?: boolean; tenantView?: RoutingConfig } = {},
+): Promise<HomeModel> {
   if (tenantIds.length === 0) return { tenants: [], dead: [] };
   // Alerts in shadow only for a viewer of the audit destination (src/domain/rights.ts seesShadowAlerts); default: shown.
   const hidden = options.shadow === false ? await shadowWorkflowIds(db, tenantIds) : new Set<number>();
   const open = (await listOpenAlerts(db, {})).filter((o) => tenantIds.includes(o.tenant.id) && !hidden.has(o.workflow.id));
   const tenants = await db.selectFrom('tenants').select(['id', 'name']).where('enabled', '=', true).where('id', 'in', tenantIds).orderBy('id').execute();
-  const dead = await db
-    .selectFrom('notifications as n')
-    .innerJoin('alerts as a', 'a.id', 'n.alertId')
-    .innerJoin('workflows as w', 'w.id', 'a.workflowId')
+  // A tenant's viewer never sees the platform's own destinations' failures (their errors name its receivers, its keys):
+  // the same rule as the API's for a tenant token (platformOnlyDestinations).
+  const platformOnly = options.tenantView ? await platformOnlyByTenant(db, tenantIds, options.tenantView) : [];
+  const deadRows = () =>
+    db
+      .selectFrom('notifications as n')
+      .innerJoin('alerts as a', 'a.id', 'n.alertId')
+      .innerJoin('workflows as w', 'w.id', 'a.workflowId')
+      .where('n.status', '=', 'dead')
+      .where('w.tenantId', 'in', tenantIds)
+      .$if(hidden.size > 0, (q) => q.where('w.id', 'not in', [...hidden]))
+      .$if(platformOnly.length > 0, (q) => q.where((eb) => eb.and(platformOnly.map(([tenantId, ids]) => eb.not(eb.and([eb('w.tenantId', '=', tenantId), eb('n.destination', 'in', ids)]))))));
+  const dead = await deadRows()
     .select(['n.id', 'n.destination', 'n.lastError', 'n.createdAt', 'w.tenantId', 'w.name as workflowName'])
-    .where('n.status', '=', 'dead')
-    .where('w.tenantId', 'in', tenantIds)
-    .$if(hidden.size > 0, (q) => q.where('w.id', 'not in', [...hidden]))
     .orderBy('n.id', 'desc')
     .limit(HOME_DEAD_LISTED)
     .execute();
   const deadCount =
     dead.length < HOME_DEAD_LISTED
       ? dead.length
-      : Number(
-          (
-            await db
-              .selectFrom('notifications as n')
-              .innerJoin('alerts as a', 'a.id', 'n.alertId')
-              .innerJoin('workflows as w', 'w.id', 'a.workflowId')
-              .select((eb) => eb.fn.countAll<number>().as('n'))
-              .where('n.status', '=', 'dead')
-              .where('w.tenantId', 'in', tenantIds)
-              .$if(hidden.size > 0, (q) => q.where('w.id', 'not in', [...hidden]))
-              .executeTakeFirstOrThrow()
-          ).n,
-        );
+      : Number((await deadRows().select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
   const blocked = (await blockedWorkflows(db)).filter((b) => tenantIds.includes(b.tenantId) && !hidden.has(b.workflowId));
   // The upstream is named only when the viewer may see its tenant.
   const upstreamOf = (b: BlockedWorkflow) => (tenantIds.includes(b.upstream.tenantId) ? upstreamLabel(b, undefined) : "another tenant's workflow");
@@ -191,6 +193,12 @@ export async function homeModel(db: Db, now: Date, tenantIds: readonly string[],
       return { id: d.id, destination: kind, tenantId: d.tenantId, workflowName: d.workflowName, lastError: d.lastError && target ? d.lastError.split(target).join('…') : d.lastError, createdAt: d.createdAt };
     }),
   };
+}
+
+/** Per tenant, the platform's own destinations among its routes (none: left out). */
+async function platformOnlyByTenant(db: Db, tenantIds: readonly string[], routing: RoutingConfig): Promise<[string, string[]][]> {
+  const tenants = await db.selectFrom('tenants').select(['id', 'channel', 'destinations']).where('id', 'in', tenantIds).execute();
+  return tenants.map((t): [string, string[]] => [t.id, [...platformOnlyDestinations(t, routing)]]).filter(([, ids]) => ids.length > 0);
 }
 
 /** The tenants' workflows in shadow now (src/domain/shadow.ts inShadow: their own flag or their tenant's). */
